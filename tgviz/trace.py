@@ -7,7 +7,6 @@ computed.
 from __future__ import annotations
 
 import contextlib
-import functools
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -78,6 +77,7 @@ class Step:
   matches: list[Match] = field(default_factory=list)
   _rec: Any = field(default=None, repr=False)
   _raw: Any = field(default=None, repr=False)
+  _replay: tuple[list, Iterator] | None = field(default=None, repr=False)
 
   @property
   def is_snapshot(self) -> bool:
@@ -99,13 +99,16 @@ class Step:
     return self.at(len(self.matches))
 
   def at(self, k: int) -> Any:
-    """The UOp graph after the first k matches of this step, replayed as tinygrad's VIZ does."""
+    """The UOp graph after the first k matches of this step, replayed as tinygrad's VIZ does (computed as far as
+    needed, then cached)."""
     if not 0 <= k <= len(self.matches): raise IndexError(f"step {self.name!r} has {len(self.matches)} matches; k={k}")
-    return self.before() if k == 0 else self._replayed[k - 1]
-
-  @functools.cached_property
-  def _replayed(self) -> list:
-    return list(self._rec.replay(self._raw))
+    if k == 0: return self.before()
+    if self._replay is None: self._replay = ([], self._rec.replay(self._raw))
+    done, rest = self._replay
+    for graph in rest:
+      done.append(graph)
+      if len(done) >= k: break
+    return done[min(k, len(done)) - 1]  # a replay that failed stops early at its REWRITE_ERROR
 
   def diff(self) -> Diff:
     """What the step added, removed and changed."""

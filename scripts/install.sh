@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what tgviz needs on a fresh Debian/Ubuntu machine: Debian's clang (tinygrad's CPU device compiles with it),
+# a virtual environment in .venv with tgviz and its pinned dependencies. Pass "test" to add the test dependencies
+# (Debian's chromium for the browser tests, JupyterLab, Playwright, pytest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+want=(clang)
+[ "${1:-}" = "test" ] && want+=(chromium)
+missing=()
+for p in "${want[@]}"; do command -v "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "tgviz: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
+fi
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+if [ "${1:-}" = "test" ]; then .venv/bin/python -m pip install -q -e ".[test]"; else .venv/bin/python -m pip install -q -e .; fi

@@ -1,0 +1,20 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tgviz  # noqa: E402
+import workloads  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tutorial_trace() -> tgviz.Trace:
+  with tgviz.capture() as trace: workloads.tutorial()
+  return trace
+
+
+@pytest.fixture(scope="session")
+def cnn_trace() -> tgviz.Trace:
+  with tgviz.capture() as trace: workloads.cnn()
+  return trace

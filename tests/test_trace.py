@@ -1,0 +1,176 @@
+"""The core: capture() traces the real tinygrad compiler into a faithful Trace."""
+import gc
+import pytest
+from tinygrad import Tensor
+from tinygrad.uop import ops
+from tinygrad.uop.ops import UOp, Ops, UPat, PatternMatcher, graph_rewrite, TrackedGraphRewrite, RewriteTrace
+from tinygrad.viz import serve
+
+import tgviz
+import workloads
+
+
+def test_tutorial_conv2d_kernel_with_opencl_source(tutorial_trace):
+  names = [k.name for k in tutorial_trace.kernels]
+  assert "r_2_2_2_2" in names
+  k = tutorial_trace.kernels[names.index("r_2_2_2_2")]
+  assert k.device == "CL" and k.renderer == "OpenCLRenderer"
+  assert "__kernel void r_2_2_2_2(" in k.source
+  assert k.group.kind == "kernel" and k.group.name == "r_2_2_2_2"
+  assert len(k.global_size) == 3
+
+
+def test_tutorial_groups_and_landmarks(tutorial_trace):
+  kinds = {g.kind for g in tutorial_trace.groups}
+  assert {"schedule", "kernel"} <= kinds
+  conv = next(g for g in tutorial_trace.groups if g.name == "r_2_2_2_2")
+  names = [s.name for s in conv.steps]
+  for landmark in ("View Base AST", "View Output AST", "linearize/render", "View Program"):
+    assert landmark in names
+  assert any(s.name == "View Kernel Graph" for s in tutorial_trace.steps)
+  assert conv.stack, "call stack recorded while VIZ is on"
+  nested = [s for s in conv.steps if s.depth > 0]
+  assert nested, "sub-rewrites are nested"
+  step = next(s for s in conv.steps if s.matches)
+  m = step.matches[0]
+  assert m.loc[0].endswith(".py") and m.loc[1] > 0 and m.source and m.time >= 0
+  assert step.loc[0].endswith(".py") and step.loc[1] > 0
+
+
+def test_tutorial_arange_cases_are_traced(tutorial_trace):
+  # the three arange cases realize on the device: each non-empty one is a kernel of its length
+  names = [k.name for k in tutorial_trace.kernels]
+  assert names.count("E_3") == 2
+
+
+def test_summary_names_kernels(tutorial_trace):
+  text = tutorial_trace.summary()
+  assert f"{len(tutorial_trace.kernels)} kernels" in text and "r_2_2_2_2" in text
+  assert "r_2_2_2_2" in repr(tutorial_trace)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _viz_without_json():
+  """tinygrad's replay also renders every graph to JSON and Python text for its web page; that is display only, and
+  slow on big graphs. The graphs (the '_sink' of each replayed step) are computed exactly as before."""
+  saved = serve.uop_to_json, serve.pystr
+  serve.uop_to_json, serve.pystr = (lambda data, x: {}), (lambda u: "")
+  yield
+  serve.uop_to_json, serve.pystr = saved
+
+
+def _viz_replay(step):
+  """tinygrad's own VIZ replay of a step: the graph after each match (index 0 is the input)."""
+  raw = step._raw
+  tgr = TrackedGraphRewrite(raw.loc, raw.sink, raw.matches, raw.name, raw.depth, raw.bottom_up, raw.walk, raw.enter_calls)
+  data = serve.VizData(RewriteTrace([], [], step._rec.uop_fields))
+  return [d["_sink"] for d in serve.get_full_rewrite(data, tgr)]
+
+
+def _check_faithful(trace, every_match_up_to):
+  steps = list(trace.steps)
+  assert steps
+  for step in steps:
+    viz = _viz_replay(step)
+    assert step.before() is viz[0], step
+    assert step.after() is viz[-1], step
+    if len(step.matches) <= every_match_up_to:
+      for k in range(len(step.matches) + 1): assert step.at(k) is viz[k], (step, k)
+    if step._raw.out is not None: assert step.after() is step._raw.out
+
+
+def test_faithful_to_viz_replay_tutorial(tutorial_trace):
+  _check_faithful(tutorial_trace, every_match_up_to=10**9)
+
+
+def test_faithful_to_viz_replay_cnn(cnn_trace):
+  _check_faithful(cnn_trace, every_match_up_to=100)  # every step; per match where that stays quick
+
+
+def test_after_is_what_the_rewrite_returned():
+  a = Tensor.ones(4).contiguous().realize()
+  seen = []
+  with tgviz.capture() as trace:
+    sink = (a + 1).uop.sink()
+    out = graph_rewrite(sink, PatternMatcher([(UPat(Ops.ADD, name="x"), lambda x: x.src[0] * 2)]), name="user rewrite")
+    seen.append(out)
+  step = trace.find("user rewrite")
+  assert step.after() is seen[0] and step.before() is sink
+  assert len(step.matches) == 1 and step.at(1) is seen[0]
+  d = step.diff()
+  assert any(b.op is Ops.ADD and a.op is Ops.MUL for b, a in d.changed)
+
+
+def test_same_block_twice_same_counts():
+  counts = []
+  for _ in range(2):
+    with tgviz.capture() as trace: workloads.tutorial()
+    counts.append([(g.name, g.kind, [(s.name, s.depth, len(s.matches)) for s in g.steps]) for g in trace.groups])
+  assert counts[0] == counts[1]
+
+
+def test_globals_do_not_grow_and_old_traces_keep_working(tutorial_trace):
+  before_len = (len(ops.tracked_keys), len(ops.tracked_ctxs), len(ops.uop_fields))
+  old = None
+  for i in range(50):
+    with tgviz.capture() as trace: (Tensor.ones(3) * (i + 2)).realize()
+    if old is None: old = trace
+    assert (len(ops.tracked_keys), len(ops.tracked_ctxs), len(ops.uop_fields)) == before_len
+  assert not any("_RECURSIVE_PROPERTY_trace_num" in r().__dict__ for r in list(ops.UOpMetaClass.ucache.values()) if r() is not None)
+  for t in (old, tutorial_trace):
+    for step in t.steps: step.before(); step.after()
+    assert t.kernels[0].source
+
+
+def test_dropping_a_trace_releases_it():
+  import weakref
+  with tgviz.capture() as trace: (Tensor.ones(5) + 3).realize()
+  ref = weakref.ref(trace)
+  del trace
+  gc.collect()
+  assert ref() is None
+
+
+def _untracked():
+  return ops.PatternMatcher.rewrite is not ops.TrackedPatternMatcher.rewrite and ops.TRACK_MATCH_STATS.value == 0 \
+    and not ops.active_rewrites and not ops.active_group
+
+
+def test_exception_keeps_trace_and_propagates():
+  with pytest.raises(ZeroDivisionError):
+    with tgviz.capture() as trace:
+      (Tensor.arange(6).reshape(2, 3).float() * Tensor.ones(2, 3)).sum(1).realize()
+      1 / 0
+  assert isinstance(trace.error, ZeroDivisionError) and "ZeroDivisionError" in trace.traceback
+  assert trace.kernels and trace.kernels[0].source
+  assert "stopped by ZeroDivisionError" in trace.summary()
+  assert _untracked()
+
+
+def test_keyboard_interrupt_restores_tinygrad():
+  with pytest.raises(KeyboardInterrupt):
+    with tgviz.capture() as trace:
+      (Tensor.ones(2) + 1).realize()
+      raise KeyboardInterrupt
+  assert isinstance(trace.error, KeyboardInterrupt) and _untracked()
+
+
+def test_rewrite_error_is_shown():
+  def boom(x): raise ValueError("pattern exploded <b>")
+  with pytest.raises(ValueError):
+    with tgviz.capture() as trace:
+      graph_rewrite(UOp.const(1.0, Tensor.ones(1).dtype) + 2.0, PatternMatcher([(UPat(Ops.ADD, name="x"), boom)]), name="bad rewrite")
+  step = trace.find("bad rewrite")
+  assert step.matches[-1].is_error
+  assert "pattern exploded <b>" in step.error
+
+
+@pytest.mark.parametrize("device,marker", [("NULL:CUDA:sm_90", "__global__"), ("NULL:WGSL", "@compute")])
+def test_null_device_renders_other_targets(device, marker):
+  with tgviz.capture(device=device) as trace:
+    x = Tensor.arange(9).reshape(1, 1, 3, 3).float()
+    x.conv2d(Tensor.ones(1, 1, 2, 2)).realize()
+  assert trace.device == device
+  conv = [k for k in trace.kernels if k.name.startswith("r_")]
+  assert conv and conv[0].device == "NULL"
+  assert marker in conv[0].source and "__kernel" not in conv[0].source

@@ -1,0 +1,29 @@
+"""The workloads tests and benchmarks trace: the tutorial's code, a small CNN, a 2-layer MLP."""
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "scripts"
+
+
+def tutorial() -> None:
+  """The seed tutorial's conv2d and arange examples, with their asserts."""
+  for name in ("tutorial_conv2d.py", "tutorial_arange.py"):
+    exec(compile((EXAMPLES / name).read_text(), name, "exec"), {"__name__": "__main__"})
+
+
+def cnn() -> None:
+  """conv 3->16->32 on 1x3x32x32, relu, linear."""
+  from tinygrad import Tensor
+  Tensor.manual_seed(0)
+  x = Tensor.randn(1, 3, 32, 32)
+  w1, w2, lin = Tensor.randn(16, 3, 3, 3), Tensor.randn(32, 16, 3, 3), Tensor.randn(32 * 28 * 28, 10)
+  x.conv2d(w1).relu().conv2d(w2).relu().flatten(1).matmul(lin).realize()
+
+
+def mlp() -> None:
+  """A 2-layer MLP, forward and backward."""
+  from tinygrad import Tensor
+  Tensor.manual_seed(0)
+  x, w1, w2 = Tensor.randn(8, 64), Tensor.randn(64, 32), Tensor.randn(32, 10)
+  loss = x.matmul(w1).relu().matmul(w2).log_softmax().mean()
+  loss.backward()
+  Tensor.realize(loss, w1.grad, w2.grad)
