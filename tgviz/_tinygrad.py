@@ -13,6 +13,7 @@ import functools
 import glob
 import importlib.metadata
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ from tinygrad.uop import ops  # noqa: E402
 from tinygrad.uop.ops import UOp, Ops, GroupOp, UOpMetaClass, RewriteContext, TrackedPatternMatcher  # noqa: E402
 from tinygrad.dtype import dtypes  # noqa: E402
 from tinygrad.renderer import Renderer  # noqa: E402
+from tgviz.graph import Graph, Node  # noqa: E402
 
 if not DEV.device and os.environ.get("DEV"): DEV.value = os.environ["DEV"]  # tinygrad was imported before tgviz
 
@@ -293,6 +295,61 @@ def program_source(u: UOp) -> tuple[str, Any] | None:
   if u.op is not Ops.PROGRAM: return None
   src = next((s for s in u.src if s.op is Ops.SOURCE), None)
   return (src.arg, u.arg) if src is not None else None
+
+
+_FAMILY = {Ops.LOAD: "load", Ops.INDEX: "load", Ops.STAGE: "load", Ops.STORE: "store", Ops.REDUCE: "reduce",
+           Ops.ALLREDUCE: "reduce", Ops.RANGE: "range", Ops.END: "range", Ops.SPECIAL: "range", Ops.IF: "range",
+           Ops.ENDIF: "range", Ops.BUFFER: "buffer", Ops.PARAM: "buffer", Ops.GETADDR: "buffer", Ops.CALL: "kernel",
+           Ops.FUNCTION: "kernel", Ops.PROGRAM: "kernel", Ops.LINEAR: "kernel", Ops.SOURCE: "kernel", Ops.BINARY: "kernel",
+           Ops.CUSTOM_FUNCTION: "kernel", Ops.CONST: "const", Ops.REWRITE_ERROR: "error",
+           **{op: "movement" for op in GroupOp.Movement}, **{op: "alu" for op in GroupOp.ALU}}
+_LINE, _ARG_LINES = 60, 4
+
+
+_ANSI_REPR = re.compile(r"\\x1b\[[0-9;]*m")  # colour codes inside a repr'd string, e.g. a KernelInfo name
+
+
+def _clip(text: str, lines: int) -> list[str]:
+  all_lines = _ANSI_REPR.sub("", ansistrip(text)).splitlines()
+  out = [ln if len(ln) <= _LINE else ln[:_LINE - 1] + "…" for ln in all_lines[:lines]]
+  return out + (["…"] if len(all_lines) > lines else [])
+
+
+def _arg_text(u: UOp) -> str | None:
+  if u.arg is None: return None
+  if u.op is Ops.CONST: return f"{u.arg:g}" if isinstance(u.arg, float) else str(u.arg)
+  if u.op in GroupOp.Movement:
+    try: return str(u.marg)
+    except Exception: pass
+  if u.op is Ops.BINARY: return f"<{len(u.arg)} bytes>"
+  return str(u.arg)
+
+
+def _folded(u: UOp, root: UOp) -> bool:
+  """Constants (and broadcasts of them) are folded into their users' labels, as tinygrad's VIZ does."""
+  if u is root: return False
+  if u.op is Ops.CONST: return True
+  if u.op is Ops.STACK and all(s.op is Ops.CONST for s in u.src): return True
+  return u.op in (Ops.RESHAPE, Ops.EXPAND) and len(u.src) >= 1 and _folded(u.src[0], root)
+
+
+def to_graph(root: UOp) -> Graph:
+  """The drawable graph of a UOp: readable labels, op families, constants folded into their users."""
+  nodes: dict[str, Node] = {}
+  edges: list[tuple[str, str]] = []
+  for u in root.toposort():
+    if _folded(u, root): continue
+    label = [u.op.name]
+    if (arg := _arg_text(u)) is not None: label += _clip(arg, 8 if u.op is Ops.SOURCE else _ARG_LINES)
+    if u.dtype != dtypes.void: label.append(str(u.dtype).removeprefix("dtypes."))
+    for i, s in enumerate(u.src):
+      if not _folded(s, root): edges.append((node_key(s), node_key(u)))
+      else:
+        c = s
+        while c.op is not Ops.CONST and c.op is not Ops.STACK and c.src: c = c.src[0]
+        label.append(_clip(f"{c.op.name}{i} {_arg_text(c) if c.op is Ops.CONST else c.render()}", 1)[0])
+    nodes[node_key(u)] = Node(node_key(u), u.op.name, _FAMILY.get(u.op, "other"), tuple(label))
+  return Graph(nodes, tuple(dict.fromkeys(edges)), node_key(root))
 
 
 def toposort(u: UOp) -> list[UOp]:

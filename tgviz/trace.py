@@ -9,9 +9,12 @@ from __future__ import annotations
 import contextlib
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
 from tgviz import _tinygrad as tg
+from tgviz.layout import DEFAULT_MAX_NODES, DEFAULT_TIMEOUT
+from tgviz.picture import export, picture
 
 SNAPSHOT_PREFIX = "View "
 
@@ -78,6 +81,7 @@ class Step:
   _rec: Any = field(default=None, repr=False)
   _raw: Any = field(default=None, repr=False)
   _replay: tuple[list, Iterator] | None = field(default=None, repr=False)
+  _pictures: dict = field(default_factory=dict, repr=False)
 
   @property
   def is_snapshot(self) -> bool:
@@ -113,6 +117,14 @@ class Step:
   def diff(self) -> Diff:
     """What the step added, removed and changed."""
     return diff_graphs(self.before(), self.after())
+
+  def svg(self, side: str = "both", match: int | None = None, max_nodes: int = DEFAULT_MAX_NODES, view: str = "auto",
+          timeout: float | None = DEFAULT_TIMEOUT) -> str:
+    """This step's graph as a standalone SVG: side "before", "after" or "both" (side by side, one layout, with what was
+    added, removed and changed marked). match=k shows the graph before and after the k-th (0-based) match instead.
+    view "auto" focuses on what changed above max_nodes nodes, "focus" always does, "full" never does; a layout
+    running past timeout seconds falls back to a smaller focused view, and the picture says it is partial."""
+    return picture(self, side, match, max_nodes, view, timeout).svg
 
   @property
   def error(self) -> str | None:
@@ -203,6 +215,18 @@ class Trace:
       for s in g.steps:
         if s.name == name: return s
     raise KeyError(f"no step {name!r}" + (f" in kernel {kernel!r}" if kernel else ""))
+
+  def select(self, kernel: str | None = None, step: str | None = None) -> list[Step]:
+    """Steps whose kernel name and step name contain the given texts (case-insensitive); None matches all."""
+    def has(text: str, part: str | None) -> bool: return part is None or part.lower() in text.lower()
+    return [s for g in self.groups for s in g.steps
+            if has(g.kernel.name if g.kernel else "", kernel) and (kernel is None or g.kernel) and has(s.name, step)]
+
+  def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "both",
+                 max_nodes: int = DEFAULT_MAX_NODES, view: str = "auto") -> list[Path]:
+    """Write one standalone SVG per selected step (see :meth:`select`) into directory; returns the paths. File names
+    say which group and step they show and are safe on every OS."""
+    return export(self.select(kernel, step), directory, side, max_nodes, view)
 
   def summary(self) -> str:
     """A plain-text summary: kernels, groups, steps, matches."""

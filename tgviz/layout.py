@@ -1,0 +1,286 @@
+"""Graph -> DOT -> positions (graphviz) -> SVG, with before/after on one layout and changes marked.
+
+The layout engine is graphviz's ``dot``: by default the ``graphviz-pure`` executable from PyPI, or a system ``dot``
+when asked for (``TGVIZ_ENGINE=dot`` or :func:`set_engine`). Node boxes are sized here and laid out once on the union
+of the before and after graphs, so a node sits in the same place on both sides. Big graphs are shown as a focused
+view around what changed, and every layout runs in a child process with a time budget.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from xml.sax.saxutils import escape, quoteattr
+
+from tgviz.graph import FAMILIES, Graph, Node
+
+FONT_SIZE = 10
+CHAR_W, LINE_H, PAD = FONT_SIZE * 0.6, FONT_SIZE * 1.25, 6
+DEFAULT_MAX_NODES = 300       # above this many nodes the focused view is the default
+DEFAULT_TIMEOUT = 10.0        # seconds a layout may take before a smaller view is drawn
+FOCUS_HOPS = 3
+MARKS = {"added": "#1a9e3a", "removed": "#d62728", "changed": "#ff8c00"}
+
+
+class LayoutError(RuntimeError):
+  """The layout engine is missing or failed."""
+
+
+# *** engine ***
+
+_engine: list[str] | None = None
+
+
+def set_engine(name: str | None) -> list[str]:
+  """Pick the layout engine: "graphviz-pure" (default, from PyPI), "dot" (a system graphviz), or a path."""
+  global _engine
+  name = name or os.environ.get("TGVIZ_ENGINE") or "graphviz-pure"
+  exe = shutil.which(name) or shutil.which(name, path=os.path.dirname(sys.executable))
+  if exe is None:
+    raise LayoutError(f"graph layout engine {name!r} not found. Install the embedded one with `pip install graphviz-pure`, "
+                      "or Debian's dot with `apt-get install graphviz` and set TGVIZ_ENGINE=dot")
+  _engine = [exe, "-Kdot"]
+  return _engine
+
+
+def engine() -> list[str]:
+  """The engine command line, resolved once."""
+  return _engine if _engine is not None else set_engine(None)
+
+
+def run_dot(dot: str, fmt: str = "plain", timeout: float | None = DEFAULT_TIMEOUT) -> str:
+  """Run the layout engine on DOT text in a child process; raises TimeoutError past timeout (the process is killed)."""
+  try:
+    proc = subprocess.run([*engine(), f"-T{fmt}"], input=dot, capture_output=True, text=True, timeout=timeout)
+  except subprocess.TimeoutExpired:
+    raise TimeoutError(f"layout took longer than {timeout:.0f} s") from None
+  if proc.returncode != 0: raise LayoutError(f"graph layout failed: {proc.stderr.strip()[:500]}")
+  return proc.stdout
+
+
+# *** what one picture shows ***
+
+@dataclass
+class Scene:
+  """The union of a before and an after graph, marked: what one layout draws on both sides."""
+  nodes: dict[str, Node]                    # layout id -> node as shown before (after, for added nodes)
+  after_label: dict[str, Node]              # layout id -> node as shown after, where it differs (changed nodes)
+  edges_before: set[tuple[str, str]]
+  edges_after: set[tuple[str, str]]
+  on_before: set[str]
+  on_after: set[str]
+  marks: dict[str, str]                     # layout id -> added / removed / changed
+  hidden: dict[str, tuple[int, int]] = field(default_factory=dict)  # layout id -> (hidden inputs, hidden users)
+  total: int = 0                            # nodes of the full union, before focusing
+
+  @property
+  def partial(self) -> bool:
+    return len(self.nodes) < self.total
+
+
+def make_scene(before: Graph, after: Graph, added: set[str], removed: set[str], changed: dict[str, str]) -> Scene:
+  """changed maps a before key to the after key that replaced it in place: both are drawn in one spot."""
+  to_layout = {a: b for b, a in changed.items()}
+  nodes = dict(before.nodes)
+  nodes.update({to_layout.get(k, k): n for k, n in after.nodes.items() if to_layout.get(k, k) not in nodes})
+  marks = {k: "removed" for k in removed} | {k: "added" for k in added} | {k: "changed" for k in changed}
+  return Scene(nodes=nodes, after_label={b: after.nodes[a] for b, a in changed.items() if a in after.nodes},
+               edges_before=set(before.edges),
+               edges_after={(to_layout.get(s, s), to_layout.get(d, d)) for s, d in after.edges},
+               on_before=set(before.nodes), on_after={to_layout.get(k, k) for k in after.nodes}, marks=marks,
+               total=0)
+
+
+def focus(scene: Scene, max_nodes: int, hops: int = FOCUS_HOPS, seeds: list[str] | None = None) -> Scene:
+  """Keep the neighbourhood (hops up and down) of what changed, or of the output when nothing did; count the rest."""
+  scene.total = scene.total or len(scene.nodes)
+  if len(scene.nodes) <= max_nodes: return scene
+  edges = scene.edges_before | scene.edges_after
+  nbrs: dict[str, set[str]] = {k: set() for k in scene.nodes}
+  for s, d in edges: nbrs[s].add(d); nbrs[d].add(s)  # noqa: E702
+  seeds = seeds or [k for k in scene.nodes if k in scene.marks] or [next(reversed(scene.nodes))]
+  keep: dict[str, None] = {}
+  todo = deque((s, 0) for s in seeds)
+  while todo and len(keep) < max_nodes:
+    k, h = todo.popleft()
+    if k in keep: continue
+    keep[k] = None
+    if h < hops: todo.extend((n, h + 1) for n in sorted(nbrs[k]) if n not in keep)
+  hidden = {k: (sum(1 for s, d in edges if d == k and s not in keep), sum(1 for s, d in edges if s == k and d not in keep))
+            for k in keep}
+  return Scene(nodes={k: n for k, n in scene.nodes.items() if k in keep},
+               after_label={k: n for k, n in scene.after_label.items() if k in keep},
+               edges_before={e for e in scene.edges_before if e[0] in keep and e[1] in keep},
+               edges_after={e for e in scene.edges_after if e[0] in keep and e[1] in keep},
+               on_before=scene.on_before & keep.keys(), on_after=scene.on_after & keep.keys(), marks=scene.marks,
+               hidden={k: v for k, v in hidden.items() if v != (0, 0)}, total=scene.total)
+
+
+# *** layout ***
+
+def _box(n: Node, other: Node | None = None) -> tuple[float, float]:
+  lines = [*n.label, *(other.label if other else ())]
+  width = max(len(ln) for ln in lines) * CHAR_W + 2 * PAD
+  height = max(len(n.label), len(other.label) if other else 0) * LINE_H + 2 * PAD
+  return width, height
+
+
+@dataclass
+class Layout:
+  """Positions (points, y down) of a scene's nodes and edge splines, as dot placed them."""
+  width: float
+  height: float
+  nodes: dict[str, tuple[float, float, float, float]]   # id -> centre x, centre y, width, height
+  edges: dict[tuple[str, str], list[tuple[float, float]]]
+  seconds: float
+
+
+def _dot(scene: Scene, fast: bool) -> tuple[str, list[str]]:
+  ids = list(scene.nodes) + [f"{k}:in" for k, (i, _) in scene.hidden.items() if i] + \
+    [f"{k}:out" for k, (_, o) in scene.hidden.items() if o]
+  name = {k: f"n{i}" for i, k in enumerate(ids)}
+  opts = 'nodesep=0.2 ranksep=0.3' + (' mclimit=0.3 nslimit=2 nslimit1=2 searchsize=20 splines=line' if fast else '')
+  out = [f"digraph G {{ graph [{opts}]; node [shape=box fixedsize=true label=\"\"];"]
+  for k, n in scene.nodes.items():
+    w, h = _box(n, scene.after_label.get(k))
+    out.append(f"{name[k]} [width={w / 72:.3f} height={h / 72:.3f}];")
+  for k, (i, o) in scene.hidden.items():
+    if i: out.append(f"{name[k + ':in']} [width=1.1 height=0.3]; {name[k + ':in']} -> {name[k]};")
+    if o: out.append(f"{name[k + ':out']} [width=1.1 height=0.3]; {name[k]} -> {name[k + ':out']};")
+  order = {k: i for i, k in enumerate(ids)}
+  for s, d in sorted(scene.edges_before | scene.edges_after, key=lambda e: (order[e[0]], order[e[1]])):
+    out.append(f"{name[s]} -> {name[d]};")
+  out.append("}")
+  return "\n".join(out), ids
+
+
+def layout(scene: Scene, timeout: float | None = DEFAULT_TIMEOUT) -> Layout:
+  """Lay the scene out with dot; big scenes get dot's cheaper settings."""
+  st = time.perf_counter()
+  text, ids = _dot(scene, fast=len(scene.nodes) > 400)
+  plain = run_dot(text, "plain", timeout)
+  by_name = {f"n{i}": k for i, k in enumerate(ids)}
+  height, width, nodes, edges = 0.0, 0.0, {}, {}
+  for line in plain.splitlines():
+    parts = shlex.split(line)
+    if parts[0] == "graph": width, height = float(parts[2]) * 72, float(parts[3]) * 72
+    elif parts[0] == "node":
+      nodes[by_name[parts[1]]] = (float(parts[2]) * 72, height - float(parts[3]) * 72, float(parts[4]) * 72,
+                                  float(parts[5]) * 72)
+    elif parts[0] == "edge":
+      n = int(parts[3])
+      pts = [(float(parts[4 + 2 * i]) * 72, height - float(parts[5 + 2 * i]) * 72) for i in range(n)]
+      edges[(by_name[parts[1]], by_name[parts[2]])] = pts
+  return Layout(width, height, nodes, edges, time.perf_counter() - st)
+
+
+# *** SVG ***
+
+_BAD_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def text(s: str) -> str:
+  """Escape text for SVG/HTML content, dropping characters XML cannot hold."""
+  return escape(_BAD_XML.sub("", s))
+
+
+def attr(s: str) -> str:
+  """Escape and quote text for an SVG/HTML attribute."""
+  return quoteattr(_BAD_XML.sub("", s))
+
+
+STYLE = "".join(
+  [".tgviz-graph{font-family:Courier,'Courier New',monospace;font-size:%dpx}" % FONT_SIZE,
+   ".tgviz-graph .node rect{stroke:#333;stroke-width:1}",
+   ".tgviz-graph .edge{fill:none;stroke:#666;stroke-width:1}",
+   ".tgviz-graph .hidden-count rect{fill:#f4f4f4;stroke:#999;stroke-dasharray:3 2}",
+   ".tgviz-graph .title{font-size:13px;font-weight:bold}",
+   ".tgviz-graph .banner{fill:#8a5a00}"] +
+  [f".tgviz-graph .fam-{f} rect{{fill:{c}}}" for f, (c, _) in FAMILIES.items()] +
+  [f".tgviz-graph .{m} rect{{stroke:{c};stroke-width:3}}" for m, c in MARKS.items()] +
+  [".tgviz-graph .removed rect{stroke-dasharray:5 3}"])
+
+
+def _node_svg(side: str, k: str, n: Node, mark: str | None, box: tuple[float, float, float, float]) -> str:
+  x, y, w, h = box
+  cls = f"node fam-{n.family}" + (f" {mark}" if mark else "")
+  lines = "".join(f'<tspan x="{PAD}" y="{PAD + (i + 0.85) * LINE_H:.1f}">{text(ln)}</tspan>' for i, ln in enumerate(n.label))
+  title = "\n".join(n.label) + (f"\n[{mark}]" if mark else "")
+  return (f'<g class={attr(cls)} id={attr(f"{side}-{k}")} data-uop={attr(k)} data-op={attr(n.op)} '
+          f'transform="translate({x - w / 2:.1f},{y - h / 2:.1f})"><title>{text(title)}</title>'
+          f'<rect width="{w:.1f}" height="{h:.1f}" rx="3"/><text>{lines}</text></g>')
+
+
+def _path(pts: list[tuple[float, float]]) -> str:
+  d = f"M{pts[0][0]:.1f},{pts[0][1]:.1f}"
+  if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
+    d += "".join(f" C{pts[i][0]:.1f},{pts[i][1]:.1f} {pts[i + 1][0]:.1f},{pts[i + 1][1]:.1f} {pts[i + 2][0]:.1f},"
+                 f"{pts[i + 2][1]:.1f}" for i in range(1, len(pts), 3))
+  else: d += "".join(f" L{x:.1f},{y:.1f}" for x, y in pts[1:])
+  return d
+
+
+def side_svg(scene: Scene, lay: Layout, side: str) -> str:
+  """The nodes and edges of one side ("before" or "after") of a scene, as an SVG group at the origin."""
+  present = scene.on_before if side == "before" else scene.on_after
+  edges = scene.edges_before if side == "before" else scene.edges_after
+  own = {"before": {"removed", "changed"}, "after": {"added", "changed"}}[side]
+  out = ['<g class="edges">']
+  for (s, d), pts in lay.edges.items():
+    if (s, d) in edges or (s.split(":")[0] in present and d.split(":")[0] in present and (":" in s or ":" in d)):
+      out.append(f'<path class="edge" d="{_path(pts)}" marker-end="url(#tgviz-arrow)"/>')
+  out.append("</g>")
+  for k, n in scene.nodes.items():
+    if k not in present: continue
+    shown = scene.after_label.get(k, n) if side == "after" else n
+    mark = scene.marks.get(k)
+    out.append(_node_svg(side, k, shown, mark if mark in own else None, lay.nodes[k]))
+  for k, (i, o) in scene.hidden.items():
+    if k not in present: continue
+    for suffix, count, what in ((":in", i, "inputs"), (":out", o, "users")):
+      if not count: continue
+      x, y, w, h = lay.nodes[k + suffix]
+      out.append(f'<g class="hidden-count" data-for={attr(k)} transform="translate({x - w / 2:.1f},{y - h / 2:.1f})">'
+                 f'<rect width="{w:.1f}" height="{h:.1f}" rx="8"/><text x="{PAD}" y="{h / 2 + 3:.1f}">… {count} {what}'
+                 f'</text></g>')
+  return "".join(out)
+
+
+def _legend(x: float, y: float) -> tuple[str, float]:
+  items = [(f"fam-{f}", name) for f, (_, name) in FAMILIES.items()] + [(m, m) for m in MARKS]
+  out, cx = [f'<g class="legend" transform="translate({x:.1f},{y:.1f})">'], 0.0
+  for cls, name in items:
+    out.append(f'<g class="node {cls}" transform="translate({cx:.1f},0)"><rect width="12" height="12"/>'
+               f'<text x="16" y="10">{text(name)}</text></g>')
+    cx += 16 + len(name) * CHAR_W + 14
+  out.append("</g>")
+  return "".join(out), cx
+
+
+def scene_svg(scene: Scene, lay: Layout, sides: tuple[str, ...], title: str, message: str | None = None) -> str:
+  """A standalone SVG document of the given sides of a scene, side by side on the same coordinates."""
+  gap, top = 40.0, 44.0 + (18 if message else 0)
+  legend, legend_w = _legend(10, top - 22)
+  width = max(len(sides) * lay.width + (len(sides) - 1) * gap + 20, legend_w + 20, len(title) * 8.0)
+  height = lay.height + top + 30
+  out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="tgviz-graph" width="{width:.0f}" height="{height:.0f}" '
+         f'viewBox="0 0 {width:.0f} {height:.0f}">',
+         f"<style>{STYLE}</style>",
+         '<defs><marker id="tgviz-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
+         'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#666"/></marker></defs>',
+         f'<rect width="100%" height="100%" fill="#ffffff"/>',
+         f'<text class="title" x="10" y="16">{text(title)}</text>']
+  if message: out.append(f'<text class="banner" x="10" y="32">{text(message)}</text>')
+  out.append(legend)
+  for i, side in enumerate(sides):
+    x = 10 + i * (lay.width + gap)
+    out.append(f'<g class="side" data-side="{side}" transform="translate({x:.1f},{top + 16:.1f})">'
+               f'<text class="title" x="0" y="-4">{side}</text>{side_svg(scene, lay, side)}</g>')
+  out.append("</svg>")
+  return "".join(out)
