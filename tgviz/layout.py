@@ -25,6 +25,8 @@ CHAR_W, LINE_H, PAD = FONT_SIZE * 0.6, FONT_SIZE * 1.25, 6
 DEFAULT_MAX_NODES = 300       # above this many nodes the focused view is the default
 DEFAULT_TIMEOUT = 10.0        # seconds a layout may take before a smaller view is drawn
 FOCUS_HOPS = 3
+MAX_FAN_IN = 24               # edges drawn into one node; dot's layout time explodes on fan-ins of hundreds
+FAST_ABOVE = 150              # above this many nodes dot runs with cheaper (less tidy) settings
 MARKS = {"added": "#1a9e3a", "removed": "#d62728", "changed": "#ff8c00"}
 
 
@@ -122,6 +124,24 @@ def focus(scene: Scene, max_nodes: int, hops: int = FOCUS_HOPS, seeds: list[str]
                hidden={k: v for k, v in hidden.items() if v != (0, 0)}, total=scene.total)
 
 
+def cap_fan_in(scene: Scene, limit: int = MAX_FAN_IN) -> Scene:
+  """Draw at most limit edges into any node (on each side); the rest are counted as hidden inputs of that node."""
+  def capped(edges: set[tuple[str, str]]) -> tuple[set[tuple[str, str]], dict[str, int]]:
+    into: dict[str, list[tuple[str, str]]] = {}
+    order = {k: i for i, k in enumerate(scene.nodes)}
+    for e in sorted(edges, key=lambda e: (order[e[1]], order[e[0]])): into.setdefault(e[1], []).append(e)
+    return {e for es in into.values() for e in es[:limit]}, {d: len(es) - limit for d, es in into.items() if len(es) > limit}
+  before, cut_b = capped(scene.edges_before)
+  after, cut_a = capped(scene.edges_after)
+  if not cut_b and not cut_a: return scene
+  hidden = dict(scene.hidden)
+  for k in cut_b.keys() | cut_a.keys():
+    i, o = hidden.get(k, (0, 0))
+    hidden[k] = (i + max(cut_b.get(k, 0), cut_a.get(k, 0)), o)
+  return Scene(scene.nodes, scene.after_label, before, after, scene.on_before, scene.on_after, scene.marks, hidden,
+               scene.total)
+
+
 # *** layout ***
 
 def _box(n: Node, other: Node | None = None) -> tuple[float, float]:
@@ -145,7 +165,7 @@ def _dot(scene: Scene, fast: bool) -> tuple[str, list[str]]:
   ids = list(scene.nodes) + [f"{k}:in" for k, (i, _) in scene.hidden.items() if i] + \
     [f"{k}:out" for k, (_, o) in scene.hidden.items() if o]
   name = {k: f"n{i}" for i, k in enumerate(ids)}
-  opts = 'nodesep=0.2 ranksep=0.3' + (' mclimit=0.3 nslimit=2 nslimit1=2 searchsize=20 splines=line' if fast else '')
+  opts = 'nodesep=0.2 ranksep=0.3' + (' mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line' if fast else '')
   out = [f"digraph G {{ graph [{opts}]; node [shape=box fixedsize=true label=\"\"];"]
   for k, n in scene.nodes.items():
     w, h = _box(n, scene.after_label.get(k))
@@ -163,7 +183,7 @@ def _dot(scene: Scene, fast: bool) -> tuple[str, list[str]]:
 def layout(scene: Scene, timeout: float | None = DEFAULT_TIMEOUT) -> Layout:
   """Lay the scene out with dot; big scenes get dot's cheaper settings."""
   st = time.perf_counter()
-  text, ids = _dot(scene, fast=len(scene.nodes) > 400)
+  text, ids = _dot(scene, fast=len(scene.nodes) > FAST_ABOVE)
   plain = run_dot(text, "plain", timeout)
   by_name = {f"n{i}": k for i, k in enumerate(ids)}
   height, width, nodes, edges = 0.0, 0.0, {}, {}
@@ -207,12 +227,12 @@ STYLE = "".join(
   [".tgviz-graph .removed rect{stroke-dasharray:5 3}"])
 
 
-def _node_svg(side: str, k: str, n: Node, mark: str | None, box: tuple[float, float, float, float]) -> str:
+def _node_svg(side: str, n: Node, mark: str | None, box: tuple[float, float, float, float]) -> str:
   x, y, w, h = box
   cls = f"node fam-{n.family}" + (f" {mark}" if mark else "")
   lines = "".join(f'<tspan x="{PAD}" y="{PAD + (i + 0.85) * LINE_H:.1f}">{text(ln)}</tspan>' for i, ln in enumerate(n.label))
   title = "\n".join(n.label) + (f"\n[{mark}]" if mark else "")
-  return (f'<g class={attr(cls)} id={attr(f"{side}-{k}")} data-uop={attr(k)} data-op={attr(n.op)} '
+  return (f'<g class={attr(cls)} id={attr(f"{side}-{n.key}")} data-uop={attr(n.key)} data-op={attr(n.op)} '
           f'transform="translate({x - w / 2:.1f},{y - h / 2:.1f})"><title>{text(title)}</title>'
           f'<rect width="{w:.1f}" height="{h:.1f}" rx="3"/><text>{lines}</text></g>')
 
@@ -240,7 +260,7 @@ def side_svg(scene: Scene, lay: Layout, side: str) -> str:
     if k not in present: continue
     shown = scene.after_label.get(k, n) if side == "after" else n
     mark = scene.marks.get(k)
-    out.append(_node_svg(side, k, shown, mark if mark in own else None, lay.nodes[k]))
+    out.append(_node_svg(side, shown, mark if mark in own else None, lay.nodes[k]))
   for k, (i, o) in scene.hidden.items():
     if k not in present: continue
     for suffix, count, what in ((":in", i, "inputs"), (":out", o, "users")):

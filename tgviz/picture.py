@@ -64,7 +64,7 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
   key = (side, match, max_nodes, view)
   if (hit := step._pictures.get(key)) is not None: return hit
   st = time.perf_counter()
-  full = scene_of(step, match)
+  full = L.cap_fan_in(scene_of(step, match))
   total = len(full.nodes)
   budget = total if view == "full" else min(max_nodes, total) if view == "auto" else min(max_nodes, max(MIN_FOCUS, 1))
   scene, message = (full if budget >= total else L.focus(full, budget)), None

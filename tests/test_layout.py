@@ -1,0 +1,152 @@
+"""Graphs as SVG: labels, identities, one layout for before and after, changes marked, any size, escaping, export."""
+import re
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+from tinygrad import Tensor
+from tinygrad.uop.ops import UOp, Ops, UPat, PatternMatcher, graph_rewrite
+
+import tgviz
+from tgviz import _tinygrad as tg, layout as L, picture as P
+from tgviz.graph import Graph, Node
+
+NS = "{http://www.w3.org/2000/svg}"
+
+
+def nodes_of(svg: str, side: str) -> dict[str, tuple[str, str]]:
+  """uop key -> (class, translate) of each drawn node of one side."""
+  root = ET.fromstring(svg)
+  out = {}
+  for g in root.iter(f"{NS}g"):
+    if g.get("data-side") != side: continue
+    for n in g.iter(f"{NS}g"):
+      if n.get("data-uop") and "node" in n.get("class", "").split(): out[n.get("data-uop")] = (n.get("class"), n.get("transform"))
+  return out
+
+
+def test_conv_kernel_graph_nodes_carry_identity(tutorial_trace):
+  step = tutorial_trace.find("View Base AST", kernel="r_2_2_2_2")
+  svg = step.svg(side="before")
+  nodes = nodes_of(svg, "before")
+  graph = tg.to_graph(step.before())
+  assert set(nodes) == set(graph.nodes)  # one node element per drawn UOp, identified by its UOp key
+  ops_drawn = {ET.fromstring(svg).find(f".//*[@data-uop='{k}']").get("data-op") for k in nodes}
+  assert {"INDEX", "REDUCE", "STORE", "RANGE", "PARAM"} <= ops_drawn
+  assert "CONST" not in ops_drawn  # constants are folded into their users' labels
+  assert re.search(r"CONST\d 2", svg)
+  for fam in ("fam-load", "fam-reduce", "fam-store", "legend"): assert fam in svg
+
+
+def test_before_after_share_one_layout_and_mark_changes(tutorial_trace):
+  step = tutorial_trace.find("devectorize2", kernel="r_2_2_2_2")
+  svg = step.svg()
+  before, after = nodes_of(svg, "before"), nodes_of(svg, "after")
+  common = set(before) & set(after)
+  assert common
+  for k in common: assert before[k][1] == after[k][1], k  # unchanged nodes sit in exactly the same place
+  d = step.diff()
+  removed = {tg.node_key(u) for u in d.removed} & set(before)
+  added = {tg.node_key(u) for u in d.added} & set(after)
+  changed = [(tg.node_key(b), tg.node_key(a)) for b, a in d.changed if tg.node_key(b) in before]
+  assert removed and added and changed
+  assert all("removed" in before[k][0] for k in removed)
+  assert all("added" in after[k][0] for k in added)
+  for b, a in changed:  # a node replaced in place is marked on both sides, in the same spot
+    assert "changed" in before[b][0] and "changed" in after[a][0] and before[b][1] == after[a][1]
+  assert not any("removed" in c for c, _ in after.values()) and not any("added" in c for c, _ in before.values())
+
+
+def test_single_match_view(tutorial_trace):
+  step = tutorial_trace.find("devectorize2", kernel="r_2_2_2_2")
+  svg = step.svg(match=0)
+  m = step.matches[0]
+  assert f"match 1/{len(step.matches)}" in svg and f":{m.loc[1]}" in svg
+  before, after = nodes_of(svg, "before"), nodes_of(svg, "after")
+  u0, u1 = m.uops()
+  assert tg.node_key(u1) in after and "changed" in " ".join(c for c, _ in after.values())
+
+
+def test_svg_is_deterministic_and_cached(tutorial_trace):
+  step = tutorial_trace.find("View Base AST", kernel="r_2_2_2_2")
+  first = step.svg()
+  step._pictures.clear()
+  assert step.svg() == first
+  st = time.perf_counter(); step.svg(); assert time.perf_counter() - st < 0.05
+
+
+def test_hostile_labels_are_escaped():
+  evil = 'x<script>alert("1")</script>]]> & \' "q" \x1b[31m'
+  g = Graph({"a": Node("a", "CUSTOM", "other", ("CUSTOM", evil)), "b": Node("b", "SINK<>", "other", ("SINK", evil))},
+            (("a", "b"),), "b")
+  scene = L.make_scene(g, g, set(), set(), {})
+  svg = L.scene_svg(scene, L.layout(scene), ("before",), f"title {evil}", message=evil)
+  root = ET.fromstring(svg)  # valid XML
+  assert not root.findall(f".//{NS}script")
+  texts = ["".join(t.itertext()) for t in root.iter(f"{NS}text")]
+  assert any('x<script>alert("1")</script>]]> & \' "q" [31m' in t for t in texts)
+
+
+def test_rewrite_with_user_text_is_escaped():
+  with tgviz.capture() as trace:
+    sink = UOp(Ops.SINK, src=(UOp(Ops.CUSTOM, arg="<img src=x onerror=alert(1)> & ]]>"),))
+    graph_rewrite(sink, PatternMatcher([(UPat(Ops.CUSTOM, name="x"), lambda x: None if x.arg.endswith("<b>") else x.replace(arg=x.arg + "<b>"))]), name="<evil step>")
+  step = trace.find("<evil step>")
+  root = ET.fromstring(step.svg())
+  assert not root.findall(f".//{NS}img")
+  assert "<img src=x onerror=alert(1)> & ]]><b>" in "".join(root.itertext())
+
+
+def _big_graph(n: int) -> Graph:
+  nodes = {f"k{i}": Node(f"k{i}", "ADD", "alu", ("ADD", f"node {i}", "float")) for i in range(n)}
+  edges = tuple((f"k{i // 2}", f"k{i}") for i in range(1, n)) + tuple((f"k{i}", f"k{n - 1}") for i in range(0, n - 1, 7))
+  return Graph(nodes, edges, f"k{n - 1}")
+
+
+def test_huge_graph_degrades_to_a_partial_picture_in_time():
+  g = _big_graph(3000)
+  scene = L.make_scene(g, g, added=set(), removed=set(), changed={"k2000": "k2000"})
+  st = time.perf_counter()
+  focused = L.focus(L.cap_fan_in(scene), L.DEFAULT_MAX_NODES)
+  svg = L.scene_svg(focused, L.layout(focused, timeout=L.DEFAULT_TIMEOUT), ("before", "after"), "big", "partial")
+  assert time.perf_counter() - st < L.DEFAULT_TIMEOUT
+  assert focused.partial and focused.total == 3000 and len(focused.nodes) <= L.DEFAULT_MAX_NODES
+  assert "k2000" in focused.nodes and "hidden-count" in svg
+  ET.fromstring(svg)
+
+
+def test_big_step_picture_says_it_is_partial(cnn_trace):
+  step = max(cnn_trace.steps, key=lambda s: len(P.scene_of(s, None).nodes))
+  pic = P.picture(step, max_nodes=60)
+  assert pic.partial and pic.shown <= 60 and "Partial view" in pic.message and "view='full'" in pic.message
+  assert "Partial view" in pic.svg
+
+
+def test_timeout_falls_back_to_smaller_view(cnn_trace, monkeypatch):
+  step = max(cnn_trace.steps, key=lambda s: len(P.scene_of(s, None).nodes))
+  real = L.layout
+  def slow_for_big(scene, timeout=None):
+    if len(scene.nodes) > 100: raise TimeoutError("too slow")
+    return real(scene, timeout)
+  monkeypatch.setattr(L, "layout", slow_for_big)
+  pic = P.picture(step, max_nodes=250, timeout=1)
+  assert pic.partial and pic.shown <= 100 and "took over" in pic.message
+
+
+def test_export_svg_files_are_valid_unique_and_safe(tutorial_trace, tmp_path):
+  paths = tutorial_trace.export_svg(tmp_path, kernel="r_2_2_2_2")
+  conv = next(g for g in tutorial_trace.groups if g.name == "r_2_2_2_2")
+  assert len(paths) == len(conv.steps) and len({p.name for p in paths}) == len(paths)
+  for p in paths:
+    assert re.fullmatch(r"[A-Za-z0-9._-]+\.svg", p.name) and "r_2_2_2_2" in p.name
+    assert ET.parse(p).getroot().tag == f"{NS}svg"
+  assert any("View_Base_AST" in p.name for p in paths)
+  only = tutorial_trace.export_svg(tmp_path / "one", step="View Program")
+  assert len(only) == len(tutorial_trace.kernels)
+
+
+def test_missing_engine_is_a_clear_error(monkeypatch):
+  monkeypatch.setenv("PATH", "/nonexistent")
+  with pytest.raises(L.LayoutError, match="pip install graphviz-pure.*apt-get install graphviz"):
+    L.set_engine("no-such-dot")
+  L.set_engine(None)
