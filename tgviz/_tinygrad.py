@@ -36,6 +36,9 @@ def _check_version() -> None:
                               f"pip install tinygrad=={SUPPORTED_TINYGRAD}")
 
 
+_ENV_BEFORE = {k: os.environ.get(k) for k in ("OPENCL_PATH", "DEV")}
+
+
 def _setup_default_device() -> None:
   """Make tinygrad's CL device run on PoCL from pip: point OPENCL_PATH at pyopencl's bundled ICD loader and
   load pyopencl first (without that early import the ICD loader segfaults). DEV defaults to CL."""
@@ -63,6 +66,14 @@ if not DEV.device and os.environ.get("DEV"): DEV.value = os.environ["DEV"]  # ti
 if hasattr(ops, "print_match_stats"): atexit.unregister(ops.print_match_stats)
 
 _TRACE_NUM = "_RECURSIVE_PROPERTY_trace_num"
+
+
+def restore_environment() -> None:
+  """Undo the device defaults tgviz set at import (OPENCL_PATH, DEV)."""
+  for k, v in _ENV_BEFORE.items():
+    if v is None: os.environ.pop(k, None)
+    else: os.environ[k] = v
+  DEV.value = _ENV_BEFORE["DEV"] or ""
 
 
 def clang_missing() -> str | None:

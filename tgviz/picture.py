@@ -96,13 +96,14 @@ def safe_name(s: str, limit: int = 60) -> str:
 
 
 def export(steps: Iterable[Step], directory: str | Path, side: str = "both", max_nodes: int = L.DEFAULT_MAX_NODES,
-           view: str = "auto") -> list[Path]:
-  """Write one standalone SVG per step into directory; returns the paths."""
+           view: str = "auto", match: int | None = None) -> list[Path]:
+  """Write one standalone SVG per step (or of one match of each) into directory; returns the paths."""
   out = Path(directory)
   out.mkdir(parents=True, exist_ok=True)
   paths = []
   for step in steps:
-    path = out / f"{step.group.index:03d}-{safe_name(step.group.name)}--{step.index:03d}-{safe_name(step.name)}.svg"
-    path.write_text(picture(step, side=side, max_nodes=max_nodes, view=view).svg, encoding="utf-8")
+    suffix = "" if match is None else f"-match{match + 1:04d}"
+    path = out / f"{step.group.index:03d}-{safe_name(step.group.name)}--{step.index:03d}-{safe_name(step.name)}{suffix}.svg"
+    path.write_text(picture(step, side=side, match=match, max_nodes=max_nodes, view=view).svg, encoding="utf-8")
     paths.append(path)
   return paths

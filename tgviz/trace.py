@@ -7,6 +7,7 @@ computed.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -217,10 +218,11 @@ class Trace:
     raise KeyError(f"no step {name!r}" + (f" in kernel {kernel!r}" if kernel else ""))
 
   def select(self, kernel: str | None = None, step: str | None = None) -> list[Step]:
-    """Steps whose kernel name and step name contain the given texts (case-insensitive); None matches all."""
-    def has(text: str, part: str | None) -> bool: return part is None or part.lower() in text.lower()
+    """Steps of the kernels whose name matches the glob pattern kernel (None: every group, schedules too) and whose
+    name contains step (case-insensitive; None: all)."""
     return [s for g in self.groups for s in g.steps
-            if has(g.kernel.name if g.kernel else "", kernel) and (kernel is None or g.kernel) and has(s.name, step)]
+            if (kernel is None or (g.kernel is not None and fnmatch.fnmatch(g.kernel.name, kernel)))
+            and (step is None or step.lower() in s.name.lower())]
 
   def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "both",
                  max_nodes: int = DEFAULT_MAX_NODES, view: str = "auto") -> list[Path]:
@@ -263,6 +265,7 @@ def capture(device: str | None = None) -> Iterator[Trace]:
     with tracker:
       yield trace
   except BaseException as e:
+    if isinstance(e, FileNotFoundError) and "clang" in str(e) and (msg := tg.clang_missing()): e.add_note(msg)
     trace.error, trace.traceback = e, "".join(traceback.format_exception(e))
     raise
   finally:

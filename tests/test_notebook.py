@@ -1,0 +1,128 @@
+"""The %%tgviz magic through a real IPython shell, and the widget's message contract through a recording comm."""
+import json
+import xml.etree.ElementTree as ET
+
+import comm
+import pytest
+from IPython.testing.globalipapp import get_ipython
+
+import tgviz
+from tgviz.widget import TraceWidget
+
+CELL = """from tinygrad import Tensor
+x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
+weight = Tensor.ones(1, 1, 2, 2).realize()
+result = x.conv2d(weight)
+print(result.tolist())
+result.shape
+"""
+
+
+class RecordingComm:
+  """Stands in for the kernel's comm: records every message the widget sends (ipywidgets' own test approach)."""
+  comm_id, kernel = "tgviz-test", "Truthy"
+  def __init__(self, *args, **kwargs): self.messages = []
+  def open(self, *args, **kwargs): pass
+  def on_msg(self, callback): self.callback = callback
+  def send(self, data=None, metadata=None, buffers=None): self.messages.append(data)
+  def close(self, *args, **kwargs): pass
+  def custom(self): return [m["content"] for m in self.messages if m and m.get("method") == "custom"]
+
+
+@pytest.fixture
+def recording_comm(monkeypatch):
+  monkeypatch.setattr(comm, "create_comm", lambda **kwargs: RecordingComm())
+  monkeypatch.setattr(comm, "get_comm_manager", lambda **kwargs: {})
+
+
+@pytest.fixture(scope="module")
+def ip():
+  shell = get_ipython()
+  shell.run_line_magic("load_ext", "tgviz")
+  yield shell
+  shell.run_line_magic("unload_ext", "tgviz")
+
+
+def test_magic_runs_cell_like_ipython(ip, capsys, recording_comm):
+  plain = ip.run_cell(CELL)
+  plain_out = capsys.readouterr().out
+  result = ip.run_cell("%%tgviz --no-widget\n" + CELL)
+  assert result.success and result.result == plain.result == (1, 1, 2, 2)  # same value shown, as Out
+  out = capsys.readouterr().out
+  assert out.startswith(plain_out.replace(f"Out[{plain.execution_count}]", "Out[{}]".format(result.execution_count)))
+  assert "(1, 1, 2, 2)" in out and ip.user_ns["_"] == (1, 1, 2, 2)  # last expression displayed
+  assert ip.user_ns["result"].tolist() == [[[[8.0, 12.0], [20.0, 24.0]]]]  # variables left in the namespace
+  trace = ip.user_ns["tgviz_trace"]
+  assert isinstance(trace, tgviz.Trace) and "r_2_2_2_2" in [k.name for k in trace.kernels]
+  assert "2 kernels" in out
+
+
+def test_magic_options(ip, tmp_path, capsys, recording_comm):
+  assert ip.run_cell(f"%%tgviz -o mine --device NULL:CUDA:sm_90 --export {tmp_path} --kernel r_* --no-widget\n"
+                     "from tinygrad import Tensor\n(Tensor.ones(4, 4).contiguous().sum(1)).realize()").success
+  trace = ip.user_ns["mine"]
+  assert trace.device == "NULL:CUDA:sm_90" and "__global__" in trace.kernels[-1].source
+  files = list(tmp_path.glob("*.svg"))
+  assert files and all("r_" in f.name for f in files)
+  assert f"wrote {len(files)} SVG files" in capsys.readouterr().out
+
+
+def test_magic_input_transforms_apply(ip, capsys, recording_comm):
+  assert ip.run_cell("%%tgviz --no-widget\nv = 41\n%time w = v + 1").success
+  assert ip.user_ns["w"] == 42
+
+
+def test_magic_error_keeps_trace_and_shows_traceback(ip, recording_comm, capsys):
+  result = ip.run_cell("%%tgviz -o failed\nfrom tinygrad import Tensor\n(Tensor.ones(3).contiguous() + 1).realize()\n"
+                       "raise ValueError('boom in cell')")
+  assert not result.success and isinstance(result.error_in_exec, ValueError)
+  trace = ip.user_ns["failed"]
+  assert isinstance(trace.error, ValueError) and trace.kernels
+  assert "boom in cell" in trace.traceback
+
+
+def test_help_documents_options(ip):
+  doc = ip.find_cell_magic("tgviz").__doc__
+  for opt in ("--out", "--device", "--export", "--max-nodes", "--kernel", "--no-widget"): assert opt in doc
+
+
+def test_widget_sends_svg_and_code_for_selected_step(tutorial_trace, recording_comm):
+  w = TraceWidget(tutorial_trace)
+  w.wait()
+  g, s = w.selected
+  assert tutorial_trace.groups[g].steps[s].name == "View Base AST" and tutorial_trace.groups[g].kind == "kernel"
+  state = json.dumps({k: getattr(w, k) for k in ("tree", "selected", "match", "view", "summary")})
+  assert len(state) < 200_000 and "<svg" not in state  # only small state is synced
+  conv = next(gr for gr in tutorial_trace.groups if gr.name == "r_2_2_2_2")
+  step = next(st for st in conv.steps if st.name == "devectorize2")
+  w.comm.messages.clear()
+  w.selected = [conv.index, step.index]
+  w.wait()
+  msgs = w.comm.custom()
+  assert msgs[0]["type"] == "busy"
+  pic = next(m for m in msgs if m["type"] == "picture")
+  assert (pic["group"], pic["step"], pic["match"]) == (conv.index, step.index, -1)
+  assert ET.fromstring(pic["svg"]).find(".//{http://www.w3.org/2000/svg}g[@data-side='after']") is not None
+  assert "__kernel" in pic["kernel"]["source"] and "r_2_2_2_2" in pic["kernel"]["html"]
+  w.comm.messages.clear()
+  w.match = 2
+  w.wait()
+  pic = next(m for m in w.comm.custom() if m["type"] == "picture")
+  assert pic["match"] == 2 and pic["match_info"]["index"] == 2 and pic["match_info"]["source"]
+  assert "match 3/" in pic["svg"]
+
+
+def test_widget_export_message_writes_svg(tutorial_trace, recording_comm, tmp_path):
+  w = TraceWidget(tutorial_trace, export_dir=tmp_path)
+  w.wait()
+  w.comm.messages.clear()
+  w._on_msg(w, {"type": "export"}, [])
+  done = next(m for m in w.comm.custom() if m["type"] == "exported")
+  assert len(done["paths"]) == 1 and done["paths"][0].endswith(".svg")
+  ET.parse(done["paths"][0])
+
+
+def test_widget_static_fallback(tutorial_trace, recording_comm):
+  data, _ = TraceWidget(tutorial_trace)._repr_mimebundle_()
+  assert "r_2_2_2_2" in data["text/plain"] and "<pre" in data["text/html"]
+  assert "application/vnd.jupyter.widget-view+json" in data

@@ -1,0 +1,68 @@
+"""The %%tgviz cell magic: run a cell as IPython would, with tinygrad's compiler traced, and show the widget."""
+from __future__ import annotations
+
+import ast
+from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from tgviz import layout as L
+
+
+@magics_class
+class TgvizMagics(Magics):
+  @magic_arguments()
+  @argument("-o", "--out", default="tgviz_trace", metavar="NAME",
+            help="variable the Trace is stored in (default: tgviz_trace)")
+  @argument("--device", default=None, metavar="DEV",
+            help="tinygrad device for the cell, e.g. CL, CPU, or NULL:CUDA:sm_90 to see another target's code "
+                 "without its hardware (default: DEV, else OpenCL on PoCL)")
+  @argument("--export", default=None, metavar="DIR", help="write SVGs of every step of the cell's kernels into DIR")
+  @argument("--max-nodes", type=int, default=L.DEFAULT_MAX_NODES, metavar="N",
+            help=f"graphs above N nodes open on a focused view around what changed (default {L.DEFAULT_MAX_NODES})")
+  @argument("--kernel", default=None, metavar="PATTERN", help="show only kernels whose name matches this glob pattern")
+  @argument("--no-widget", action="store_true", help="print a text summary instead of showing the widget")
+  @cell_magic
+  def tgviz(self, line: str, cell: str) -> None:
+    """Run the cell with tinygrad's compiler traced, then show every kernel's rewrites, graphs and code.
+
+    The cell runs as it would without the magic (same output, same variables, last expression displayed); the Trace
+    is stored in a variable (-o). An exception still shows the widget with everything traced up to it, then the
+    traceback."""
+    from tgviz.trace import capture
+    args = parse_argstring(self.tgviz, line)
+    shell = self.shell
+    error: BaseException | None = None
+    with capture(device=args.device) as trace:
+      try: self._run(cell)
+      except BaseException as e:  # raised again after the widget is shown, so IPython shows it as usual
+        error = e
+    trace.error = error
+    if error is not None: trace.traceback = _format(error)
+    shell.user_ns[args.out] = trace
+    if args.export:
+      paths = trace.export_svg(args.export, kernel=args.kernel or "*")
+      print(f"tgviz: wrote {len(paths)} SVG files to {args.export}")
+    if args.no_widget: print(trace.summary())
+    else:
+      from tgviz.widget import TraceWidget
+      display(TraceWidget(trace, kernel=args.kernel, max_nodes=args.max_nodes, export_dir=args.export or "tgviz-svg"))
+    if error is not None: raise error
+
+  def _run(self, cell: str) -> None:
+    """Execute like IPython: its input transforms, the user namespace, the last expression shown through the
+    displayhook (Out[n], _)."""
+    shell = self.shell
+    code = shell.transform_cell(cell)
+    filename = shell.compile.cache(code, shell.execution_count)
+    tree = ast.parse(code, filename)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, filename, "exec"), shell.user_ns)
+    if last is not None:
+      value = eval(compile(ast.Expression(last.value), filename, "eval"), shell.user_ns)
+      shell.displayhook(value)
+
+
+def _format(e: BaseException) -> str:
+  import traceback
+  return "".join(traceback.format_exception(e))
