@@ -40,10 +40,12 @@ def tree(trace: Trace, kernel: str | None = None) -> list[dict[str, Any]]:
 
 
 def first_selection(trace: Trace, kernel: str | None = None) -> tuple[int, int]:
-  """The most telling picture to open on: the first kernel's View Base AST (else another landmark), not bookkeeping."""
-  groups = [g for g in trace.groups if g.steps and any(t["index"] == g.index for t in tree(trace, kernel))]
+  """The most telling picture to open on, not bookkeeping: the View Base AST (else another landmark) of the kernel the
+  compiler worked on most."""
+  shown = {t["index"] for t in tree(trace, kernel)}
+  groups = [g for g in trace.groups if g.steps and g.index in shown]
   for name in LANDMARKS:
-    for g in sorted(groups, key=lambda g: g.kind != "kernel"):
+    for g in sorted(groups, key=lambda g: (g.kind != "kernel", -g.match_count)):
       for s in g.steps:
         if s.name == name: return g.index, s.index
   return (groups[0].index, 0) if groups else (-1, -1)

@@ -1,0 +1,63 @@
+"""A real JupyterLab server and Debian's Chromium driven by Playwright (nothing downloads a browser)."""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ARTIFACTS = Path(os.environ.get("TGVIZ_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def _free_port() -> int:
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def browser():
+  exe = shutil.which("chromium")
+  if exe is None: pytest.fail("Debian's chromium is not installed: run scripts/install.sh test (apt-get install chromium)")
+  from playwright.sync_api import sync_playwright
+  with sync_playwright() as p:
+    b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+  """A JupyterLab server on loopback, rooted in a scratch folder; yields (base url, token, root)."""
+  root = tmp_path_factory.mktemp("lab")
+  port, token = _free_port(), "tgviz-test-token"
+  settings = root / "settings" / "overrides.json"
+  settings.parent.mkdir()
+  # no news/update popups over the notebook
+  settings.write_text('{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}')
+  env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / "user-settings")}
+  proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+                           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+                           "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root",
+                           f"--LabServerApp.app_settings_dir={root / 'settings'}"],
+                          cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+  url = f"http://127.0.0.1:{port}"
+  deadline = time.time() + 90
+  while time.time() < deadline:
+    try:
+      urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+      break
+    except OSError:
+      if proc.poll() is not None: raise RuntimeError(proc.stdout.read().decode())
+      time.sleep(0.5)
+  else: raise RuntimeError("JupyterLab did not start in 90 s")
+  yield url, token, root
+  proc.terminate()
+  try: proc.wait(10)
+  except subprocess.TimeoutExpired: proc.kill()
