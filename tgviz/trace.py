@@ -230,6 +230,12 @@ class Trace:
     say which group and step they show and are safe on every OS."""
     return export(self.select(kernel, step), directory, side, max_nodes, view)
 
+  def to_html(self, path: str | Path, title: str = "tgviz trace", **kwargs: Any) -> Path:
+    """Write a self-contained HTML file (no server, kernel or network) to browse this trace: the tree, every step's
+    graphs, per-match pictures of small steps, and the kernels' code. See :func:`tgviz.export.to_html`."""
+    from tgviz.export import to_html
+    return to_html(self, path, title, **kwargs)
+
   def summary(self) -> str:
     """A plain-text summary: kernels, groups, steps, matches."""
     n_steps = sum(len(g.steps) for g in self.groups)

@@ -20,7 +20,8 @@ from tgviz import viewer
 from tgviz.trace import Trace
 
 
-def _static(name: str) -> Path:
+def static_file(name: str) -> Path:
+  """A frontend file: shipped in the wheel under tgviz/static, or js/ in a source checkout."""
   here = Path(__file__).resolve().parent
   return here / "static" / name if (here / "static" / name).exists() else here.parent / "js" / name
 
@@ -29,8 +30,8 @@ class TraceWidget(anywidget.AnyWidget):
   """Browse a :class:`~tgviz.Trace`: the steps of every kernel, the graph before and after each rewrite and each single
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
-  _esm = _static("widget.js")
-  _css = _static("widget.css")
+  _esm = static_file("widget.js")
+  _css = static_file("widget.css")
 
   tree = t.List().tag(sync=True)
   selected = t.List(t.Int(), default_value=[-1, -1]).tag(sync=True)

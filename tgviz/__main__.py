@@ -1,0 +1,5 @@
+import sys
+
+from tgviz.cli import main
+
+sys.exit(main())

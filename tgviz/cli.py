@@ -1,0 +1,71 @@
+"""The command line: ``tgviz run SCRIPT.py [--out DIR] [--device DEV]`` writes an HTML report and SVGs."""
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from tgviz import layout as L
+from tgviz.export import DEFAULT_MATCH_PICTURES
+
+
+def _progress(label: str):
+  tty, step = sys.stdout.isatty(), [0]
+  def report(done: int, total: int) -> None:
+    pct = done * 100 // total
+    if tty: print(f"\r  {label}: {done}/{total} ({pct}%)", end="\n" if done == total else "", flush=True)
+    elif pct >= step[0] or done == total:
+      print(f"  {label}: {done}/{total} ({pct}%)", flush=True)
+      step[0] = pct + 10
+  return report
+
+
+def run(script: Path, out: Path, device: str | None, max_nodes: int, matches: int, args: list[str]) -> int:
+  """Run script under capture, write out/index.html and out/svg/; returns the exit status."""
+  from tgviz.trace import capture
+  if not script.is_file():
+    print(f"tgviz: no such script: {script}", file=sys.stderr)
+    return 2
+  print(f"tgviz: running {script} with tinygrad's compiler traced")
+  st = time.perf_counter()
+  status, saved_argv = 0, sys.argv
+  sys.argv = [str(script), *args]
+  try:
+    with capture(device=device) as trace:
+      runpy.run_path(str(script), run_name="__main__")
+  except SystemExit as e:
+    status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+  except BaseException:
+    traceback.print_exc()
+    print(f"tgviz: {script} failed; writing the report of what was traced up to the failure", file=sys.stderr)
+    status = 1
+  finally:
+    sys.argv = saved_argv
+  print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary()}")
+  svgs = trace.export_svg(out / "svg", max_nodes=max_nodes)
+  print(f"  wrote {len(svgs)} SVG files")
+  html = trace.to_html(out / "index.html", title=f"tgviz: {script.name}", max_nodes=max_nodes, match_pictures=matches,
+                       progress=_progress("report pictures"))
+  print(f"tgviz: report: {html.resolve()}\n       SVGs:   {(out / 'svg').resolve()}/")
+  return status
+
+
+def main(argv: list[str] | None = None) -> int:
+  parser = argparse.ArgumentParser(prog="tgviz", description="See what tinygrad's compiler did.")
+  sub = parser.add_subparsers(dest="command", required=True)
+  r = sub.add_parser("run", help="run a script with tinygrad's compiler traced; write an HTML report and SVGs")
+  r.add_argument("script", type=Path)
+  r.add_argument("--out", type=Path, default=Path("tgviz-report"), help="output folder (default: tgviz-report)")
+  r.add_argument("--device", default=None, help="tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90 (default: DEV, else CL)")
+  r.add_argument("--max-nodes", type=int, default=L.DEFAULT_MAX_NODES, help="node budget of the focused view")
+  r.add_argument("--matches", type=int, default=DEFAULT_MATCH_PICTURES,
+                 help="keep per-match pictures of steps with at most this many matches")
+  ns, script_args = parser.parse_known_args(argv)  # options tgviz does not know go to the script
+  return run(ns.script, ns.out, ns.device, ns.max_nodes, ns.matches, script_args)
+
+
+if __name__ == "__main__":
+  sys.exit(main())
