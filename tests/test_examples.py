@@ -1,0 +1,66 @@
+"""Every example runs: notebooks headlessly through nbclient, scripts through `tgviz run`; the kernels are the truth."""
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+# the kernels each notebook's prose names, as the widget's text fallback lists them
+NOTEBOOKS = {
+  "01_conv2d.ipynb": ["E_4", "r_2_2_2_2"],
+  "02_conv2d_groups_stride_dilation.ipynb": ["r_2_2_4_4_2_2_2", "r_2_2_4_2_2", "r_3_3_4_2_2"],
+  "03_winograd_and_image.ipynb": ["r_4_4_3_3", "E_6_6", "E_4_4"],
+  "04_arange.ipynb": ["E_3"],
+  "05_arange_indexing_vs_data.ipynb": ["r_10", "E_10"],
+}
+SCRIPTS = {
+  "tutorial_conv2d.py": ["r_2_2_2_2"],
+  "tutorial_arange.py": ["E_3"],
+  "conv2d_variants.py": ["r_2_2_4_4_2_2_2", "r_2_2_4_2_2", "r_3_3_4_2_2"],
+  "conv2d_winograd_image.py": ["r_4_4_3_3", "E_6_6", "E_4_4"],
+  "arange_indexing_vs_data.py": ["r_10", "E_10"],
+}
+
+
+def test_every_example_is_listed():
+  assert {p.name for p in EXAMPLES.glob("*.ipynb")} == set(NOTEBOOKS)
+  assert {p.name for p in (EXAMPLES / "scripts").glob("*.py")} == set(SCRIPTS)
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_notebook_runs(name, tmp_path):
+  nb = nbformat.read(EXAMPLES / name, as_version=4)
+  NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+  widgets = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if WIDGET in o.get("data", {})]
+  assert widgets, "a %%tgviz cell shows the widget"
+  summaries = "\n".join(o["data"]["text/plain"] for o in widgets)
+  for kernel in NOTEBOOKS[name]: assert f"kernel {kernel} " in summaries, (kernel, summaries)
+  assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_script_report(name, tmp_path):
+  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(EXAMPLES / "scripts" / name), "--out", str(tmp_path)],
+                        capture_output=True, text=True, timeout=900)
+  assert proc.returncode == 0, proc.stdout + proc.stderr
+  for kernel in SCRIPTS[name]: assert f"kernel {kernel} " in proc.stdout
+  assert (tmp_path / "index.html").stat().st_size > 10_000
+  svgs = list((tmp_path / "svg").glob("*.svg"))
+  assert svgs
+  for p in svgs[:: max(1, len(svgs) // 10)]: ET.parse(p)
+
+
+def test_failing_script_still_writes_report(tmp_path):
+  script = tmp_path / "fails.py"
+  script.write_text("from tinygrad import Tensor\n(Tensor.ones(4).contiguous() * 3).realize()\nraise RuntimeError('script broke')\n")
+  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--out", str(tmp_path / "out")],
+                        capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 1
+  assert "RuntimeError: script broke" in proc.stderr and "Traceback" in proc.stderr
+  assert (tmp_path / "out" / "index.html").exists() and "stopped by RuntimeError" in proc.stdout
