@@ -1,4 +1,6 @@
-"""The command line: ``tgviz run SCRIPT.py [--out DIR] [--device DEV]`` writes an HTML report and SVGs."""
+"""The command line: ``tgviz run SCRIPT.py [--out DIR] [--device DEV]`` writes an HTML report and SVGs.
+
+With several scripts, each gets its own report folder under DIR and DIR/index.html links them."""
 from __future__ import annotations
 
 import argparse
@@ -53,18 +55,33 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, matches: in
   return status
 
 
+def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, matches: int) -> int:
+  """Run several scripts, each into out/<script name>/, and write out/index.html linking their reports."""
+  from tgviz.layout import text
+  results = [(s, run(s, out / s.stem, device, max_nodes, matches, [])) for s in scripts]
+  items = "".join(f'<li><a href="{text(s.stem)}/index.html">{text(s.name)}</a>{"" if rc == 0 else " (failed)"}'
+                  f' · <a href="{text(s.stem)}/svg/">SVGs</a></li>' for s, rc in results)
+  (out / "index.html").write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>tgviz reports</title></head>"
+                                  f"<body><h1>tgviz reports</h1><ul>{items}</ul></body></html>", encoding="utf-8")
+  print(f"tgviz: all reports: {(out / 'index.html').resolve()}")
+  return max(rc for _, rc in results)
+
+
 def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(prog="tgviz", description="See what tinygrad's compiler did.")
   sub = parser.add_subparsers(dest="command", required=True)
   r = sub.add_parser("run", help="run a script with tinygrad's compiler traced; write an HTML report and SVGs")
-  r.add_argument("script", type=Path)
+  r.add_argument("script", type=Path, nargs="+", help="the script (several: each gets its own report, no script args)")
   r.add_argument("--out", type=Path, default=Path("tgviz-report"), help="output folder (default: tgviz-report)")
   r.add_argument("--device", default=None, help="tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90 (default: DEV, else CL)")
   r.add_argument("--max-nodes", type=int, default=L.DEFAULT_MAX_NODES, help="node budget of the focused view")
   r.add_argument("--matches", type=int, default=DEFAULT_MATCH_PICTURES,
                  help="keep per-match pictures of steps with at most this many matches")
   ns, script_args = parser.parse_known_args(argv)  # options tgviz does not know go to the script
-  return run(ns.script, ns.out, ns.device, ns.max_nodes, ns.matches, script_args)
+  if len(ns.script) > 1:
+    if script_args: parser.error(f"arguments {script_args} can only be passed to a single script")
+    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.matches)
+  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, ns.matches, script_args)
 
 
 if __name__ == "__main__":

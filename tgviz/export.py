@@ -16,7 +16,7 @@ from tgviz import viewer
 from tgviz.trace import Trace
 from tgviz.widget import static_file
 
-DEFAULT_MATCH_PICTURES = 40  # per-match pictures are kept for steps with at most this many matches
+DEFAULT_MATCH_PICTURES = 20  # per-match pictures are kept for steps with at most this many matches
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -114,14 +113,16 @@ def focus(scene: Scene, max_nodes: int, hops: int = FOCUS_HOPS, seeds: list[str]
     if k in keep: continue
     keep[k] = None
     if h < hops: todo.extend((n, h + 1) for n in sorted(nbrs[k]) if n not in keep)
-  hidden = {k: (sum(1 for s, d in edges if d == k and s not in keep), sum(1 for s, d in edges if s == k and d not in keep))
-            for k in keep}
+  hidden = {k: [0, 0] for k in keep}
+  for s, d in edges:
+    if d in keep and s not in keep: hidden[d][0] += 1
+    if s in keep and d not in keep: hidden[s][1] += 1
   return Scene(nodes={k: n for k, n in scene.nodes.items() if k in keep},
                after_label={k: n for k, n in scene.after_label.items() if k in keep},
                edges_before={e for e in scene.edges_before if e[0] in keep and e[1] in keep},
                edges_after={e for e in scene.edges_after if e[0] in keep and e[1] in keep},
                on_before=scene.on_before & keep.keys(), on_after=scene.on_after & keep.keys(), marks=scene.marks,
-               hidden={k: v for k, v in hidden.items() if v != (0, 0)}, total=scene.total)
+               hidden={k: (i, o) for k, (i, o) in hidden.items() if i or o}, total=scene.total)
 
 
 def cap_fan_in(scene: Scene, limit: int = MAX_FAN_IN) -> Scene:
@@ -188,7 +189,8 @@ def layout(scene: Scene, timeout: float | None = DEFAULT_TIMEOUT) -> Layout:
   by_name = {f"n{i}": k for i, k in enumerate(ids)}
   height, width, nodes, edges = 0.0, 0.0, {}, {}
   for line in plain.splitlines():
-    parts = shlex.split(line)
+    parts = line.split()  # node names are n<i> and labels empty, so plain output splits on whitespace
+    if not parts: continue
     if parts[0] == "graph": width, height = float(parts[2]) * 72, float(parts[3]) * 72
     elif parts[0] == "node":
       nodes[by_name[parts[1]]] = (float(parts[2]) * 72, height - float(parts[3]) * 72, float(parts[4]) * 72,
