@@ -189,13 +189,19 @@ class _SourceOnlyCompilers:
   def __exit__(self, *exc) -> None:
     for cls, init in self.saved.items(): cls.__init__ = init
 
+_REWRITING = {"graph_rewrite", "substitute", "simplify"}
+
+
 def _clear_caches() -> None:
-  """Drop tinygrad's schedule, program and movement-op caches, so a block traces the same way every time."""
+  """Drop tinygrad's schedule and program caches, and the functools caches of helpers that run graph rewrites (e.g.
+  apply_movement_op), so a block traces the same way every time. Caches of compiled patterns are kept: clearing them
+  would rebuild pattern matchers, which tinygrad's PatternMatcher.__add__ cache then keeps forever."""
   for name, mod in list(sys.modules.items()):
-    if not name.startswith(("tinygrad.schedule", "tinygrad.codegen", "tinygrad.uop", "tinygrad.engine", "tinygrad.tensor",
-                            "tinygrad.mixin")) or mod is None: continue
+    if not name.startswith("tinygrad.") or mod is None: continue
     for obj in list(vars(mod).values()):
-      if isinstance(obj, functools._lru_cache_wrapper): obj.cache_clear()
+      if not isinstance(obj, functools._lru_cache_wrapper) or obj.__module__ != name: continue
+      code = getattr(obj.__wrapped__, "__code__", None)
+      if code is not None and _REWRITING & set(code.co_names): obj.cache_clear()
   from tinygrad.schedule import schedule_cache
   from tinygrad.codegen import to_program_cache
   schedule_cache.clear()
