@@ -236,9 +236,12 @@ class Tracker:
     if ops.active_rewrites or ops.active_group:
       raise RuntimeError("tgviz: a capture cannot start inside a running tinygrad rewrite or another capture")
     _clear_caches()
-    if ops.uop_fields: _drop_trace_nums()   # tinygrad's own tracking numbered UOps into its table, not ours
     self._saved = {g: getattr(ops, g) for g in _GLOBALS}
-    ops.tracked_keys, ops.tracked_ctxs, ops.uop_fields, ops._name_cnt = [], [], {}, {}
+    # Under tinygrad's own tracking (VIZ / TRACK_MATCH_STATS set at import) its UOp table stays in use, so the trace
+    # numbers live UOps cache stay valid: the capture shares that table. Otherwise the capture gets a table of its own.
+    self._shared = bool(ops.uop_fields)
+    ops.tracked_keys, ops.tracked_ctxs, ops._name_cnt = [], [], {}
+    if not self._shared: ops.uop_fields = {}
     ops.active_group, ops.active_rewrites = [], []
     self._io: dict[int, tuple[Any, UOp, UOp | None]] = {}
     self._saved_methods = (ops.PatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite)
@@ -260,7 +263,9 @@ class Tracker:
     def wrapped(rctx, root, *args, **kwargs):
       tracked = ops.TRACK_MATCH_STATS.value >= 2 and ops.active_rewrites
       step = ops.active_rewrites[-1] if tracked else None
-      ret = method(rctx, root, *args, **kwargs)
+      # a rewrite without patterns (tinygrad's "View ..." snapshots) returns its input: skip walking the graph
+      empty = all(pm is None or not pm.patterns for pm in (rctx.pm, rctx.bpm))
+      ret = root if empty else method(rctx, root, *args, **kwargs)
       if step is not None and id(step) not in io: io[id(step)] = (step, root, ret)
       return ret
     wrapped.__wrapped__ = method
@@ -276,7 +281,7 @@ class Tracker:
       self.recording = Recording(self._groups(keys, ctxs), fields)
     finally:
       self._io = {}
-      _drop_trace_nums()
+      if not self._shared: _drop_trace_nums()
 
   def _groups(self, keys: list[TracingKey], ctxs: list[list]) -> list[GroupRecord]:
     groups = []
