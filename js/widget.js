@@ -65,6 +65,16 @@ function render({ model, el }) {
   /** @type {Map<string, HTMLElement>} */
   const rows = new Map();
   let lastGroup = -1;
+  // pictures already received, newest last: revisiting a step shows it at once, without a round trip to the kernel
+  /** @type {Map<string, any>} */
+  const seen = new Map();
+  const SEEN_MAX = 64;
+  const keyOf = () => { const [g, s] = model.get("selected"); return `${g}:${s}:${model.get("match")}:${model.get("view")}`; };
+  let shownKey = "";
+  function fromCache() {
+    const msg = seen.get(keyOf());
+    if (msg) showPicture(msg);
+  }
 
   function buildTree() {
     treeEl.replaceChildren();
@@ -112,6 +122,7 @@ function render({ model, el }) {
     model.set("view", "auto");
     model.save_changes();
     markSelected();
+    fromCache();
   }
 
   /** @param {number} m */
@@ -121,6 +132,7 @@ function render({ model, el }) {
     if (clamped === model.get("match")) return;
     model.set("match", clamped);
     model.save_changes();
+    fromCache();
   }
 
   function currentStep() {
@@ -166,7 +178,10 @@ function render({ model, el }) {
 
   // messages from Python
   model.on("msg:custom", (/** @type {any} */ msg) => {
-    if (msg.type === "busy") { canvas.classList.add("busy"); status.textContent = "laying out…"; }
+    if (msg.type === "busy") {
+      if (`${msg.group}:${msg.step}:${msg.match}:${msg.view}` === shownKey) return;  // already shown from cache
+      canvas.classList.add("busy"); status.textContent = "laying out…";
+    }
     else if (msg.type === "picture") showPicture(msg);
     else if (msg.type === "exported") status.textContent = `exported SVG to ${msg.paths.join(", ")}`;
     else if (msg.type === "error") { canvas.classList.remove("busy"); status.textContent = msg.message; }
@@ -174,9 +189,14 @@ function render({ model, el }) {
 
   /** @param {any} msg */
   function showPicture(msg) {
-    const [g, s] = model.get("selected");
-    if (msg.group !== g || msg.step !== s || msg.match !== model.get("match")) return; // stale
+    const key = `${msg.group}:${msg.step}:${msg.match}:${msg.view}`;
+    seen.delete(key);
+    seen.set(key, msg);
+    if (seen.size > SEEN_MAX) seen.delete(seen.keys().next().value);
+    if (key !== keyOf()) return; // stale: a newer selection was made
     canvas.classList.remove("busy");
+    if (key === shownKey) return;
+    shownKey = key;
     const keepView = msg.group === lastGroup && stage.querySelector("svg");
     stage.innerHTML = msg.svg;  // SVG built by tgviz.layout: every text is escaped there
     stage.dataset.group = String(msg.group); stage.dataset.step = String(msg.step); stage.dataset.match = String(msg.match);

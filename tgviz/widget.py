@@ -62,7 +62,7 @@ class TraceWidget(anywidget.AnyWidget):
     key = (g, s, self.match, self.view)
     with self._lock:
       self._latest = key
-      self.send({"type": "busy", "group": g, "step": s, "match": self.match})
+      self.send({"type": "busy", "group": g, "step": s, "match": self.match, "view": self.view})
       self._pending = self._pool.submit(self._compute, key)
       return self._pending
 

@@ -1,4 +1,6 @@
 """A real JupyterLab server and Debian's Chromium driven by Playwright (nothing downloads a browser)."""
+import contextlib
+import json
 import os
 import shutil
 import socket
@@ -21,10 +23,11 @@ def _free_port() -> int:
     return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def browser():
+@contextlib.contextmanager
+def chromium():
+  """Debian's Chromium under Playwright."""
   exe = shutil.which("chromium")
-  if exe is None: pytest.fail("Debian's chromium is not installed: run scripts/install.sh test (apt-get install chromium)")
+  if exe is None: raise RuntimeError("Debian's chromium is not installed: run scripts/install.sh test (apt-get install chromium)")
   from playwright.sync_api import sync_playwright
   with sync_playwright() as p:
     b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
@@ -32,10 +35,9 @@ def browser():
     b.close()
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory):
-  """A JupyterLab server on loopback, rooted in a scratch folder; yields (base url, token, root)."""
-  root = tmp_path_factory.mktemp("lab")
+@contextlib.contextmanager
+def jupyterlab(root: Path):
+  """A JupyterLab server on loopback, rooted in root; yields (base url, token, root)."""
   port, token = _free_port(), "tgviz-test-token"
   settings = root / "settings" / "overrides.json"
   settings.parent.mkdir()
@@ -57,7 +59,41 @@ def lab(tmp_path_factory):
       if proc.poll() is not None: raise RuntimeError(proc.stdout.read().decode())
       time.sleep(0.5)
   else: raise RuntimeError("JupyterLab did not start in 90 s")
-  yield url, token, root
-  proc.terminate()
-  try: proc.wait(10)
-  except subprocess.TimeoutExpired: proc.kill()
+  try: yield url, token, root
+  finally:
+    proc.terminate()
+    try: proc.wait(10)
+    except subprocess.TimeoutExpired: proc.kill()
+
+
+def notebook(*cells: str) -> str:
+  """A notebook file's text with these code cells."""
+  return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                "source": c} for c in cells],
+                     "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+                     "nbformat": 4, "nbformat_minor": 5})
+
+
+def run_all(page, count: int) -> None:
+  """Run the first count cells of the open notebook with Shift+Enter, once its kernel is idle."""
+  nb = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
+  page.locator(f"{nb} .jp-Cell").first.wait_for(timeout=60_000)
+  page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+  for sel in ("button:has-text('No')", ".jp-Notification-Toast-Close"):  # news / update popups
+    for b in page.locator(sel).all():
+      try: b.click(timeout=500)
+      except Exception: pass
+  page.locator(f"{nb} .jp-Cell .jp-InputArea-editor").first.click()
+  for _ in range(count):
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_timeout(300)
+
+
+@pytest.fixture(scope="session")
+def browser():
+  with chromium() as b: yield b
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+  with jupyterlab(tmp_path_factory.mktemp("lab")) as server: yield server

@@ -1,10 +1,9 @@
 """The widget in a real JupyterLab in headless Chromium: tree, graph, code, keys, export, screenshot."""
-import json
 import re
 
 import pytest
 
-from conftest import ARTIFACTS
+from conftest import ARTIFACTS, notebook, run_all
 
 TUTORIAL = """%%tgviz
 from tinygrad import Tensor
@@ -12,30 +11,6 @@ x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
 weight = Tensor.ones(1, 1, 2, 2).realize()
 result = x.conv2d(weight)
 print(result.tolist())"""
-
-
-def notebook(*cells: str) -> str:
-  return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                                "source": c} for c in cells],
-                     "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-                     "nbformat": 4, "nbformat_minor": 5})
-
-
-def dismiss_popups(page):
-  for sel in ("button:has-text('No')", ".jp-Notification-Toast-Close", ".jp-toast-dismiss"):
-    for b in page.locator(sel).all():
-      try: b.click(timeout=500)
-      except Exception: pass
-
-
-def run_all(page, count: int):
-  page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
-  page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
-  dismiss_popups(page)
-  page.locator(".jp-Notebook .jp-Cell .jp-InputArea-editor").first.click()
-  for _ in range(count):
-    page.keyboard.press("Shift+Enter")
-    page.wait_for_timeout(300)
 
 
 @pytest.fixture
