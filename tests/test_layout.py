@@ -150,3 +150,21 @@ def test_missing_engine_is_a_clear_error(monkeypatch):
   with pytest.raises(L.LayoutError, match="pip install graphviz-pure.*apt-get install graphviz"):
     L.set_engine("no-such-dot")
   L.set_engine(None)
+
+
+def test_a_running_layout_can_be_cancelled():
+  import threading
+  scene = L.make_scene(_big_graph(1500), _big_graph(1500), set(), set(), {})
+  result, worker = {}, threading.Thread(target=lambda: result.update(out=_try_layout(scene)))
+  worker.start()
+  deadline = time.time() + 10
+  while worker.ident not in L._running and time.time() < deadline: time.sleep(0.01)
+  st = time.perf_counter()
+  L.cancel(worker.ident)
+  worker.join(10)
+  assert isinstance(result["out"], L.LayoutCancelled) and time.perf_counter() - st < 5
+
+
+def _try_layout(scene):
+  try: return L.layout(scene, timeout=60)
+  except L.LayoutError as e: return e

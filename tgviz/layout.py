@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -31,6 +32,10 @@ MARKS = {"added": "#1a9e3a", "removed": "#d62728", "changed": "#ff8c00"}
 
 class LayoutError(RuntimeError):
   """The layout engine is missing or failed."""
+
+
+class LayoutCancelled(LayoutError):
+  """The layout was cancelled (see :func:`cancel`)."""
 
 
 # *** engine ***
@@ -55,14 +60,29 @@ def engine() -> list[str]:
   return _engine if _engine is not None else set_engine(None)
 
 
+_running: dict[int, subprocess.Popen] = {}  # thread id -> the engine process it waits on
+
+
 def run_dot(dot: str, fmt: str = "plain", timeout: float | None = DEFAULT_TIMEOUT) -> str:
-  """Run the layout engine on DOT text in a child process; raises TimeoutError past timeout (the process is killed)."""
-  try:
-    proc = subprocess.run([*engine(), f"-T{fmt}"], input=dot, capture_output=True, text=True, timeout=timeout)
-  except subprocess.TimeoutExpired:
-    raise TimeoutError(f"layout took longer than {timeout:.0f} s") from None
-  if proc.returncode != 0: raise LayoutError(f"graph layout failed: {proc.stderr.strip()[:500]}")
-  return proc.stdout
+  """Run the layout engine on DOT text in a child process; raises TimeoutError past timeout (the process is killed)
+  and LayoutCancelled when another thread cancels it."""
+  me = threading.get_ident()
+  with subprocess.Popen([*engine(), f"-T{fmt}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        text=True) as proc:
+    _running[me] = proc
+    try: out, err = proc.communicate(dot, timeout=timeout)
+    except subprocess.TimeoutExpired:
+      proc.kill()
+      raise TimeoutError(f"layout took longer than {timeout:.0f} s") from None
+    finally: _running.pop(me, None)
+  if proc.returncode < 0: raise LayoutCancelled("layout cancelled")
+  if proc.returncode != 0: raise LayoutError(f"graph layout failed: {err.strip()[:500]}")
+  return out
+
+
+def cancel(thread_id: int) -> None:
+  """Stop the layout that thread is waiting on, if any (it raises LayoutCancelled there)."""
+  if (proc := _running.get(thread_id)) is not None: proc.kill()
 
 
 # *** what one picture shows ***
@@ -98,14 +118,15 @@ def make_scene(before: Graph, after: Graph, added: set[str], removed: set[str], 
                total=0)
 
 
-def focus(scene: Scene, max_nodes: int, hops: int = FOCUS_HOPS, seeds: list[str] | None = None) -> Scene:
-  """Keep the neighbourhood (hops up and down) of what changed, or of the output when nothing did; count the rest."""
+def focus(scene: Scene, max_nodes: int, hops: int = FOCUS_HOPS, force: bool = False) -> Scene:
+  """Keep at most max_nodes of the neighbourhood (hops up and down) of what changed, or of the output when nothing
+  did, and count the rest. Scenes within max_nodes are kept whole unless force is set."""
   scene.total = scene.total or len(scene.nodes)
-  if len(scene.nodes) <= max_nodes: return scene
+  if len(scene.nodes) <= max_nodes and not force: return scene
   edges = scene.edges_before | scene.edges_after
   nbrs: dict[str, set[str]] = {k: set() for k in scene.nodes}
   for s, d in edges: nbrs[s].add(d); nbrs[d].add(s)  # noqa: E702
-  seeds = seeds or [k for k in scene.nodes if k in scene.marks] or [next(reversed(scene.nodes))]
+  seeds = [k for k in scene.nodes if k in scene.marks] or [next(reversed(scene.nodes))]
   keep: dict[str, None] = {}
   todo = deque((s, 0) for s in seeds)
   while todo and len(keep) < max_nodes:

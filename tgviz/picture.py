@@ -66,21 +66,20 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
   st = time.perf_counter()
   full = L.cap_fan_in(scene_of(step, match))
   total = len(full.nodes)
-  budget = total if view == "full" else min(max_nodes, total) if view == "auto" else min(max_nodes, max(MIN_FOCUS, 1))
-  scene, message = (full if budget >= total else L.focus(full, budget)), None
+  scene = full if view == "full" else L.focus(full, max_nodes, force=view == "focus")
+  message = None
   while True:
     try:
       lay = L.layout(scene, timeout)
       break
     except TimeoutError:
       if len(scene.nodes) <= MIN_FOCUS: raise
-      budget = max(MIN_FOCUS, len(scene.nodes) // 2)
       message = f"layout of {len(scene.nodes)} nodes took over {timeout:.0f} s"
-      scene = L.focus(full, budget)
+      scene = L.focus(full, max(MIN_FOCUS, len(scene.nodes) // 2), force=True)
   if scene.partial:
-    why = message or f"{total} nodes is over the budget of {max_nodes}"
+    why = message or ("focused view" if view == "focus" else f"{total} nodes is over the budget of {max_nodes}")
     message = (f"Partial view: {len(scene.nodes)} of {total} nodes, around what changed ({why}). "
-               "Full graph: the widget's Full button, or step.svg(view='full', timeout=None).")
+               "Full graph: the widget's 'full graph' button, or step.svg(view='full', timeout=None).")
   svg = L.scene_svg(scene, lay, SIDES[side], _title(step, match), message)
   pic = Picture(svg, len(scene.nodes), total, message, time.perf_counter() - st)
   step._pictures[key] = pic

@@ -49,6 +49,7 @@ class TraceWidget(anywidget.AnyWidget):
     self._lock = threading.Lock()
     self._pending: Future | None = None
     self._latest: tuple | None = None
+    self._worker: int | None = None
     super().__init__(tree=viewer.tree(trace, kernel), selected=list(viewer.first_selection(trace, kernel)),
                      code_css=viewer.code_css(), summary=trace.summary(), error=trace.traceback or "",
                      export_dir=str(export_dir), **kwargs)
@@ -62,12 +63,15 @@ class TraceWidget(anywidget.AnyWidget):
     key = (g, s, self.match, self.view)
     with self._lock:
       self._latest = key
+      if self._worker is not None: L.cancel(self._worker)  # a slow layout of an older selection stops here
       self.send({"type": "busy", "group": g, "step": s, "match": self.match, "view": self.view})
       self._pending = self._pool.submit(self._compute, key)
       return self._pending
 
   def _compute(self, key: tuple) -> None:
+    self._worker = threading.get_ident()
     try: msg = viewer.step_message(self.trace, *key, max_nodes=self.max_nodes)
+    except L.LayoutCancelled: return
     except Exception as e:
       msg = {"type": "error", "message": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
     with self._lock:
