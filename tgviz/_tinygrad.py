@@ -53,7 +53,7 @@ def _setup_default_device() -> None:
 _check_version()
 _setup_default_device()
 
-from tinygrad.helpers import Context, VIZ, DEV, TracingKey, ansistrip, printable  # noqa: E402
+from tinygrad.helpers import Context, DEV, TracingKey, ansistrip, printable  # noqa: E402
 from tinygrad.uop import ops  # noqa: E402
 from tinygrad.uop.ops import UOp, Ops, GroupOp, UOpMetaClass, RewriteContext, TrackedPatternMatcher  # noqa: E402
 from tinygrad.dtype import dtypes  # noqa: E402

@@ -317,7 +317,7 @@ def scene_svg(scene: Scene, lay: Layout, sides: tuple[str, ...], title: str, mes
          f"<style>{STYLE}</style>",
          '<defs><marker id="tgviz-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
          'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#666"/></marker></defs>',
-         f'<rect width="100%" height="100%" fill="#ffffff"/>',
+         '<rect width="100%" height="100%" fill="#ffffff"/>',
          f'<text class="title" x="10" y="16">{text(title)}</text>']
   if message: out.append(f'<text class="banner" x="10" y="32">{text(message)}</text>')
   out.append(legend)
