@@ -8,7 +8,7 @@ import statistics, sys, tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "browser"))
-from conftest import chromium, jupyterlab, notebook, run_all  # noqa: E402
+from harness import chromium, jupyterlab, notebook, run_all  # noqa: E402
 
 TUTORIAL = """%%tgviz
 from tinygrad import Tensor

@@ -18,3 +18,10 @@ def tutorial_trace() -> tgviz.Trace:
 def cnn_trace() -> tgviz.Trace:
   with tgviz.capture() as trace: workloads.cnn()
   return trace
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+  """Say where the browser tests left their screenshots (CI artifacts)."""
+  from browser.harness import ARTIFACTS
+  shots = sorted(ARTIFACTS.glob("*.png")) if ARTIFACTS.is_dir() else []
+  for shot in shots: terminalreporter.write_line(f"tgviz screenshot: {shot}")

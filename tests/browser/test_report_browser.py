@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ARTIFACTS
+from harness import ARTIFACTS
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scripts" / "tutorial_conv2d.py"
 

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from conftest import ARTIFACTS, notebook, run_all
+from harness import ARTIFACTS, notebook, run_all
 
 TUTORIAL = """%%tgviz
 from tinygrad import Tensor
