@@ -36,6 +36,8 @@ const state = {{...data.state}}, handlers = {{}}, changed = new Set();
 const emit = (ev, msg) => (handlers[ev] || []).forEach((cb) => cb(msg));
 function answer() {{
   const [g, s] = state.selected, m = state.match;
+  if (state.view !== "auto") return emit("msg:custom", {{type: "error",
+    message: "the report holds the pictures as first shown; for the full graph use step.svg(view='full') in Python"}});
   emit("msg:custom", data.pictures[`${{g}}:${{s}}:${{m}}`] || {{type: "error",
     message: "this match is not in the report: tgviz run --matches N keeps pictures of steps with up to N matches"}});
 }}

@@ -32,22 +32,21 @@ class TgvizMagics(Magics):
     from tgviz.trace import capture
     args = parse_argstring(self.tgviz, line)
     shell = self.shell
-    error: BaseException | None = None
-    with capture(device=args.device) as trace:
-      try: self._run(cell)
-      except BaseException as e:  # raised again after the widget is shown, so IPython shows it as usual
-        error = e
-    trace.error = error
-    if error is not None: trace.traceback = _format(error)
+    trace = None
+    try:
+      with capture(device=args.device) as trace: self._run(cell)
+    except BaseException:  # capture() kept it in trace.error; raised again after the widget, as IPython shows it
+      if trace is None: raise  # the capture itself could not start
     shell.user_ns[args.out] = trace
     if args.export:
       paths = trace.export_svg(args.export, kernel=args.kernel or "*")
       print(f"tgviz: wrote {len(paths)} SVG files to {args.export}")
     if args.no_widget: print(trace.summary())
     else:
-      from tgviz.widget import TraceWidget
-      display(TraceWidget(trace, kernel=args.kernel, max_nodes=args.max_nodes, export_dir=args.export or "tgviz-svg"))
-    if error is not None: raise error
+      from tgviz.widget import DEFAULT_EXPORT_DIR, TraceWidget
+      display(TraceWidget(trace, kernel=args.kernel, max_nodes=args.max_nodes,
+                          export_dir=args.export or DEFAULT_EXPORT_DIR))
+    if trace.error is not None: raise trace.error
 
   def _run(self, cell: str) -> None:
     """Execute like IPython: its input transforms, the user namespace, the last expression shown through the
@@ -61,8 +60,3 @@ class TgvizMagics(Magics):
     if last is not None:
       value = eval(compile(ast.Expression(last.value), filename, "eval"), shell.user_ns)
       shell.displayhook(value)
-
-
-def _format(e: BaseException) -> str:
-  import traceback
-  return "".join(traceback.format_exception(e))

@@ -16,7 +16,7 @@ from pygments.lexers import get_lexer_by_name
 
 from tgviz import layout as L
 from tgviz.picture import export, picture
-from tgviz.trace import Step, Trace
+from tgviz.trace import Group, Step, Trace
 
 # renderer class name -> pygments lexer
 LEXERS = {"OpenCLRenderer": "c", "IntelRenderer": "c", "ClangRenderer": "c", "ClangJITRenderer": "c", "CUDARenderer": "cuda",
@@ -26,12 +26,17 @@ LANDMARKS = ("View Base AST", "View Program", "View Output AST", "View Kernel Gr
 UOP_DIFF_LINES = 80
 
 
+def _shown(trace: Trace, kernel: str | None) -> list[Group]:
+  """The groups listed: all, except kernels whose name does not match the glob pattern kernel."""
+  return [g for g in trace.groups
+          if not kernel or g.kind != "kernel" or fnmatch.fnmatch(g.kernel.name if g.kernel else g.name, kernel)]
+
+
 def tree(trace: Trace, kernel: str | None = None) -> list[dict[str, Any]]:
   """The trace tree: groups with their steps (name, depth, matches), in compile order. kernel: a glob pattern that
   limits the kernels listed (other groups stay)."""
   out = []
-  for g in trace.groups:
-    if kernel and g.kind == "kernel" and not fnmatch.fnmatch(g.kernel.name if g.kernel else g.name, kernel): continue
+  for g in _shown(trace, kernel):
     out.append({"index": g.index, "name": g.name, "kind": g.kind, "matches": g.match_count,
                 "kernel": g.kernel.name if g.kernel else None,
                 "steps": [{"index": s.index, "name": s.name, "depth": s.depth, "matches": len(s.matches),
@@ -42,8 +47,7 @@ def tree(trace: Trace, kernel: str | None = None) -> list[dict[str, Any]]:
 def first_selection(trace: Trace, kernel: str | None = None) -> tuple[int, int]:
   """The most telling picture to open on, not bookkeeping: the View Base AST (else another landmark) of the kernel the
   compiler worked on most."""
-  shown = {t["index"] for t in tree(trace, kernel)}
-  groups = [g for g in trace.groups if g.steps and g.index in shown]
+  groups = [g for g in _shown(trace, kernel) if g.steps]
   for name in LANDMARKS:
     for g in sorted(groups, key=lambda g: (g.kind != "kernel", -g.match_count)):
       for s in g.steps:

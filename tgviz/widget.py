@@ -20,6 +20,9 @@ from tgviz import viewer
 from tgviz.trace import Trace
 
 
+DEFAULT_EXPORT_DIR = "tgviz-svg"
+
+
 def static_file(name: str) -> Path:
   """A frontend file: shipped in the wheel under tgviz/static, or js/ in a source checkout."""
   here = Path(__file__).resolve().parent
@@ -40,10 +43,10 @@ class TraceWidget(anywidget.AnyWidget):
   code_css = t.Unicode("").tag(sync=True)
   summary = t.Unicode("").tag(sync=True)
   error = t.Unicode("").tag(sync=True)
-  export_dir = t.Unicode("tgviz-svg").tag(sync=True)
+  export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
-               export_dir: str | Path = "tgviz-svg", **kwargs: Any):
+               export_dir: str | Path = DEFAULT_EXPORT_DIR, **kwargs: Any):
     self.trace, self.max_nodes = trace, max_nodes
     self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tgviz-layout")
     self._lock = threading.Lock()
