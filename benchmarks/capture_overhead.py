@@ -4,14 +4,18 @@ Run: python benchmarks/capture_overhead.py  (sets TRACK_MATCH_STATS=2 and PARALL
 Prints, per workload, the fastest of REPS runs of each (CPU time of this process, all its threads: the least noisy
 figure on a shared machine) and their ratio (target: at most 1.05x), and the ratio of the medians for reference.
 """
-import os, statistics, sys, time
+import os
+import statistics
+import sys
+import time
 from pathlib import Path
 
 os.environ["TRACK_MATCH_STATS"], os.environ["PARALLEL"] = "2", "0"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import workloads  # noqa: E402
+
 import tgviz  # noqa: E402
 from tgviz import _tinygrad as tg  # noqa: E402
-import workloads  # noqa: E402
 
 
 def tinygrad_tracked(fn) -> float:

@@ -4,13 +4,19 @@ Run: python benchmarks/layout_speed.py   (FULL=0 skips the largest-full-layout s
 Targets: p95 under 150 ms uncached and 5 ms cached for union graphs of <= 300 nodes; every MLP step's first
 picture within 2 s; the largest full layout achieved within 30 s; per-graph time of the shipped engine vs dot.
 """
-import os, shutil, statistics, sys, time
+import os
+import shutil
+import statistics
+import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import tgviz  # noqa: E402
-from tgviz import layout as L, picture as P  # noqa: E402
-import workloads  # noqa: E402
+import workloads
+
+import tgviz
+from tgviz import layout as L
+from tgviz import picture as P
 
 
 def p95(xs): return sorted(xs)[max(0, int(len(xs) * 0.95) - 1)]

@@ -4,12 +4,16 @@ Run: python benchmarks/memory.py
 Each 'cell' is a small computation with its own shapes (so every one compiles new kernels). Each mode runs in a fresh
 process; prints the growth of its resident memory over the 100 cells, and the ratio (target: at most 1.2x).
 """
-import gc, os, subprocess, sys
+import gc
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import tgviz  # noqa: E402
-from tinygrad import Tensor  # noqa: E402
+from tinygrad import Tensor
+
+import tgviz
 
 
 def rss() -> int:
@@ -29,7 +33,7 @@ def run(captured: bool, offset: int = 0) -> int:
   for i in range(100):
     if captured:
       with tgviz.capture() as trace: cell(offset + i)
-      trace.kernels[0].source  # use it, then drop it
+      assert trace.kernels[0].source  # use it, then drop it
       del trace
     else: cell(offset + i)
   gc.collect()

@@ -4,11 +4,13 @@ Run: python benchmarks/notebook_speed.py   (needs scripts/install.sh test: Jupyt
 Targets: end of the tutorial cell to its first graph under 0.5 s (MLP cell under 2 s); selecting a step whose graphs
 are cached under 50 ms until the new SVG is in the page (timed in the browser); the saved tutorial notebook under 1 MB.
 """
-import statistics, sys, tempfile
+import statistics
+import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "browser"))
-from harness import chromium, jupyterlab, notebook, run_all  # noqa: E402
+from harness import chromium, jupyterlab, notebook, run_all
 
 TUTORIAL = """%%tgviz
 from tinygrad import Tensor
@@ -33,13 +35,13 @@ WATCH = """() => {
   });
   obs.observe(document.body, {childList: true, subtree: true});
 }"""
-SWITCH = """async ([g, s]) => {
-  const row = document.querySelector(`.tgviz-step[data-group='${g}'][data-step='${s}']`);
+SWITCH = """async (key) => {
+  const row = document.querySelector(`.tgviz-step[data-key='${key}']`);
   const stage = document.querySelector('.tgviz-stage');
   const t0 = performance.now();
   row.click();
   await new Promise((resolve) => {
-    const check = () => stage.dataset.step === String(s) && stage.dataset.group === String(g) && stage.querySelector('svg');
+    const check = () => stage.dataset.step === key && stage.querySelector('svg');
     if (check()) return resolve();
     const obs = new MutationObserver(() => { if (check()) { obs.disconnect(); resolve(); } });
     obs.observe(stage, {childList: true, subtree: true, attributes: true});
@@ -67,7 +69,7 @@ def main() -> None:
     page = browser.new_context(viewport={"width": 1600, "height": 1100}).new_page()
     t = first_graph(page, url, token, root, "tutorial.ipynb", TUTORIAL)
     print(f"tutorial cell end -> first graph in the page: {t:.3f} s (target 0.5 s)")
-    rows = page.eval_on_selector_all(".tgviz-step", "rs => rs.map(r => [Number(r.dataset.group), Number(r.dataset.step)])")
+    rows = page.eval_on_selector_all(".tgviz-step", "rs => rs.map(r => r.dataset.key)")
     a, b = rows[5], rows[12]
     page.evaluate(SWITCH, a); page.evaluate(SWITCH, b)  # compute both once
     cached = [page.evaluate(SWITCH, a if i % 2 else b) for i in range(20)]

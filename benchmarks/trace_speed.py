@@ -4,14 +4,16 @@ Run: python benchmarks/trace_speed.py
 Targets: before()/after() p95 under 50 ms; all steps' before and after in at most 1/10 of tinygrad's replay time.
 (tinygrad's replay is tinygrad.viz.serve.get_full_rewrite, which also renders each graph for its web page.)
 """
-import sys, time
+import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import tgviz  # noqa: E402
-import workloads  # noqa: E402
-from tinygrad.uop.ops import TrackedGraphRewrite, RewriteTrace  # noqa: E402
-from tinygrad.viz import serve  # noqa: E402
+import workloads
+from tinygrad.uop.ops import RewriteTrace, TrackedGraphRewrite
+from tinygrad.viz import serve
+
+import tgviz
 
 
 def main() -> None:

@@ -4,8 +4,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import tgviz  # noqa: E402
-import workloads  # noqa: E402
+import workloads
+
+import tgviz
 
 
 @pytest.fixture(scope="session")
@@ -18,6 +19,12 @@ def tutorial_trace() -> tgviz.Trace:
 def cnn_trace() -> tgviz.Trace:
   with tgviz.capture() as trace: workloads.cnn()
   return trace
+
+
+def pytest_collection_modifyitems(items) -> None:
+  """Everything under tests/browser/ drives a real browser."""
+  for item in items:
+    if "browser" in item.path.parts: item.add_marker(pytest.mark.browser)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

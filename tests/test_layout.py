@@ -4,10 +4,12 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-from tinygrad.uop.ops import UOp, Ops, UPat, PatternMatcher, graph_rewrite
+from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat, graph_rewrite
 
 import tgviz
-from tgviz import _tinygrad as tg, layout as L, picture as P
+from tgviz import _tinygrad as tg
+from tgviz import layout as L
+from tgviz import picture as P
 from tgviz.graph import Graph, Node
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -70,7 +72,7 @@ def test_single_match_view(tutorial_trace):
 def test_svg_is_deterministic_and_cached(tutorial_trace):
   step = tutorial_trace.find("View Base AST", kernel="r_2_2_2_2")
   first = step.svg()
-  step._pictures.clear()
+  P.CACHE.clear()
   assert step.svg() == first
   st = time.perf_counter(); step.svg(); assert time.perf_counter() - st < 0.05
 
@@ -90,7 +92,8 @@ def test_hostile_labels_are_escaped():
 def test_rewrite_with_user_text_is_escaped():
   with tgviz.capture() as trace:
     sink = UOp(Ops.SINK, src=(UOp(Ops.CUSTOM, arg="<img src=x onerror=alert(1)> & ]]>"),))
-    graph_rewrite(sink, PatternMatcher([(UPat(Ops.CUSTOM, name="x"), lambda x: None if x.arg.endswith("<b>") else x.replace(arg=x.arg + "<b>"))]), name="<evil step>")
+    evil = PatternMatcher([(UPat(Ops.CUSTOM, name="x"), lambda x: None if x.arg.endswith("<b>") else x.replace(arg=x.arg + "<b>"))])
+    graph_rewrite(sink, evil, name="<evil step>")
   step = trace.find("<evil step>")
   root = ET.fromstring(step.svg())
   assert not root.findall(f".//{NS}img")
@@ -147,7 +150,7 @@ def test_export_svg_files_are_valid_unique_and_safe(tutorial_trace, tmp_path):
 
 def test_missing_engine_is_a_clear_error(monkeypatch):
   monkeypatch.setenv("PATH", "/nonexistent")
-  with pytest.raises(L.LayoutError, match="pip install graphviz-pure.*apt-get install graphviz"):
+  with pytest.raises(L.LayoutError, match=r"pip install graphviz-pure.*apt-get install graphviz"):
     L.set_engine("no-such-dot")
   L.set_engine(None)
 
@@ -168,3 +171,19 @@ def test_a_running_layout_can_be_cancelled():
 def _try_layout(scene):
   try: return L.layout(scene, timeout=60)
   except L.LayoutError as e: return e
+
+
+@pytest.fixture
+def crashing_engine(tmp_path):
+  """A layout engine that dies of a signal, as a crashing dot does."""
+  exe = tmp_path / "crashing-dot"
+  exe.write_text("#!/bin/sh\nkill -SEGV $$\n")
+  exe.chmod(0o755)
+  L.set_engine(str(exe))
+  yield exe
+  L.set_engine(None)
+
+
+def test_a_crashing_engine_is_an_error_not_a_cancel(crashing_engine):
+  with pytest.raises(L.LayoutError, match="crashed") as e: L.run_dot("digraph { a -> b }")
+  assert not isinstance(e.value, L.LayoutCancelled)

@@ -6,7 +6,11 @@ import comm
 import pytest
 from IPython.testing.globalipapp import get_ipython
 
+from tinygrad import Tensor
+
 import tgviz
+from tgviz import layout as L
+from tgviz.protocol import step_key, step_of
 from tgviz.widget import TraceWidget
 
 CELL = """from tinygrad import Tensor
@@ -49,7 +53,7 @@ def test_magic_runs_cell_like_ipython(ip, capsys, recording_comm):
   result = ip.run_cell("%%tgviz --no-widget\n" + CELL)
   assert result.success and result.result == plain.result == (1, 1, 2, 2)  # same value shown, as Out
   out = capsys.readouterr().out
-  assert out.startswith(plain_out.replace(f"Out[{plain.execution_count}]", "Out[{}]".format(result.execution_count)))
+  assert out.startswith(plain_out.replace(f"Out[{plain.execution_count}]", f"Out[{result.execution_count}]"))
   assert "(1, 1, 2, 2)" in out and ip.user_ns["_"] == (1, 1, 2, 2)  # last expression displayed
   assert ip.user_ns["result"].tolist() == [[[[8.0, 12.0], [20.0, 24.0]]]]  # variables left in the namespace
   trace = ip.user_ns["tgviz_trace"]
@@ -89,19 +93,19 @@ def test_help_documents_options(ip):
 def test_widget_sends_svg_and_code_for_selected_step(tutorial_trace, recording_comm):
   w = TraceWidget(tutorial_trace)
   w.wait()
-  g, s = w.selected
-  assert tutorial_trace.groups[g].steps[s].name == "View Base AST" and tutorial_trace.groups[g].kind == "kernel"
+  first = step_of(tutorial_trace, w.selected)
+  assert first.name == "View Base AST" and first.group.kind == "kernel"
   state = json.dumps({k: getattr(w, k) for k in ("tree", "selected", "match", "view", "summary")})
   assert len(state) < 200_000 and "<svg" not in state  # only small state is synced
   conv = next(gr for gr in tutorial_trace.groups if gr.name == "r_2_2_2_2")
   step = next(st for st in conv.steps if st.name == "devectorize2")
   w.comm.messages.clear()
-  w.selected = [conv.index, step.index]
+  w.selected = step_key(step)
   w.wait()
   msgs = w.comm.custom()
   assert msgs[0]["type"] == "busy"
   pic = next(m for m in msgs if m["type"] == "picture")
-  assert (pic["group"], pic["step"], pic["match"]) == (conv.index, step.index, -1)
+  assert (pic["step"], pic["match"]) == (step_key(step), None)
   assert ET.fromstring(pic["svg"]).find(".//{http://www.w3.org/2000/svg}g[@data-side='after']") is not None
   assert "__kernel" in pic["kernel"]["source"] and "r_2_2_2_2" in pic["kernel"]["html"]
   w.comm.messages.clear()
@@ -126,3 +130,18 @@ def test_widget_static_fallback(tutorial_trace, recording_comm):
   data, _ = TraceWidget(tutorial_trace)._repr_mimebundle_()
   assert "r_2_2_2_2" in data["text/plain"] and "<pre" in data["text/html"]
   assert "application/vnd.jupyter.widget-view+json" in data
+
+
+def test_widget_shows_an_error_when_the_engine_crashes(recording_comm, tmp_path):
+  exe = tmp_path / "crashing-dot"
+  exe.write_text("#!/bin/sh\nkill -SEGV $$\n")
+  exe.chmod(0o755)
+  with tgviz.capture() as trace: (Tensor.ones(7).contiguous() * 5).realize()
+  L.set_engine(str(exe))
+  try:
+    w = TraceWidget(trace)
+    w.wait()
+  finally: L.set_engine(None)
+  msgs = w.comm.custom()
+  assert msgs[0]["type"] == "busy" and msgs[-1]["type"] == "error", msgs  # not a spinner forever
+  assert "crashed" in msgs[-1]["message"]

@@ -17,6 +17,7 @@ def test_readme_starts_with_the_two_commands():
   assert "tgviz run examples/scripts/*.py --out tgviz-report" in (REPO / "scripts" / "report.sh").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (REPO / ".git").exists(), reason="needs the git checkout to clone")
 def test_clean_checkout_installs_and_writes_a_report(tmp_path):
   clone = tmp_path / "tgviz"

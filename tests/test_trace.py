@@ -1,13 +1,14 @@
 """The core: capture() traces the real tinygrad compiler into a faithful Trace."""
 import gc
+
 import pytest
+import workloads
 from tinygrad import Tensor
 from tinygrad.uop import ops
-from tinygrad.uop.ops import UOp, Ops, UPat, PatternMatcher, graph_rewrite, TrackedGraphRewrite, RewriteTrace
+from tinygrad.uop.ops import Ops, PatternMatcher, RewriteTrace, TrackedGraphRewrite, UOp, UPat, graph_rewrite
 from tinygrad.viz import serve
 
 import tgviz
-import workloads
 
 
 def test_tutorial_conv2d_kernel_with_opencl_source(tutorial_trace):
@@ -137,10 +138,9 @@ def _untracked():
 
 
 def test_exception_keeps_trace_and_propagates():
-  with pytest.raises(ZeroDivisionError):
-    with tgviz.capture() as trace:
-      (Tensor.arange(6).reshape(2, 3).float() * Tensor.ones(2, 3)).sum(1).realize()
-      1 / 0
+  with pytest.raises(ZeroDivisionError), tgviz.capture() as trace:
+    (Tensor.arange(6).reshape(2, 3).float() * Tensor.ones(2, 3)).sum(1).realize()
+    print(1 / 0)
   assert isinstance(trace.error, ZeroDivisionError) and "ZeroDivisionError" in trace.traceback
   assert trace.kernels and trace.kernels[0].source
   assert "stopped by ZeroDivisionError" in trace.summary()
@@ -148,18 +148,16 @@ def test_exception_keeps_trace_and_propagates():
 
 
 def test_keyboard_interrupt_restores_tinygrad():
-  with pytest.raises(KeyboardInterrupt):
-    with tgviz.capture() as trace:
-      (Tensor.ones(2) + 1).realize()
-      raise KeyboardInterrupt
+  with pytest.raises(KeyboardInterrupt), tgviz.capture() as trace:
+    (Tensor.ones(2) + 1).realize()
+    raise KeyboardInterrupt
   assert isinstance(trace.error, KeyboardInterrupt) and _untracked()
 
 
 def test_rewrite_error_is_shown():
   def boom(x): raise ValueError("pattern exploded <b>")
-  with pytest.raises(ValueError):
-    with tgviz.capture() as trace:
-      graph_rewrite(UOp.const(1.0, Tensor.ones(1).dtype) + 2.0, PatternMatcher([(UPat(Ops.ADD, name="x"), boom)]), name="bad rewrite")
+  with pytest.raises(ValueError), tgviz.capture() as trace:
+    graph_rewrite(UOp.const(1.0, Tensor.ones(1).dtype) + 2.0, PatternMatcher([(UPat(Ops.ADD, name="x"), boom)]), name="bad rewrite")
   step = trace.find("bad rewrite")
   assert step.matches[-1].is_error
   assert "pattern exploded <b>" in step.error

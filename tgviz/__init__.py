@@ -9,16 +9,26 @@ In Jupyter: ``%load_ext tgviz`` then a ``%%tgviz`` cell. In Python::
     trace.export_svg("svgs", kernel="r_*")
     trace.to_html("report/index.html")
 """
-from tgviz.trace import Trace, Group, Step, Match, Kernel, Diff, capture
+from tgviz import _tinygrad
+from tgviz.api import Step, Trace, capture
+from tgviz.model import Diff, Group, Kernel, Match
 
-__all__ = ["Trace", "Group", "Step", "Match", "Kernel", "Diff", "capture", "load_ipython_extension",
-           "unload_ipython_extension"]
+__all__ = [
+  "Diff",
+  "Group",
+  "Kernel",
+  "Match",
+  "Step",
+  "Trace",
+  "capture",
+  "load_ipython_extension",
+  "unload_ipython_extension",
+]
 __version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython) -> None:
   """%load_ext tgviz: registers the %%tgviz cell magic (tinygrad may be imported before or after)."""
-  from tgviz import _tinygrad
   from tgviz.magic import TgvizMagics
   if (msg := _tinygrad.clang_missing()): print(f"tgviz: {msg}")
   ipython.register_magics(TgvizMagics)
@@ -26,7 +36,6 @@ def load_ipython_extension(ipython) -> None:
 
 def unload_ipython_extension(ipython) -> None:
   """%unload_ext tgviz: removes the magic and restores the device settings tgviz chose."""
-  from tgviz import _tinygrad
   ipython.magics_manager.magics["cell"].pop("tgviz", None)
   ipython.magics_manager.registry.pop("TgvizMagics", None)
   _tinygrad.restore_environment()

@@ -16,8 +16,9 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 SUPPORTED_TINYGRAD = "0.14.0"
 
@@ -42,7 +43,8 @@ _ENV_BEFORE = {k: os.environ.get(k) for k in ("OPENCL_PATH", "DEV")}
 def _setup_default_device() -> None:
   """Make tinygrad's CL device run on PoCL from pip: point OPENCL_PATH at pyopencl's bundled ICD loader and
   load pyopencl first (without that early import the ICD loader segfaults). DEV defaults to CL."""
-  try: import pyopencl  # noqa: F401  (must be imported before tinygrad opens the CL device)
+  try:
+    import pyopencl  # before tinygrad opens the CL device
   except ImportError: return
   if "OPENCL_PATH" not in os.environ:
     libs = sorted(glob.glob(os.path.join(os.path.dirname(pyopencl.__file__), ".libs", "libOpenCL*.so*")))
@@ -53,11 +55,12 @@ def _setup_default_device() -> None:
 _check_version()
 _setup_default_device()
 
-from tinygrad.helpers import Context, DEV, TracingKey, ansistrip, printable  # noqa: E402
-from tinygrad.uop import ops  # noqa: E402
-from tinygrad.uop.ops import UOp, Ops, GroupOp, UOpMetaClass, RewriteContext, TrackedPatternMatcher  # noqa: E402
 from tinygrad.dtype import dtypes  # noqa: E402
+from tinygrad.helpers import DEV, Context, TracingKey, ansistrip, printable  # noqa: E402
 from tinygrad.renderer import Renderer  # noqa: E402
+from tinygrad.uop import ops  # noqa: E402
+from tinygrad.uop.ops import GroupOp, Ops, RewriteContext, TrackedPatternMatcher, UOp, UOpMetaClass  # noqa: E402
+
 from tgviz.graph import Graph, Node  # noqa: E402
 
 if not DEV.device and os.environ.get("DEV"): DEV.value = os.environ["DEV"]  # tinygrad was imported before tgviz
@@ -144,6 +147,15 @@ class Recording:
     u0, u1, _, _ = step.matches[k]
     return self.uop(u0), self.uop(u1)
 
+  def program(self, group: GroupRecord) -> Program | None:
+    """The program a kernel group rendered (the last PROGRAM its linearize/render step produced), if it got that far."""
+    found = None
+    for step in group.steps:
+      if step.name != _RENDER_STEP: continue
+      for k in range(len(step.matches)):
+        if (prg := _program_of(self.match_uops(step, k)[1])) is not None: found = prg
+    return found
+
   def replay(self, step: StepRecord) -> Iterator[UOp]:
     """The graph after each match of step, in order: the algorithm of tinygrad.viz.serve.get_full_rewrite."""
     next_sink, replaces = self.before(step), {}
@@ -171,8 +183,9 @@ class _SourceOnlyCompilers:
   its source; compiling becomes a no-op, since the NULL device never runs the binary."""
 
   def __enter__(self) -> None:
+    import tinygrad.runtime.support.compiler_amd
+    import tinygrad.runtime.support.compiler_cuda  # noqa: F401
     from tinygrad.device import Compiler
-    import tinygrad.runtime.support.compiler_cuda, tinygrad.runtime.support.compiler_amd  # noqa: F401,E401
     self.saved = {c: c.__dict__["__init__"] for c in _all_subclasses(Compiler) if "__init__" in c.__dict__}
     for cls, init in self.saved.items(): cls.__init__ = self._tolerant(init, Compiler)
 
@@ -202,8 +215,8 @@ def _clear_caches() -> None:
       if not isinstance(obj, functools._lru_cache_wrapper) or obj.__module__ != name: continue
       code = getattr(obj.__wrapped__, "__code__", None)
       if code is not None and _REWRITING & set(code.co_names): obj.cache_clear()
-  from tinygrad.schedule import schedule_cache
   from tinygrad.codegen import to_program_cache
+  from tinygrad.schedule import schedule_cache
   schedule_cache.clear()
   to_program_cache.clear()
 
@@ -248,7 +261,7 @@ class Tracker:
     ops.PatternMatcher.rewrite = TrackedPatternMatcher.rewrite
     RewriteContext.unified_rewrite = self._recording(RewriteContext.unified_rewrite)
     RewriteContext.walk_rewrite = self._recording(RewriteContext.walk_rewrite)
-    ctx = dict(TRACK_MATCH_STATS=2, VIZ=-1, PARALLEL=0)
+    ctx: dict[str, Any] = {"TRACK_MATCH_STATS": 2, "VIZ": -1, "PARALLEL": 0}
     if self.device is not None: ctx["DEV"] = self.device
     self._context = Context(**ctx)
     self._context.__enter__()
@@ -285,7 +298,7 @@ class Tracker:
 
   def _groups(self, keys: list[TracingKey], ctxs: list[list]) -> list[GroupRecord]:
     groups = []
-    for key, steps in zip(keys, ctxs):
+    for key, steps in zip(keys, ctxs, strict=True):
       if not steps and key.display_name == "capture": continue
       recs = []
       for s in steps:
@@ -312,11 +325,43 @@ def error_text(u: UOp) -> str:
   return str(u.arg)
 
 
-def program_source(u: UOp) -> tuple[str, Any] | None:
-  """(source text, ProgramInfo) of a PROGRAM UOp that has been rendered, else None."""
+# step names tinygrad gives its "View ..." snapshots (graphs shown, not rewritten), the most telling first
+SNAPSHOT_PREFIX = "View "
+LANDMARKS = ("View Base AST", "View Program", "View Output AST", "View Kernel Graph")
+_RENDER_STEP = "linearize/render"           # the step whose matches produce the rendered PROGRAM
+
+
+def is_snapshot(step_name: str) -> bool:
+  return step_name.startswith(SNAPSHOT_PREFIX)
+
+
+# renderer class name -> pygments lexer of the code it writes
+_LEXERS = {"OpenCLRenderer": "c", "IntelRenderer": "c", "ClangRenderer": "c", "ClangJITRenderer": "c", "CUDARenderer": "cuda",
+           "HIPRenderer": "cpp", "MetalRenderer": "cpp", "WGSLRenderer": "wgsl", "LLVMRenderer": "llvm",
+           "CPULLVMRenderer": "llvm", "AMDLLVMRenderer": "llvm", "QCOMRenderer": "c", "NullRenderer": "c"}
+
+
+def lexer_name(renderer: str) -> str:
+  """The pygments lexer for the code a renderer (by class name) writes."""
+  return _LEXERS.get(renderer, "c")
+
+
+@dataclass(frozen=True)
+class Program:
+  """What a kernel's renderer produced: the function name, its source and launch dimensions."""
+  name: str
+  source: str
+  global_size: tuple[int, ...]
+  local_size: tuple[int, ...] | None
+
+
+def _program_of(u: UOp) -> Program | None:
   if u.op is not Ops.PROGRAM: return None
   src = next((s for s in u.src if s.op is Ops.SOURCE), None)
-  return (src.arg, u.arg) if src is not None else None
+  if src is None: return None
+  info = u.arg
+  return Program(info.function_name, src.arg, tuple(info.global_size),
+                 tuple(info.local_size) if info.local_size is not None else None)
 
 
 _FAMILY = {Ops.LOAD: "load", Ops.INDEX: "load", Ops.STAGE: "load", Ops.STORE: "store", Ops.REDUCE: "reduce",
@@ -324,7 +369,7 @@ _FAMILY = {Ops.LOAD: "load", Ops.INDEX: "load", Ops.STAGE: "load", Ops.STORE: "s
            Ops.ENDIF: "range", Ops.BUFFER: "buffer", Ops.PARAM: "buffer", Ops.GETADDR: "buffer", Ops.CALL: "kernel",
            Ops.FUNCTION: "kernel", Ops.PROGRAM: "kernel", Ops.LINEAR: "kernel", Ops.SOURCE: "kernel", Ops.BINARY: "kernel",
            Ops.CUSTOM_FUNCTION: "kernel", Ops.CONST: "const", Ops.REWRITE_ERROR: "error",
-           **{op: "movement" for op in GroupOp.Movement}, **{op: "alu" for op in GroupOp.ALU}}
+           **dict.fromkeys(GroupOp.Movement, "movement"), **dict.fromkeys(GroupOp.ALU, "alu")}
 _LINE, _ARG_LINES = 60, 4
 
 

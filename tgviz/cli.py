@@ -11,7 +11,8 @@ import traceback
 from pathlib import Path
 
 from tgviz import layout as L
-from tgviz.export import DEFAULT_MATCH_PICTURES
+from tgviz.api import Trace, capture
+from tgviz.report import DEFAULT_MATCH_PICTURES
 
 
 def _progress(label: str):
@@ -27,7 +28,6 @@ def _progress(label: str):
 
 def run(script: Path, out: Path, device: str | None, max_nodes: int, matches: int, args: list[str]) -> int:
   """Run script under capture, write out/index.html and out/svg/; returns the exit status."""
-  from tgviz.trace import capture
   if not script.is_file():
     print(f"tgviz: no such script: {script}", file=sys.stderr)
     return 2
@@ -35,6 +35,7 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, matches: in
   st = time.perf_counter()
   status, saved_argv = 0, sys.argv
   sys.argv = [str(script), *args]
+  trace: Trace | None = None
   try:
     with capture(device=device) as trace:
       runpy.run_path(str(script), run_name="__main__")
@@ -42,10 +43,13 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, matches: in
     status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
   except BaseException:
     traceback.print_exc()
-    print(f"tgviz: {script} failed; writing the report of what was traced up to the failure", file=sys.stderr)
     status = 1
+    if trace is not None: print(f"tgviz: {script} failed; writing the report of what was traced up to the failure", file=sys.stderr)
   finally:
     sys.argv = saved_argv
+  if trace is None:  # the capture itself could not start: there is nothing to report
+    print(f"tgviz: could not trace {script}: see the error above", file=sys.stderr)
+    return 1
   print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary()}")
   svgs = trace.export_svg(out / "svg", max_nodes=max_nodes)
   print(f"  wrote {len(svgs)} SVG files")
@@ -57,10 +61,9 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, matches: in
 
 def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, matches: int) -> int:
   """Run several scripts, each into out/<script name>/, and write out/index.html linking their reports."""
-  from tgviz.layout import text
   results = [(s, run(s, out / s.stem, device, max_nodes, matches, [])) for s in scripts]
-  items = "".join(f'<li><a href="{text(s.stem)}/index.html">{text(s.name)}</a>{"" if rc == 0 else " (failed)"}'
-                  f' · <a href="{text(s.stem)}/svg/">SVGs</a></li>' for s, rc in results)
+  items = "".join(f'<li><a href="{L.text(s.stem)}/index.html">{L.text(s.name)}</a>{"" if rc == 0 else " (failed)"}'
+                  f' · <a href="{L.text(s.stem)}/svg/">SVGs</a></li>' for s, rc in results)
   (out / "index.html").write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>tgviz reports</title></head>"
                                   f"<body><h1>tgviz reports</h1><ul>{items}</ul></body></html>", encoding="utf-8")
   print(f"tgviz: all reports: {(out / 'index.html').resolve()}")

@@ -61,11 +61,12 @@ def engine() -> list[str]:
 
 
 _running: dict[int, subprocess.Popen] = {}  # thread id -> the engine process it waits on
+_cancelled: set[int] = set()                 # pids of engine processes killed by cancel()
 
 
 def run_dot(dot: str, fmt: str = "plain", timeout: float | None = DEFAULT_TIMEOUT) -> str:
-  """Run the layout engine on DOT text in a child process; raises TimeoutError past timeout (the process is killed)
-  and LayoutCancelled when another thread cancels it."""
+  """Run the layout engine on DOT text in a child process; raises TimeoutError past timeout (the process is killed),
+  LayoutCancelled when another thread cancelled it, and LayoutError when the engine fails or crashes."""
   me = threading.get_ident()
   with subprocess.Popen([*engine(), f"-T{fmt}"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                         text=True) as proc:
@@ -75,14 +76,21 @@ def run_dot(dot: str, fmt: str = "plain", timeout: float | None = DEFAULT_TIMEOU
       proc.kill()
       raise TimeoutError(f"layout took longer than {timeout:.0f} s") from None
     finally: _running.pop(me, None)
-  if proc.returncode < 0: raise LayoutCancelled("layout cancelled")
+  if proc.pid in _cancelled:
+    _cancelled.discard(proc.pid)
+    raise LayoutCancelled("layout cancelled")
+  if proc.returncode < 0:
+    raise LayoutError(f"the graph layout engine {engine()[0]} crashed (signal {-proc.returncode}). {err.strip()[:300]} "
+                      "Try a smaller view, or another engine (TGVIZ_ENGINE=dot with Debian's graphviz).")
   if proc.returncode != 0: raise LayoutError(f"graph layout failed: {err.strip()[:500]}")
   return out
 
 
 def cancel(thread_id: int) -> None:
   """Stop the layout that thread is waiting on, if any (it raises LayoutCancelled there)."""
-  if (proc := _running.get(thread_id)) is not None: proc.kill()
+  if (proc := _running.get(thread_id)) is not None:
+    _cancelled.add(proc.pid)
+    proc.kill()
 
 
 # *** what one picture shows ***
@@ -110,7 +118,7 @@ def make_scene(before: Graph, after: Graph, added: set[str], removed: set[str], 
   to_layout = {a: b for b, a in changed.items()}
   nodes = dict(before.nodes)
   nodes.update({to_layout.get(k, k): n for k, n in after.nodes.items() if to_layout.get(k, k) not in nodes})
-  marks = {k: "removed" for k in removed} | {k: "added" for k in added} | {k: "changed" for k in changed}
+  marks = dict.fromkeys(removed, "removed") | dict.fromkeys(added, "added") | dict.fromkeys(changed, "changed")
   return Scene(nodes=nodes, after_label={b: after.nodes[a] for b, a in changed.items() if a in after.nodes},
                edges_before=set(before.edges),
                edges_after={(to_layout.get(s, s), to_layout.get(d, d)) for s, d in after.edges},
@@ -125,7 +133,7 @@ def focus(scene: Scene, max_nodes: int, hops: int = FOCUS_HOPS, force: bool = Fa
   if len(scene.nodes) <= max_nodes and not force: return scene
   edges = scene.edges_before | scene.edges_after
   nbrs: dict[str, set[str]] = {k: set() for k in scene.nodes}
-  for s, d in edges: nbrs[s].add(d); nbrs[d].add(s)  # noqa: E702
+  for s, d in edges: nbrs[s].add(d); nbrs[d].add(s)
   seeds = [k for k in scene.nodes if k in scene.marks] or [next(reversed(scene.nodes))]
   keep: dict[str, None] = {}
   todo = deque((s, 0) for s in seeds)
@@ -239,7 +247,7 @@ def attr(s: str) -> str:
 
 
 STYLE = "".join(
-  [".tgviz-graph{font-family:Courier,'Courier New',monospace;font-size:%dpx}" % FONT_SIZE,
+  [f".tgviz-graph{{font-family:Courier,'Courier New',monospace;font-size:{FONT_SIZE}px}}",
    ".tgviz-graph .node rect{stroke:#333;stroke-width:1}",
    ".tgviz-graph .edge{fill:none;stroke:#666;stroke-width:1}",
    ".tgviz-graph .hidden-count rect{fill:#f4f4f4;stroke:#999;stroke-dasharray:3 2}",

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import ast
+
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
 from tgviz import layout as L
+from tgviz.api import Trace, capture
+from tgviz.widget import DEFAULT_EXPORT_DIR, TraceWidget
 
 
 @magics_class
@@ -29,10 +32,10 @@ class TgvizMagics(Magics):
     The cell runs as it would without the magic (same output, same variables, last expression displayed); the Trace
     is stored in a variable (-o). An exception still shows the widget with everything traced up to it, then the
     traceback."""
-    from tgviz.trace import capture
     args = parse_argstring(self.tgviz, line)
     shell = self.shell
-    trace = None
+    assert shell is not None, "the magic runs in an IPython shell"
+    trace: Trace | None = None
     try:
       with capture(device=args.device) as trace: self._run(cell)
     except BaseException:  # capture() kept it in trace.error; raised again after the widget, as IPython shows it
@@ -43,7 +46,6 @@ class TgvizMagics(Magics):
       print(f"tgviz: wrote {len(paths)} SVG files to {args.export}")
     if args.no_widget: print(trace.summary())
     else:
-      from tgviz.widget import DEFAULT_EXPORT_DIR, TraceWidget
       display(TraceWidget(trace, kernel=args.kernel, max_nodes=args.max_nodes,
                           export_dir=args.export or DEFAULT_EXPORT_DIR))
     if trace.error is not None: raise trace.error
@@ -52,6 +54,7 @@ class TgvizMagics(Magics):
     """Execute like IPython: its input transforms, the user namespace, the last expression shown through the
     displayhook (Out[n], _)."""
     shell = self.shell
+    assert shell is not None, "the magic runs in an IPython shell"
     code = shell.transform_cell(cell)
     filename = shell.compile.cache(code, shell.execution_count)
     tree = ast.parse(code, filename)

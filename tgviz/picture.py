@@ -1,17 +1,18 @@
-"""Pictures of steps: the before/after SVG of a step or of one match, focused, time-bounded and cached."""
+"""Pictures of steps: the before/after SVG of a step or of one match, focused, time-bounded, in a bounded cache."""
 from __future__ import annotations
 
 import re
+import threading
 import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
 
 from tgviz import _tinygrad as tg
 from tgviz import layout as L
-
-if TYPE_CHECKING:
-  from tgviz.trace import Step
+from tgviz.model import Step, diff_graphs
 
 SIDES = {"before": ("before",), "after": ("after",), "both": ("before", "after")}
 VIEWS = ("auto", "focus", "full")
@@ -32,28 +33,42 @@ class Picture:
     return self.shown < self.total
 
 
-def graphs_of(step: Step, match: int | None) -> tuple[object, object]:
-  """The UOp graphs a view compares: the whole step, or the graph before and after match number `match` (0-based)."""
-  if match is None: return step.before(), step.after()
-  if not 0 <= match < len(step.matches): raise IndexError(f"step {step.name!r} has {len(step.matches)} matches; match={match}")
-  return step.at(match), step.at(match + 1)
+class _Cache:
+  """Pictures already drawn, least recently used dropped past a count and a size. Keyed by a weak reference to the
+  step, so a cached picture never keeps a trace alive."""
+
+  def __init__(self, max_items: int, max_chars: int):
+    self.max_items, self.max_chars, self.chars = max_items, max_chars, 0
+    self._items: OrderedDict[tuple, Picture] = OrderedDict()
+    self._lock = threading.Lock()  # the widget draws in a worker thread
+
+  def get(self, key: tuple) -> Picture | None:
+    with self._lock:
+      if (hit := self._items.get(key)) is not None: self._items.move_to_end(key)
+      return hit
+
+  def put(self, key: tuple, pic: Picture) -> None:
+    with self._lock:
+      if (old := self._items.pop(key, None)) is not None: self.chars -= len(old.svg)
+      self._items[key] = pic
+      self.chars += len(pic.svg)
+      while self._items and (len(self._items) > self.max_items or self.chars > self.max_chars):
+        self.chars -= len(self._items.popitem(last=False)[1].svg)
+
+  def clear(self) -> None:
+    with self._lock: self._items.clear(); self.chars = 0
+
+
+CACHE = _Cache(max_items=512, max_chars=64 * 2**20)
 
 
 def scene_of(step: Step, match: int | None) -> L.Scene:
-  from tgviz.trace import diff_graphs
-  before, after = graphs_of(step, match)
+  """The union of the graphs before and after the step (or one match), with the changes marked."""
+  before, after = step.graphs(match)
   d = diff_graphs(before, after)
   key = tg.node_key
   return L.make_scene(tg.to_graph(before), tg.to_graph(after), added={key(u) for u in d.added},
                       removed={key(u) for u in d.removed}, changed={key(b): key(a) for b, a in d.changed})
-
-
-def _title(step: Step, match: int | None) -> str:
-  title = f"{step.group.name} / {step.name}"
-  if match is not None:
-    m = step.matches[match]
-    title += f"  match {match + 1}/{len(step.matches)}: {m.source}  ({Path(m.loc[0]).name}:{m.loc[1]})"
-  return title
 
 
 def picture(step: Step, side: str = "both", match: int | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
@@ -61,8 +76,8 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
   """Render a step (or one of its matches); see :meth:`tgviz.Step.svg`. Cached per step."""
   if side not in SIDES: raise ValueError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
   if view not in VIEWS: raise ValueError(f"view must be one of {', '.join(VIEWS)}, not {view!r}")
-  key = (side, match, max_nodes, view)
-  if (hit := step._pictures.get(key)) is not None: return hit
+  key = (weakref.ref(step), side, match, max_nodes, view)
+  if (hit := CACHE.get(key)) is not None: return hit
   st = time.perf_counter()
   full = L.cap_fan_in(scene_of(step, match))
   total = len(full.nodes)
@@ -80,9 +95,9 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
     why = message or ("focused view" if view == "focus" else f"{total} nodes is over the budget of {max_nodes}")
     message = (f"Partial view: {len(scene.nodes)} of {total} nodes, around what changed ({why}). "
                "Full graph: the widget's 'full graph' button, or step.svg(view='full', timeout=None).")
-  svg = L.scene_svg(scene, lay, SIDES[side], _title(step, match), message)
+  svg = L.scene_svg(scene, lay, SIDES[side], step.title(match), message)
   pic = Picture(svg, len(scene.nodes), total, message, time.perf_counter() - st)
-  step._pictures[key] = pic
+  CACHE.put(key, pic)
   return pic
 
 
@@ -94,7 +109,7 @@ def safe_name(s: str, limit: int = 60) -> str:
   return _UNSAFE.sub("_", s).strip("._")[:limit] or "x"
 
 
-def export(steps: Iterable[Step], directory: str | Path, side: str = "both", max_nodes: int = L.DEFAULT_MAX_NODES,
+def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "both", max_nodes: int = L.DEFAULT_MAX_NODES,
            view: str = "auto", match: int | None = None) -> list[Path]:
   """Write one standalone SVG per step (or of one match of each) into directory; returns the paths."""
   out = Path(directory)

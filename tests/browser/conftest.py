@@ -1,6 +1,5 @@
 """Fixtures for the browser tests: one JupyterLab server and one Chromium per session."""
 import pytest
-
 from harness import chromium, jupyterlab
 
 

@@ -55,7 +55,7 @@ def jupyterlab(root: Path):
       urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
       break
     except OSError:
-      if proc.poll() is not None: raise RuntimeError(proc.stdout.read().decode())
+      if proc.poll() is not None: raise RuntimeError(proc.stdout.read().decode()) from None
       time.sleep(0.5)
   else: raise RuntimeError("JupyterLab did not start in 90 s")
   try: yield url, token, root

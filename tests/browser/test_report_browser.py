@@ -5,7 +5,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from harness import ARTIFACTS
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scripts" / "tutorial_conv2d.py"

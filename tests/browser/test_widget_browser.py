@@ -2,7 +2,6 @@
 import re
 
 import pytest
-
 from harness import ARTIFACTS, notebook, run_all
 
 TUTORIAL = """%%tgviz
@@ -43,12 +42,12 @@ def test_widget_in_jupyterlab(lab, page):
   widget.screenshot(path=str(shot))
   print(f"\nwidget screenshot: {shot}")
   # keys: down moves to the next step, right to the next match
-  first = page.locator(".tgviz-step.selected").get_attribute("data-step")
+  first = page.locator(".tgviz-step.selected").get_attribute("data-key")
   page.locator(".tgviz-title").click()
   page.keyboard.press("ArrowDown")
-  page.wait_for_function(f"document.querySelector('.tgviz-step.selected').dataset.step !== '{first}'", timeout=10_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-step.selected').dataset.key !== '{first}'", timeout=10_000)
   page.wait_for_function("document.querySelector('.tgviz-stage').dataset.step === "
-                         "document.querySelector('.tgviz-step.selected').dataset.step", timeout=30_000)
+                         "document.querySelector('.tgviz-step.selected').dataset.key", timeout=30_000)
   # a step with matches, then step through one match
   page.locator(".tgviz-step:not(.empty)", has_text="devectorize2").first.click()
   page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=30_000)

@@ -1,23 +1,18 @@
 """tgviz's model of what tinygrad's compiler did: Trace -> groups -> steps -> matches, and kernels.
 
-A Trace is filled by :func:`capture`. Reading it needs no knowledge of tinygrad's internals; the
-graphs it hands out (``Step.before()`` etc.) are tinygrad ``UOp`` objects, the very ones tinygrad
-computed.
+Built from what :mod:`tgviz._tinygrad` recorded; reading it needs no knowledge of tinygrad's internals. The graphs it
+hands out (``Step.before()`` etc.) are tinygrad ``UOp`` objects, the very ones tinygrad computed. Pictures, reports and
+the capture itself build on this module (see :mod:`tgviz.api` for the public classes); it imports none of them.
 """
 from __future__ import annotations
 
-import contextlib
 import fnmatch
-import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, ClassVar
 
 from tgviz import _tinygrad as tg
-from tgviz.layout import DEFAULT_MAX_NODES, DEFAULT_TIMEOUT
-from tgviz.picture import export, picture
-
-SNAPSHOT_PREFIX = "View "
 
 
 @dataclass(eq=False)
@@ -63,7 +58,7 @@ def diff_graphs(before: Any, after: Any) -> Diff:
     if b is a or b in a_set or a in b_set or b in changed: continue  # unchanged, or not a new node
     changed[b] = a
     bs, as_ = tg.sources(b), tg.sources(a)
-    if len(bs) == len(as_): todo.extend(zip(bs, as_))
+    if len(bs) == len(as_): todo.extend(zip(bs, as_, strict=True))
   new = set(changed.values())
   return Diff(added=tuple(u for u in a_nodes if u not in b_set and u not in new),
               removed=tuple(u for u in b_nodes if u not in a_set and u not in changed),
@@ -82,16 +77,28 @@ class Step:
   _rec: Any = field(default=None, repr=False)
   _raw: Any = field(default=None, repr=False)
   _replay: tuple[list, Iterator] | None = field(default=None, repr=False)
-  _pictures: dict = field(default_factory=dict, repr=False)
 
   @property
   def is_snapshot(self) -> bool:
     """tinygrad's 'View ...' landmarks (View Base AST, View Program, ...): a graph shown, not rewritten."""
-    return self.name.startswith(SNAPSHOT_PREFIX)
+    return tg.is_snapshot(self.name)
 
   @property
   def path(self) -> str:
+    """'group / step', as the tree shows it."""
     return f"{self.group.name} / {self.name}"
+
+  def title(self, match: int | None = None) -> str:
+    """The heading of a picture of this step, or of its match number `match` (0-based): path, pattern and where."""
+    if match is None: return self.path
+    m = self.matches[match]
+    return f"{self.path}  match {match + 1}/{len(self.matches)}: {m.source}  ({Path(m.loc[0]).name}:{m.loc[1]})"
+
+  def graphs(self, match: int | None = None) -> tuple[Any, Any]:
+    """The (before, after) UOp graphs of the whole step, or of its match number `match` (0-based)."""
+    if match is None: return self.before(), self.after()
+    if not 0 <= match < len(self.matches): raise IndexError(f"step {self.name!r} has {len(self.matches)} matches; match={match}")
+    return self.at(match), self.at(match + 1)
 
   def before(self) -> Any:
     """The UOp graph this step started from."""
@@ -118,14 +125,6 @@ class Step:
   def diff(self) -> Diff:
     """What the step added, removed and changed."""
     return diff_graphs(self.before(), self.after())
-
-  def svg(self, side: str = "both", match: int | None = None, max_nodes: int = DEFAULT_MAX_NODES, view: str = "auto",
-          timeout: float | None = DEFAULT_TIMEOUT) -> str:
-    """This step's graph as a standalone SVG: side "before", "after" or "both" (side by side, one layout, with what was
-    added, removed and changed marked). match=k shows the graph before and after the k-th (0-based) match instead.
-    view "auto" focuses on what changed above max_nodes nodes, "focus" always does, "full" never does; a layout
-    running past timeout seconds falls back to a smaller focused view, and the picture says it is partial."""
-    return picture(self, side, match, max_nodes, view, timeout).svg
 
   @property
   def error(self) -> str | None:
@@ -172,7 +171,9 @@ class Group:
 
 
 class Trace:
-  """Everything tinygrad's compiler did inside one :func:`capture` block."""
+  """Everything tinygrad's compiler did inside one capture block."""
+
+  step_type: ClassVar[type[Step]] = Step   # the class of the steps fill() makes (tgviz.api's adds pictures)
 
   def __init__(self, device: str):
     self.device = device
@@ -181,27 +182,21 @@ class Trace:
     self.error: BaseException | None = None
     self.traceback: str | None = None
 
-  def _fill(self, rec: tg.Recording) -> None:
+  def fill(self, rec: tg.Recording) -> None:
+    """Take over what a capture recorded."""
     for gi, graw in enumerate(rec.groups):
       group = Group(gi, graw.name, graw.kind, stack=graw.stack)
       for si, sraw in enumerate(graw.steps):
-        step = Step(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw)
+        step = self.step_type(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw)
         step.matches = [Match(step, k, loc, t) for k, (_, _, loc, t) in enumerate(sraw.matches)]
         group.steps.append(step)
       self.groups.append(group)
-      if graw.kind == "kernel": self._add_kernel(group, graw)
+      if graw.kind == "kernel": self._add_kernel(group, graw, rec.program(graw))
 
-  def _add_kernel(self, group: Group, graw: tg.GroupRecord) -> None:
-    found = None
-    for step in group.steps:
-      if step.name != "linearize/render": continue
-      for m in step.matches:
-        if (prg := tg.program_source(m.uops()[1])) is not None: found = prg
-    source, info = found if found is not None else ("", None)
-    group.kernel = Kernel(name=info.function_name if info is not None else group.name, source=source, device=graw.device,
-                          renderer=graw.renderer, global_size=tuple(info.global_size) if info is not None else (),
-                          local_size=tuple(info.local_size) if info is not None and info.local_size is not None else None,
-                          group=group)
+  def _add_kernel(self, group: Group, graw: tg.GroupRecord, prg: tg.Program | None) -> None:
+    group.kernel = Kernel(name=prg.name if prg else group.name, source=prg.source if prg else "", device=graw.device,
+                          renderer=graw.renderer, global_size=prg.global_size if prg else (),
+                          local_size=prg.local_size if prg else None, group=group)
     self.kernels.append(group.kernel)
 
   @property
@@ -224,18 +219,6 @@ class Trace:
             if (kernel is None or (g.kernel is not None and fnmatch.fnmatch(g.kernel.name, kernel)))
             and (step is None or step.lower() in s.name.lower())]
 
-  def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "both",
-                 max_nodes: int = DEFAULT_MAX_NODES, view: str = "auto") -> list[Path]:
-    """Write one standalone SVG per selected step (see :meth:`select`) into directory; returns the paths. File names
-    say which group and step they show and are safe on every OS."""
-    return export(self.select(kernel, step), directory, side, max_nodes, view)
-
-  def to_html(self, path: str | Path, title: str = "tgviz trace", **kwargs: Any) -> Path:
-    """Write a self-contained HTML file (no server, kernel or network) to browse this trace: the tree, every step's
-    graphs, per-match pictures of small steps, and the kernels' code. See :func:`tgviz.export.to_html`."""
-    from tgviz.export import to_html
-    return to_html(self, path, title, **kwargs)
-
   def summary(self) -> str:
     """A plain-text summary: kernels, groups, steps, matches."""
     n_steps = sum(len(g.steps) for g in self.groups)
@@ -251,28 +234,3 @@ class Trace:
   def __repr__(self) -> str:
     return f"<Trace {len(self.kernels)} kernels [{', '.join(k.name for k in self.kernels)}], {len(self.groups)} groups, " \
            f"{sum(len(g.steps) for g in self.groups)} steps{', error' if self.error is not None else ''}>"
-
-
-@contextlib.contextmanager
-def capture(device: str | None = None) -> Iterator[Trace]:
-  """Run a block with tinygrad's compiler traced; the Trace is filled when the block ends.
-
-  >>> with capture() as trace:
-  ...   (Tensor.ones(4) + 1).realize()
-  >>> trace.kernels[0].source
-
-  device: any tinygrad device (``"CL"``, ``"CPU"``, ``"NULL:CUDA:sm_90"`` to see another target's code without its
-  hardware). Default: ``DEV`` if set, else OpenCL on PoCL. An exception in the block is kept in ``trace.error``
-  (with the trace up to the failure) and propagates.
-  """
-  trace = Trace(device or tg.default_device())
-  tracker = tg.Tracker(device)
-  try:
-    with tracker:
-      yield trace
-  except BaseException as e:
-    if isinstance(e, FileNotFoundError) and "clang" in str(e) and (msg := tg.clang_missing()): e.add_note(msg)
-    trace.error, trace.traceback = e, "".join(traceback.format_exception(e))
-    raise
-  finally:
-    if tracker.recording is not None: trace._fill(tracker.recording)

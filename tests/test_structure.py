@@ -1,0 +1,85 @@
+"""The shape of the code: imports form a DAG (lazy imports included), and only _tinygrad.py knows tinygrad."""
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parent.parent / "tgviz"
+MODULES = {p.stem: p for p in PKG.glob("*.py")}
+# names of tinygrad's internals that only the bridge may spell out
+TINYGRAD_NAMES = ("linearize/render", "View Base AST", "View Program", "OpenCLRenderer", "ProgramInfo", "function_name",
+                  "REWRITE_ERROR", "uop_fields", "tracked_ctxs")
+
+
+def _type_checking_block(node: ast.AST) -> bool:
+  return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def imports(path: Path) -> set[str]:
+  """Every module a file imports, at top level or inside functions, except under `if TYPE_CHECKING:`."""
+  out: set[str] = set()
+  def visit(node: ast.AST) -> None:
+    if _type_checking_block(node): return
+    if isinstance(node, ast.Import): out.update(a.name for a in node.names)
+    elif isinstance(node, ast.ImportFrom) and node.module:
+      out.add(node.module)
+      out.update(f"{node.module}.{a.name}" for a in node.names)  # `from tgviz import model` imports tgviz.model
+    for child in ast.iter_child_nodes(node): visit(child)
+  visit(ast.parse(path.read_text()))
+  return out
+
+
+def code_words(path: Path) -> set[str]:
+  """The strings, names and attributes a module's code uses (docstrings and comments are prose, not code)."""
+  tree = ast.parse(path.read_text())
+  docs = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef))
+          and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+  words = set()
+  for n in ast.walk(tree):
+    if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs: words.add(n.value)
+    elif isinstance(n, ast.Name): words.add(n.id)
+    elif isinstance(n, ast.Attribute): words.add(n.attr)
+  return words
+
+
+def graph() -> dict[str, set[str]]:
+  """tgviz module -> the tgviz modules it imports (the package itself, tgviz/__init__, is the top)."""
+  out = {}
+  for name, path in MODULES.items():
+    deps = {i.split(".")[1] for i in imports(path) if i.startswith("tgviz.") and i.split(".")[1] in MODULES}
+    out[name] = deps - {name}
+  return out
+
+
+def test_imports_form_a_dag():
+  g = graph()
+  order: list[str] = []
+  state: dict[str, str] = {}
+  def visit(n: str, path: list[str]) -> None:
+    if state.get(n) == "done": return
+    assert state.get(n) != "open", f"import cycle: {' -> '.join([*path, n])}"
+    state[n] = "open"
+    for d in sorted(g[n]): visit(d, [*path, n])
+    state[n] = "done"
+    order.append(n)
+  for n in sorted(g): visit(n, [])
+  assert "__init__" not in {d for deps in g.values() for d in deps}, "nothing imports the package back"
+  # the layers, bottom up
+  pos = {n: i for i, n in enumerate(order)}
+  for low, high in [("_tinygrad", "model"), ("model", "picture"), ("picture", "protocol"), ("protocol", "widget"),
+                    ("protocol", "report"), ("report", "api"), ("widget", "magic"), ("api", "cli")]:
+    assert pos[low] < pos[high], (low, high, order)
+  assert not g["graph"] and g["_tinygrad"] <= {"graph"}
+
+
+def test_only_the_bridge_knows_tinygrad():
+  for name, path in MODULES.items():
+    if name == "_tinygrad": continue
+    assert not any(i == "tinygrad" or i.startswith("tinygrad.") for i in imports(path)), name
+    code = code_words(path)
+    for word in TINYGRAD_NAMES: assert not any(word in w for w in code), (name, word)
+
+
+def test_the_dag_sees_lazy_imports(tmp_path):
+  src = tmp_path / "m.py"
+  src.write_text("import os\ndef f():\n  from tgviz.model import Trace\nif TYPE_CHECKING:\n  from tgviz.api import Step\n")
+  found = imports(src)
+  assert "tgviz.model" in found and "tgviz.api" not in found

@@ -1,0 +1,71 @@
+"""The public API: :func:`capture`, and the Trace and Step a user holds, with their pictures and reports.
+
+These classes are the model's (:mod:`tgviz.model`) plus the methods that draw (``Step.svg``, ``Trace.export_svg``) and
+write reports (``Trace.to_html``). They live here, above the picture and report modules, so that those modules build on
+the model without the model ever importing them back.
+"""
+from __future__ import annotations
+
+import contextlib
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from tgviz import _tinygrad as tg
+from tgviz import layout as L
+from tgviz import model, picture, report
+
+
+class Step(model.Step):
+  __doc__ = model.Step.__doc__
+
+  def svg(self, side: str = "both", match: int | None = None, max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto",
+          timeout: float | None = L.DEFAULT_TIMEOUT) -> str:
+    """This step's graph as a standalone SVG: side "before", "after" or "both" (side by side, one layout, with what was
+    added, removed and changed marked). match=k shows the graph before and after the k-th (0-based) match instead.
+    view "auto" focuses on what changed above max_nodes nodes, "focus" always does, "full" never does; a layout
+    running past timeout seconds falls back to a smaller focused view, and the picture says it is partial."""
+    return picture.picture(self, side, match, max_nodes, view, timeout).svg
+
+
+class Trace(model.Trace):
+  """Everything tinygrad's compiler did inside one :func:`capture` block."""
+
+  step_type: ClassVar[type[model.Step]] = Step
+
+  def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "both",
+                 max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto") -> list[Path]:
+    """Write one standalone SVG per selected step (see :meth:`select`) into directory; returns the paths. File names
+    say which group and step they show and are safe on every OS."""
+    return picture.export_svg(self.select(kernel, step), directory, side, max_nodes, view)
+
+  def to_html(self, path: str | Path, title: str = "tgviz trace", **kwargs: Any) -> Path:
+    """Write a self-contained HTML report (no server, kernel or network) to browse this trace: the tree, every step's
+    graphs, per-match pictures of small steps, and the kernels' code. See :func:`tgviz.report.write_report`."""
+    return report.write_report(self, path, title, **kwargs)
+
+
+@contextlib.contextmanager
+def capture(device: str | None = None) -> Iterator[Trace]:
+  """Run a block with tinygrad's compiler traced; the Trace is filled when the block ends.
+
+  >>> with capture() as trace:
+  ...   (Tensor.ones(4) + 1).realize()
+  >>> trace.kernels[0].source
+
+  device: any tinygrad device (``"CL"``, ``"CPU"``, ``"NULL:CUDA:sm_90"`` to see another target's code without its
+  hardware). Default: ``DEV`` if set, else OpenCL on PoCL. An exception in the block is kept in ``trace.error``
+  (with the trace up to the failure) and propagates.
+  """
+  trace = Trace(device or tg.default_device())
+  tracker = tg.Tracker(device)
+  try:
+    with tracker:
+      yield trace
+  except BaseException as e:
+    if isinstance(e, FileNotFoundError) and "clang" in str(e) and (msg := tg.clang_missing()): e.add_note(msg)
+    trace.error, trace.traceback = e, "".join(traceback.format_exception(e))
+    raise
+  finally:
+    if tracker.recording is not None: trace.fill(tracker.recording)

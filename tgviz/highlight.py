@@ -1,0 +1,24 @@
+"""Generated device code as highlighted HTML (pygments), light and dark."""
+from __future__ import annotations
+
+from functools import cache, lru_cache
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+
+from tgviz import _tinygrad as tg
+
+
+@cache
+def code_css() -> str:
+  """Pygments CSS for the code panel: a light style, and a dark one under JupyterLab's dark theme."""
+  light = HtmlFormatter(style="default").get_style_defs(".tgviz-code")
+  dark = HtmlFormatter(style="monokai").get_style_defs("body[data-jp-theme-light='false'] .tgviz-code")
+  return light + "\n" + dark
+
+
+@lru_cache(maxsize=256)
+def highlight_code(source: str, renderer: str) -> str:
+  """Generated device code as highlighted HTML (pygments escapes the text); renderer is the renderer's class name."""
+  return highlight(source, get_lexer_by_name(tg.lexer_name(renderer)), HtmlFormatter(nowrap=False))

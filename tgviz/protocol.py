@@ -1,0 +1,217 @@
+"""The messages between Python and the trace browser's frontend (``js/widget.js``), and the functions that build them.
+
+The live widget and the HTML report send exactly these. Keys are issued here and are opaque to the frontend: a step is
+named by its ``StepKey``; a picture by (step key, match, view), where match ``None`` (JSON ``null``) is the whole step.
+
+Synced state (widget traits; the report's stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected``
+(a StepKey, "" for none), ``match`` (int or None), ``view`` (a View), ``code_css``, ``summary``, ``error``.
+"""
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from pathlib import Path
+from typing import Literal, TypedDict
+
+from tgviz import _tinygrad as tg
+from tgviz import layout as L
+from tgviz.highlight import highlight_code
+from tgviz.model import Group, Step, Trace
+from tgviz.picture import picture
+
+StepKey = str
+View = Literal["auto", "full"]
+UOP_DIFF_LINES = 80
+
+
+# *** state ***
+
+class TreeStep(TypedDict):
+  key: StepKey
+  name: str
+  depth: int
+  matches: int
+  snapshot: bool
+
+
+class TreeGroup(TypedDict):
+  index: int
+  name: str
+  kind: str
+  matches: int
+  kernel: str | None
+  steps: list[TreeStep]
+
+
+# *** kernel -> frontend ***
+
+class BusyMsg(TypedDict):
+  """A picture is being computed for this selection."""
+  type: Literal["busy"]
+  step: StepKey
+  match: int | None
+  view: View
+
+
+class StepInfo(TypedDict):
+  title: str
+  name: str
+  group: str
+  kind: str
+  depth: int
+  matches: int
+  where: str
+  file: str
+  line: int
+  error: str | None
+  stack: list[str]
+
+
+class MatchInfo(TypedDict):
+  index: int
+  title: str
+  file: str
+  line: int
+  where: str
+  source: str
+  us: float
+  error: bool
+  diff: str
+
+
+class KernelInfo(TypedDict):
+  name: str
+  device: str
+  renderer: str
+  global_size: list[int]
+  local_size: list[int] | None
+  html: str
+  source: str
+
+
+class PictureMsg(TypedDict):
+  """The picture of one selection, with what the panels around it show."""
+  type: Literal["picture"]
+  step: StepKey
+  match: int | None
+  view: View
+  svg: str
+  partial: bool
+  message: str | None
+  shown: int
+  total: int
+  info: StepInfo
+  match_info: MatchInfo | None
+  kernel: KernelInfo | None
+
+
+class ErrorMsg(TypedDict, total=False):
+  type: Literal["error"]
+  message: str
+  traceback: str
+
+
+class ExportedMsg(TypedDict):
+  type: Literal["exported"]
+  paths: list[str]
+
+
+# *** frontend -> kernel ***
+
+class ReadyMsg(TypedDict):
+  """The frontend is drawn and wants the current picture."""
+  type: Literal["ready"]
+
+
+class ExportMsg(TypedDict):
+  """Write the current view as SVG."""
+  type: Literal["export"]
+
+
+# *** building them ***
+
+def step_key(step: Step) -> StepKey:
+  return f"{step.group.index}:{step.index}"
+
+
+def step_of(trace: Trace, key: StepKey) -> Step:
+  """The step a key names (KeyError for a key this trace did not issue)."""
+  try:
+    g, s = (int(x) for x in key.split(":"))
+    return trace.groups[g].steps[s]
+  except (ValueError, IndexError): raise KeyError(f"no step {key!r} in this trace") from None
+
+
+def shown_groups(trace: Trace, kernel: str | None = None) -> list[Group]:
+  """The groups listed: all, except kernels whose name does not match the glob pattern kernel."""
+  return [g for g in trace.groups
+          if not kernel or g.kind != "kernel" or fnmatch.fnmatch(g.kernel.name if g.kernel else g.name, kernel)]
+
+
+def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
+  """The trace tree: groups with their steps (name, depth, matches), in compile order. kernel: a glob pattern that
+  limits the kernels listed (other groups stay)."""
+  return [TreeGroup(index=g.index, name=g.name, kind=g.kind, matches=g.match_count, kernel=g.kernel.name if g.kernel else None,
+                    steps=[TreeStep(key=step_key(s), name=s.name, depth=s.depth, matches=len(s.matches),
+                                    snapshot=s.is_snapshot) for s in g.steps])
+          for g in shown_groups(trace, kernel)]
+
+
+def first_selection(trace: Trace, kernel: str | None = None) -> StepKey:
+  """The most telling picture to open on, not bookkeeping: the View Base AST (else another landmark) of the kernel the
+  compiler worked on most. "" when there is no step at all."""
+  groups = [g for g in shown_groups(trace, kernel) if g.steps]
+  for name in tg.LANDMARKS:
+    for g in sorted(groups, key=lambda g: (g.kind != "kernel", -g.match_count)):
+      for s in g.steps:
+        if s.name == name: return step_key(s)
+  return step_key(groups[0].steps[0]) if groups else ""
+
+
+def sides(step: Step) -> str:
+  """What a picture of the step shows: before and after, or the one graph of a snapshot or of a step that matched nothing."""
+  return "both" if step.matches else "before"
+
+
+def _kernel_info(step: Step) -> KernelInfo | None:
+  k = step.group.kernel
+  if k is None: return None
+  return KernelInfo(name=k.name, device=k.device, renderer=k.renderer, global_size=list(k.global_size),
+                    local_size=list(k.local_size) if k.local_size is not None else None,
+                    html=highlight_code(k.source, k.renderer) if k.source else "", source=k.source)
+
+
+def _match_info(step: Step, match: int) -> MatchInfo:
+  m = step.matches[match]
+  u0, u1 = m.uops()
+  diff = list(difflib.unified_diff(str(u0).splitlines(), str(u1).splitlines(), "matched", "replacement", lineterm="", n=2))
+  return MatchInfo(index=match, title=step.title(match), file=m.loc[0], line=m.loc[1], where=f"{Path(m.loc[0]).name}:{m.loc[1]}",
+                   source=m.source, us=round(m.time * 1e6, 2), error=m.is_error,
+                   diff="\n".join(diff[:UOP_DIFF_LINES]) + ("\n…" if len(diff) > UOP_DIFF_LINES else ""))
+
+
+def busy_message(key: StepKey, match: int | None, view: View) -> BusyMsg:
+  return BusyMsg(type="busy", step=key, match=match, view=view)
+
+
+def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: View = "auto",
+                    max_nodes: int = L.DEFAULT_MAX_NODES) -> PictureMsg:
+  """Everything the browser shows for one selection: the SVG, the step and match details, the kernel's code."""
+  s = step_of(trace, key)
+  pic = picture(s, side=sides(s), match=match, max_nodes=max_nodes, view=view)
+  info = StepInfo(title=s.title(), name=s.name, group=s.group.name, kind=s.group.kind, depth=s.depth, matches=len(s.matches),
+                  where=f"{Path(s.loc[0]).name}:{s.loc[1]}", file=s.loc[0], line=s.loc[1], error=s.error,
+                  stack=[f"{Path(f).name}:{ln} {fn}: {src}" for f, ln, fn, src in s.group.stack][:12])
+  return PictureMsg(type="picture", step=key, match=match, view=view, svg=pic.svg, partial=pic.partial,
+                    message=pic.message, shown=pic.shown, total=pic.total, info=info,
+                    match_info=_match_info(s, match) if match is not None else None, kernel=_kernel_info(s))
+
+
+def error_message(message: str, traceback: str | None = None) -> ErrorMsg:
+  msg = ErrorMsg(type="error", message=message)
+  if traceback is not None: msg["traceback"] = traceback
+  return msg
+
+
+def exported_message(paths: list[Path]) -> ExportedMsg:
+  return ExportedMsg(type="exported", paths=[str(p.resolve()) for p in paths])
