@@ -5,7 +5,6 @@ import xml.etree.ElementTree as ET
 import comm
 import pytest
 from IPython.testing.globalipapp import get_ipython
-
 from tinygrad import Tensor
 
 import tgviz

@@ -9,15 +9,18 @@ data for drawing. The rest of tgviz talks to the records and node data, never to
 from __future__ import annotations
 
 import atexit
+import bisect
 import functools
+import gc
 import glob
 import importlib.metadata
 import os
 import re
 import shutil
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 SUPPORTED_TINYGRAD = "0.14.0"
@@ -59,7 +62,16 @@ from tinygrad.dtype import dtypes  # noqa: E402
 from tinygrad.helpers import DEV, Context, TracingKey, ansistrip, printable  # noqa: E402
 from tinygrad.renderer import Renderer  # noqa: E402
 from tinygrad.uop import ops  # noqa: E402
-from tinygrad.uop.ops import GroupOp, Ops, RewriteContext, TrackedPatternMatcher, UOp, UOpMetaClass  # noqa: E402
+from tinygrad.uop.ops import (  # noqa: E402
+  REWRITE_STACK_LIMIT,
+  GroupOp,
+  Ops,
+  RewriteContext,
+  TrackedPatternMatcher,
+  UOp,
+  UOpMetaClass,
+  _rebuild_dtype,
+)
 
 from tgviz.graph import Graph, Node  # noqa: E402
 
@@ -106,8 +118,8 @@ class StepRecord:
   bottom_up: bool
   walk: bool
   enter_calls: bool
-  inp: UOp | None = None                    # the input tinygrad rewrote, when recorded
-  out: UOp | None = None                    # the UOp tinygrad's rewrite returned, when it returned
+  inp: int | None = None                    # trace number of the input tinygrad rewrote, when recorded
+  out: int | None = None                    # trace number of the UOp tinygrad's rewrite returned, when it returned
 
 
 @dataclass
@@ -120,28 +132,42 @@ class GroupRecord:
   renderer: str = ""
 
 
-@dataclass
 class Recording:
-  """Everything one capture recorded; owns its UOp table, so it outlives later captures."""
-  groups: list[GroupRecord]
-  uop_fields: dict[int, tuple]
-  _uops: dict[int, UOp] = field(default_factory=dict)
+  """Everything one capture recorded: plain fields only (op, dtype, source trace numbers, arg and tag of each UOp, as
+  tinygrad's VIZ keeps them), never a live UOp or Buffer, so a Trace changes no refcount tinygrad relies on."""
+
+  REPLAYERS = 8                             # steps whose replayed graphs are kept (most recently used)
+
+  def __init__(self, groups: list[GroupRecord], uop_fields: dict[int, tuple]):
+    self.groups, self.uop_fields = groups, uop_fields
+    # rebuilt UOps, held weakly: a rebuilt UOp is the live one while tinygrad still holds it (hash-consing), and a
+    # strong cache would then keep its Buffer alive (tinygrad's ops.buffers is keyed weakly by the BUFFER UOp)
+    self._uops: weakref.WeakValueDictionary[int, UOp] = weakref.WeakValueDictionary()
+    self._replayers: OrderedDict[int, Replayer] = OrderedDict()
 
   def uop(self, num: int) -> UOp:
-    """The UOp with trace number num, rebuilt as tinygrad's VIZ does (hash-consing makes it the same object)."""
+    """The UOp with trace number num, rebuilt from the table as tinygrad's VIZ does (hash-consing makes it the very
+    object tinygrad computed, while anything still holds that)."""
     if (u := self._uops.get(num)) is not None: return u
-    need, stack = set(), [num]
-    while stack:                            # iterative: graphs can be deeper than Python's recursion limit
-      if (n := stack.pop()) in need or n in self._uops: continue
-      need.add(n)
-      stack.extend(self.uop_fields[n][2])
-    for n in sorted(need):                  # tinygrad numbers sources before their users
+    built: dict[int, UOp] = {}              # strong while building: the weak cache could drop a source mid-build
+    stack = [(num, False)]
+    while stack:                            # iterative post-order: graphs can be deeper than the recursion limit
+      n, ready = stack.pop()
+      if n in built: continue
+      if not ready:
+        if (u := self._uops.get(n)) is not None: built[n] = u
+        else: stack.extend([(n, True), *((s, False) for s in self.uop_fields[n][2])])
+        continue
       op, dtype, src, arg, *rest = self.uop_fields[n]
-      self._uops[n] = UOp(op, dtype, tuple(self._uops[s] for s in src), arg, *rest)
-    return self._uops[num]
+      self._uops[n] = built[n] = UOp(op, dtype, tuple(built[s] for s in src), arg, *rest)
+    return built[num]
 
   def before(self, step: StepRecord) -> UOp:
-    return step.inp if step.inp is not None else self.uop(step.sink)
+    return self.uop(step.inp if step.inp is not None else step.sink)
+
+  def returned(self, step: StepRecord) -> UOp | None:
+    """What tinygrad's rewrite returned; None when it did not return (it raised)."""
+    return self.uop(step.out) if step.out is not None else None
 
   def match_uops(self, step: StepRecord, k: int) -> tuple[UOp, UOp]:
     u0, u1, _, _ = step.matches[k]
@@ -156,18 +182,273 @@ class Recording:
         if (prg := _program_of(self.match_uops(step, k)[1])) is not None: found = prg
     return found
 
-  def replay(self, step: StepRecord) -> Iterator[UOp]:
-    """The graph after each match of step, in order: the algorithm of tinygrad.viz.serve.get_full_rewrite."""
-    next_sink, replaces = self.before(step), {}
-    for k in range(len(step.matches)):
-      u0, u1 = self.match_uops(step, k)
-      replaces[u0] = u1
-      try: new_sink = next_sink.substitute(replaces, walk=step.walk, enter_calls=step.enter_calls)
-      except RuntimeError as e:
-        yield UOp(Ops.REWRITE_ERROR, arg=f"{type(e).__name__}: {e}")
-        return
-      yield new_sink
-      if not step.bottom_up: next_sink = new_sink
+  def _holds_buffers(self, step: StepRecord) -> bool:
+    """Whether the step's graphs reach device buffers (schedule graphs do, kernel graphs do not)."""
+    seen, stack = set(), [step.inp if step.inp is not None else step.sink]
+    while stack:
+      if (n := stack.pop()) in seen: continue
+      seen.add(n)
+      if self.uop_fields[n][0] is Ops.BUFFER: return True
+      stack.extend(self.uop_fields[n][2])
+    return False
+
+  def at(self, step: StepRecord, k: int) -> UOp:
+    """The graph after the first k matches of step, exactly as tinygrad's VIZ replays it (see Replayer). The replays
+    of the few most recently used steps are kept, so stepping through a step's matches is instant; not for graphs that
+    reach device buffers, which a kept replay would keep alive."""
+    key = id(step)
+    if (rp := self._replayers.get(key)) is None:
+      rp = Replayer(self, step)
+      if self._holds_buffers(step): return rp.at(k)
+      self._replayers[key] = rp
+      while len(self._replayers) > self.REPLAYERS: self._replayers.popitem(last=False)
+    self._replayers.move_to_end(key)
+    return rp.at(k)
+
+
+_INF = float("inf")
+
+
+class _Fallback(Exception):
+  pass
+
+
+class Replayer:
+  """Exact random access to the graphs of tinygrad's VIZ replay of one step (tinygrad/viz/serve.py get_full_rewrite),
+  5-10x faster than VIZ's own loop: each match only revisits the nodes above what was replaced.
+
+  VIZ: replaces = {}; for each match k: replaces[u0_k] = u1_k; new = next.substitute(replaces, walk, enter_calls);
+  graph_k = new (or REWRITE_ERROR on RuntimeError, then stop); if not bottom_up: next = new.
+
+  UOp.substitute(D) is graph_rewrite(sink, _substitute, D, bottom_up=True, walk, enter_calls) with D's identity
+  entries dropped. As a function of one node (RewriteContext memoizes on the node, so it is one), it is
+    unified (walk=False): R(n) = m := fixpoint of D from n (a cycle raises RuntimeError);
+                          s' = R(src) of m's srcs (an opaque call body, see below, kept as is);
+                          m if s' == m.src else R(UOp(m.op, _rebuild_dtype(m, s'), s', m.arg, m.tag))
+    walk:                 W(n) = D[n] if n in D else n rebuilt on W(srcs) (no fixpoint, no re-visit)
+  An opaque call body (src[0] of a FUNCTION, or of a CALL whose src[0] is in UOp._OPAQUE_CALL_BODIES, unless
+  enter_calls) is not rewritten. If no key of D is reachable from n, R(n) = W(n) = n: only nodes above a key get
+  visited. `keytime[n]` = the first match index at which some key reachable from n entered `replaces` (memoized for
+  the step), so "n is clean at k" is keytime[n] > k, an O(1) test.
+
+  What this fast path does not model exactly (a fixpoint cycle, a cyclic dependency, an opaque call body that contains
+  a key, a UOp constructor error, a graph big enough for REWRITE_STACK_LIMIT) raises _Fallback, and that one graph is
+  computed by tinygrad's own substitute on the exact same inputs, so the result, or the exception, is tinygrad's.
+
+  bottom_up=False: graph_k = S_{D_k}(graph_{k-1}), computed forward from the last computed graph; every graph is kept
+  (they share structure through hash-consing). bottom_up=True: graph_k = S_{D_k}(graph_0), also computed in order,
+  since VIZ stops at the first REWRITE_ERROR. The per-key value history (hist) rebuilds D_k exactly for the fallback.
+  """
+
+  def __init__(self, rec: Recording, step: StepRecord):
+    self.rec, self.step = rec, step
+    self.n = len(step.matches)
+    self.walk, self.enter_calls, self.bottom_up = step.walk, step.enter_calls, step.bottom_up
+    self.g0 = rec.before(step)
+    self.pairs: list[tuple[UOp, UOp]] = [rec.match_uops(step, k) for k in range(self.n)]
+    # key -> first k (1-based: graph k is after match k) it is in replaces; and its value history
+    self.first: dict[UOp, int] = {}
+    self.hist: dict[UOp, tuple[list[int], list[UOp]]] = {}
+    for k, (u0, u1) in enumerate(self.pairs, 1):
+      self.first.setdefault(u0, k)
+      ks, vs = self.hist.setdefault(u0, ([], []))
+      ks.append(k); vs.append(u1)
+    self.keytime: dict[UOp, float] = {}
+    self.graphs: list[UOp | None] = [self.g0] + [None] * self.n  # bottom_up=False: the chain, computed lazily
+    self.error_at: int | None = None  # first k whose graph is a REWRITE_ERROR (replay stops there)
+    self.cur_dict: dict[UOp, UOp] = {}  # bottom_up=False: replaces after match self.cur_k
+    self.cur_k = 0
+    self.fallbacks = 0
+    # size of the graph substitute walks (an upper bound: opaque bodies counted), for the REWRITE_STACK_LIMIT guard.
+    # bottom_up=False: node -> number of edges into it from the current chain graph (root pinned), kept by churn.
+    # Kept only once the step has seen enough nodes for the limit to matter (len(keytime) bounds every graph).
+    self.cnt: dict[UOp, int] = {}
+    self.size = 0
+    self.counting = False
+
+  # *** the public API ***
+
+  def at(self, k: int) -> UOp:
+    """The graph after the first k matches (k=0: the input), as VIZ's replay; a failed replay stops at its
+    REWRITE_ERROR, which every later k returns too."""
+    if not 0 <= k <= self.n: raise IndexError(k)
+    if self.error_at is not None and k >= self.error_at: return self.graphs[self.error_at]
+    if self.graphs[k] is not None: return self.graphs[k]
+    # the chain allocates ~30 UOps per match and frees few: Python's cyclic GC would rescan the heap many times
+    was = gc.isenabled()
+    gc.disable()
+    try: return self._at(k)
+    finally:
+      if was: gc.enable()
+
+  def _at(self, k):
+    # forward from the last computed graph. bottom_up=False: graph_j = S_{D_j}(graph_{j-1}). bottom_up=True:
+    # graph_j = S_{D_j}(g0), independent of the others, but VIZ stops at the first REWRITE_ERROR, so the graphs
+    # before k are computed too (in order, once) to know whether one failed.
+    while self.cur_k < k:
+      j = self.cur_k + 1
+      u0, u1 = self.pairs[j - 1]
+      self.cur_dict[u0] = u1
+      g = self._sub(self.g0 if self.bottom_up else self.graphs[j - 1], j, self.cur_dict.get)
+      self.graphs[j], self.cur_k = g, j
+      if g.op is Ops.REWRITE_ERROR:
+        self.error_at = j
+        return g
+      if self.counting and not self.bottom_up and g is not self.graphs[j - 1]:
+        self._incr(g)
+        self._decr(self.graphs[j - 1])
+    return self.graphs[k]
+
+  def _incr(self, n):
+    cnt, stack = self.cnt, [n]
+    while stack:
+      x = stack.pop()
+      c = cnt.get(x, 0)
+      cnt[x] = c + 1
+      if c == 0:
+        self.size += 1
+        stack.extend(x.src)
+
+  def _decr(self, n):
+    cnt, stack = self.cnt, [n]
+    while stack:
+      x = stack.pop()
+      if (c := cnt[x] - 1): cnt[x] = c
+      else:
+        del cnt[x]
+        self.size -= 1
+        stack.extend(x.src)
+
+  # *** one substitute ***
+
+  def _sub(self, g: UOp, k: int, get) -> UOp:
+    """g.substitute(D_k, walk, enter_calls), where get(u) is D_k.get(u) (before dropping identity entries)."""
+    try:
+      return (self._walk if self.walk else self._unified)(g, k, get)
+    except _Fallback:
+      pass
+    except Exception:  # anything unexpected: let tinygrad decide
+      pass
+    self.fallbacks += 1
+    D = {}
+    for u, (ks, vs) in self.hist.items():
+      if self.first[u] <= k: D[u] = vs[bisect.bisect_right(ks, k) - 1]
+    try:
+      return g.substitute(D, walk=self.walk, enter_calls=self.enter_calls)
+    except RuntimeError as e:
+      return UOp(Ops.REWRITE_ERROR, arg=f"{type(e).__name__}: {e}")
+
+  def _opaque(self, m: UOp) -> bool:
+    return not self.enter_calls and (m.op is Ops.FUNCTION or (m.op is Ops.CALL and m.src[0].op in UOp._OPAQUE_CALL_BODIES))
+
+  def _kt(self, root: UOp) -> float:
+    """keytime: the first k at which a key of replaces is reachable from root (opaque call bodies excluded)."""
+    kt = self.keytime
+    if (t := kt.get(root)) is not None: return t
+    first, enter_calls = self.first, self.enter_calls
+    stack = [(root, False)]
+    while stack:
+      n, done = stack.pop()
+      if n in kt: continue
+      srcs = n.src[1:] if (not enter_calls and (n.op is Ops.FUNCTION or (n.op is Ops.CALL and n.src[0].op in UOp._OPAQUE_CALL_BODIES))) \
+        else n.src
+      if not done:
+        stack.append((n, True))
+        stack.extend((s, False) for s in srcs if s not in kt)
+      else:
+        t = first.get(n, _INF)
+        for s in srcs:
+          if (ts := kt[s]) < t: t = ts
+        kt[n] = t
+    return kt[root]
+
+  def _unified(self, root: UOp, k: int, get) -> UOp:
+    # res holds R(n) for the dirty nodes visited (keytime <= k); a clean node is its own result and is not stored
+    ktd, ktf, opaque_ok, first = self.keytime, self._kt, not self.enter_calls, self.first
+    FUNCTION, CALL, BODIES = Ops.FUNCTION, Ops.CALL, UOp._OPAQUE_CALL_BODIES
+    res: dict[UOp, UOp] = {}
+    busy: set[UOp] = set()
+    t = ktd.get(root)
+    if (t if t is not None else ktf(root)) > k: return root
+    stack: list[tuple[UOp, int, UOp | None]] = [(root, 0, None)]
+    pop, push, rget = stack.pop, stack.append, res.get
+    while stack:
+      n, stage, m = pop()
+      if stage == 0:
+        if n in res: continue
+        if n in busy: raise _Fallback("cyclic dependency")
+        busy.add(n)
+        m, seen = n, None
+        while (v := get(m)) is not None and v is not m:
+          if seen is None: seen = {n}
+          if v in seen: raise _Fallback("fixpoint cycle")
+          seen.add(v); m = v
+        srcs = m.src
+        if opaque_ok and (m.op is FUNCTION or (m.op is CALL and srcs[0].op in BODIES)):
+          t = ktd.get(srcs[0])
+          if (t if t is not None else ktf(srcs[0])) <= k: raise _Fallback("opaque call body holds a key")
+          srcs = srcs[1:]
+        push((n, 1, m))
+        for s in reversed(srcs):
+          if s in res: continue
+          t = ktd.get(s)
+          if (t if t is not None else ktf(s)) <= k: push((s, 0, None))
+      elif stage == 1:
+        srcs = m.src
+        new = tuple([rget(s, s) for s in srcs])
+        if opaque_ok and (m.op is FUNCTION or (m.op is CALL and srcs[0].op in BODIES)): new = (srcs[0], *new[1:])
+        if new == srcs:
+          res[n] = m
+          busy.discard(n)
+        else:
+          for a, b in zip(srcs, new, strict=True):
+            if a.dtype is not b.dtype:
+              dt = _rebuild_dtype(m, new)
+              break
+          else: dt = m.dtype
+          nn = UOp(m.op, dt, new, m.arg, m.tag)
+          push((n, 2, nn))
+          if (t := ktd.get(nn)) is None:
+            t = first.get(nn, _INF)  # keytime of nn: its srcs' are all known (results, or clean)
+            for x in (new[1:] if opaque_ok and (nn.op is FUNCTION or (nn.op is CALL and new[0].op in BODIES)) else new):
+              if (tx := ktd.get(x)) is None: tx = ktf(x)
+              if tx < t: t = tx
+            ktd[nn] = t
+          if t <= k: push((nn, 0, None))
+      else:
+        res[n] = rget(m, m)
+        busy.discard(n)
+    # tinygrad's stack holds at most ~4 entries per node it touches: the input graph and what we touched here
+    if 4 * (len(ktd) + len(res)) > REWRITE_STACK_LIMIT.value:
+      if not self.counting:  # start counting the input graph's nodes exactly, then keep the count by churn
+        self.counting = True
+        self._incr(root)
+      if 4 * (self.size + len(res)) > REWRITE_STACK_LIMIT.value: raise _Fallback("graph too big to rule out REWRITE_STACK_LIMIT")
+    return res[root]
+
+  def _walk(self, root: UOp, k: int, get) -> UOp:
+    kt = self._kt
+    res: dict[UOp, UOp] = {}
+    stack: list[tuple[UOp, bool]] = [(root, False)]
+    while stack:
+      n, done = stack.pop()
+      if n in res: continue
+      if not done:
+        if kt(n) > k:
+          res[n] = n
+          continue
+        if (v := get(n)) is not None and v is not n:
+          res[n] = v
+          continue
+        if self._opaque(n) and kt(n.src[0]) <= k: raise _Fallback("opaque call body holds a key")
+        stack.append((n, True))
+        stack.extend((s, False) for s in reversed(n.src[1:] if self._opaque(n) else n.src) if s not in res)
+      else:
+        srcs = n.src
+        if self._opaque(n): new = (srcs[0], *(res[s] for s in srcs[1:]))
+        else: new = tuple(res[s] for s in srcs)
+        res[n] = UOp(n.op, _rebuild_dtype(n, new), new, n.arg, n.tag) if new != srcs else n
+    return res[root]
 
 
 # *** capture ***
@@ -256,7 +537,7 @@ class Tracker:
     ops.tracked_keys, ops.tracked_ctxs, ops._name_cnt = [], [], {}
     if not self._shared: ops.uop_fields = {}
     ops.active_group, ops.active_rewrites = [], []
-    self._io: dict[int, tuple[Any, UOp, UOp | None]] = {}
+    self._io: dict[int, tuple[int, int]] = {}  # id(step) -> (input, returned) trace numbers, never live UOps
     self._saved_methods = (ops.PatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite)
     ops.PatternMatcher.rewrite = TrackedPatternMatcher.rewrite
     RewriteContext.unified_rewrite = self._recording(RewriteContext.unified_rewrite)
@@ -279,7 +560,9 @@ class Tracker:
       # a rewrite without patterns (tinygrad's "View ..." snapshots) returns its input: skip walking the graph
       empty = all(pm is None or not pm.patterns for pm in (rctx.pm, rctx.bpm))
       ret = root if empty else method(rctx, root, *args, **kwargs)
-      if step is not None and id(step) not in io: io[id(step)] = (step, root, ret)
+      # trace numbers, not UOps: a UOp kept here would keep its graph and Buffers alive while the capture runs
+      # (id(step) is stable: ops.tracked_ctxs holds every step until the capture ends)
+      if step is not None and id(step) not in io: io[id(step)] = (root.trace_num, ret.trace_num)
       return ret
     wrapped.__wrapped__ = method
     return wrapped
@@ -302,7 +585,7 @@ class Tracker:
       if not steps and key.display_name == "capture": continue
       recs = []
       for s in steps:
-        _, inp, out = self._io.get(id(s), (None, None, None))
+        inp, out = self._io.get(id(s), (None, None))
         recs.append(StepRecord(s.name, s.depth, s.loc, s.sink, s.matches, s.bottom_up, s.walk, s.enter_calls, inp, out))
       ren = key.ret if isinstance(key.ret, Renderer) else None
       groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, tuple(key.tb or ()),

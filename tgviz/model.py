@@ -76,7 +76,6 @@ class Step:
   matches: list[Match] = field(default_factory=list)
   _rec: Any = field(default=None, repr=False)
   _raw: Any = field(default=None, repr=False)
-  _replay: tuple[list, Iterator] | None = field(default=None, repr=False)
 
   @property
   def is_snapshot(self) -> bool:
@@ -107,20 +106,14 @@ class Step:
   def after(self) -> Any:
     """The UOp graph after the step: what tinygrad's rewrite returned (or, where it raised, the graph after the last
     recorded match)."""
-    if self._raw.out is not None: return self._raw.out
+    if (out := self._rec.returned(self._raw)) is not None: return out
     return self.at(len(self.matches))
 
   def at(self, k: int) -> Any:
-    """The UOp graph after the first k matches of this step, replayed as tinygrad's VIZ does (computed as far as
-    needed, then cached)."""
+    """The UOp graph after the first k matches of this step, exactly as tinygrad's VIZ replays it. A replay that failed
+    stops at its REWRITE_ERROR, which every later k returns too."""
     if not 0 <= k <= len(self.matches): raise IndexError(f"step {self.name!r} has {len(self.matches)} matches; k={k}")
-    if k == 0: return self.before()
-    if self._replay is None: self._replay = ([], self._rec.replay(self._raw))
-    done, rest = self._replay
-    for graph in rest:
-      done.append(graph)
-      if len(done) >= k: break
-    return done[min(k, len(done)) - 1]  # a replay that failed stops early at its REWRITE_ERROR
+    return self._rec.at(self._raw, k)
 
   def diff(self) -> Diff:
     """What the step added, removed and changed."""

@@ -1,0 +1,102 @@
+"""A trace keeps no tinygrad Buffer alive: the checks of tinygrad's own test/null/test_gc.py and test_schedule_mem_used
+(tinygrad 0.14), run plain and inside a capture, must give the same counts; and a kept Trace, even one whose graphs
+were drawn, frees a tensor's buffers when the tensor goes."""
+import contextlib
+import gc
+
+import pytest
+from tinygrad import Tensor
+from tinygrad.device import Buffer
+from tinygrad.engine.realize import run_linear
+from tinygrad.helpers import GlobalCounters
+
+import tgviz
+
+
+def bufs_allocated() -> int:
+  gc.collect()
+  return sum(1 for x in gc.get_objects() if isinstance(x, Buffer))
+
+
+@pytest.fixture(params=["plain", "captured"])
+def traced(request):
+  """The block runs plain, or inside a capture whose Trace is kept for the rest of the test."""
+  kept = []
+  @contextlib.contextmanager
+  def block():
+    if request.param == "plain": yield; return
+    with tgviz.capture() as trace: yield
+    kept.append(trace)
+  yield block
+  assert request.param == "plain" or kept[0].groups, "the capture traced something"
+
+
+def test_schedule_gc(traced):
+  with traced():
+    init = bufs_allocated()
+    x = Tensor.ones(256).contiguous().realize()
+    y = Tensor.ones(5, 5).contiguous()
+    y.schedule_linear()
+    del x, y
+    assert bufs_allocated() - init == 0
+
+
+def test_schedule_gc_with_inputs(traced):
+  with traced():
+    init = bufs_allocated()
+    x = Tensor.ones(256).contiguous().realize()
+    y = x + Tensor.ones(256).contiguous()
+    del x
+    run_linear(*y.linear_with_vars())
+    assert bufs_allocated() - init == 1
+    del y
+    assert bufs_allocated() - init == 0
+
+
+def test_toposort_blocks_gc(traced):
+  with traced():
+    init = bufs_allocated()
+    x = Tensor.ones(4, 4).contiguous().realize() + 1
+    assert bufs_allocated() - init == 1
+    x.uop.toposort()
+    del x
+    assert bufs_allocated() - init == 0
+
+
+def test_assign_refcount(traced):
+  with traced():
+    init = bufs_allocated()
+    a = Tensor.full((4,), 1.).contiguous()
+    a.realize()
+    real_buf = a.uop.buffer
+    assert real_buf.uop_refcount == 1
+    a.assign(Tensor.full((4,), 2.))
+    assert a.uop.src[0].buffer is real_buf
+    a.realize()
+    del a
+    assert real_buf.uop_refcount == 0  # no UOp holds the Buffer any more
+    assert bufs_allocated() - init == 1
+
+
+def test_schedule_mem_used(traced):
+  with traced():
+    gc.collect()
+    base = GlobalCounters.mem_used
+    Tensor.ones(256).contiguous().realize()
+    Tensor.ones(5, 5).contiguous().schedule_linear()
+    gc.collect()
+    assert GlobalCounters.mem_used - base == 0
+
+
+def test_a_drawn_trace_frees_buffers_when_the_tensor_goes():
+  init = bufs_allocated()
+  with tgviz.capture() as trace:
+    x = (Tensor.ones(64).contiguous() * 2).realize()
+  assert bufs_allocated() - init >= 1
+  for step in trace.steps:  # look at every graph while the tensor lives: rebuilt UOps are tinygrad's own
+    step.before(); step.after()
+    if step.matches: step.at(len(step.matches) // 2)
+  trace.find("View Base AST").svg()
+  del x
+  assert bufs_allocated() - init == 0
+  assert trace.kernels and all(s.after() is not None for s in trace.steps)  # the trace still redraws everything
