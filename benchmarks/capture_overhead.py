@@ -34,7 +34,7 @@ def captured(fn) -> float:
 
 if __name__ == "__main__":
   reps = int(os.environ.get("REPS", "7"))
-  for fn in (workloads.tutorial, workloads.cnn, workloads.mlp):
+  for fn in (workloads.tutorial, workloads.softmax, workloads.cnn, workloads.mlp):
     fn()  # warm: open the device, import everything
     base, ours = [], []
     for _ in range(reps):

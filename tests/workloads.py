@@ -27,3 +27,10 @@ def mlp() -> None:
   loss = x.matmul(w1).relu().matmul(w2).log_softmax().mean()
   loss.backward()
   Tensor.realize(loss, w1.grad, w2.grad)
+
+
+def softmax() -> None:
+  """A small program: softmax of 8x33."""
+  from tinygrad import Tensor
+  Tensor.manual_seed(0)
+  Tensor.randn(8, 33).softmax(1).realize()

@@ -118,8 +118,7 @@ class StepRecord:
   bottom_up: bool
   walk: bool
   enter_calls: bool
-  inp: int | None = None                    # trace number of the input tinygrad rewrote, when recorded
-  out: int | None = None                    # trace number of the UOp tinygrad's rewrite returned, when it returned
+  out: int | None = None                    # trace number of what tinygrad's rewrite returned, if it lived to the end
 
 
 @dataclass
@@ -163,10 +162,11 @@ class Recording:
     return built[num]
 
   def before(self, step: StepRecord) -> UOp:
-    return self.uop(step.inp if step.inp is not None else step.sink)
+    return self.uop(step.sink)
 
   def returned(self, step: StepRecord) -> UOp | None:
-    """What tinygrad's rewrite returned; None when it did not return (it raised)."""
+    """What tinygrad's rewrite returned; None when it did not return (it raised), or when nothing held the result any
+    more when the capture ended (then VIZ's replay, Step.at, is the graph)."""
     return self.uop(step.out) if step.out is not None else None
 
   def match_uops(self, step: StepRecord, k: int) -> tuple[UOp, UOp]:
@@ -182,24 +182,24 @@ class Recording:
         if (prg := _program_of(self.match_uops(step, k)[1])) is not None: found = prg
     return found
 
-  def _holds_buffers(self, step: StepRecord) -> bool:
-    """Whether the step's graphs reach device buffers (schedule graphs do, kernel graphs do not)."""
-    seen, stack = set(), [step.inp if step.inp is not None else step.sink]
+  def _holds_live_buffers(self, step: StepRecord) -> bool:
+    """Whether the step's graph reaches a BUFFER UOp that has a device Buffer now (tinygrad maps them weakly)."""
+    seen, stack = set(), [step.sink]
     while stack:
       if (n := stack.pop()) in seen: continue
       seen.add(n)
-      if self.uop_fields[n][0] is Ops.BUFFER: return True
+      if self.uop_fields[n][0] is Ops.BUFFER and self.uop(n) in ops.buffers: return True
       stack.extend(self.uop_fields[n][2])
     return False
 
   def at(self, step: StepRecord, k: int) -> UOp:
     """The graph after the first k matches of step, exactly as tinygrad's VIZ replays it (see Replayer). The replays
-    of the few most recently used steps are kept, so stepping through a step's matches is instant; not for graphs that
-    reach device buffers, which a kept replay would keep alive."""
+    of the few most recently used steps are kept, so stepping through a step's matches is instant; not while the graph
+    reaches a live device buffer, which a kept replay would keep alive."""
     key = id(step)
     if (rp := self._replayers.get(key)) is None:
       rp = Replayer(self, step)
-      if self._holds_buffers(step): return rp.at(k)
+      if self._holds_live_buffers(step): return rp.at(k)
       self._replayers[key] = rp
       while len(self._replayers) > self.REPLAYERS: self._replayers.popitem(last=False)
     self._replayers.move_to_end(key)
@@ -486,16 +486,24 @@ class _SourceOnlyCompilers:
 _REWRITING = {"graph_rewrite", "substitute", "simplify"}
 
 
-def _clear_caches() -> None:
-  """Drop tinygrad's schedule and program caches, and the functools caches of helpers that run graph rewrites (e.g.
-  apply_movement_op), so a block traces the same way every time. Caches of compiled patterns are kept: clearing them
-  would rebuild pattern matchers, which tinygrad's PatternMatcher.__add__ cache then keeps forever."""
+@functools.lru_cache(maxsize=1)
+def _rewriting_caches(_modules: int) -> list[functools._lru_cache_wrapper]:
+  """The functools caches of tinygrad helpers that run graph rewrites; found again when more modules are loaded."""
+  found = []
   for name, mod in list(sys.modules.items()):
     if not name.startswith("tinygrad.") or mod is None: continue
     for obj in list(vars(mod).values()):
       if not isinstance(obj, functools._lru_cache_wrapper) or obj.__module__ != name: continue
       code = getattr(obj.__wrapped__, "__code__", None)
-      if code is not None and _REWRITING & set(code.co_names): obj.cache_clear()
+      if code is not None and _REWRITING & set(code.co_names): found.append(obj)
+  return found
+
+
+def _clear_caches() -> None:
+  """Drop tinygrad's schedule and program caches, and the functools caches of helpers that run graph rewrites (e.g.
+  apply_movement_op), so a block traces the same way every time. Caches of compiled patterns are kept: clearing them
+  would rebuild pattern matchers, which tinygrad's PatternMatcher.__add__ cache then keeps forever."""
+  for cache in _rewriting_caches(len(sys.modules)): cache.cache_clear()
   from tinygrad.codegen import to_program_cache
   from tinygrad.schedule import schedule_cache
   schedule_cache.clear()
@@ -537,7 +545,9 @@ class Tracker:
     ops.tracked_keys, ops.tracked_ctxs, ops._name_cnt = [], [], {}
     if not self._shared: ops.uop_fields = {}
     ops.active_group, ops.active_rewrites = [], []
-    self._io: dict[int, tuple[int, int]] = {}  # id(step) -> (input, returned) trace numbers, never live UOps
+    # id(step) -> what the rewrite returned, weakly: a UOp kept here would keep its graph and Buffers alive while the
+    # capture runs; those still alive at the end are numbered then (numbering every one would cost capture time)
+    self._io: dict[int, weakref.ref[UOp]] = {}
     self._saved_methods = (ops.PatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite)
     ops.PatternMatcher.rewrite = TrackedPatternMatcher.rewrite
     RewriteContext.unified_rewrite = self._recording(RewriteContext.unified_rewrite)
@@ -560,9 +570,8 @@ class Tracker:
       # a rewrite without patterns (tinygrad's "View ..." snapshots) returns its input: skip walking the graph
       empty = all(pm is None or not pm.patterns for pm in (rctx.pm, rctx.bpm))
       ret = root if empty else method(rctx, root, *args, **kwargs)
-      # trace numbers, not UOps: a UOp kept here would keep its graph and Buffers alive while the capture runs
       # (id(step) is stable: ops.tracked_ctxs holds every step until the capture ends)
-      if step is not None and id(step) not in io: io[id(step)] = (root.trace_num, ret.trace_num)
+      if step is not None and id(step) not in io: io[id(step)] = weakref.ref(ret)
       return ret
     wrapped.__wrapped__ = method
     return wrapped
@@ -573,20 +582,20 @@ class Tracker:
       self._context.__exit__(*exc)
       ops.PatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite = self._saved_methods
       keys, ctxs, fields = ops.tracked_keys, ops.tracked_ctxs, ops.uop_fields
+      out = {sid: u.trace_num for sid, ref in self._io.items() if (u := ref()) is not None}  # numbered in this table
       for g, v in self._saved.items(): setattr(ops, g, v)
-      self.recording = Recording(self._groups(keys, ctxs), fields)
+      self.recording = Recording(self._groups(keys, ctxs, out), fields)
     finally:
       self._io = {}
       if not self._shared: _drop_trace_nums()
 
-  def _groups(self, keys: list[TracingKey], ctxs: list[list]) -> list[GroupRecord]:
+  def _groups(self, keys: list[TracingKey], ctxs: list[list], out: dict[int, int]) -> list[GroupRecord]:
     groups = []
     for key, steps in zip(keys, ctxs, strict=True):
       if not steps and key.display_name == "capture": continue
       recs = []
       for s in steps:
-        inp, out = self._io.get(id(s), (None, None))
-        recs.append(StepRecord(s.name, s.depth, s.loc, s.sink, s.matches, s.bottom_up, s.walk, s.enter_calls, inp, out))
+        recs.append(StepRecord(s.name, s.depth, s.loc, s.sink, s.matches, s.bottom_up, s.walk, s.enter_calls, out.get(id(s))))
       ren = key.ret if isinstance(key.ret, Renderer) else None
       groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, tuple(key.tb or ()),
                                 device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else ""))

@@ -7,7 +7,8 @@ the capture itself build on this module (see :mod:`tgviz.api` for the public cla
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -73,9 +74,13 @@ class Step:
   name: str
   depth: int
   loc: tuple[str, int]
-  matches: list[Match] = field(default_factory=list)
   _rec: Any = field(default=None, repr=False)
   _raw: Any = field(default=None, repr=False)
+
+  @functools.cached_property
+  def matches(self) -> list[Match]:
+    """The patterns that fired, in order (made when first asked for: a capture reads nothing it does not need)."""
+    return [Match(self, k, loc, t) for k, (_, _, loc, t) in enumerate(self._raw.matches)]
 
   @property
   def is_snapshot(self) -> bool:
@@ -130,16 +135,33 @@ class Step:
     return f"<Step {self.path!r} depth={self.depth} matches={len(self.matches)}>"
 
 
-@dataclass(eq=False)
 class Kernel:
-  """One compiled kernel: its generated device code and launch dimensions."""
-  name: str
-  source: str
-  device: str
-  renderer: str
-  global_size: tuple
-  local_size: tuple | None
-  group: Group
+  """One compiled kernel: its generated device code and launch dimensions (read from the trace when first asked for)."""
+
+  def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], tg.Program | None]):
+    self.group, self.device, self.renderer, self._load = group, device, renderer, program
+
+  @functools.cached_property
+  def _program(self) -> tg.Program | None:
+    return self._load()
+
+  @property
+  def name(self) -> str:
+    """The kernel's function name (the group's name if it was never rendered)."""
+    return self._program.name if self._program is not None else self.group.name
+
+  @property
+  def source(self) -> str:
+    """The generated device code ("" if the compile stopped before rendering)."""
+    return self._program.source if self._program is not None else ""
+
+  @property
+  def global_size(self) -> tuple[int, ...]:
+    return self._program.global_size if self._program is not None else ()
+
+  @property
+  def local_size(self) -> tuple[int, ...] | None:
+    return self._program.local_size if self._program is not None else None
 
   def __repr__(self) -> str:
     return f"<Kernel {self.name} on {self.device} ({self.renderer}) global={self.global_size} local={self.local_size}>"
@@ -166,31 +188,37 @@ class Group:
 class Trace:
   """Everything tinygrad's compiler did inside one capture block."""
 
-  step_type: ClassVar[type[Step]] = Step   # the class of the steps fill() makes (tgviz.api's adds pictures)
+  step_type: ClassVar[type[Step]] = Step   # the class of the steps the trace makes (tgviz.api's adds pictures)
 
   def __init__(self, device: str):
     self.device = device
-    self.groups: list[Group] = []
-    self.kernels: list[Kernel] = []
     self.error: BaseException | None = None
     self.traceback: str | None = None
+    self._rec: tg.Recording | None = None
 
   def fill(self, rec: tg.Recording) -> None:
-    """Take over what a capture recorded."""
+    """Take over what a capture recorded. Groups, steps and kernels are made when first asked for, so that a capture
+    costs nothing past tinygrad's own tracking."""
+    self._rec = rec
+    self.__dict__.pop("groups", None)
+    self.__dict__.pop("kernels", None)
+
+  @functools.cached_property
+  def groups(self) -> list[Group]:
+    """What tinygrad tracked, in compile order: schedules, kernels' codegen, other work."""
+    groups: list[Group] = []
+    if (rec := self._rec) is None: return groups
     for gi, graw in enumerate(rec.groups):
       group = Group(gi, graw.name, graw.kind, stack=graw.stack)
-      for si, sraw in enumerate(graw.steps):
-        step = self.step_type(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw)
-        step.matches = [Match(step, k, loc, t) for k, (_, _, loc, t) in enumerate(sraw.matches)]
-        group.steps.append(step)
-      self.groups.append(group)
-      if graw.kind == "kernel": self._add_kernel(group, graw, rec.program(graw))
+      group.steps = [self.step_type(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw) for si, sraw in enumerate(graw.steps)]
+      if graw.kind == "kernel": group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw))
+      groups.append(group)
+    return groups
 
-  def _add_kernel(self, group: Group, graw: tg.GroupRecord, prg: tg.Program | None) -> None:
-    group.kernel = Kernel(name=prg.name if prg else group.name, source=prg.source if prg else "", device=graw.device,
-                          renderer=graw.renderer, global_size=prg.global_size if prg else (),
-                          local_size=prg.local_size if prg else None, group=group)
-    self.kernels.append(group.kernel)
+  @functools.cached_property
+  def kernels(self) -> list[Kernel]:
+    """The compiled kernels, in compile order."""
+    return [g.kernel for g in self.groups if g.kernel is not None]
 
   @property
   def steps(self) -> Iterator[Step]:
