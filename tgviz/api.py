@@ -35,10 +35,10 @@ class Trace(model.Trace):
   step_type: ClassVar[type[model.Step]] = Step
 
   def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "both",
-                 max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto") -> list[Path]:
+                 max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto", landmarks: bool = False) -> list[Path]:
     """Write one standalone SVG per selected step (see :meth:`select`) into directory; returns the paths. File names
     say which group and step they show and are safe on every OS."""
-    return picture.export_svg(self.select(kernel, step), directory, side, max_nodes, view)
+    return picture.export_svg(self.select(kernel, step, landmarks), directory, side, max_nodes, view)
 
   def to_html(self, path: str | Path, title: str = "tgviz trace", **kwargs: Any) -> Path:
     """Write a self-contained HTML report (no server, kernel or network) to browse this trace: the tree, every step's

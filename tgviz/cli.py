@@ -26,7 +26,7 @@ def _progress(label: str):
   return report
 
 
-def run(script: Path, out: Path, device: str | None, max_nodes: int, matches: int, args: list[str]) -> int:
+def run(script: Path, out: Path, device: str | None, max_nodes: int, matches: int, args: list[str], svg: str = "landmarks") -> int:
   """Run script under capture, write out/index.html and out/svg/; returns the exit status."""
   if not script.is_file():
     print(f"tgviz: no such script: {script}", file=sys.stderr)
@@ -51,17 +51,17 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, matches: in
     print(f"tgviz: could not trace {script}: see the error above", file=sys.stderr)
     return 1
   print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary()}")
-  svgs = trace.export_svg(out / "svg", max_nodes=max_nodes)
-  print(f"  wrote {len(svgs)} SVG files")
+  svgs = trace.export_svg(out / "svg", max_nodes=max_nodes, landmarks=svg == "landmarks") if svg != "none" else []
+  print(f"  wrote {len(svgs)} SVG files ({svg})")
   html = trace.to_html(out / "index.html", title=f"tgviz: {script.name}", max_nodes=max_nodes, match_pictures=matches,
                        progress=_progress("report pictures"))
   print(f"tgviz: report: {html.resolve()}\n       SVGs:   {(out / 'svg').resolve()}/")
   return status
 
 
-def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, matches: int) -> int:
+def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, matches: int, svg: str) -> int:
   """Run several scripts, each into out/<script name>/, and write out/index.html linking their reports."""
-  results = [(s, run(s, out / s.stem, device, max_nodes, matches, [])) for s in scripts]
+  results = [(s, run(s, out / s.stem, device, max_nodes, matches, [], svg)) for s in scripts]
   items = "".join(f'<li><a href="{L.text(s.stem)}/index.html">{L.text(s.name)}</a>{"" if rc == 0 else " (failed)"}'
                   f' · <a href="{L.text(s.stem)}/svg/">SVGs</a></li>' for s, rc in results)
   (out / "index.html").write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>tgviz reports</title></head>"
@@ -80,11 +80,14 @@ def main(argv: list[str] | None = None) -> int:
   r.add_argument("--max-nodes", type=int, default=L.DEFAULT_MAX_NODES, help="node budget of the focused view")
   r.add_argument("--matches", type=int, default=DEFAULT_MATCH_PICTURES,
                  help="keep per-match pictures of steps with at most this many matches")
+  r.add_argument("--svg", choices=("landmarks", "all", "none"), default="landmarks",
+                 help="which steps get an SVG file in DIR/svg/: tinygrad's 'View ...' landmarks of every group (default), "
+                      "every step (thousands on a real model), or none")
   ns, script_args = parser.parse_known_args(argv)  # options tgviz does not know go to the script
   if len(ns.script) > 1:
     if script_args: parser.error(f"arguments {script_args} can only be passed to a single script")
-    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.matches)
-  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, ns.matches, script_args)
+    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.matches, ns.svg)
+  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, ns.matches, script_args, ns.svg)
 
 
 if __name__ == "__main__":

@@ -233,12 +233,12 @@ class Trace:
         if s.name == name: return s
     raise KeyError(f"no step {name!r}" + (f" in kernel {kernel!r}" if kernel else ""))
 
-  def select(self, kernel: str | None = None, step: str | None = None) -> list[Step]:
+  def select(self, kernel: str | None = None, step: str | None = None, landmarks: bool = False) -> list[Step]:
     """Steps of the kernels whose name matches the glob pattern kernel (None: every group, schedules too) and whose
-    name contains step (case-insensitive; None: all)."""
+    name contains step (case-insensitive; None: all); only tinygrad's 'View ...' landmarks if landmarks is set."""
     return [s for g in self.groups for s in g.steps
             if (kernel is None or (g.kernel is not None and fnmatch.fnmatch(g.kernel.name, kernel)))
-            and (step is None or step.lower() in s.name.lower())]
+            and (step is None or step.lower() in s.name.lower()) and (not landmarks or s.is_snapshot)]
 
   def summary(self) -> str:
     """A plain-text summary: kernels, groups, steps, matches."""
