@@ -1,30 +1,66 @@
-// The standalone HTML report: the widget's own frontend (widget.js) on a recorded model, with no kernel behind it.
-// The page hands over the widget module and the element holding the report's gzipped, base64 JSON:
-// {state: the synced state of tgviz/protocol.py, pictures: [PictureMsg, ...]}.
+// The standalone HTML report: the widget's own frontend (widget.js) on a model that answers from data in the page.
+// Each step's node table and each kernel's code sit gzipped in their own <script id="tgviz-..."> element and are
+// decoded when first looked at; pictures are laid out here by picture.js with graphviz compiled to WebAssembly.
 
-/** @param {string} b64 @returns {Promise<any>} */
-async function decode(b64) {
-  const bytes = Uint8Array.from(atob(b64.trim()), (c) => c.charCodeAt(0));
+/** Decode one data element of the page (gzipped JSON, base64). @param {string} name @returns {Promise<any>} */
+async function decode(name) {
+  const el = document.getElementById(`tgviz-${name}`);
+  if (!el) throw new Error(`the report has no data "${name}"`);
+  const bytes = Uint8Array.from(atob(/** @type {string} */ (el.textContent).trim()), (c) => c.charCodeAt(0));
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return JSON.parse(await new Response(stream).text());
 }
 
-/** A stand-in for the anywidget model: holds the state and answers the frontend from the recorded pictures. */
-function recordedModel(/** @type {any} */ widget, /** @type {any} */ data) {
-  const state = { ...data.state };
-  const pictures = new widget.PictureCache(Infinity);
-  for (const msg of data.pictures) pictures.put(msg);
+/** Decoded data, the most recently used kept. */
+class Decoded {
+  /** @param {number} max */
+  constructor(max) { this.max = max; /** @type {Map<string, Promise<any>>} */ this.items = new Map(); }
+  /** @param {string} name */
+  get(name) {
+    let p = this.items.get(name);
+    if (p) this.items.delete(name);
+    else p = decode(name);
+    this.items.set(name, p);
+    if (this.items.size > this.max) this.items.delete(this.items.keys().next().value);
+    return p;
+  }
+}
+
+/** A stand-in for the anywidget model: holds the state and answers the frontend's requests from the page's data.
+ * @param {any} mods {widget, picture, graphviz} modules @param {any} state */
+async function pageModel(mods, state) {
+  const gv = await mods.graphviz.Graphviz.load();
+  const layout = (/** @type {string} */ dot) => gv.layout(dot, "plain", "dot");
+  const data = new Decoded(16);
   /** @type {Record<string, ((msg?: any) => void)[]>} */
   const handlers = {};
   const changed = new Set();
   const emit = (/** @type {string} */ ev, /** @type {any} */ msg) => (handlers[ev] || []).forEach((cb) => cb(msg));
-  function answer() {
-    const sel = { step: state.selected, match: state.match, view: state.view };
-    if (sel.view !== "auto") return emit("msg:custom", { type: "error",
-      message: "the report holds the pictures as first shown; for the full graph use step.svg(view='full') in Python" });
-    emit("msg:custom", pictures.get(sel) || { type: "error",
-      message: "this match is not in the report: tgviz run --matches N keeps pictures of steps with up to N matches" });
+
+  /** The protocol's picture message for a selection, computed in the page (plain: dot's output to use instead of
+   * laying out here, for tests that compare with the Python side). Its `dot` is the DOT text laid out. */
+  async function pictureMessage(/** @type {{step:string, match:number|null, view:string}} */ sel, plain = "") {
+    const s = await data.get(`s-${sel.step}`);
+    const whole = sel.match === null;
+    const [before, after] = whole ? [s.graphs[0], s.after] : [s.graphs[sel.match], s.graphs[sel.match + 1]];
+    const title = whole ? s.info.title : s.matches[sel.match].title;
+    const pic = mods.picture.picture(state.config, s.rows, before, after, s.sides, title, sel.view, state.config.maxNodes,
+                                     plain ? () => plain : layout);
+    const kernel = document.getElementById(`tgviz-k-${s.kernel}`) ? await data.get(`k-${s.kernel}`) : null;
+    return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
+             total: pic.total, info: s.info, match_info: whole ? null : s.matches[sel.match], kernel, dot: pic.dot };
   }
+
+  let latest = 0;
+  async function answer() {
+    const sel = { step: state.selected, match: state.match, view: state.view }, ticket = ++latest;
+    emit("msg:custom", { type: "busy", ...sel });
+    await new Promise((r) => setTimeout(r, 0));  // let the page paint "laying out…" first
+    if (ticket !== latest) return;  // a newer selection supersedes this one
+    try { emit("msg:custom", await pictureMessage(sel)); }
+    catch (e) { emit("msg:custom", { type: "error", message: `${e}` }); }
+  }
+
   function download() {
     const svg = document.querySelector(".tgviz-stage svg");
     if (!svg) return;
@@ -34,6 +70,7 @@ function recordedModel(/** @type {any} */ widget, /** @type {any} */ data) {
     a.click();
     emit("msg:custom", { type: "exported", paths: [name + " (downloaded)"] });
   }
+
   return {
     get: (/** @type {string} */ k) => state[k],
     set: (/** @type {string} */ k, /** @type {any} */ v) => { state[k] = v; changed.add(k); },
@@ -41,18 +78,20 @@ function recordedModel(/** @type {any} */ widget, /** @type {any} */ data) {
       const any = ["selected", "match", "view"].some((k) => changed.has(k));
       changed.clear();
       emit("change:selected");
-      if (any) queueMicrotask(answer);
+      if (any) answer();
     },
     on: (/** @type {string} */ ev, /** @type {(msg?: any) => void} */ cb) => { (handlers[ev] ||= []).push(cb); },
     send(/** @type {any} */ msg) {
-      if (msg.type === "ready") queueMicrotask(answer);
+      if (msg.type === "ready") answer();
       if (msg.type === "export") download();
     },
+    pictureMessage,
   };
 }
 
-/** Render the report into el. @param {any} widget the widget.js module @param {HTMLElement} el @param {string} b64 */
-export async function open(widget, el, b64) {
-  const model = recordedModel(widget, await decode(b64));
-  widget.default.render({ model, el });
+/** Render the report into el. @param {any} mods {widget, picture, graphviz} modules @param {HTMLElement} el */
+export async function open(mods, el) {
+  const model = await pageModel(mods, await decode("state"));
+  /** @type {any} */ (window).tgvizReport = model;  // for tests and benchmarks: the page's own picture messages
+  mods.widget.default.render({ model, el });
 }

@@ -153,8 +153,8 @@ function showDetails(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {P
   if (info.error) ui.matchBox.append(h("pre", { class: "tgviz-rewrite-error" }, [info.error]));
   if (msg.match_info) {
     const m = msg.match_info;
-    ui.matchBox.append(h("div", { class: "tgviz-pattern" }, [h("b", {}, ["pattern "]), h("code", {}, [m.source]), ` ${m.where} · ${m.us} µs`]),
-                       h("pre", { class: "tgviz-uop-diff" }, [m.diff]));
+    ui.matchBox.append(h("div", { class: "tgviz-pattern" }, [h("b", {}, ["pattern "]), h("code", {}, [m.source]), ` ${m.where} · ${m.us} µs`]));
+    if (m.diff) ui.matchBox.append(h("pre", { class: "tgviz-uop-diff" }, [m.diff]));
   }
   ui.stack.replaceChildren(h("summary", {}, ["graph_rewrite call site and call stack"]),
                            h("pre", {}, [`${info.file}:${info.line}\n\n${info.stack.join("\n")}`]));

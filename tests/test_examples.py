@@ -48,9 +48,8 @@ def test_notebook_runs(name, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_script_report(name, tmp_path):
-  quick = [] if name == "tutorial_conv2d.py" else ["--matches", "2"]  # per-match pictures are the slow part
-  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(EXAMPLES / "scripts" / name), "--out", str(tmp_path),
-                         *quick], capture_output=True, text=True, timeout=900)
+  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(EXAMPLES / "scripts" / name), "--out", str(tmp_path)],
+                        capture_output=True, text=True, timeout=900)
   assert proc.returncode == 0, proc.stdout + proc.stderr
   for kernel in SCRIPTS[name]: assert f"kernel {kernel} " in proc.stdout
   assert (tmp_path / "index.html").stat().st_size > 10_000

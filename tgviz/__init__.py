@@ -8,9 +8,10 @@ In Jupyter: ``%load_ext tgviz`` then a ``%%tgviz`` cell. In Python::
     print(trace.summary())
     trace.export_svg("svgs", kernel="r_*")
     trace.to_html("report/index.html")
+    trace.save("run.tgviz"); tgviz.load("run.tgviz")   # later, elsewhere; also tinygrad's VIZ=-1 rewrites.pkl
 """
 from tgviz import _tinygrad
-from tgviz.api import Step, Trace, capture
+from tgviz.api import Step, Trace, TraceFileError, capture, load
 from tgviz.model import Diff, Group, Kernel, Match
 
 __all__ = [
@@ -20,7 +21,9 @@ __all__ = [
   "Match",
   "Step",
   "Trace",
+  "TraceFileError",
   "capture",
+  "load",
   "load_ipython_extension",
   "unload_ipython_extension",
 ]

@@ -3,8 +3,9 @@
 Everything tinygrad-version-specific lives here: the default OpenCL-on-PoCL device, switching
 rewrite tracking on and off around a block, the caches that must be cleared so a block traces
 the same way twice, reading tinygrad's tracking globals into records a Trace owns, replaying a
-step match by match exactly as ``tinygrad.viz.serve`` does, and turning a UOp into plain node
-data for drawing. The rest of tgviz talks to the records and node data, never to tinygrad.
+step match by match exactly as ``tinygrad.viz.serve`` does, turning a UOp into plain node
+data for drawing, and saving and opening trace files (tinygrad's own rewrites.pkl too). The rest
+of tgviz talks to the records and node data, never to tinygrad.
 """
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ import bisect
 import functools
 import gc
 import glob
+import gzip
 import importlib.metadata
 import os
+import pickle
 import re
 import shutil
 import sys
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,6 +173,10 @@ class Recording:
     more when the capture ended (then VIZ's replay, Step.at, is the graph)."""
     return self.uop(step.out) if step.out is not None else None
 
+  def match_failed(self, step: StepRecord, k: int) -> bool:
+    """Whether the pattern of match k raised (tinygrad records a REWRITE_ERROR as its replacement)."""
+    return self.uop_fields[step.matches[k][1]][0] is Ops.REWRITE_ERROR
+
   def match_uops(self, step: StepRecord, k: int) -> tuple[UOp, UOp]:
     u0, u1, _, _ = step.matches[k]
     return self.uop(u0), self.uop(u1)
@@ -181,6 +189,12 @@ class Recording:
       for k in range(len(step.matches)):
         if (prg := _program_of(self.match_uops(step, k)[1])) is not None: found = prg
     return found
+
+  def replay(self, step: StepRecord) -> Iterator[UOp]:
+    """Every graph of a step in order, the input first, then the graph after each match (as Recording.at, in one pass
+    that keeps nothing afterwards)."""
+    rp = Replayer(self, step)
+    for k in range(len(step.matches) + 1): yield rp.at(k)
 
   def _holds_live_buffers(self, step: StepRecord) -> bool:
     """Whether the step's graph reaches a BUFFER UOp that has a device Buffer now (tinygrad maps them weakly)."""
@@ -584,22 +598,25 @@ class Tracker:
       keys, ctxs, fields = ops.tracked_keys, ops.tracked_ctxs, ops.uop_fields
       out = {sid: u.trace_num for sid, ref in self._io.items() if (u := ref()) is not None}  # numbered in this table
       for g, v in self._saved.items(): setattr(ops, g, v)
-      self.recording = Recording(self._groups(keys, ctxs, out), fields)
+      self.recording = Recording(_groups(keys, ctxs, out), fields)
     finally:
       self._io = {}
       if not self._shared: _drop_trace_nums()
 
-  def _groups(self, keys: list[TracingKey], ctxs: list[list], out: dict[int, int]) -> list[GroupRecord]:
-    groups = []
-    for key, steps in zip(keys, ctxs, strict=True):
-      if not steps and key.display_name == "capture": continue
-      recs = []
-      for s in steps:
-        recs.append(StepRecord(s.name, s.depth, s.loc, s.sink, s.matches, s.bottom_up, s.walk, s.enter_calls, out.get(id(s))))
-      ren = key.ret if isinstance(key.ret, Renderer) else None
-      groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, tuple(key.tb or ()),
-                                device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else ""))
-    return groups
+
+def _groups(keys: list[TracingKey], ctxs: list[list], out: dict[int, int]) -> list[GroupRecord]:
+  """Records of tinygrad's tracked groups and their steps (out: id(step) -> trace number of what it returned). tgviz's own
+  "capture" group is skipped when nothing landed in it."""
+  groups = []
+  for key, steps in zip(keys, ctxs, strict=True):
+    if not steps and key.display_name == "capture": continue
+    recs = []
+    for s in steps:
+      recs.append(StepRecord(s.name, s.depth, s.loc, s.sink, s.matches, s.bottom_up, s.walk, s.enter_calls, out.get(id(s))))
+    ren = key.ret if isinstance(key.ret, Renderer) else None
+    groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, tuple(key.tb or ()),
+                              device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else ""))
+  return groups
 
 
 # *** reading UOps, for the rest of tgviz ***
@@ -607,10 +624,6 @@ class Tracker:
 def pattern_source(loc: tuple[str, int]) -> str:
   """The source line of the pattern defined at loc."""
   return printable(loc)
-
-
-def is_error(u: UOp) -> bool:
-  return u.op is Ops.REWRITE_ERROR
 
 
 def error_text(u: UOp) -> str:
@@ -684,12 +697,25 @@ def _arg_text(u: UOp) -> str | None:
   return str(u.arg)
 
 
-def _folded(u: UOp, root: UOp) -> bool:
-  """Constants (and broadcasts of them) are folded into their users' labels, as tinygrad's VIZ does."""
-  if u is root: return False
+def _foldable(u: UOp) -> bool:
+  """Constants (and broadcasts of them) are folded into their users' labels, as tinygrad's VIZ does (unless one is the
+  root of the graph drawn)."""
   if u.op is Ops.CONST: return True
   if u.op is Ops.STACK and all(s.op is Ops.CONST for s in u.src): return True
-  return u.op in (Ops.RESHAPE, Ops.EXPAND) and len(u.src) >= 1 and _folded(u.src[0], root)
+  return u.op in (Ops.RESHAPE, Ops.EXPAND) and len(u.src) >= 1 and _foldable(u.src[0])
+
+
+def _node(u: UOp) -> Node:
+  """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it."""
+  label = [u.op.name]
+  if (arg := _arg_text(u)) is not None: label += _clip(arg, 8 if u.op is Ops.SOURCE else _ARG_LINES)
+  if u.dtype != dtypes.void: label.append(str(u.dtype).removeprefix("dtypes."))
+  for i, s in enumerate(u.src):
+    if not _foldable(s): continue
+    c = s
+    while c.op is not Ops.CONST and c.op is not Ops.STACK and c.src: c = c.src[0]
+    label.append(_clip(f"{c.op.name}{i} {_arg_text(c) if c.op is Ops.CONST else c.render()}", 1)[0])
+  return Node(node_key(u), u.op.name, _FAMILY.get(u.op, "other"), tuple(label))
 
 
 def to_graph(root: UOp) -> Graph:
@@ -697,18 +723,35 @@ def to_graph(root: UOp) -> Graph:
   nodes: dict[str, Node] = {}
   edges: list[tuple[str, str]] = []
   for u in root.toposort():
-    if _folded(u, root): continue
-    label = [u.op.name]
-    if (arg := _arg_text(u)) is not None: label += _clip(arg, 8 if u.op is Ops.SOURCE else _ARG_LINES)
-    if u.dtype != dtypes.void: label.append(str(u.dtype).removeprefix("dtypes."))
-    for i, s in enumerate(u.src):
-      if not _folded(s, root): edges.append((node_key(s), node_key(u)))
-      else:
-        c = s
-        while c.op is not Ops.CONST and c.op is not Ops.STACK and c.src: c = c.src[0]
-        label.append(_clip(f"{c.op.name}{i} {_arg_text(c) if c.op is Ops.CONST else c.render()}", 1)[0])
-    nodes[node_key(u)] = Node(node_key(u), u.op.name, _FAMILY.get(u.op, "other"), tuple(label))
+    if u is not root and _foldable(u): continue
+    edges.extend((node_key(s), node_key(u)) for s in u.src if not _foldable(s))
+    nodes[node_key(u)] = _node(u)
   return Graph(nodes, tuple(dict.fromkeys(edges)), node_key(root))
+
+
+class NodeTable:
+  """Many graphs as one table of plain rows, shared nodes once (the HTML report's data; js/picture.js reads it).
+  A row: [key, op, family, label lines, source row ids (all of them, in order), foldable]."""
+
+  def __init__(self, drawn: dict[UOp, tuple] | None = None) -> None:
+    self.rows: list[list] = []
+    self._ids: dict[UOp, int] = {}
+    self._drawn = {} if drawn is None else drawn  # UOp -> (key, op, family, label, foldable): share it across tables
+
+  def add(self, root: UOp) -> int:
+    """The row id of root, adding it and whatever below it is new."""
+    stack = [(root, False)]
+    while stack:
+      u, ready = stack.pop()
+      if u in self._ids: continue
+      if not ready: stack.extend([(u, True), *((s, False) for s in u.src if s not in self._ids)])
+      else:
+        if (d := self._drawn.get(u)) is None:
+          n = _node(u)
+          d = self._drawn[u] = (n.key, n.op, n.family, list(n.label), _foldable(u))
+        self._ids[u] = len(self.rows)
+        self.rows.append([d[0], d[1], d[2], d[3], [self._ids[s] for s in u.src], d[4]])
+    return self._ids[root]
 
 
 def toposort(u: UOp) -> list[UOp]:
@@ -722,3 +765,83 @@ def node_key(u: UOp) -> str:
 
 def sources(u: UOp) -> tuple[UOp, ...]:
   return u.src
+
+
+# *** saving and opening traces ***
+
+TRACE_FORMAT, TRACE_VERSION = "tgviz-trace", 1
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class TraceFileError(ValueError):
+  """A file tgviz cannot open as a trace: not a trace, or one saved for another file format or tinygrad version."""
+
+
+def save_recording(path: str | os.PathLike, rec: Recording, meta: dict[str, Any]) -> None:
+  """Write rec to path: gzip of a pickled header (format, version, tinygrad version and meta), then the records and the
+  UOp table (plain fields, as tinygrad's VIZ pickles them)."""
+  header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, **meta}
+  try: body = pickle.dumps((rec.groups, rec.uop_fields), protocol=pickle.HIGHEST_PROTOCOL)
+  except Exception as e: raise TraceFileError(f"this trace cannot be saved: {type(e).__name__}: {e}") from e
+  with gzip.open(path, "wb", compresslevel=6) as f:
+    pickle.dump(header, f, protocol=pickle.HIGHEST_PROTOCOL)
+    f.write(body)
+
+
+def load_recording(path: str | os.PathLike) -> tuple[Recording, dict[str, Any]]:
+  """Read a trace file: one saved by tgviz (see save_recording), or tinygrad's own tracking dump, the rewrites.pkl that
+  ``VIZ=-1`` (or TRACK_MATCH_STATS=2) writes at exit. Returns the recording and the header's meta (device, error,
+  traceback). Unpickling runs code: open only files you trust. Raises TraceFileError for anything else, OSError when the
+  file cannot be read."""
+  with open(path, "rb") as f: magic = f.read(2)
+  if magic == _GZIP_MAGIC: return _load_saved(path)
+  try:
+    with open(path, "rb") as f, Context(DEBUG=0): obj = pickle.load(f)  # unpickling may load libraries (as VIZ's loader)
+  except Exception as e:
+    raise TraceFileError(f"{path} is neither a tgviz trace nor tinygrad's rewrites.pkl "
+                         f"(or one written by a tinygrad other than {SUPPORTED_TINYGRAD}): {type(e).__name__}: {e}") from e
+  if not isinstance(obj, ops.RewriteTrace):
+    raise TraceFileError(f"{path} holds a pickled {type(obj).__name__}, not a tgviz trace or tinygrad's rewrites.pkl")
+  try: groups = _groups(obj.keys, obj.rewrites, {})
+  except Exception as e:
+    raise TraceFileError(f"{path} is a tinygrad rewrites.pkl tgviz cannot read (tgviz reads those of tinygrad {SUPPORTED_TINYGRAD}): "
+                         f"{type(e).__name__}: {e}") from e
+  device = ", ".join(dict.fromkeys(g.device for g in groups if g.device)) or "unknown device"
+  return Recording(_relocated(groups), obj.uop_fields), {"device": f"{device} (tinygrad's rewrites.pkl)"}
+
+
+def _load_saved(path: str | os.PathLike) -> tuple[Recording, dict[str, Any]]:
+  try:
+    with gzip.open(path, "rb") as f:
+      try: header = pickle.load(f)
+      except Exception: header = None
+      if not isinstance(header, dict) or header.get("format") != TRACE_FORMAT:
+        raise TraceFileError(f"{path} is a gzip file but not a tgviz trace")
+      if (v := header.get("version")) != TRACE_VERSION:
+        raise TraceFileError(f"{path} is a tgviz trace in file format version {v}; this tgviz reads version {TRACE_VERSION}: "
+                             f"open it with the tgviz that saved it")
+      if (tv := header.get("tinygrad")) != SUPPORTED_TINYGRAD:
+        raise TraceFileError(f"{path} was saved with tinygrad {tv}; this tgviz reads traces of tinygrad {SUPPORTED_TINYGRAD} "
+                             f"(its graphs are tinygrad UOps): open it where tinygrad=={tv} and a tgviz for it are installed")
+      with Context(DEBUG=0): groups, fields = pickle.load(f)
+  except TraceFileError: raise
+  except Exception as e: raise TraceFileError(f"{path} is not a readable tgviz trace: {type(e).__name__}: {e}") from e
+  meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad")}
+  return Recording(_relocated(groups), fields), meta
+
+
+def _relocated(groups: list[GroupRecord]) -> list[GroupRecord]:
+  """Point source locations inside a tinygrad that is not here (a trace from another machine) at this tinygrad's files,
+  the same version's, so patterns and call sites still show their source lines."""
+  root = os.path.dirname(os.path.dirname(os.path.abspath(ops.__file__)))  # this tinygrad package
+  @functools.cache
+  def here(fn: str) -> str:
+    if os.path.exists(fn) or (i := fn.replace("\\", "/").rfind("/tinygrad/")) < 0: return fn
+    return cand if os.path.exists(cand := os.path.join(root, fn.replace("\\", "/")[i + len("/tinygrad/"):])) else fn
+  def loc(lc: tuple[str, int]) -> tuple[str, int]:
+    return lc if (fn := here(lc[0])) == lc[0] else (fn, lc[1])
+  for g in groups:
+    for s in g.steps:
+      s.loc = loc(s.loc)
+      if any(here(m[2][0]) != m[2][0] for m in s.matches): s.matches = [(u0, u1, loc(lc), t) for u0, u1, lc, t in s.matches]
+  return groups

@@ -16,6 +16,8 @@ from tgviz import _tinygrad as tg
 from tgviz import layout as L
 from tgviz import model, picture, report
 
+TraceFileError = tg.TraceFileError
+
 
 class Step(model.Step):
   __doc__ = model.Step.__doc__
@@ -41,8 +43,8 @@ class Trace(model.Trace):
     return picture.export_svg(self.select(kernel, step, landmarks), directory, side, max_nodes, view)
 
   def to_html(self, path: str | Path, title: str = "tgviz trace", **kwargs: Any) -> Path:
-    """Write a self-contained HTML report (no server, kernel or network) to browse this trace: the tree, every step's
-    graphs, per-match pictures of small steps, and the kernels' code. See :func:`tgviz.report.write_report`."""
+    """Write a self-contained HTML report (no server, kernel or network) to browse this trace: the tree, every step and
+    every match, laid out in the page, and the kernels' code. See :func:`tgviz.report.write_report`."""
     return report.write_report(self, path, title, **kwargs)
 
 
@@ -69,3 +71,14 @@ def capture(device: str | None = None) -> Iterator[Trace]:
     raise
   finally:
     if tracker.recording is not None: trace.fill(tracker.recording)
+
+
+def load(path: str | Path) -> Trace:
+  """Open a trace file: one :meth:`Trace.save` wrote, or tinygrad's own tracking dump, the rewrites.pkl that a script
+  run with ``VIZ=-1`` writes at exit (e.g. on a GPU box, to browse here). Both need the same tinygrad version as here.
+
+  >>> trace = tgviz.load("conv.tgviz")          # or tgviz.load("/tmp/rewrites.pkl.<user>")
+
+  Opening a file unpickles it, which can run code (as tinygrad's VIZ does): open only files you trust. Raises
+  :class:`TraceFileError` when the file is not a trace or was saved for another format or tinygrad version."""
+  return Trace.load(path)

@@ -1,6 +1,7 @@
 """The command line: ``tgviz run SCRIPT.py [--out DIR] [--device DEV]`` writes an HTML report and SVGs.
 
-With several scripts, each gets its own report folder under DIR and DIR/index.html links them."""
+With several scripts, each gets its own report folder under DIR and DIR/index.html links them with their summaries.
+``tgviz open FILE`` writes the report of a saved trace (``Trace.save``) or of tinygrad's own rewrites.pkl (``VIZ=-1``)."""
 from __future__ import annotations
 
 import argparse
@@ -8,14 +9,14 @@ import runpy
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from tgviz import layout as L
-from tgviz.api import Trace, capture
-from tgviz.report import DEFAULT_MATCH_PICTURES
+from tgviz.api import Trace, TraceFileError, capture, load
 
 
-def _progress(label: str):
+def _progress(label: str) -> Callable[[int, int], None]:
   tty, step = sys.stdout.isatty(), [0]
   def report(done: int, total: int) -> None:
     pct = done * 100 // total
@@ -26,11 +27,19 @@ def _progress(label: str):
   return report
 
 
-def run(script: Path, out: Path, device: str | None, max_nodes: int, matches: int, args: list[str], svg: str = "landmarks") -> int:
-  """Run script under capture, write out/index.html and out/svg/; returns the exit status."""
+def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str) -> None:
+  """out/index.html (every step and match) and the SVG files asked for in out/svg/."""
+  svgs = trace.export_svg(out / "svg", max_nodes=max_nodes, landmarks=svg == "landmarks") if svg != "none" else []
+  print(f"  wrote {len(svgs)} SVG files ({svg})")
+  html = trace.to_html(out / "index.html", title=title, max_nodes=max_nodes, progress=_progress("report steps"))
+  print(f"tgviz: report: {html.resolve()}\n       SVGs:   {(out / 'svg').resolve()}/")
+
+
+def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[str], svg: str = "landmarks") -> tuple[int, Trace | None]:
+  """Run script under capture, write out/index.html and out/svg/; returns the exit status and the trace."""
   if not script.is_file():
     print(f"tgviz: no such script: {script}", file=sys.stderr)
-    return 2
+    return 2, None
   print(f"tgviz: running {script} with tinygrad's compiler traced")
   st = time.perf_counter()
   status, saved_argv = 0, sys.argv
@@ -49,25 +58,46 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, matches: in
     sys.argv = saved_argv
   if trace is None:  # the capture itself could not start: there is nothing to report
     print(f"tgviz: could not trace {script}: see the error above", file=sys.stderr)
-    return 1
+    return 1, None
   print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary()}")
-  svgs = trace.export_svg(out / "svg", max_nodes=max_nodes, landmarks=svg == "landmarks") if svg != "none" else []
-  print(f"  wrote {len(svgs)} SVG files ({svg})")
-  html = trace.to_html(out / "index.html", title=f"tgviz: {script.name}", max_nodes=max_nodes, match_pictures=matches,
-                       progress=_progress("report pictures"))
-  print(f"tgviz: report: {html.resolve()}\n       SVGs:   {(out / 'svg').resolve()}/")
-  return status
+  write(trace, out, f"tgviz: {script.name}", max_nodes, svg)
+  return status, trace
 
 
-def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, matches: int, svg: str) -> int:
-  """Run several scripts, each into out/<script name>/, and write out/index.html linking their reports."""
-  results = [(s, run(s, out / s.stem, device, max_nodes, matches, [], svg)) for s in scripts]
-  items = "".join(f'<li><a href="{L.text(s.stem)}/index.html">{L.text(s.name)}</a>{"" if rc == 0 else " (failed)"}'
-                  f' · <a href="{L.text(s.stem)}/svg/">SVGs</a></li>' for s, rc in results)
-  (out / "index.html").write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>tgviz reports</title></head>"
-                                  f"<body><h1>tgviz reports</h1><ul>{items}</ul></body></html>", encoding="utf-8")
+def _summary_row(name: str, link: str, trace: Trace | None, status: int) -> str:
+  if trace is None: return f"<tr><td>{L.text(name)}</td><td colspan='5'>not traced (exit status {status})</td></tr>"
+  steps = list(trace.steps)
+  error = f"{type(trace.error).__name__}: {trace.error}" if trace.error is not None else ("" if status == 0 else f"exit status {status}")
+  kernels = ", ".join(k.name for k in trace.kernels[:8]) + (f", … ({len(trace.kernels)})" if len(trace.kernels) > 8 else "")
+  return (f"<tr><td><a href='{L.text(link)}/index.html'>{L.text(name)}</a></td><td>{len(trace.kernels)}: {L.text(kernels)}</td>"
+          f"<td>{len(steps)}</td><td>{sum(len(s.matches) for s in steps)}</td><td class='err'>{L.text(error)}</td>"
+          f"<td><a href='{L.text(link)}/svg/'>SVGs</a></td></tr>")
+
+
+def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, svg: str) -> int:
+  """Run several scripts, each into out/<script name>/, and write out/index.html: each one's summary and links."""
+  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg)) for s in scripts]
+  rows = "".join(_summary_row(s.name, s.stem, trace, rc) for s, rc, trace in results)
+  (out / "index.html").write_text(
+    "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>tgviz reports</title><style>"
+    "body{font-family:system-ui,sans-serif;margin:16px} table{border-collapse:collapse} td,th{padding:4px 10px;"
+    "border-bottom:1px solid #ddd;text-align:left;vertical-align:top} .err{color:#b00020}"
+    "@media (prefers-color-scheme: dark){body{background:#1e1e1e;color:#ddd} a{color:#8ab4f8}}</style></head>"
+    "<body><h1>tgviz reports</h1><table><tr><th>script</th><th>kernels</th><th>steps</th><th>matches</th><th>error</th>"
+    f"<th></th></tr>{rows}</table></body></html>", encoding="utf-8")
   print(f"tgviz: all reports: {(out / 'index.html').resolve()}")
-  return max(rc for _, rc in results)
+  return max(rc for _, rc, _ in results)
+
+
+def open_file(path: Path, out: Path, max_nodes: int, svg: str) -> int:
+  """Open a trace file, write out/index.html and the SVGs in out/svg/; returns the exit status."""
+  try: trace = load(path)
+  except (OSError, TraceFileError) as e:
+    print(f"tgviz: cannot open {path}: {e}", file=sys.stderr)
+    return 2
+  print(f"tgviz: opened {path}: {trace.summary()}")
+  write(trace, out, f"tgviz: {path.name}", max_nodes, svg)
+  return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,19 +105,23 @@ def main(argv: list[str] | None = None) -> int:
   sub = parser.add_subparsers(dest="command", required=True)
   r = sub.add_parser("run", help="run a script with tinygrad's compiler traced; write an HTML report and SVGs")
   r.add_argument("script", type=Path, nargs="+", help="the script (several: each gets its own report, no script args)")
-  r.add_argument("--out", type=Path, default=Path("tgviz-report"), help="output folder (default: tgviz-report)")
   r.add_argument("--device", default=None, help="tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90 (default: DEV, else CL)")
-  r.add_argument("--max-nodes", type=int, default=L.DEFAULT_MAX_NODES, help="node budget of the focused view")
-  r.add_argument("--matches", type=int, default=DEFAULT_MATCH_PICTURES,
-                 help="keep per-match pictures of steps with at most this many matches")
-  r.add_argument("--svg", choices=("landmarks", "all", "none"), default="landmarks",
-                 help="which steps get an SVG file in DIR/svg/: tinygrad's 'View ...' landmarks of every group (default), "
-                      "every step (thousands on a real model), or none")
+  o = sub.add_parser("open", help="write the HTML report and SVGs of a saved trace or of tinygrad's rewrites.pkl (VIZ=-1)")
+  o.add_argument("file", type=Path, help="a file Trace.save wrote, or tinygrad's rewrites.pkl; open only files you trust")
+  for p in (r, o):
+    p.add_argument("--out", type=Path, default=Path("tgviz-report"), help="output folder (default: tgviz-report)")
+    p.add_argument("--max-nodes", type=int, default=L.DEFAULT_MAX_NODES, help="node budget of the focused view")
+    p.add_argument("--svg", choices=("landmarks", "all", "none"), default="landmarks",
+                   help="which steps get an SVG file in DIR/svg/: tinygrad's 'View ...' landmarks of every group (default), "
+                        "every step (thousands on a real model), or none")
   ns, script_args = parser.parse_known_args(argv)  # options tgviz does not know go to the script
+  if ns.command == "open":
+    if script_args: parser.error(f"unrecognized arguments: {' '.join(script_args)}")
+    return open_file(ns.file, ns.out, ns.max_nodes, ns.svg)
   if len(ns.script) > 1:
     if script_args: parser.error(f"arguments {script_args} can only be passed to a single script")
-    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.matches, ns.svg)
-  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, ns.matches, script_args, ns.svg)
+    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg)
+  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg)[0]
 
 
 if __name__ == "__main__":

@@ -165,7 +165,7 @@ def cap_fan_in(scene: Scene, limit: int = MAX_FAN_IN) -> Scene:
   after, cut_a = capped(scene.edges_after)
   if not cut_b and not cut_a: return scene
   hidden = dict(scene.hidden)
-  for k in cut_b.keys() | cut_a.keys():
+  for k in [k for k in scene.nodes if k in cut_b or k in cut_a]:  # in node order: the DOT text is the same every run
     i, o = hidden.get(k, (0, 0))
     hidden[k] = (i + max(cut_b.get(k, 0), cut_a.get(k, 0)), o)
   return Scene(scene.nodes, scene.after_label, before, after, scene.on_before, scene.on_after, scene.marks, hidden,

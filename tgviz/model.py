@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from tgviz import _tinygrad as tg
 
@@ -36,7 +36,7 @@ class Match:
   @property
   def is_error(self) -> bool:
     """True when the pattern raised (tinygrad records a REWRITE_ERROR)."""
-    return tg.is_error(self.uops()[1])
+    return self.step._rec.match_failed(self.step._raw, self.index)
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,10 @@ class Step:
     if not 0 <= k <= len(self.matches): raise IndexError(f"step {self.name!r} has {len(self.matches)} matches; k={k}")
     return self._rec.at(self._raw, k)
 
+  def replay(self) -> Iterator[Any]:
+    """Every graph of the step in order: before, then after each match (at(0), at(1), ...), in one pass."""
+    return self._rec.replay(self._raw)
+
   def diff(self) -> Diff:
     """What the step added, removed and changed."""
     return diff_graphs(self.before(), self.after())
@@ -202,6 +206,26 @@ class Trace:
     self._rec = rec
     self.__dict__.pop("groups", None)
     self.__dict__.pop("kernels", None)
+
+  def save(self, path: str | Path) -> Path:
+    """Write this trace to path (gzip-compressed; ``.tgviz`` is a good suffix), to open later, or elsewhere, with
+    :func:`tgviz.load`: groups, steps, matches, graphs, kernels and the error that ended the capture, if one did.
+    Opening it needs the same tinygrad version."""
+    err = self.error
+    meta = {"device": self.device, "error": (type(err).__name__, str(err)) if err is not None else None, "traceback": self.traceback}
+    tg.save_recording(path, self._rec if self._rec is not None else tg.Recording([], {}), meta)
+    return Path(path)
+
+  @classmethod
+  def load(cls, path: str | Path) -> Self:
+    """A trace read from a file :meth:`save` wrote, or from tinygrad's own rewrites.pkl (see :func:`tgviz.load`)."""
+    rec, meta = tg.load_recording(path)
+    trace = cls(meta.get("device") or "")
+    if (err := meta.get("error")) is not None:  # the original exception class may not exist here: one of the same name
+      trace.error = type(err[0], (Exception,), {"__module__": "tgviz.saved"})(err[1])
+    trace.traceback = meta.get("traceback")
+    trace.fill(rec)
+    return trace
 
   @functools.cached_property
   def groups(self) -> list[Group]:

@@ -173,21 +173,33 @@ def sides(step: Step) -> str:
   return "both" if step.matches else "before"
 
 
-def _kernel_info(step: Step) -> KernelInfo | None:
-  k = step.group.kernel
+def kernel_info(group: Group) -> KernelInfo | None:
+  """The kernel's code panel: name, device, launch dimensions, highlighted source; None for a group with no kernel."""
+  k = group.kernel
   if k is None: return None
   return KernelInfo(name=k.name, device=k.device, renderer=k.renderer, global_size=list(k.global_size),
                     local_size=list(k.local_size) if k.local_size is not None else None,
                     html=highlight_code(k.source, k.renderer) if k.source else "", source=k.source)
 
 
-def _match_info(step: Step, match: int) -> MatchInfo:
+def match_info(step: Step, match: int, diff: bool = True) -> MatchInfo:
+  """The pattern that fired at a match, where it is defined, its time, and (if diff) the matched and replacing UOps as
+  a text diff (costly on big graphs: the HTML report leaves it out)."""
   m = step.matches[match]
-  u0, u1 = m.uops()
-  diff = list(difflib.unified_diff(str(u0).splitlines(), str(u1).splitlines(), "matched", "replacement", lineterm="", n=2))
+  text = ""
+  if diff:
+    u0, u1 = m.uops()
+    lines = list(difflib.unified_diff(str(u0).splitlines(), str(u1).splitlines(), "matched", "replacement", lineterm="", n=2))
+    text = "\n".join(lines[:UOP_DIFF_LINES]) + ("\n…" if len(lines) > UOP_DIFF_LINES else "")
   return MatchInfo(index=match, title=step.title(match), file=m.loc[0], line=m.loc[1], where=f"{Path(m.loc[0]).name}:{m.loc[1]}",
-                   source=m.source, us=round(m.time * 1e6, 2), error=m.is_error,
-                   diff="\n".join(diff[:UOP_DIFF_LINES]) + ("\n…" if len(diff) > UOP_DIFF_LINES else ""))
+                   source=m.source, us=round(m.time * 1e6, 2), error=m.is_error, diff=text)
+
+
+def step_info(step: Step) -> StepInfo:
+  """The step's panel: its title, where graph_rewrite was called, the call stack, a rewrite error if one happened."""
+  return StepInfo(title=step.title(), name=step.name, group=step.group.name, kind=step.group.kind, depth=step.depth,
+                  matches=len(step.matches), where=f"{Path(step.loc[0]).name}:{step.loc[1]}", file=step.loc[0], line=step.loc[1],
+                  error=step.error, stack=[f"{Path(f).name}:{ln} {fn}: {src}" for f, ln, fn, src in step.group.stack][:12])
 
 
 def busy_message(key: StepKey, match: int | None, view: View) -> BusyMsg:
@@ -199,12 +211,9 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
   """Everything the browser shows for one selection: the SVG, the step and match details, the kernel's code."""
   s = step_of(trace, key)
   pic = picture(s, side=sides(s), match=match, max_nodes=max_nodes, view=view)
-  info = StepInfo(title=s.title(), name=s.name, group=s.group.name, kind=s.group.kind, depth=s.depth, matches=len(s.matches),
-                  where=f"{Path(s.loc[0]).name}:{s.loc[1]}", file=s.loc[0], line=s.loc[1], error=s.error,
-                  stack=[f"{Path(f).name}:{ln} {fn}: {src}" for f, ln, fn, src in s.group.stack][:12])
   return PictureMsg(type="picture", step=key, match=match, view=view, svg=pic.svg, partial=pic.partial,
-                    message=pic.message, shown=pic.shown, total=pic.total, info=info,
-                    match_info=_match_info(s, match) if match is not None else None, kernel=_kernel_info(s))
+                    message=pic.message, shown=pic.shown, total=pic.total, info=step_info(s),
+                    match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group))
 
 
 def error_message(message: str, traceback: str | None = None) -> ErrorMsg:

@@ -1,7 +1,10 @@
-"""The HTML report: one self-contained page to browse a trace, the widget's own frontend on recorded pictures.
+"""The HTML report: one self-contained page to browse a trace, every step and every match, with no server or network.
 
-No server, no kernel, no network: the page embeds the frontend (``js/widget.js``, ``js/report.js``, ``js/widget.css``)
-and the protocol's picture messages, gzipped; ``report.js`` stands in for the widget model and answers from them.
+Graphs are stored as data, not pictures: per step, one table of the nodes of all its graphs (shared nodes once) and the
+root of the graph before and after each match. The page lays them out itself: ``js/picture.js`` turns a selection into
+the same DOT text and SVG as :mod:`tgviz.picture`, and graphviz compiled to WebAssembly (``js/vendor/graphviz.js``, the
+same Graphviz as the Python side) places the nodes. Each step's data, and each kernel's code, is gzipped apart and
+decoded only when looked at; ``js/report.js`` stands in for the widget model and answers the widget's own frontend.
 """
 from __future__ import annotations
 
@@ -10,27 +13,29 @@ import gzip
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
+from tgviz import _tinygrad as tg
 from tgviz import layout as L
 from tgviz import protocol as P
 from tgviz.assets import static_file
+from tgviz.graph import FAMILIES
 from tgviz.highlight import code_css
-from tgviz.model import Trace
+from tgviz.model import Step, Trace
 
-DEFAULT_MATCH_PICTURES = 20  # per-match pictures are kept for steps with at most this many matches
-
-_PAGE = """<!DOCTYPE html>
+_HEAD = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{{margin:16px;font-family:system-ui,sans-serif}} h1{{font-size:18px}} {css}</style></head>
 <body><h1>{title}</h1><div id="tgviz"></div>
-<script type="application/octet-stream" id="tgviz-data">{data}</script>
-<script type="module">
+"""
+_TAIL = """<script type="module">
 const load = (src) => import(URL.createObjectURL(new Blob([src], {{type: "text/javascript"}})));
-const [widget, report] = await Promise.all([load({widget_js}), load({report_js})]);
-await report.open(widget, document.getElementById("tgviz"), document.getElementById("tgviz-data").textContent);
+const [widget, picture, graphviz, report] = await Promise.all([{modules}].map(load));
+await report.open({{widget, picture, graphviz}}, document.getElementById("tgviz"));
 </script></body></html>
 """
+MODULES = ("widget.js", "picture.js", "vendor/graphviz.js", "report.js")
 
 
 def _js(name: str) -> str:
@@ -38,23 +43,49 @@ def _js(name: str) -> str:
   return json.dumps(static_file(name).read_text()).replace("</", "<\\/")
 
 
+def _chunk(out: IO[str], name: str, data: Any) -> None:
+  """One piece of the page's data: JSON, gzipped, base64, in an inert <script> element the page decodes on demand."""
+  blob = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), 6, mtime=0)).decode()
+  out.write(f'<script type="application/octet-stream" id="tgviz-{name}">{blob}</script>\n')
+
+
+def config(max_nodes: int) -> dict[str, Any]:
+  """The drawing constants of tgviz.layout, for js/picture.js: one source of truth for both sides."""
+  return {"style": L.STYLE, "families": [[f, name] for f, (_, name) in FAMILIES.items()], "marks": list(L.MARKS),
+          "charW": L.CHAR_W, "lineH": L.LINE_H, "pad": L.PAD, "fastAbove": L.FAST_ABOVE, "maxFanIn": L.MAX_FAN_IN,
+          "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes}
+
+
+def step_data(step: Step, drawn: dict | None = None) -> dict[str, Any]:
+  """A step as the page draws it: the node table of all its graphs, the root of each (graphs[k]: after k matches;
+  after: what the rewrite returned), the panels' text, and each match's pattern. drawn: a cache of how each UOp is
+  drawn, shared by the steps of one report."""
+  table = tg.NodeTable(drawn)
+  graphs = [table.add(g) for g in step.replay()]
+  return {"info": P.step_info(step), "sides": ["before", "after"] if P.sides(step) == "both" else ["before"],
+          "rows": table.rows, "graphs": graphs, "after": table.add(step.after()), "kernel": step.group.index,
+          "matches": [P.match_info(step, k, diff=False) for k in range(len(step.matches))]}
+
+
 def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max_nodes: int = L.DEFAULT_MAX_NODES,
-                 match_pictures: int = DEFAULT_MATCH_PICTURES, progress: Callable[[int, int], None] | None = None) -> Path:
-  """Write one self-contained HTML file to browse the trace (tree, graphs, code) with no server, kernel or network.
-  Every step's picture is included, and the per-match pictures of steps with at most match_pictures matches.
-  progress(done, total) is called as pictures are drawn. Returns the path."""
-  steps = list(trace.steps)
-  todo = [(s, None) for s in steps] + [(s, m) for s in steps if len(s.matches) <= match_pictures for m in range(len(s.matches))]
-  pictures = []
-  for i, (s, m) in enumerate(todo):
-    pictures.append(P.picture_message(trace, P.step_key(s), m, max_nodes=max_nodes))
-    if progress is not None: progress(i + 1, len(todo))
-  state = {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
-           "code_css": code_css(), "summary": trace.summary(), "error": trace.traceback or ""}
-  blob = base64.b64encode(gzip.compress(json.dumps({"state": state, "pictures": pictures}).encode(), 6, mtime=0)).decode()
-  page = _PAGE.format(title=L.text(title), css=static_file("widget.css").read_text(), data=blob,
-                      widget_js=_js("widget.js"), report_js=_js("report.js"))
+                 progress: Callable[[int, int], None] | None = None) -> Path:
+  """Write one self-contained HTML file to browse the trace (tree, every step and match, the kernels' code) with no
+  server, kernel or network. Steps are written one at a time, so memory stays that of the biggest step.
+  progress(done, total) is called as steps are written. Returns the path."""
   out = Path(path)
   out.parent.mkdir(parents=True, exist_ok=True)
-  out.write_text(page, encoding="utf-8")
+  steps = list(trace.steps)
+  with out.open("w", encoding="utf-8") as f:
+    f.write(_HEAD.format(title=L.text(title), css=static_file("widget.css").read_text()))
+    _chunk(f, "state", {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
+                        "code_css": code_css(), "summary": trace.summary(), "error": trace.traceback or "",
+                        "config": config(max_nodes)})
+    for g in trace.groups:
+      if (k := P.kernel_info(g)) is not None: _chunk(f, f"k-{g.index}", k)
+    drawn: dict = {}  # nodes live on from step to step: each is labelled once
+    for i, s in enumerate(steps):
+      if len(drawn) > 200_000: drawn.clear()  # bounded: the next steps share few nodes with much older ones
+      _chunk(f, f"s-{P.step_key(s)}", step_data(s, drawn))
+      if progress is not None: progress(i + 1, len(steps))
+    f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
   return out

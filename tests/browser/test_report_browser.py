@@ -1,4 +1,5 @@
-"""`tgviz run` writes an index.html that works in a browser with no network and no kernel."""
+"""`tgviz run` writes an index.html that works in a browser with no network and no kernel: every step and every match,
+laid out in the page from the same DOT text as the Python side, drawn into the same SVG."""
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -6,6 +7,10 @@ from pathlib import Path
 
 import pytest
 from harness import ARTIFACTS
+
+from tgviz import layout as L
+from tgviz import picture as PI
+from tgviz import protocol as P
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scripts" / "tutorial_conv2d.py"
 
@@ -20,29 +25,84 @@ def report(tmp_path_factory):
   return out
 
 
+@pytest.fixture
+def page(browser):
+  ctx = browser.new_context(viewport={"width": 1500, "height": 1000}, offline=True)
+  p = ctx.new_page()
+  p.errors = []
+  p.on("pageerror", lambda e: p.errors.append(str(e)))
+  yield p
+  ctx.close()
+
+
 def test_report_svgs_are_valid(report):
   svgs = list((report / "svg").glob("*.svg"))  # by default, tinygrad's "View ..." landmarks of every group
   assert any("r_2_2_2_2--" in p.name and "View_Base_AST" in p.name for p in svgs)
   assert all("--" in p.name and p.name.split("--")[1][4:].startswith("View_") for p in svgs), [p.name for p in svgs]
-  for p in svgs[:: max(1, len(svgs) // 20)]: ET.parse(p)
+  for p in svgs: ET.parse(p)
 
 
-def test_report_opens_offline(report, browser):
-  ctx = browser.new_context(viewport={"width": 1500, "height": 1000}, offline=True)
-  page = ctx.new_page()
+def _select_match(page, key: str, match: int) -> None:
+  page.locator(f".tgviz-step[data-key='{key}']").click()
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=10_000)
+  page.evaluate("(m) => { const s = document.querySelector('.tgviz-slider'); s.value = String(m + 1); "
+                "s.dispatchEvent(new Event('input')); }", match)
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{match}'", timeout=20_000)
+
+
+def test_report_opens_offline_and_steps_through_every_match(report, page):
   requests = []
   page.on("request", lambda r: requests.append(r.url))
   page.goto((report / "index.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
   assert "r_2_2_2_2" in page.locator(".tgviz-tree").inner_text()
+  assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
   assert "__kernel" in page.locator(".tgviz-code").inner_text()
-  page.locator(".tgviz-step:not(.empty)", has_text="devectorize2").first.click()
-  page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=10_000)
+  # the step with the most matches: its middle and last match are in the report and drawn in the page
+  counts = page.eval_on_selector_all(".tgviz-step", "rs => rs.map(r => [r.dataset.key, "
+                                     "Number(r.querySelector('.tgviz-count').textContent)])")
+  key, most = max(counts, key=lambda c: c[1])
+  assert most > 20, counts  # more than the old report's 20-match limit
+  for m in (most // 2, most - 1):
+    _select_match(page, key, m)
+    assert page.locator(".tgviz-match-label").inner_text() == f"match {m + 1} / {most}"
+    assert page.locator(".tgviz-pattern").inner_text().startswith("pattern")
+    assert page.locator(".tgviz-stage svg g[data-side='after'] g.node").count() > 0
+    assert f"match {m + 1}/{most}" in page.locator(".tgviz-stage svg .title").first.text_content()
   page.locator(".tgviz-title").click()
-  page.keyboard.press("ArrowRight")
-  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=10_000)
-  assert page.locator(".tgviz-pattern").count() == 1
+  page.keyboard.press("ArrowLeft")
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{most - 2}'", timeout=10_000)
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "report.png"))
   assert all(u.startswith(("file:", "blob:", "data:")) for u in requests), requests
-  ctx.close()
+  assert not page.errors
+
+
+def _python_side(step, match):
+  """What tgviz.picture lays out for a selection: the DOT text and dot's plain output of it."""
+  scene = L.focus(L.cap_fan_in(PI.scene_of(step, match)), L.DEFAULT_MAX_NODES)
+  dot = L._dot(scene, fast=len(scene.nodes) > L.FAST_ABOVE)[0]
+  return dot, L.run_dot(dot, "plain")
+
+
+def test_report_pictures_are_the_python_pictures(tutorial_trace, tmp_path, page):
+  """Every step of the tutorial (whole, first, middle and last match): the page writes the same DOT text, and from the
+  same layout the very same SVG bytes; graphviz-wasm and graphviz-pure lay out the same DOT alike on nearly all."""
+  tutorial_trace.to_html(tmp_path / "index.html")
+  page.goto((tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  sels = [(s, m) for s in tutorial_trace.steps for m in ([None, 0, len(s.matches) // 2, len(s.matches) - 1] if s.matches else [None])]
+  same_layout = 0
+  for step, m in sels:
+    dot, plain = _python_side(step, m)
+    py = P.picture_message(tutorial_trace, P.step_key(step), m)
+    own, given = page.evaluate("async ([s, m, plain]) => { const r = window.tgvizReport; "
+                               "return [await r.pictureMessage({step: s, match: m, view: 'auto'}), "
+                               "await r.pictureMessage({step: s, match: m, view: 'auto'}, plain)]; }", [P.step_key(step), m, plain])
+    assert own["dot"] == dot, (step, m)
+    assert given["svg"] == py["svg"], (step, m)
+    assert (given["shown"], given["total"], given["partial"], given["message"]) == (py["shown"], py["total"], py["partial"], py["message"])
+    assert given["info"] == py["info"] and (m is None or given["match_info"]["title"] == py["match_info"]["title"])
+    same_layout += own["svg"] == py["svg"]
+  assert same_layout >= 0.95 * len(sels), f"wasm and Python layouts agree on {same_layout} of {len(sels)}"
+  assert not page.errors
