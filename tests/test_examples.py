@@ -27,6 +27,9 @@ SCRIPTS = {
   "conv2d_variants.py": ["r_2_2_4_4_2_2_2", "r_2_2_4_2_2", "r_3_3_4_2_2"],
   "conv2d_winograd_image.py": ["r_4_4_3_3", "E_6_6", "E_4_4"],
   "arange_indexing_vs_data.py": ["r_10", "E_10"],
+  # real models: a training step's convolutions, backward and Adam update; attention's matmuls forward and backward
+  "mnist_train_step.py": ["r_11_11_2_4_4_4_8_3_3", "r_4_5_5_32_2_2", "r_8_10"],
+  "transformer_block.py": ["r_4_16_16_16", "r_16_64_16_16", "r_4_2_8_16_3_16_16_16"],
 }
 
 
