@@ -22,7 +22,8 @@ def test_readme_starts_with_the_two_commands():
 def test_clean_checkout_installs_and_writes_a_report(tmp_path):
   clone = tmp_path / "tgviz"
   subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
-  env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+  # a fresh shell: not this venv, nor the device settings importing tgviz made here (OPENCL_PATH points into this venv)
+  env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "OPENCL_PATH", "DEV", "OCL_ICD_VENDORS")}
   subprocess.run(["bash", "scripts/install.sh"], cwd=clone, env=env, check=True, timeout=900)
   proc = subprocess.run([".venv/bin/tgviz", "run", "examples/scripts/tutorial_conv2d.py", "examples/scripts/tutorial_arange.py",
                          "--out", "tgviz-report"], cwd=clone, env=env, capture_output=True, text=True,
