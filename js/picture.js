@@ -3,8 +3,8 @@
 // WebAssembly (js/vendor/graphviz.js, the same Graphviz 16.1 as the Python side) laying out the same DOT text.
 // tests/browser/test_report_browser.py checks that it writes, byte for byte, the SVG Python writes.
 
-/** A node table row (tgviz._tinygrad.NodeTable): [key, op, family, label lines, source ids, foldable]. */
-/** @typedef {[string, string, string, string[], number[], boolean]} Row */
+/** A node table row (tgviz._tinygrad.NodeTable): [key, family, label lines (the first is the op), source ids, foldable]. */
+/** @typedef {[string, string, string[], number[], boolean]} Row */
 /** @typedef {{key:string, op:string, family:string, label:string[]}} GNode */
 /** @typedef {{nodes:Map<string,GNode>, edges:[string,string][], root:string}} Graph */
 /** @typedef {{style:string, families:[string,string][], marks:string[], charW:number, lineH:number, pad:number,
@@ -41,7 +41,7 @@ export function toposort(rows, root) {
     if (done.has(n)) continue;
     if (!visited) {
       stack.push([n, true]);
-      const src = rows[n][4];
+      const src = rows[n][3];
       for (let i = src.length - 1; i >= 0; i--) stack.push([src[i], false]);
     } else done.add(n);
   }
@@ -54,10 +54,10 @@ export function graphOf(rows, root) {
   const nodes = new Map();
   const edges = new Map();
   for (const n of toposort(rows, root)) {
-    const [key, op, family, label, src, foldable] = rows[n];
+    const [key, family, label, src, foldable] = rows[n];
     if (n !== root && foldable) continue;
-    for (const s of src) if (!rows[s][5]) edges.set(`${rows[s][0]} ${key}`, [rows[s][0], key]);
-    nodes.set(key, { key, op, family, label });
+    for (const s of src) if (!rows[s][4]) edges.set(`${rows[s][0]} ${key}`, [rows[s][0], key]);
+    nodes.set(key, { key, op: label[0], family, label });
   }
   return { nodes, edges: [...edges.values()], root: rows[root][0] };
 }
@@ -73,7 +73,7 @@ export function diffGraphs(rows, before, after) {
     const [b, a] = /** @type {[number, number]} */ (todo.pop());
     if (b === a || aSet.has(b) || bSet.has(a) || changed.has(b)) continue;
     changed.set(b, a);
-    const bs = rows[b][4], as = rows[a][4];
+    const bs = rows[b][3], as = rows[a][3];
     if (bs.length === as.length) for (let i = 0; i < bs.length; i++) todo.push([bs[i], as[i]]);
   }
   const fresh = new Set(changed.values());

@@ -1,5 +1,5 @@
 // The standalone HTML report: the widget's own frontend (widget.js) on a model that answers from data in the page.
-// Each step's node table and each kernel's code sit gzipped in their own <script id="tgviz-..."> element and are
+// Each step's node table and each group's call stack and kernel code sit gzipped in their own <script id="tgviz-..."> element and are
 // decoded when first looked at; pictures are laid out here by picture.js with graphviz compiled to WebAssembly.
 
 /** Decode one data element of the page (gzipped JSON, base64). @param {string} name @returns {Promise<any>} */
@@ -37,18 +37,27 @@ async function pageModel(mods, state) {
   const changed = new Set();
   const emit = (/** @type {string} */ ev, /** @type {any} */ msg) => (handlers[ev] || []).forEach((cb) => cb(msg));
 
+  /** The node table of a step: the rows of the steps before it in its segment, then its own. @param {string} key */
+  async function rowsOf(key) {
+    const s = await data.get(`s-${key}`);
+    if (!s.base) return s.rows;
+    return s.allRows ??= [...(await rowsOf(s.base)), ...s.rows];
+  }
+
   /** The protocol's picture message for a selection, computed in the page (plain: dot's output to use instead of
    * laying out here, for tests that compare with the Python side). Its `dot` is the DOT text laid out. */
   async function pictureMessage(/** @type {{step:string, match:number|null, view:string}} */ sel, plain = "") {
     const s = await data.get(`s-${sel.step}`);
+    const rows = await rowsOf(sel.step);
     const whole = sel.match === null;
     const [before, after] = whole ? [s.graphs[0], s.after] : [s.graphs[sel.match], s.graphs[sel.match + 1]];
     const title = whole ? s.info.title : s.matches[sel.match].title;
-    const pic = mods.picture.picture(state.config, s.rows, before, after, s.sides, title, sel.view, state.config.maxNodes,
+    const pic = mods.picture.picture(state.config, rows, before, after, s.sides, title, sel.view, state.config.maxNodes,
                                      plain ? () => plain : layout);
-    const kernel = document.getElementById(`tgviz-k-${s.kernel}`) ? await data.get(`k-${s.kernel}`) : null;
+    const group = await data.get(`g-${s.group}`);
     return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
-             total: pic.total, info: s.info, match_info: whole ? null : s.matches[sel.match], kernel, dot: pic.dot };
+             total: pic.total, info: { ...s.info, stack: group.stack }, match_info: whole ? null : s.matches[sel.match],
+             kernel: group.kernel, dot: pic.dot };
   }
 
   let latest = 0;

@@ -731,7 +731,7 @@ def to_graph(root: UOp) -> Graph:
 
 class NodeTable:
   """Many graphs as one table of plain rows, shared nodes once (the HTML report's data; js/picture.js reads it).
-  A row: [key, op, family, label lines, source row ids (all of them, in order), foldable]."""
+  A row: [key, family, label lines (the first is the op), source row ids (all of them, in order), foldable]."""
 
   def __init__(self, drawn: dict[UOp, tuple] | None = None) -> None:
     self.rows: list[list] = []
@@ -748,9 +748,9 @@ class NodeTable:
       else:
         if (d := self._drawn.get(u)) is None:
           n = _node(u)
-          d = self._drawn[u] = (n.key, n.op, n.family, list(n.label), _foldable(u))
+          d = self._drawn[u] = (n.key, n.family, list(n.label), _foldable(u))
         self._ids[u] = len(self.rows)
-        self.rows.append([d[0], d[1], d[2], d[3], [self._ids[s] for s in u.src], d[4]])
+        self.rows.append([d[0], d[1], d[2], [self._ids[s] for s in u.src], d[3]])
     return self._ids[root]
 
 
@@ -760,7 +760,7 @@ def toposort(u: UOp) -> list[UOp]:
 
 def node_key(u: UOp) -> str:
   """A stable identity for a UOp: the same on every run for the same graph."""
-  return u.key.hex()[:16]
+  return u.key.hex()[:12]  # 48 bits: no two nodes of one graph share it in practice; short keys keep reports small
 
 
 def sources(u: UOp) -> tuple[UOp, ...]:

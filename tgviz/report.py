@@ -1,10 +1,11 @@
 """The HTML report: one self-contained page to browse a trace, every step and every match, with no server or network.
 
-Graphs are stored as data, not pictures: per step, one table of the nodes of all its graphs (shared nodes once) and the
-root of the graph before and after each match. The page lays them out itself: ``js/picture.js`` turns a selection into
-the same DOT text and SVG as :mod:`tgviz.picture`, and graphviz compiled to WebAssembly (``js/vendor/graphviz.js``, the
-same Graphviz as the Python side) places the nodes. Each step's data, and each kernel's code, is gzipped apart and
-decoded only when looked at; ``js/report.js`` stands in for the widget model and answers the widget's own frontend.
+Graphs are stored as data, not pictures: a table of the nodes of a run of steps (shared nodes once; each step adds the
+rows its graphs need) and the root of the graph before and after each match. The page lays them out itself:
+``js/picture.js`` turns a selection into the same DOT text and SVG as :mod:`tgviz.picture`, and graphviz compiled to
+WebAssembly (``js/vendor/graphviz.js``, the same Graphviz as the Python side) places the nodes. Each step's data, and
+each group's call stack and kernel code, is gzipped apart and decoded only when looked at; ``js/report.js`` stands in
+for the widget model and answers the widget's own frontend.
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def _js(name: str) -> str:
 
 def _chunk(out: IO[str], name: str, data: Any) -> None:
   """One piece of the page's data: JSON, gzipped, base64, in an inert <script> element the page decodes on demand."""
-  blob = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), 6, mtime=0)).decode()
+  blob = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), 9, mtime=0)).decode()
   out.write(f'<script type="application/octet-stream" id="tgviz-{name}">{blob}</script>\n')
 
 
@@ -56,14 +57,19 @@ def config(max_nodes: int) -> dict[str, Any]:
           "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes}
 
 
-def step_data(step: Step, drawn: dict | None = None) -> dict[str, Any]:
-  """A step as the page draws it: the node table of all its graphs, the root of each (graphs[k]: after k matches;
-  after: what the rewrite returned), the panels' text, and each match's pattern. drawn: a cache of how each UOp is
-  drawn, shared by the steps of one report."""
-  table = tg.NodeTable(drawn)
+SEGMENT = 32  # consecutive steps of a group share one node table; the page decodes at most this many to draw one
+
+
+def step_data(step: Step, table: tg.NodeTable) -> dict[str, Any]:
+  """A step as the page draws it: the rows its graphs add to the table (a step's graphs are mostly those of the step
+  before it), the root of each graph (graphs[k]: after k matches; after: what the rewrite returned), the panels' text,
+  and each match's pattern."""
+  start = len(table.rows)
   graphs = [table.add(g) for g in step.replay()]
-  return {"info": P.step_info(step), "sides": ["before", "after"] if P.sides(step) == "both" else ["before"],
-          "rows": table.rows, "graphs": graphs, "after": table.add(step.after()), "kernel": step.group.index,
+  after = table.add(step.after())
+  info = {k: v for k, v in P.step_info(step).items() if k != "stack"}  # the group's, stored once with it
+  return {"info": info, "sides": ["before", "after"] if P.sides(step) == "both" else ["before"],
+          "rows": table.rows[start:], "graphs": graphs, "after": after, "group": step.group.index,
           "matches": [P.match_info(step, k, diff=False) for k in range(len(step.matches))]}
 
 
@@ -80,12 +86,18 @@ def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max
     _chunk(f, "state", {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
                         "code_css": code_css(), "summary": trace.summary(), "error": trace.traceback or "",
                         "config": config(max_nodes)})
-    for g in trace.groups:
-      if (k := P.kernel_info(g)) is not None: _chunk(f, f"k-{g.index}", k)
+    for g in trace.groups:  # what every step of a group shows alike: its call stack and its kernel's code
+      if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.step_info(g.steps[0])["stack"], "kernel": P.kernel_info(g)})
     drawn: dict = {}  # nodes live on from step to step: each is labelled once
+    table, base, used = tg.NodeTable(drawn), None, 0
     for i, s in enumerate(steps):
-      if len(drawn) > 200_000: drawn.clear()  # bounded: the next steps share few nodes with much older ones
-      _chunk(f, f"s-{P.step_key(s)}", step_data(s, drawn))
+      if base is None or s.group is not base.group or used == SEGMENT:  # a new segment: its own table
+        if len(drawn) > 200_000: drawn.clear()  # bounded: later steps share few nodes with much older ones
+        table, base, used = tg.NodeTable(drawn), None, 0
+      data = step_data(s, table)
+      data["base"] = P.step_key(base) if base is not None else None  # the step whose rows come before these
+      _chunk(f, f"s-{P.step_key(s)}", data)
+      base, used = s, used + 1
       if progress is not None: progress(i + 1, len(steps))
     f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
   return out
