@@ -1,0 +1,72 @@
+"""The HTML report in a real browser (Debian's Chromium): size, memory, time to the first graph, time to any match.
+
+Run: .venv/bin/python benchmarks/report_speed.py [SCRIPT ...]   (default: examples/scripts/conv2d_winograd_image.py)
+For each script, `tgviz run` writes the report; Chromium opens it from disk and the page is timed. Targets (issue #10,
+on conv2d_winograd_image): file <= 7 MB with every match, browser memory <= 300 MB, first graph <= 1.5 s after opening
+the file, any match <= 1 s (the middle and last match of the step with the most matches, and random ones).
+"""
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from harness import chromium  # noqa: E402
+
+SHOW = """async ([key, m]) => {
+  const stage = document.querySelector('.tgviz-stage');
+  const until = (ok) => new Promise((resolve) => {
+    if (ok()) return resolve();
+    const obs = new MutationObserver(() => { if (ok()) { obs.disconnect(); resolve(); } });
+    obs.observe(stage, {attributes: true, childList: true});
+  });
+  if (stage.dataset.step !== key) {  // open the step first: the slider knows its matches once it is shown
+    document.querySelector(`.tgviz-step[data-key='${key}']`).click();
+    await until(() => stage.dataset.step === key);
+  }
+  const t0 = performance.now();
+  const s = document.querySelector('.tgviz-slider');
+  s.value = String(m + 1); s.dispatchEvent(new Event('input'));
+  await until(() => stage.dataset.step === key && stage.dataset.match === String(m));
+  return performance.now() - t0;
+}"""
+
+
+def browser_memory_mb(page) -> float:
+  """The page's JS heap plus the renderer's other memory, as Chromium reports it to the DevTools protocol."""
+  cdp = page.context.new_cdp_session(page)
+  cdp.send("Performance.enable")
+  metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+  return metrics["JSHeapTotalSize"] / 2**20
+
+
+def measure(script: Path) -> None:
+  with tempfile.TemporaryDirectory() as tmp:
+    st = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--out", tmp, "--svg", "none"], check=True,
+                   capture_output=True)
+    written = time.perf_counter() - st
+    html = Path(tmp) / "index.html"
+    print(f"{script.name}: tgviz run {written:.1f} s; report {html.stat().st_size / 2**20:.2f} MB (target 7 MB)")
+    with chromium() as browser:
+      page = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
+      t0 = time.perf_counter()
+      page.goto(html.as_uri())
+      page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+      print(f"  first graph {time.perf_counter() - t0:.2f} s after opening the file (target 1.5 s)")
+      rows = page.eval_on_selector_all(".tgviz-step", "rs => rs.map(r => [r.dataset.key, Number(r.querySelector('.tgviz-count').textContent)])")
+      key, most = max(rows, key=lambda r: r[1])
+      times = {m: page.evaluate(SHOW, [key, m]) / 1e3 for m in (most // 2, most - 1)}
+      rng = random.Random(0)
+      picks = [r for r in rows if r[1] > 0]
+      rand = [page.evaluate(SHOW, [k, rng.randrange(n)]) / 1e3 for k, n in (rng.choice(picks) for _ in range(20))]
+      print(f"  biggest step ({most} matches): middle match {times[most // 2]:.2f} s, last {times[most - 1]:.2f} s; "
+            f"20 random matches: max {max(rand):.2f} s, median {sorted(rand)[10]:.2f} s (target 1 s)")
+      print(f"  browser memory (JS heap) {browser_memory_mb(page):.0f} MB (target 300 MB)")
+
+
+if __name__ == "__main__":
+  for arg in sys.argv[1:] or [str(ROOT / "examples" / "scripts" / "conv2d_winograd_image.py")]: measure(Path(arg))
