@@ -10,6 +10,7 @@ for the widget model and answers the widget's own frontend.
 from __future__ import annotations
 
 import base64
+import gc
 import gzip
 import json
 from collections.abc import Callable
@@ -80,6 +81,16 @@ def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max
   progress(done, total) is called as steps are written. Returns the path."""
   out = Path(path)
   out.parent.mkdir(parents=True, exist_ok=True)
+  # replays make millions of short-lived UOps, and Python's cyclic collector would rescan the whole heap many times over
+  collecting = gc.isenabled()
+  gc.disable()
+  try: _write(trace, out, title, max_nodes, progress)
+  finally:
+    if collecting: gc.enable()
+  return out
+
+
+def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callable[[int, int], None] | None) -> None:
   steps = list(trace.steps)
   with out.open("w", encoding="utf-8") as f:
     f.write(_HEAD.format(title=L.text(title), css=static_file("widget.css").read_text()))
@@ -100,4 +111,3 @@ def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max
       base, used = s, used + 1
       if progress is not None: progress(i + 1, len(steps))
     f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
-  return out
