@@ -226,7 +226,7 @@ function nodeSvg(c, side, n, mark, [x, y, w, h]) {
   const cls = `node fam-${n.family}` + (mark ? ` ${mark}` : "");
   const lines = n.label.map((ln, i) => `<tspan x="${c.pad}" y="${fmt(c.pad + (i + 0.85) * c.lineH, 1)}">${text(ln)}</tspan>`).join("");
   const title = n.label.join("\n") + (mark ? `\n[${mark}]` : "");
-  return `<g class=${attr(cls)} id=${attr(`${side}-${n.key}`)} data-uop=${attr(n.key)} data-op=${attr(n.op)} ` +
+  return `<g class=${attr(cls)} id=${attr(`${side}-${n.key}`)} data-node=${attr(n.key)} data-op=${attr(n.op)} ` +
     `transform="translate(${fmt(x - w / 2, 1)},${fmt(y - h / 2, 1)})"><title>${text(title)}</title>` +
     `<rect width="${fmt(w, 1)}" height="${fmt(h, 1)}" rx="3"/><text>${lines}</text></g>`;
 }

@@ -55,7 +55,9 @@ function buildDom() {
     prev: h("button", { class: "tgviz-prev", title: "previous match (←)" }, ["◀"]),
     next: h("button", { class: "tgviz-next", title: "next match (→)" }, ["▶"]),
     matchLabel: h("span", { class: "tgviz-match-label" }),
-    fit: h("button", { class: "tgviz-fit", title: "fit graph to view" }, ["fit"]),
+    fit: h("button", { class: "tgviz-fit", title: "fit the whole graph in view (f)" }, ["fit"]),
+    one: h("button", { class: "tgviz-one", title: "one SVG pixel per screen pixel (1)" }, ["1:1"]),
+    zoomChange: h("button", { class: "tgviz-zoom-change", title: "zoom to what changed (z)" }, ["zoom to change"]),
     full: h("button", { class: "tgviz-full", title: "lay out the whole graph (may be slow)" }, ["full graph"]),
     exportBtn: h("button", { class: "tgviz-export", title: "save the current view as SVG" }, ["Export SVG"]),
     status: h("div", { class: "tgviz-status", role: "status" }),
@@ -71,25 +73,85 @@ function buildDom() {
   const left = h("div", { class: "tgviz-left" }, [
     ui.filter, h("label", { class: "tgviz-hide-label" }, [ui.hideEmpty, " hide steps without matches"]), ui.tree]);
   const centre = h("div", { class: "tgviz-centre" }, [
-    ui.title, h("div", { class: "tgviz-controls" }, [ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.full, ui.exportBtn]),
+    ui.title, h("div", { class: "tgviz-controls" }, [ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one, ui.zoomChange, ui.full, ui.exportBtn]),
     ui.banner, ui.canvas, ui.matchBox, ui.status]);
   const right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.code, ui.stack]);
-  ui.root.append(ui.style, ui.summary, ui.errorBox, h("div", { class: "tgviz-main" }, [left, centre, right]));
+  ui.main = h("div", { class: "tgviz-main" }, [left, centre, right]);
+  ui.root.append(ui.style, ui.summary, ui.errorBox, ui.main);
   return ui;
 }
 
-/** Wheel zoom and drag pan of the stage inside the canvas. @returns {{fit: () => void}} */
+const READABLE = 1.1;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px
+
+/** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
 function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
   let scale = 1, tx = 0, ty = 0;
   const apply = () => { ui.stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`; };
-  function fit() {
-    const svg = ui.stage.querySelector("svg");
-    if (!svg) return;
-    const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1;
-    const cw = ui.canvas.clientWidth || 600, ch = ui.canvas.clientHeight || 400;
-    scale = Math.min(cw / w, ch / hgt, 1.5);
-    tx = (cw - w * scale) / 2; ty = 0;
+  const svgOf = () => ui.stage.querySelector("svg");
+  const size = () => ({ w: ui.canvas.clientWidth || 600, h: ui.canvas.clientHeight || 400 });
+  /** The box (in SVG units) of what changed, else of the output (dot draws it lowest), else null. */
+  function changedBox() {
+    const svg = svgOf();
+    if (!svg) return null;
+    let nodes = [...svg.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")];
+    if (!nodes.length) {
+      const all = [...svg.querySelectorAll("g.side g.node")];
+      const low = Math.max(...all.map((n) => n.getBBox().y + nodeOffset(n).y));
+      nodes = all.filter((n) => n.getBBox().y + nodeOffset(n).y === low);
+    }
+    if (!nodes.length) return null;
+    const boxes = nodes.map((n) => { const b = n.getBBox(), o = nodeOffset(n); return { x: b.x + o.x, y: b.y + o.y, w: b.width, h: b.height }; });
+    const x0 = Math.min(...boxes.map((b) => b.x)), y0 = Math.min(...boxes.map((b) => b.y));
+    return { x: x0, y: y0, w: Math.max(...boxes.map((b) => b.x + b.w)) - x0, h: Math.max(...boxes.map((b) => b.y + b.h)) - y0 };
+  }
+  /** A node's position in the SVG: its own translate plus its side's. @param {Element} n */
+  function nodeOffset(n) {
+    let x = 0, y = 0;
+    for (let e = n; e && e.tagName !== "svg"; e = /** @type {Element} */ (e.parentNode)) {
+      const m = /translate\(([-\d.]+),([-\d.]+)\)/.exec(e.getAttribute("transform") || "");
+      if (m) { x += Number(m[1]); y += Number(m[2]); }
+    }
+    return { x, y };
+  }
+  /** Centre the box b (SVG units) at the current scale. */
+  function centre(b) {
+    const { w, h } = size();
+    tx = w / 2 - (b.x + b.w / 2) * scale; ty = h / 2 - (b.y + b.h / 2) * scale;
     apply();
+  }
+  function fit() {
+    const svg = svgOf();
+    if (!svg) return;
+    const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
+    scale = Math.min(c.w / w, c.h / hgt, 1.5);
+    tx = (c.w - w * scale) / 2; ty = 0;
+    apply();
+  }
+  function oneToOne() { const b = changedBox(); scale = 1; if (b) centre(b); else apply(); }
+  /** Zoom to what changed: readable, and the whole change in view where it fits. */
+  function toChange() {
+    const b = changedBox();
+    if (!b) return fit();
+    const c = size();
+    scale = Math.max(READABLE, Math.min(c.w / (b.w + 40), c.h / (b.h + 40), 2));
+    centre(b);
+  }
+  /** The view a step opens on: the whole graph where it fits with readable labels, else readable around the change. */
+  function initial() {
+    const svg = svgOf();
+    if (!svg) return;
+    const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
+    if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fit();
+    scale = READABLE;
+    const b = changedBox();
+    if (b) centre(b); else { tx = 0; ty = 0; apply(); }
+  }
+  /** After stepping to another match: keep the zoom, bring the change back into view if it left it. */
+  function follow() {
+    const b = changedBox(), c = size();
+    if (!b) return;
+    const x0 = tx + b.x * scale, y0 = ty + b.y * scale, x1 = x0 + b.w * scale, y1 = y0 + b.h * scale;
+    if (x1 < 0 || y1 < 0 || x0 > c.w || y0 > c.h || (b.w * scale < c.w && (x0 < 0 || x1 > c.w)) || (b.h * scale < c.h && (y0 < 0 || y1 > c.h))) centre(b);
   }
   ui.canvas.addEventListener("wheel", (ev) => {
     ev.preventDefault();
@@ -104,7 +166,7 @@ function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
   ui.canvas.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX - tx, y: ev.clientY - ty }; ui.canvas.setPointerCapture(ev.pointerId); });
   ui.canvas.addEventListener("pointermove", (ev) => { if (drag) { tx = ev.clientX - drag.x; ty = ev.clientY - drag.y; apply(); } });
   ui.canvas.addEventListener("pointerup", () => { drag = null; });
-  return { fit };
+  return { fit, oneToOne, toChange, initial, follow };
 }
 
 /** The tree of groups and steps, filtered; returns the rows by step key, in display order. */
@@ -170,8 +232,14 @@ function render({ model, el }) {
   el.classList.add("tgviz");
   const ui = buildDom();
   el.append(ui.root);
+  // the height is the user's to drag (CSS resize); it is kept for the rest of the browser session
+  const saved = sessionStorage.getItem("tgviz-height");
+  if (saved) ui.main.style.height = saved;
+  new ResizeObserver(() => { if (ui.main.style.height) sessionStorage.setItem("tgviz-height", ui.main.style.height); }).observe(ui.main);
   ui.style.textContent = model.get("code_css");
-  ui.summary.textContent = model.get("summary");
+  const summary = model.get("summary");
+  ui.summary.textContent = summary.split("\n")[0];  // one line: the kernels are in the tree
+  ui.summary.title = summary;
   ui.errorBox.textContent = model.get("error");
   ui.errorBox.hidden = !model.get("error");
   const view = panZoom(ui);
@@ -206,12 +274,12 @@ function render({ model, el }) {
     ui.canvas.classList.remove("busy");
     if (shown && sameSelection(msg, shown)) return;
     const group = steps.get(msg.step)?.group ?? null;
-    const keepView = group === shownGroup && ui.stage.querySelector("svg");
+    const sameStep = shown !== null && shown.step === msg.step && ui.stage.querySelector("svg");
     shown = { step: msg.step, match: msg.match, view: msg.view };
     ui.stage.innerHTML = msg.svg;  // SVG built by tgviz.layout: every text is escaped there
     ui.stage.dataset.step = msg.step;
     ui.stage.dataset.match = msg.match === null ? "" : String(msg.match);
-    if (!keepView) view.fit();
+    if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
     showDetails(ui, msg, group !== shownGroup);
     shownGroup = group;
     markSelected();
@@ -272,15 +340,21 @@ function render({ model, el }) {
   ui.prev.addEventListener("click", () => stepMatch(-1));
   ui.next.addEventListener("click", () => stepMatch(1));
   ui.fit.addEventListener("click", view.fit);
+  ui.one.addEventListener("click", view.oneToOne);
+  ui.zoomChange.addEventListener("click", view.toChange);
   ui.full.addEventListener("click", () => { model.set("view", "full"); model.save_changes(); });
   ui.exportBtn.addEventListener("click", () => { ui.status.textContent = "exporting…"; model.send({ type: "export" }); });
   ui.filter.addEventListener("input", buildTree);
   ui.hideEmpty.addEventListener("change", buildTree);
   ui.filter.addEventListener("keydown", (ev) => ev.stopPropagation());
 
-  // keyboard, only while the widget has focus: up/down steps, left/right matches
+  // keyboard, only while the widget has focus: up/down steps, left/right matches, Home/End first/last match,
+  // f fit, 1 one-to-one, z zoom to the change, / the filter
+  const lastMatch = () => (steps.get(model.get("selected"))?.step.matches ?? 0) - 1;
   /** @type {Record<string, () => void>} */
-  const keys = { ArrowUp: () => moveStep(-1), ArrowDown: () => moveStep(1), ArrowLeft: () => stepMatch(-1), ArrowRight: () => stepMatch(1) };
+  const keys = { ArrowUp: () => moveStep(-1), ArrowDown: () => moveStep(1), ArrowLeft: () => stepMatch(-1), ArrowRight: () => stepMatch(1),
+                 Home: () => { if (lastMatch() >= 0) setMatch(0); }, End: () => { if (lastMatch() >= 0) setMatch(lastMatch()); },
+                 f: view.fit, 1: view.oneToOne, z: view.toChange, "/": () => ui.filter.focus() };
   ui.root.addEventListener("keydown", (ev) => {
     const fn = ev.target === ui.filter ? undefined : keys[ev.key];
     if (!fn) return;

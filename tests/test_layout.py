@@ -22,7 +22,7 @@ def nodes_of(svg: str, side: str) -> dict[str, tuple[str, str]]:
   for g in root.iter(f"{NS}g"):
     if g.get("data-side") != side: continue
     for n in g.iter(f"{NS}g"):
-      if n.get("data-uop") and "node" in n.get("class", "").split(): out[n.get("data-uop")] = (n.get("class"), n.get("transform"))
+      if n.get("data-node") and "node" in n.get("class", "").split(): out[n.get("data-node")] = (n.get("class"), n.get("transform"))
   return out
 
 
@@ -32,7 +32,7 @@ def test_conv_kernel_graph_nodes_carry_identity(tutorial_trace):
   nodes = nodes_of(svg, "before")
   graph = tg.to_graph(step.before())
   assert set(nodes) == set(graph.nodes)  # one node element per drawn UOp, identified by its UOp key
-  ops_drawn = {ET.fromstring(svg).find(f".//*[@data-uop='{k}']").get("data-op") for k in nodes}
+  ops_drawn = {ET.fromstring(svg).find(f".//*[@data-node='{k}']").get("data-op") for k in nodes}
   assert {"INDEX", "REDUCE", "STORE", "RANGE", "PARAM"} <= ops_drawn
   assert "CONST" not in ops_drawn  # constants are folded into their users' labels
   assert re.search(r"CONST\d 2", svg)

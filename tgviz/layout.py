@@ -263,7 +263,7 @@ def _node_svg(side: str, n: Node, mark: str | None, box: tuple[float, float, flo
   cls = f"node fam-{n.family}" + (f" {mark}" if mark else "")
   lines = "".join(f'<tspan x="{PAD}" y="{PAD + (i + 0.85) * LINE_H:.1f}">{text(ln)}</tspan>' for i, ln in enumerate(n.label))
   title = "\n".join(n.label) + (f"\n[{mark}]" if mark else "")
-  return (f'<g class={attr(cls)} id={attr(f"{side}-{n.key}")} data-uop={attr(n.key)} data-op={attr(n.op)} '
+  return (f'<g class={attr(cls)} id={attr(f"{side}-{n.key}")} data-node={attr(n.key)} data-op={attr(n.op)} '
           f'transform="translate({x - w / 2:.1f},{y - h / 2:.1f})"><title>{text(title)}</title>'
           f'<rect width="{w:.1f}" height="{h:.1f}" rx="3"/><text>{lines}</text></g>')
 

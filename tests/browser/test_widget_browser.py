@@ -12,6 +12,24 @@ result = x.conv2d(weight)
 print(result.tolist())"""
 
 
+LABEL_PX = """() => { const t = document.querySelector('.tgviz-stage svg g.side g.node text tspan');
+  return parseFloat(getComputedStyle(t).fontSize) * t.getBoundingClientRect().height / t.getBBox().height; }"""
+CHANGED_IN_VIEW = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const marked = [...document.querySelectorAll('.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, '
+                                               + '.tgviz-stage g.side g.node.changed')];
+  return marked.length > 0 && marked.some((n) => { const r = n.getBoundingClientRect();
+    return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; }); }"""
+
+
+def label_px(page) -> float:
+  """The on-screen size of a node label: its font size times the SVG's scale, in CSS px."""
+  return page.evaluate(LABEL_PX)
+
+
+def changed_in_view(page) -> bool:
+  return page.evaluate(CHANGED_IN_VIEW)
+
+
 @pytest.fixture
 def page(browser):
   ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
@@ -37,6 +55,9 @@ def test_widget_in_jupyterlab(lab, page):
   assert page.locator(".tgviz-stage svg g.node").count() > 5
   page.wait_for_function("document.querySelector('.tgviz-code').innerText.includes('__kernel')", timeout=30_000)
   assert "OpenCL" in page.locator(".tgviz-code-head").inner_text()
+  # readable by default: labels render at 11 CSS px or more (font size times the SVG's scale on screen)
+  assert label_px(page) >= 11, label_px(page)
+  assert page.locator(".tgviz-summary").inner_text().count("\n") == 0  # one line above the widget
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   shot = ARTIFACTS / "widget.png"
   widget.screenshot(path=str(shot))
@@ -51,9 +72,22 @@ def test_widget_in_jupyterlab(lab, page):
   # a step with matches, then step through one match
   page.locator(".tgviz-step:not(.empty)", has_text="devectorize2").first.click()
   page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=30_000)
+  assert label_px(page) >= 11 and changed_in_view(page)  # a new step opens readable, on what changed
   page.keyboard.press("ArrowRight")
   page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=30_000)
   assert re.search(r"match 1 / \d+", page.locator(".tgviz-match-label").inner_text())
+  assert changed_in_view(page)  # stepping keeps the change in view
+  page.keyboard.press("End")
+  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match !== '0'", timeout=30_000)
+  last = int(page.locator(".tgviz-stage").get_attribute("data-match"))
+  assert page.locator(".tgviz-match-label").inner_text() == f"match {last + 1} / {last + 1}" and changed_in_view(page)
+  page.keyboard.press("Home")
+  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=30_000)
+  page.keyboard.press("f")  # fit: the whole graph in view
+  box, canvas = page.locator(".tgviz-stage svg").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
+  assert box["width"] <= canvas["width"] + 1 and box["height"] <= canvas["height"] + 1
+  page.keyboard.press("z")  # zoom to the change: readable again
+  assert label_px(page) >= 11 and changed_in_view(page)
   assert page.locator(".tgviz-pattern").inner_text().startswith("pattern")
   assert page.locator(".tgviz-stage svg g[data-side='after'] g.node").count() > 0
   # export writes the SVG and says where
