@@ -12,10 +12,12 @@ from tgviz import _tinygrad as tg
 
 @cache
 def code_css() -> str:
-  """Pygments CSS for the code panel: a light style, and a dark one under JupyterLab's dark theme."""
+  """Pygments CSS for the code panel: a light style, and a dark one under JupyterLab's (or Notebook 7's) dark theme and,
+  on a plain page such as the HTML report, under a dark system theme."""
   light = HtmlFormatter(style="default").get_style_defs(".tgviz-code")
   dark = HtmlFormatter(style="monokai").get_style_defs("body[data-jp-theme-light='false'] .tgviz-code")
-  return light + "\n" + dark
+  system = HtmlFormatter(style="monokai").get_style_defs("body:not([data-jp-theme-light]) .tgviz-code")
+  return f"{light}\n{dark}\n@media (prefers-color-scheme: dark) {{\n{system}\n}}"
 
 
 @lru_cache(maxsize=256)

@@ -46,6 +46,7 @@ def jupyterlab(root: Path):
   proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
                            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
                            "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root",
+                           "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: tests switch the theme with it
                            f"--LabServerApp.app_settings_dir={root / 'settings'}"],
                           cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
   url = f"http://127.0.0.1:{port}"

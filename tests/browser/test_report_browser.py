@@ -106,3 +106,22 @@ def test_report_pictures_are_the_python_pictures(tutorial_trace, tmp_path, page)
     same_layout += own["svg"] == py["svg"]
   assert same_layout >= 0.95 * len(sels), f"wasm and Python layouts agree on {same_layout} of {len(sels)}"
   assert not page.errors
+
+
+def test_report_follows_a_dark_system_theme(report, browser):
+  ctx = browser.new_context(viewport={"width": 1500, "height": 1000}, offline=True, color_scheme="dark")
+  page = ctx.new_page()
+  page.goto((report / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  dark = "(c) => { const [r, g, b] = c.match(/\\d+/g).map(Number); return r + g + b < 3 * 80; }"
+  canvas = page.evaluate("getComputedStyle(document.querySelector('.tgviz-canvas')).backgroundColor")
+  graph = page.evaluate("getComputedStyle(document.querySelector('.tgviz-stage svg > rect')).fill")
+  panel = page.evaluate("getComputedStyle(document.querySelector('.tgviz-root')).backgroundColor")
+  assert all(page.evaluate(f"({dark})({c!r})") for c in (canvas, graph, panel)), (canvas, graph, panel)
+  label = page.evaluate("getComputedStyle(document.querySelector('.tgviz-stage g.node text')).fill")
+  assert not page.evaluate(f"({dark})({label!r})"), label  # light text on the dark graph
+  code = page.evaluate("getComputedStyle(document.querySelector('.tgviz-code .highlight')).backgroundColor")
+  assert page.evaluate(f"({dark})({code!r})"), code
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / "report-dark.png"))
+  ctx.close()

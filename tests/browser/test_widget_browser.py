@@ -96,3 +96,16 @@ def test_widget_in_jupyterlab(lab, page):
   path = page.locator(".tgviz-status").inner_text().removeprefix("exported SVG to ").strip()
   assert path.endswith(".svg") and (root / "tgviz-svg").is_dir()
   assert (root / "tgviz-svg" / path.rsplit("/", 1)[-1]).read_text().startswith("<svg")
+  # JupyterLab's dark theme: the whole widget goes dark, the graph included
+  theme = "(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})"
+  page.evaluate(theme, "JupyterLab Dark")
+  try:
+    page.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    page.wait_for_timeout(500)
+    dark = "(c) => { const [r, g, b] = c.match(/\\d+/g).map(Number); return r + g + b < 3 * 80; }"
+    for sel, prop in ((".tgviz-canvas", "backgroundColor"), (".tgviz-stage svg > rect", "fill"), (".tgviz-root", "backgroundColor"),
+                      (".tgviz-code .highlight", "backgroundColor")):
+      color = page.evaluate(f"getComputedStyle(document.querySelector('{sel}')).{prop}")
+      assert page.evaluate(f"({dark})({color!r})"), (sel, color)
+    widget.screenshot(path=str(ARTIFACTS / "widget-dark.png"))
+  finally: page.evaluate(theme, "JupyterLab Light")
