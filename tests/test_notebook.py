@@ -144,3 +144,17 @@ def test_widget_shows_an_error_when_the_engine_crashes(recording_comm, tmp_path)
   msgs = w.comm.custom()
   assert msgs[0]["type"] == "busy" and msgs[-1]["type"] == "error", msgs  # not a spinner forever
   assert "crashed" in msgs[-1]["message"]
+
+
+def test_error_traceback_once_from_the_users_frames(ip, recording_comm, capsys, monkeypatch):
+  shown = []
+  monkeypatch.setattr(tgviz.magic, "display", shown.append)
+  result = ip.run_cell("%%tgviz -o failed2\nfrom tinygrad import Tensor\n(Tensor.ones(3).contiguous() + 2).realize()\n"
+                       "raise ValueError('boom twice?')", store_history=True)
+  assert not result.success and isinstance(result.error_in_exec, ValueError)
+  out = capsys.readouterr().out
+  assert out.count("Traceback (most recent call last)") == 1 and out.count("ValueError: boom twice?") == 1
+  assert f"Cell In[{result.execution_count}], line 3" in out  # the cell's own label and line
+  assert "magic.py" not in out and "api.py" not in out  # starts at the user's frames, not tgviz's
+  assert isinstance(shown[0], TraceWidget)  # the widget says it stopped and points below, no second traceback
+  assert shown[0].error == "stopped by ValueError: boom twice?: its traceback follows below"

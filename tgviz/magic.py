@@ -36,8 +36,10 @@ class TgvizMagics(Magics):
     shell = self.shell
     assert shell is not None, "the magic runs in an IPython shell"
     trace: Trace | None = None
+    code = shell.transform_cell(cell)  # IPython's input transforms (%magics, !shell, ...)
+    filename = shell.compile.cache(code, self._cell_number())  # so tracebacks label the cell's lines "Cell In[n]"
     try:
-      with capture(device=args.device) as trace: self._run(cell)
+      with capture(device=args.device) as trace: self._run(code, filename)
     except BaseException:  # capture() kept it in trace.error; raised again after the widget, as IPython shows it
       if trace is None: raise  # the capture itself could not start
     shell.user_ns[args.out] = trace
@@ -47,19 +49,37 @@ class TgvizMagics(Magics):
     if args.no_widget: print(trace.summary())
     else:
       display(TraceWidget(trace, kernel=args.kernel, max_nodes=args.max_nodes,
-                          export_dir=args.export or DEFAULT_EXPORT_DIR))
-    if trace.error is not None: raise trace.error
+                          export_dir=args.export or DEFAULT_EXPORT_DIR, error_note="its traceback follows below"))
+    if trace.error is not None: raise self._from_user_frames(trace.error, filename)
 
-  def _run(self, cell: str) -> None:
-    """Execute like IPython: its input transforms, the user namespace, the last expression shown through the
-    displayhook (Out[n], _)."""
+  def _cell_number(self) -> int:
+    """The number of the cell running now (IPython has already counted it in shell.execution_count)."""
+    shell = self.shell
+    assert shell is not None
+    result = getattr(shell.displayhook, "exec_result", None)
+    return result.execution_count if result is not None and result.execution_count is not None else shell.execution_count
+
+  def _from_user_frames(self, e: BaseException, filename: str) -> BaseException:
+    """The exception, to be shown by IPython from the cell's own frames on: tgviz's frames (the magic, the capture)
+    are not the user's business. IPython renders an exception through its _render_traceback_ when it has one."""
+    shell = self.shell
+    assert shell is not None
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename: tb = tb.tb_next
+    if tb is not None:
+      lines = shell.InteractiveTB.structured_traceback(type(e), e, tb)
+      try: e._render_traceback_ = lambda: lines  # type: ignore[attr-defined]
+      except AttributeError: pass  # an exception type that takes no attributes keeps IPython's own rendering
+    return e
+
+  def _run(self, code: str, filename: str) -> None:
+    """Execute like IPython: in the user namespace, the last expression shown through the displayhook (Out[n], _)."""
     shell = self.shell
     assert shell is not None, "the magic runs in an IPython shell"
-    code = shell.transform_cell(cell)
-    filename = shell.compile.cache(code, shell.execution_count)
     tree = ast.parse(code, filename)
-    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr): tree.body.pop()  # shown as Out[n], as IPython shows a cell's last expression
     exec(compile(tree, filename, "exec"), shell.user_ns)
-    if last is not None:
+    if isinstance(last, ast.Expr):
       value = eval(compile(ast.Expression(last.value), filename, "eval"), shell.user_ns)
       shell.displayhook(value)

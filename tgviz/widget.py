@@ -43,7 +43,9 @@ class TraceWidget(anywidget.AnyWidget):
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
-               export_dir: str | Path = DEFAULT_EXPORT_DIR, **kwargs: Any):
+               export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, **kwargs: Any):
+    """error_note: where the traceback of an exception that ended the capture is shown instead of in the widget (the
+    magic: IPython shows it under the widget); without it the widget shows the traceback."""
     self.trace, self.max_nodes = trace, max_nodes
     self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tgviz-layout")
     self._lock = threading.Lock()
@@ -51,10 +53,16 @@ class TraceWidget(anywidget.AnyWidget):
     self._latest: Selection | None = None
     self._worker: int | None = None
     super().__init__(tree=P.tree(trace, kernel), selected=P.first_selection(trace, kernel), code_css=code_css(),
-                     summary=trace.summary(), error=trace.traceback or "", export_dir=str(export_dir), **kwargs)
+                     summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir), **kwargs)
     self.on_msg(self._on_msg)
     self.observe(lambda _: self._request(), names=["selected", "match", "view"])
     self._request()  # start on the first picture right away, so it is ready when the page asks
+
+  @staticmethod
+  def _error_text(trace: Trace, note: str | None) -> str:
+    if trace.error is None: return ""
+    if note is None: return trace.traceback or ""
+    return f"stopped by {type(trace.error).__name__}: {trace.error}: {note}"
 
   def _request(self) -> Future | None:
     if not self.selected: return None
