@@ -49,7 +49,8 @@ function buildDom() {
     errorBox: h("pre", { class: "tgviz-error" }),
     filter: h("input", { class: "tgviz-filter", type: "search", placeholder: "filter steps / kernels" }),
     hideEmpty: h("input", { type: "checkbox", class: "tgviz-hide-empty" }),
-    tree: h("div", { class: "tgviz-tree", role: "tree" }),
+    tree: h("div", { class: "tgviz-tree", role: "tree", tabindex: "0", "aria-label": "rewrite steps: ↑/↓ to move" }),
+    busiest: h("button", { class: "tgviz-busiest", title: "go to the step with the most matches" }, ["most matches"]),
     title: h("div", { class: "tgviz-title" }),
     slider: h("input", { class: "tgviz-slider", type: "range", min: "0", max: "0", value: "0" }),
     prev: h("button", { class: "tgviz-prev", title: "previous match (←)" }, ["◀"]),
@@ -71,7 +72,8 @@ function buildDom() {
   };
   ui.canvas.append(ui.stage, h("div", { class: "tgviz-spinner" }, ["laying out…"]));
   const left = h("div", { class: "tgviz-left" }, [
-    ui.filter, h("label", { class: "tgviz-hide-label" }, [ui.hideEmpty, " hide steps without matches"]), ui.tree]);
+    ui.filter, h("div", { class: "tgviz-tree-tools" }, [h("label", { class: "tgviz-hide-label" }, [ui.hideEmpty, " hide steps without matches"]),
+                                                      ui.busiest]), ui.tree]);
   const centre = h("div", { class: "tgviz-centre" }, [
     ui.title, h("div", { class: "tgviz-controls" }, [ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one, ui.zoomChange, ui.full, ui.exportBtn]),
     ui.banner, ui.canvas, ui.matchBox, ui.status]);
@@ -81,7 +83,7 @@ function buildDom() {
   return ui;
 }
 
-const READABLE = 1.1;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px
+const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
 
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
 function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
@@ -188,7 +190,7 @@ function renderTree(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {Tr
     for (const s of steps) {
       const row = h("div", { class: "tgviz-step" + (s.snapshot ? " snapshot" : "") + (s.matches ? "" : " empty"),
                              role: "treeitem", "data-key": s.key },
-                    [h("span", { class: "tgviz-indent", style: `width:${s.depth * 12}px` }), s.name,
+                    [h("span", { class: "tgviz-indent", style: `width:${s.depth * 12}px` }), h("span", { class: "tgviz-name", title: s.name }, [s.name]),
                      h("span", { class: "tgviz-count" }, [String(s.matches)])]);
       row.addEventListener("click", () => onSelect(s.key));
       det.append(row);
@@ -264,7 +266,8 @@ function render({ model, el }) {
     row.classList.add("selected");
     const det = /** @type {HTMLDetailsElement} */ (row.parentElement);
     if (det && !det.open) det.open = true;
-    row.scrollIntoView({ block: "nearest" });
+    const r = row.getBoundingClientRect(), t = ui.tree.getBoundingClientRect();
+    if (r.top < t.top || r.bottom > t.bottom) row.scrollIntoView({ block: "center" });  // not at an edge: in the middle
   }
 
   /** @param {PictureMsg} msg */
@@ -339,6 +342,10 @@ function render({ model, el }) {
   ui.slider.addEventListener("input", () => setMatch(Number(ui.slider.value) === 0 ? null : Number(ui.slider.value) - 1));
   ui.prev.addEventListener("click", () => stepMatch(-1));
   ui.next.addEventListener("click", () => stepMatch(1));
+  ui.busiest.addEventListener("click", () => {
+    const best = [...steps.values()].reduce((a, b) => (b.step.matches > a.step.matches ? b : a));
+    select(best.step.key);
+  });
   ui.fit.addEventListener("click", view.fit);
   ui.one.addEventListener("click", view.oneToOne);
   ui.zoomChange.addEventListener("click", view.toChange);

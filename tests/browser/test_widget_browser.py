@@ -96,6 +96,12 @@ def test_widget_in_jupyterlab(lab, page):
   path = page.locator(".tgviz-status").inner_text().removeprefix("exported SVG to ").strip()
   assert path.endswith(".svg") and (root / "tgviz-svg").is_dir()
   assert (root / "tgviz-svg" / path.rsplit("/", 1)[-1]).read_text().startswith("<svg")
+  # the step with the most matches, one click away; the selected row is in view, its name and count both shown
+  page.locator(".tgviz-busiest").click()
+  counts = page.eval_on_selector_all(".tgviz-step .tgviz-count", "cs => cs.map(c => Number(c.textContent))")
+  page.wait_for_function(f"document.querySelector('.tgviz-step.selected .tgviz-count').textContent === '{max(counts)}'", timeout=10_000)
+  row, tree = page.locator(".tgviz-step.selected").bounding_box(), page.locator(".tgviz-tree").bounding_box()
+  assert tree["y"] <= row["y"] and row["y"] + row["height"] <= tree["y"] + tree["height"]
   # JupyterLab's dark theme: the whole widget goes dark, the graph included
   theme = "(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})"
   page.evaluate(theme, "JupyterLab Dark")
