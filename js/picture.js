@@ -239,7 +239,7 @@ function sideSvg(c, scene, lay, side) {
   const out = ['<g class="edges">'];
   for (const [k, { s, d, pts }] of lay.edges) {
     if (edges.has(k) || (present.has(s.split(":")[0]) && present.has(d.split(":")[0]) && (s.includes(":") || d.includes(":"))))
-      out.push(`<path class="edge" d="${path(pts)}" marker-end="url(#tgviz-arrow)"/>`);
+      out.push(`<path class="edge" data-from=${attr(s)} data-to=${attr(d)} d="${path(pts)}" marker-end="url(#tgviz-arrow)"/>`);
   }
   out.push("</g>");
   for (const [k, n] of scene.nodes) {

@@ -60,6 +60,18 @@ async function pageModel(mods, state) {
              kernel: group.kernel, dot: pic.dot };
   }
 
+  /** The node panel from the page's data: the node's label and sources (the full arg, tag and tinygrad's Python need
+   * the trace in Python: tgviz.load). @param {string} key */
+  async function nodeMessage(key) {
+    const sel = { step: state.selected, match: state.match }, s = await data.get(`s-${sel.step}`), rows = await rowsOf(sel.step);
+    const roots = sel.match === null ? [s.graphs[0], s.after] : [s.graphs[sel.match], s.graphs[sel.match + 1]];
+    const n = roots.flatMap((r) => mods.picture.toposort(rows, r)).find((i) => rows[i][0] === key);
+    if (n === undefined) throw new Error(`no node ${key} here`);
+    const [, , label, src] = rows[n];
+    return { type: "node", step: sel.step, key, op: label[0], dtype: "", arg: label.slice(1).join(" · "), tag: "None",
+             python: "", sources: src.map((/** @type {number} */ i) => ({ key: rows[i][0], label: rows[i][2][0] })), created: [], replaced: [] };
+  }
+
   let latest = 0;
   async function answer() {
     const sel = { step: state.selected, match: state.match, view: state.view }, ticket = ++latest;
@@ -93,6 +105,7 @@ async function pageModel(mods, state) {
     send(/** @type {any} */ msg) {
       if (msg.type === "ready") answer();
       if (msg.type === "export") download();
+      if (msg.type === "node") nodeMessage(msg.key).then((m) => emit("msg:custom", m), (e) => emit("msg:custom", { type: "error", message: `${e}` }));
     },
     pictureMessage,
   };

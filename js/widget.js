@@ -66,6 +66,7 @@ function buildDom() {
     canvas: h("div", { class: "tgviz-canvas" }),
     stage: h("div", { class: "tgviz-stage" }),
     matchBox: h("div", { class: "tgviz-matchinfo" }),
+    nodePanel: h("div", { class: "tgviz-node-panel", hidden: "" }),
     codeHead: h("div", { class: "tgviz-code-head" }),
     code: h("div", { class: "tgviz-code" }),
     stack: h("details", { class: "tgviz-stack" }),
@@ -76,7 +77,7 @@ function buildDom() {
                                                       ui.busiest]), ui.tree]);
   const centre = h("div", { class: "tgviz-centre" }, [
     ui.title, h("div", { class: "tgviz-controls" }, [ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one, ui.zoomChange, ui.full, ui.exportBtn]),
-    ui.banner, ui.canvas, ui.matchBox, ui.status]);
+    ui.banner, ui.canvas, ui.matchBox, ui.nodePanel, ui.status]);
   const right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.code, ui.stack]);
   ui.main = h("div", { class: "tgviz-main" }, [left, centre, right]);
   ui.root.append(ui.style, ui.summary, ui.errorBox, ui.main);
@@ -229,6 +230,38 @@ function showDetails(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {P
   ui.code.innerHTML = k ? k.html : "";  // pygments output: the source is escaped by pygments
 }
 
+/** Mark a node on both sides, its inputs and its users (from the SVG's edges). @param {HTMLElement} stage @param {string|null} key */
+function highlight(stage, key) {
+  for (const n of stage.querySelectorAll(".hl, .hl-in, .hl-out")) n.classList.remove("hl", "hl-in", "hl-out");
+  if (key === null) return;
+  const mark = (/** @type {string} */ k, /** @type {string} */ cls) => {
+    for (const n of stage.querySelectorAll(`g.node[data-node="${CSS.escape(k)}"]`)) n.classList.add(cls);
+  };
+  mark(key, "hl");
+  for (const e of stage.querySelectorAll(`path.edge[data-to="${CSS.escape(key)}"]`)) mark(/** @type {string} */ (e.getAttribute("data-from")), "hl-in");
+  for (const e of stage.querySelectorAll(`path.edge[data-from="${CSS.escape(key)}"]`)) mark(/** @type {string} */ (e.getAttribute("data-to")), "hl-out");
+}
+
+/** The node panel: op, dtype, arg, tag, sources (click: go to it), the matches that made or replaced it, and the node
+ * as tinygrad's Python. @param {any} msg @param {(key: string) => void} pick @param {(m: number) => void} jump */
+function showNode(/** @type {ReturnType<typeof buildDom>} */ ui, msg, pick, jump) {
+  const link = (/** @type {string} */ text, /** @type {() => void} */ fn) => {
+    const a = h("button", { class: "tgviz-link" }, [text]);
+    a.addEventListener("click", fn);
+    return a;
+  };
+  const matches = (/** @type {number[]} */ ms, /** @type {string} */ what) => ms.length
+    ? [h("div", {}, [`${what} by match `, ...ms.flatMap((m, i) => [i ? ", " : "", link(String(m + 1), () => jump(m))])])] : [];
+  ui.nodePanel.replaceChildren(
+    h("div", { class: "tgviz-node-head" }, [h("b", {}, [msg.op]), ` ${msg.dtype} · ${msg.key}`, link("×", () => pick(""))]),
+    h("div", {}, ["arg ", h("code", {}, [msg.arg])]), ...(msg.tag !== "None" ? [h("div", {}, ["tag ", h("code", {}, [msg.tag])])] : []),
+    h("div", {}, ["sources: ", ...(msg.sources.length ? msg.sources.flatMap((/** @type {any} */ s, /** @type {number} */ i) =>
+      [i ? ", " : "", link(s.label, () => pick(s.key))]) : ["none"])]),
+    ...matches(msg.created, "made"), ...matches(msg.replaced, "replaced"),
+    ...(msg.python ? [h("details", {}, [h("summary", {}, ["as tinygrad Python"]), h("pre", {}, [msg.python])])] : []));
+  ui.nodePanel.hidden = false;
+}
+
 /** @param {{ model: any, el: HTMLElement }} ctx */
 function render({ model, el }) {
   el.classList.add("tgviz");
@@ -270,6 +303,16 @@ function render({ model, el }) {
     if (r.top < t.top || r.bottom > t.bottom) row.scrollIntoView({ block: "center" });  // not at an edge: in the middle
   }
 
+  /** @type {string|null} */
+  let picked = null;
+  /** Pick a node ("" or null: none): highlighted in the graph, its panel asked for. @param {string|null} key */
+  function pick(key) {
+    picked = key || null;
+    highlight(ui.stage, picked);
+    if (!picked) { ui.nodePanel.hidden = true; return; }
+    model.send({ type: "node", key: picked });
+  }
+
   /** @param {PictureMsg} msg */
   function showPicture(msg) {
     cache.put(msg);
@@ -283,6 +326,7 @@ function render({ model, el }) {
     ui.stage.dataset.step = msg.step;
     ui.stage.dataset.match = msg.match === null ? "" : String(msg.match);
     if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
+    if (picked && ui.stage.querySelector(`g.node[data-node="${CSS.escape(picked)}"]`)) pick(picked); else pick(null);
     showDetails(ui, msg, group !== shownGroup);
     shownGroup = group;
     markSelected();
@@ -336,9 +380,16 @@ function render({ model, el }) {
     }
     else if (msg.type === "picture") showPicture(msg);
     else if (msg.type === "exported") ui.status.textContent = `exported SVG to ${msg.paths.join(", ")}`;
+    else if (msg.type === "node") { if (msg.key === picked && msg.step === model.get("selected")) showNode(ui, msg, pick, setMatch); }
     else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }
   });
 
+  // a click on a node picks it; a drag pans (the canvas captures the pointer, so the node is read on the way down)
+  /** @type {Element|null|undefined} */
+  let down;
+  ui.canvas.addEventListener("pointerdown", (ev) => { down = /** @type {Element} */ (ev.target).closest("g.node[data-node]"); }, { capture: true });
+  ui.canvas.addEventListener("pointermove", (ev) => { if (ev.buttons && (Math.abs(ev.movementX) + Math.abs(ev.movementY)) > 1) down = undefined; });
+  ui.canvas.addEventListener("pointerup", () => { if (down !== undefined) pick(down ? down.getAttribute("data-node") : null); down = undefined; });
   ui.slider.addEventListener("input", () => setMatch(Number(ui.slider.value) === 0 ? null : Number(ui.slider.value) - 1));
   ui.prev.addEventListener("click", () => stepMatch(-1));
   ui.next.addEventListener("click", () => stepMatch(1));

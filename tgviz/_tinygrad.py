@@ -754,6 +754,19 @@ class NodeTable:
     return self._ids[root]
 
 
+def op_name(u: UOp) -> str:
+  return u.op.name
+
+
+def node_details(u: UOp) -> dict[str, str]:
+  """What the node panel shows of a UOp: op, dtype, the full arg and tag, and the node as tinygrad's Python (pyrender,
+  as tinygrad's VIZ shows a graph; str() where pyrender refuses)."""
+  try: py = u.pyrender()
+  except Exception: py = str(u)
+  return {"op": u.op.name, "dtype": str(u.dtype).removeprefix("dtypes."), "arg": ansistrip(repr(u.arg))[:4000],
+          "tag": repr(u.tag), "python": ansistrip(py)[:20000]}
+
+
 def toposort(u: UOp) -> list[UOp]:
   return list(u.toposort())
 

@@ -285,7 +285,7 @@ def side_svg(scene: Scene, lay: Layout, side: str) -> str:
   out = ['<g class="edges">']
   for (s, d), pts in lay.edges.items():
     if (s, d) in edges or (s.split(":")[0] in present and d.split(":")[0] in present and (":" in s or ":" in d)):
-      out.append(f'<path class="edge" d="{_path(pts)}" marker-end="url(#tgviz-arrow)"/>')
+      out.append(f'<path class="edge" data-from={attr(s)} data-to={attr(d)} d="{_path(pts)}" marker-end="url(#tgviz-arrow)"/>')
   out.append("</g>")
   for k, n in scene.nodes.items():
     if k not in present: continue

@@ -116,6 +116,26 @@ class ExportedMsg(TypedDict):
   paths: list[str]
 
 
+class NodeSource(TypedDict):
+  key: str
+  label: str
+
+
+class NodeMsg(TypedDict):
+  """The node panel: one node of the selection's graphs (key as in the SVG's data-node)."""
+  type: Literal["node"]
+  step: StepKey
+  key: str
+  op: str
+  dtype: str
+  arg: str
+  tag: str
+  python: str
+  sources: list[NodeSource]
+  created: list[int]   # the matches of the step whose replacement is (or holds) this node
+  replaced: list[int]  # the matches of the step that replaced this node
+
+
 # *** frontend -> kernel ***
 
 class ReadyMsg(TypedDict):
@@ -126,6 +146,12 @@ class ReadyMsg(TypedDict):
 class ExportMsg(TypedDict):
   """Write the current view as SVG."""
   type: Literal["export"]
+
+
+class NodeRequest(TypedDict):
+  """The node panel of a node of the current selection's graphs."""
+  type: Literal["node"]
+  key: str
 
 
 # *** building them ***
@@ -214,6 +240,21 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
   return PictureMsg(type="picture", step=key, match=match, view=view, svg=pic.svg, partial=pic.partial,
                     message=pic.message, shown=pic.shown, total=pic.total, info=step_info(s),
                     match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group))
+
+
+def node_message(trace: Trace, key: StepKey, match: int | None, node: str) -> NodeMsg:
+  """The node panel of the node drawn as `node` in the selection's graphs (KeyError if it is not drawn there)."""
+  s = step_of(trace, key)
+  found = next((u for g in s.graphs(match) for u in tg.toposort(g) if tg.node_key(u) == node), None)
+  if found is None: raise KeyError(f"no node {node} in {s.title(match)}")
+  created, replaced = [], []
+  for m in s.matches:
+    u0, u1 = m.uops()
+    if u0 is found: replaced.append(m.index)
+    if u1 is found: created.append(m.index)
+  return NodeMsg(type="node", step=key, key=node, **tg.node_details(found),  # type: ignore[typeddict-item]
+                 sources=[NodeSource(key=tg.node_key(x), label=tg.op_name(x)) for x in tg.sources(found)],
+                 created=created, replaced=replaced)
 
 
 def error_message(message: str, traceback: str | None = None) -> ErrorMsg:

@@ -72,6 +72,13 @@ def test_report_opens_offline_and_steps_through_every_match(report, page):
   page.locator(".tgviz-title").click()
   page.keyboard.press("ArrowLeft")
   page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{most - 2}'", timeout=10_000)
+  page.keyboard.press("f")
+  node = page.locator(".tgviz-stage g[data-side='after'] g.node").first
+  op, key = node.get_attribute("data-op"), node.get_attribute("data-node")
+  node.click()  # the report's node panel: the node's label and its sources, from the page's data
+  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=10_000)
+  assert page.locator(".tgviz-node-panel").inner_text().startswith(op) and key in page.locator(".tgviz-node-panel").inner_text()
+  assert page.locator(f".tgviz-stage g.node.hl[data-node='{key}']").count() >= 1
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "report.png"))
   assert all(u.startswith(("file:", "blob:", "data:")) for u in requests), requests

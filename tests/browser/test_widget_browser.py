@@ -115,3 +115,27 @@ def test_widget_in_jupyterlab(lab, page):
       assert page.evaluate(f"({dark})({color!r})"), (sel, color)
     widget.screenshot(path=str(ARTIFACTS / "widget-dark.png"))
   finally: page.evaluate(theme, "JupyterLab Light")
+
+
+def test_clicking_a_node_opens_its_panel(lab, page):
+  url, token, root = lab
+  (root / "nodes.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
+  page.goto(f"{url}/lab/workspaces/nodes/tree/nodes.ipynb?token={token}&reset")  # its own workspace: no other notebook open
+  run_all(page, 2)
+  page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=120_000)
+  page.locator(".tgviz-step:not(.empty)", has_text="devectorize2").first.click()
+  page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=30_000)
+  page.keyboard.press("f")
+  node = page.locator(".tgviz-stage g[data-side='after'] g.node[data-op='INDEX']").first
+  key = node.get_attribute("data-node")
+  node.click()
+  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=30_000)
+  panel = page.locator(".tgviz-node-panel").inner_text()
+  assert panel.startswith("INDEX") and key in panel and "sources:" in panel
+  assert page.locator(f".tgviz-stage g.node.hl[data-node='{key}']").count() >= 1  # the node, on each side it is on
+  assert page.locator(".tgviz-stage g.node.hl-in").count() >= 1  # and its inputs
+  page.locator(".tgviz-node-panel details summary").click()
+  assert "UOp" in page.locator(".tgviz-node-panel pre").inner_text()  # the node as tinygrad's Python
+  first_source = page.locator(".tgviz-node-panel .tgviz-link").nth(1)
+  first_source.click()  # a source is clickable: it becomes the picked node
+  page.wait_for_function(f"document.querySelector('.tgviz-stage g.node.hl').dataset.node !== '{key}'", timeout=30_000)
