@@ -43,7 +43,7 @@ const sameSelection = (a, b) => a.step === b.step && a.match === b.match && a.vi
 /** The widget's DOM: three columns (tree | graphs | code) under a summary line. */
 function buildDom() {
   const ui = {
-    root: h("div", { class: "tgviz-root", tabindex: "0" }),
+    root: h("div", { class: "tgviz-root", tabindex: "0", "data-lm-suppress-shortcuts": "true" }),  // JupyterLab's keys stay out
     style: h("style"),
     summary: h("div", { class: "tgviz-summary" }),
     errorBox: h("pre", { class: "tgviz-error" }),
@@ -414,10 +414,12 @@ function render({ model, el }) {
                  Home: () => { if (lastMatch() >= 0) setMatch(0); }, End: () => { if (lastMatch() >= 0) setMatch(lastMatch()); },
                  f: view.fit, 1: view.oneToOne, z: view.toChange, "/": () => ui.filter.focus() };
   ui.root.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape") { ui.root.blur(); return; }  // back to the notebook
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || (ev.shiftKey && ev.key === "Enter")) return;  // the notebook's: run, save, ...
+    ev.stopPropagation();  // no other key leaks into the notebook (a, b, m, d d ... would edit cells)
     const fn = ev.target === ui.filter ? undefined : keys[ev.key];
     if (!fn) return;
     ev.preventDefault();
-    ev.stopPropagation();
     fn();
   });
   ui.root.addEventListener("pointerdown", (ev) => { if (ev.target !== ui.filter) ui.root.focus({ preventScroll: true }); });

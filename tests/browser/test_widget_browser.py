@@ -88,6 +88,11 @@ def test_widget_in_jupyterlab(lab, page):
   assert box["width"] <= canvas["width"] + 1 and box["height"] <= canvas["height"] + 1
   page.keyboard.press("z")  # zoom to the change: readable again
   assert label_px(page) >= 11 and changed_in_view(page)
+  cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").count()
+  for key in ("a", "b", "m", "d", "d", "x"):  # notebook command-mode keys do nothing while the widget has focus
+    page.keyboard.press(key)
+  page.wait_for_timeout(300)
+  assert page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").count() == cells
   assert page.locator(".tgviz-pattern").inner_text().startswith("pattern")
   assert page.locator(".tgviz-stage svg g[data-side='after'] g.node").count() > 0
   # export writes the SVG and says where
