@@ -210,6 +210,7 @@ class Recording:
     """The graph after the first k matches of step, exactly as tinygrad's VIZ replays it (see Replayer). The replays
     of the few most recently used steps are kept, so stepping through a step's matches is instant; not while the graph
     reaches a live device buffer, which a kept replay would keep alive."""
+    if k == 0: return self.before(step)  # no replay needed
     key = id(step)
     if (rp := self._replayers.get(key)) is None:
       rp = Replayer(self, step)
@@ -255,7 +256,6 @@ class Replayer:
   """
 
   def __init__(self, rec: Recording, step: StepRecord):
-    self.rec, self.step = rec, step
     self.n = len(step.matches)
     self.walk, self.enter_calls, self.bottom_up = step.walk, step.enter_calls, step.bottom_up
     self.g0 = rec.before(step)
@@ -272,7 +272,6 @@ class Replayer:
     self.error_at: int | None = None  # first k whose graph is a REWRITE_ERROR (replay stops there)
     self.cur_dict: dict[UOp, UOp] = {}  # bottom_up=False: replaces after match self.cur_k
     self.cur_k = 0
-    self.fallbacks = 0
     # size of the graph substitute walks (an upper bound: opaque bodies counted), for the REWRITE_STACK_LIMIT guard.
     # bottom_up=False: node -> number of edges into it from the current chain graph (root pinned), kept by churn.
     # Kept only once the step has seen enough nodes for the limit to matter (len(keytime) bounds every graph).
@@ -343,7 +342,6 @@ class Replayer:
       pass
     except Exception:  # anything unexpected: let tinygrad decide
       pass
-    self.fallbacks += 1
     D = {}
     for u, (ks, vs) in self.hist.items():
       if self.first[u] <= k: D[u] = vs[bisect.bisect_right(ks, k) - 1]
@@ -736,7 +734,7 @@ class NodeTable:
   def __init__(self, drawn: dict[UOp, tuple] | None = None) -> None:
     self.rows: list[list] = []
     self._ids: dict[UOp, int] = {}
-    self._drawn = {} if drawn is None else drawn  # UOp -> (key, op, family, label, foldable): share it across tables
+    self._drawn = {} if drawn is None else drawn  # UOp -> (key, family, label, foldable): share it across tables
 
   def add(self, root: UOp) -> int:
     """The row id of root, adding it and whatever below it is new."""

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape, quoteattr
@@ -61,7 +62,7 @@ def engine() -> list[str]:
 
 
 _running: dict[int, subprocess.Popen] = {}  # thread id -> the engine process it waits on
-_cancelled: set[int] = set()                 # pids of engine processes killed by cancel()
+_cancelled: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()  # engine processes cancel() killed
 
 
 def run_dot(dot: str, fmt: str = "plain", timeout: float | None = DEFAULT_TIMEOUT) -> str:
@@ -76,8 +77,7 @@ def run_dot(dot: str, fmt: str = "plain", timeout: float | None = DEFAULT_TIMEOU
       proc.kill()
       raise TimeoutError(f"layout took longer than {timeout:.0f} s") from None
     finally: _running.pop(me, None)
-  if proc.pid in _cancelled:
-    _cancelled.discard(proc.pid)
+  if proc in _cancelled:
     raise LayoutCancelled("layout cancelled")
   if proc.returncode < 0:
     raise LayoutError(f"the graph layout engine {engine()[0]} crashed (signal {-proc.returncode}). {err.strip()[:300]} "
@@ -89,7 +89,7 @@ def run_dot(dot: str, fmt: str = "plain", timeout: float | None = DEFAULT_TIMEOU
 def cancel(thread_id: int) -> None:
   """Stop the layout that thread is waiting on, if any (it raises LayoutCancelled there)."""
   if (proc := _running.get(thread_id)) is not None:
-    _cancelled.add(proc.pid)
+    _cancelled.add(proc)
     proc.kill()
 
 

@@ -221,11 +221,16 @@ def match_info(step: Step, match: int, diff: bool = True) -> MatchInfo:
                    source=m.source, us=round(m.time * 1e6, 2), error=m.is_error, diff=text)
 
 
+def call_stack(group: Group) -> list[str]:
+  """Where the user's code started the group's work: the first 12 frames of the call stack tinygrad recorded."""
+  return [f"{Path(f).name}:{ln} {fn}: {src}" for f, ln, fn, src in group.stack][:12]
+
+
 def step_info(step: Step) -> StepInfo:
   """The step's panel: its title, where graph_rewrite was called, the call stack, a rewrite error if one happened."""
   return StepInfo(title=step.title(), name=step.name, group=step.group.name, kind=step.group.kind, depth=step.depth,
                   matches=len(step.matches), where=f"{Path(step.loc[0]).name}:{step.loc[1]}", file=step.loc[0], line=step.loc[1],
-                  error=step.error, stack=[f"{Path(f).name}:{ln} {fn}: {src}" for f, ln, fn, src in step.group.stack][:12])
+                  error=step.error, stack=call_stack(step.group))
 
 
 def busy_message(key: StepKey, match: int | None, view: View) -> BusyMsg:

@@ -98,7 +98,7 @@ def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callab
                         "code_css": code_css(), "summary": trace.summary(), "error": trace.traceback or "",
                         "config": config(max_nodes)})
     for g in trace.groups:  # what every step of a group shows alike: its call stack and its kernel's code
-      if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.step_info(g.steps[0])["stack"], "kernel": P.kernel_info(g)})
+      if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g)})
     drawn: dict = {}  # nodes live on from step to step: each is labelled once
     table, base, used = tg.NodeTable(drawn), None, 0
     for i, s in enumerate(steps):
