@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job on a fresh Debian/Ubuntu machine: installs tgviz (scripts/install.sh), runs the tutorial examples
+# The main job on a fresh Debian/Ubuntu machine: installs tgviz (scripts/install.sh), runs the examples (the tutorial and two real models)
 # through `tgviz run`, and leaves an HTML report per example plus SVGs under tgviz-report/, printing where.
 set -euo pipefail
 cd "$(dirname "$0")/.."
