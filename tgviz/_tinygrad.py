@@ -141,8 +141,9 @@ class Recording:
 
   REPLAYERS = 8                             # steps whose replayed graphs are kept (most recently used)
 
-  def __init__(self, groups: list[GroupRecord], uop_fields: dict[int, tuple]):
+  def __init__(self, groups: list[GroupRecord], uop_fields: dict[int, tuple], lines: dict[str, list[tuple[int, ...]]] | None = None):
     self.groups, self.uop_fields = groups, uop_fields
+    self.lines = {} if lines is None else lines   # rendered source -> per line, the trace numbers of its UOps
     # rebuilt UOps, held weakly: a rebuilt UOp is the live one while tinygrad still holds it (hash-consing), and a
     # strong cache would then keep its Buffer alive (tinygrad's ops.buffers is keyed weakly by the BUFFER UOp)
     self._uops: weakref.WeakValueDictionary[int, UOp] = weakref.WeakValueDictionary()
@@ -189,6 +190,12 @@ class Recording:
       for k in range(len(step.matches)):
         if (prg := _program_of(self.match_uops(step, k)[1])) is not None: found = prg
     return found
+
+  def source_lines(self, source: str) -> list[tuple[UOp, ...]] | None:
+    """For each line of a rendered kernel source, the UOps behind it (see _LineRecorder); None when the capture did not
+    see it rendered by a C-style renderer."""
+    if (nums := self.lines.get(source)) is None: return None
+    return [tuple(self.uop(n) for n in line) for line in nums]
 
   def replay(self, step: StepRecord) -> Iterator[UOp]:
     """Every graph of a step in order, the input first, then the graph after each match (as Recording.at, in one pass
@@ -495,6 +502,94 @@ class _SourceOnlyCompilers:
   def __exit__(self, *exc) -> None:
     for cls, init in self.saved.items(): cls.__init__ = init
 
+class _LoggingRewriter:
+  """Stands in for a C-style renderer's string_rewrite while it renders: logs each UOp with the text rendered for it."""
+
+  def __init__(self, pm, log: list[tuple[UOp, str]], names: list[dict]):
+    self.pm, self.log, self.names = pm, log, names
+
+  def rewrite(self, u: UOp, ctx=None):
+    if not self.names: self.names.append(ctx.r)  # the renderer's UOp -> name-or-expression table
+    text = self.pm.rewrite(u, ctx=ctx)
+    self.log.append((u, text))
+    return text
+
+  def __getattr__(self, name: str): return getattr(self.pm, name)
+
+
+class _LineRecorder:
+  """Records, while tinygrad's C-style renderers (CStyleLanguage: OpenCL, CPU/clang, CUDA, HIP, Metal, WGSL) render, which
+  UOps each line of a kernel's source comes from: the UOp the renderer wrote the line for, plus the UOps inlined into it
+  (CStyleLanguage._render writes one line per UOp it does not inline; it inlines one whose table entry is the very text
+  rendered for it). Kernel parameters and the kernel's SINK belong to the signature line; a UOp written into no line
+  (a GROUP, a NOOP) to the lines of its users. ``lines``: source -> per line, the trace numbers of its UOps."""
+
+  def __init__(self) -> None:
+    self.lines: dict[str, list[tuple[int, ...]]] = {}
+
+  def __enter__(self) -> None:
+    from tinygrad.renderer.cstyle import CStyleLanguage
+    self.cls, self.saved = CStyleLanguage, (CStyleLanguage._render, CStyleLanguage.render)
+    recorder, orig_render, orig_full = self, *self.saved
+    def _render(ren, uops):
+      log: list[tuple[UOp, str]] = []
+      names: list[dict] = []
+      own = ren.__dict__.get("string_rewrite")  # HIP sets its own per instance
+      ren.string_rewrite = _LoggingRewriter(ren.string_rewrite, log, names)
+      try: ret = orig_render(ren, uops)
+      finally:
+        if own is None: del ren.string_rewrite
+        else: ren.string_rewrite = own
+      ren._tgviz_rendered = (uops, log, names[0] if names else {}, ret[1])
+      return ret
+    def render(ren, uops):
+      src = orig_full(ren, uops)
+      if (seen := ren.__dict__.pop("_tgviz_rendered", None)) is not None:
+        try: recorder.lines[src] = _map_lines(src, *seen)
+        except Exception: pass  # a renderer this mapping does not understand: its kernel says its lines are unmapped
+      return src
+    CStyleLanguage._render, CStyleLanguage.render = _render, render
+
+  def __exit__(self, *exc) -> None:
+    self.cls._render, self.cls.render = self.saved
+
+
+def _map_lines(src: str, uops: list[UOp], log: list[tuple[UOp, str]], names: dict, body: list[str]) -> list[tuple[int, ...]]:
+  """Per line of src, the trace numbers of the UOps behind it (see _LineRecorder)."""
+  n_lines = len(src.splitlines())
+  start = src.find("\n".join(body)) if body else -1
+  if body and start < 0: raise ValueError("the rendered body is not in the source")
+  first = src.count("\n", 0, start)          # 0-based line of the body's first line
+  written = [u for u, text in log if names.get(u) is not text]
+  if len(written) != len(body): raise ValueError("the renderer wrote lines tgviz cannot tell apart")
+  named = set(written) | {u for u in uops if u.op is Ops.PARAM}
+  per_line: list[list[UOp]] = [[] for _ in range(n_lines)]
+  def inlined(u: UOp) -> list[UOp]:
+    out, stack, seen = [u], list(u.src), {u}
+    while stack:
+      if (s := stack.pop()) in seen or s in named: continue
+      seen.add(s)
+      out.append(s)
+      stack.extend(s.src)
+    return out
+  line = first
+  for u, entry in zip(written, body, strict=True):
+    for i in range(entry.count("\n") + 1): per_line[line + i] += inlined(u)
+    line += entry.count("\n") + 1
+  # the signature: the first line naming the function (or the body's line before)
+  sig = next((i for i, ln in enumerate(src.splitlines()) if "(" in ln and any(ln.find(names.get(p, "\0")) >= 0 for p in uops if p.op is Ops.PARAM)),
+             max(first - 1, 0))
+  per_line[sig] += [u for u in uops if u.op in (Ops.PARAM, Ops.SINK)]
+  mapped = {u for ln in per_line for u in ln}
+  for u in reversed(uops):                    # users come after their sources: a UOp joins its users' lines
+    if u in mapped: continue
+    for ln in per_line:
+      if any(u in user.src for user in ln):
+        ln.append(u)
+        mapped.add(u)
+  return [tuple(dict.fromkeys(x.trace_num for x in ln)) for ln in per_line]
+
+
 _REWRITING = {"graph_rewrite", "substitute", "simplify"}
 
 
@@ -568,6 +663,8 @@ class Tracker:
     if self.device is not None: ctx["DEV"] = self.device
     self._context = Context(**ctx)
     self._context.__enter__()
+    self._lines = _LineRecorder()
+    self._lines.__enter__()
     self._compilers = _SourceOnlyCompilers() if default_device().upper().startswith("NULL") else None
     if self._compilers is not None: self._compilers.__enter__()
     # our own group first, so rewrites outside any tinygrad group land in this capture and nowhere else
@@ -591,12 +688,13 @@ class Tracker:
   def __exit__(self, *exc) -> None:
     try:
       if self._compilers is not None: self._compilers.__exit__(*exc)
+      self._lines.__exit__(*exc)
       self._context.__exit__(*exc)
       ops.PatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite = self._saved_methods
       keys, ctxs, fields = ops.tracked_keys, ops.tracked_ctxs, ops.uop_fields
       out = {sid: u.trace_num for sid, ref in self._io.items() if (u := ref()) is not None}  # numbered in this table
       for g, v in self._saved.items(): setattr(ops, g, v)
-      self.recording = Recording(_groups(keys, ctxs, out), fields)
+      self.recording = Recording(_groups(keys, ctxs, out), fields, self._lines.lines)
     finally:
       self._io = {}
       if not self._shared: _drop_trace_nums()
@@ -632,6 +730,11 @@ def error_text(u: UOp) -> str:
 SNAPSHOT_PREFIX = "View "
 LANDMARKS = ("View Base AST", "View Program", "View Output AST", "View Kernel Graph")
 _RENDER_STEP = "linearize/render"           # the step whose matches produce the rendered PROGRAM
+
+
+def render_step_index(step_names: list[str]) -> int | None:
+  """The index of the step that rendered a kernel's code, among its group's step names (None if it never rendered)."""
+  return next((i for i, n in enumerate(step_names) if n == _RENDER_STEP), None)
 
 
 def is_snapshot(step_name: str) -> bool:
@@ -774,13 +877,26 @@ def node_key(u: UOp) -> str:
   return u.key.hex()[:12]  # 48 bits: no two nodes of one graph share it in practice; short keys keep reports small
 
 
+def reaches(root: UOp, target: UOp, known: set[UOp]) -> bool:
+  """Whether target is in root's graph, looking only below nodes not in known (a graph that does not hold target: what
+  is in it cannot lead there)."""
+  stack, seen = [root], set()
+  while stack:
+    if (u := stack.pop()) is target: return True
+    if u in seen or u in known: continue
+    seen.add(u)
+    stack.extend(u.src)
+  return False
+
+
 def sources(u: UOp) -> tuple[UOp, ...]:
   return u.src
 
 
 # *** saving and opening traces ***
 
-TRACE_FORMAT, TRACE_VERSION = "tgviz-trace", 1
+TRACE_FORMAT, TRACE_VERSION = "tgviz-trace", 2
+_READS_VERSIONS = (1, 2)                    # version 1 had no source lines
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -790,9 +906,9 @@ class TraceFileError(ValueError):
 
 def save_recording(path: str | os.PathLike, rec: Recording, meta: dict[str, Any]) -> None:
   """Write rec to path: gzip of a pickled header (format, version, tinygrad version and meta), then the records and the
-  UOp table (plain fields, as tinygrad's VIZ pickles them)."""
+  UOp table (plain fields, as tinygrad's VIZ pickles them) and the rendered lines' UOps."""
   header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, **meta}
-  try: body = pickle.dumps((rec.groups, rec.uop_fields), protocol=pickle.HIGHEST_PROTOCOL)
+  try: body = pickle.dumps((rec.groups, rec.uop_fields, rec.lines), protocol=pickle.HIGHEST_PROTOCOL)
   except Exception as e: raise TraceFileError(f"this trace cannot be saved: {type(e).__name__}: {e}") from e
   with gzip.open(path, "wb", compresslevel=6) as f:
     pickle.dump(header, f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -828,17 +944,17 @@ def _load_saved(path: str | os.PathLike) -> tuple[Recording, dict[str, Any]]:
       except Exception: header = None
       if not isinstance(header, dict) or header.get("format") != TRACE_FORMAT:
         raise TraceFileError(f"{path} is a gzip file but not a tgviz trace")
-      if (v := header.get("version")) != TRACE_VERSION:
+      if (v := header.get("version")) not in _READS_VERSIONS:
         raise TraceFileError(f"{path} is a tgviz trace in file format version {v}; this tgviz reads version {TRACE_VERSION}: "
                              f"open it with the tgviz that saved it")
       if (tv := header.get("tinygrad")) != SUPPORTED_TINYGRAD:
         raise TraceFileError(f"{path} was saved with tinygrad {tv}; this tgviz reads traces of tinygrad {SUPPORTED_TINYGRAD} "
                              f"(its graphs are tinygrad UOps): open it where tinygrad=={tv} and a tgviz for it are installed")
-      with Context(DEBUG=0): groups, fields = pickle.load(f)
+      with Context(DEBUG=0): groups, fields, *lines = pickle.load(f)
   except TraceFileError: raise
   except Exception as e: raise TraceFileError(f"{path} is not a readable tgviz trace: {type(e).__name__}: {e}") from e
   meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad")}
-  return Recording(_relocated(groups), fields), meta
+  return Recording(_relocated(groups), fields, *lines), meta
 
 
 def _relocated(groups: list[GroupRecord]) -> list[GroupRecord]:

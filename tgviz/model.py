@@ -139,11 +139,52 @@ class Step:
     return f"<Step {self.path!r} depth={self.depth} matches={len(self.matches)}>"
 
 
+@dataclass(frozen=True)
+class Event:
+  """One event in a node's life (see :meth:`Trace.history`). kind: "input" (in the graph a step started from, where the
+  node is first seen), "created" (match `match` of `step` made it, replacing `other`), "lives" (in the graph after
+  `step`), "replaced" (match `match` of `step` replaced it with `other`) or "removed" (gone from the graph after `step`,
+  replaced by nothing the node's own match made)."""
+  kind: str
+  step: Step
+  match: int | None = None
+  other: Any = None
+
+
+@dataclass(eq=False)
+class Rule:
+  """A pattern that fired in a trace: where it is defined, how often and for how long it fired, and where."""
+  loc: tuple[str, int]
+  count: int
+  time: float
+  steps: list[Step]
+  first: Match
+
+  @property
+  def source(self) -> str:
+    """The pattern's source text."""
+    return tg.pattern_source(self.loc)
+
+
+def _rebuilt(step: Step, uop: Any) -> Event:
+  """The creation of a node no match returned: tinygrad rebuilt it because a match changed one of its sources. The
+  match is the first after which the node is in the graph (found by bisection over the replay); `other` is the node it
+  took the place of."""
+  lo, hi = 1, len(step.matches)
+  while lo < hi:
+    mid = (lo + hi) // 2
+    if uop in set(tg.toposort(step.at(mid))): hi = mid
+    else: lo = mid + 1
+  d = diff_graphs(step.at(lo - 1), step.at(lo))
+  return Event("created", step, lo - 1, next((b for b, a in d.changed if a is uop), None))
+
+
 class Kernel:
   """One compiled kernel: its generated device code and launch dimensions (read from the trace when first asked for)."""
 
-  def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], tg.Program | None]):
-    self.group, self.device, self.renderer, self._load = group, device, renderer, program
+  def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], tg.Program | None],
+               lines: Callable[[str], list[tuple[Any, ...]] | None]):
+    self.group, self.device, self.renderer, self._load, self._lines = group, device, renderer, program, lines
 
   @functools.cached_property
   def _program(self) -> tg.Program | None:
@@ -166,6 +207,30 @@ class Kernel:
   @property
   def local_size(self) -> tuple[int, ...] | None:
     return self._program.local_size if self._program is not None else None
+
+  @functools.cached_property
+  def lines(self) -> list[tuple[Any, ...]] | None:
+    """For each line of :attr:`source` (``lines[0]`` is line 1), the UOps behind it: the UOp the renderer wrote the line
+    for and the UOps inlined into it; the kernel's parameters belong to the signature line. None when the line mapping is
+    unknown: the renderer is not a C-style one (LLVM, PTX, ...), or the trace is tinygrad's own rewrites.pkl."""
+    return self._lines(self.source) if self.source else None
+
+  @property
+  def lines_note(self) -> str | None:
+    """Why :attr:`lines` is None, for the code panel (None when the lines are mapped or there is no code)."""
+    if not self.source or self.lines is not None: return None
+    return f"Lines are not linked to UOps: tgviz maps the lines of C-style renderers only, and this kernel's renderer " \
+           f"({self.renderer or 'unknown'}) is not one, or the trace was not captured by tgviz."
+
+  def line_numbers(self, uop: Any) -> list[int]:
+    """The source lines (1-based) a UOp is behind."""
+    return [i for i, line in enumerate(self.lines or [], 1) if uop in line]
+
+  @property
+  def codegen_step(self) -> Step | None:
+    """The kernel's final codegen step: the graph its renderer consumed (the step before the one that rendered it)."""
+    i = tg.render_step_index([s.name for s in self.group.steps])
+    return self.group.steps[i - 1] if i else None
 
   def __repr__(self) -> str:
     return f"<Kernel {self.name} on {self.device} ({self.renderer}) global={self.global_size} local={self.local_size}>"
@@ -235,7 +300,7 @@ class Trace:
     for gi, graw in enumerate(rec.groups):
       group = Group(gi, graw.name, graw.kind, stack=graw.stack)
       group.steps = [self.step_type(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw) for si, sraw in enumerate(graw.steps)]
-      if graw.kind == "kernel": group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw))
+      if graw.kind == "kernel": group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw), rec.source_lines)
       groups.append(group)
     return groups
 
@@ -263,6 +328,44 @@ class Trace:
     return [s for g in self.groups for s in g.steps
             if (kernel is None or (g.kernel is not None and fnmatch.fnmatch(g.kernel.name, kernel)))
             and (step is None or step.lower() in s.name.lower()) and (not landmarks or s.is_snapshot)]
+
+  def history(self, uop: Any, group: Group | None = None) -> list[Event]:
+    """The life of a node (a UOp of one of this trace's graphs) across the compile, in order: where it is first seen
+    (as a step's input, or made by a match, and from which node), the steps it lives through, and where it is rewritten
+    away. group: look in that group's steps only (faster; a kernel's codegen nodes live in its own group)."""
+    events: list[Event] = []
+    for g in [group] if group is not None else self.groups:
+      for s in g.steps:
+        before = set(tg.toposort(s.before()))
+        here = uop in before
+        if here and not events: events.append(Event("input", s))
+        made = replaced = False
+        for m in s.matches:
+          u0, u1 = m.uops()
+          if u0 is uop:
+            events.append(Event("replaced", s, m.index, u1))
+            replaced, here = True, False
+          elif not here and tg.reaches(u1, uop, before):
+            events.append(Event("created", s, m.index, u0))
+            made = here = True
+        if uop in set(tg.toposort(s.after())):
+          if not here and not made and s.matches: events.append(_rebuilt(s, uop))
+          events.append(Event("lives", s))
+        elif (here or uop in before) and not replaced: events.append(Event("removed", s))
+    return events
+
+  def rules(self, sort: str = "count") -> list[Rule]:
+    """Every pattern that fired, with its count, total time and the steps it fired in, most frequent first (sort="time":
+    slowest first). Counts sum to the trace's number of matches. Like tinygrad's TRACK_MATCH_STATS=2 table, per trace."""
+    if sort not in ("count", "time"): raise ValueError(f"sort must be 'count' or 'time', not {sort!r}")
+    found: dict[tuple[str, int], Rule] = {}
+    for s in self.steps:
+      for k, (_, _, loc, t) in enumerate(s._raw.matches):
+        if (r := found.get(loc)) is None: found[loc] = r = Rule(loc, 0, 0.0, [], s.matches[k])
+        r.count += 1
+        r.time += t
+        if not r.steps or r.steps[-1] is not s: r.steps.append(s)
+    return sorted(found.values(), key=(lambda r: (-r.count, -r.time)) if sort == "count" else (lambda r: (-r.time, -r.count)))
 
   def summary(self) -> str:
     """A plain-text summary: kernels, groups, steps, matches."""

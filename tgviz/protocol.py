@@ -87,6 +87,9 @@ class KernelInfo(TypedDict):
   local_size: list[int] | None
   html: str
   source: str
+  lines: list[list[str]] | None   # per source line, the keys (as in the SVG's data-node) of the UOps behind it
+  lines_note: str | None          # why lines is None
+  codegen_step: StepKey | None    # the step whose graph the renderer consumed: where a line's UOps are drawn
 
 
 class PictureMsg(TypedDict):
@@ -200,12 +203,16 @@ def sides(step: Step) -> str:
 
 
 def kernel_info(group: Group) -> KernelInfo | None:
-  """The kernel's code panel: name, device, launch dimensions, highlighted source; None for a group with no kernel."""
+  """The kernel's code panel: name, device, launch dimensions, highlighted source, each line's UOps (by node key); None
+  for a group with no kernel."""
   k = group.kernel
   if k is None: return None
+  lines = [list(dict.fromkeys(tg.node_key(u) for u in line)) for line in k.lines] if k.lines is not None else None
+  cg = k.codegen_step
   return KernelInfo(name=k.name, device=k.device, renderer=k.renderer, global_size=list(k.global_size),
                     local_size=list(k.local_size) if k.local_size is not None else None,
-                    html=highlight_code(k.source, k.renderer) if k.source else "", source=k.source)
+                    html=highlight_code(k.source, k.renderer) if k.source else "", source=k.source,
+                    lines=lines, lines_note=k.lines_note, codegen_step=step_key(cg) if cg is not None else None)
 
 
 def match_info(step: Step, match: int, diff: bool = True) -> MatchInfo:

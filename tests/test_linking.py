@@ -1,0 +1,143 @@
+"""Linking the panes: each generated line to the UOps behind it, a node's history across the compile, rule statistics."""
+import re
+
+import pytest
+
+import tgviz
+from tgviz import _tinygrad as tg
+from tgviz import protocol as P
+
+# the variable a line declares -> the op tinygrad names that way (CStyleLanguage._render's prefixes)
+PREFIX_OPS = {"val": {"LOAD"}, "cast": {"CAST", "BITCAST", "STACK"}, "bidx": {"INDEX"}, "buf": {"BUFFER"}, "wmma": {"WMMA"}}
+DECL = re.compile(r"^\s*(?:[\w*]+\s+)+(?P<name>[A-Za-z_]\w*)\s*(?:\[\d+\])?\s*=")
+
+
+@pytest.fixture(scope="module")
+def two_kernel_backward() -> tgviz.Trace:
+  """A program whose backward pass makes kernels too: relu of a matmul, summed, differentiated."""
+  with tgviz.capture() as trace:
+    from tinygrad import Tensor
+    Tensor.manual_seed(1)
+    w = Tensor.randn(4, 4)
+    loss = (Tensor.ones(2, 4) @ w).relu().sum()
+    (grad,) = loss.gradient(w)
+    Tensor.realize(loss, grad)
+  return trace
+
+
+def check_lines(kernel) -> None:
+  src = kernel.source.splitlines()
+  lines = kernel.lines
+  assert lines is not None and len(lines) == len(src), kernel.name
+  rendered = set()
+  for text, uops in zip(src, lines, strict=True):
+    if text.startswith("  ") and text.strip().endswith((";", "{")): assert uops, (kernel.name, text)  # every statement of the body
+    rendered.update(uops)
+    if (m := DECL.match(text)) is None or not uops: continue
+    name, op = m.group("name"), uops[0].op.name  # the UOp the line was written for comes first
+    if name.startswith(("lidx", "gidx")): assert op == "SPECIAL" and uops[0].arg == name, (text, op)
+    elif name.startswith(("alu", "ridx", "Ridx")): assert op not in ("LOAD", "SPECIAL", "INDEX"), (text, op)
+    else:
+      prefix = re.match(r"[a-z]+", name).group(0)
+      if prefix in PREFIX_OPS: assert op in PREFIX_OPS[prefix], (text, op)
+  # every UOp of the list the renderer consumed maps to a line
+  program = next(s for s in kernel.group.steps if s.name == "linearize/render").after()
+  linear = next(s for s in program.src if s.op.name == "LINEAR")
+  missing = [u.op.name for u in linear.src if u not in rendered]
+  assert not missing, (kernel.name, missing)
+
+
+def test_every_opencl_line_maps_to_uops_and_back(tutorial_trace):
+  assert any(k.renderer == "OpenCLRenderer" for k in tutorial_trace.kernels)
+  for k in tutorial_trace.kernels: check_lines(k)  # the OpenCL ones and the CPU (clang) ones
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  # the store line holds the multiply-adds of the window, and a node finds its lines back
+  store = next(i for i, t in enumerate(conv.source.splitlines()) if t.strip().startswith("*(data0"))
+  ops = [u.op.name for u in conv.lines[store]]
+  assert ops[0] == "STORE" and ops.count("MUL") >= 4 and "ADD" in ops
+  assert conv.line_numbers(conv.lines[store][0]) == [store + 1]
+  # the lines' UOps are drawn in the graph the renderer consumed (the kernel's final codegen step)
+  cg = conv.codegen_step
+  assert cg is not None and cg.index == next(s.index for s in conv.group.steps if s.name == "linearize/render") - 1
+  drawn = {tg.node_key(u) for u in tg.toposort(cg.before())}
+  assert {tg.node_key(u) for u in conv.lines[store]} <= drawn
+
+
+def test_backward_program_lines(two_kernel_backward):
+  assert len(two_kernel_backward.kernels) >= 2
+  for k in two_kernel_backward.kernels: check_lines(k)
+
+
+@pytest.mark.parametrize("device", ["CPU", "NULL:CUDA:sm_90", "NULL:WGSL", "NULL:HIP"])
+def test_other_c_style_renderers_map_lines(device):
+  if device == "CPU" and tg.clang_missing(): pytest.skip("tinygrad's CPU device needs clang")
+  with tgviz.capture(device=device) as trace:
+    from tinygrad import Tensor
+    a = Tensor.ones(4, 4).contiguous().realize()
+    (a @ a).relu().sum(axis=1).realize()
+  assert trace.kernels
+  for k in trace.kernels:
+    assert k.lines is not None and k.lines_note is None, (device, k.name)
+    assert any(k.lines), (device, k.name)
+    assert all(u for t, u in zip(k.source.splitlines(), k.lines, strict=True) if t.startswith("  ") and t.strip().endswith(";")), (device, k.name)
+
+
+def test_a_renderer_tgviz_cannot_map_says_so():
+  with tgviz.capture(device="NULL:PTX:sm_90") as trace:
+    from tinygrad import Tensor
+    (Tensor.ones(4, 4).contiguous() + 1).realize()
+  k = trace.kernels[-1]
+  assert k.source and k.lines is None and "PTXRenderer" in k.lines_note and "C-style" in k.lines_note
+  info = P.kernel_info(k.group)
+  assert info["lines"] is None and info["lines_note"] == k.lines_note
+
+
+def test_kernel_info_carries_line_keys(tutorial_trace):
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  info = P.kernel_info(conv.group)
+  assert info["codegen_step"] == P.step_key(conv.codegen_step)
+  assert len(info["lines"]) == len(conv.source.splitlines())
+  assert info["lines"][1] == list(dict.fromkeys(tg.node_key(u) for u in conv.lines[1]))
+
+
+def test_lines_survive_save_and_load(tutorial_trace, tmp_path):
+  back = tgviz.load(tutorial_trace.save(tmp_path / "t.tgviz"))
+  for a, b in zip(tutorial_trace.kernels, back.kernels, strict=True):
+    assert [[tg.node_key(u) for u in ln] for ln in a.lines] == [[tg.node_key(u) for u in ln] for ln in b.lines]
+
+
+def test_history_starts_where_the_node_is_made(tutorial_trace):
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  store = next(ln[0] for ln in conv.lines if ln and ln[0].op.name == "STORE")
+  events = tutorial_trace.history(store, conv.group)
+  assert events[0].kind == "created", events[:3]
+  first = events[0]
+  # it is not in the graph before that match, and it is after it
+  assert store not in set(tg.toposort(first.step.at(first.match))) and store in set(tg.toposort(first.step.at(first.match + 1)))
+  assert first.other is not None and first.other.op.name == "STORE"  # the store it took the place of
+  lives = [e.step.name for e in events if e.kind == "lives"]
+  assert "View Output AST" in lives and "linearize/render" in lives
+  assert tutorial_trace.history(store)[:len(events)] == events  # the whole trace: the same story, the kernel's group first
+
+
+def test_history_of_a_replaced_node_ends_with_its_replacement(tutorial_trace):
+  step = next(s for s in tutorial_trace.steps if len(s.matches) >= 3 and s.group.kind == "kernel")
+  m = step.matches[1]
+  u0, u1 = m.uops()
+  events = tutorial_trace.history(u0, step.group)
+  gone = [e for e in events if e.kind == "replaced" and e.step is step]
+  assert gone and gone[0].match == 1 and gone[0].other is u1
+  assert events[0].kind in ("input", "created") and events.index(gone[0]) > 0
+
+
+def test_rules_count_every_match(tutorial_trace):
+  rules = tutorial_trace.rules()
+  total = sum(len(s.matches) for s in tutorial_trace.steps)
+  assert sum(r.count for r in rules) == total
+  assert [r.count for r in rules] == sorted((r.count for r in rules), reverse=True)
+  top = rules[0]
+  assert top.first.loc == top.loc and top.first.step is top.steps[0] and top.source
+  assert sum(len([m for m in s.matches if m.loc == top.loc]) for s in top.steps) == top.count
+  by_time = tutorial_trace.rules(sort="time")
+  assert [r.time for r in by_time] == sorted((r.time for r in by_time), reverse=True)
+  with pytest.raises(ValueError, match="sort"): tutorial_trace.rules(sort="name")
