@@ -950,7 +950,9 @@ def _load_saved(path: str | os.PathLike) -> tuple[Recording, dict[str, Any]]:
       if (tv := header.get("tinygrad")) != SUPPORTED_TINYGRAD:
         raise TraceFileError(f"{path} was saved with tinygrad {tv}; this tgviz reads traces of tinygrad {SUPPORTED_TINYGRAD} "
                              f"(its graphs are tinygrad UOps): open it where tinygrad=={tv} and a tgviz for it are installed")
-      with Context(DEBUG=0): groups, fields, *lines = pickle.load(f)
+      with Context(DEBUG=0): body = pickle.load(f)
+      if not isinstance(body, tuple) or len(body) != (2 if v == 1 else 3): raise ValueError("unexpected contents")
+      groups, fields, *lines = body
   except TraceFileError: raise
   except Exception as e: raise TraceFileError(f"{path} is not a readable tgviz trace: {type(e).__name__}: {e}") from e
   meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad")}
