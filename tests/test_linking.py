@@ -1,5 +1,6 @@
 """Linking the panes: each generated line to the UOps behind it, a node's history across the compile, rule statistics."""
 import re
+from pathlib import Path
 
 import pytest
 
@@ -141,3 +142,20 @@ def test_rules_count_every_match(tutorial_trace):
   by_time = tutorial_trace.rules(sort="time")
   assert [r.time for r in by_time] == sorted((r.time for r in by_time), reverse=True)
   with pytest.raises(ValueError, match="sort"): tutorial_trace.rules(sort="name")
+
+
+def test_origins_of_a_backward_program(two_kernel_backward):
+  """Forward kernels name their Tensor ops and this file's lines; the gradient's kernels say backward."""
+  here = __file__
+  origins = [(o.op, o.backward, o.file) for k in two_kernel_backward.kernels for o in k.origins]
+  assert ("__matmul__", False, here) in origins and ("relu", False, here) in origins, origins
+  assert ("__matmul__", True, here) in origins, origins  # the gradient's kernel, at the line that asked for it
+  by_kernel = {k.name: {o.op for o in k.origins} for k in two_kernel_backward.kernels}
+  assert not any({"randn_like", "__matmul__"} <= ops for ops in by_kernel.values()), by_kernel  # not everything everywhere
+  text = Path(here).read_text().splitlines()
+  for k in two_kernel_backward.kernels:
+    for o in k.origins: assert o.line is not None and o.source and o.source in text[o.line - 1]
+  # each kernel's CALL in the schedule's kernel graph says its operations
+  graph = [s for s in two_kernel_backward.steps if s.name == "View Kernel Graph"]
+  labels = [line for s in graph for g in s.graphs() for node in tg.to_graph(g, s.call_notes).nodes.values() for line in node.label]
+  assert any(line.startswith("ops: __matmul__") for line in labels), labels

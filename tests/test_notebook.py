@@ -158,3 +158,18 @@ def test_error_traceback_once_from_the_users_frames(ip, recording_comm, capsys, 
   assert "magic.py" not in out and "api.py" not in out  # starts at the user's frames, not tgviz's
   assert isinstance(shown[0], TraceWidget)  # the widget says it stopped and points below, no second traceback
   assert shown[0].error == "stopped by ValueError: boom twice?: its traceback follows below"
+
+
+def test_kernel_origins_name_the_cell_line(ip, recording_comm):
+  """The tutorial's x.conv2d(weight) comes out as its kernel r_2_2_2_2 <- conv2d <- the cell's line 4."""
+  result = ip.run_cell("%%tgviz --no-widget -o traced\n" + CELL)
+  assert result.success
+  conv = next(k for k in ip.user_ns["traced"].kernels if k.name == "r_2_2_2_2")
+  assert [(o.op, o.backward, o.line, o.source) for o in conv.origins] == [("conv2d", False, 4, "result = x.conv2d(weight)")]
+  w = TraceWidget(ip.user_ns["traced"])
+  w.selected = step_key(conv.group.steps[0])
+  w.wait()
+  msg = [m for m in w.comm.custom() if m.get("type") == "picture"][-1]
+  (origin,) = msg["kernel"]["origins"]
+  assert origin["op"] == "conv2d" and origin["where"] == f"Cell In[{result.execution_count}], line 4"
+  assert "→   4  result = x.conv2d(weight)" in origin["context"]

@@ -16,6 +16,7 @@ import gc
 import glob
 import gzip
 import importlib.metadata
+import linecache
 import os
 import pickle
 import re
@@ -133,6 +134,18 @@ class GroupRecord:
   stack: tuple[tuple[str, int, str, str], ...]
   device: str = ""
   renderer: str = ""
+  origins: tuple[Origin, ...] = ()          # a kernel's Tensor operations, and the user's lines that called them
+
+
+@dataclass(frozen=True)
+class Origin:
+  """A Tensor operation a kernel computes (tinygrad's own op metadata, e.g. conv2d, with its backward flag) and the line
+  of the user's code that called it (file None when the call was made before the capture)."""
+  op: str
+  backward: bool
+  file: str | None
+  line: int | None
+  source: str
 
 
 class Recording:
@@ -190,6 +203,17 @@ class Recording:
       for k in range(len(step.matches)):
         if (prg := _program_of(self.match_uops(step, k)[1])) is not None: found = prg
     return found
+
+  @functools.cached_property
+  def call_notes(self) -> dict[str, str]:
+    """Node key of a kernel's AST -> the line its CALL nodes in schedule graphs add to their label: the kernel's
+    Tensor operations (e.g. "ops: conv2d, relu")."""
+    notes = {}
+    for g in self.groups:
+      if g.kind == "kernel" and g.origins and g.steps:
+        ops_ = dict.fromkeys(o.op + (" bw" if o.backward else "") for o in g.origins)
+        notes[node_key(self.uop(g.steps[0].sink))] = "ops: " + ", ".join(ops_)
+    return notes
 
   def source_lines(self, source: str) -> list[tuple[UOp, ...]] | None:
     """For each line of a rendered kernel source, the UOps behind it (see _LineRecorder); None when the capture did not
@@ -590,6 +614,84 @@ def _map_lines(src: str, uops: list[UOp], log: list[tuple[UOp, str]], names: dic
   return [tuple(dict.fromkeys(x.trace_num for x in ln)) for ln in per_line]
 
 
+_SKIPPED_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (ops, os))  # tinygrad's, the stdlib
+_TGVIZ_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_frame(frame):
+  """The innermost frame of the user's own code (not tinygrad's, tgviz's or the standard library's) from frame out."""
+  tinygrad_dir = os.path.dirname(_SKIPPED_DIRS[0].rstrip(os.sep)) + os.sep
+  while frame is not None:
+    fn = frame.f_code.co_filename
+    if not (fn.startswith((tinygrad_dir, _TGVIZ_DIR, _SKIPPED_DIRS[1])) or fn in ("<string>",) or fn.startswith("<frozen")): return frame
+    frame = frame.f_back
+  return None
+
+
+class _OriginRecorder:
+  """Which Tensor operations each kernel computes, and the user's line that called each one.
+
+  tinygrad tags the UOps a Tensor method makes with op metadata (its Metadata: name, backward), but its scheduler's
+  rewrites make new UOps without it. While a capture runs, this carries each UOp's metadata over to what the rewrite
+  turned it into (RewriteContext.replace: every visited UOp -> its result) and to the few new UOps just below that
+  result, through the schedule's rewrites to the kernel ASTs; a kernel's origins are the metadata found in the AST its
+  codegen starts from. The Metadata tinygrad makes meanwhile are mapped to the user's line that made them (for a
+  backward op, the line that asked for the gradient). Held weakly: no UOp is kept alive."""
+
+  BELOW = 3                                  # levels of new UOps under a rewrite's result that inherit its metadata
+
+  def __init__(self) -> None:
+    self.made: dict[int, tuple[Any, Origin]] = {}   # id(Metadata) -> (the Metadata, kept so ids stay unique; its origin)
+    self.carried: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()
+    self.groups: dict[int, tuple[Origin, ...]] = {}  # kernel group index -> origins
+    self.kinds: dict[int, bool] = {}                 # group index -> whether it is a kernel's codegen
+
+  def __enter__(self) -> None:
+    from tinygrad.helpers import Metadata
+    self.cls, self.saved, made = Metadata, Metadata.__init__, self.made
+    init = self.saved
+    def __init__(m, *args, **kwargs):
+      init(m, *args, **kwargs)
+      f = _user_frame(sys._getframe(1))
+      where = (f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)
+      made[id(m)] = (m, Origin(m.name, m.backward, *where, linecache.getline(*where).strip() if f is not None else ""))
+    Metadata.__init__ = __init__
+
+  def __exit__(self, *exc) -> None:
+    self.cls.__init__ = self.saved
+
+  def _meta(self, u: UOp) -> tuple:
+    # a source-less UOp (CONST, BUFFER, RANGE, ...) is shared by every graph that uses it: its metadata says nothing
+    if not u.src: return ()
+    return self.carried.get(u) or ops.all_metadata.get(u) or ()
+
+  def seen(self, root: UOp) -> bool:
+    """Note the graph a group starts from (a kernel's AST: its origins). Whether the group is a kernel's codegen."""
+    g = ops.active_group[-1] if ops.active_group else len(ops.tracked_ctxs) - 1
+    if (kernel := self.kinds.get(g)) is not None: return kernel
+    kernel = self.kinds[g] = root.op is Ops.SINK and isinstance(root.arg, ops.KernelInfo)
+    if kernel:
+      found = {id(m): m for u in root.toposort() for m in self._meta(u)}
+      self.groups[g] = tuple(dict.fromkeys(self.made[i][1] if i in self.made else Origin(m.name, m.backward, None, None, "")
+                                           for i, m in found.items()))
+    return kernel
+
+  def rewritten(self, rctx: RewriteContext, root: UOp) -> None:
+    """Carry metadata over a graph rewrite outside kernels' codegen (which starts from a finished AST)."""
+    if self.seen(root) or not rctx.replace: return
+    results = None
+    for n, r in list(rctx.replace.items()):
+      if r is n or not (meta := self._meta(n)): continue
+      if results is None: results = set(rctx.replace.values())
+      stack = [(r, 0)]
+      while stack:
+        x, level = stack.pop()
+        have = self._meta(x)
+        if x.src and not all(any(m is h for h in have) for m in meta):
+          self.carried[x] = have + tuple(m for m in meta if not any(m is h for h in have))
+        if level < self.BELOW: stack.extend((s, level + 1) for s in x.src if s not in rctx.replace and s not in results)
+
+
 _REWRITING = {"graph_rewrite", "substitute", "simplify"}
 
 
@@ -655,6 +757,7 @@ class Tracker:
     # id(step) -> what the rewrite returned, weakly: a UOp kept here would keep its graph and Buffers alive while the
     # capture runs; those still alive at the end are numbered then (numbering every one would cost capture time)
     self._io: dict[int, weakref.ref[UOp]] = {}
+    self._lines, self._origins = _LineRecorder(), _OriginRecorder()
     self._saved_methods = (ops.PatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite)
     ops.PatternMatcher.rewrite = TrackedPatternMatcher.rewrite
     RewriteContext.unified_rewrite = self._recording(RewriteContext.unified_rewrite)
@@ -663,8 +766,8 @@ class Tracker:
     if self.device is not None: ctx["DEV"] = self.device
     self._context = Context(**ctx)
     self._context.__enter__()
-    self._lines = _LineRecorder()
     self._lines.__enter__()
+    self._origins.__enter__()
     self._compilers = _SourceOnlyCompilers() if default_device().upper().startswith("NULL") else None
     if self._compilers is not None: self._compilers.__enter__()
     # our own group first, so rewrites outside any tinygrad group land in this capture and nowhere else
@@ -672,7 +775,7 @@ class Tracker:
     return self
 
   def _recording(self, method):
-    io = self._io
+    io, origins = self._io, self._origins
     def wrapped(rctx, root, *args, **kwargs):
       tracked = ops.TRACK_MATCH_STATS.value >= 2 and ops.active_rewrites
       step = ops.active_rewrites[-1] if tracked else None
@@ -681,6 +784,8 @@ class Tracker:
       ret = root if empty else method(rctx, root, *args, **kwargs)
       # (id(step) is stable: ops.tracked_ctxs holds every step until the capture ends)
       if step is not None and id(step) not in io: io[id(step)] = weakref.ref(ret)
+      if tracked and not empty: origins.rewritten(rctx, root)
+      elif tracked: origins.seen(root)
       return ret
     wrapped.__wrapped__ = method
     return wrapped
@@ -689,29 +794,32 @@ class Tracker:
     try:
       if self._compilers is not None: self._compilers.__exit__(*exc)
       self._lines.__exit__(*exc)
+      self._origins.__exit__(*exc)
       self._context.__exit__(*exc)
       ops.PatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite = self._saved_methods
       keys, ctxs, fields = ops.tracked_keys, ops.tracked_ctxs, ops.uop_fields
       out = {sid: u.trace_num for sid, ref in self._io.items() if (u := ref()) is not None}  # numbered in this table
       for g, v in self._saved.items(): setattr(ops, g, v)
-      self.recording = Recording(_groups(keys, ctxs, out), fields, self._lines.lines)
+      self.recording = Recording(_groups(keys, ctxs, out, self._origins.groups), fields, self._lines.lines)
     finally:
       self._io = {}
       if not self._shared: _drop_trace_nums()
 
 
-def _groups(keys: list[TracingKey], ctxs: list[list], out: dict[int, int]) -> list[GroupRecord]:
-  """Records of tinygrad's tracked groups and their steps (out: id(step) -> trace number of what it returned). tgviz's own
-  "capture" group is skipped when nothing landed in it."""
+def _groups(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origins: dict[int, tuple[Origin, ...]] | None = None) \
+    -> list[GroupRecord]:
+  """Records of tinygrad's tracked groups and their steps (out: id(step) -> trace number of what it returned; origins:
+  tracked group index -> its kernel's origins). tgviz's own "capture" group is skipped when nothing landed in it."""
   groups = []
-  for key, steps in zip(keys, ctxs, strict=True):
+  for i, (key, steps) in enumerate(zip(keys, ctxs, strict=True)):
     if not steps and key.display_name == "capture": continue
     recs = []
     for s in steps:
       recs.append(StepRecord(s.name, s.depth, s.loc, s.sink, s.matches, s.bottom_up, s.walk, s.enter_calls, out.get(id(s))))
     ren = key.ret if isinstance(key.ret, Renderer) else None
     groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, tuple(key.tb or ()),
-                              device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else ""))
+                              device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else "",
+                              origins=(origins or {}).get(i, ())))
   return groups
 
 
@@ -806,8 +914,9 @@ def _foldable(u: UOp) -> bool:
   return u.op in (Ops.RESHAPE, Ops.EXPAND) and len(u.src) >= 1 and _foldable(u.src[0])
 
 
-def _node(u: UOp) -> Node:
-  """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it."""
+def _node(u: UOp, notes: dict[str, str] | None = None) -> Node:
+  """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it; a kernel's CALL also
+  says the kernel's Tensor operations (notes: see Recording.call_notes)."""
   label = [u.op.name]
   if (arg := _arg_text(u)) is not None: label += _clip(arg, 8 if u.op is Ops.SOURCE else _ARG_LINES)
   if u.dtype != dtypes.void: label.append(str(u.dtype).removeprefix("dtypes."))
@@ -816,17 +925,18 @@ def _node(u: UOp) -> Node:
     c = s
     while c.op is not Ops.CONST and c.op is not Ops.STACK and c.src: c = c.src[0]
     label.append(_clip(f"{c.op.name}{i} {_arg_text(c) if c.op is Ops.CONST else c.render()}", 1)[0])
+  if notes and u.op is Ops.CALL and u.src and (note := notes.get(node_key(u.src[0]))): label.append(_clip(note, 1)[0])
   return Node(node_key(u), u.op.name, _FAMILY.get(u.op, "other"), tuple(label))
 
 
-def to_graph(root: UOp) -> Graph:
-  """The drawable graph of a UOp: readable labels, op families, constants folded into their users."""
+def to_graph(root: UOp, notes: dict[str, str] | None = None) -> Graph:
+  """The drawable graph of a UOp: readable labels, op families, constants folded into their users (notes: see _node)."""
   nodes: dict[str, Node] = {}
   edges: list[tuple[str, str]] = []
   for u in root.toposort():
     if u is not root and _foldable(u): continue
     edges.extend((node_key(s), node_key(u)) for s in u.src if not _foldable(s))
-    nodes[node_key(u)] = _node(u)
+    nodes[node_key(u)] = _node(u, notes)
   return Graph(nodes, tuple(dict.fromkeys(edges)), node_key(root))
 
 
@@ -834,10 +944,11 @@ class NodeTable:
   """Many graphs as one table of plain rows, shared nodes once (the HTML report's data; js/picture.js reads it).
   A row: [key, family, label lines (the first is the op), source row ids (all of them, in order), foldable]."""
 
-  def __init__(self, drawn: dict[UOp, tuple] | None = None) -> None:
+  def __init__(self, drawn: dict[UOp, tuple] | None = None, notes: dict[str, str] | None = None) -> None:
     self.rows: list[list] = []
     self._ids: dict[UOp, int] = {}
     self._drawn = {} if drawn is None else drawn  # UOp -> (key, family, label, foldable): share it across tables
+    self._notes = notes
 
   def add(self, root: UOp) -> int:
     """The row id of root, adding it and whatever below it is new."""
@@ -848,7 +959,7 @@ class NodeTable:
       if not ready: stack.extend([(u, True), *((s, False) for s in u.src if s not in self._ids)])
       else:
         if (d := self._drawn.get(u)) is None:
-          n = _node(u)
+          n = _node(u, self._notes)
           d = self._drawn[u] = (n.key, n.family, list(n.label), _foldable(u))
         self._ids[u] = len(self.rows)
         self.rows.append([d[0], d[1], d[2], [self._ids[s] for s in u.src], d[3]])

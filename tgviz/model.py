@@ -83,6 +83,11 @@ class Step:
     return [Match(self, k, loc, t) for k, (_, _, loc, t) in enumerate(self._raw.matches)]
 
   @property
+  def call_notes(self) -> dict[str, str]:
+    """What a kernel's CALL node in this step's graphs says of the kernel (its Tensor operations), by the AST's node key."""
+    return self._rec.call_notes
+
+  @property
   def is_snapshot(self) -> bool:
     """tinygrad's 'View ...' landmarks (View Base AST, View Program, ...): a graph shown, not rewritten."""
     return tg.is_snapshot(self.name)
@@ -183,8 +188,11 @@ class Kernel:
   """One compiled kernel: its generated device code and launch dimensions (read from the trace when first asked for)."""
 
   def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], tg.Program | None],
-               lines: Callable[[str], list[tuple[Any, ...]] | None]):
+               lines: Callable[[str], list[tuple[Any, ...]] | None], origins: tuple[tg.Origin, ...] = ()):
     self.group, self.device, self.renderer, self._load, self._lines = group, device, renderer, program, lines
+    self.origins: list[tg.Origin] = list(origins)
+    """The Tensor operations this kernel computes (tinygrad's op metadata: op name, backward flag) and the line of the
+    user's code that called each (file, line, source; file None for a call made before the capture)."""
 
   @functools.cached_property
   def _program(self) -> tg.Program | None:
@@ -300,7 +308,8 @@ class Trace:
     for gi, graw in enumerate(rec.groups):
       group = Group(gi, graw.name, graw.kind, stack=graw.stack)
       group.steps = [self.step_type(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw) for si, sraw in enumerate(graw.steps)]
-      if graw.kind == "kernel": group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw), rec.source_lines)
+      if graw.kind == "kernel": group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw), rec.source_lines,
+                              graw.origins)
       groups.append(group)
     return groups
 
@@ -308,6 +317,11 @@ class Trace:
   def kernels(self) -> list[Kernel]:
     """The compiled kernels, in compile order."""
     return [g.kernel for g in self.groups if g.kernel is not None]
+
+  @property
+  def call_notes(self) -> dict[str, str]:
+    """What each kernel's CALL node in schedule graphs says of the kernel (see Step.call_notes)."""
+    return self._rec.call_notes if self._rec is not None else {}
 
   @property
   def steps(self) -> Iterator[Step]:

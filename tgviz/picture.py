@@ -67,7 +67,8 @@ def scene_of(step: Step, match: int | None) -> L.Scene:
   before, after = step.graphs(match)
   d = diff_graphs(before, after)
   key = tg.node_key
-  return L.make_scene(tg.to_graph(before), tg.to_graph(after), added={key(u) for u in d.added},
+  notes = step.call_notes
+  return L.make_scene(tg.to_graph(before, notes), tg.to_graph(after, notes), added={key(u) for u in d.added},
                       removed={key(u) for u in d.removed}, changed={key(b): key(a) for b, a in d.changed})
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import linecache
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, TypedDict
 
@@ -79,6 +81,15 @@ class MatchInfo(TypedDict):
   diff: str
 
 
+class OriginInfo(TypedDict):
+  """A Tensor operation the kernel computes and the user's line that called it."""
+  op: str
+  backward: bool
+  where: str            # "Cell In[2], line 4" or "train.py:12"; "" when the call was made before the capture
+  source: str
+  context: list[str]    # the lines around it, each "  12  text", the origin's line marked "→"
+
+
 class KernelInfo(TypedDict):
   name: str
   device: str
@@ -90,6 +101,7 @@ class KernelInfo(TypedDict):
   lines: list[list[str]] | None   # per source line, the keys (as in the SVG's data-node) of the UOps behind it
   lines_note: str | None          # why lines is None
   codegen_step: StepKey | None    # the step whose graph the renderer consumed: where a line's UOps are drawn
+  origins: list[OriginInfo]
 
 
 class PictureMsg(TypedDict):
@@ -202,9 +214,24 @@ def sides(step: Step) -> str:
   return "both" if step.matches else "before"
 
 
-def kernel_info(group: Group) -> KernelInfo | None:
-  """The kernel's code panel: name, device, launch dimensions, highlighted source, each line's UOps (by node key); None
-  for a group with no kernel."""
+CellLabel = Callable[[str], str | None]
+"""A file name -> how the user knows it (IPython: a cell's file -> "Cell In[3]"), or None to show the file's name."""
+
+
+def origin_info(o: tg.Origin, cell_label: CellLabel | None = None, around: int = 2) -> OriginInfo:
+  """An origin as the kernel header shows it: op, where (the notebook's cell label where there is one), the line."""
+  where, context = "", []
+  if o.file is not None and o.line is not None:
+    cell = cell_label(o.file) if cell_label is not None else None
+    where = f"{cell}, line {o.line}" if cell else f"{Path(o.file).name}:{o.line}"
+    for n in range(max(1, o.line - around), o.line + around + 1):
+      if text := linecache.getline(o.file, n).rstrip("\n"): context.append(f"{'→' if n == o.line else ' '}{n:4}  {text}")
+  return OriginInfo(op=o.op, backward=o.backward, where=where, source=o.source, context=context)
+
+
+def kernel_info(group: Group, cell_label: CellLabel | None = None) -> KernelInfo | None:
+  """The kernel's code panel: name, device, launch dimensions, highlighted source, each line's UOps (by node key), the
+  Tensor operations it computes and the user's lines that called them; None for a group with no kernel."""
   k = group.kernel
   if k is None: return None
   lines = [list(dict.fromkeys(tg.node_key(u) for u in line)) for line in k.lines] if k.lines is not None else None
@@ -212,7 +239,8 @@ def kernel_info(group: Group) -> KernelInfo | None:
   return KernelInfo(name=k.name, device=k.device, renderer=k.renderer, global_size=list(k.global_size),
                     local_size=list(k.local_size) if k.local_size is not None else None,
                     html=highlight_code(k.source, k.renderer) if k.source else "", source=k.source,
-                    lines=lines, lines_note=k.lines_note, codegen_step=step_key(cg) if cg is not None else None)
+                    lines=lines, lines_note=k.lines_note, codegen_step=step_key(cg) if cg is not None else None,
+                    origins=[origin_info(o, cell_label) for o in k.origins])
 
 
 def match_info(step: Step, match: int, diff: bool = True) -> MatchInfo:
@@ -245,13 +273,13 @@ def busy_message(key: StepKey, match: int | None, view: View) -> BusyMsg:
 
 
 def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: View = "auto",
-                    max_nodes: int = L.DEFAULT_MAX_NODES) -> PictureMsg:
+                    max_nodes: int = L.DEFAULT_MAX_NODES, cell_label: CellLabel | None = None) -> PictureMsg:
   """Everything the browser shows for one selection: the SVG, the step and match details, the kernel's code."""
   s = step_of(trace, key)
   pic = picture(s, side=sides(s), match=match, max_nodes=max_nodes, view=view)
   return PictureMsg(type="picture", step=key, match=match, view=view, svg=pic.svg, partial=pic.partial,
                     message=pic.message, shown=pic.shown, total=pic.total, info=step_info(s),
-                    match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group))
+                    match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group, cell_label))
 
 
 def node_message(trace: Trace, key: StepKey, match: int | None, node: str) -> NodeMsg:

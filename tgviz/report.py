@@ -100,11 +100,12 @@ def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callab
     for g in trace.groups:  # what every step of a group shows alike: its call stack and its kernel's code
       if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g)})
     drawn: dict = {}  # nodes live on from step to step: each is labelled once
-    table, base, used = tg.NodeTable(drawn), None, 0
+    notes = trace.call_notes
+    table, base, used = tg.NodeTable(drawn, notes), None, 0
     for i, s in enumerate(steps):
       if base is None or s.group is not base.group or used == SEGMENT:  # a new segment: its own table
         if len(drawn) > 200_000: drawn.clear()  # bounded: later steps share few nodes with much older ones
-        table, base, used = tg.NodeTable(drawn), None, 0
+        table, base, used = tg.NodeTable(drawn, notes), None, 0
       data = step_data(s, table)
       data["base"] = P.step_key(base) if base is not None else None  # the step whose rows come before these
       _chunk(f, f"s-{P.step_key(s)}", data)

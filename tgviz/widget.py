@@ -26,6 +26,14 @@ DEFAULT_EXPORT_DIR = "tgviz-svg"
 Selection = tuple[P.StepKey, int | None, P.View]
 
 
+def _cell_label(filename: str) -> str | None:
+  """IPython's name for a cell's code ("Cell In[3]"), as its tracebacks say; None for a file."""
+  from IPython import get_ipython
+  ip = get_ipython()
+  name = ip.compile.format_code_name(filename) if ip is not None else None
+  return f"{name[0]} {name[1]}" if name else None
+
+
 class TraceWidget(anywidget.AnyWidget):
   """Browse a :class:`~tgviz.Trace`: the steps of every kernel, the graph before and after each rewrite and each single
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
@@ -77,7 +85,7 @@ class TraceWidget(anywidget.AnyWidget):
   def _compute(self, key: Selection) -> None:
     self._worker = threading.get_ident()
     msg: P.PictureMsg | P.ErrorMsg
-    try: msg = P.picture_message(self.trace, *key, max_nodes=self.max_nodes)
+    try: msg = P.picture_message(self.trace, *key, max_nodes=self.max_nodes, cell_label=_cell_label)
     except L.LayoutCancelled: return
     except Exception as e: msg = P.error_message(f"{type(e).__name__}: {e}", traceback.format_exc())
     with self._lock:
