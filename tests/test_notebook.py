@@ -173,3 +173,25 @@ def test_kernel_origins_name_the_cell_line(ip, recording_comm):
   (origin,) = msg["kernel"]["origins"]
   assert origin["op"] == "conv2d" and origin["where"] == f"Cell In[{result.execution_count}], line 4"
   assert "→   4  result = x.conv2d(weight)" in origin["context"]
+
+
+def test_node_panel_history_and_rules_messages(tutorial_trace, recording_comm):
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  store = next(ln[0] for ln in conv.lines if ln and ln[0].op.name == "STORE")
+  w = TraceWidget(tutorial_trace)
+  w.selected = step_key(conv.codegen_step)
+  w.wait()
+  w._on_msg(w, {"type": "node", "key": tgviz._tinygrad.node_key(store)}, [])
+  node = w.comm.custom()[-1]
+  assert node["type"] == "node" and node["op"] == "STORE"
+  kinds = [e["kind"] for e in node["history"]]
+  assert kinds[0] == "created" and "lives" in kinds
+  made = node["history"][0]
+  assert step_of(tutorial_trace, made["step"]).group is conv.group and made["match"] is not None and made["other"] == "STORE"
+  lives = [e for e in node["history"] if e["kind"] == "lives"]
+  assert sum(e["steps"] for e in lives) == len([e for e in tutorial_trace.history(store, conv.group) if e.kind == "lives"])
+  w._on_msg(w, {"type": "rules"}, [])
+  rules = w.comm.custom()[-1]
+  assert rules["type"] == "rules" and sum(r["count"] for r in rules["rules"]) == sum(len(s.matches) for s in tutorial_trace.steps)
+  top = rules["rules"][0]
+  assert step_of(tutorial_trace, top["step"]).matches[top["match"]].loc == (top["file"], top["line"])

@@ -136,6 +136,16 @@ class NodeSource(TypedDict):
   label: str
 
 
+class HistoryEvent(TypedDict):
+  """One event of a node's life in its group (see Trace.history); a run of steps it lives through is one "lives" event."""
+  kind: Literal["input", "created", "lives", "replaced", "removed"]
+  step: StepKey        # where to jump (the first step of a "lives" run)
+  match: int | None
+  title: str
+  other: str           # created: the op it came from; replaced: the op that replaced it
+  steps: int           # "lives": how many steps in a row
+
+
 class NodeMsg(TypedDict):
   """The node panel: one node of the selection's graphs (key as in the SVG's data-node)."""
   type: Literal["node"]
@@ -149,6 +159,26 @@ class NodeMsg(TypedDict):
   sources: list[NodeSource]
   created: list[int]   # the matches of the step whose replacement is (or holds) this node
   replaced: list[int]  # the matches of the step that replaced this node
+  history: list[HistoryEvent]  # its life across its group's steps
+
+
+class RuleInfo(TypedDict):
+  """A pattern that fired in the trace (see Trace.rules), and where it first fired."""
+  where: str
+  file: str
+  line: int
+  source: str
+  count: int
+  us: float
+  steps: int
+  step: StepKey
+  match: int
+
+
+class RulesMsg(TypedDict):
+  type: Literal["rules"]
+  rules: list[RuleInfo]
+  total: int           # how many rules fired (the list may be shorter)
 
 
 # *** frontend -> kernel ***
@@ -167,6 +197,11 @@ class NodeRequest(TypedDict):
   """The node panel of a node of the current selection's graphs."""
   type: Literal["node"]
   key: str
+
+
+class RulesRequest(TypedDict):
+  """The rules tab: every pattern that fired."""
+  type: Literal["rules"]
 
 
 # *** building them ***
@@ -294,7 +329,34 @@ def node_message(trace: Trace, key: StepKey, match: int | None, node: str) -> No
     if u1 is found: created.append(m.index)
   return NodeMsg(type="node", step=key, key=node, **tg.node_details(found),  # type: ignore[typeddict-item]
                  sources=[NodeSource(key=tg.node_key(x), label=tg.op_name(x)) for x in tg.sources(found)],
-                 created=created, replaced=replaced)
+                 created=created, replaced=replaced, history=history(trace, found, s.group))
+
+
+def history(trace: Trace, uop: object, group: Group) -> list[HistoryEvent]:
+  """A node's life in its group, for the node panel: a run of consecutive steps it lives through is one event."""
+  out: list[HistoryEvent] = []
+  run_end = -2                                # the index of the last step of the current "lives" run
+  for e in trace.history(uop, group):
+    if e.kind == "lives" and out and out[-1]["kind"] == "lives" and e.step.index == run_end + 1:
+      out[-1]["steps"] += 1
+    else:
+      out.append(HistoryEvent(kind=e.kind, step=step_key(e.step), match=e.match,  # type: ignore[typeddict-item]
+                              title=e.step.title(e.match) if e.match is not None else e.step.path,
+                              other=tg.op_name(e.other) if e.other is not None else "", steps=1))
+    if e.kind == "lives": run_end = e.step.index
+  return out
+
+
+MAX_RULES = 2000
+
+
+def rules_message(trace: Trace, sort: str = "count") -> RulesMsg:
+  """The rules tab: every pattern that fired (the first MAX_RULES), most often first."""
+  rules = trace.rules(sort)
+  return RulesMsg(type="rules", total=len(rules), rules=[
+    RuleInfo(where=f"{Path(r.loc[0]).name}:{r.loc[1]}", file=r.loc[0], line=r.loc[1], source=r.source, count=r.count,
+             us=round(r.time * 1e6, 1), steps=len(r.steps), step=step_key(r.first.step), match=r.first.index)
+    for r in rules[:MAX_RULES]])
 
 
 def error_message(message: str, traceback: str | None = None) -> ErrorMsg:

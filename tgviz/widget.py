@@ -96,6 +96,9 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "node":
       try: self.send(P.node_message(self.trace, self.selected, self.match, str(content.get("key"))))
       except Exception as e: self.send(P.error_message(f"node: {type(e).__name__}: {e}"))
+    elif content.get("type") == "rules":
+      try: self.send(P.rules_message(self.trace))
+      except Exception as e: self.send(P.error_message(f"rules: {type(e).__name__}: {e}"))
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)
