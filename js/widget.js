@@ -68,17 +68,21 @@ function buildDom() {
     matchBox: h("div", { class: "tgviz-matchinfo" }),
     nodePanel: h("div", { class: "tgviz-node-panel", hidden: "" }),
     codeHead: h("div", { class: "tgviz-code-head" }),
+    origins: h("div", { class: "tgviz-origins" }),
+    linesNote: h("div", { class: "tgviz-lines-note", hidden: "" }),
     code: h("div", { class: "tgviz-code" }),
+    rulesBtn: h("button", { class: "tgviz-rules-toggle", title: "every pattern that fired, most often first" }, ["rules"]),
+    rules: h("div", { class: "tgviz-rules", hidden: "" }),
     stack: h("details", { class: "tgviz-stack" }),
   };
   ui.canvas.append(ui.stage, h("div", { class: "tgviz-spinner" }, ["laying out…"]));
   const left = h("div", { class: "tgviz-left" }, [
     ui.filter, h("div", { class: "tgviz-tree-tools" }, [h("label", { class: "tgviz-hide-label" }, [ui.hideEmpty, " hide steps without matches"]),
-                                                      ui.busiest]), ui.tree]);
+                                                      ui.busiest, ui.rulesBtn]), ui.tree, ui.rules]);
   const centre = h("div", { class: "tgviz-centre" }, [
     ui.title, h("div", { class: "tgviz-controls" }, [ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one, ui.zoomChange, ui.full, ui.exportBtn]),
     ui.banner, ui.canvas, ui.matchBox, ui.nodePanel, ui.status]);
-  const right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.code, ui.stack]);
+  const right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.origins, ui.linesNote, ui.code, ui.stack]);
   ui.main = h("div", { class: "tgviz-main" }, [left, centre, right]);
   ui.root.append(ui.style, ui.summary, ui.errorBox, ui.main);
   return ui;
@@ -228,6 +232,65 @@ function showDetails(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {P
   ui.codeHead.textContent = k ? `${k.name} · ${k.device} (${k.renderer}) · global ${JSON.stringify(k.global_size)} · local ${JSON.stringify(k.local_size)}`
                               : `${info.group}: no device code (${info.kind})`;
   ui.code.innerHTML = k ? k.html : "";  // pygments output: the source is escaped by pygments
+  showOrigins(ui, k ? k.origins : []);
+  ui.linesNote.textContent = k?.lines_note || "";
+  ui.linesNote.hidden = !k?.lines_note;
+}
+
+/** The kernel's Tensor operations and the user's lines that called them; a click shows the lines around. @param {any[]} origins */
+function showOrigins(/** @type {ReturnType<typeof buildDom>} */ ui, origins) {
+  ui.origins.replaceChildren(...origins.map((o) => {
+    const row = h("details", { class: "tgviz-origin" }, [
+      h("summary", {}, [h("b", {}, [o.op + (o.backward ? " (backward)" : "")]), o.where ? ` ← ${o.where}: ` : " (called before the capture)",
+                        h("code", {}, [o.source])])]);
+    if (o.context.length) row.append(h("pre", {}, [o.context.join("\n")]));
+    return row;
+  }));
+  ui.origins.hidden = !origins.length;
+}
+
+/** Mark the nodes behind a code line (or none) in the graph shown. @param {HTMLElement} stage @param {string[]} keys */
+function markLineNodes(stage, keys) {
+  for (const n of stage.querySelectorAll(".hl-line")) n.classList.remove("hl-line");
+  for (const k of keys) for (const n of stage.querySelectorAll(`g.node[data-node="${CSS.escape(k)}"]`)) n.classList.add("hl-line");
+}
+
+/** Mark the code lines behind a node (or none); the first one scrolled into view. @param {string|null} key @param {string[][]|null} lines */
+function markNodeLines(/** @type {ReturnType<typeof buildDom>} */ ui, key, lines) {
+  for (const e of ui.code.querySelectorAll(".tgviz-line-hl")) e.classList.remove("tgviz-line-hl");
+  if (!key || !lines) return;
+  let first = null;
+  for (const e of ui.code.querySelectorAll("[data-line]")) {
+    if (!(lines[Number(e.getAttribute("data-line")) - 1] || []).includes(key)) continue;
+    e.classList.add("tgviz-line-hl");
+    first ??= e;
+  }
+  if (first) {
+    const r = first.getBoundingClientRect(), c = ui.code.getBoundingClientRect();
+    if (r.top < c.top || r.bottom > c.bottom) first.scrollIntoView({ block: "center" });
+  }
+}
+
+/** The rules tab: every pattern that fired, sortable by count or time; a click goes to its first match.
+ * @param {any} msg @param {(step: string, match: number) => void} go */
+function showRules(/** @type {ReturnType<typeof buildDom>} */ ui, msg, go, by = "count") {
+  const rules = [...msg.rules].sort(by === "count" ? (a, b) => b.count - a.count || b.us - a.us : (a, b) => b.us - a.us || b.count - a.count);
+  const head = (/** @type {string} */ label, /** @type {string} */ key) => {
+    const th = h("th", { class: "tgviz-sort" + (by === key ? " sorted" : ""), title: `sort by ${label}` }, [label]);
+    th.addEventListener("click", () => showRules(ui, msg, go, key));
+    return th;
+  };
+  const table = h("table", {}, [h("thead", {}, [h("tr", {}, [head("count", "count"), head("µs", "time"), h("th", {}, ["steps"]), h("th", {}, ["pattern"])])])]);
+  const body = h("tbody");
+  for (const r of rules) {
+    const tr = h("tr", { class: "tgviz-rule", title: `${r.where}: first fired in match ${r.match + 1}` },
+                 [h("td", {}, [String(r.count)]), h("td", {}, [String(r.us)]), h("td", {}, [String(r.steps)]),
+                  h("td", {}, [h("code", {}, [r.source]), h("div", { class: "tgviz-where" }, [r.where])])]);
+    tr.addEventListener("click", () => go(r.step, r.match));
+    body.append(tr);
+  }
+  table.append(body);
+  ui.rules.replaceChildren(h("div", { class: "tgviz-rules-head" }, [`${msg.total} patterns fired` + (msg.total > rules.length ? ` (first ${rules.length})` : "")]), table);
 }
 
 /** Mark a node on both sides, its inputs and its users (from the SVG's edges). @param {HTMLElement} stage @param {string|null} key */
@@ -242,9 +305,19 @@ function highlight(stage, key) {
   for (const e of stage.querySelectorAll(`path.edge[data-from="${CSS.escape(key)}"]`)) mark(/** @type {string} */ (e.getAttribute("data-to")), "hl-out");
 }
 
-/** The node panel: op, dtype, arg, tag, sources (click: go to it), the matches that made or replaced it, and the node
- * as tinygrad's Python. @param {any} msg @param {(key: string) => void} pick @param {(m: number) => void} jump */
-function showNode(/** @type {ReturnType<typeof buildDom>} */ ui, msg, pick, jump) {
+/** One event of a node's life, in words. @param {any} e */
+function historyText(e) {
+  if (e.kind === "input") return "first seen in the input of";
+  if (e.kind === "created") return `made by match ${e.match + 1}${e.other ? ` (from a ${e.other})` : ""} of`;
+  if (e.kind === "lives") return e.steps > 1 ? `lives through ${e.steps} steps from` : "lives through";
+  if (e.kind === "replaced") return `replaced${e.other ? ` by a ${e.other}` : ""} in match ${e.match + 1} of`;
+  return "gone after";
+}
+
+/** The node panel: op, dtype, arg, tag, sources (click: go to it), the matches that made or replaced it, its history
+ * (click: go there), and the node as tinygrad's Python. @param {any} msg @param {(key: string) => void} pick
+ * @param {(m: number) => void} jump @param {(step: string, match: number|null) => void} go */
+function showNode(/** @type {ReturnType<typeof buildDom>} */ ui, msg, pick, jump, go) {
   const link = (/** @type {string} */ text, /** @type {() => void} */ fn) => {
     const a = h("button", { class: "tgviz-link" }, [text]);
     a.addEventListener("click", fn);
@@ -258,6 +331,8 @@ function showNode(/** @type {ReturnType<typeof buildDom>} */ ui, msg, pick, jump
     h("div", {}, ["sources: ", ...(msg.sources.length ? msg.sources.flatMap((/** @type {any} */ s, /** @type {number} */ i) =>
       [i ? ", " : "", link(s.label, () => pick(s.key))]) : ["none"])]),
     ...matches(msg.created, "made"), ...matches(msg.replaced, "replaced"),
+    ...(msg.history?.length ? [h("details", { class: "tgviz-history", open: "" }, [h("summary", {}, ["history: why does this node exist?"]),
+      ...msg.history.map((/** @type {any} */ e) => h("div", { class: `tgviz-event ${e.kind}` }, [historyText(e), " ", link(e.title, () => go(e.step, e.match))]))])] : []),
     ...(msg.python ? [h("details", {}, [h("summary", {}, ["as tinygrad Python"]), h("pre", {}, [msg.python])])] : []));
   ui.nodePanel.hidden = false;
 }
@@ -305,12 +380,29 @@ function render({ model, el }) {
 
   /** @type {string|null} */
   let picked = null;
-  /** Pick a node ("" or null: none): highlighted in the graph, its panel asked for. @param {string|null} key */
+  /** @type {any} the kernel whose code is shown (lines: per line, its UOps' node keys) */
+  let kernel = null;
+  /** @type {number|null} the code line clicked: its nodes stay marked */
+  let pinnedLine = null;
+  /** Pick a node ("" or null: none): highlighted in the graph and its code lines, its panel asked for. @param {string|null} key */
   function pick(key) {
     picked = key || null;
     highlight(ui.stage, picked);
+    markNodeLines(ui, picked, kernel?.lines ?? null);
     if (!picked) { ui.nodePanel.hidden = true; return; }
     model.send({ type: "node", key: picked });
+  }
+  /** The nodes behind a code line (null: the pinned line's, if any), marked in the graph shown. @param {number|null} n */
+  function markLine(n) {
+    const line = n ?? pinnedLine;
+    markLineNodes(ui.stage, line !== null && kernel?.lines ? kernel.lines[line - 1] || [] : []);
+    for (const e of ui.code.querySelectorAll(".tgviz-line-pinned")) e.classList.remove("tgviz-line-pinned");
+    if (pinnedLine !== null) ui.code.querySelector(`[data-line="${pinnedLine}"]`)?.classList.add("tgviz-line-pinned");
+  }
+  /** Go to a step (and match) by key. @param {string} step @param {number|null} match */
+  function go(step, match) {
+    if (step !== model.get("selected")) select(step);
+    setMatch(match);
   }
 
   /** @param {PictureMsg} msg */
@@ -326,9 +418,11 @@ function render({ model, el }) {
     ui.stage.dataset.step = msg.step;
     ui.stage.dataset.match = msg.match === null ? "" : String(msg.match);
     if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
-    if (picked && ui.stage.querySelector(`g.node[data-node="${CSS.escape(picked)}"]`)) pick(picked); else pick(null);
     showDetails(ui, msg, group !== shownGroup);
+    if (group !== shownGroup) { kernel = msg.kernel; pinnedLine = null; }
     shownGroup = group;
+    if (picked && ui.stage.querySelector(`g.node[data-node="${CSS.escape(picked)}"]`)) pick(picked); else pick(null);
+    markLine(null);
     markSelected();
   }
 
@@ -380,7 +474,8 @@ function render({ model, el }) {
     }
     else if (msg.type === "picture") showPicture(msg);
     else if (msg.type === "exported") ui.status.textContent = `exported SVG to ${msg.paths.join(", ")}`;
-    else if (msg.type === "node") { if (msg.key === picked && msg.step === model.get("selected")) showNode(ui, msg, pick, setMatch); }
+    else if (msg.type === "node") { if (msg.key === picked && msg.step === model.get("selected")) showNode(ui, msg, pick, setMatch, go); }
+    else if (msg.type === "rules") showRules(ui, msg, go);
     else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }
   });
 
@@ -402,6 +497,27 @@ function render({ model, el }) {
   ui.zoomChange.addEventListener("click", view.toChange);
   ui.full.addEventListener("click", () => { model.set("view", "full"); model.save_changes(); });
   ui.exportBtn.addEventListener("click", () => { ui.status.textContent = "exporting…"; model.send({ type: "export" }); });
+  // code lines: hover shows the UOps behind a line in the graph; a click keeps them marked and opens the graph the
+  // renderer consumed (the kernel's final codegen step) where the current step does not draw them
+  const lineOf = (/** @type {Event} */ ev) => /** @type {Element} */ (ev.target).closest?.("[data-line]");
+  ui.code.addEventListener("mouseover", (ev) => { const e = lineOf(ev); if (e) markLine(Number(e.getAttribute("data-line"))); });
+  ui.code.addEventListener("mouseleave", () => markLine(null));
+  ui.code.addEventListener("click", (ev) => {
+    const e = lineOf(ev);
+    if (!e || !kernel?.lines) return;
+    const n = Number(e.getAttribute("data-line"));
+    pinnedLine = pinnedLine === n ? null : n;
+    const keys = pinnedLine === null ? [] : kernel.lines[n - 1] || [];
+    const drawn = keys.some((/** @type {string} */ k) => ui.stage.querySelector(`g.node[data-node="${CSS.escape(k)}"]`));
+    if (keys.length && !drawn && kernel.codegen_step && kernel.codegen_step !== model.get("selected")) select(kernel.codegen_step);
+    markLine(null);
+  });
+  ui.rulesBtn.addEventListener("click", () => {
+    const open = ui.rules.hidden;
+    ui.rules.hidden = !open; ui.tree.hidden = open;
+    ui.rulesBtn.classList.toggle("active", open);
+    if (open && !ui.rules.childElementCount) { ui.rules.textContent = "counting…"; model.send({ type: "rules" }); }
+  });
   ui.filter.addEventListener("input", buildTree);
   ui.hideEmpty.addEventListener("change", buildTree);
   ui.filter.addEventListener("keydown", (ev) => ev.stopPropagation());
