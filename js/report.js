@@ -69,7 +69,45 @@ async function pageModel(mods, state) {
     if (n === undefined) throw new Error(`no node ${key} here`);
     const [, , label, src] = rows[n];
     return { type: "node", step: sel.step, key, op: label[0], dtype: "", arg: label.slice(1).join(" · "), tag: "None",
-             python: "", sources: src.map((/** @type {number} */ i) => ({ key: rows[i][0], label: rows[i][2][0] })), created: [], replaced: [] };
+             python: "", sources: src.map((/** @type {number} */ i) => ({ key: rows[i][0], label: rows[i][2][0] })),
+             created: s.pairs.flatMap((/** @type {string[]} */ p, /** @type {number} */ k) => (p[1] === key ? [k] : [])),
+             replaced: s.pairs.flatMap((/** @type {string[]} */ p, /** @type {number} */ k) => (p[0] === key ? [k] : [])),
+             history: await history(key, s.group) };
+  }
+
+  /** A node's life in its group, as tgviz.protocol.history (Trace.history, runs of steps folded), from the page's data.
+   * @param {string} key @param {number} groupIndex */
+  async function history(key, groupIndex) {
+    const group = state.tree.find((/** @type {any} */ g) => g.index === groupIndex);
+    /** @type {any[]} */
+    const out = [];
+    let runEnd = -2;
+    const add = (/** @type {string} */ kind, /** @type {string} */ step, /** @type {any} */ s, /** @type {number|null} */ match, other = "") => {
+      out.push({ kind, step, match, title: match === null ? s.info.title : s.matches[match].title, other, steps: 1 });
+    };
+    for (const [i, t] of (group ? group.steps : []).entries()) {
+      const s = await data.get(`s-${t.key}`), rows = await rowsOf(t.key);
+      const holds = (/** @type {number} */ root) => mods.picture.toposort(rows, root).some((/** @type {number} */ n) => rows[n][0] === key);
+      const byKey = (/** @type {string} */ k) => rows.findIndex((/** @type {any[]} */ r) => r[0] === k);
+      const inBefore = holds(s.graphs[0]);
+      let here = inBefore, made = false, replaced = false;
+      if (here && !out.length) add("input", t.key, s, null);
+      for (const [k, [u0, u1]] of s.pairs.entries()) {
+        if (u0 === key) { add("replaced", t.key, s, k, rows[byKey(u1)]?.[2][0] ?? ""); replaced = true; here = false; }
+        else if (!here && (u1 === key || (byKey(u1) >= 0 && holds(byKey(u1))))) { add("created", t.key, s, k, rows[byKey(u0)]?.[2][0] ?? ""); made = here = true; }
+      }
+      if (holds(s.after)) {
+        if (!here && !made && s.pairs.length) {  // rebuilt because a match changed a source: the first graph holding it
+          let lo = 1, hi = s.pairs.length;
+          while (lo < hi) { const mid = (lo + hi) >> 1; if (holds(s.graphs[mid])) hi = mid; else lo = mid + 1; }
+          add("created", t.key, s, lo - 1, rows[byKey(key)][2][0]);  // it took the place of its own earlier version
+        }
+        if (out.length && out[out.length - 1].kind === "lives" && i === runEnd + 1) out[out.length - 1].steps += 1;
+        else add("lives", t.key, s, null);
+        runEnd = i;
+      } else if ((here || inBefore) && !replaced) add("removed", t.key, s, null);
+    }
+    return out;
   }
 
   let latest = 0;
@@ -106,6 +144,7 @@ async function pageModel(mods, state) {
       if (msg.type === "ready") answer();
       if (msg.type === "export") download();
       if (msg.type === "node") nodeMessage(msg.key).then((m) => emit("msg:custom", m), (e) => emit("msg:custom", { type: "error", message: `${e}` }));
+      if (msg.type === "rules") data.get("rules").then((m) => emit("msg:custom", m));
     },
     pictureMessage,
   };

@@ -241,8 +241,8 @@ function showDetails(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {P
 function showOrigins(/** @type {ReturnType<typeof buildDom>} */ ui, origins) {
   ui.origins.replaceChildren(...origins.map((o) => {
     const row = h("details", { class: "tgviz-origin" }, [
-      h("summary", {}, [h("b", {}, [o.op + (o.backward ? " (backward)" : "")]), o.where ? ` ← ${o.where}: ` : " (called before the capture)",
-                        h("code", {}, [o.source])])]);
+      h("summary", {}, [h("b", {}, [o.op + (o.backward ? " (backward)" : "")]), o.where ? ` ← ${o.where}` : " (called before the capture)",
+                        ...(o.source ? [": ", h("code", {}, [o.source])] : [])])]);
     if (o.context.length) row.append(h("pre", {}, [o.context.join("\n")]));
     return row;
   }));
@@ -331,7 +331,7 @@ function showNode(/** @type {ReturnType<typeof buildDom>} */ ui, msg, pick, jump
     h("div", {}, ["sources: ", ...(msg.sources.length ? msg.sources.flatMap((/** @type {any} */ s, /** @type {number} */ i) =>
       [i ? ", " : "", link(s.label, () => pick(s.key))]) : ["none"])]),
     ...matches(msg.created, "made"), ...matches(msg.replaced, "replaced"),
-    ...(msg.history?.length ? [h("details", { class: "tgviz-history", open: "" }, [h("summary", {}, ["history: why does this node exist?"]),
+    ...(msg.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (why does this node exist?)",
       ...msg.history.map((/** @type {any} */ e) => h("div", { class: `tgviz-event ${e.kind}` }, [historyText(e), " ", link(e.title, () => go(e.step, e.match))]))])] : []),
     ...(msg.python ? [h("details", {}, [h("summary", {}, ["as tinygrad Python"]), h("pre", {}, [msg.python])])] : []));
   ui.nodePanel.hidden = false;

@@ -22,5 +22,10 @@ def code_css() -> str:
 
 @lru_cache(maxsize=256)
 def highlight_code(source: str, renderer: str) -> str:
-  """Generated device code as highlighted HTML (pygments escapes the text); renderer is the renderer's class name."""
-  return highlight(source, get_lexer_by_name(tg.lexer_name(renderer)), HtmlFormatter(nowrap=False))
+  """Generated device code as highlighted HTML (pygments escapes the text); renderer is the renderer's class name. Each
+  source line is its own element with its number, ``data-line="N"`` (1-based, as Kernel.lines counts them)."""
+  lexer = get_lexer_by_name(tg.lexer_name(renderer), stripnl=False)  # keep blank first lines: line numbers must match
+  body = highlight(source, lexer, HtmlFormatter(nowrap=True)).split("\n")[:len(source.splitlines())]
+  lines = "".join(f'<span class="tgviz-line" data-line="{i}"><span class="tgviz-ln">{i}</span>{text}\n</span>'
+                  for i, text in enumerate(body, 1))
+  return f'<div class="highlight"><pre>{lines}</pre></div>'

@@ -1,0 +1,94 @@
+"""Linked panes in the browser, in the HTML report and in JupyterLab's widget: a code line marks its UOps in the graph,
+a node marks its code lines, the kernel header names the Tensor ops and the user's lines, the node panel's history and
+the rules tab jump where they say."""
+import pytest
+from harness import ARTIFACTS, notebook, run_all
+
+from tgviz import _tinygrad as tg
+from tgviz import protocol as P
+
+TUTORIAL = """%%tgviz
+from tinygrad import Tensor
+x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
+weight = Tensor.ones(1, 1, 2, 2).realize()
+result = x.conv2d(weight)
+print(result.tolist())
+"""
+
+
+@pytest.fixture
+def page(browser):
+  ctx = browser.new_context(viewport={"width": 1500, "height": 1000}, offline=True)
+  p = ctx.new_page()
+  p.errors = []
+  p.on("pageerror", lambda e: p.errors.append(str(e)))
+  yield p
+  ctx.close()
+
+
+def _conv(trace):
+  return next(k for k in trace.kernels if k.name == "r_2_2_2_2")
+
+
+def _store_line(kernel) -> int:
+  return next(i for i, ln in enumerate(kernel.lines, 1) if ln and ln[0].op.name == "STORE")
+
+
+def check_linking(page, trace, wait_picture, shot: str) -> None:
+  """The checks both frontends pass, on the tutorial's conv kernel (whose View Base AST is shown)."""
+  conv = _conv(trace)
+  page.locator(f".tgviz-step[data-key='{P.step_key(conv.group.steps[0])}']").click()
+  wait_picture(P.step_key(conv.group.steps[0]))
+  assert "conv2d" in page.locator(".tgviz-origins").inner_text()
+  # hover a code line: its UOps are marked in the graph shown (the View Base AST already holds the store)
+  n = _store_line(conv)
+  line = page.locator(f".tgviz-code [data-line='{n}']")
+  assert line.inner_text().strip().startswith(f"{n}") and "data0" in line.inner_text()
+  # a click opens the graph the renderer consumed and keeps the line's UOps marked there
+  line.click()
+  wait_picture(P.step_key(conv.codegen_step))
+  keys = set(page.eval_on_selector_all(".tgviz-stage g.node.hl-line", "ns => ns.map(n => n.dataset.node)"))
+  expected = {tg.node_key(u) for u in conv.lines[n - 1]}
+  assert keys and keys <= expected and tg.node_key(conv.lines[n - 1][0]) in keys, (keys, expected)
+  line.click()  # unpinned
+  page.locator(".tgviz-title").hover()
+  assert page.locator(".tgviz-stage g.node.hl-line").count() == 0
+  line.hover()
+  assert page.locator(".tgviz-stage g.node.hl-line").count() == len(keys)
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / shot))
+  # click a node: its code lines are marked
+  load = next(u for u in conv.lines[1] if u.op.name == "LOAD")
+  page.keyboard.press("f")
+  page.locator(f".tgviz-stage g.node[data-node='{tg.node_key(load)}']").first.click()
+  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=30_000)
+  marked = page.eval_on_selector_all(".tgviz-code .tgviz-line-hl", "ls => ls.map(l => Number(l.dataset.line))")
+  assert marked == conv.line_numbers(load), (marked, conv.line_numbers(load))
+  # the node's history: the Python side's events, each a link to where it happened
+  panel = page.locator(".tgviz-history")
+  panel.wait_for(timeout=30_000)
+  history = P.history(trace, load, conv.group)
+  assert len(page.locator(".tgviz-history .tgviz-event").all()) == len(history)
+  first = history[0]
+  page.locator(".tgviz-history .tgviz-event .tgviz-link").first.click()
+  wait_picture(first["step"], first["match"])
+  # the rules tab: the most frequent pattern first; a click goes to its first match
+  page.locator(".tgviz-rules-toggle").click()
+  page.wait_for_selector(".tgviz-rules tr.tgviz-rule", timeout=30_000)
+  top = trace.rules()[0]
+  row = page.locator(".tgviz-rules tr.tgviz-rule").first
+  assert row.locator("td").first.inner_text() == str(top.count)
+  row.click()
+  wait_picture(P.step_key(top.first.step), top.first.index)
+
+
+def test_report_links_code_graph_and_source(tutorial_trace, tmp_path, page):
+  tutorial_trace.to_html(tmp_path / "index.html")
+  page.goto((tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  def wait_picture(key, match=None):
+    m = "" if match is None else str(match)
+    page.wait_for_function(f"(() => {{ const s = document.querySelector('.tgviz-stage'); return s.dataset.step === '{key}' && s.dataset.match === '{m}'; }})()",
+                           timeout=30_000)
+  check_linking(page, tutorial_trace, wait_picture, "report-linking.png")
+  assert not page.errors
