@@ -16,9 +16,10 @@ print(result.tolist())
 """
 
 
-@pytest.fixture
-def page(browser):
-  ctx = browser.new_context(viewport={"width": 1500, "height": 1000}, offline=True)
+@pytest.fixture(params=["offline page", "JupyterLab"])
+def page(browser, request):
+  """A page: offline for the report, with the loopback network for JupyterLab."""
+  ctx = browser.new_context(viewport={"width": 1500, "height": 1000}, offline=request.param == "offline page")
   p = ctx.new_page()
   p.errors = []
   p.on("pageerror", lambda e: p.errors.append(str(e)))
@@ -82,6 +83,7 @@ def check_linking(page, trace, wait_picture, shot: str) -> None:
   wait_picture(P.step_key(top.first.step), top.first.index)
 
 
+@pytest.mark.parametrize("page", ["offline page"], indirect=True)
 def test_report_links_code_graph_and_source(tutorial_trace, tmp_path, page):
   tutorial_trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
@@ -91,4 +93,28 @@ def test_report_links_code_graph_and_source(tutorial_trace, tmp_path, page):
     page.wait_for_function(f"(() => {{ const s = document.querySelector('.tgviz-stage'); return s.dataset.step === '{key}' && s.dataset.match === '{m}'; }})()",
                            timeout=30_000)
   check_linking(page, tutorial_trace, wait_picture, "report-linking.png")
+  assert not page.errors
+
+
+@pytest.mark.parametrize("page", ["JupyterLab"], indirect=True)
+def test_widget_links_code_graph_and_source(lab, page):
+  url, token, root = lab
+  (root / "linking.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
+  import tgviz
+  with tgviz.capture() as trace:  # the same cell here: the same graphs, keys and steps as in the notebook's kernel
+    exec(compile(TUTORIAL.split("\n", 1)[1], "cell", "exec"), {})
+  page.goto(f"{url}/lab/workspaces/linking/tree/linking.ipynb?token={token}&reset")
+  run_all(page, 2)
+  page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=120_000)
+  def wait_picture(key, match=None):
+    m = "" if match is None else str(match)
+    page.wait_for_function(f"(() => {{ const s = document.querySelector('.tgviz-stage'); return s.dataset.step === '{key}' && s.dataset.match === '{m}'; }})()",
+                           timeout=60_000)
+  check_linking(page, trace, wait_picture, "widget-linking.png")
+  page.locator(".tgviz-rules-toggle").click()  # back to the tree
+  page.locator(f".tgviz-step[data-key='{P.step_key(_conv(trace).group.steps[0])}']").click()
+  origin = page.locator(".tgviz-origin").first
+  assert "conv2d" in origin.inner_text() and "Cell In[2], line 4" in origin.inner_text() and "x.conv2d(weight)" in origin.inner_text()
+  origin.locator("summary").click()  # the cell's lines around the call
+  assert "→   4  result = x.conv2d(weight)" in origin.locator("pre").inner_text()
   assert not page.errors
