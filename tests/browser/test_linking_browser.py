@@ -35,6 +35,15 @@ def _store_line(kernel) -> int:
   return next(i for i, ln in enumerate(kernel.lines, 1) if ln and ln[0].op.name == "STORE")
 
 
+def waiter(page):
+  """wait(step key, match): until the stage shows that picture."""
+  def wait(key: str, match: int | None = None) -> None:
+    m = "" if match is None else str(match)
+    page.wait_for_function("([k, m]) => { const s = document.querySelector('.tgviz-stage'); return s.dataset.step === k && s.dataset.match === m; }",
+                           arg=[key, m], timeout=60_000)
+  return wait
+
+
 def check_linking(page, trace, wait_picture, shot: str) -> None:
   """The checks both frontends pass, on the tutorial's conv kernel (whose View Base AST is shown)."""
   conv = _conv(trace)
@@ -88,11 +97,7 @@ def test_report_links_code_graph_and_source(tutorial_trace, tmp_path, page):
   tutorial_trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
-  def wait_picture(key, match=None):
-    m = "" if match is None else str(match)
-    page.wait_for_function(f"(() => {{ const s = document.querySelector('.tgviz-stage'); return s.dataset.step === '{key}' && s.dataset.match === '{m}'; }})()",
-                           timeout=30_000)
-  check_linking(page, tutorial_trace, wait_picture, "report-linking.png")
+  check_linking(page, tutorial_trace, waiter(page), "report-linking.png")
   assert not page.errors
 
 
@@ -106,11 +111,7 @@ def test_widget_links_code_graph_and_source(lab, page):
   page.goto(f"{url}/lab/workspaces/linking/tree/linking.ipynb?token={token}&reset")
   run_all(page, 2)
   page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=120_000)
-  def wait_picture(key, match=None):
-    m = "" if match is None else str(match)
-    page.wait_for_function(f"(() => {{ const s = document.querySelector('.tgviz-stage'); return s.dataset.step === '{key}' && s.dataset.match === '{m}'; }})()",
-                           timeout=60_000)
-  check_linking(page, trace, wait_picture, "widget-linking.png")
+  check_linking(page, trace, waiter(page), "widget-linking.png")
   page.locator(".tgviz-rules-toggle").click()  # back to the tree
   page.locator(f".tgviz-step[data-key='{P.step_key(_conv(trace).group.steps[0])}']").click()
   origin = page.locator(".tgviz-origin").first
