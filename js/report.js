@@ -26,6 +26,10 @@ class Decoded {
   }
 }
 
+/** A match's node as the page stores it: a row id, or the node key of a node no graph of the step holds.
+ * @param {any[]} rows @param {number|string} x @returns {string} */
+const keyOf = (rows, x) => (typeof x === "number" ? rows[x][0] : x);
+
 /** A stand-in for the anywidget model: holds the state and answers the frontend's requests from the page's data.
  * @param {any} mods {widget, picture, graphviz} modules @param {any} state */
 async function pageModel(mods, state) {
@@ -70,8 +74,8 @@ async function pageModel(mods, state) {
     const [, , label, src] = rows[n];
     return { type: "node", step: sel.step, key, op: label[0], dtype: "", arg: label.slice(1).join(" · "), tag: "None",
              python: "", sources: src.map((/** @type {number} */ i) => ({ key: rows[i][0], label: rows[i][2][0] })),
-             created: s.pairs.flatMap((/** @type {string[]} */ p, /** @type {number} */ k) => (p[1] === key ? [k] : [])),
-             replaced: s.pairs.flatMap((/** @type {string[]} */ p, /** @type {number} */ k) => (p[0] === key ? [k] : [])),
+             created: s.pairs.flatMap((/** @type {any[]} */ p, /** @type {number} */ k) => (keyOf(rows, p[1]) === key ? [k] : [])),
+             replaced: s.pairs.flatMap((/** @type {any[]} */ p, /** @type {number} */ k) => (keyOf(rows, p[0]) === key ? [k] : [])),
              history: await history(key, s.group) };
   }
 
@@ -89,12 +93,16 @@ async function pageModel(mods, state) {
       const s = await data.get(`s-${t.key}`), rows = await rowsOf(t.key);
       const holds = (/** @type {number} */ root) => mods.picture.toposort(rows, root).some((/** @type {number} */ n) => rows[n][0] === key);
       const byKey = (/** @type {string} */ k) => rows.findIndex((/** @type {any[]} */ r) => r[0] === k);
+      const row = (/** @type {number|string} */ x) => (typeof x === "number" ? x : byKey(x));
       const inBefore = holds(s.graphs[0]);
       let here = inBefore, made = false, replaced = false;
       if (here && !out.length) add("input", t.key, s, null);
       for (const [k, [u0, u1]] of s.pairs.entries()) {
-        if (u0 === key) { add("replaced", t.key, s, k, rows[byKey(u1)]?.[2][0] ?? ""); replaced = true; here = false; }
-        else if (!here && (u1 === key || (byKey(u1) >= 0 && holds(byKey(u1))))) { add("created", t.key, s, k, rows[byKey(u0)]?.[2][0] ?? ""); made = here = true; }
+        if (keyOf(rows, u0) === key) { add("replaced", t.key, s, k, rows[row(u1)]?.[2][0] ?? ""); replaced = true; here = false; }
+        else if (!here && (keyOf(rows, u1) === key || (row(u1) >= 0 && holds(row(u1))))) {
+          add("created", t.key, s, k, rows[row(u0)]?.[2][0] ?? "");
+          made = here = true;
+        }
       }
       if (holds(s.after)) {
         if (!here && !made && s.pairs.length) {  // rebuilt because a match changed a source: the first graph holding it

@@ -950,6 +950,10 @@ class NodeTable:
     self._drawn = {} if drawn is None else drawn  # UOp -> (key, family, label, foldable): share it across tables
     self._notes = notes
 
+  def id_of(self, u: UOp) -> int | None:
+    """The row id of u if it is in the table."""
+    return self._ids.get(u)
+
   def add(self, root: UOp) -> int:
     """The row id of root, adding it and whatever below it is new."""
     stack = [(root, False)]

@@ -64,7 +64,8 @@ SEGMENT = 32  # consecutive steps of a group share one node table; the page deco
 def step_data(step: Step, table: tg.NodeTable) -> dict[str, Any]:
   """A step as the page draws it: the rows its graphs add to the table (a step's graphs are mostly those of the step
   before it), the root of each graph (graphs[k]: after k matches; after: what the rewrite returned), the panels' text,
-  each match's pattern, and the node keys each match replaced and put in (for the node panel's history)."""
+  each match's pattern, and the node each match replaced and the one it put in (row ids, or node keys of nodes no graph
+  of the step holds: for the node panel's history)."""
   start = len(table.rows)
   graphs = [table.add(g) for g in step.replay()]
   after = table.add(step.after())
@@ -72,7 +73,13 @@ def step_data(step: Step, table: tg.NodeTable) -> dict[str, Any]:
   return {"info": info, "sides": ["before", "after"] if P.sides(step) == "both" else ["before"],
           "rows": table.rows[start:], "graphs": graphs, "after": after, "group": step.group.index,
           "matches": [P.match_info(step, k, diff=False) for k in range(len(step.matches))],
-          "pairs": [[tg.node_key(u) for u in m.uops()] for m in step.matches]}  # each match's node and replacement
+          "pairs": [[_ref(table, u) for u in m.uops()] for m in step.matches]}  # each match's node and replacement
+
+
+def _ref(table: tg.NodeTable, u: Any) -> int | str:
+  """A UOp for the page: its row id where the table has it (short), else its node key."""
+  i = table.id_of(u)
+  return i if i is not None else tg.node_key(u)
 
 
 def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max_nodes: int = L.DEFAULT_MAX_NODES,

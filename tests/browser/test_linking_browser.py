@@ -78,7 +78,8 @@ def check_linking(page, trace, wait_picture, shot: str) -> None:
   panel = page.locator(".tgviz-history")
   panel.wait_for(timeout=30_000)
   history = P.history(trace, load, conv.group)
-  assert len(page.locator(".tgviz-history .tgviz-event").all()) == len(history)
+  shown = page.eval_on_selector_all(".tgviz-history .tgviz-event", "es => es.map(e => [e.classList[1], e.querySelector('.tgviz-link').textContent])")
+  assert shown == [[e["kind"], e["title"]] for e in history], (shown, history)
   first = history[0]
   page.locator(".tgviz-history .tgviz-event .tgviz-link").first.click()
   wait_picture(first["step"], first["match"])
