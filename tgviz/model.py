@@ -139,11 +139,16 @@ class Step:
     return f"<Step {self.path!r} depth={self.depth} matches={len(self.matches)}>"
 
 
-class Kernel:
-  """One compiled kernel: its generated device code and launch dimensions (read from the trace when first asked for)."""
+KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us")  # Trace.kernel_table
 
-  def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], tg.Program | None]):
-    self.group, self.device, self.renderer, self._load = group, device, renderer, program
+
+class Kernel:
+  """One compiled kernel: its generated device code, launch dimensions, tinygrad's estimates and measured run times (read
+  from the trace when first asked for)."""
+
+  def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], tg.Program | None],
+               run_times: Callable[[tg.Program], list[float]] | None = None):
+    self.group, self.device, self.renderer, self._load, self._run_times = group, device, renderer, program, run_times
 
   @functools.cached_property
   def _program(self) -> tg.Program | None:
@@ -166,6 +171,34 @@ class Kernel:
   @property
   def local_size(self) -> tuple[int, ...] | None:
     return self._program.local_size if self._program is not None else None
+
+  @property
+  def flops(self) -> int | None:
+    """tinygrad's estimate of the kernel's floating point (and integer ALU) operations; None where it made none."""
+    return self._program.flops if self._program is not None else None
+
+  @property
+  def bytes(self) -> int | None:
+    """tinygrad's estimate of the bytes the kernel moves to and from memory (each byte once); None where it made none."""
+    return self._program.bytes if self._program is not None else None
+
+  @property
+  def run_times(self) -> list[float]:
+    """The device time, in seconds, of each launch of this kernel inside the capture, as tinygrad measured it (empty
+    when it did not run there, e.g. on a NULL device or in a loaded rewrites.pkl)."""
+    if self._program is None or self._run_times is None: return []
+    return self._run_times(self._program)
+
+  @functools.cached_property
+  def ast_key(self) -> str:
+    """The identity of the AST this kernel compiled (its first graph): equal for the same kernel in any trace."""
+    return tg.structural_key(self.group.steps[0].before()) if self.group.steps else ""
+
+  def table_row(self) -> dict[str, Any]:
+    """This kernel as a row of :meth:`Trace.kernel_table`."""
+    times = self.run_times
+    return dict(zip(KERNEL_COLUMNS, (self.name, self.device, list(self.global_size), list(self.local_size) if self.local_size is not None
+                                     else None, self.flops, self.bytes, len(times), round(sum(times) * 1e6, 3) if times else None), strict=True))
 
   def __repr__(self) -> str:
     return f"<Kernel {self.name} on {self.device} ({self.renderer}) global={self.global_size} local={self.local_size}>"
@@ -196,6 +229,7 @@ class Trace:
 
   def __init__(self, device: str):
     self.device = device
+    self.env: dict[str, Any] = {}            # the tinygrad Context settings of the capture (capture(env=...))
     self.error: BaseException | None = None
     self.traceback: str | None = None
     self._rec: tg.Recording | None = None
@@ -235,7 +269,7 @@ class Trace:
     for gi, graw in enumerate(rec.groups):
       group = Group(gi, graw.name, graw.kind, stack=graw.stack)
       group.steps = [self.step_type(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw) for si, sraw in enumerate(graw.steps)]
-      if graw.kind == "kernel": group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw))
+      if graw.kind == "kernel": group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw), rec.run_times)
       groups.append(group)
     return groups
 
@@ -263,6 +297,12 @@ class Trace:
     return [s for g in self.groups for s in g.steps
             if (kernel is None or (g.kernel is not None and fnmatch.fnmatch(g.kernel.name, kernel)))
             and (step is None or step.lower() in s.name.lower()) and (not landmarks or s.is_snapshot)]
+
+  def kernel_table(self) -> list[dict[str, Any]]:
+    """One plain row per kernel, in compile order (``pandas.DataFrame(trace.kernel_table())`` makes a table of it):
+    name, device, global_size, local_size, tinygrad's estimates flops and bytes (None where it made none), runs (launches
+    inside the capture) and time_us (their measured device time in total, µs; None when it did not run)."""
+    return [k.table_row() for k in self.kernels]
 
   def summary(self) -> str:
     """A plain-text summary: kernels, groups, steps, matches."""
