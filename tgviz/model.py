@@ -246,7 +246,8 @@ class Trace:
     :func:`tgviz.load`: groups, steps, matches, graphs, kernels and the error that ended the capture, if one did.
     Opening it needs the same tinygrad version."""
     err = self.error
-    meta = {"device": self.device, "error": (type(err).__name__, str(err)) if err is not None else None, "traceback": self.traceback}
+    meta = {"device": self.device, "error": (type(err).__name__, str(err)) if err is not None else None, "traceback": self.traceback,
+            "env": self.env}
     tg.save_recording(path, self._rec if self._rec is not None else tg.Recording([], {}), meta)
     return Path(path)
 
@@ -257,7 +258,7 @@ class Trace:
     trace = cls(meta.get("device") or "")
     if (err := meta.get("error")) is not None:  # the original exception class may not exist here: one of the same name
       trace.error = type(err[0], (Exception,), {"__module__": "tgviz.saved"})(err[1])
-    trace.traceback = meta.get("traceback")
+    trace.traceback, trace.env = meta.get("traceback"), meta.get("env") or {}
     trace.fill(rec)
     return trace
 
