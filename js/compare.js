@@ -25,9 +25,10 @@ function columns(labels) {
   ];
 }
 
-/** A unified diff as lines marked added, removed or hunk header. @param {string} diff */
-function diffView(diff) {
+/** A unified diff as lines marked added, removed or hunk header. @param {string} diff @param {string|null} only */
+function diffView(diff, only) {
   const pre = h("pre", { class: "tgviz-diff" });
+  if (only) { pre.append(h("span", { class: "same" }, [`only in ${only}: nothing to diff against`])); return pre; }
   if (!diff) { pre.append(h("span", { class: "same" }, ["the same code on both sides"])); return pre; }
   for (const line of diff.split("\n")) {
     const cls = line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "ctx";
@@ -93,7 +94,7 @@ function render({ model, el }) {
     status.textContent = "";
     const row = rows[msg.index];
     detail.replaceChildren(h("div", { class: "tgviz-title" }, [`${row.a_name ?? "–"} ~ ${row.b_name ?? "–"} (${row.how})`]),
-                           diffView(msg.diff), h("div", { class: "tgviz-pair-sides" }, [sideView(msg.sides[0], labels[0]), sideView(msg.sides[1], labels[1])]));
+                           diffView(msg.diff, msg.sides[1] ? (msg.sides[0] ? null : labels[1]) : labels[0]), h("div", { class: "tgviz-pair-sides" }, [sideView(msg.sides[0], labels[0]), sideView(msg.sides[1], labels[1])]));
     detail.hidden = false;
     detail.dataset.index = String(msg.index);
   });
