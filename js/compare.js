@@ -85,7 +85,7 @@ function render({ model, el }) {
   const line = h("div", { class: "tgviz-summary", title: summary }, [summary.split("\n")[0] +
     ` · ${rows.filter((/** @type {any} */ r) => !r.how.startsWith("only")).length} paired`]);
   root.append(style, line, counts, h("div", { class: "tgviz-hint" }, ["kernels (click a header to sort, a row to open the pair):"]),
-              table, status, detail, stepBox);
+              h("div", { class: "tgviz-table-box" }, [table]), status, detail, stepBox);
   el.append(root);
 
   model.on("msg:custom", (/** @type {any} */ msg) => {
