@@ -40,8 +40,9 @@ def recording_comm(monkeypatch):
   monkeypatch.setattr(comm, "get_comm_manager", lambda **kwargs: {})
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ip():
+  """IPython's test shell (one per process) with tgviz loaded."""
   shell = get_ipython()
   shell.run_line_magic("load_ext", "tgviz")
   yield shell

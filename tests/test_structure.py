@@ -65,7 +65,7 @@ def test_imports_form_a_dag():
   # the layers, bottom up
   pos = {n: i for i, n in enumerate(order)}
   for low, high in [("_tinygrad", "model"), ("model", "comparison"), ("comparison", "compare_view"), ("model", "picture"),
-                    ("picture", "protocol"), ("protocol", "compare_view"), ("compare_view", "compare_widget"), ("widget", "compare_widget"),
+                    ("picture", "protocol"), ("picture", "compare_view"), ("compare_view", "compare_widget"), ("widget", "compare_widget"),
                     ("protocol", "widget"), ("protocol", "report"), ("report", "api"), ("compare_view", "api"), ("widget", "magic"),
                     ("compare_widget", "magic"), ("api", "cli")]:
     assert pos[low] < pos[high], (low, high, order)

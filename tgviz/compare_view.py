@@ -15,7 +15,7 @@ from typing import Any, Literal, TypedDict
 from tgviz import _tinygrad as tg
 from tgviz import layout as L
 from tgviz.assets import esm, script_safe, static_file
-from tgviz.comparison import Comparison
+from tgviz.comparison import Comparison, KernelPair
 from tgviz.highlight import code_css, highlight_code
 from tgviz.model import Kernel, Step
 from tgviz.picture import picture
@@ -51,19 +51,17 @@ def _launch(k: dict[str, Any], side: str) -> str | None:
   return f"{k[f'{side}_global_size']} {local if local is not None else '–'}"
 
 
-def _code(pair_diff: str | None) -> str:
-  if pair_diff is None: return "–"
-  if not pair_diff: return "same"
-  lines = pair_diff.splitlines()[2:]
-  return f"+{sum(x.startswith('+') for x in lines)} −{sum(x.startswith('-') for x in lines)}"
+def _code(pair: KernelPair | None) -> str:
+  if pair is None: return "–"
+  return "same" if pair.identical else "+{} −{}".format(*pair.lines_changed)
 
 
 def state(cmp: Comparison) -> dict[str, Any]:
   """The frontend's state of a comparison (see the module's docstring)."""
   rows = cmp.kernel_table()
-  diffs = [p.code_diff for p in cmp.pairs] + [None] * (len(rows) - len(cmp.pairs))
-  for i, (row, diff) in enumerate(zip(rows, diffs, strict=True)):
-    row.update(index=i, code=_code(diff), a_launch=_launch(row, "a"), b_launch=_launch(row, "b"))
+  pairs: list[KernelPair | None] = [*cmp.pairs, *[None] * (len(rows) - len(cmp.pairs))]
+  for i, (row, pair) in enumerate(zip(rows, pairs, strict=True)):
+    row.update(index=i, code=_code(pair), a_launch=_launch(row, "a"), b_launch=_launch(row, "b"))
   sides = [{"label": label, "kernels": c.kernels, "steps": c.steps, "matches": c.matches, "rewrite_ms": round(c.rewrite_time * 1e3, 2)}
            for label, c in zip(cmp.labels, cmp.counts, strict=True)]
   return {"summary": cmp.summary(), "labels": list(cmp.labels), "sides": sides, "rows": rows, "code_css": code_css(),

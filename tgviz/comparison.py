@@ -29,6 +29,12 @@ class KernelPair:
     return code_diff(self.a, self.b)
 
   @property
+  def lines_changed(self) -> tuple[int, int]:
+    """(lines the code diff adds, lines it removes)."""
+    body = self.code_diff.splitlines()[2:]
+    return sum(x.startswith("+") for x in body), sum(x.startswith("-") for x in body)
+
+  @property
   def identical(self) -> bool:
     """Whether both sides generated the same device code."""
     return self.a.source == self.b.source
@@ -137,9 +143,7 @@ class Comparison:
       lines.append(f"  {label:{w}}  {c.kernels:7d}  {c.steps:5d}  {c.matches:7d}  {c.rewrite_time * 1e3:9.1f} ms")
     lines.append(f"paired kernels ({len(self.pairs)}):")
     for p in self.pairs:
-      d = p.code_diff.splitlines()[2:]
-      code = "same code" if p.identical else \
-        f"code differs (+{sum(x.startswith('+') for x in d)} -{sum(x.startswith('-') for x in d)} lines)"
+      code = "same code" if p.identical else "code differs (+{} -{} lines)".format(*p.lines_changed)
       launch = _launch(p.a) if _launch(p.a) == _launch(p.b) else f"{_launch(p.a)} -> {_launch(p.b)}"
       lines.append(f"  {p.a.name} ~ {p.b.name}  same {'AST' if p.how == 'ast' else 'name'}, {code}, {launch}")
     for label, only in ((la, self.only_a), (lb, self.only_b)):
