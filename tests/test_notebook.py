@@ -58,7 +58,7 @@ def test_magic_error_keeps_trace_and_shows_traceback(ip, recording_comm, capsys)
 
 def test_help_documents_options(ip):
   doc = ip.find_cell_magic("tgviz").__doc__
-  for opt in ("--out", "--device", "--export", "--max-nodes", "--kernel", "--no-widget"): assert opt in doc
+  for opt in ("--out", "--device", "--export", "--max-nodes", "--kernel", "--env", "--compare", "--no-widget"): assert opt in doc
 
 
 def test_widget_sends_svg_and_code_for_selected_step(tutorial_trace, recording_comm):

@@ -74,7 +74,7 @@ def pair_kernels(a: list[Kernel], b: list[Kernel]) -> tuple[list[KernelPair], li
     for k in right: waiting.setdefault(key(k), []).append(k)
     still: list[Kernel] = []
     for k in left:
-      if waiting.get(key(k)): pairs.append(KernelPair(k, waiting[key(k)].pop(0), how))
+      if key(k) and waiting.get(key(k)): pairs.append(KernelPair(k, waiting[key(k)].pop(0), how))  # "": no AST to go by
       else: still.append(k)
     paired = {id(p.b) for p in pairs}
     left, right = still, [k for k in right if id(k) not in paired]

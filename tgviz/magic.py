@@ -38,8 +38,9 @@ class TgvizMagics(Magics):
     """Run the cell with tinygrad's compiler traced, then show every kernel's rewrites, graphs and code.
 
     The cell runs as it would without the magic (same output, same variables, last expression displayed); the Trace
-    is stored in a variable (-o). An exception still shows the widget with everything traced up to it, then the
-    traceback."""
+    is stored in a variable (-o). --env NAME=VALUE runs it under tinygrad Context settings; --compare NAME shows the
+    comparison with the Trace of an earlier cell instead. An exception still shows the widget with everything traced
+    up to it, then the traceback."""
     args = parse_argstring(self.tgviz, line)
     shell = self.shell
     assert shell is not None, "the magic runs in an IPython shell"
