@@ -10,6 +10,8 @@ from workloads import EXAMPLES, example
 import tgviz
 from tgviz import cli
 from tgviz.compare_widget import CompareWidget
+from tgviz.protocol import step_of
+from tgviz.widget import TraceWidget
 
 RAND = [("E_2", "E_2"), ("E_6_3_2", "E_6_3_2"), ("E_2", "E_2"), ("E_3_3", "E_3_3")]  # the kernels that make x and w
 
@@ -82,6 +84,14 @@ def test_kernel_table_of_a_trace(conv):
   conv_row = rows[-1]
   assert conv_row["flops"] >= 16 * 9 and conv_row["bytes"] >= 4 * (36 + 9 + 16)  # 16 outputs of 9 MACs; x, w and out in float32
   assert json.loads(json.dumps(rows)) == rows  # plain rows (a DataFrame takes them)
+
+
+def test_trace_widget_and_report_carry_the_kernel_table(conv, recording_comm, tmp_path):
+  rows = TraceWidget(conv["general"]).kernels
+  assert [{k: v for k, v in r.items() if k != "step"} for r in rows] == conv["general"].kernel_table()
+  for r, k in zip(rows, conv["general"].kernels, strict=True):  # a row opens its kernel's first step, the View Base AST
+    assert step_of(conv["general"], r["step"]).group is k.group and step_of(conv["general"], r["step"]).name == "View Base AST"
+  assert [r["name"] for r in TraceWidget(conv["general"], kernel="r_*").kernels] == ["r_4_4_3_3"]
 
 
 def test_kernel_table_of_a_comparison(conv):

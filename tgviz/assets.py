@@ -14,6 +14,11 @@ def static_file(name: str) -> Path:
   return here / "static" / name if (here / "static" / name).exists() else here.parent / "js" / name
 
 
+def styles(*names: str) -> str:
+  """Frontend CSS files as one text, e.g. styles("widget.css", "table.css")."""
+  return "".join(static_file(n).read_text() for n in names)
+
+
 def esm(name: str) -> str:
   """A frontend module as one module text, its imports of sibling files (``import { f } from "./table.js";``) replaced by
   their code: anywidget and the HTML report load each module from a single text, where a relative import cannot resolve."""

@@ -14,7 +14,7 @@ from typing import Any, Literal, TypedDict
 
 from tgviz import _tinygrad as tg
 from tgviz import layout as L
-from tgviz.assets import esm, script_safe, static_file
+from tgviz.assets import esm, script_safe, styles
 from tgviz.comparison import Comparison, KernelPair
 from tgviz.highlight import code_css, highlight_code
 from tgviz.model import Kernel, Step
@@ -104,7 +104,7 @@ def write_comparison(cmp: Comparison, path: str | Path, title: str = "tgviz comp
   out = Path(path)
   out.parent.mkdir(parents=True, exist_ok=True)
   data = {"state": state(cmp), "pairs": [pair_message(cmp, i, max_nodes) for i in range(len(entries(cmp)))]}
-  css = static_file("widget.css").read_text() + static_file("compare.css").read_text()
+  css = styles("widget.css", "table.css", "compare.css")
   out.write_text(_PAGE.format(title=L.text(title), css=css, data=script_safe(json.dumps(data, separators=(",", ":"))),
                               module=script_safe(json.dumps(esm("compare.js")))), encoding="utf-8")
   return out

@@ -12,7 +12,7 @@ import traitlets as t
 from tgviz import compare_view as V
 from tgviz import layout as L
 from tgviz import protocol as P
-from tgviz.assets import esm, static_file
+from tgviz.assets import esm, styles
 from tgviz.comparison import Comparison
 from tgviz.model import Trace
 from tgviz.widget import text_fallback
@@ -24,7 +24,7 @@ class CompareWidget(anywidget.AnyWidget):
   device time); click a row for the code diff and both kernels' View Base AST and program graphs side by side."""
 
   _esm = esm("compare.js")
-  _css = static_file("widget.css").read_text() + static_file("table.css").read_text() + static_file("compare.css").read_text()
+  _css = styles("widget.css", "table.css", "compare.css")
 
   summary = t.Unicode("").tag(sync=True)
   labels: t.List[str] = t.List().tag(sync=True)

@@ -20,7 +20,7 @@ from typing import IO, Any
 from tgviz import _tinygrad as tg
 from tgviz import layout as L
 from tgviz import protocol as P
-from tgviz.assets import esm, script_safe, static_file
+from tgviz.assets import esm, script_safe, styles
 from tgviz.graph import FAMILIES
 from tgviz.highlight import code_css
 from tgviz.model import Step, Trace
@@ -93,7 +93,7 @@ def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max
 def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callable[[int, int], None] | None) -> None:
   steps = list(trace.steps)
   with out.open("w", encoding="utf-8") as f:
-    f.write(_HEAD.format(title=L.text(title), css=static_file("widget.css").read_text() + static_file("table.css").read_text()))
+    f.write(_HEAD.format(title=L.text(title), css=styles("widget.css", "table.css")))
     _chunk(f, "state", {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
                         "code_css": code_css(), "summary": trace.summary(), "kernels": P.kernel_rows(trace), "error": trace.traceback or "",
                         "config": config(max_nodes)})

@@ -17,7 +17,7 @@ import traitlets as t
 
 from tgviz import layout as L
 from tgviz import protocol as P
-from tgviz.assets import esm, static_file
+from tgviz.assets import esm, styles
 from tgviz.highlight import code_css
 from tgviz.model import Trace
 from tgviz.picture import export_svg
@@ -31,7 +31,7 @@ class TraceWidget(anywidget.AnyWidget):
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
   _esm = esm("widget.js")
-  _css = static_file("widget.css").read_text() + static_file("table.css").read_text()
+  _css = styles("widget.css", "table.css")
 
   tree: t.List[P.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
