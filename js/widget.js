@@ -1,6 +1,7 @@
 // tgviz trace browser: tree | before/after graphs with match stepping | generated code.
 // Plain ESM for anywidget; the standalone HTML report (report.js) runs the same code on a recorded model.
 // Messages and state are those of tgviz/protocol.py: keys come from Python and are never built here.
+import { sortableTable } from "./table.js";
 
 /** @typedef {{key:string,name:string,depth:number,matches:number,snapshot:boolean}} TreeStep */
 /** @typedef {{index:number,name:string,kind:string,matches:number,kernel:string|null,steps:TreeStep[]}} TreeGroup */
@@ -47,6 +48,7 @@ function buildDom() {
     style: h("style"),
     summary: h("div", { class: "tgviz-summary" }),
     errorBox: h("pre", { class: "tgviz-error" }),
+    kernels: h("details", { class: "tgviz-kernels" }),
     filter: h("input", { class: "tgviz-filter", type: "search", placeholder: "filter steps / kernels" }),
     hideEmpty: h("input", { type: "checkbox", class: "tgviz-hide-empty" }),
     tree: h("div", { class: "tgviz-tree", role: "tree", tabindex: "0", "aria-label": "rewrite steps: ↑/↓ to move" }),
@@ -84,7 +86,7 @@ function buildDom() {
     ui.banner, ui.canvas, ui.matchBox, ui.nodePanel, ui.status]);
   const right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.origins, ui.linesNote, ui.code, ui.stack]);
   ui.main = h("div", { class: "tgviz-main" }, [left, centre, right]);
-  ui.root.append(ui.style, ui.summary, ui.errorBox, ui.main);
+  ui.root.append(ui.style, ui.summary, ui.kernels, ui.errorBox, ui.main);
   return ui;
 }
 
@@ -467,6 +469,19 @@ function render({ model, el }) {
 
   function buildTree() { rows = renderTree(ui, groups, select); markSelected(); }
 
+  /** The kernel table (sortable; a row opens the kernel's first step). @param {any[]} kernels */
+  function buildKernels(kernels) {
+    const dims = (/** @type {number[]|null} */ v) => (v ? `[${v.join(", ")}]` : "–");
+    ui.kernels.hidden = !kernels.length;
+    ui.kernels.replaceChildren(h("summary", {}, [`kernel table (${kernels.length}): launch dimensions, tinygrad's estimates, measured time`]),
+      h("div", {}, [sortableTable([{ key: "name", label: "kernel" }, { key: "global_size", label: "global", fmt: dims },
+        { key: "local_size", label: "local", fmt: dims }, { key: "flops", label: "FLOPs", num: true, title: "tinygrad's estimate" },
+        { key: "bytes", label: "bytes", num: true, title: "tinygrad's estimate of the bytes moved" },
+        { key: "runs", label: "runs", num: true, title: "launches inside the capture" },
+        { key: "time_us", label: "time (µs)", num: true, title: "measured device time of its launches, in total" }],
+        kernels, (row) => select(row.step))]));
+  }
+
   model.on("msg:custom", (/** @type {any} */ msg) => {
     if (msg.type === "busy") {
       if (shown && sameSelection(msg, shown)) return;  // already shown from the cache
@@ -541,6 +556,7 @@ function render({ model, el }) {
   ui.root.addEventListener("pointerdown", (ev) => { if (ev.target !== ui.filter) ui.root.focus({ preventScroll: true }); });
 
   model.on("change:selected", markSelected);
+  buildKernels(model.get("kernels") ?? []);
   buildTree();
   model.send({ type: "ready" });
   return () => ui.root.remove();

@@ -1,7 +1,9 @@
 import sys
 from pathlib import Path
 
+import comm
 import pytest
+from IPython.testing.globalipapp import get_ipython
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import workloads
@@ -19,6 +21,32 @@ def tutorial_trace() -> tgviz.Trace:
 def cnn_trace() -> tgviz.Trace:
   with tgviz.capture() as trace: workloads.cnn()
   return trace
+
+
+class RecordingComm:
+  """Stands in for the kernel's comm: records every message the widget sends (ipywidgets' own test approach)."""
+  comm_id, kernel = "tgviz-test", "Truthy"
+  def __init__(self, *args, **kwargs): self.messages = []
+  def open(self, *args, **kwargs): pass
+  def on_msg(self, callback): self.callback = callback
+  def send(self, data=None, metadata=None, buffers=None): self.messages.append(data)
+  def close(self, *args, **kwargs): pass
+  def custom(self): return [m["content"] for m in self.messages if m and m.get("method") == "custom"]
+
+
+@pytest.fixture
+def recording_comm(monkeypatch):
+  monkeypatch.setattr(comm, "create_comm", lambda **kwargs: RecordingComm())
+  monkeypatch.setattr(comm, "get_comm_manager", lambda **kwargs: {})
+
+
+@pytest.fixture(scope="session")
+def ip():
+  """IPython's test shell (one per process) with tgviz loaded."""
+  shell = get_ipython()
+  shell.run_line_magic("load_ext", "tgviz")
+  yield shell
+  shell.run_line_magic("unload_ext", "tgviz")
 
 
 def pytest_collection_modifyitems(items) -> None:

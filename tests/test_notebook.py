@@ -2,9 +2,6 @@
 import json
 import xml.etree.ElementTree as ET
 
-import comm
-import pytest
-from IPython.testing.globalipapp import get_ipython
 from tinygrad import Tensor
 
 import tgviz
@@ -19,31 +16,6 @@ result = x.conv2d(weight)
 print(result.tolist())
 result.shape
 """
-
-
-class RecordingComm:
-  """Stands in for the kernel's comm: records every message the widget sends (ipywidgets' own test approach)."""
-  comm_id, kernel = "tgviz-test", "Truthy"
-  def __init__(self, *args, **kwargs): self.messages = []
-  def open(self, *args, **kwargs): pass
-  def on_msg(self, callback): self.callback = callback
-  def send(self, data=None, metadata=None, buffers=None): self.messages.append(data)
-  def close(self, *args, **kwargs): pass
-  def custom(self): return [m["content"] for m in self.messages if m and m.get("method") == "custom"]
-
-
-@pytest.fixture
-def recording_comm(monkeypatch):
-  monkeypatch.setattr(comm, "create_comm", lambda **kwargs: RecordingComm())
-  monkeypatch.setattr(comm, "get_comm_manager", lambda **kwargs: {})
-
-
-@pytest.fixture(scope="module")
-def ip():
-  shell = get_ipython()
-  shell.run_line_magic("load_ext", "tgviz")
-  yield shell
-  shell.run_line_magic("unload_ext", "tgviz")
 
 
 def test_magic_runs_cell_like_ipython(ip, capsys, recording_comm):
@@ -86,7 +58,7 @@ def test_magic_error_keeps_trace_and_shows_traceback(ip, recording_comm, capsys)
 
 def test_help_documents_options(ip):
   doc = ip.find_cell_magic("tgviz").__doc__
-  for opt in ("--out", "--device", "--export", "--max-nodes", "--kernel", "--no-widget"): assert opt in doc
+  for opt in ("--out", "--device", "--export", "--max-nodes", "--kernel", "--env", "--compare", "--no-widget"): assert opt in doc
 
 
 def test_widget_sends_svg_and_code_for_selected_step(tutorial_trace, recording_comm):

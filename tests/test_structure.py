@@ -64,8 +64,10 @@ def test_imports_form_a_dag():
   assert "__init__" not in {d for deps in g.values() for d in deps}, "nothing imports the package back"
   # the layers, bottom up
   pos = {n: i for i, n in enumerate(order)}
-  for low, high in [("_tinygrad", "model"), ("model", "picture"), ("picture", "protocol"), ("protocol", "widget"),
-                    ("protocol", "report"), ("report", "api"), ("widget", "magic"), ("api", "cli")]:
+  for low, high in [("_tinygrad", "model"), ("model", "comparison"), ("comparison", "compare_view"), ("model", "picture"),
+                    ("picture", "protocol"), ("picture", "compare_view"), ("compare_view", "compare_widget"), ("widget", "compare_widget"),
+                    ("protocol", "widget"), ("protocol", "report"), ("report", "api"), ("compare_view", "api"), ("widget", "magic"),
+                    ("compare_widget", "magic"), ("api", "cli")]:
     assert pos[low] < pos[high], (low, high, order)
   assert not g["graph"] and g["_tinygrad"] <= {"graph"}
 

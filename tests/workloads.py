@@ -4,10 +4,16 @@ from pathlib import Path
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "scripts"
 
 
+def example(name: str) -> dict:
+  """Run one of examples/scripts/ as a script; returns its globals."""
+  env = {"__name__": "__main__"}
+  exec(compile((EXAMPLES / name).read_text(), name, "exec"), env)
+  return env
+
+
 def tutorial() -> None:
   """The seed tutorial's conv2d and arange examples, with their asserts."""
-  for name in ("tutorial_conv2d.py", "tutorial_arange.py"):
-    exec(compile((EXAMPLES / name).read_text(), name, "exec"), {"__name__": "__main__"})
+  for name in ("tutorial_conv2d.py", "tutorial_arange.py"): example(name)
 
 
 def cnn() -> None:

@@ -9,20 +9,27 @@ In Jupyter: ``%load_ext tgviz`` then a ``%%tgviz`` cell. In Python::
     trace.export_svg("svgs", kernel="r_*")
     trace.to_html("report/index.html")
     trace.save("run.tgviz"); tgviz.load("run.tgviz")   # later, elsewhere; also tinygrad's VIZ=-1 rewrites.pkl
+    trace.kernel_table()                                # per kernel: launch dims, FLOPs and bytes estimates, device time
+    print(tgviz.compare(trace_a, trace_b))              # kernels paired, code diffs; .to_html(), tgviz.CompareWidget
 """
 from tgviz import _tinygrad
-from tgviz.api import Step, Trace, TraceFileError, capture, load
+from tgviz.api import Comparison, Step, Trace, TraceFileError, capture, compare, load
+from tgviz.comparison import KernelPair
 from tgviz.model import Diff, Group, Kernel, Match
 
 __all__ = [
+  "CompareWidget",
+  "Comparison",
   "Diff",
   "Group",
   "Kernel",
+  "KernelPair",
   "Match",
   "Step",
   "Trace",
   "TraceFileError",
   "capture",
+  "compare",
   "load",
   "load_ipython_extension",
   "unload_ipython_extension",
@@ -42,3 +49,11 @@ def unload_ipython_extension(ipython) -> None:
   ipython.magics_manager.magics["cell"].pop("tgviz", None)
   ipython.magics_manager.registry.pop("TgvizMagics", None)
   _tinygrad.restore_environment()
+
+
+def __getattr__(name: str):
+  """tgviz.CompareWidget, imported when first asked for (it needs the notebook's widget libraries)."""
+  if name == "CompareWidget":
+    from tgviz.compare_widget import CompareWidget
+    return CompareWidget
+  raise AttributeError(f"module 'tgviz' has no attribute {name!r}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import bisect
+import difflib
 import functools
 import gc
 import glob
@@ -154,9 +155,11 @@ class Recording:
 
   REPLAYERS = 8                             # steps whose replayed graphs are kept (most recently used)
 
-  def __init__(self, groups: list[GroupRecord], uop_fields: dict[int, tuple], lines: dict[str, list[tuple[int, ...]]] | None = None):
+  def __init__(self, groups: list[GroupRecord], uop_fields: dict[int, tuple], lines: dict[str, list[tuple[int, ...]]] | None = None,
+               runs: dict[bytes, list[float]] | None = None):
     self.groups, self.uop_fields = groups, uop_fields
     self.lines = {} if lines is None else lines   # rendered source -> per line, the trace numbers of its UOps
+    self.runs = {} if runs is None else runs      # key of a kernel's SOURCE UOp -> device seconds of each launch (KernelTimer)
     # rebuilt UOps, held weakly: a rebuilt UOp is the live one while tinygrad still holds it (hash-consing), and a
     # strong cache would then keep its Buffer alive (tinygrad's ops.buffers is keyed weakly by the BUFFER UOp)
     self._uops: weakref.WeakValueDictionary[int, UOp] = weakref.WeakValueDictionary()
@@ -220,6 +223,10 @@ class Recording:
     see it rendered by a C-style renderer."""
     if (nums := self.lines.get(source)) is None: return None
     return [tuple(self.uop(n) for n in line) for line in nums]
+
+  def run_times(self, program: Program) -> list[float]:
+    """The device seconds of each launch of a program during the capture (none when it never ran, e.g. on NULL)."""
+    return self.runs.get(program.source_key, [])
 
   def replay(self, step: StepRecord) -> Iterator[UOp]:
     """Every graph of a step in order, the input first, then the graph after each match (as Recording.at, in one pass
@@ -692,6 +699,67 @@ class _OriginRecorder:
         if level < self.BELOW: stack.extend((s, level + 1) for s in x.src if s not in rctx.replace and s not in results)
 
 
+class KernelTimer:
+  """Records the device run time of every kernel launch in a block, as tinygrad measures it for DEBUG=2: a launch that
+  waits for completion returns its time from the device's own profiling (OpenCL's profiling event start and end, HCQ
+  timestamps). Inside the block every launch waits; that changes when a kernel finishes, never what it computes.
+  ``runs``: the key of the kernel's SOURCE UOp -> seconds of each launch."""
+
+  def __enter__(self) -> None:
+    from tinygrad.engine import realize
+    self.runs: dict[bytes, list[float]] = {}
+    self._realize, self._saved = realize, (realize.ExecContext, realize.track_stats)
+    exec_context, track_stats = self._saved
+    runs = self.runs
+
+    @dataclass
+    class Waiting(exec_context):  # run_linear's context: launches wait and return their time
+      def __post_init__(self): self.wait = True
+
+    def timed(ctx, call, st, ets):
+      src = next((s for s in call.src[0].src if s.op is Ops.SOURCE), None) if call.src[0].op is Ops.PROGRAM else None
+      if src is not None and (times := [t for t in ets if t is not None]): runs.setdefault(src.key, []).extend(times)
+      return track_stats(ctx, call, st, ets)
+
+    realize.ExecContext, realize.track_stats = Waiting, timed
+
+  def __exit__(self, *exc) -> None:
+    self._realize.ExecContext, self._realize.track_stats = self._saved
+
+
+def settings(env: dict[str, Any]) -> dict[str, Any]:
+  """tinygrad Context settings (e.g. {"WINO": "1"}) checked against tinygrad's own variables and converted to their types;
+  ValueError says which name or value is wrong and what to do."""
+  from tinygrad.helpers import ContextVar
+  out = {}
+  for name, value in env.items():
+    var = ContextVar._cache.get(name)
+    if var is None:
+      close = difflib.get_close_matches(name, ContextVar._cache, n=3)
+      raise ValueError(f"tinygrad has no setting {name!r}" + (f" (did you mean {', '.join(close)}?)" if close else "") +
+                       "; use a tinygrad Context variable such as WINO, IMAGE, BEAM, DEBUG")
+    if isinstance(var.value, int) and not isinstance(value, int):
+      try: value = int(value)
+      except (TypeError, ValueError): raise ValueError(f"tinygrad's {name} takes an integer, not {value!r} (e.g. {name}=1)") from None
+    out[name] = value
+  return out
+
+
+def parse_settings(items: list[str]) -> dict[str, Any]:
+  """["WINO=1", "IMAGE=2"] as checked settings (see settings); ValueError for an item that is not NAME=VALUE."""
+  env = {}
+  for item in items:
+    name, eq, value = item.partition("=")
+    if not eq or not name.strip(): raise ValueError(f"{item!r} is not a setting: write NAME=VALUE, e.g. WINO=1")
+    env[name.strip()] = value.strip()
+  return settings(env)
+
+
+def context(env: dict[str, Any]) -> Context:
+  """A tinygrad Context that applies checked settings (see settings) for a block."""
+  return Context(**settings(env))
+
+
 _REWRITING = {"graph_rewrite", "substitute", "simplify"}
 
 
@@ -770,6 +838,8 @@ class Tracker:
     self._origins.__enter__()
     self._compilers = _SourceOnlyCompilers() if default_device().upper().startswith("NULL") else None
     if self._compilers is not None: self._compilers.__enter__()
+    self._timer = KernelTimer()
+    self._timer.__enter__()
     # our own group first, so rewrites outside any tinygrad group land in this capture and nowhere else
     ops.add_trace_group(TracingKey("capture", tb=None))
     return self
@@ -792,6 +862,7 @@ class Tracker:
 
   def __exit__(self, *exc) -> None:
     try:
+      self._timer.__exit__(*exc)
       if self._compilers is not None: self._compilers.__exit__(*exc)
       self._lines.__exit__(*exc)
       self._origins.__exit__(*exc)
@@ -800,7 +871,7 @@ class Tracker:
       keys, ctxs, fields = ops.tracked_keys, ops.tracked_ctxs, ops.uop_fields
       out = {sid: u.trace_num for sid, ref in self._io.items() if (u := ref()) is not None}  # numbered in this table
       for g, v in self._saved.items(): setattr(ops, g, v)
-      self.recording = Recording(_groups(keys, ctxs, out, self._origins.groups), fields, self._lines.lines)
+      self.recording = Recording(_groups(keys, ctxs, out, self._origins.groups), fields, self._lines.lines, self._timer.runs)
     finally:
       self._io = {}
       if not self._shared: _drop_trace_nums()
@@ -837,6 +908,7 @@ def error_text(u: UOp) -> str:
 # step names tinygrad gives its "View ..." snapshots (graphs shown, not rewritten), the most telling first
 SNAPSHOT_PREFIX = "View "
 LANDMARKS = ("View Base AST", "View Program", "View Output AST", "View Kernel Graph")
+KERNEL_LANDMARKS = ("View Base AST", "View Program")  # a kernel's first graph (its AST) and its final program
 _RENDER_STEP = "linearize/render"           # the step whose matches produce the rendered PROGRAM
 
 
@@ -862,20 +934,28 @@ def lexer_name(renderer: str) -> str:
 
 @dataclass(frozen=True)
 class Program:
-  """What a kernel's renderer produced: the function name, its source and launch dimensions."""
+  """What a kernel's renderer produced: the function name, its source and launch dimensions; tinygrad's estimates of its
+  FLOPs and of the bytes it moves (None where tinygrad made none, or they are symbolic); the key its launches are timed
+  under (see KernelTimer)."""
   name: str
   source: str
   global_size: tuple[int, ...]
   local_size: tuple[int, ...] | None
+  flops: int | None = None
+  bytes: int | None = None
+  source_key: bytes = b""
 
 
 def _program_of(u: UOp) -> Program | None:
   if u.op is not Ops.PROGRAM: return None
   src = next((s for s in u.src if s.op is Ops.SOURCE), None)
   if src is None: return None
-  info = u.arg
+  info, est = u.arg, getattr(u.src[0].arg, "estimates", None)  # the kernel's SINK carries tinygrad's Estimates
+  def plain(x: Any) -> int | None: return x if isinstance(x, int) else None
   return Program(info.function_name, src.arg, tuple(info.global_size),
-                 tuple(info.local_size) if info.local_size is not None else None)
+                 tuple(info.local_size) if info.local_size is not None else None,
+                 flops=plain(est.ops) if est is not None else None, bytes=plain(est.mem) if est is not None else None,
+                 source_key=src.key)
 
 
 _FAMILY = {Ops.LOAD: "load", Ops.INDEX: "load", Ops.STAGE: "load", Ops.STORE: "store", Ops.REDUCE: "reduce",
@@ -987,6 +1067,11 @@ def toposort(u: UOp) -> list[UOp]:
   return list(u.toposort())
 
 
+def structural_key(u: UOp) -> str:
+  """The identity of a whole graph: equal for graphs of the same ops, args and structure, in any run or process."""
+  return u.key.hex()
+
+
 def node_key(u: UOp) -> str:
   """A stable identity for a UOp: the same on every run for the same graph."""
   return u.key.hex()[:12]  # 48 bits: no two nodes of one graph share it in practice; short keys keep reports small
@@ -1021,8 +1106,8 @@ class TraceFileError(ValueError):
 
 def save_recording(path: str | os.PathLike, rec: Recording, meta: dict[str, Any]) -> None:
   """Write rec to path: gzip of a pickled header (format, version, tinygrad version and meta), then the records and the
-  UOp table (plain fields, as tinygrad's VIZ pickles them) and the rendered lines' UOps."""
-  header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, **meta}
+  UOp table (plain fields, as tinygrad's VIZ pickles them) and the rendered lines' UOps; the kernels' run times in the header."""
+  header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, "runs": rec.runs, **meta}
   try: body = pickle.dumps((rec.groups, rec.uop_fields, rec.lines), protocol=pickle.HIGHEST_PROTOCOL)
   except Exception as e: raise TraceFileError(f"this trace cannot be saved: {type(e).__name__}: {e}") from e
   with gzip.open(path, "wb", compresslevel=6) as f:
@@ -1070,8 +1155,8 @@ def _load_saved(path: str | os.PathLike) -> tuple[Recording, dict[str, Any]]:
       groups, fields, *lines = body
   except TraceFileError: raise
   except Exception as e: raise TraceFileError(f"{path} is not a readable tgviz trace: {type(e).__name__}: {e}") from e
-  meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad")}
-  return Recording(_relocated(groups), fields, *lines), meta
+  meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad", "runs")}
+  return Recording(_relocated(groups), fields, lines[0] if lines else None, header.get("runs")), meta
 
 
 def _relocated(groups: list[GroupRecord]) -> list[GroupRecord]:

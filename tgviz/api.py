@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from tgviz import _tinygrad as tg
+from tgviz import compare_view, model, picture, report
+from tgviz import comparison as C
 from tgviz import layout as L
-from tgviz import model, picture, report
 
 TraceFileError = tg.TraceFileError
 
@@ -49,7 +50,7 @@ class Trace(model.Trace):
 
 
 @contextlib.contextmanager
-def capture(device: str | None = None) -> Iterator[Trace]:
+def capture(device: str | None = None, env: Mapping[str, Any] | None = None) -> Iterator[Trace]:
   """Run a block with tinygrad's compiler traced; the Trace is filled when the block ends.
 
   >>> with capture() as trace:
@@ -57,13 +58,18 @@ def capture(device: str | None = None) -> Iterator[Trace]:
   >>> trace.kernels[0].source
 
   device: any tinygrad device (``"CL"``, ``"CPU"``, ``"NULL:CUDA:sm_90"`` to see another target's code without its
-  hardware). Default: ``DEV`` if set, else OpenCL on PoCL. An exception in the block is kept in ``trace.error``
-  (with the trace up to the failure) and propagates.
+  hardware). Default: ``DEV`` if set, else OpenCL on PoCL. env: tinygrad Context settings for the block, e.g.
+  ``{"WINO": 1}`` (a name tinygrad does not know, or a value of the wrong type, raises ValueError before the block
+  runs); kept in ``trace.env``. An exception in the block is kept in ``trace.error`` (with the trace up to the failure)
+  and propagates. Each kernel's launches inside the block wait for completion, so their device time is measured
+  (``trace.kernel_table()``); results are unchanged.
   """
+  settings = tg.settings(dict(env or {}))
   trace = Trace(device or tg.default_device())
+  trace.env = settings
   tracker = tg.Tracker(device)
   try:
-    with tracker:
+    with tg.context(settings), tracker:
       yield trace
   except BaseException as e:
     if isinstance(e, FileNotFoundError) and "clang" in str(e) and (msg := tg.clang_missing()): e.add_note(msg)
@@ -82,3 +88,24 @@ def load(path: str | Path) -> Trace:
   Opening a file unpickles it, which can run code (as tinygrad's VIZ does): open only files you trust. Raises
   :class:`TraceFileError` when the file is not a trace or was saved for another format or tinygrad version."""
   return Trace.load(path)
+
+
+class Comparison(C.Comparison):
+  __doc__ = C.Comparison.__doc__
+
+  def to_html(self, path: str | Path, title: str = "tgviz comparison", max_nodes: int = L.DEFAULT_MAX_NODES) -> Path:
+    """Write a self-contained HTML page (no server, kernel or network) of this comparison: the counts, the sortable kernel
+    table of both sides, and per kernel pair the code diff and the landmark graphs side by side. Returns the path."""
+    return compare_view.write_comparison(self, path, title, max_nodes)
+
+
+def compare(a: model.Trace, b: model.Trace, labels: tuple[str, str] = ("a", "b")) -> Comparison:
+  """Compare two traces: kernels paired by the AST they compile, then by name in compile order; the code diff and
+  launch dimensions of each pair; the kernels only one side has; per side kernels, steps, matches and rewrite time; the
+  steps whose match counts differ most.
+
+  >>> with tgviz.capture() as general: conv()
+  >>> with tgviz.capture(env={"WINO": 1}) as winograd: conv()
+  >>> print(tgviz.compare(general, winograd, labels=("WINO=0", "WINO=1")))
+  """
+  return Comparison(a, b, labels)

@@ -1,7 +1,8 @@
 """The command line: ``tgviz run SCRIPT.py [--out DIR] [--device DEV]`` writes an HTML report and SVGs.
 
 With several scripts, each gets its own report folder under DIR and DIR/index.html links them with their summaries.
-``tgviz open FILE`` writes the report of a saved trace (``Trace.save``) or of tinygrad's own rewrites.pkl (``VIZ=-1``)."""
+``tgviz open FILE`` writes the report of a saved trace (``Trace.save``) or of tinygrad's own rewrites.pkl (``VIZ=-1``).
+``tgviz compare A.py B.py [--env-a NAME=VALUE] [--env-b NAME=VALUE]`` writes an HTML comparison of the two."""
 from __future__ import annotations
 
 import argparse
@@ -11,9 +12,11 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tgviz import layout as L
-from tgviz.api import Trace, TraceFileError, capture, load
+from tgviz._tinygrad import parse_settings
+from tgviz.api import Trace, TraceFileError, capture, compare, load
 
 
 def _progress(label: str) -> Callable[[int, int], None]:
@@ -37,16 +40,24 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str) -> None
 
 def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[str], svg: str = "landmarks") -> tuple[int, Trace | None]:
   """Run script under capture, write out/index.html and out/svg/; returns the exit status and the trace."""
+  status, trace = trace_script(script, device, args)
+  if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg)
+  return status, trace
+
+
+def trace_script(script: Path, device: str | None, args: list[str], env: dict[str, Any] | None = None) -> tuple[int, Trace | None]:
+  """Run script under capture (with tinygrad Context settings env); returns the exit status and the trace (None when
+  there is no script or the capture could not start)."""
   if not script.is_file():
     print(f"tgviz: no such script: {script}", file=sys.stderr)
     return 2, None
-  print(f"tgviz: running {script} with tinygrad's compiler traced")
+  print(f"tgviz: running {script}{''.join(f' {k}={v}' for k, v in (env or {}).items())} with tinygrad's compiler traced")
   st = time.perf_counter()
   status, saved_argv = 0, sys.argv
   sys.argv = [str(script), *args]
   trace: Trace | None = None
   try:
-    with capture(device=device) as trace:
+    with capture(device=device, env=env) as trace:
       runpy.run_path(str(script), run_name="__main__")
   except SystemExit as e:
     status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
@@ -60,7 +71,6 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[
     print(f"tgviz: could not trace {script}: see the error above", file=sys.stderr)
     return 1, None
   print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary()}")
-  write(trace, out, f"tgviz: {script.name}", max_nodes, svg)
   return status, trace
 
 
@@ -100,6 +110,26 @@ def open_file(path: Path, out: Path, max_nodes: int, svg: str) -> int:
   return 0
 
 
+def compare_scripts(scripts: tuple[Path, Path], envs: tuple[list[str], list[str]], out: Path, device: str | None,
+                    max_nodes: int) -> int:
+  """Run two scripts (each under its tinygrad Context settings, NAME=VALUE) and write the comparison page out/index.html;
+  returns the exit status (2: a bad setting or no such script; 1: a script failed, compared up to the failure)."""
+  try: settings = [parse_settings(e) for e in envs]
+  except ValueError as e:
+    print(f"tgviz compare: {e}", file=sys.stderr)
+    return 2
+  labels = [f"{p.name}{''.join(f' {k}={v}' for k, v in env.items())}" for p, env in zip(scripts, settings, strict=True)]
+  if labels[0] == labels[1]: labels = [f"a: {labels[0]}", f"b: {labels[1]}"]
+  results = [trace_script(p, device, [], env) for p, env in zip(scripts, settings, strict=True)]
+  traces = [t for _, t in results if t is not None]
+  if len(traces) < 2: return max(rc for rc, _ in results) or 1
+  comparison = compare(traces[0], traces[1], labels=(labels[0], labels[1]))
+  print(comparison.summary())
+  page = comparison.to_html(out / "index.html", title=f"tgviz: {labels[0]} vs {labels[1]}", max_nodes=max_nodes)
+  print(f"tgviz: comparison: {page.resolve()}")
+  return max(rc for rc, _ in results)
+
+
 def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(prog="tgviz", description="See what tinygrad's compiler did.")
   sub = parser.add_subparsers(dest="command", required=True)
@@ -108,6 +138,16 @@ def main(argv: list[str] | None = None) -> int:
   r.add_argument("--device", default=None, help="tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90 (default: DEV, else CL)")
   o = sub.add_parser("open", help="write the HTML report and SVGs of a saved trace or of tinygrad's rewrites.pkl (VIZ=-1)")
   o.add_argument("file", type=Path, help="a file Trace.save wrote, or tinygrad's rewrites.pkl; open only files you trust")
+  c = sub.add_parser("compare", help="run two scripts with tinygrad's compiler traced and write an HTML comparison: kernels "
+                                      "paired, code diffs, landmark graphs, kernel table")
+  c.add_argument("script_a", type=Path, help="the first script (side a)")
+  c.add_argument("script_b", type=Path, help="the second script (side b; may be the same script under other settings)")
+  c.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="tinygrad Context setting for both sides")
+  c.add_argument("--env-a", action="append", default=[], metavar="NAME=VALUE", help="tinygrad Context setting for side a only")
+  c.add_argument("--env-b", action="append", default=[], metavar="NAME=VALUE", help="... for side b only, e.g. --env-b WINO=1")
+  c.add_argument("--out", type=Path, default=Path("tgviz-compare"), help="output folder (default: tgviz-compare)")
+  c.add_argument("--device", default=None, help="tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90 (default: DEV, else CL)")
+  c.add_argument("--max-nodes", type=int, default=L.DEFAULT_MAX_NODES, help="node budget of the focused view")
   for p in (r, o):
     p.add_argument("--out", type=Path, default=Path("tgviz-report"), help="output folder (default: tgviz-report)")
     p.add_argument("--max-nodes", type=int, default=L.DEFAULT_MAX_NODES, help="node budget of the focused view")
@@ -115,8 +155,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="which steps get an SVG file in DIR/svg/: tinygrad's 'View ...' landmarks of every group (default), "
                         "every step (thousands on a real model), or none")
   ns, script_args = parser.parse_known_args(argv)  # options tgviz does not know go to the script
+  if ns.command in ("open", "compare") and script_args: parser.error(f"unrecognized arguments: {' '.join(script_args)}")
+  if ns.command == "compare":
+    return compare_scripts((ns.script_a, ns.script_b), (ns.env + ns.env_a, ns.env + ns.env_b), ns.out, ns.device, ns.max_nodes)
   if ns.command == "open":
-    if script_args: parser.error(f"unrecognized arguments: {' '.join(script_args)}")
     return open_file(ns.file, ns.out, ns.max_nodes, ns.svg)
   if len(ns.script) > 1:
     if script_args: parser.error(f"arguments {script_args} can only be passed to a single script")

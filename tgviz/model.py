@@ -184,12 +184,18 @@ def _rebuilt(step: Step, uop: Any) -> Event:
   return Event("created", step, lo - 1, next((b for b, a in d.changed if a is uop), None))
 
 
+KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us")  # Trace.kernel_table
+
+
 class Kernel:
-  """One compiled kernel: its generated device code and launch dimensions (read from the trace when first asked for)."""
+  """One compiled kernel: its generated device code, launch dimensions, tinygrad's estimates and measured run times (read
+  from the trace when first asked for)."""
 
   def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], tg.Program | None],
-               lines: Callable[[str], list[tuple[Any, ...]] | None], origins: tuple[tg.Origin, ...] = ()):
+               lines: Callable[[str], list[tuple[Any, ...]] | None] | None = None, origins: tuple[tg.Origin, ...] = (),
+               run_times: Callable[[tg.Program], list[float]] | None = None):
     self.group, self.device, self.renderer, self._load, self._lines = group, device, renderer, program, lines
+    self._run_times = run_times
     self.origins: list[tg.Origin] = list(origins)
     """The Tensor operations this kernel computes (tinygrad's op metadata: op name, backward flag) and the line of the
     user's code that called each (file, line, source; file None for a call made before the capture)."""
@@ -221,7 +227,7 @@ class Kernel:
     """For each line of :attr:`source` (``lines[0]`` is line 1), the UOps behind it: the UOp the renderer wrote the line
     for and the UOps inlined into it; the kernel's parameters belong to the signature line. None when the line mapping is
     unknown: the renderer is not a C-style one (LLVM, PTX, ...), or the trace is tinygrad's own rewrites.pkl."""
-    return self._lines(self.source) if self.source else None
+    return self._lines(self.source) if self.source and self._lines is not None else None
 
   @property
   def lines_note(self) -> str | None:
@@ -239,6 +245,34 @@ class Kernel:
     """The kernel's final codegen step: the graph its renderer consumed (the step before the one that rendered it)."""
     i = tg.render_step_index([s.name for s in self.group.steps])
     return self.group.steps[i - 1] if i else None
+
+  @property
+  def flops(self) -> int | None:
+    """tinygrad's estimate of the kernel's floating point (and integer ALU) operations; None where it made none."""
+    return self._program.flops if self._program is not None else None
+
+  @property
+  def bytes(self) -> int | None:
+    """tinygrad's estimate of the bytes the kernel moves to and from memory (each byte once); None where it made none."""
+    return self._program.bytes if self._program is not None else None
+
+  @property
+  def run_times(self) -> list[float]:
+    """The device time, in seconds, of each launch of this kernel inside the capture, as tinygrad measured it (empty
+    when it did not run there, e.g. on a NULL device or in a loaded rewrites.pkl)."""
+    if self._program is None or self._run_times is None: return []
+    return self._run_times(self._program)
+
+  @functools.cached_property
+  def ast_key(self) -> str:
+    """The identity of the AST this kernel compiled (its first graph): equal for the same kernel in any trace."""
+    return tg.structural_key(self.group.steps[0].before()) if self.group.steps else ""
+
+  def table_row(self) -> dict[str, Any]:
+    """This kernel as a row of :meth:`Trace.kernel_table`."""
+    times = self.run_times
+    return dict(zip(KERNEL_COLUMNS, (self.name, self.device, list(self.global_size), list(self.local_size) if self.local_size is not None
+                                     else None, self.flops, self.bytes, len(times), round(sum(times) * 1e6, 3) if times else None), strict=True))
 
   def __repr__(self) -> str:
     return f"<Kernel {self.name} on {self.device} ({self.renderer}) global={self.global_size} local={self.local_size}>"
@@ -269,6 +303,7 @@ class Trace:
 
   def __init__(self, device: str):
     self.device = device
+    self.env: dict[str, Any] = {}            # the tinygrad Context settings of the capture (capture(env=...))
     self.error: BaseException | None = None
     self.traceback: str | None = None
     self._rec: tg.Recording | None = None
@@ -285,7 +320,8 @@ class Trace:
     :func:`tgviz.load`: groups, steps, matches, graphs, kernels and the error that ended the capture, if one did.
     Opening it needs the same tinygrad version."""
     err = self.error
-    meta = {"device": self.device, "error": (type(err).__name__, str(err)) if err is not None else None, "traceback": self.traceback}
+    meta = {"device": self.device, "error": (type(err).__name__, str(err)) if err is not None else None, "traceback": self.traceback,
+            "env": self.env}
     tg.save_recording(path, self._rec if self._rec is not None else tg.Recording([], {}), meta)
     return Path(path)
 
@@ -296,7 +332,7 @@ class Trace:
     trace = cls(meta.get("device") or "")
     if (err := meta.get("error")) is not None:  # the original exception class may not exist here: one of the same name
       trace.error = type(err[0], (Exception,), {"__module__": "tgviz.saved"})(err[1])
-    trace.traceback = meta.get("traceback")
+    trace.traceback, trace.env = meta.get("traceback"), meta.get("env") or {}
     trace.fill(rec)
     return trace
 
@@ -308,8 +344,9 @@ class Trace:
     for gi, graw in enumerate(rec.groups):
       group = Group(gi, graw.name, graw.kind, stack=graw.stack)
       group.steps = [self.step_type(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw) for si, sraw in enumerate(graw.steps)]
-      if graw.kind == "kernel": group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw), rec.source_lines,
-                              graw.origins)
+      if graw.kind == "kernel":
+        group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw), rec.source_lines, graw.origins,
+                              rec.run_times)
       groups.append(group)
     return groups
 
@@ -380,6 +417,12 @@ class Trace:
         r.time += t
         if not r.steps or r.steps[-1] is not s: r.steps.append(s)
     return sorted(found.values(), key=(lambda r: (-r.count, -r.time)) if sort == "count" else (lambda r: (-r.time, -r.count)))
+
+  def kernel_table(self) -> list[dict[str, Any]]:
+    """One plain row per kernel, in compile order (``pandas.DataFrame(trace.kernel_table())`` makes a table of it):
+    name, device, global_size, local_size, tinygrad's estimates flops and bytes (None where it made none), runs (launches
+    inside the capture) and time_us (their measured device time in total, µs; None when it did not run)."""
+    return [k.table_row() for k in self.kernels]
 
   def summary(self) -> str:
     """A plain-text summary: kernels, groups, steps, matches."""

@@ -4,7 +4,8 @@ The live widget and the HTML report send exactly these. Keys are issued here and
 named by its ``StepKey``; a picture by (step key, match, view), where match ``None`` (JSON ``null``) is the whole step.
 
 Synced state (widget traits; the report's stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected``
-(a StepKey, "" for none), ``match`` (int or None), ``view`` (a View), ``code_css``, ``summary``, ``error``.
+(a StepKey, "" for none), ``match`` (int or None), ``view`` (a View), ``code_css``, ``summary``, ``kernels`` (list of
+KernelRow), ``error``.
 """
 from __future__ import annotations
 
@@ -43,6 +44,19 @@ class TreeGroup(TypedDict):
   matches: int
   kernel: str | None
   steps: list[TreeStep]
+
+
+class KernelRow(TypedDict):
+  """A row of the kernel table (Trace.kernel_table's), with the step it opens (the kernel's first)."""
+  name: str
+  device: str
+  global_size: list[int]
+  local_size: list[int] | None
+  flops: int | None
+  bytes: int | None
+  runs: int
+  time_us: float | None
+  step: StepKey
 
 
 # *** kernel -> frontend ***
@@ -231,6 +245,12 @@ def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
                     steps=[TreeStep(key=step_key(s), name=s.name, depth=s.depth, matches=len(s.matches),
                                     snapshot=s.is_snapshot) for s in g.steps])
           for g in shown_groups(trace, kernel)]
+
+
+def kernel_rows(trace: Trace, kernel: str | None = None) -> list[KernelRow]:
+  """The kernel table of the kernels listed (see shown_groups): Trace.kernel_table's rows, each with its first step."""
+  return [KernelRow(**g.kernel.table_row(), step=step_key(g.steps[0]))  # type: ignore[typeddict-item]
+          for g in shown_groups(trace, kernel) if g.kernel is not None and g.steps]
 
 
 def first_selection(trace: Trace, kernel: str | None = None) -> StepKey:

@@ -20,7 +20,7 @@ from typing import IO, Any
 from tgviz import _tinygrad as tg
 from tgviz import layout as L
 from tgviz import protocol as P
-from tgviz.assets import static_file
+from tgviz.assets import esm, script_safe, styles
 from tgviz.graph import FAMILIES
 from tgviz.highlight import code_css
 from tgviz.model import Step, Trace
@@ -41,8 +41,8 @@ MODULES = ("widget.js", "picture.js", "vendor/graphviz.js", "report.js")
 
 
 def _js(name: str) -> str:
-  """A frontend file as a JS string literal that is safe inside a <script> element."""
-  return json.dumps(static_file(name).read_text()).replace("</", "<\\/")
+  """A frontend module (its imports bundled in) as a JS string literal that is safe inside a <script> element."""
+  return script_safe(json.dumps(esm(name)))
 
 
 def _chunk(out: IO[str], name: str, data: Any) -> None:
@@ -101,9 +101,9 @@ def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max
 def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callable[[int, int], None] | None) -> None:
   steps = list(trace.steps)
   with out.open("w", encoding="utf-8") as f:
-    f.write(_HEAD.format(title=L.text(title), css=static_file("widget.css").read_text()))
+    f.write(_HEAD.format(title=L.text(title), css=styles("widget.css", "table.css")))
     _chunk(f, "state", {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
-                        "code_css": code_css(), "summary": trace.summary(), "error": trace.traceback or "",
+                        "code_css": code_css(), "summary": trace.summary(), "kernels": P.kernel_rows(trace), "error": trace.traceback or "",
                         "config": config(max_nodes)})
     _chunk(f, "rules", P.rules_message(trace))
     for g in trace.groups:  # what every step of a group shows alike: its call stack and its kernel's code

@@ -17,7 +17,7 @@ import traitlets as t
 
 from tgviz import layout as L
 from tgviz import protocol as P
-from tgviz.assets import static_file
+from tgviz.assets import esm, styles
 from tgviz.highlight import code_css
 from tgviz.model import Trace
 from tgviz.picture import export_svg
@@ -38,8 +38,8 @@ class TraceWidget(anywidget.AnyWidget):
   """Browse a :class:`~tgviz.Trace`: the steps of every kernel, the graph before and after each rewrite and each single
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
-  _esm = static_file("widget.js")
-  _css = static_file("widget.css")
+  _esm = esm("widget.js")
+  _css = styles("widget.css", "table.css")
 
   tree: t.List[P.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
@@ -47,6 +47,7 @@ class TraceWidget(anywidget.AnyWidget):
   view = t.Unicode("auto").tag(sync=True)
   code_css = t.Unicode("").tag(sync=True)
   summary = t.Unicode("").tag(sync=True)
+  kernels: t.List[P.KernelRow] = t.List().tag(sync=True)    # the kernel table
   error = t.Unicode("").tag(sync=True)
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
 
@@ -60,7 +61,7 @@ class TraceWidget(anywidget.AnyWidget):
     self._pending: Future | None = None
     self._latest: Selection | None = None
     self._worker: int | None = None
-    super().__init__(tree=P.tree(trace, kernel), selected=P.first_selection(trace, kernel), code_css=code_css(),
+    super().__init__(tree=P.tree(trace, kernel), selected=P.first_selection(trace, kernel), code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
                      summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir), **kwargs)
     self.on_msg(self._on_msg)
     self.observe(lambda _: self._request(), names=["selected", "match", "view"])
@@ -112,8 +113,12 @@ class TraceWidget(anywidget.AnyWidget):
     if self._pending is not None: self._pending.result(timeout)
 
   def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-    bundle = super()._repr_mimebundle_(**kwargs)
-    data: dict[str, Any] = bundle[0] if isinstance(bundle, tuple) else bundle  # type: ignore[assignment]
-    data["text/plain"] = self.trace.summary()
-    data["text/html"] = f"<pre class='tgviz-summary'>{html.escape(self.trace.summary())}</pre>"
-    return bundle
+    return text_fallback(super()._repr_mimebundle_(**kwargs), self.trace.summary())
+
+
+def text_fallback(bundle: Any, text: str) -> Any:
+  """A widget's mime bundle with text for where widgets do not render (nbconvert, a terminal): the summary."""
+  data: dict[str, Any] = bundle[0] if isinstance(bundle, tuple) else bundle
+  data["text/plain"] = text
+  data["text/html"] = f"<pre class='tgviz-summary'>{html.escape(text)}</pre>"
+  return bundle

@@ -1,0 +1,117 @@
+// tgviz comparison: two traces' kernels paired in a sortable table; a row opens the two kernels' code as a diff and
+// their landmark graphs side by side. Plain ESM for anywidget (CompareWidget); the HTML comparison page runs the same
+// code on a model that answers from the page's data (open). Messages and state are those of tgviz/compare_view.py.
+import { sortableTable } from "./table.js";
+
+/** @param {string} tag @param {Record<string,string>} [attrs] @param {(Node|string)[]} [kids] */
+function h(tag, attrs = {}, kids = []) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const k of kids) e.append(k);
+  return e;
+}
+
+/** The columns of the pair table: how paired, each side's name, launch, estimates and time. @param {string[]} labels */
+function columns(labels) {
+  const [a, b] = labels;
+  return [
+    { key: "how", label: "paired by", title: "the same AST, the same name, or a kernel only one side has" },
+    { key: "a_name", label: `${a} kernel` }, { key: "b_name", label: `${b} kernel` },
+    { key: "code", label: "code", title: "same code, or the lines the diff adds and removes" },
+    { key: "a_launch", label: `${a} global, local` }, { key: "b_launch", label: `${b} global, local` },
+    { key: "a_flops", label: `${a} FLOPs`, num: true, title: "tinygrad's estimate" }, { key: "b_flops", label: `${b} FLOPs`, num: true },
+    { key: "a_bytes", label: `${a} bytes`, num: true, title: "tinygrad's estimate of the bytes moved" }, { key: "b_bytes", label: `${b} bytes`, num: true },
+    { key: "a_time_us", label: `${a} µs`, num: true, title: "measured device time of its launches" }, { key: "b_time_us", label: `${b} µs`, num: true },
+  ];
+}
+
+/** A unified diff as lines marked added, removed or hunk header. @param {string} diff @param {string|null} only */
+function diffView(diff, only) {
+  const pre = h("pre", { class: "tgviz-diff" });
+  if (only) { pre.append(h("span", { class: "same" }, [`only in ${only}: nothing to diff against`])); return pre; }
+  if (!diff) { pre.append(h("span", { class: "same" }, ["the same code on both sides"])); return pre; }
+  for (const line of diff.split("\n")) {
+    const cls = line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "ctx";
+    pre.append(h("span", { class: cls }, [line + "\n"]));
+  }
+  return pre;
+}
+
+/** One side of a pair: its kernel's head line, landmark graphs and code. @param {any} side @param {string} label */
+function sideView(side, label) {
+  if (!side) return h("div", { class: "tgviz-pair-side missing" }, [h("div", { class: "tgviz-pair-head" }, [`${label}: no such kernel`])]);
+  const el = h("div", { class: "tgviz-pair-side", "data-kernel": side.name }, [h("div", { class: "tgviz-pair-head" }, [`${label}: ${side.head}`])]);
+  for (const g of side.graphs) {
+    const box = h("div", { class: "tgviz-landmark", "data-step": g.step }, [h("div", { class: "tgviz-landmark-name" }, [g.step])]);
+    const pic = h("div", { class: "tgviz-landmark-svg" });
+    pic.innerHTML = g.svg;  // SVG built by tgviz.layout: every text is escaped there
+    box.append(pic);
+    el.append(box);
+  }
+  const code = h("details", { class: "tgviz-pair-code" }, [h("summary", {}, ["code"])]);
+  const body = h("div", { class: "tgviz-code" });
+  body.innerHTML = side.html;  // pygments output: the source is escaped by pygments
+  code.append(body);
+  el.append(code);
+  return el;
+}
+
+/** @param {{ model: any, el: HTMLElement }} ctx */
+function render({ model, el }) {
+  el.classList.add("tgviz");
+  const labels = model.get("labels"), rows = model.get("rows");
+  const root = h("div", { class: "tgviz-root tgviz-compare", tabindex: "0", "data-lm-suppress-shortcuts": "true" });
+  const style = h("style");
+  style.textContent = model.get("code_css");
+  const counts = sortableTable([{ key: "label", label: "side" }, { key: "kernels", label: "kernels", num: true },
+    { key: "steps", label: "steps", num: true }, { key: "matches", label: "matches", num: true },
+    { key: "rewrite_ms", label: "rewrite time (ms)", num: true }], model.get("sides"));
+  counts.classList.add("tgviz-counts");
+  const detail = h("div", { class: "tgviz-pair", hidden: "" });
+  const status = h("div", { class: "tgviz-status", role: "status" });
+  /** @type {HTMLElement|null} */
+  let selected = null;
+  const table = sortableTable(columns(labels), rows, (row, tr) => {
+    selected?.classList.remove("selected");
+    (selected = tr).classList.add("selected");
+    status.textContent = "laying out…";
+    model.send({ type: "pair", index: row.index });
+  });
+  table.classList.add("tgviz-pairs");
+  const steps = sortableTable([{ key: "name", label: "step" }, { key: "a", label: labels[0], num: true }, { key: "b", label: labels[1], num: true },
+    { key: "delta", label: "difference", num: true }], model.get("steps").map((/** @type {any} */ s) => ({ ...s, delta: s.b - s.a })));
+  const stepBox = h("details", { class: "tgviz-steps" }, [h("summary", {}, ["steps whose match counts differ most"]), steps]);
+  const summary = model.get("summary");
+  const line = h("div", { class: "tgviz-summary", title: summary }, [summary.split("\n")[0] +
+    ` · ${rows.filter((/** @type {any} */ r) => !r.how.startsWith("only")).length} paired`]);
+  root.append(style, line, counts, h("div", { class: "tgviz-hint" }, ["kernels (click a header to sort, a row to open the pair):"]),
+              h("div", { class: "tgviz-table-box" }, [table]), status, detail, stepBox);
+  el.append(root);
+
+  model.on("msg:custom", (/** @type {any} */ msg) => {
+    if (msg.type === "error") { status.textContent = msg.message; return; }
+    if (msg.type !== "pair" || !selected || Number(selected.dataset.index) !== msg.index) return;  // stale: another row was opened
+    status.textContent = "";
+    const row = rows[msg.index];
+    detail.replaceChildren(h("div", { class: "tgviz-title" }, [`${row.a_name ?? "–"} ~ ${row.b_name ?? "–"} (${row.how})`]),
+                           diffView(msg.diff, msg.sides[1] ? (msg.sides[0] ? null : labels[1]) : labels[0]), h("div", { class: "tgviz-pair-sides" }, [sideView(msg.sides[0], labels[0]), sideView(msg.sides[1], labels[1])]));
+    detail.hidden = false;
+    detail.dataset.index = String(msg.index);
+  });
+  return () => root.remove();
+}
+
+/** The HTML comparison page: render on a model that holds the state and answers each pair from the page's data.
+ * @param {any} data {state, pairs} @param {HTMLElement} el */
+export function open(data, el) {
+  /** @type {((msg: any) => void)[]} */
+  const handlers = [];
+  const model = {
+    get: (/** @type {string} */ k) => data.state[k],
+    on: (/** @type {string} */ ev, /** @type {(msg: any) => void} */ cb) => { if (ev === "msg:custom") handlers.push(cb); },
+    send: (/** @type {any} */ msg) => setTimeout(() => handlers.forEach((cb) => cb(data.pairs[msg.index])), 0),
+  };
+  render({ model, el });
+}
+
+export default { render };

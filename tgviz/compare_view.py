@@ -1,0 +1,110 @@
+"""What the comparison's frontend (``js/compare.js``) shows, for the CompareWidget and the HTML comparison page.
+
+State: ``summary`` (text), ``labels`` (the two sides' names), ``sides`` (per side: label, kernels, steps, matches,
+rewrite_ms), ``rows`` (the kernel table: pairs, then the kernels only one side has; a row's ``index`` is its position),
+``steps`` (every step name whose match counts differ: a, b; the biggest difference first), ``code_css``. The frontend asks for a row
+with ``{"type": "pair", "index": i}`` and gets a PairMsg: the code diff and, per side, the kernel's landmark graphs as SVG
+and its highlighted code.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal, TypedDict
+
+from tgviz import _tinygrad as tg
+from tgviz import layout as L
+from tgviz.assets import esm, script_safe, styles
+from tgviz.comparison import Comparison, KernelPair
+from tgviz.highlight import code_css, highlight_code
+from tgviz.model import Kernel, Step
+from tgviz.picture import picture
+
+
+class Landmark(TypedDict):
+  step: str
+  svg: str
+
+
+class PairSide(TypedDict):
+  name: str
+  head: str
+  html: str
+  graphs: list[Landmark]
+
+
+class PairMsg(TypedDict):
+  type: Literal["pair"]
+  index: int
+  diff: str
+  sides: list[PairSide | None]
+
+
+def entries(cmp: Comparison) -> list[tuple[Kernel | None, Kernel | None]]:
+  """The kernel table's rows as (kernel of a, kernel of b): pairs, then the kernels only a has, then only b."""
+  return [*((p.a, p.b) for p in cmp.pairs), *((k, None) for k in cmp.only_a), *((None, k) for k in cmp.only_b)]
+
+
+def _launch(k: dict[str, Any], side: str) -> str | None:
+  if k[f"{side}_name"] is None: return None
+  local = k[f"{side}_local_size"]
+  return f"{k[f'{side}_global_size']} {local if local is not None else '–'}"
+
+
+def _code(pair: KernelPair | None) -> str:
+  if pair is None: return "–"
+  return "same" if pair.identical else "+{} −{}".format(*pair.lines_changed)
+
+
+def state(cmp: Comparison) -> dict[str, Any]:
+  """The frontend's state of a comparison (see the module's docstring)."""
+  rows = cmp.kernel_table()
+  pairs: list[KernelPair | None] = [*cmp.pairs, *[None] * (len(rows) - len(cmp.pairs))]
+  for i, (row, pair) in enumerate(zip(rows, pairs, strict=True)):
+    row.update(index=i, code=_code(pair), a_launch=_launch(row, "a"), b_launch=_launch(row, "b"))
+  sides = [{"label": label, "kernels": c.kernels, "steps": c.steps, "matches": c.matches, "rewrite_ms": round(c.rewrite_time * 1e3, 2)}
+           for label, c in zip(cmp.labels, cmp.counts, strict=True)]
+  return {"summary": cmp.summary(), "labels": list(cmp.labels), "sides": sides, "rows": rows, "code_css": code_css(),
+          "steps": [{"name": d.name, "a": d.a, "b": d.b} for d in cmp.step_deltas]}
+
+
+def _side(k: Kernel | None, max_nodes: int) -> PairSide | None:
+  if k is None: return None
+  steps: dict[str, Step] = {}
+  for s in k.group.steps: steps.setdefault(s.name, s)
+  graphs = [Landmark(step=n, svg=picture(steps[n], side="before", max_nodes=max_nodes).svg) for n in tg.KERNEL_LANDMARKS if n in steps]
+  head = f"{k.name} · {k.device} ({k.renderer}) · global {list(k.global_size)} · local {list(k.local_size) if k.local_size else '–'}"
+  return PairSide(name=k.name, head=head, html=highlight_code(k.source, k.renderer) if k.source else "", graphs=graphs)
+
+
+def pair_message(cmp: Comparison, index: int, max_nodes: int = L.DEFAULT_MAX_NODES) -> PairMsg:
+  """Row index of the kernel table opened: the code diff, and per side the kernel's landmark graphs and code (IndexError
+  for a row the table does not have)."""
+  a, b = entries(cmp)[index]
+  diff = cmp.pairs[index].code_diff if a is not None and b is not None else ""
+  return PairMsg(type="pair", index=index, diff=diff, sides=[_side(a, max_nodes), _side(b, max_nodes)])
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{{margin:16px;font-family:system-ui,sans-serif}} h1{{font-size:18px}} {css}</style></head>
+<body><h1>{title}</h1><div id="tgviz"></div>
+<script type="application/json" id="tgviz-compare">{data}</script>
+<script type="module">
+const mod = await import(URL.createObjectURL(new Blob([{module}], {{type: "text/javascript"}})));
+mod.open(JSON.parse(document.getElementById("tgviz-compare").textContent), document.getElementById("tgviz"));
+</script></body></html>
+"""
+
+
+def write_comparison(cmp: Comparison, path: str | Path, title: str = "tgviz comparison", max_nodes: int = L.DEFAULT_MAX_NODES) -> Path:
+  """Write the self-contained HTML page of a comparison (no server, kernel or network): the state and every pair's
+  message, and the frontend. Returns the path."""
+  out = Path(path)
+  out.parent.mkdir(parents=True, exist_ok=True)
+  data = {"state": state(cmp), "pairs": [pair_message(cmp, i, max_nodes) for i in range(len(entries(cmp)))]}
+  css = styles("widget.css", "table.css", "compare.css")
+  out.write_text(_PAGE.format(title=L.text(title), css=css, data=script_safe(json.dumps(data, separators=(",", ":"))),
+                              module=script_safe(json.dumps(esm("compare.js")))), encoding="utf-8")
+  return out
