@@ -404,7 +404,6 @@ function render({ model, el }) {
   ui.exportBtn.addEventListener("click", () => { ui.status.textContent = "exporting…"; model.send({ type: "export" }); });
   ui.filter.addEventListener("input", buildTree);
   ui.hideEmpty.addEventListener("change", buildTree);
-  ui.filter.addEventListener("keydown", (ev) => ev.stopPropagation());
 
   // keyboard, only while the widget has focus: up/down steps, left/right matches, Home/End first/last match,
   // f fit, 1 one-to-one, z zoom to the change, / the filter
@@ -413,7 +412,9 @@ function render({ model, el }) {
   const keys = { ArrowUp: () => moveStep(-1), ArrowDown: () => moveStep(1), ArrowLeft: () => stepMatch(-1), ArrowRight: () => stepMatch(1),
                  Home: () => { if (lastMatch() >= 0) setMatch(0); }, End: () => { if (lastMatch() >= 0) setMatch(lastMatch()); },
                  f: view.fit, 1: view.oneToOne, z: view.toChange, "/": () => ui.filter.focus() };
-  ui.root.addEventListener("keydown", (ev) => {
+  // heard on the window before anything else (Notebook 7 takes the arrow keys on the document, before they reach here)
+  const onKey = (/** @type {KeyboardEvent} */ ev) => {
+    if (!ui.root.contains(/** @type {Node} */ (ev.target))) return;
     if (ev.key === "Escape") { ui.root.blur(); return; }  // back to the notebook
     if (ev.ctrlKey || ev.metaKey || ev.altKey || (ev.shiftKey && ev.key === "Enter")) return;  // the notebook's: run, save, ...
     ev.stopPropagation();  // no other key leaks into the notebook (a, b, m, d d ... would edit cells)
@@ -421,13 +422,14 @@ function render({ model, el }) {
     if (!fn) return;
     ev.preventDefault();
     fn();
-  });
+  };
+  window.addEventListener("keydown", onKey, true);
   ui.root.addEventListener("pointerdown", (ev) => { if (ev.target !== ui.filter) ui.root.focus({ preventScroll: true }); });
 
   model.on("change:selected", markSelected);
   buildTree();
   model.send({ type: "ready" });
-  return () => ui.root.remove();
+  return () => { window.removeEventListener("keydown", onKey, true); ui.root.remove(); };
 }
 
 export default { render };

@@ -11,7 +11,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-ARTIFACTS = Path(os.environ.get("TGVIZ_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
+REPO = Path(__file__).resolve().parents[2]
+LAB_SETTINGS = REPO / "jupyter-config" / "lab" / "settings" / "overrides.d" / "tgviz.json"
+ARTIFACTS = Path(os.environ.get("TGVIZ_ARTIFACTS", REPO / "test-artifacts"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
@@ -34,20 +36,27 @@ def chromium():
     b.close()
 
 
+def _settings(root: Path) -> Path:
+  """The server's application settings: no news/update popups over the notebook, and the settings defaults tgviz ships
+  (pip puts them in share/jupyter/lab/settings/overrides.d/; the tests' server reads its own folder instead)."""
+  settings = root / "settings"
+  (settings / "overrides.d").mkdir(parents=True)
+  (settings / "overrides.json").write_text('{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}')
+  shutil.copy(LAB_SETTINGS, settings / "overrides.d" / LAB_SETTINGS.name)
+  return settings
+
+
 @contextlib.contextmanager
-def jupyterlab(root: Path):
-  """A JupyterLab server on loopback, rooted in root; yields (base url, token, root)."""
+def _server(module: str, app: str, root: Path):
+  """A Jupyter server application (python -m module) on loopback, rooted in root; yields (base url, token, root)."""
   port, token = _free_port(), "tgviz-test-token"
-  settings = root / "settings" / "overrides.json"
-  settings.parent.mkdir()
-  # no news/update popups over the notebook
-  settings.write_text('{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}')
+  settings = _settings(root)
   env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / "user-settings")}
-  proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+  proc = subprocess.Popen([sys.executable, "-m", module, "--no-browser", f"--port={port}", "--ip=127.0.0.1",
                            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
                            "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root",
-                           "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: tests switch the theme with it
-                           f"--LabServerApp.app_settings_dir={root / 'settings'}"],
+                           f"--{app}.expose_app_in_browser=True",  # window.jupyterapp: tests switch the theme with it
+                           f"--LabServerApp.app_settings_dir={settings}"],
                           cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
   url = f"http://127.0.0.1:{port}"
   deadline = time.time() + 90
@@ -58,12 +67,22 @@ def jupyterlab(root: Path):
     except OSError:
       if proc.poll() is not None: raise RuntimeError(proc.stdout.read().decode()) from None
       time.sleep(0.5)
-  else: raise RuntimeError("JupyterLab did not start in 90 s")
+  else: raise RuntimeError(f"{module} did not start in 90 s")
   try: yield url, token, root
   finally:
     proc.terminate()
     try: proc.wait(10)
     except subprocess.TimeoutExpired: proc.kill()
+
+
+def jupyterlab(root: Path):
+  """A JupyterLab server on loopback, rooted in root; yields (base url, token, root)."""
+  return _server("jupyterlab", "LabApp", root)
+
+
+def notebook7(root: Path):
+  """A Jupyter Notebook 7 server on loopback, rooted in root; yields (base url, token, root)."""
+  return _server("notebook", "JupyterNotebookApp", root)
 
 
 def notebook(*cells: str) -> str:
@@ -79,11 +98,39 @@ def run_all(page, count: int) -> None:
   nb = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
   page.locator(f"{nb} .jp-Cell").first.wait_for(timeout=60_000)
   page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
-  for sel in ("button:has-text('No')", ".jp-Notification-Toast-Close"):  # news / update popups
+  for sel in ("button:text-is('No')", ".jp-Notification-Toast-Close"):  # news / update popups
     for b in page.locator(sel).all():
       try: b.click(timeout=500)
       except Exception: pass
   page.locator(f"{nb} .jp-Cell .jp-InputArea-editor").first.click()
-  for _ in range(count):
+  page.wait_for_selector(f"{nb}.jp-mod-editMode", timeout=30_000)
+  for i in range(count):  # each cell queued or run ("[*]" or "[n]") before the next Shift+Enter
     page.keyboard.press("Shift+Enter")
-    page.wait_for_timeout(300)
+    page.wait_for_function(f"(document.querySelectorAll('{nb} .jp-Cell .jp-InputPrompt')[{i}]?.textContent || '').match(/\\[[*0-9]/)",
+                           timeout=30_000)
+
+
+TUTORIAL = """%%tgviz
+from tinygrad import Tensor
+x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
+weight = Tensor.ones(1, 1, 2, 2).realize()
+result = x.conv2d(weight)
+print(result.tolist())"""
+
+
+LABEL_PX = """() => { const t = document.querySelector('.tgviz-stage svg g.side g.node text tspan');
+  return parseFloat(getComputedStyle(t).fontSize) * t.getBoundingClientRect().height / t.getBBox().height; }"""
+CHANGED_IN_VIEW = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const marked = [...document.querySelectorAll('.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, '
+                                               + '.tgviz-stage g.side g.node.changed')];
+  return marked.length > 0 && marked.some((n) => { const r = n.getBoundingClientRect();
+    return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; }); }"""
+
+
+def label_px(page) -> float:
+  """The on-screen size of a node label: its font size times the SVG's scale, in CSS px."""
+  return page.evaluate(LABEL_PX)
+
+
+def changed_in_view(page) -> bool:
+  return page.evaluate(CHANGED_IN_VIEW)

@@ -2,32 +2,7 @@
 import re
 
 import pytest
-from harness import ARTIFACTS, notebook, run_all
-
-TUTORIAL = """%%tgviz
-from tinygrad import Tensor
-x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
-weight = Tensor.ones(1, 1, 2, 2).realize()
-result = x.conv2d(weight)
-print(result.tolist())"""
-
-
-LABEL_PX = """() => { const t = document.querySelector('.tgviz-stage svg g.side g.node text tspan');
-  return parseFloat(getComputedStyle(t).fontSize) * t.getBoundingClientRect().height / t.getBBox().height; }"""
-CHANGED_IN_VIEW = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
-  const marked = [...document.querySelectorAll('.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, '
-                                               + '.tgviz-stage g.side g.node.changed')];
-  return marked.length > 0 && marked.some((n) => { const r = n.getBoundingClientRect();
-    return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; }); }"""
-
-
-def label_px(page) -> float:
-  """The on-screen size of a node label: its font size times the SVG's scale, in CSS px."""
-  return page.evaluate(LABEL_PX)
-
-
-def changed_in_view(page) -> bool:
-  return page.evaluate(CHANGED_IN_VIEW)
+from harness import ARTIFACTS, TUTORIAL, changed_in_view, label_px, notebook, run_all
 
 
 @pytest.fixture
