@@ -63,6 +63,7 @@ function buildDom() {
     exportBtn: h("button", { class: "tgviz-export", title: "save the current view as SVG" }, ["Export SVG"]),
     status: h("div", { class: "tgviz-status", role: "status" }),
     banner: h("div", { class: "tgviz-banner" }),
+    staticNote: h("div", { class: "tgviz-static-note", hidden: "" }, ["static picture — run the cell again to explore"]),
     canvas: h("div", { class: "tgviz-canvas" }),
     stage: h("div", { class: "tgviz-stage" }),
     matchBox: h("div", { class: "tgviz-matchinfo" }),
@@ -77,13 +78,14 @@ function buildDom() {
                                                       ui.busiest]), ui.tree]);
   const centre = h("div", { class: "tgviz-centre" }, [
     ui.title, h("div", { class: "tgviz-controls" }, [ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one, ui.zoomChange, ui.full, ui.exportBtn]),
-    ui.banner, ui.canvas, ui.matchBox, ui.nodePanel, ui.status]);
+    ui.staticNote, ui.banner, ui.canvas, ui.matchBox, ui.nodePanel, ui.status]);
   const right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.code, ui.stack]);
   ui.main = h("div", { class: "tgviz-main" }, [left, centre, right]);
   ui.root.append(ui.style, ui.summary, ui.errorBox, ui.main);
   return ui;
 }
 
+const STATIC_AFTER_MS = 3000;  // no word from the kernel this long after asking: a saved notebook without its kernel
 const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
 
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
@@ -319,6 +321,11 @@ function render({ model, el }) {
     if (!sameSelection(msg, selection())) return;  // stale: a newer selection was made
     ui.canvas.classList.remove("busy");
     if (shown && sameSelection(msg, shown)) return;
+    draw(msg);
+  }
+
+  /** @param {PictureMsg} msg */
+  function draw(msg) {
     const group = steps.get(msg.step)?.group ?? null;
     const sameStep = shown !== null && shown.step === msg.step && ui.stage.querySelector("svg");
     shown = { step: msg.step, match: msg.match, view: msg.view };
@@ -373,7 +380,22 @@ function render({ model, el }) {
 
   function buildTree() { rows = renderTree(ui, groups, select); markSelected(); }
 
+  // a saved notebook reopened: the models come back from the notebook's widget state, but no kernel answers. Then the
+  // picture saved with it (the selected step, as last shown) stays, with a note.
+  /** @type {PictureMsg|undefined} */
+  const kept = model.get("snapshot");
+  if (kept?.svg) cache.put(kept);  // on first display too: the picture at once, before the kernel's answer
+  let heard = false;
+  function noKernel() {
+    if (heard) return;
+    ui.staticNote.hidden = false;
+    if (!kept?.step) return;
+    draw(kept);
+    shown = null;  // a picture the kernel sends later is drawn over it
+  }
+
   model.on("msg:custom", (/** @type {any} */ msg) => {
+    if (!heard) { heard = true; ui.staticNote.hidden = true; }
     if (msg.type === "busy") {
       if (shown && sameSelection(msg, shown)) return;  // already shown from the cache
       ui.canvas.classList.add("busy"); ui.status.textContent = "laying out…";
@@ -428,8 +450,10 @@ function render({ model, el }) {
 
   model.on("change:selected", markSelected);
   buildTree();
+  showCached();
   model.send({ type: "ready" });
-  return () => { window.removeEventListener("keydown", onKey, true); ui.root.remove(); };
+  const waiting = model.get("selected") ? setTimeout(noKernel, STATIC_AFTER_MS) : undefined;
+  return () => { clearTimeout(waiting); window.removeEventListener("keydown", onKey, true); ui.root.remove(); };
 }
 
 export default { render };

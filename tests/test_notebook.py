@@ -9,6 +9,7 @@ from tinygrad import Tensor
 
 import tgviz
 from tgviz import layout as L
+from tgviz import protocol as P
 from tgviz.protocol import step_key, step_of
 from tgviz.widget import TraceWidget
 
@@ -126,9 +127,28 @@ def test_widget_export_message_writes_svg(tutorial_trace, recording_comm, tmp_pa
 
 
 def test_widget_static_fallback(tutorial_trace, recording_comm):
-  data, _ = TraceWidget(tutorial_trace)._repr_mimebundle_()
+  w = TraceWidget(tutorial_trace)
+  data, _ = w._repr_mimebundle_()
   assert "r_2_2_2_2" in data["text/plain"] and "<pre" in data["text/html"]
   assert "application/vnd.jupyter.widget-view+json" in data
+  # the picture kept for saved notebooks and frontends without widgets: the selected step, whole
+  snap = w.snapshot
+  assert (snap["step"], snap["match"]) == (w.selected, None) and snap["svg"].startswith("<svg") and snap["svg"] in data["text/html"]
+  w.match = 1
+  w.wait()
+  assert w.snapshot == snap  # a match does not replace it; another step does
+  with w.hold_trait_notifications():
+    w.selected, w.match = next(k for g in w.tree for k in (s["key"] for s in g["steps"]) if k != snap["step"]), None
+  w.wait()
+  assert w.snapshot["step"] == w.selected and w.snapshot["svg"].startswith("<svg")
+
+
+def test_snapshot_is_kept_small(tutorial_trace):
+  msg = P.picture_message(tutorial_trace, P.first_selection(tutorial_trace))
+  assert P.snapshot(msg) == msg
+  small = P.snapshot(msg, limit=100)
+  assert small["svg"] == "" and small["kernel"]["html"] == "" and "too big to keep" in small["message"]
+  assert small["info"] == msg["info"] and small["kernel"]["name"] == msg["kernel"]["name"]
 
 
 def test_widget_shows_an_error_when_the_engine_crashes(recording_comm, tmp_path):

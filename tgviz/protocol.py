@@ -4,7 +4,8 @@ The live widget and the HTML report send exactly these. Keys are issued here and
 named by its ``StepKey``; a picture by (step key, match, view), where match ``None`` (JSON ``null``) is the whole step.
 
 Synced state (widget traits; the report's stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected``
-(a StepKey, "" for none), ``match`` (int or None), ``view`` (a View), ``code_css``, ``summary``, ``error``.
+(a StepKey, "" for none), ``match`` (int or None), ``view`` (a View), ``code_css``, ``summary``, ``error``, and
+``snapshot``: the PictureMsg of the selected step (whole), kept small, that a saved notebook shows when no kernel answers.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from tgviz.picture import picture
 StepKey = str
 View = Literal["auto", "full"]
 UOP_DIFF_LINES = 80
+SNAPSHOT_CHARS = 300_000  # a saved notebook keeps at most this much picture (SVG and code) per widget
 
 
 # *** state ***
@@ -245,6 +247,17 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
   return PictureMsg(type="picture", step=key, match=match, view=view, svg=pic.svg, partial=pic.partial,
                     message=pic.message, shown=pic.shown, total=pic.total, info=step_info(s),
                     match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group))
+
+
+def snapshot(msg: PictureMsg, limit: int = SNAPSHOT_CHARS) -> PictureMsg:
+  """The picture a saved notebook keeps: the message as it is, or, past limit characters of SVG and code, without them
+  and saying so."""
+  code = msg["kernel"]["html"] if msg["kernel"] else ""
+  size = len(msg["svg"]) + len(code)
+  if size <= limit: return msg
+  kernel = KernelInfo(**{**msg["kernel"], "html": "", "source": ""}) if msg["kernel"] else None
+  return PictureMsg(**{**msg, "svg": "", "kernel": kernel,
+                       "message": f"this picture ({size // 1000} kB) is too big to keep in the notebook"})
 
 
 def node_message(trace: Trace, key: StepKey, match: int | None, node: str) -> NodeMsg:

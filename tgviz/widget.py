@@ -23,6 +23,7 @@ from tgviz.model import Trace
 from tgviz.picture import export_svg
 
 DEFAULT_EXPORT_DIR = "tgviz-svg"
+SNAPSHOT_WAIT = 5.0  # seconds the output waits for the first picture, to keep it for frontends without widgets
 Selection = tuple[P.StepKey, int | None, P.View]
 
 
@@ -41,6 +42,7 @@ class TraceWidget(anywidget.AnyWidget):
   summary = t.Unicode("").tag(sync=True)
   error = t.Unicode("").tag(sync=True)
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
+  snapshot = t.Dict().tag(sync=True)                       # a protocol.PictureMsg: what a saved notebook shows
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
                export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, **kwargs: Any):
@@ -81,7 +83,9 @@ class TraceWidget(anywidget.AnyWidget):
     except L.LayoutCancelled: return
     except Exception as e: msg = P.error_message(f"{type(e).__name__}: {e}", traceback.format_exc())
     with self._lock:
-      if key == self._latest: self.send(msg)  # a newer selection supersedes this one
+      if key != self._latest: return  # a newer selection supersedes this one
+      self.send(msg)
+      if msg["type"] == "picture" and msg["match"] is None: self.snapshot = cast(dict, P.snapshot(msg))
 
   def _on_msg(self, _widget: Any, content: dict, _buffers: list) -> None:
     if content.get("type") == "ready": self._request()
@@ -101,8 +105,11 @@ class TraceWidget(anywidget.AnyWidget):
     if self._pending is not None: self._pending.result(timeout)
 
   def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+    """The widget, and for frontends without widgets (nbconvert, GitHub) the summary and the first picture."""
     bundle = super()._repr_mimebundle_(**kwargs)
     data: dict[str, Any] = bundle[0] if isinstance(bundle, tuple) else bundle  # type: ignore[assignment]
+    try: self.wait(SNAPSHOT_WAIT)
+    except TimeoutError: pass
     data["text/plain"] = self.trace.summary()
-    data["text/html"] = f"<pre class='tgviz-summary'>{html.escape(self.trace.summary())}</pre>"
+    data["text/html"] = f"<pre class='tgviz-summary'>{html.escape(self.trace.summary())}</pre>{self.snapshot.get('svg', '')}"
     return bundle
