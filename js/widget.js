@@ -6,7 +6,7 @@
 /** @typedef {{index:number,name:string,kind:string,matches:number,kernel:string|null,steps:TreeStep[]}} TreeGroup */
 /** @typedef {{step:string,match:number|null,view:string}} Selection */
 /** @typedef {Selection & {type:"picture",svg:string,partial:boolean,message:string|null,shown:number,total:number,
- *   info:any,match_info:any,kernel:any}} PictureMsg */
+ *   info:any,match_info:any,kernel:any,produced?:{name:string,group:number,step:string}[]}} PictureMsg */
 
 /** @param {string} tag @param {Record<string,string>} [attrs] @param {(Node|string)[]} [kids] */
 function h(tag, attrs = {}, kids = []) {
@@ -61,6 +61,10 @@ function buildDom() {
     zoomChange: h("button", { class: "tgviz-zoom-change", title: "zoom to what changed (z)" }, ["zoom to change"]),
     full: h("button", { class: "tgviz-full", title: "lay out the whole graph (may be slow)" }, ["full graph"]),
     exportBtn: h("button", { class: "tgviz-export", title: "save the current view as SVG" }, ["Export SVG"]),
+    toggleTree: h("button", { class: "tgviz-toggle-tree", title: "hide or show the step tree" }),
+    toggleCode: h("button", { class: "tgviz-toggle-code", title: "hide or show the code panel" }),
+    dragTree: h("div", { class: "tgviz-handle tgviz-handle-tree", title: "drag to resize the step tree" }),
+    dragCode: h("div", { class: "tgviz-handle tgviz-handle-code", title: "drag to resize the code panel" }),
     status: h("div", { class: "tgviz-status", role: "status" }),
     banner: h("div", { class: "tgviz-banner" }),
     staticNote: h("div", { class: "tgviz-static-note", hidden: "" }, ["static picture — run the cell again to explore"]),
@@ -73,20 +77,61 @@ function buildDom() {
     stack: h("details", { class: "tgviz-stack" }),
   };
   ui.canvas.append(ui.stage, h("div", { class: "tgviz-spinner" }, ["laying out…"]));
-  const left = h("div", { class: "tgviz-left" }, [
+  const left = ui.left = h("div", { class: "tgviz-left" }, [
     ui.filter, h("div", { class: "tgviz-tree-tools" }, [h("label", { class: "tgviz-hide-label" }, [ui.hideEmpty, " hide steps without matches"]),
                                                       ui.busiest]), ui.tree]);
   const centre = h("div", { class: "tgviz-centre" }, [
-    ui.title, h("div", { class: "tgviz-controls" }, [ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one, ui.zoomChange, ui.full, ui.exportBtn]),
+    ui.title, h("div", { class: "tgviz-controls" }, [ui.toggleTree, ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one,
+                                                      ui.zoomChange, ui.full, ui.exportBtn, ui.toggleCode]),
     ui.staticNote, ui.banner, ui.canvas, ui.matchBox, ui.nodePanel, ui.status]);
-  const right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.code, ui.stack]);
-  ui.main = h("div", { class: "tgviz-main" }, [left, centre, right]);
+  const right = ui.right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.code, ui.stack]);
+  ui.main = h("div", { class: "tgviz-main" }, [left, ui.dragTree, centre, ui.dragCode, right]);
   ui.root.append(ui.style, ui.summary, ui.errorBox, ui.main);
-  return ui;
+  return /** @type {typeof ui & {left: HTMLElement, right: HTMLElement, main: HTMLElement}} */ (ui);
 }
 
 const STATIC_AFTER_MS = 3000;  // no word from the kernel this long after asking: a saved notebook without its kernel
 const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
+
+/** The side panels: widths dragged on their handles, hidden and shown with their buttons; kept for the browser session. */
+function sidePanels(/** @type {ReturnType<typeof buildDom>} */ ui) {
+  /** @type {{tree: number|null, code: number|null, treeHidden: boolean, codeHidden: boolean}} */
+  const st = { tree: null, code: null, treeHidden: false, codeHidden: false, ...JSON.parse(sessionStorage.getItem("tgviz-panels") || "{}") };
+  function apply() {
+    const col = (/** @type {number|null} */ w, /** @type {boolean} */ hidden, /** @type {string} */ auto) => (hidden ? "0px" : w ? `${w}px` : auto);
+    ui.main.style.gridTemplateColumns = `${col(st.tree, st.treeHidden, "minmax(180px, 22%)")} 5px minmax(0, 1fr) 5px ${col(st.code, st.codeHidden, "minmax(200px, 28%)")}`;
+    ui.left.classList.toggle("collapsed", st.treeHidden);
+    ui.right.classList.toggle("collapsed", st.codeHidden);
+    ui.dragTree.classList.toggle("collapsed", st.treeHidden);
+    ui.dragCode.classList.toggle("collapsed", st.codeHidden);
+    ui.toggleTree.textContent = st.treeHidden ? "▸ tree" : "◂ tree";
+    ui.toggleCode.textContent = st.codeHidden ? "code ◂" : "code ▸";
+    ui.toggleTree.setAttribute("aria-pressed", String(!st.treeHidden));
+    ui.toggleCode.setAttribute("aria-pressed", String(!st.codeHidden));
+    sessionStorage.setItem("tgviz-panels", JSON.stringify(st));
+  }
+  /** @param {HTMLElement} handle @param {HTMLElement} panel @param {"tree"|"code"} which @param {number} dir +1: dragging right widens */
+  function drag(handle, panel, which, dir) {
+    handle.addEventListener("pointerdown", (ev) => {
+      ev.preventDefault();
+      ev.stopPropagation();
+      handle.setPointerCapture(ev.pointerId);
+      const x0 = ev.clientX, w0 = panel.getBoundingClientRect().width;
+      const move = (/** @type {PointerEvent} */ e) => {
+        st[which] = Math.round(Math.max(120, Math.min(ui.main.clientWidth * 0.6, w0 + dir * (e.clientX - x0))));
+        apply();
+      };
+      const up = () => { handle.removeEventListener("pointermove", move); handle.removeEventListener("pointerup", up); };
+      handle.addEventListener("pointermove", move);
+      handle.addEventListener("pointerup", up);
+    });
+  }
+  drag(ui.dragTree, ui.left, "tree", 1);
+  drag(ui.dragCode, ui.right, "code", -1);
+  ui.toggleTree.addEventListener("click", () => { st.treeHidden = !st.treeHidden; apply(); });
+  ui.toggleCode.addEventListener("click", () => { st.codeHidden = !st.codeHidden; apply(); });
+  apply();
+}
 
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
 function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
@@ -204,8 +249,9 @@ function renderTree(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {Tr
   return rows;
 }
 
-/** The step, match and kernel panels around a picture. */
-function showDetails(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {PictureMsg} */ msg, kernelChanged = true) {
+/** The step, match and kernel panels around a picture; go(key) selects a step (a schedule's kernels link to theirs). */
+function showDetails(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {PictureMsg} */ msg, kernelChanged,
+                     /** @type {(key: string) => void} */ go) {
   const info = msg.info;
   ui.title.textContent = `${info.title}  (${info.where}, ${info.matches} matches)`;
   ui.slider.max = String(info.matches);
@@ -230,6 +276,14 @@ function showDetails(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {P
   ui.codeHead.textContent = k ? `${k.name} · ${k.device} (${k.renderer}) · global ${JSON.stringify(k.global_size)} · local ${JSON.stringify(k.local_size)}`
                               : `${info.group}: no device code (${info.kind})`;
   ui.code.innerHTML = k ? k.html : "";  // pygments output: the source is escaped by pygments
+  const produced = msg.produced || [];
+  if (k || info.kind !== "schedule") return;
+  ui.codeHead.textContent = `${info.group}: ${produced.length} kernel${produced.length === 1 ? "" : "s"} compiled after this schedule`;
+  ui.code.append(h("div", { class: "tgviz-produced" }, produced.length ? produced.map((p) => {
+    const a = h("button", { class: "tgviz-link", "data-step": p.step, title: "open this kernel's steps" }, [p.name]);
+    a.addEventListener("click", () => go(p.step));
+    return h("div", {}, [a]);
+  }) : ["none (kernels compiled before are reused)"]));
 }
 
 /** Mark a node on both sides, its inputs and its users (from the SVG's edges). @param {HTMLElement} stage @param {string|null} key */
@@ -279,6 +333,7 @@ function render({ model, el }) {
   ui.summary.title = summary;
   ui.errorBox.textContent = model.get("error");
   ui.errorBox.hidden = !model.get("error");
+  sidePanels(ui);
   const view = panZoom(ui);
   /** @type {TreeGroup[]} */
   const groups = model.get("tree");
@@ -334,7 +389,7 @@ function render({ model, el }) {
     ui.stage.dataset.match = msg.match === null ? "" : String(msg.match);
     if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
     if (picked && ui.stage.querySelector(`g.node[data-node="${CSS.escape(picked)}"]`)) pick(picked); else pick(null);
-    showDetails(ui, msg, group !== shownGroup);
+    showDetails(ui, msg, group !== shownGroup, select);
     shownGroup = group;
     markSelected();
   }

@@ -1,5 +1,7 @@
 """The %%tgviz magic through a real IPython shell, and the widget's message contract through a recording comm."""
+import html
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import comm
@@ -178,3 +180,23 @@ def test_error_traceback_once_from_the_users_frames(ip, recording_comm, capsys, 
   assert "magic.py" not in out and "api.py" not in out  # starts at the user's frames, not tgviz's
   assert isinstance(shown[0], TraceWidget)  # the widget says it stopped and points below, no second traceback
   assert shown[0].error == "stopped by ValueError: boom twice?: its traceback follows below"
+
+
+def test_code_lines_and_a_schedules_kernels(tutorial_trace):
+  """The code panel's HTML: one element per source line with its number (data-line, from 1), the text unchanged; a
+  schedule step's panel lists the kernels compiled after it, each with the step to open."""
+  k = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  code = P.kernel_info(k.group)["html"]
+  lines = re.findall(r'<span class="tgviz-line" data-line="(\d+)">(.*?)</span>(?=<span class="tgviz-line"|</pre>)', code)
+  assert [int(n) for n, _ in lines] == list(range(1, len(k.source.splitlines()) + 1))
+  assert [html.unescape(re.sub("<[^>]+>", "", text)) for _, text in lines] == k.source.splitlines()
+  sched = next(g for g in tutorial_trace.groups if g.kind == "schedule" and g.name.startswith("Schedule") and
+               tutorial_trace.groups[g.index + 1].kernel is k.group.kernel)
+  produced = P.produced_kernels(tutorial_trace, sched)
+  assert [p["name"] for p in produced] == ["r_2_2_2_2"]
+  assert P.step_of(tutorial_trace, produced[0]["step"]).name == "View Base AST" and produced[0]["group"] == k.group.index
+  callify = tutorial_trace.groups[sched.index - 1]
+  assert callify.kind == "schedule" and P.produced_kernels(tutorial_trace, callify) == produced  # Callify, then Schedule
+  assert P.produced_kernels(tutorial_trace, k.group) == []
+  pic = P.picture_message(tutorial_trace, P.step_key(sched.steps[0]))
+  assert pic["kernel"] is None and pic["produced"] == produced

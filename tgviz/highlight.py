@@ -22,5 +22,11 @@ def code_css() -> str:
 
 @lru_cache(maxsize=256)
 def highlight_code(source: str, renderer: str) -> str:
-  """Generated device code as highlighted HTML (pygments escapes the text); renderer is the renderer's class name."""
-  return highlight(source, get_lexer_by_name(tg.lexer_name(renderer)), HtmlFormatter(nowrap=False))
+  """Generated device code as highlighted HTML (pygments escapes the text); renderer is the renderer's class name. Each
+  source line is its own element, ``<span class="tgviz-line" data-line="N">`` (N from 1), whose number the stylesheet
+  shows in the margin (not part of the text, so copying takes the code alone)."""
+  body = highlight(source, get_lexer_by_name(tg.lexer_name(renderer)), HtmlFormatter(nowrap=True))
+  lines = body.split("\n")
+  if lines and lines[-1] == "": lines.pop()  # pygments ends the text with a newline
+  numbered = "".join(f'<span class="tgviz-line" data-line="{i}">{ln}</span>' for i, ln in enumerate(lines, 1))
+  return f'<div class="highlight" style="--tg-ln: {len(str(len(lines)))}ch"><pre>{numbered}</pre></div>'

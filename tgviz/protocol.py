@@ -91,6 +91,13 @@ class KernelInfo(TypedDict):
   source: str
 
 
+class ProducedKernel(TypedDict):
+  """A kernel compiled after a schedule: its name, its group and the step to open it on."""
+  name: str
+  group: int
+  step: StepKey
+
+
 class PictureMsg(TypedDict):
   """The picture of one selection, with what the panels around it show."""
   type: Literal["picture"]
@@ -105,6 +112,7 @@ class PictureMsg(TypedDict):
   info: StepInfo
   match_info: MatchInfo | None
   kernel: KernelInfo | None
+  produced: list[ProducedKernel]
 
 
 class ErrorMsg(TypedDict, total=False):
@@ -210,6 +218,21 @@ def kernel_info(group: Group) -> KernelInfo | None:
                     html=highlight_code(k.source, k.renderer) if k.source else "", source=k.source)
 
 
+def produced_kernels(trace: Trace, group: Group) -> list[ProducedKernel]:
+  """For a schedule group, the kernels compiled after it, up to the next schedule (tinygrad schedules in two groups,
+  Callify then Schedule, so the schedule group right after this one does not end the list); [] for other groups."""
+  if group.kind != "schedule": return []
+  out: list[ProducedKernel] = []
+  for g in trace.groups[group.index + 1:]:
+    if g.kind == "schedule":
+      if g.index == group.index + 1: continue
+      break
+    if g.kind == "kernel" and g.steps:
+      s = next((s for s in g.steps if s.name == tg.LANDMARKS[0]), g.steps[0])
+      out.append(ProducedKernel(name=g.kernel.name if g.kernel else g.name, group=g.index, step=step_key(s)))
+  return out
+
+
 def match_info(step: Step, match: int, diff: bool = True) -> MatchInfo:
   """The pattern that fired at a match, where it is defined, its time, and (if diff) the matched and replacing UOps as
   a text diff (costly on big graphs: the HTML report leaves it out)."""
@@ -246,7 +269,8 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
   pic = picture(s, side=sides(s), match=match, max_nodes=max_nodes, view=view)
   return PictureMsg(type="picture", step=key, match=match, view=view, svg=pic.svg, partial=pic.partial,
                     message=pic.message, shown=pic.shown, total=pic.total, info=step_info(s),
-                    match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group))
+                    match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group),
+                    produced=produced_kernels(trace, s.group))
 
 
 def snapshot(msg: PictureMsg, limit: int = SNAPSHOT_CHARS) -> PictureMsg:

@@ -97,8 +97,8 @@ def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callab
     _chunk(f, "state", {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
                         "code_css": code_css(), "summary": trace.summary(), "error": trace.traceback or "",
                         "config": config(max_nodes)})
-    for g in trace.groups:  # what every step of a group shows alike: its call stack and its kernel's code
-      if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g)})
+    for g in trace.groups:  # what every step of a group shows alike: its call stack, its kernel's code, a schedule's kernels
+      if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(trace, g)})
     drawn: dict = {}  # nodes live on from step to step: each is labelled once
     table, base, used = tg.NodeTable(drawn), None, 0
     for i, s in enumerate(steps):

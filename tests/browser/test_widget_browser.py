@@ -168,3 +168,23 @@ def test_saved_notebook_shows_a_static_picture(lab, page):
   assert "__kernel" in page.locator(".tgviz-code").inner_text()
   assert "Error displaying widget" not in page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").inner_text()
   page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "widget-saved.png"))
+
+
+def test_code_lines_and_a_schedules_kernels(lab, page):
+  url, token, root = lab
+  (root / "code.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
+  page.goto(f"{url}/lab/workspaces/code/tree/code.ipynb?token={token}&reset")
+  run_all(page, 2)
+  page.wait_for_function("document.querySelector('.tgviz-code')?.innerText.includes('__kernel')", timeout=120_000)
+  first = page.locator(".tgviz-code .tgviz-line[data-line='1']")
+  assert first.inner_text().startswith("__kernel")  # one element per line, numbered from 1
+  heights = page.locator(".tgviz-code .tgviz-line").evaluate_all("ls => ls.map(l => l.getBoundingClientRect().height)")
+  assert max(heights) == min(heights), heights  # no line wraps
+  assert page.evaluate("getComputedStyle(document.querySelector('.tgviz-code pre')).whiteSpace") == "pre"
+  page.locator(".tgviz-group.kind-schedule summary", has_text="Schedule 1 Kernel").first.click()
+  page.locator(".tgviz-group.kind-schedule[open] .tgviz-step").first.click()
+  link = page.locator(".tgviz-produced .tgviz-link").first
+  link.wait_for(timeout=30_000)
+  name = link.inner_text()
+  link.click()
+  page.wait_for_function(f"document.querySelector('.tgviz-title').innerText.startsWith('{name} / View Base AST')", timeout=30_000)
