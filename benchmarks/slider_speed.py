@@ -9,9 +9,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent.parent / "tests"
-sys.path.insert(0, str(TESTS / "browser"))
-from harness import chromium, jupyterlab, notebook, run_all
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "browser"))
+from harness import REPO, chromium, jupyterlab, notebook, run_all
+
+TESTS = REPO / "tests"
 
 CELL = f"""%%tgviz
 import sys; sys.path.insert(0, {str(TESTS)!r})
