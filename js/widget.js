@@ -387,12 +387,22 @@ function render({ model, el }) {
     ui.stage.innerHTML = msg.svg;  // SVG built by tgviz.layout: every text is escaped there
     ui.stage.dataset.step = msg.step;
     ui.stage.dataset.match = msg.match === null ? "" : String(msg.match);
-    if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
+    if (!ui.canvas.clientWidth) unplaced = true;  // not laid out yet (drawn before the page placed the widget): see below
+    else if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
     if (picked && ui.stage.querySelector(`g.node[data-node="${CSS.escape(picked)}"]`)) pick(picked); else pick(null);
     showDetails(ui, msg, group !== shownGroup, select);
     shownGroup = group;
     markSelected();
   }
+
+  // a picture drawn before the widget had a size opens on its view once it has one, with its tree row in view
+  let unplaced = false;
+  new ResizeObserver(() => {
+    if (!unplaced || !ui.canvas.clientWidth) return;
+    unplaced = false;
+    view.initial();
+    markSelected();
+  }).observe(ui.canvas);
 
   function showCached() {
     const msg = cache.get(selection());
