@@ -138,3 +138,41 @@ def label_px(page) -> float:
 
 def changed_in_view(page) -> bool:
   return page.evaluate(CHANGED_IN_VIEW)
+
+
+def saved_snapshot(path: Path) -> dict:
+  """Wait for the notebook file to hold the widget state (Jupyter widgets' saveState), check what a reader without the
+  kernel gets (the tgviz widget's kept picture in the state, the picture in the output's HTML, a file under 1 MB) and
+  return the kept picture."""
+  deadline, nb = time.time() + 30, {}
+  while time.time() < deadline:
+    nb = json.loads(path.read_text())
+    if "application/vnd.jupyter.widget-state+json" in nb["metadata"].get("widgets", {}): break
+    time.sleep(0.3)
+  else: raise AssertionError("the widget state was not saved with the notebook (jupyterlab-manager's saveState)")
+  state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+  snaps = [m["state"]["snapshot"] for m in state.values() if m["state"].get("snapshot")]
+  assert len(snaps) == 1 and snaps[0]["svg"].startswith("<svg") and "data-node" in snaps[0]["svg"]
+  assert path.stat().st_size < 1_000_000
+  outputs = [o for c in nb["cells"] for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
+  assert any("<svg" in "".join(o["data"]["text/html"]) for o in outputs)  # the picture for frontends without widgets
+  return snaps[0]
+
+
+def shut_down_kernels(url: str, token: str) -> None:
+  """End every session and its kernel through the server's REST API, as the Kernel menu's "Shut Down" does."""
+  def call(method: str, path: str):
+    req = urllib.request.Request(f"{url}{path}", method=method, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(req, timeout=30) as r: return json.loads(r.read() or b"null")
+  for s in call("GET", "/api/sessions"): call("DELETE", f"/api/sessions/{s['id']}")
+  assert call("GET", "/api/kernels") == []
+
+
+def assert_static_picture(page, snap: dict) -> None:
+  """A reopened notebook whose kernel is gone shows the kept picture (nodes, the kernel's code) and a note, no error."""
+  page.wait_for_selector(".tgviz-static-note:not([hidden])", timeout=60_000)
+  assert page.locator(".tgviz-static-note").inner_text().startswith("static picture")
+  assert page.locator(".tgviz-stage svg g.side g.node").count() > 5
+  assert page.locator(".tgviz-stage").get_attribute("data-step") == snap["step"]
+  assert "__kernel" in page.locator(".tgviz-code").inner_text()
+  assert "Error displaying widget" not in page.locator(".jp-NotebookPanel").first.inner_text()

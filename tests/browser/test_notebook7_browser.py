@@ -1,7 +1,8 @@
 """The widget in a real Jupyter Notebook 7 in headless Chromium: opened from the file list (/tree) as a user does, it
-renders readable, its keys work while it has focus and never reach the notebook, and a node click opens its panel."""
+renders readable, its keys work while it has focus and never reach the notebook, and a node click opens its panel;
+saved and reopened without its kernel, it shows its picture."""
 import pytest
-from harness import ARTIFACTS, TUTORIAL, changed_in_view, label_px, notebook, run_all
+from harness import ARTIFACTS, TUTORIAL, assert_static_picture, changed_in_view, label_px, notebook, run_all, saved_snapshot, shut_down_kernels
 
 CELLS = ".jp-NotebookPanel .jp-Notebook .jp-Cell"
 
@@ -81,3 +82,19 @@ def test_widget_in_notebook7(nb7, context):
   page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=30_000)
   panel = page.locator(".tgviz-node-panel").inner_text()
   assert panel.startswith(op) and key in panel
+
+
+def test_saved_notebook7_shows_a_static_picture(nb7, context):
+  url, token, root = nb7
+  path = root / "saved7.ipynb"
+  path.write_text(notebook("%load_ext tgviz", TUTORIAL))
+  page = open_from_tree(context, url, token, "saved7.ipynb")
+  run_all(page, 2)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  page.wait_for_timeout(1000)
+  page.keyboard.press("Control+s")
+  snap = saved_snapshot(path)
+  shut_down_kernels(url, token)
+  page.reload()
+  assert_static_picture(page, snap)
+  page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "widget-saved-notebook7.png"))

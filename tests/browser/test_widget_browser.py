@@ -1,12 +1,9 @@
 """The widget in a real JupyterLab in headless Chromium: tree, graph, code, keys, export, screenshot, and a saved notebook
 reopened without its kernel."""
-import json
 import re
-import time
-import urllib.request
 
 import pytest
-from harness import ARTIFACTS, TUTORIAL, changed_in_view, label_px, notebook, run_all
+from harness import ARTIFACTS, TUTORIAL, assert_static_picture, changed_in_view, label_px, notebook, run_all, saved_snapshot, shut_down_kernels
 
 
 @pytest.fixture
@@ -125,21 +122,6 @@ def test_clicking_a_node_opens_its_panel(lab, page):
   page.wait_for_function(f"document.querySelector('.tgviz-stage g.node.hl').dataset.node !== '{key}'", timeout=30_000)
 
 
-def _saved(path) -> dict:
-  """The notebook file once JupyterLab has saved the widget state into it (else {})."""
-  nb = json.loads(path.read_text())
-  return nb if "application/vnd.jupyter.widget-state+json" in nb["metadata"].get("widgets", {}) else {}
-
-
-def _shut_down_kernels(url: str, token: str) -> None:
-  """End every session and its kernel through the server's REST API, as the Kernel menu's "Shut Down" does."""
-  def call(method: str, path: str):
-    req = urllib.request.Request(f"{url}{path}", method=method, headers={"Authorization": f"token {token}"})
-    with urllib.request.urlopen(req, timeout=30) as r: return json.loads(r.read() or b"null")
-  for s in call("GET", "/api/sessions"): call("DELETE", f"/api/sessions/{s['id']}")
-  assert call("GET", "/api/kernels") == []
-
-
 def test_saved_notebook_shows_a_static_picture(lab, page):
   url, token, root = lab
   path = root / "saved.ipynb"
@@ -149,24 +131,10 @@ def test_saved_notebook_shows_a_static_picture(lab, page):
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
   page.wait_for_timeout(1000)
   page.keyboard.press("Control+s")
-  deadline = time.time() + 30
-  while not _saved(path) and time.time() < deadline: time.sleep(0.3)
-  nb = _saved(path)
-  assert nb, "the widget state was not saved with the notebook (jupyterlab-manager's saveState)"
-  state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-  snaps = [m["state"]["snapshot"] for m in state.values() if m["state"].get("snapshot")]
-  assert len(snaps) == 1 and snaps[0]["svg"].startswith("<svg") and "data-node" in snaps[0]["svg"]
-  assert path.stat().st_size < 1_000_000
-  html_out = "".join(next(o["data"]["text/html"] for o in nb["cells"][1]["outputs"] if "text/html" in o.get("data", {})))
-  assert "<svg" in html_out  # the picture for frontends without widgets too
-  _shut_down_kernels(url, token)
+  snap = saved_snapshot(path)
+  shut_down_kernels(url, token)
   page.reload()
-  page.wait_for_selector(".tgviz-static-note:not([hidden])", timeout=60_000)
-  assert page.locator(".tgviz-static-note").inner_text().startswith("static picture")
-  assert page.locator(".tgviz-stage svg g.side g.node").count() > 5
-  assert page.locator(".tgviz-stage").get_attribute("data-step") == snaps[0]["step"]
-  assert "__kernel" in page.locator(".tgviz-code").inner_text()
-  assert "Error displaying widget" not in page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").inner_text()
+  assert_static_picture(page, snap)
   page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "widget-saved.png"))
 
 
