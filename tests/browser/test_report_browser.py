@@ -169,4 +169,10 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   assert not page.locator(".tgviz-right").is_visible() and abs(page.locator(".tgviz-left").bounding_box()["width"] - tree1) <= 1
   page.locator(".tgviz-toggle-code").click()
   assert page.locator(".tgviz-right").is_visible()
+  # "/" goes to the filter, and what is typed there filters the tree (keys are the widget's only outside the filter)
+  page.locator(".tgviz-title").click()
+  page.keyboard.press("/")
+  page.keyboard.type("devectorize")
+  names = page.locator(".tgviz-step .tgviz-name").all_inner_texts()
+  assert names and all("devectorize" in n for n in names), names
   assert not page.errors
