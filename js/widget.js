@@ -407,6 +407,7 @@ function render({ model, el }) {
   function showCached() {
     const msg = cache.get(selection());
     if (msg) showPicture(msg);
+    else if (!ui.staticNote.hidden) ui.status.textContent = "no kernel answers: run the cell again to explore";
   }
 
   /** @param {string} key */
