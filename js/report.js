@@ -61,7 +61,7 @@ async function pageModel(mods, state) {
     const group = await data.get(`g-${s.group}`);
     return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
              total: pic.total, info: { ...s.info, stack: group.stack }, match_info: whole ? null : s.matches[sel.match],
-             kernel: group.kernel, dot: pic.dot };
+             kernel: group.kernel, produced: group.produced, dot: pic.dot };
   }
 
   /** The node panel from the page's data: the node's label and sources (the full arg, tag and tinygrad's Python need

@@ -7,7 +7,7 @@ import { sortableTable } from "./table.js";
 /** @typedef {{index:number,name:string,kind:string,matches:number,kernel:string|null,steps:TreeStep[]}} TreeGroup */
 /** @typedef {{step:string,match:number|null,view:string}} Selection */
 /** @typedef {Selection & {type:"picture",svg:string,partial:boolean,message:string|null,shown:number,total:number,
- *   info:any,match_info:any,kernel:any}} PictureMsg */
+ *   info:any,match_info:any,kernel:any,produced?:{name:string,group:number,step:string}[]}} PictureMsg */
 
 /** @param {string} tag @param {Record<string,string>} [attrs] @param {(Node|string)[]} [kids] */
 function h(tag, attrs = {}, kids = []) {
@@ -63,8 +63,13 @@ function buildDom() {
     zoomChange: h("button", { class: "tgviz-zoom-change", title: "zoom to what changed (z)" }, ["zoom to change"]),
     full: h("button", { class: "tgviz-full", title: "lay out the whole graph (may be slow)" }, ["full graph"]),
     exportBtn: h("button", { class: "tgviz-export", title: "save the current view as SVG" }, ["Export SVG"]),
+    toggleTree: h("button", { class: "tgviz-toggle-tree", title: "hide or show the step tree" }),
+    toggleCode: h("button", { class: "tgviz-toggle-code", title: "hide or show the code panel" }),
+    dragTree: h("div", { class: "tgviz-handle tgviz-handle-tree", title: "drag to resize the step tree" }),
+    dragCode: h("div", { class: "tgviz-handle tgviz-handle-code", title: "drag to resize the code panel" }),
     status: h("div", { class: "tgviz-status", role: "status" }),
     banner: h("div", { class: "tgviz-banner" }),
+    staticNote: h("div", { class: "tgviz-static-note", hidden: "" }, ["static picture — run the cell again to explore"]),
     canvas: h("div", { class: "tgviz-canvas" }),
     stage: h("div", { class: "tgviz-stage" }),
     matchBox: h("div", { class: "tgviz-matchinfo" }),
@@ -78,19 +83,61 @@ function buildDom() {
     stack: h("details", { class: "tgviz-stack" }),
   };
   ui.canvas.append(ui.stage, h("div", { class: "tgviz-spinner" }, ["laying out…"]));
-  const left = h("div", { class: "tgviz-left" }, [
+  const left = ui.left = h("div", { class: "tgviz-left" }, [
     ui.filter, h("div", { class: "tgviz-tree-tools" }, [h("label", { class: "tgviz-hide-label" }, [ui.hideEmpty, " hide steps without matches"]),
                                                       ui.busiest, ui.rulesBtn]), ui.tree, ui.rules]);
   const centre = h("div", { class: "tgviz-centre" }, [
-    ui.title, h("div", { class: "tgviz-controls" }, [ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one, ui.zoomChange, ui.full, ui.exportBtn]),
-    ui.banner, ui.canvas, ui.matchBox, ui.nodePanel, ui.status]);
-  const right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.origins, ui.linesNote, ui.code, ui.stack]);
-  ui.main = h("div", { class: "tgviz-main" }, [left, centre, right]);
+    ui.title, h("div", { class: "tgviz-controls" }, [ui.toggleTree, ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one,
+                                                      ui.zoomChange, ui.full, ui.exportBtn, ui.toggleCode]),
+    ui.staticNote, ui.banner, ui.canvas, ui.matchBox, ui.nodePanel, ui.status]);
+  const right = ui.right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.origins, ui.linesNote, ui.code, ui.stack]);
+  ui.main = h("div", { class: "tgviz-main" }, [left, ui.dragTree, centre, ui.dragCode, right]);
   ui.root.append(ui.style, ui.summary, ui.kernels, ui.errorBox, ui.main);
-  return ui;
+  return /** @type {typeof ui & {left: HTMLElement, right: HTMLElement, main: HTMLElement}} */ (ui);
 }
 
+const STATIC_AFTER_MS = 3000;  // no word from the kernel this long after asking: a saved notebook without its kernel
 const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
+
+/** The side panels: widths dragged on their handles, hidden and shown with their buttons; kept for the browser session. */
+function sidePanels(/** @type {ReturnType<typeof buildDom>} */ ui) {
+  /** @type {{tree: number|null, code: number|null, treeHidden: boolean, codeHidden: boolean}} */
+  const st = { tree: null, code: null, treeHidden: false, codeHidden: false, ...JSON.parse(sessionStorage.getItem("tgviz-panels") || "{}") };
+  function apply() {
+    const col = (/** @type {number|null} */ w, /** @type {boolean} */ hidden, /** @type {string} */ auto) => (hidden ? "0px" : w ? `${w}px` : auto);
+    ui.main.style.gridTemplateColumns = `${col(st.tree, st.treeHidden, "minmax(180px, 22%)")} 5px minmax(0, 1fr) 5px ${col(st.code, st.codeHidden, "minmax(200px, 28%)")}`;
+    ui.left.classList.toggle("collapsed", st.treeHidden);
+    ui.right.classList.toggle("collapsed", st.codeHidden);
+    ui.dragTree.classList.toggle("collapsed", st.treeHidden);
+    ui.dragCode.classList.toggle("collapsed", st.codeHidden);
+    ui.toggleTree.textContent = st.treeHidden ? "▸ tree" : "◂ tree";
+    ui.toggleCode.textContent = st.codeHidden ? "code ◂" : "code ▸";
+    ui.toggleTree.setAttribute("aria-pressed", String(!st.treeHidden));
+    ui.toggleCode.setAttribute("aria-pressed", String(!st.codeHidden));
+    sessionStorage.setItem("tgviz-panels", JSON.stringify(st));
+  }
+  /** @param {HTMLElement} handle @param {HTMLElement} panel @param {"tree"|"code"} which @param {number} dir +1: dragging right widens */
+  function drag(handle, panel, which, dir) {
+    handle.addEventListener("pointerdown", (ev) => {
+      ev.preventDefault();
+      ev.stopPropagation();
+      handle.setPointerCapture(ev.pointerId);
+      const x0 = ev.clientX, w0 = panel.getBoundingClientRect().width;
+      const move = (/** @type {PointerEvent} */ e) => {
+        st[which] = Math.round(Math.max(120, Math.min(ui.main.clientWidth * 0.6, w0 + dir * (e.clientX - x0))));
+        apply();
+      };
+      const up = () => { handle.removeEventListener("pointermove", move); handle.removeEventListener("pointerup", up); };
+      handle.addEventListener("pointermove", move);
+      handle.addEventListener("pointerup", up);
+    });
+  }
+  drag(ui.dragTree, ui.left, "tree", 1);
+  drag(ui.dragCode, ui.right, "code", -1);
+  ui.toggleTree.addEventListener("click", () => { st.treeHidden = !st.treeHidden; apply(); });
+  ui.toggleCode.addEventListener("click", () => { st.codeHidden = !st.codeHidden; apply(); });
+  apply();
+}
 
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
 function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
@@ -208,8 +255,9 @@ function renderTree(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {Tr
   return rows;
 }
 
-/** The step, match and kernel panels around a picture. */
-function showDetails(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {PictureMsg} */ msg, kernelChanged = true) {
+/** The step, match and kernel panels around a picture; go(key) selects a step (a schedule's kernels link to theirs). */
+function showDetails(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {PictureMsg} */ msg, kernelChanged,
+                     /** @type {(key: string) => void} */ go) {
   const info = msg.info;
   ui.title.textContent = `${info.title}  (${info.where}, ${info.matches} matches)`;
   ui.slider.max = String(info.matches);
@@ -237,7 +285,16 @@ function showDetails(/** @type {ReturnType<typeof buildDom>} */ ui, /** @type {P
   showOrigins(ui, k ? k.origins : []);
   ui.linesNote.textContent = k?.lines_note || "";
   ui.linesNote.hidden = !k?.lines_note;
+  const produced = msg.produced || [];
+  if (k || info.kind !== "schedule") return;
+  ui.codeHead.textContent = `${info.group}: ${produced.length} kernel${produced.length === 1 ? "" : "s"} compiled after this schedule`;
+  ui.code.append(h("div", { class: "tgviz-produced" }, produced.length ? produced.map((p) => {
+    const a = h("button", { class: "tgviz-link", "data-step": p.step, title: "open this kernel's steps" }, [p.name]);
+    a.addEventListener("click", () => go(p.step));
+    return h("div", {}, [a]);
+  }) : ["none (kernels compiled before are reused)"]));
 }
+
 
 /** The kernel's Tensor operations and the user's lines that called them; a click shows the lines around. @param {any[]} origins */
 function showOrigins(/** @type {ReturnType<typeof buildDom>} */ ui, origins) {
@@ -354,6 +411,7 @@ function render({ model, el }) {
   ui.summary.title = summary;
   ui.errorBox.textContent = model.get("error");
   ui.errorBox.hidden = !model.get("error");
+  sidePanels(ui);
   const view = panZoom(ui);
   /** @type {TreeGroup[]} */
   const groups = model.get("tree");
@@ -413,14 +471,20 @@ function render({ model, el }) {
     if (!sameSelection(msg, selection())) return;  // stale: a newer selection was made
     ui.canvas.classList.remove("busy");
     if (shown && sameSelection(msg, shown)) return;
+    draw(msg);
+  }
+
+  /** @param {PictureMsg} msg */
+  function draw(msg) {
     const group = steps.get(msg.step)?.group ?? null;
     const sameStep = shown !== null && shown.step === msg.step && ui.stage.querySelector("svg");
     shown = { step: msg.step, match: msg.match, view: msg.view };
     ui.stage.innerHTML = msg.svg;  // SVG built by tgviz.layout: every text is escaped there
     ui.stage.dataset.step = msg.step;
     ui.stage.dataset.match = msg.match === null ? "" : String(msg.match);
-    if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
-    showDetails(ui, msg, group !== shownGroup);
+    if (!ui.canvas.clientWidth) unplaced = true;  // not laid out yet (drawn before the page placed the widget): see below
+    else if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
+    showDetails(ui, msg, group !== shownGroup, select);
     if (group !== shownGroup) { kernel = msg.kernel; pinnedLine = null; }
     shownGroup = group;
     if (picked && ui.stage.querySelector(`g.node[data-node="${CSS.escape(picked)}"]`)) pick(picked); else pick(null);
@@ -428,9 +492,19 @@ function render({ model, el }) {
     markSelected();
   }
 
+  // a picture drawn before the widget had a size opens on its view once it has one, with its tree row in view
+  let unplaced = false;
+  new ResizeObserver(() => {
+    if (!unplaced || !ui.canvas.clientWidth) return;
+    unplaced = false;
+    view.initial();
+    markSelected();
+  }).observe(ui.canvas);
+
   function showCached() {
     const msg = cache.get(selection());
     if (msg) showPicture(msg);
+    else if (!ui.staticNote.hidden) ui.status.textContent = "no kernel answers: run the cell again to explore";
   }
 
   /** @param {string} key */
@@ -482,7 +556,22 @@ function render({ model, el }) {
         kernels, (row) => select(row.step))]));
   }
 
+  // a saved notebook reopened: the models come back from the notebook's widget state, but no kernel answers. Then the
+  // picture saved with it (the selected step, as last shown) stays, with a note.
+  /** @type {PictureMsg|undefined} */
+  const kept = model.get("snapshot");
+  if (kept?.svg) cache.put(kept);  // on first display too: the picture at once, before the kernel's answer
+  let heard = false;
+  function noKernel() {
+    if (heard) return;
+    ui.staticNote.hidden = false;
+    if (!kept?.step) return;
+    draw(kept);
+    shown = null;  // a picture the kernel sends later is drawn over it
+  }
+
   model.on("msg:custom", (/** @type {any} */ msg) => {
+    if (!heard) { heard = true; ui.staticNote.hidden = true; }
     if (msg.type === "busy") {
       if (shown && sameSelection(msg, shown)) return;  // already shown from the cache
       ui.canvas.classList.add("busy"); ui.status.textContent = "laying out…";
@@ -535,7 +624,6 @@ function render({ model, el }) {
   });
   ui.filter.addEventListener("input", buildTree);
   ui.hideEmpty.addEventListener("change", buildTree);
-  ui.filter.addEventListener("keydown", (ev) => ev.stopPropagation());
 
   // keyboard, only while the widget has focus: up/down steps, left/right matches, Home/End first/last match,
   // f fit, 1 one-to-one, z zoom to the change, / the filter
@@ -544,7 +632,9 @@ function render({ model, el }) {
   const keys = { ArrowUp: () => moveStep(-1), ArrowDown: () => moveStep(1), ArrowLeft: () => stepMatch(-1), ArrowRight: () => stepMatch(1),
                  Home: () => { if (lastMatch() >= 0) setMatch(0); }, End: () => { if (lastMatch() >= 0) setMatch(lastMatch()); },
                  f: view.fit, 1: view.oneToOne, z: view.toChange, "/": () => ui.filter.focus() };
-  ui.root.addEventListener("keydown", (ev) => {
+  // heard on the window before anything else (Notebook 7 takes the arrow keys on the document, before they reach here)
+  const onKey = (/** @type {KeyboardEvent} */ ev) => {
+    if (!ui.root.contains(/** @type {Node} */ (ev.target))) return;
     if (ev.key === "Escape") { ui.root.blur(); return; }  // back to the notebook
     if (ev.ctrlKey || ev.metaKey || ev.altKey || (ev.shiftKey && ev.key === "Enter")) return;  // the notebook's: run, save, ...
     ev.stopPropagation();  // no other key leaks into the notebook (a, b, m, d d ... would edit cells)
@@ -552,14 +642,17 @@ function render({ model, el }) {
     if (!fn) return;
     ev.preventDefault();
     fn();
-  });
+  };
+  window.addEventListener("keydown", onKey, true);
   ui.root.addEventListener("pointerdown", (ev) => { if (ev.target !== ui.filter) ui.root.focus({ preventScroll: true }); });
 
   model.on("change:selected", markSelected);
   buildKernels(model.get("kernels") ?? []);
   buildTree();
+  showCached();
   model.send({ type: "ready" });
-  return () => ui.root.remove();
+  const waiting = model.get("selected") ? setTimeout(noKernel, STATIC_AFTER_MS) : undefined;
+  return () => { clearTimeout(waiting); window.removeEventListener("keydown", onKey, true); ui.root.remove(); };
 }
 
 export default { render };

@@ -1,11 +1,14 @@
 """The %%tgviz magic through a real IPython shell, and the widget's message contract through a recording comm."""
+import html
 import json
+import re
 import xml.etree.ElementTree as ET
 
 from tinygrad import Tensor
 
 import tgviz
 from tgviz import layout as L
+from tgviz import protocol as P
 from tgviz.protocol import step_key, step_of
 from tgviz.widget import TraceWidget
 
@@ -98,9 +101,28 @@ def test_widget_export_message_writes_svg(tutorial_trace, recording_comm, tmp_pa
 
 
 def test_widget_static_fallback(tutorial_trace, recording_comm):
-  data, _ = TraceWidget(tutorial_trace)._repr_mimebundle_()
+  w = TraceWidget(tutorial_trace)
+  data, _ = w._repr_mimebundle_()
   assert "r_2_2_2_2" in data["text/plain"] and "<pre" in data["text/html"]
   assert "application/vnd.jupyter.widget-view+json" in data
+  # the picture kept for saved notebooks and frontends without widgets: the selected step, whole
+  snap = w.snapshot
+  assert (snap["step"], snap["match"]) == (w.selected, None) and snap["svg"].startswith("<svg") and snap["svg"] in data["text/html"]
+  w.match = 1
+  w.wait()
+  assert w.snapshot == snap  # a match does not replace it; another step does
+  with w.hold_trait_notifications():
+    w.selected, w.match = next(k for g in w.tree for k in (s["key"] for s in g["steps"]) if k != snap["step"]), None
+  w.wait()
+  assert w.snapshot["step"] == w.selected and w.snapshot["svg"].startswith("<svg")
+
+
+def test_snapshot_is_kept_small(tutorial_trace):
+  msg = P.picture_message(tutorial_trace, P.first_selection(tutorial_trace))
+  assert P.snapshot(msg) == msg
+  small = P.snapshot(msg, limit=100)
+  assert small["svg"] == "" and small["kernel"]["html"] == "" and "too big to keep" in small["message"]
+  assert small["info"] == msg["info"] and small["kernel"]["name"] == msg["kernel"]["name"]
 
 
 def test_widget_shows_an_error_when_the_engine_crashes(recording_comm, tmp_path):
@@ -167,3 +189,23 @@ def test_node_panel_history_and_rules_messages(tutorial_trace, recording_comm):
   assert rules["type"] == "rules" and sum(r["count"] for r in rules["rules"]) == sum(len(s.matches) for s in tutorial_trace.steps)
   top = rules["rules"][0]
   assert step_of(tutorial_trace, top["step"]).matches[top["match"]].loc == (top["file"], top["line"])
+
+
+def test_code_lines_and_a_schedules_kernels(tutorial_trace):
+  """The code panel's HTML: one element per source line with its number (data-line, from 1), the text unchanged; a
+  schedule step's panel lists the kernels compiled after it, each with the step to open."""
+  k = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  code = P.kernel_info(k.group)["html"]
+  lines = re.findall(r'<span class="tgviz-line" data-line="(\d+)">(.*?)</span>(?=<span class="tgviz-line"|</pre>)', code)
+  assert [int(n) for n, _ in lines] == list(range(1, len(k.source.splitlines()) + 1))
+  assert [html.unescape(re.sub("<[^>]+>", "", text)) for _, text in lines] == k.source.splitlines()
+  sched = next(g for g in tutorial_trace.groups if g.kind == "schedule" and g.name.startswith("Schedule") and
+               tutorial_trace.groups[g.index + 1].kernel is k.group.kernel)
+  produced = P.produced_kernels(tutorial_trace, sched)
+  assert [p["name"] for p in produced] == ["r_2_2_2_2"]
+  assert P.step_of(tutorial_trace, produced[0]["step"]).name == "View Base AST" and produced[0]["group"] == k.group.index
+  callify = tutorial_trace.groups[sched.index - 1]
+  assert callify.kind == "schedule" and P.produced_kernels(tutorial_trace, callify) == produced  # Callify, then Schedule
+  assert P.produced_kernels(tutorial_trace, k.group) == []
+  pic = P.picture_message(tutorial_trace, P.step_key(sched.steps[0]))
+  assert pic["kernel"] is None and pic["produced"] == produced

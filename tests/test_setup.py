@@ -1,4 +1,5 @@
 """The README's main job from a clean checkout: its install part on a fresh virtual environment, then `tgviz run`."""
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -25,6 +26,9 @@ def test_clean_checkout_installs_and_writes_a_report(tmp_path):
   # a fresh shell: not this venv, nor the device settings importing tgviz made here (OPENCL_PATH points into this venv)
   env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "OPENCL_PATH", "DEV", "OCL_ICD_VENDORS")}
   subprocess.run(["bash", "scripts/install.sh"], cwd=clone, env=env, check=True, timeout=900)
+  # the settings default that saves widget state with notebooks (a saved tgviz output reopens as a picture)
+  lab_default = json.loads((clone / ".venv" / "share" / "jupyter" / "lab" / "settings" / "overrides.d" / "tgviz.json").read_text())
+  assert lab_default["@jupyter-widgets/jupyterlab-manager:plugin"]["saveState"] is True
   proc = subprocess.run([".venv/bin/tgviz", "run", "examples/scripts/tutorial_conv2d.py", "examples/scripts/tutorial_arange.py",
                          "--out", "tgviz-report"], cwd=clone, env=env, capture_output=True, text=True,
                         timeout=900)

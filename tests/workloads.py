@@ -40,3 +40,17 @@ def softmax() -> None:
   from tinygrad import Tensor
   Tensor.manual_seed(0)
   Tensor.randn(8, 33).softmax(1).realize()
+
+
+def mlp_train() -> None:
+  """One SGD training step of a 784-128-10 MLP on a batch of 32 (its biggest rewrite step has thousands of matches)."""
+  from tinygrad import Context, Tensor, nn
+  from tinygrad.nn.optim import SGD
+  Tensor.manual_seed(0)
+  l1, l2 = nn.Linear(784, 128), nn.Linear(128, 10)
+  opt = SGD([l1.weight, l1.bias, l2.weight, l2.bias], lr=0.01)
+  x, y = Tensor.randn(32, 784), Tensor.randint(32, high=10)
+  with Context(TRAINING=1):
+    opt.zero_grad()
+    l2(l1(x).relu()).sparse_categorical_crossentropy(y).backward()
+    opt.step()

@@ -23,9 +23,11 @@ def code_css() -> str:
 @lru_cache(maxsize=256)
 def highlight_code(source: str, renderer: str) -> str:
   """Generated device code as highlighted HTML (pygments escapes the text); renderer is the renderer's class name. Each
-  source line is its own element with its number, ``data-line="N"`` (1-based, as Kernel.lines counts them)."""
-  lexer = get_lexer_by_name(tg.lexer_name(renderer), stripnl=False)  # keep blank first lines: line numbers must match
-  body = highlight(source, lexer, HtmlFormatter(nowrap=True)).split("\n")[:len(source.splitlines())]
-  lines = "".join(f'<span class="tgviz-line" data-line="{i}"><span class="tgviz-ln">{i}</span>{text}\n</span>'
-                  for i, text in enumerate(body, 1))
-  return f'<div class="highlight"><pre>{lines}</pre></div>'
+  source line is its own element, ``<span class="tgviz-line" data-line="N">`` (N from 1), whose number the stylesheet
+  shows in the margin (not part of the text, so copying takes the code alone)."""
+  lexer = get_lexer_by_name(tg.lexer_name(renderer), stripnl=False)  # keep blank first lines: numbers must match
+  body = highlight(source, lexer, HtmlFormatter(nowrap=True))
+  lines = body.split("\n")
+  if lines and lines[-1] == "": lines.pop()  # pygments ends the text with a newline
+  numbered = "".join(f'<span class="tgviz-line" data-line="{i}">{ln}</span>' for i, ln in enumerate(lines, 1))
+  return f'<div class="highlight" style="--tg-ln: {len(str(len(lines)))}ch"><pre>{numbered}</pre></div>'

@@ -5,7 +5,8 @@ named by its ``StepKey``; a picture by (step key, match, view), where match ``No
 
 Synced state (widget traits; the report's stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected``
 (a StepKey, "" for none), ``match`` (int or None), ``view`` (a View), ``code_css``, ``summary``, ``kernels`` (list of
-KernelRow), ``error``.
+KernelRow), ``error``, and ``snapshot``: the PictureMsg of the selected step (whole), kept small, that a saved notebook
+shows when no kernel answers.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from tgviz.picture import picture
 StepKey = str
 View = Literal["auto", "full"]
 UOP_DIFF_LINES = 80
+SNAPSHOT_CHARS = 300_000  # a saved notebook keeps at most this much picture (SVG and code) per widget
 
 
 # *** state ***
@@ -118,6 +120,13 @@ class KernelInfo(TypedDict):
   origins: list[OriginInfo]
 
 
+class ProducedKernel(TypedDict):
+  """A kernel compiled after a schedule: its name, its group and the step to open it on."""
+  name: str
+  group: int
+  step: StepKey
+
+
 class PictureMsg(TypedDict):
   """The picture of one selection, with what the panels around it show."""
   type: Literal["picture"]
@@ -132,6 +141,7 @@ class PictureMsg(TypedDict):
   info: StepInfo
   match_info: MatchInfo | None
   kernel: KernelInfo | None
+  produced: list[ProducedKernel]
 
 
 class ErrorMsg(TypedDict, total=False):
@@ -298,6 +308,21 @@ def kernel_info(group: Group, cell_label: CellLabel | None = None) -> KernelInfo
                     origins=[origin_info(o, cell_label) for o in k.origins])
 
 
+def produced_kernels(trace: Trace, group: Group) -> list[ProducedKernel]:
+  """For a schedule group, the kernels compiled after it, up to the next schedule (tinygrad schedules in two groups,
+  Callify then Schedule, so the schedule group right after this one does not end the list); [] for other groups."""
+  if group.kind != "schedule": return []
+  out: list[ProducedKernel] = []
+  for g in trace.groups[group.index + 1:]:
+    if g.kind == "schedule":
+      if g.index == group.index + 1: continue
+      break
+    if g.kind == "kernel" and g.steps:
+      s = next((s for s in g.steps if s.name == tg.LANDMARKS[0]), g.steps[0])
+      out.append(ProducedKernel(name=g.kernel.name if g.kernel else g.name, group=g.index, step=step_key(s)))
+  return out
+
+
 def match_info(step: Step, match: int, diff: bool = True) -> MatchInfo:
   """The pattern that fired at a match, where it is defined, its time, and (if diff) the matched and replacing UOps as
   a text diff (costly on big graphs: the HTML report leaves it out)."""
@@ -334,7 +359,19 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
   pic = picture(s, side=sides(s), match=match, max_nodes=max_nodes, view=view)
   return PictureMsg(type="picture", step=key, match=match, view=view, svg=pic.svg, partial=pic.partial,
                     message=pic.message, shown=pic.shown, total=pic.total, info=step_info(s),
-                    match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group, cell_label))
+                    match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group, cell_label),
+                    produced=produced_kernels(trace, s.group))
+
+
+def snapshot(msg: PictureMsg, limit: int = SNAPSHOT_CHARS) -> PictureMsg:
+  """The picture a saved notebook keeps: the message as it is, or, past limit characters of SVG and code, without them
+  and saying so."""
+  code = msg["kernel"]["html"] if msg["kernel"] else ""
+  size = len(msg["svg"]) + len(code)
+  if size <= limit: return msg
+  kernel = KernelInfo(**{**msg["kernel"], "html": "", "source": ""}) if msg["kernel"] else None
+  return PictureMsg(**{**msg, "svg": "", "kernel": kernel,
+                       "message": f"this picture ({size // 1000} kB) is too big to keep in the notebook"})
 
 
 def node_message(trace: Trace, key: StepKey, match: int | None, node: str) -> NodeMsg:

@@ -106,8 +106,8 @@ def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callab
                         "code_css": code_css(), "summary": trace.summary(), "kernels": P.kernel_rows(trace), "error": trace.traceback or "",
                         "config": config(max_nodes)})
     _chunk(f, "rules", P.rules_message(trace))
-    for g in trace.groups:  # what every step of a group shows alike: its call stack and its kernel's code
-      if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g)})
+    for g in trace.groups:  # what every step of a group shows alike: its call stack, its kernel's code, a schedule's kernels
+      if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(trace, g)})
     drawn: dict = {}  # nodes live on from step to step: each is labelled once
     notes = trace.call_notes
     table, base, used = tg.NodeTable(drawn, notes), None, 0

@@ -23,6 +23,7 @@ from tgviz.model import Trace
 from tgviz.picture import export_svg
 
 DEFAULT_EXPORT_DIR = "tgviz-svg"
+SNAPSHOT_WAIT = 5.0  # seconds the output waits for the first picture, to keep it for frontends without widgets
 Selection = tuple[P.StepKey, int | None, P.View]
 
 
@@ -50,6 +51,7 @@ class TraceWidget(anywidget.AnyWidget):
   kernels: t.List[P.KernelRow] = t.List().tag(sync=True)    # the kernel table
   error = t.Unicode("").tag(sync=True)
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
+  snapshot = t.Dict().tag(sync=True)                       # a protocol.PictureMsg: what a saved notebook shows
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
                export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, **kwargs: Any):
@@ -90,7 +92,9 @@ class TraceWidget(anywidget.AnyWidget):
     except L.LayoutCancelled: return
     except Exception as e: msg = P.error_message(f"{type(e).__name__}: {e}", traceback.format_exc())
     with self._lock:
-      if key == self._latest: self.send(msg)  # a newer selection supersedes this one
+      if key != self._latest: return  # a newer selection supersedes this one
+      self.send(msg)
+      if msg["type"] == "picture" and msg["match"] is None: self.snapshot = cast(dict, P.snapshot(msg))
 
   def _on_msg(self, _widget: Any, content: dict, _buffers: list) -> None:
     if content.get("type") == "ready": self._request()
@@ -113,12 +117,16 @@ class TraceWidget(anywidget.AnyWidget):
     if self._pending is not None: self._pending.result(timeout)
 
   def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-    return text_fallback(super()._repr_mimebundle_(**kwargs), self.trace.summary())
+    """The widget, and for frontends without widgets (nbconvert, GitHub) the summary and the first picture."""
+    try: self.wait(SNAPSHOT_WAIT)
+    except TimeoutError: pass
+    return text_fallback(super()._repr_mimebundle_(**kwargs), self.trace.summary(), self.snapshot.get("svg", ""))
 
 
-def text_fallback(bundle: Any, text: str) -> Any:
-  """A widget's mime bundle with text for where widgets do not render (nbconvert, a terminal): the summary."""
+def text_fallback(bundle: Any, text: str, picture: str = "") -> Any:
+  """A widget's mime bundle with text for where widgets do not render (nbconvert, a terminal): the summary, and a
+  picture (SVG markup built by tgviz.layout, its text escaped there) after it."""
   data: dict[str, Any] = bundle[0] if isinstance(bundle, tuple) else bundle
   data["text/plain"] = text
-  data["text/html"] = f"<pre class='tgviz-summary'>{html.escape(text)}</pre>"
+  data["text/html"] = f"<pre class='tgviz-summary'>{html.escape(text)}</pre>{picture}"
   return bundle

@@ -1,6 +1,6 @@
-"""Fixtures for the browser tests: one JupyterLab server and one Chromium per session."""
+"""Fixtures for the browser tests: one JupyterLab server, one Notebook 7 server and one Chromium per session."""
 import pytest
-from harness import chromium, jupyterlab
+from harness import chromium, jupyterlab, notebook7
 
 
 @pytest.fixture(scope="session")
@@ -11,3 +11,8 @@ def browser():
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
   with jupyterlab(tmp_path_factory.mktemp("lab")) as server: yield server
+
+
+@pytest.fixture(scope="session")
+def nb7(tmp_path_factory):
+  with notebook7(tmp_path_factory.mktemp("nb7")) as server: yield server

@@ -11,7 +11,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-ARTIFACTS = Path(os.environ.get("TGVIZ_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
+REPO = Path(__file__).resolve().parents[2]
+LAB_SETTINGS = REPO / "jupyter-config" / "lab" / "settings" / "overrides.d" / "tgviz.json"
+ARTIFACTS = Path(os.environ.get("TGVIZ_ARTIFACTS", REPO / "test-artifacts"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
@@ -34,20 +36,27 @@ def chromium():
     b.close()
 
 
+def _settings(root: Path) -> Path:
+  """The server's application settings: no news/update popups over the notebook, and the settings defaults tgviz ships
+  (pip puts them in share/jupyter/lab/settings/overrides.d/; the tests' server reads its own folder instead)."""
+  settings = root / "settings"
+  (settings / "overrides.d").mkdir(parents=True)
+  (settings / "overrides.json").write_text('{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}')
+  shutil.copy(LAB_SETTINGS, settings / "overrides.d" / LAB_SETTINGS.name)
+  return settings
+
+
 @contextlib.contextmanager
-def jupyterlab(root: Path):
-  """A JupyterLab server on loopback, rooted in root; yields (base url, token, root)."""
+def _server(module: str, app: str, root: Path):
+  """A Jupyter server application (python -m module) on loopback, rooted in root; yields (base url, token, root)."""
   port, token = _free_port(), "tgviz-test-token"
-  settings = root / "settings" / "overrides.json"
-  settings.parent.mkdir()
-  # no news/update popups over the notebook
-  settings.write_text('{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}')
+  settings = _settings(root)
   env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / "user-settings")}
-  proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+  proc = subprocess.Popen([sys.executable, "-m", module, "--no-browser", f"--port={port}", "--ip=127.0.0.1",
                            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
                            "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root",
-                           "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: tests switch the theme with it
-                           f"--LabServerApp.app_settings_dir={root / 'settings'}"],
+                           f"--{app}.expose_app_in_browser=True",  # window.jupyterapp: tests switch the theme with it
+                           f"--LabServerApp.app_settings_dir={settings}"],
                           cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
   url = f"http://127.0.0.1:{port}"
   deadline = time.time() + 90
@@ -58,12 +67,22 @@ def jupyterlab(root: Path):
     except OSError:
       if proc.poll() is not None: raise RuntimeError(proc.stdout.read().decode()) from None
       time.sleep(0.5)
-  else: raise RuntimeError("JupyterLab did not start in 90 s")
+  else: raise RuntimeError(f"{module} did not start in 90 s")
   try: yield url, token, root
   finally:
     proc.terminate()
     try: proc.wait(10)
     except subprocess.TimeoutExpired: proc.kill()
+
+
+def jupyterlab(root: Path):
+  """A JupyterLab server on loopback, rooted in root; yields (base url, token, root)."""
+  return _server("jupyterlab", "LabApp", root)
+
+
+def notebook7(root: Path):
+  """A Jupyter Notebook 7 server on loopback, rooted in root; yields (base url, token, root)."""
+  return _server("notebook", "JupyterNotebookApp", root)
 
 
 def notebook(*cells: str) -> str:
@@ -79,11 +98,81 @@ def run_all(page, count: int) -> None:
   nb = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
   page.locator(f"{nb} .jp-Cell").first.wait_for(timeout=60_000)
   page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
-  for sel in ("button:has-text('No')", ".jp-Notification-Toast-Close"):  # news / update popups
+  for sel in ("button:text-is('No')", ".jp-Notification-Toast-Close"):  # news / update popups
     for b in page.locator(sel).all():
       try: b.click(timeout=500)
       except Exception: pass
-  page.locator(f"{nb} .jp-Cell .jp-InputArea-editor").first.click()
-  for _ in range(count):
-    page.keyboard.press("Shift+Enter")
-    page.wait_for_timeout(300)
+  for i in range(count):  # each cell queued or run ("[*]" or "[n]") before the next; a key pressed before the kernel
+    for _ in range(5):   # is connected only moves to the next cell, so then the cell is run again
+      page.locator(f"{nb} .jp-Cell .jp-InputArea-editor").nth(i).click()
+      page.keyboard.press("Shift+Enter")
+      try:
+        page.wait_for_function(f"(document.querySelectorAll('{nb} .jp-Cell .jp-InputPrompt')[{i}]?.textContent || '')"
+                               ".match(/\\[[*0-9]/)", timeout=5_000)
+        break
+      except Exception: pass
+    else: raise TimeoutError(f"cell {i + 1} did not run")
+
+
+TUTORIAL = """%%tgviz
+from tinygrad import Tensor
+x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
+weight = Tensor.ones(1, 1, 2, 2).realize()
+result = x.conv2d(weight)
+print(result.tolist())"""
+
+
+LABEL_PX = """() => { const t = document.querySelector('.tgviz-stage svg g.side g.node text tspan');
+  return parseFloat(getComputedStyle(t).fontSize) * t.getBoundingClientRect().height / t.getBBox().height; }"""
+CHANGED_IN_VIEW = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const marked = [...document.querySelectorAll('.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, '
+                                               + '.tgviz-stage g.side g.node.changed')];
+  return marked.length > 0 && marked.some((n) => { const r = n.getBoundingClientRect();
+    return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; }); }"""
+
+
+def label_px(page) -> float:
+  """The on-screen size of a node label: its font size times the SVG's scale, in CSS px."""
+  return page.evaluate(LABEL_PX)
+
+
+def changed_in_view(page) -> bool:
+  return page.evaluate(CHANGED_IN_VIEW)
+
+
+def saved_snapshot(path: Path) -> dict:
+  """Wait for the notebook file to hold the widget state (Jupyter widgets' saveState), check what a reader without the
+  kernel gets (the tgviz widget's kept picture in the state, the picture in the output's HTML, a file under 1 MB) and
+  return the kept picture."""
+  deadline, nb = time.time() + 30, {}
+  while time.time() < deadline:
+    nb = json.loads(path.read_text())
+    if "application/vnd.jupyter.widget-state+json" in nb["metadata"].get("widgets", {}): break
+    time.sleep(0.3)
+  else: raise AssertionError("the widget state was not saved with the notebook (jupyterlab-manager's saveState)")
+  state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+  snaps = [m["state"]["snapshot"] for m in state.values() if m["state"].get("snapshot")]
+  assert len(snaps) == 1 and snaps[0]["svg"].startswith("<svg") and "data-node" in snaps[0]["svg"]
+  assert path.stat().st_size < 1_000_000
+  outputs = [o for c in nb["cells"] for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
+  assert any("<svg" in "".join(o["data"]["text/html"]) for o in outputs)  # the picture for frontends without widgets
+  return snaps[0]
+
+
+def shut_down_kernels(url: str, token: str) -> None:
+  """End every session and its kernel through the server's REST API, as the Kernel menu's "Shut Down" does."""
+  def call(method: str, path: str):
+    req = urllib.request.Request(f"{url}{path}", method=method, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(req, timeout=30) as r: return json.loads(r.read() or b"null")
+  for s in call("GET", "/api/sessions"): call("DELETE", f"/api/sessions/{s['id']}")
+  assert call("GET", "/api/kernels") == []
+
+
+def assert_static_picture(page, snap: dict) -> None:
+  """A reopened notebook whose kernel is gone shows the kept picture (nodes, the kernel's code) and a note, no error."""
+  page.wait_for_selector(".tgviz-static-note:not([hidden])", timeout=60_000)
+  assert page.locator(".tgviz-static-note").inner_text().startswith("static picture")
+  assert page.locator(".tgviz-stage svg g.side g.node").count() > 5
+  assert page.locator(".tgviz-stage").get_attribute("data-step") == snap["step"]
+  assert "__kernel" in page.locator(".tgviz-code").inner_text()
+  assert "Error displaying widget" not in page.locator(".jp-NotebookPanel").first.inner_text()

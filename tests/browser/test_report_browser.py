@@ -132,3 +132,47 @@ def test_report_follows_a_dark_system_theme(report, browser):
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "report-dark.png"))
   ctx.close()
+
+
+def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
+  page.goto((report / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  # the code: one element per line, numbered from 1, never wrapped (a long line scrolls sideways)
+  lines = page.locator(".tgviz-code .tgviz-line")
+  assert lines.first.get_attribute("data-line") == "1" and lines.first.inner_text().startswith("__kernel")
+  assert page.locator(".tgviz-code").inner_text().splitlines()[0].startswith("__kernel")  # numbers are not in the text
+  heights = lines.evaluate_all("ls => ls.map(l => l.getBoundingClientRect().height)")
+  assert max(heights) == min(heights), heights
+  assert page.evaluate("(() => { const c = document.querySelector('.tgviz-code'); return c.scrollWidth > c.clientWidth; })()")
+  # a schedule step: the kernels compiled after it, each one click from its steps
+  page.locator(".tgviz-group.kind-schedule summary", has_text="Schedule 1 Kernel").first.click()
+  page.locator(".tgviz-group.kind-schedule[open] .tgviz-step").first.click()
+  page.wait_for_selector(".tgviz-produced .tgviz-link", timeout=10_000)
+  assert "compiled after this schedule" in page.locator(".tgviz-code-head").inner_text()
+  name = page.locator(".tgviz-produced .tgviz-link").first.inner_text()
+  page.locator(".tgviz-produced .tgviz-link").first.click()
+  page.wait_for_function(f"document.querySelector('.tgviz-title').innerText.startsWith('{name} / View Base AST')", timeout=10_000)
+  assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
+  # side panels: drag the tree wider, hide the code; both kept for the session
+  tree0, canvas0 = page.locator(".tgviz-left").bounding_box()["width"], page.locator(".tgviz-canvas").bounding_box()["width"]
+  handle = page.locator(".tgviz-handle-tree").bounding_box()
+  page.mouse.move(handle["x"] + 2, handle["y"] + 50)
+  page.mouse.down()
+  page.mouse.move(handle["x"] + 102, handle["y"] + 50, steps=5)
+  page.mouse.up()
+  tree1 = page.locator(".tgviz-left").bounding_box()["width"]
+  assert abs(tree1 - tree0 - 100) <= 3, (tree0, tree1)
+  page.locator(".tgviz-toggle-code").click()
+  assert not page.locator(".tgviz-right").is_visible() and page.locator(".tgviz-canvas").bounding_box()["width"] > canvas0
+  page.reload()
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  assert not page.locator(".tgviz-right").is_visible() and abs(page.locator(".tgviz-left").bounding_box()["width"] - tree1) <= 1
+  page.locator(".tgviz-toggle-code").click()
+  assert page.locator(".tgviz-right").is_visible()
+  # "/" goes to the filter, and what is typed there filters the tree (keys are the widget's only outside the filter)
+  page.locator(".tgviz-title").click()
+  page.keyboard.press("/")
+  page.keyboard.type("devectorize")
+  names = page.locator(".tgviz-step .tgviz-name").all_inner_texts()
+  assert names and all("devectorize" in n for n in names), names
+  assert not page.errors

@@ -1,33 +1,9 @@
-"""The widget in a real JupyterLab in headless Chromium: tree, graph, code, keys, export, screenshot."""
+"""The widget in a real JupyterLab in headless Chromium: tree, graph, code, keys, export, screenshot, and a saved notebook
+reopened without its kernel."""
 import re
 
 import pytest
-from harness import ARTIFACTS, notebook, run_all
-
-TUTORIAL = """%%tgviz
-from tinygrad import Tensor
-x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
-weight = Tensor.ones(1, 1, 2, 2).realize()
-result = x.conv2d(weight)
-print(result.tolist())"""
-
-
-LABEL_PX = """() => { const t = document.querySelector('.tgviz-stage svg g.side g.node text tspan');
-  return parseFloat(getComputedStyle(t).fontSize) * t.getBoundingClientRect().height / t.getBBox().height; }"""
-CHANGED_IN_VIEW = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
-  const marked = [...document.querySelectorAll('.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, '
-                                               + '.tgviz-stage g.side g.node.changed')];
-  return marked.length > 0 && marked.some((n) => { const r = n.getBoundingClientRect();
-    return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; }); }"""
-
-
-def label_px(page) -> float:
-  """The on-screen size of a node label: its font size times the SVG's scale, in CSS px."""
-  return page.evaluate(LABEL_PX)
-
-
-def changed_in_view(page) -> bool:
-  return page.evaluate(CHANGED_IN_VIEW)
+from harness import ARTIFACTS, TUTORIAL, assert_static_picture, changed_in_view, label_px, notebook, run_all, saved_snapshot, shut_down_kernels
 
 
 @pytest.fixture
@@ -144,3 +120,39 @@ def test_clicking_a_node_opens_its_panel(lab, page):
   first_source = page.locator(".tgviz-node-panel .tgviz-link").nth(1)
   first_source.click()  # a source is clickable: it becomes the picked node
   page.wait_for_function(f"document.querySelector('.tgviz-stage g.node.hl').dataset.node !== '{key}'", timeout=30_000)
+
+
+def test_saved_notebook_shows_a_static_picture(lab, page):
+  url, token, root = lab
+  path = root / "saved.ipynb"
+  path.write_text(notebook("%load_ext tgviz", TUTORIAL))
+  page.goto(f"{url}/lab/workspaces/saved/tree/saved.ipynb?token={token}&reset")
+  run_all(page, 2)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  page.wait_for_timeout(1000)
+  page.keyboard.press("Control+s")
+  snap = saved_snapshot(path)
+  shut_down_kernels(url, token)
+  page.reload()
+  assert_static_picture(page, snap)
+  page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "widget-saved.png"))
+
+
+def test_code_lines_and_a_schedules_kernels(lab, page):
+  url, token, root = lab
+  (root / "code.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
+  page.goto(f"{url}/lab/workspaces/code/tree/code.ipynb?token={token}&reset")
+  run_all(page, 2)
+  page.wait_for_function("document.querySelector('.tgviz-code')?.innerText.includes('__kernel')", timeout=120_000)
+  first = page.locator(".tgviz-code .tgviz-line[data-line='1']")
+  assert first.inner_text().startswith("__kernel")  # one element per line, numbered from 1
+  heights = page.locator(".tgviz-code .tgviz-line").evaluate_all("ls => ls.map(l => l.getBoundingClientRect().height)")
+  assert max(heights) == min(heights), heights  # no line wraps
+  assert page.evaluate("getComputedStyle(document.querySelector('.tgviz-code pre')).whiteSpace") == "pre"
+  page.locator(".tgviz-group.kind-schedule summary", has_text="Schedule 1 Kernel").first.click()
+  page.locator(".tgviz-group.kind-schedule[open] .tgviz-step").first.click()
+  link = page.locator(".tgviz-produced .tgviz-link").first
+  link.wait_for(timeout=30_000)
+  name = link.inner_text()
+  link.click()
+  page.wait_for_function(f"document.querySelector('.tgviz-title').innerText.startsWith('{name} / View Base AST')", timeout=30_000)

@@ -1,0 +1,100 @@
+"""The widget in a real Jupyter Notebook 7 in headless Chromium: opened from the file list (/tree) as a user does, it
+renders readable, its keys work while it has focus and never reach the notebook, and a node click opens its panel;
+saved and reopened without its kernel, it shows its picture."""
+import pytest
+from harness import ARTIFACTS, TUTORIAL, assert_static_picture, changed_in_view, label_px, notebook, run_all, saved_snapshot, shut_down_kernels
+
+CELLS = ".jp-NotebookPanel .jp-Notebook .jp-Cell"
+
+
+@pytest.fixture
+def context(browser):
+  ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
+  yield ctx
+  ctx.close()
+
+
+def open_from_tree(context, url: str, token: str, name: str):
+  """Notebook 7's file list, then a double click on the notebook: it opens in a new tab at /notebooks/NAME."""
+  tree = context.new_page()
+  tree.goto(f"{url}/tree?token={token}")
+  row = tree.locator(".jp-DirListing-item", has_text=name)
+  row.wait_for(timeout=60_000)
+  with context.expect_page() as opened: row.dblclick()
+  page = opened.value
+  page.wait_for_load_state()
+  assert page.url.startswith(f"{url}/notebooks/{name}"), page.url
+  return page
+
+
+def cell_kinds(page) -> list[str]:
+  return page.locator(CELLS).evaluate_all("cs => cs.map(c => c.classList.contains('jp-CodeCell') ? 'code' : 'other')")
+
+
+def test_widget_in_notebook7(nb7, context):
+  url, token, root = nb7
+  (root / "tutorial7.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
+  page = open_from_tree(context, url, token, "tutorial7.ipynb")
+  run_all(page, 2)
+  widget = page.locator(".tgviz-root")
+  widget.wait_for(timeout=120_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
+  page.wait_for_function("document.querySelector('.tgviz-code').innerText.includes('__kernel')", timeout=30_000)
+  assert label_px(page) >= 11, label_px(page)  # readable at the default zoom
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  widget.scroll_into_view_if_needed()
+  widget.screenshot(path=str(ARTIFACTS / "widget-notebook7.png"))
+  # keys, while the widget has focus: down steps, right matches, f / 1 / z zoom
+  first = page.locator(".tgviz-step.selected").get_attribute("data-key")
+  page.locator(".tgviz-title").click()
+  page.keyboard.press("ArrowDown")
+  page.wait_for_function(f"document.querySelector('.tgviz-step.selected').dataset.key !== '{first}'", timeout=10_000)
+  page.keyboard.press("ArrowUp")
+  page.wait_for_function(f"document.querySelector('.tgviz-step.selected').dataset.key === '{first}'", timeout=10_000)
+  page.locator(".tgviz-step:not(.empty)", has_text="devectorize2").first.click()
+  page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=30_000)
+  page.keyboard.press("ArrowRight")
+  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=30_000)
+  page.keyboard.press("ArrowRight")
+  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '1'", timeout=30_000)
+  page.keyboard.press("ArrowLeft")
+  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=30_000)
+  assert page.locator(".tgviz-match-label").inner_text().startswith("match 1 / ")
+  page.keyboard.press("f")  # fit: the whole graph in view
+  box, canvas = page.locator(".tgviz-stage svg").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
+  assert box["width"] <= canvas["width"] + 1 and box["height"] <= canvas["height"] + 1
+  page.keyboard.press("1")  # one to one: labels at their own 10 px
+  assert 9.5 <= label_px(page) <= 10.5, label_px(page)
+  page.keyboard.press("z")  # zoom to the change: readable, the change in view
+  assert label_px(page) >= 11 and changed_in_view(page)
+  # Notebook 7's command-mode keys do nothing while the widget has focus: no cell added, deleted, moved or retyped
+  kinds = cell_kinds(page)
+  for key in ("a", "b", "d", "d", "m", "x", "Shift+k", "Shift+m"):
+    page.keyboard.press(key)
+  page.wait_for_timeout(500)
+  assert cell_kinds(page) == kinds and len(kinds) >= 2
+  assert page.locator(".tgviz-stage").get_attribute("data-match") == "0"
+  # a node click opens the node panel with its op
+  node = page.locator(".tgviz-stage g[data-side='after'] g.node[data-op]").first
+  op, key = node.get_attribute("data-op"), node.get_attribute("data-node")
+  node.click()
+  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=30_000)
+  panel = page.locator(".tgviz-node-panel").inner_text()
+  assert panel.startswith(op) and key in panel
+
+
+def test_saved_notebook7_shows_a_static_picture(nb7, context):
+  url, token, root = nb7
+  path = root / "saved7.ipynb"
+  path.write_text(notebook("%load_ext tgviz", TUTORIAL))
+  page = open_from_tree(context, url, token, "saved7.ipynb")
+  run_all(page, 2)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  page.wait_for_timeout(1000)
+  page.keyboard.press("Control+s")
+  snap = saved_snapshot(path)
+  shut_down_kernels(url, token)
+  page.reload()
+  assert_static_picture(page, snap)
+  page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "widget-saved-notebook7.png"))
