@@ -74,15 +74,29 @@ def notebook(*cells: str) -> str:
                      "nbformat": 4, "nbformat_minor": 5})
 
 
-def run_all(page, count: int) -> None:
-  """Run the first count cells of the open notebook with Shift+Enter, once its kernel is idle."""
-  nb = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
-  page.locator(f"{nb} .jp-Cell").first.wait_for(timeout=60_000)
+NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
+
+
+def _ready(page) -> None:
+  """Wait for the open notebook and its idle kernel; dismiss JupyterLab's news / update popups."""
+  page.locator(f"{NOTEBOOK} .jp-Cell").first.wait_for(timeout=60_000)
   page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
-  for sel in ("button:has-text('No')", ".jp-Notification-Toast-Close"):  # news / update popups
+  for sel in ("button:has-text('No')", ".jp-Notification-Toast-Close"):
     for b in page.locator(sel).all():
       try: b.click(timeout=500)
       except Exception: pass
+
+
+def run_every_cell(page) -> None:
+  """Run every cell of the open notebook with JupyterLab's own Run All command (no keys or clicks to go astray)."""
+  _ready(page)
+  page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
+def run_all(page, count: int) -> None:
+  """Run the first count cells of the open notebook with Shift+Enter, once its kernel is idle."""
+  nb = NOTEBOOK
+  _ready(page)
   page.locator(f"{nb} .jp-Cell .jp-InputArea-editor").first.click()
   for _ in range(count):
     page.keyboard.press("Shift+Enter")
