@@ -28,10 +28,8 @@ def _open_row(page, name: str) -> None:
   index = row.get_attribute("data-index")
   row.click()
   try: page.wait_for_function(f"document.querySelector('.tgviz-pair').dataset.index === '{index}'", timeout=120_000)
-  except Exception:
-    page.screenshot(path="/tmp/cmp_fail2.png")
-    print("STATUS", page.locator(".tgviz-compare .tgviz-status").inner_text())
-    raise
+  except Exception as e:
+    raise AssertionError(f"pair {name} did not open: {page.locator('.tgviz-compare .tgviz-status').inner_text()!r}") from e
   page.wait_for_selector(".tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=60_000)
 
 
