@@ -41,7 +41,7 @@ def test_winograd_pairs_the_unchanged_kernels_and_leaves_the_conv_unpaired(conv)
   c = tgviz.compare(conv["general"], conv["wino"], labels=("WINO=0", "WINO=1"))
   assert [(p.a.name, p.b.name) for p in c.pairs] == RAND and all(p.how == "ast" for p in c.pairs)
   assert all(p.identical and p.code_diff == "" for p in c.pairs)  # an identical kernel: an empty diff
-  assert [k.name for k in c.only_a] == ["r_4_4_3_3"] and [k.name for k in c.only_b] == ["E_6_6", "E_6_6", "E_4_4"]
+  assert [[k.name for k in side] for side in c.unpaired] == [["r_4_4_3_3"], ["E_6_6", "E_6_6", "E_4_4"]]
   a, b = c.counts
   assert (a.kernels, b.kernels) == (5, 7) and b.steps > a.steps > 0 and b.matches > a.matches > 0 and a.rewrite_time > 0
   deltas = [abs(d.a - d.b) for d in c.step_deltas]
@@ -59,7 +59,7 @@ def test_image_changes_a_kernel_with_the_same_ast(conv):
   diff = rand.code_diff.splitlines()
   assert diff[:2] == ["--- E_6_3_2", "+++ E_6_2_3"] and any(x.startswith("-") and "get_local_id" in x for x in diff[2:])
   assert any(x.startswith("+") and "E_6_2_3" in x for x in diff[2:])
-  assert (rand.a.local_size, rand.b.local_size) == ((3, 1, 1), (2, 3, 1))  # launch dimensions of each side
+  assert rand.launch_dims == (((6, 1, 1), (3, 1, 1)), ((6, 1, 1), (2, 3, 1)))  # launch dimensions of each side
   assert [k.name for k in c.only_b] == ["E_3_3_4_4", "E_2_2_3_3_4", "r_4_4_3_12"]
   assert "E_6_3_2 ~ E_6_2_3  same AST, code differs" in c.summary() and "local=(3, 1, 1) -> global=(6, 1, 1) local=(2, 3, 1)" in c.summary()
 

@@ -1,8 +1,9 @@
-"""The public API: :func:`capture`, and the Trace and Step a user holds, with their pictures and reports.
+"""The public API: :func:`capture` and :func:`compare`, and the Trace, Step and Comparison a user holds, with their
+pictures and reports.
 
-These classes are the model's (:mod:`tgviz.model`) plus the methods that draw (``Step.svg``, ``Trace.export_svg``) and
-write reports (``Trace.to_html``). They live here, above the picture and report modules, so that those modules build on
-the model without the model ever importing them back.
+These classes are the model's (:mod:`tgviz.model`, :mod:`tgviz.comparison`) plus the methods that draw (``Step.svg``,
+``Trace.export_svg``) and write reports (``Trace.to_html``, ``Comparison.to_html``). They live here, above the picture
+and report modules, so that those modules build on the model without the model ever importing them back.
 """
 from __future__ import annotations
 

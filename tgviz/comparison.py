@@ -29,6 +29,11 @@ class KernelPair:
     return code_diff(self.a, self.b)
 
   @property
+  def launch_dims(self) -> tuple[tuple[tuple[int, ...], tuple[int, ...] | None], tuple[tuple[int, ...], tuple[int, ...] | None]]:
+    """((global_size, local_size) of a, (global_size, local_size) of b)."""
+    return (self.a.global_size, self.a.local_size), (self.b.global_size, self.b.local_size)
+
+  @property
   def lines_changed(self) -> tuple[int, int]:
     """(lines the code diff adds, lines it removes)."""
     body = self.code_diff.splitlines()[2:]
@@ -114,6 +119,11 @@ class Comparison:
     self.pairs, self.only_a, self.only_b = pair_kernels(a.kernels, b.kernels)
     self.counts = (side_counts(a), side_counts(b))
     self.step_deltas = step_deltas(a, b)
+
+  @property
+  def unpaired(self) -> tuple[list[Kernel], list[Kernel]]:
+    """(the kernels only a has, the kernels only b has), each in compile order."""
+    return self.only_a, self.only_b
 
   def pair(self, name: str) -> KernelPair:
     """The first pair whose kernel on side a (or else on side b) is called name."""

@@ -93,15 +93,40 @@ def notebook(*cells: str) -> str:
                      "nbformat": 4, "nbformat_minor": 5})
 
 
-def run_all(page, count: int) -> None:
-  """Run the first count cells of the open notebook with Shift+Enter, once its kernel is idle."""
-  nb = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
-  page.locator(f"{nb} .jp-Cell").first.wait_for(timeout=60_000)
+NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
+
+
+def _ready(page) -> None:
+  """Wait for the open notebook and its idle kernel; dismiss JupyterLab's news / update popups."""
+  page.locator(f"{NOTEBOOK} .jp-Cell").first.wait_for(timeout=60_000)
   page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
   for sel in ("button:text-is('No')", ".jp-Notification-Toast-Close"):  # news / update popups
     for b in page.locator(sel).all():
       try: b.click(timeout=500)
       except Exception: pass
+
+
+def run_every_cell(page) -> None:
+  """Run every cell of the open notebook with JupyterLab's own Run All command (no keys or clicks to go astray); the
+  command is given again if the first cell has not started 20 s later."""
+  _ready(page)
+  started = f"document.querySelector('{NOTEBOOK} .jp-Cell .jp-InputPrompt').textContent.trim() !== '[ ]:'"
+  for attempt in range(3):
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")  # not awaited: it ends with the last cell
+    try:
+      page.wait_for_function(started, timeout=20_000)
+      return
+    except Exception:
+      if attempt == 2:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "run-every-cell-failed.png"))
+        raise
+
+
+def run_all(page, count: int) -> None:
+  """Run the first count cells of the open notebook one by one with Shift+Enter, once its kernel is idle."""
+  nb = NOTEBOOK
+  _ready(page)
   for i in range(count):  # each cell queued or run ("[*]" or "[n]") before the next; a key pressed before the kernel
     for _ in range(5):   # is connected only moves to the next cell, so then the cell is run again
       page.locator(f"{nb} .jp-Cell .jp-InputArea-editor").nth(i).click()

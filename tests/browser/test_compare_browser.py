@@ -1,7 +1,7 @@
 """Comparisons in a real browser: the CompareWidget in JupyterLab (two %%tgviz cells, the second --compare'd with the
 first) and the HTML comparison page offline; the kernel tables of the trace widget and the report, sortable."""
 import pytest
-from harness import ARTIFACTS, notebook, run_all
+from harness import ARTIFACTS, notebook, run_every_cell
 from workloads import EXAMPLES, example
 
 import tgviz
@@ -27,7 +27,9 @@ def _open_row(page, name: str) -> None:
   row = page.locator(".tgviz-pairs tbody tr", has=page.locator("td", has_text=name)).first
   index = row.get_attribute("data-index")
   row.click()
-  page.wait_for_function(f"document.querySelector('.tgviz-pair').dataset.index === '{index}'", timeout=60_000)
+  try: page.wait_for_function(f"document.querySelector('.tgviz-pair').dataset.index === '{index}'", timeout=120_000)
+  except Exception as e:
+    raise AssertionError(f"pair {name} did not open: {page.locator('.tgviz-compare .tgviz-status').inner_text()!r}") from e
   page.wait_for_selector(".tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=60_000)
 
 
@@ -36,7 +38,7 @@ def test_compare_widget_in_jupyterlab(lab, page):
   (root / "compare.ipynb").write_text(notebook("%load_ext tgviz", "%%tgviz -o general\n" + CONV,
                                                "%%tgviz -o winograd --env WINO=1 --compare general\n" + CONV))
   page.goto(f"{url}/lab/workspaces/compare/tree/compare.ipynb?token={token}&reset")
-  run_all(page, 3)
+  run_every_cell(page)
   page.wait_for_selector(".tgviz-compare .tgviz-pairs tbody tr", timeout=180_000)
   # the trace widget of the first cell: its kernel table, sortable; a row opens that kernel's first step
   kernels = page.locator(".tgviz-kernels").first
@@ -47,7 +49,7 @@ def test_compare_widget_in_jupyterlab(lab, page):
   assert kernels.locator("tbody tr td:first-child").first.inner_text() == "E_6_3_2"
   kernels.locator("tbody tr", has_text="r_4_4_3_3").click()
   page.wait_for_function("document.querySelector('.tgviz-code-head').innerText.startsWith('r_4_4_3_3')", timeout=30_000)
-  # the comparison: pairs, then the kernels only one side has
+  # the second cell's comparison: pairs, then the kernels only one side has
   assert page.evaluate(COLUMN, 0) == ["ast"] * 4 + ["only a"] + ["only b"] * 3
   assert page.evaluate(COLUMN, 2)[-3:] == ["E_6_6", "E_6_6", "E_4_4"] and page.evaluate(COLUMN, 3)[:4] == ["same"] * 4
   assert "general vs winograd" in page.locator(".tgviz-compare .tgviz-summary").inner_text()

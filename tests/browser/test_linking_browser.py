@@ -2,19 +2,10 @@
 a node marks its code lines, the kernel header names the Tensor ops and the user's lines, the node panel's history and
 the rules tab jump where they say."""
 import pytest
-from harness import ARTIFACTS, notebook, run_all
+from harness import ARTIFACTS, TUTORIAL, notebook, run_all
 
 from tgviz import _tinygrad as tg
 from tgviz import protocol as P
-
-TUTORIAL = """%%tgviz
-from tinygrad import Tensor
-x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
-weight = Tensor.ones(1, 1, 2, 2).realize()
-result = x.conv2d(weight)
-print(result.tolist())
-"""
-
 
 @pytest.fixture(params=["offline page", "JupyterLab"])
 def page(browser, request):
