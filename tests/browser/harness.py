@@ -85,6 +85,17 @@ def notebook7(root: Path):
   return _server("notebook", "JupyterNotebookApp", root)
 
 
+@contextlib.contextmanager
+def new_page(browser, width: int = 1500, height: int = 1000, offline: bool = False):
+  """A page in a fresh browser context; the page's uncaught errors collect in page.errors."""
+  ctx = browser.new_context(viewport={"width": width, "height": height}, offline=offline)
+  page = ctx.new_page()
+  page.errors = []
+  page.on("pageerror", lambda e: page.errors.append(str(e)))
+  try: yield page
+  finally: ctx.close()
+
+
 def notebook(*cells: str) -> str:
   """A notebook file's text with these code cells."""
   return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],

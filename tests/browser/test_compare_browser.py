@@ -1,7 +1,7 @@
 """Comparisons in a real browser: the CompareWidget in JupyterLab (two %%tgviz cells, the second --compare'd with the
 first) and the HTML comparison page offline; the kernel tables of the trace widget and the report, sortable."""
 import pytest
-from harness import ARTIFACTS, notebook, run_every_cell
+from harness import ARTIFACTS, new_page, notebook, run_every_cell
 from workloads import EXAMPLES, example
 
 import tgviz
@@ -14,12 +14,7 @@ COLUMN = "(i) => [...document.querySelectorAll('.tgviz-pairs tbody tr')].map((r)
 
 @pytest.fixture
 def page(browser):
-  ctx = browser.new_context(viewport={"width": 1500, "height": 1100})
-  p = ctx.new_page()
-  p.errors = []
-  p.on("pageerror", lambda e: p.errors.append(str(e)))
-  yield p
-  ctx.close()
+  with new_page(browser, height=1100) as p: yield p
 
 
 def _open_row(page, name: str) -> None:

@@ -2,20 +2,16 @@
 a node marks its code lines, the kernel header names the Tensor ops and the user's lines, the node panel's history and
 the rules tab jump where they say."""
 import pytest
-from harness import ARTIFACTS, TUTORIAL, notebook, run_all
+from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all
 
 from tgviz import _tinygrad as tg
 from tgviz import protocol as P
 
+
 @pytest.fixture(params=["offline page", "JupyterLab"])
 def page(browser, request):
   """A page: offline for the report, with the loopback network for JupyterLab."""
-  ctx = browser.new_context(viewport={"width": 1500, "height": 1000}, offline=request.param == "offline page")
-  p = ctx.new_page()
-  p.errors = []
-  p.on("pageerror", lambda e: p.errors.append(str(e)))
-  yield p
-  ctx.close()
+  with new_page(browser, offline=request.param == "offline page") as p: yield p
 
 
 def _conv(trace):

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from harness import ARTIFACTS
+from harness import ARTIFACTS, new_page
 
 from tgviz import layout as L
 from tgviz import picture as PI
@@ -27,12 +27,7 @@ def report(tmp_path_factory):
 
 @pytest.fixture
 def page(browser):
-  ctx = browser.new_context(viewport={"width": 1500, "height": 1000}, offline=True)
-  p = ctx.new_page()
-  p.errors = []
-  p.on("pageerror", lambda e: p.errors.append(str(e)))
-  yield p
-  ctx.close()
+  with new_page(browser, offline=True) as p: yield p
 
 
 def test_report_svgs_are_valid(report):

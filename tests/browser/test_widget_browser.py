@@ -3,15 +3,23 @@ reopened without its kernel."""
 import re
 
 import pytest
-from harness import ARTIFACTS, TUTORIAL, assert_static_picture, changed_in_view, label_px, notebook, run_all, saved_snapshot, shut_down_kernels
+from harness import (
+  ARTIFACTS,
+  TUTORIAL,
+  assert_static_picture,
+  changed_in_view,
+  label_px,
+  new_page,
+  notebook,
+  run_all,
+  saved_snapshot,
+  shut_down_kernels,
+)
 
 
 @pytest.fixture
 def page(browser):
-  ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
-  p = ctx.new_page()
-  yield p
-  ctx.close()
+  with new_page(browser, 1600, 1100) as p: yield p
 
 
 def test_widget_in_jupyterlab(lab, page):
