@@ -117,23 +117,6 @@ def _ready(page) -> None:
       except Exception: pass
 
 
-def run_every_cell(page) -> None:
-  """Run every cell of the open notebook with JupyterLab's own Run All command (no keys or clicks to go astray); the
-  command is given again if the first cell has not started 20 s later."""
-  _ready(page)
-  started = f"document.querySelector('{NOTEBOOK} .jp-Cell .jp-InputPrompt').textContent.trim() !== '[ ]:'"
-  for attempt in range(3):
-    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")  # not awaited: it ends with the last cell
-    try:
-      page.wait_for_function(started, timeout=20_000)
-      return
-    except Exception:
-      if attempt == 2:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "run-every-cell-failed.png"))
-        raise
-
-
 def run_all(page, count: int) -> None:
   """Run the first count cells of the open notebook one by one with Shift+Enter, once its kernel is idle."""
   nb = NOTEBOOK
