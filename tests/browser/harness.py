@@ -187,6 +187,21 @@ def shut_down_kernels(url: str, token: str) -> None:
   assert call("GET", "/api/kernels") == []
 
 
+def check_saved_notebook(page, path: Path, url: str, token: str, shot: str) -> None:
+  """Run the open notebook's two cells (%load_ext, a %%tgviz cell), save it, shut its kernel down and reload: the widget
+  shows the picture kept with the notebook (see assert_static_picture); a screenshot goes to ARTIFACTS/shot."""
+  run_all(page, 2)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  page.wait_for_timeout(1000)
+  page.keyboard.press("Control+s")
+  snap = saved_snapshot(path)
+  shut_down_kernels(url, token)
+  page.reload()
+  assert_static_picture(page, snap)
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / shot))
+
+
 def assert_static_picture(page, snap: dict) -> None:
   """A reopened notebook whose kernel is gone shows the kept picture (nodes, the kernel's code) and a note, no error."""
   page.wait_for_selector(".tgviz-static-note:not([hidden])", timeout=60_000)

@@ -2,7 +2,15 @@
 renders readable, its keys work while it has focus and never reach the notebook, and a node click opens its panel;
 saved and reopened without its kernel, it shows its picture."""
 import pytest
-from harness import ARTIFACTS, TUTORIAL, assert_static_picture, changed_in_view, label_px, notebook, run_all, saved_snapshot, shut_down_kernels
+from harness import (
+  ARTIFACTS,
+  TUTORIAL,
+  changed_in_view,
+  check_saved_notebook,
+  label_px,
+  notebook,
+  run_all,
+)
 
 CELLS = ".jp-NotebookPanel .jp-Notebook .jp-Cell"
 
@@ -89,12 +97,4 @@ def test_saved_notebook7_shows_a_static_picture(nb7, context):
   path = root / "saved7.ipynb"
   path.write_text(notebook("%load_ext tgviz", TUTORIAL))
   page = open_from_tree(context, url, token, "saved7.ipynb")
-  run_all(page, 2)
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
-  page.wait_for_timeout(1000)
-  page.keyboard.press("Control+s")
-  snap = saved_snapshot(path)
-  shut_down_kernels(url, token)
-  page.reload()
-  assert_static_picture(page, snap)
-  page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "widget-saved-notebook7.png"))
+  check_saved_notebook(page, path, url, token, "widget-saved-notebook7.png")

@@ -6,14 +6,12 @@ import pytest
 from harness import (
   ARTIFACTS,
   TUTORIAL,
-  assert_static_picture,
   changed_in_view,
+  check_saved_notebook,
   label_px,
   new_page,
   notebook,
   run_all,
-  saved_snapshot,
-  shut_down_kernels,
 )
 
 
@@ -135,15 +133,7 @@ def test_saved_notebook_shows_a_static_picture(lab, page):
   path = root / "saved.ipynb"
   path.write_text(notebook("%load_ext tgviz", TUTORIAL))
   page.goto(f"{url}/lab/workspaces/saved/tree/saved.ipynb?token={token}&reset")
-  run_all(page, 2)
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
-  page.wait_for_timeout(1000)
-  page.keyboard.press("Control+s")
-  snap = saved_snapshot(path)
-  shut_down_kernels(url, token)
-  page.reload()
-  assert_static_picture(page, snap)
-  page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "widget-saved.png"))
+  check_saved_notebook(page, path, url, token, "widget-saved.png")
 
 
 def test_code_lines_and_a_schedules_kernels(lab, page):
