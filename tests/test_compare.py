@@ -5,6 +5,7 @@ import re
 
 import pytest
 from IPython.core.error import UsageError
+from tinygrad import Tensor
 from workloads import EXAMPLES, example
 
 import tgviz
@@ -85,6 +86,14 @@ def test_kernel_table_of_a_trace(conv):
   assert conv_row["flops"] >= 16 * 9 and conv_row["bytes"] >= 4 * (36 + 9 + 16)  # 16 outputs of 9 MACs; x, w and out in float32
   assert json.loads(json.dumps(rows)) == rows  # plain rows (a DataFrame takes them)
 
+
+
+def test_kernel_table_has_no_time_on_a_null_device():
+  """A NULL device runs nothing (tinygrad's NULL program reports a made-up 1 ms): the table says "not measured"."""
+  with tgviz.capture(device="NULL:CUDA:sm_90") as trace:
+    (Tensor.ones(4, 4).contiguous() + 1).realize()
+  rows = trace.kernel_table()
+  assert rows and all(r["device"] == "NULL" and r["runs"] == 0 and r["time_us"] is None for r in rows)
 
 def test_trace_widget_and_report_carry_the_kernel_table(conv, recording_comm, tmp_path):
   rows = TraceWidget(conv["general"]).kernels
