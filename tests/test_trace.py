@@ -1,5 +1,7 @@
 """The core: capture() traces the real tinygrad compiler into a faithful Trace."""
+import dataclasses
 import gc
+import random
 
 import pytest
 import workloads
@@ -9,6 +11,7 @@ from tinygrad.uop.ops import Ops, PatternMatcher, RewriteTrace, TrackedGraphRewr
 from tinygrad.viz import serve
 
 import tgviz
+from tgviz._tinygrad import Replayer
 
 
 def test_tutorial_conv2d_kernel_with_opencl_source(tutorial_trace):
@@ -60,9 +63,10 @@ def _viz_without_json():
   serve.uop_to_json, serve.pystr = saved
 
 
-def _viz_replay(step):
-  """tinygrad's own VIZ replay of a step: the graph after each match (index 0 is the input)."""
-  raw = step._raw
+def _viz_replay(step, raw=None):
+  """tinygrad's own VIZ replay of a step (or of raw, a step record of the same trace): the graph after each match
+  (index 0 is the input)."""
+  raw = step._raw if raw is None else raw
   tgr = TrackedGraphRewrite(raw.loc, raw.sink, raw.matches, raw.name, raw.depth, raw.bottom_up, raw.walk, raw.enter_calls)
   data = serve.VizData(RewriteTrace([], [], step._rec.uop_fields))
   return [d["_sink"] for d in serve.get_full_rewrite(data, tgr)]
@@ -71,13 +75,35 @@ def _viz_replay(step):
 def _check_faithful(trace, every_match_up_to):
   steps = list(trace.steps)
   assert steps
+  rng = random.Random(0)
   for step in steps:
     viz = _viz_replay(step)
     assert step.before() is viz[0], step
     assert step.after() is viz[-1], step
-    if len(step.matches) <= every_match_up_to:
-      for k in range(len(step.matches) + 1): assert step.at(k) is viz[k], (step, k)
+    if len(step.matches) <= every_match_up_to:  # in random order, as a user jumps around
+      ks = list(range(len(step.matches) + 1))
+      rng.shuffle(ks)
+      for k in ks: assert step.at(k) is viz[k], (step, k)
     if step._raw.out is not None: assert step.after() is step._rec.returned(step._raw)
+
+
+def test_random_access_when_a_key_lies_above_an_earlier_one(tutorial_trace):
+  """A match list tinygrad's top-down rewrite does not make (a later match's node holds an earlier match's node): the
+  one-pass shortcut for graph k would replace the later node at once, while VIZ's replay has already rebuilt it away.
+  Graphs from there on come from the replay chain, and every graph, in any order, is still VIZ's."""
+  step = max((s for s in tutorial_trace.steps if not s._raw.bottom_up and not s._raw.walk), key=lambda s: len(s.matches))
+  raw, rec = step._raw, step._rec
+  mid = len(raw.matches) // 2
+  assert mid >= 2 and step.at(mid) is not step.before()  # the input's root is gone by then: the chain leaves it alone
+  extra = (raw.sink, raw.matches[0][1], raw.matches[0][2], 0.0)  # the input's root, replaced at match mid + 1
+  odd = dataclasses.replace(raw, matches=[*raw.matches[:mid], extra, *raw.matches[mid:]], out=None)
+  viz = _viz_replay(step, odd)
+  assert viz[mid + 1] is viz[mid]  # in VIZ's replay, the extra match changes nothing
+  rp = Replayer(rec, odd)
+  assert rp.direct_below == mid + 1
+  ks = list(range(len(odd.matches) + 1))
+  random.Random(1).shuffle(ks)
+  for k in ks: assert rp.at(k) is viz[k], k
 
 
 def test_faithful_to_viz_replay_tutorial(tutorial_trace):

@@ -169,18 +169,26 @@ class Recording:
     """The UOp with trace number num, rebuilt from the table as tinygrad's VIZ does (hash-consing makes it the very
     object tinygrad computed, while anything still holds that)."""
     if (u := self._uops.get(num)) is not None: return u
+    return self.uops([num])[0]
+
+  def uops(self, nums: list[int]) -> list[UOp]:
+    """Several UOps by trace number (as uop), built in one walk that shares what they share."""
     built: dict[int, UOp] = {}              # strong while building: the weak cache could drop a source mid-build
-    stack = [(num, False)]
-    while stack:                            # iterative post-order: graphs can be deeper than the recursion limit
-      n, ready = stack.pop()
-      if n in built: continue
-      if not ready:
-        if (u := self._uops.get(n)) is not None: built[n] = u
-        else: stack.extend([(n, True), *((s, False) for s in self.uop_fields[n][2])])
-        continue
-      op, dtype, src, arg, *rest = self.uop_fields[n]
-      self._uops[n] = built[n] = UOp(op, dtype, tuple(built[s] for s in src), arg, *rest)
-    return built[num]
+    cached, fields = self._uops, self.uop_fields
+    for num in nums:
+      stack = [(num, False)]
+      while stack:                          # iterative post-order: graphs can be deeper than the recursion limit
+        n, ready = stack.pop()
+        if n in built: continue
+        if not ready:
+          if (u := cached.get(n)) is not None: built[n] = u
+          else:
+            stack.append((n, True))
+            stack.extend([(s, False) for s in fields[n][2] if s not in built])
+          continue
+        op, dtype, src, arg, *rest = fields[n]
+        cached[n] = built[n] = UOp(op, dtype, tuple([built[s] for s in src]), arg, *rest)
+    return [built[n] for n in nums]
 
   def before(self, step: StepRecord) -> UOp:
     return self.uop(step.sink)
@@ -230,7 +238,7 @@ class Recording:
 
   def replay(self, step: StepRecord) -> Iterator[UOp]:
     """Every graph of a step in order, the input first, then the graph after each match (as Recording.at, in one pass
-    that keeps nothing afterwards)."""
+    along the chain that keeps nothing afterwards)."""
     rp = Replayer(self, step)
     for k in range(len(step.matches) + 1): yield rp.at(k)
 
@@ -249,14 +257,17 @@ class Recording:
     of the few most recently used steps are kept, so stepping through a step's matches is instant; not while the graph
     reaches a live device buffer, which a kept replay would keep alive."""
     if k == 0: return self.before(step)  # no replay needed
+    return self._replayer(step).at(k)
+
+  def _replayer(self, step: StepRecord) -> Replayer:
     key = id(step)
     if (rp := self._replayers.get(key)) is None:
       rp = Replayer(self, step)
-      if self._holds_live_buffers(step): return rp.at(k)
+      if self._holds_live_buffers(step): return rp
       self._replayers[key] = rp
       while len(self._replayers) > self.REPLAYERS: self._replayers.popitem(last=False)
     self._replayers.move_to_end(key)
-    return rp.at(k)
+    return rp
 
 
 _INF = float("inf")
@@ -291,13 +302,25 @@ class Replayer:
   bottom_up=False: graph_k = S_{D_k}(graph_{k-1}), computed forward from the last computed graph; every graph is kept
   (they share structure through hash-consing). bottom_up=True: graph_k = S_{D_k}(graph_0), also computed in order,
   since VIZ stops at the first REWRITE_ERROR. The per-key value history (hist) rebuilds D_k exactly for the fallback.
+
+  Random access (bottom_up=False, walk=False): graph_k = S_{D_k}(graph_0) in one pass, without the chain, as long as
+  no key of D_k lies below another key of D_k and every key has one value (k < self.direct_below). Why: graph_{k-1}
+  holds no key of D_{k-1} (S is a fixpoint), so S_{D_k}(graph_{k-1}) only differs from graph_{k-1} where match k's key
+  u0_k is; with no key below another, u0_k sits in graph_{k-1} exactly where S_{D_k}(graph_0) meets it, rebuilt
+  over the same ancestors; by induction the chain and the single pass agree. tinygrad's top-down rewrite (sources
+  first, then the node) only ever matches a node whose sources are already rewritten, so its keys never lie below one
+  another and every match of a step is reached this way; a step where they do is replayed by the chain from the last
+  graph computed at random (tests check both against VIZ's replay).
   """
+
+  CHAIN_AHEAD = 16                          # at most this many matches ahead of the chain, extend it rather than jump
 
   def __init__(self, rec: Recording, step: StepRecord):
     self.n = len(step.matches)
     self.walk, self.enter_calls, self.bottom_up = step.walk, step.enter_calls, step.bottom_up
     self.g0 = rec.before(step)
-    self.pairs: list[tuple[UOp, UOp]] = [rec.match_uops(step, k) for k in range(self.n)]
+    uops = iter(rec.uops([n for u0, u1, _, _ in step.matches for n in (u0, u1)]))
+    self.pairs: list[tuple[UOp, UOp]] = list(zip(uops, uops, strict=False))  # (u0, u1) of each match
     # key -> first k (1-based: graph k is after match k) it is in replaces; and its value history
     self.first: dict[UOp, int] = {}
     self.hist: dict[UOp, tuple[list[int], list[UOp]]] = {}
@@ -316,6 +339,7 @@ class Replayer:
     self.cnt: dict[UOp, int] = {}
     self.size = 0
     self.counting = False
+    self._direct_below: int | None = None
 
   # *** the public API ***
 
@@ -328,9 +352,51 @@ class Replayer:
     # the chain allocates ~30 UOps per match and frees few: Python's cyclic GC would rescan the heap many times
     was = gc.isenabled()
     gc.disable()
-    try: return self._at(k)
+    try:
+      # a few matches ahead of the chain (stepping through matches, a whole replay): the chain, match by match;
+      # further: one pass from the input, and the chain goes on from there
+      if not self.bottom_up and not self.walk and not self.cur_k < k <= self.cur_k + self.CHAIN_AHEAD:
+        target = k if k < self.direct_below else self.direct_below - 1  # from there on, only the chain is exact
+        if self._direct(target) is None:
+          if k <= self.cur_k: self._jump(0)  # graph k is behind the chain: the chain again, from the input
+        elif target > self.cur_k: self._jump(target)
+        if (g := self.graphs[k]) is not None: return g
+      return self._at(k)
     finally:
       if was: gc.enable()
+
+  @property
+  def direct_below(self) -> int:
+    """Every graph k below this is S_{D_k}(graph_0), one pass (see the class docstring): the first k at which a key
+    lies below another key of D_k, or a key gets a second value."""
+    if self._direct_below is None:
+      found, kt = self.n + 1, self._kt
+      for u, (ks, _) in self.hist.items():
+        if len(ks) > 1: found = min(found, ks[1])
+        srcs = u.src[1:] if self._opaque(u) else u.src
+        below = min((kt(x) for x in srcs), default=_INF)
+        if below < _INF: found = min(found, max(ks[0], int(below)))
+      self._direct_below = found
+    return self._direct_below
+
+  def _direct(self, k: int) -> UOp | None:
+    """graph_k in one pass from graph_0 (k < direct_below), kept; None where that pass can't be sure (the chain
+    decides then)."""
+    if self.graphs[k] is not None: return self.graphs[k]
+    first, pairs = self.first, self.pairs
+    def get(u: UOp) -> UOp | None:
+      return pairs[j - 1][1] if (j := first.get(u)) is not None and j <= k else None
+    try: g = self._unified(self.g0, k, get, direct=True)
+    except Exception: return None  # _Fallback, or anything unexpected: the chain, which falls back to tinygrad
+    self.graphs[k] = g
+    return g
+
+  def _jump(self, k: int) -> None:
+    """Continue the chain from graph k (computed exactly): replaces as after match k, and the node count for the
+    REWRITE_STACK_LIMIT guard started afresh from that graph when needed."""
+    self.cur_dict = dict(self.pairs[:k])
+    self.cur_k = k
+    self.cnt, self.size, self.counting = {}, 0, False
 
   def _at(self, k):
     # forward from the last computed graph. bottom_up=False: graph_j = S_{D_j}(graph_{j-1}). bottom_up=True:
@@ -412,7 +478,7 @@ class Replayer:
         kt[n] = t
     return kt[root]
 
-  def _unified(self, root: UOp, k: int, get) -> UOp:
+  def _unified(self, root: UOp, k: int, get, direct: bool = False) -> UOp:
     # res holds R(n) for the dirty nodes visited (keytime <= k); a clean node is its own result and is not stored
     ktd, ktf, opaque_ok, first = self.keytime, self._kt, not self.enter_calls, self.first
     FUNCTION, CALL, BODIES = Ops.FUNCTION, Ops.CALL, UOp._OPAQUE_CALL_BODIES
@@ -470,6 +536,7 @@ class Replayer:
         busy.discard(n)
     # tinygrad's stack holds at most ~4 entries per node it touches: the input graph and what we touched here
     if 4 * (len(ktd) + len(res)) > REWRITE_STACK_LIMIT.value:
+      if direct: raise _Fallback("graph too big to rule out REWRITE_STACK_LIMIT without the chain")
       if not self.counting:  # start counting the input graph's nodes exactly, then keep the count by churn
         self.counting = True
         self._incr(root)
