@@ -115,6 +115,27 @@ def test_faithful_to_viz_replay_cnn(cnn_trace):
   _check_faithful(cnn_trace, every_match_up_to=3000)  # every match of every step (the biggest has about 2,800)
 
 
+def test_random_access_stops_at_a_replay_error_like_viz(tutorial_trace):
+  """A bottom-up step whose replaces come back to a key (a fixpoint cycle): VIZ's replay stops at the REWRITE_ERROR of
+  that match, and so does every graph from there on, asked in any order; also after a later match replaces the
+  whole input, so that a graph computed on its own would not meet the cycle."""
+  step = max((s for s in tutorial_trace.steps if s._raw.bottom_up and not s._raw.walk), key=lambda s: len(s.matches))
+  raw, fields = step._raw, step._rec.uop_fields
+  mid = len(raw.matches) // 2
+  u0, u1, loc, _ = raw.matches[0]
+  leaf = next(n for n, f in fields.items() if not f[2] and n not in (u0, u1) and all(n != m[0] for m in raw.matches))
+  cycle = dataclasses.replace(raw, matches=[*raw.matches[:mid], (u1, u0, loc, 0.0), *raw.matches[mid:], (raw.sink, leaf, loc, 0.0)],
+                              out=None)
+  viz = _viz_replay(step, cycle)
+  assert len(viz) == mid + 2 and viz[-1].op is Ops.REWRITE_ERROR and "fixed_point" in viz[-1].arg
+  rp = Replayer(step._rec, cycle)
+  ks = list(range(len(cycle.matches)))
+  random.Random(2).shuffle(ks)
+  for k in [len(cycle.matches), *ks]:  # the last graph first: nothing has met the cycle yet
+    if k <= mid: assert rp.at(k) is viz[k], k
+    else: assert rp.at(k).op is Ops.REWRITE_ERROR and "fixed_point" in rp.at(k).arg, k
+
+
 def test_after_is_what_the_rewrite_returned():
   a = Tensor.ones(4).contiguous().realize()
   seen = []

@@ -278,8 +278,9 @@ class _Fallback(Exception):
 
 
 class Replayer:
-  """Exact random access to the graphs of tinygrad's VIZ replay of one step (tinygrad/viz/serve.py get_full_rewrite),
-  5-10x faster than VIZ's own loop: each match only revisits the nodes above what was replaced.
+  """Exact random access to the graphs of tinygrad's VIZ replay of one step (tinygrad/viz/serve.py get_full_rewrite):
+  any graph in one pass over the nodes above what was replaced (see "Random access"), a whole replay match by match
+  along the chain, each match only revisiting the nodes above its own replacement.
 
   VIZ: replaces = {}; for each match k: replaces[u0_k] = u1_k; new = next.substitute(replaces, walk, enter_calls);
   graph_k = new (or REWRITE_ERROR on RuntimeError, then stop); if not bottom_up: next = new.
@@ -311,6 +312,10 @@ class Replayer:
   first, then the node) only ever matches a node whose sources are already rewritten, so its keys never lie below one
   another and every match of a step is reached this way; a step where they do is replayed by the chain from the last
   graph computed at random (tests check both against VIZ's replay).
+  bottom_up=True: graph_k = S_{D_k}(graph_0) by definition; only VIZ's stop at the first REWRITE_ERROR needs the
+  graphs before k. The replay's RuntimeErrors are a fixpoint cycle (then D_k's keys and values hold a cycle, and so
+  do all the keys and values of the step) and REWRITE_STACK_LIMIT (ruled out by the number of nodes the step has):
+  where neither can happen, any graph is one pass too.
   """
 
   CHAIN_AHEAD = 16                          # at most this many matches ahead of the chain, extend it rather than jump
@@ -355,7 +360,7 @@ class Replayer:
     try:
       # a few matches ahead of the chain (stepping through matches, a whole replay): the chain, match by match;
       # further: one pass from the input, and the chain goes on from there
-      if not self.bottom_up and not self.walk and not self.cur_k < k <= self.cur_k + self.CHAIN_AHEAD:
+      if not self.walk and not self.cur_k < k <= self.cur_k + self.CHAIN_AHEAD:
         target = k if k < self.direct_below else self.direct_below - 1  # from there on, only the chain is exact
         if self._direct(target) is None:
           if k <= self.cur_k: self._jump(0)  # graph k is behind the chain: the chain again, from the input
@@ -367,25 +372,62 @@ class Replayer:
 
   @property
   def direct_below(self) -> int:
-    """Every graph k below this is S_{D_k}(graph_0), one pass (see the class docstring): the first k at which a key
-    lies below another key of D_k, or a key gets a second value."""
+    """Every graph k below this is S_{D_k}(graph_0), one pass (see the class docstring). bottom_up=False: the first k
+    at which a key lies below another key of D_k, or a key gets a second value. bottom_up=True: all of them, unless
+    the step's keys and values hold a cycle or the step is big enough for REWRITE_STACK_LIMIT (then none)."""
     if self._direct_below is None:
       found, kt = self.n + 1, self._kt
-      for u, (ks, _) in self.hist.items():
-        if len(ks) > 1: found = min(found, ks[1])
-        srcs = u.src[1:] if self._opaque(u) else u.src
-        below = min((kt(x) for x in srcs), default=_INF)
-        if below < _INF: found = min(found, max(ks[0], int(below)))
+      if self.bottom_up:
+        if self._has_fixpoint_cycle() or 8 * self._node_bound() > REWRITE_STACK_LIMIT.value: found = 1
+      else:
+        for u, (ks, _) in self.hist.items():
+          if len(ks) > 1: found = min(found, ks[1])
+          srcs = u.src[1:] if self._opaque(u) else u.src
+          below = min((kt(x) for x in srcs), default=_INF)
+          if below < _INF: found = min(found, max(ks[0], int(below)))
       self._direct_below = found
     return self._direct_below
+
+  def _has_fixpoint_cycle(self) -> bool:
+    """Whether following replaces (key -> each value it ever had, identity entries aside) can come back to a key."""
+    hist, state = self.hist, {}  # 1: on the current path, 2: done
+    for start in hist:
+      if start in state: continue
+      stack = [(start, iter(set(hist[start][1]) - {start}))]
+      state[start] = 1
+      while stack:
+        u, nxt = stack[-1]
+        for v in nxt:
+          if v not in hist: continue
+          if (st := state.get(v)) == 1: return True
+          if st is None:
+            state[v] = 1
+            stack.append((v, iter(set(hist[v][1]) - {v})))
+            break
+        else:
+          state[u] = 2
+          stack.pop()
+    return False
+
+  def _node_bound(self) -> int:
+    """At least the number of nodes one substitute of this step can touch, halved: the input's and the values'."""
+    seen: set[UOp] = set()
+    stack = [self.g0, *(u1 for _, u1 in self.pairs)]
+    while stack:
+      if (u := stack.pop()) in seen: continue
+      seen.add(u)
+      stack.extend(u.src)
+    return len(seen)
 
   def _direct(self, k: int) -> UOp | None:
     """graph_k in one pass from graph_0 (k < direct_below), kept; None where that pass can't be sure (the chain
     decides then)."""
     if self.graphs[k] is not None: return self.graphs[k]
-    first, pairs = self.first, self.pairs
-    def get(u: UOp) -> UOp | None:
-      return pairs[j - 1][1] if (j := first.get(u)) is not None and j <= k else None
+    hist = self.hist
+    def get(u: UOp) -> UOp | None:  # D_k: each key's last value by match k
+      if (h := hist.get(u)) is None or h[0][0] > k: return None
+      ks, vs = h
+      return vs[-1] if ks[-1] <= k else vs[bisect.bisect_right(ks, k) - 1]
     try: g = self._unified(self.g0, k, get, direct=True)
     except Exception: return None  # _Fallback, or anything unexpected: the chain, which falls back to tinygrad
     self.graphs[k] = g
