@@ -88,9 +88,21 @@ def test_a_renderer_tgviz_cannot_map_says_so():
     from tinygrad import Tensor
     (Tensor.ones(4, 4).contiguous() + 1).realize()
   k = trace.kernels[-1]
-  assert k.source and k.lines is None and "PTXRenderer" in k.lines_note and "C-style" in k.lines_note
+  assert k.source and k.lines is None and "PTXRenderer" in k.lines_note and "is not a C-style one" in k.lines_note
+  assert "did not see" not in k.lines_note  # tgviz saw it rendered: the renderer is why
   info = P.kernel_info(k.group)
   assert info["lines"] is None and info["lines_note"] == k.lines_note
+
+
+def test_a_kernel_tgviz_did_not_see_rendered_says_so(tutorial_trace):
+  """A trace without tgviz's line data (as tinygrad's own rewrites.pkl: its recording, tgviz.load's, has no lines): the
+  note says tgviz did not see the kernel rendered, not that its C-style renderer cannot be mapped."""
+  rec = tutorial_trace._rec
+  trace = tgviz.Trace(tutorial_trace.device)
+  trace.fill(tg.Recording(rec.groups, rec.uop_fields))
+  for k in trace.kernels:
+    assert k.source and k.lines is None, k.name
+    assert "did not see this kernel rendered" in k.lines_note and "rewrites.pkl" in k.lines_note and "C-style" not in k.lines_note
 
 
 def test_kernel_info_carries_line_keys(tutorial_trace):
