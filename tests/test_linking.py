@@ -133,6 +133,12 @@ def test_history_starts_where_the_node_is_made(tutorial_trace):
   assert tutorial_trace.history(store)[:len(events)] == events  # the whole trace: the same story, the kernel's group first
 
 
+def test_history_wants_a_group(tutorial_trace):
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  with pytest.raises(TypeError, match=r"group must be a Group \(one of trace.groups, or kernel.group\), not str"):
+    tutorial_trace.history(conv.lines[1][0], conv.name)
+
+
 def test_history_of_a_replaced_node_ends_with_its_replacement(tutorial_trace):
   step = next(s for s in tutorial_trace.steps if len(s.matches) >= 3 and s.group.kind == "kernel")
   m = step.matches[1]
@@ -151,6 +157,8 @@ def test_rules_count_every_match(tutorial_trace):
   top = rules[0]
   assert top.first.loc == top.loc and top.first.step is top.steps[0] and top.source
   assert sum(len([m for m in s.matches if m.loc == top.loc]) for s in top.steps) == top.count
+  steps = f"{len(top.steps)} step{'s' if len(top.steps) > 1 else ''}"
+  assert repr(top) == f"Rule({Path(top.loc[0]).name}:{top.loc[1]}, count={top.count}, time={top.time * 1e3:.3g} ms, {steps})"
   by_time = tutorial_trace.rules(sort="time")
   assert [r.time for r in by_time] == sorted((r.time for r in by_time), reverse=True)
   with pytest.raises(ValueError, match="sort"): tutorial_trace.rules(sort="name")

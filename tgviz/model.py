@@ -170,6 +170,10 @@ class Rule:
     """The pattern's source text."""
     return tg.pattern_source(self.loc)
 
+  def __repr__(self) -> str:
+    return f"Rule({Path(self.loc[0]).name}:{self.loc[1]}, count={self.count}, time={self.time * 1e3:.3g} ms, " \
+           f"{len(self.steps)} step{'s' if len(self.steps) != 1 else ''})"
+
 
 def _rebuilt(step: Step, uop: Any) -> Event:
   """The creation of a node no match returned: tinygrad rebuilt it because a match changed one of its sources. The
@@ -392,6 +396,8 @@ class Trace:
     """The life of a node (a UOp of one of this trace's graphs) across the compile, in order: where it is first seen
     (as a step's input, or made by a match, and from which node), the steps it lives through, and where it is rewritten
     away. group: look in that group's steps only (faster; a kernel's codegen nodes live in its own group)."""
+    if group is not None and not isinstance(group, Group):
+      raise TypeError(f"group must be a Group (one of trace.groups, or kernel.group), not {type(group).__name__} {group!r}")
     events: list[Event] = []
     for g in [group] if group is not None else self.groups:
       for s in g.steps:
