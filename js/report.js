@@ -64,15 +64,15 @@ async function pageModel(mods, state) {
              kernel: group.kernel, produced: group.produced, dot: pic.dot };
   }
 
-  /** The node panel from the page's data: the node's label and sources (the full arg, tag and tinygrad's Python need
-   * the trace in Python: tgviz.load). @param {string} key */
+  /** The node panel from the page's data: the node's label lines (after its op) and sources (its dtype, full arg, tag
+   * and tinygrad's Python need the trace in Python: tgviz.load). @param {string} key */
   async function nodeMessage(key) {
     const sel = { step: state.selected, match: state.match }, s = await data.get(`s-${sel.step}`), rows = await rowsOf(sel.step);
     const roots = sel.match === null ? [s.graphs[0], s.after] : [s.graphs[sel.match], s.graphs[sel.match + 1]];
     const n = roots.flatMap((r) => mods.picture.toposort(rows, r)).find((i) => rows[i][0] === key);
     if (n === undefined) throw new Error(`no node ${key} here`);
     const [, , label, src] = rows[n];
-    return { type: "node", step: sel.step, key, op: label[0], dtype: "", arg: label.slice(1).join(" · "), tag: "None",
+    return { type: "node", step: sel.step, key, op: label[0], dtype: "", arg: "", label: label.slice(1), tag: "None",
              python: "", sources: src.map((/** @type {number} */ i) => ({ key: rows[i][0], label: rows[i][2][0] })),
              created: s.pairs.flatMap((/** @type {any[]} */ p, /** @type {number} */ k) => (keyOf(rows, p[1]) === key ? [k] : [])),
              replaced: s.pairs.flatMap((/** @type {any[]} */ p, /** @type {number} */ k) => (keyOf(rows, p[0]) === key ? [k] : [])),
@@ -86,21 +86,24 @@ async function pageModel(mods, state) {
     /** @type {any[]} */
     const out = [];
     let runEnd = -2;
-    const add = (/** @type {string} */ kind, /** @type {string} */ step, /** @type {any} */ s, /** @type {number|null} */ match, other = "") => {
-      out.push({ kind, step, match, title: match === null ? s.info.title : s.matches[match].title, other, steps: 1 });
+    /** other, otherKey: the op and key of the node it came from or was replaced by */
+    const add = (/** @type {string} */ kind, /** @type {string} */ step, /** @type {any} */ s, /** @type {number|null} */ match,
+                 other = "", otherKey = "") => {
+      out.push({ kind, step, match, title: match === null ? s.info.title : s.matches[match].title, other, other_key: other ? otherKey : "", steps: 1 });
     };
     for (const [i, t] of (group ? group.steps : []).entries()) {
       const s = await data.get(`s-${t.key}`), rows = await rowsOf(t.key);
       const holds = (/** @type {number} */ root) => mods.picture.toposort(rows, root).some((/** @type {number} */ n) => rows[n][0] === key);
       const byKey = (/** @type {string} */ k) => rows.findIndex((/** @type {any[]} */ r) => r[0] === k);
       const row = (/** @type {number|string} */ x) => (typeof x === "number" ? x : byKey(x));
+      const opOf = (/** @type {number|string} */ x) => rows[row(x)]?.[2][0] ?? "";
       const inBefore = holds(s.graphs[0]);
       let here = inBefore, made = false, replaced = false;
       if (here && !out.length) add("input", t.key, s, null);
       for (const [k, [u0, u1]] of s.pairs.entries()) {
-        if (keyOf(rows, u0) === key) { add("replaced", t.key, s, k, rows[row(u1)]?.[2][0] ?? ""); replaced = true; here = false; }
+        if (keyOf(rows, u0) === key) { add("replaced", t.key, s, k, opOf(u1), keyOf(rows, u1)); replaced = true; here = false; }
         else if (!here && (keyOf(rows, u1) === key || (row(u1) >= 0 && holds(row(u1))))) {
-          add("created", t.key, s, k, rows[row(u0)]?.[2][0] ?? "");
+          add("created", t.key, s, k, opOf(u0), keyOf(rows, u0));
           made = here = true;
         }
       }
@@ -108,7 +111,9 @@ async function pageModel(mods, state) {
         if (!here && !made && s.pairs.length) {  // rebuilt because a match changed a source: the first graph holding it
           let lo = 1, hi = s.pairs.length;
           while (lo < hi) { const mid = (lo + hi) >> 1; if (holds(s.graphs[mid])) hi = mid; else lo = mid + 1; }
-          add("created", t.key, s, lo - 1, rows[byKey(key)][2][0]);  // it took the place of its own earlier version
+          // it took the place of its own earlier version: the node that match changed into it
+          const was = [...mods.picture.diffGraphs(rows, s.graphs[lo - 1], s.graphs[lo]).changed].find(([, a]) => a === key)?.[0] ?? "";
+          add("created", t.key, s, lo - 1, was && opOf(was), was);
         }
         if (out.length && out[out.length - 1].kind === "lives" && i === runEnd + 1) out[out.length - 1].steps += 1;
         else add("lives", t.key, s, null);

@@ -155,6 +155,10 @@ function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
       const low = Math.max(...all.map((n) => n.getBBox().y + nodeOffset(n).y));
       nodes = all.filter((n) => n.getBBox().y + nodeOffset(n).y === low);
     }
+    return boxOf(nodes);
+  }
+  /** The box (in SVG units) around some nodes of the SVG, null for none. @param {SVGGraphicsElement[]} nodes */
+  function boxOf(nodes) {
     if (!nodes.length) return null;
     const boxes = nodes.map((n) => { const b = n.getBBox(), o = nodeOffset(n); return { x: b.x + o.x, y: b.y + o.y, w: b.width, h: b.height }; });
     const x0 = Math.min(...boxes.map((b) => b.x)), y0 = Math.min(...boxes.map((b) => b.y));
@@ -184,13 +188,19 @@ function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
     apply();
   }
   function oneToOne() { const b = changedBox(); scale = 1; if (b) centre(b); else apply(); }
-  /** Zoom to what changed: readable, and the whole change in view where it fits. */
-  function toChange() {
-    const b = changedBox();
+  /** Zoom to the box b (SVG units; null: fit the graph): readable, and all of b in view where it fits. */
+  function zoomTo(b) {
     if (!b) return fit();
     const c = size();
     scale = Math.max(READABLE, Math.min(c.w / (b.w + 40), c.h / (b.h + 40), 2));
     centre(b);
+  }
+  /** Zoom to what changed. */
+  const toChange = () => zoomTo(changedBox());
+  /** Zoom to the nodes marked for a code line, if any are drawn. */
+  function toLine() {
+    const b = boxOf([...(svgOf()?.querySelectorAll("g.side g.node.hl-line") ?? [])]);
+    if (b) zoomTo(b);
   }
   /** The view a step opens on: the whole graph where it fits with readable labels, else readable around the change. */
   function initial() {
@@ -222,7 +232,7 @@ function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
   ui.canvas.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX - tx, y: ev.clientY - ty }; ui.canvas.setPointerCapture(ev.pointerId); });
   ui.canvas.addEventListener("pointermove", (ev) => { if (drag) { tx = ev.clientX - drag.x; ty = ev.clientY - drag.y; apply(); } });
   ui.canvas.addEventListener("pointerup", () => { drag = null; });
-  return { fit, oneToOne, toChange, initial, follow };
+  return { fit, oneToOne, toChange, toLine, initial, follow };
 }
 
 /** The tree of groups and steps, filtered; returns the rows by step key, in display order. */
@@ -308,10 +318,13 @@ function showOrigins(/** @type {ReturnType<typeof buildDom>} */ ui, origins) {
   ui.origins.hidden = !origins.length;
 }
 
-/** Mark the nodes behind a code line (or none) in the graph shown. @param {HTMLElement} stage @param {string[]} keys */
+/** Mark the nodes behind a code line (or none) in the graph shown; returns how many were marked. @param {HTMLElement} stage
+ * @param {string[]} keys */
 function markLineNodes(stage, keys) {
   for (const n of stage.querySelectorAll(".hl-line")) n.classList.remove("hl-line");
-  for (const k of keys) for (const n of stage.querySelectorAll(`g.node[data-node="${CSS.escape(k)}"]`)) n.classList.add("hl-line");
+  let marked = 0;
+  for (const k of keys) for (const n of stage.querySelectorAll(`g.node[data-node="${CSS.escape(k)}"]`)) { n.classList.add("hl-line"); marked++; }
+  return marked;
 }
 
 /** Mark the code lines behind a node (or none); the first one scrolled into view. @param {string|null} key @param {string[][]|null} lines */
@@ -364,34 +377,39 @@ function highlight(stage, key) {
   for (const e of stage.querySelectorAll(`path.edge[data-from="${CSS.escape(key)}"]`)) mark(/** @type {string} */ (e.getAttribute("data-to")), "hl-out");
 }
 
-/** One event of a node's life, in words. @param {any} e */
-function historyText(e) {
-  if (e.kind === "input") return "first seen in the input of";
-  if (e.kind === "created") return `made by match ${e.match + 1}${e.other ? ` (from a ${e.other})` : ""} of`;
-  if (e.kind === "lives") return e.steps > 1 ? `lives through ${e.steps} steps from` : "lives through";
-  if (e.kind === "replaced") return `replaced${e.other ? ` by a ${e.other}` : ""} in match ${e.match + 1} of`;
-  return "gone after";
+/** One event of a node's life, in words. @param {any} e @param {Node|string} other the node it came from or was
+ * replaced by (a link to it, or its op) */
+function historyText(e, other) {
+  if (e.kind === "input") return ["first seen in the input of"];
+  if (e.kind === "created") return [`made by match ${e.match + 1}`, ...(e.other ? [" (from a ", other, ")"] : []), " of"];
+  if (e.kind === "lives") return [e.steps > 1 ? `lives through ${e.steps} steps from` : "lives through"];
+  if (e.kind === "replaced") return ["replaced", ...(e.other ? [" by a ", other] : []), ` in match ${e.match + 1} of`];
+  return ["gone after"];
 }
 
-/** The node panel: op, dtype, arg, tag, sources (click: go to it), the matches that made or replaced it, its history
- * (click: go there), and the node as tinygrad's Python. @param {any} msg @param {(key: string) => void} pick
- * @param {(m: number) => void} jump @param {(step: string, match: number|null) => void} go */
+/** The node panel: op, dtype, arg (the report: its label lines), tag, sources (click: go to it), the matches that made
+ * or replaced it, its history (click: go there; on the node it came from: that node there), and the node as tinygrad's
+ * Python. @param {any} msg @param {(key: string) => void} pick @param {(m: number) => void} jump
+ * @param {(step: string, match: number|null, node?: string) => void} go */
 function showNode(/** @type {ReturnType<typeof buildDom>} */ ui, msg, pick, jump, go) {
-  const link = (/** @type {string} */ text, /** @type {() => void} */ fn) => {
-    const a = h("button", { class: "tgviz-link" }, [text]);
+  const link = (/** @type {string} */ text, /** @type {() => void} */ fn, cls = "") => {
+    const a = h("button", { class: `tgviz-link ${cls}`.trim() }, [text]);
     a.addEventListener("click", fn);
     return a;
   };
+  const other = (/** @type {any} */ e) => (e.other_key ? link(e.other, () => go(e.step, e.match, e.other_key), "tgviz-other") : e.other);
   const matches = (/** @type {number[]} */ ms, /** @type {string} */ what) => ms.length
     ? [h("div", {}, [`${what} by match `, ...ms.flatMap((m, i) => [i ? ", " : "", link(String(m + 1), () => jump(m))])])] : [];
   ui.nodePanel.replaceChildren(
-    h("div", { class: "tgviz-node-head" }, [h("b", {}, [msg.op]), ` ${msg.dtype} · ${msg.key}`, link("×", () => pick(""))]),
-    h("div", {}, ["arg ", h("code", {}, [msg.arg])]), ...(msg.tag !== "None" ? [h("div", {}, ["tag ", h("code", {}, [msg.tag])])] : []),
+    h("div", { class: "tgviz-node-head" }, [h("b", {}, [msg.op]), ` ${[msg.dtype, msg.key].filter(Boolean).join(" · ")}`, link("×", () => pick(""))]),
+    msg.label ? h("div", {}, ["label ", h("code", {}, [msg.label.join(" · ")])]) : h("div", {}, ["arg ", h("code", {}, [msg.arg])]),
+    ...(msg.tag !== "None" ? [h("div", {}, ["tag ", h("code", {}, [msg.tag])])] : []),
     h("div", {}, ["sources: ", ...(msg.sources.length ? msg.sources.flatMap((/** @type {any} */ s, /** @type {number} */ i) =>
       [i ? ", " : "", link(s.label, () => pick(s.key))]) : ["none"])]),
     ...matches(msg.created, "made"), ...matches(msg.replaced, "replaced"),
     ...(msg.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (why does this node exist?)",
-      ...msg.history.map((/** @type {any} */ e) => h("div", { class: `tgviz-event ${e.kind}` }, [historyText(e), " ", link(e.title, () => go(e.step, e.match))]))])] : []),
+      ...msg.history.map((/** @type {any} */ e) => h("div", { class: `tgviz-event ${e.kind}` },
+                                                     [...historyText(e, other(e)), " ", link(e.title, () => go(e.step, e.match))]))])] : []),
     ...(msg.python ? [h("details", {}, [h("summary", {}, ["as tinygrad Python"]), h("pre", {}, [msg.python])])] : []));
   ui.nodePanel.hidden = false;
 }
@@ -444,6 +462,10 @@ function render({ model, el }) {
   let kernel = null;
   /** @type {number|null} the code line clicked: its nodes stay marked */
   let pinnedLine = null;
+  /** a code line was clicked to open the codegen graph: the next picture drawn zooms to its nodes */
+  let lineZoom = false;
+  /** The node drawn as key in the graph shown, if any. @param {string} key */
+  const drawnNode = (key) => ui.stage.querySelector(`g.node[data-node="${CSS.escape(key)}"]`);
   /** Pick a node ("" or null: none): highlighted in the graph and its code lines, its panel asked for. @param {string|null} key */
   function pick(key) {
     picked = key || null;
@@ -452,17 +474,35 @@ function render({ model, el }) {
     if (!picked) { ui.nodePanel.hidden = true; return; }
     model.send({ type: "node", key: picked });
   }
-  /** The nodes behind a code line (null: the pinned line's, if any), marked in the graph shown. @param {number|null} n */
+  /** The picked node again, in the graph now shown (none if it is not drawn there). */
+  const repick = () => pick(picked && drawnNode(picked) ? picked : null);
+  /** The nodes behind a code line (null: the pinned line's, if any), marked in the graph shown; returns how many.
+   * @param {number|null} n */
   function markLine(n) {
     const line = n ?? pinnedLine;
-    markLineNodes(ui.stage, line !== null && kernel?.lines ? kernel.lines[line - 1] || [] : []);
+    const marked = markLineNodes(ui.stage, line !== null && kernel?.lines ? kernel.lines[line - 1] || [] : []);
     for (const e of ui.code.querySelectorAll(".tgviz-line-pinned")) e.classList.remove("tgviz-line-pinned");
     if (pinnedLine !== null) ui.code.querySelector(`[data-line="${pinnedLine}"]`)?.classList.add("tgviz-line-pinned");
+    return marked;
   }
-  /** Go to a step (and match) by key. @param {string} step @param {number|null} match */
-  function go(step, match) {
-    if (step !== model.get("selected")) select(step);
-    setMatch(match);
+  const LINE_HINT = "this line's UOps are not in this graph: click the line to open the codegen graph where they are";
+  let statusBefore = "";
+  /** A hovered code line (null: none) marks its UOps; where the graph shown has none of them, the status line says
+   * where they are. @param {number|null} n */
+  function hoverLine(n) {
+    const keys = n !== null && kernel?.lines ? kernel.lines[n - 1] || [] : [];
+    const hint = markLine(n) === 0 && keys.length > 0 && !!kernel.codegen_step && kernel.codegen_step !== model.get("selected");
+    const showing = ui.status.textContent === LINE_HINT;
+    if (hint && !showing) { statusBefore = ui.status.textContent; ui.status.textContent = LINE_HINT; }
+    else if (!hint && showing) ui.status.textContent = statusBefore;
+  }
+  /** Go to a step and match by key; node: pick that node there. @param {string} step @param {number|null} match
+   * @param {string} [node] */
+  function go(step, match, node) {
+    if (node !== undefined) picked = node;
+    if (step !== model.get("selected")) select(step, match);
+    else if (match !== model.get("match")) setMatch(match);
+    else if (node !== undefined) repick();
   }
 
   /** @param {PictureMsg} msg */
@@ -487,8 +527,9 @@ function render({ model, el }) {
     showDetails(ui, msg, group !== shownGroup, select);
     if (group !== shownGroup) { kernel = msg.kernel; pinnedLine = null; }
     shownGroup = group;
-    if (picked && ui.stage.querySelector(`g.node[data-node="${CSS.escape(picked)}"]`)) pick(picked); else pick(null);
-    markLine(null);
+    repick();
+    if (markLine(null) && lineZoom) view.toLine();
+    lineZoom = false;
     markSelected();
   }
 
@@ -507,10 +548,10 @@ function render({ model, el }) {
     else if (!ui.staticNote.hidden) ui.status.textContent = "no kernel answers: run the cell again to explore";
   }
 
-  /** @param {string} key */
-  function select(key) {
+  /** Select a step (and a match of it) by key. @param {string} key @param {number|null} [match] */
+  function select(key, match = null) {
     model.set("selected", key);
-    model.set("match", null);
+    model.set("match", match);
     model.set("view", "auto");
     model.save_changes();
     markSelected();
@@ -602,19 +643,21 @@ function render({ model, el }) {
   ui.full.addEventListener("click", () => { model.set("view", "full"); model.save_changes(); });
   ui.exportBtn.addEventListener("click", () => { ui.status.textContent = "exporting…"; model.send({ type: "export" }); });
   // code lines: hover shows the UOps behind a line in the graph; a click keeps them marked and opens the graph the
-  // renderer consumed (the kernel's final codegen step) where the current step does not draw them
+  // renderer consumed (the kernel's final codegen step) where the current step does not draw them; either way the
+  // graph zooms to them
   const lineOf = (/** @type {Event} */ ev) => /** @type {Element} */ (ev.target).closest?.("[data-line]");
-  ui.code.addEventListener("mouseover", (ev) => { const e = lineOf(ev); if (e) markLine(Number(e.getAttribute("data-line"))); });
-  ui.code.addEventListener("mouseleave", () => markLine(null));
+  ui.code.addEventListener("mouseover", (ev) => { const e = lineOf(ev); if (e) hoverLine(Number(e.getAttribute("data-line"))); });
+  ui.code.addEventListener("mouseleave", () => hoverLine(null));
   ui.code.addEventListener("click", (ev) => {
     const e = lineOf(ev);
     if (!e || !kernel?.lines) return;
     const n = Number(e.getAttribute("data-line"));
     pinnedLine = pinnedLine === n ? null : n;
     const keys = pinnedLine === null ? [] : kernel.lines[n - 1] || [];
-    const drawn = keys.some((/** @type {string} */ k) => ui.stage.querySelector(`g.node[data-node="${CSS.escape(k)}"]`));
-    if (keys.length && !drawn && kernel.codegen_step && kernel.codegen_step !== model.get("selected")) select(kernel.codegen_step);
-    markLine(null);
+    const drawn = keys.some((/** @type {string} */ k) => drawnNode(k));
+    lineZoom = keys.length > 0 && !drawn && !!kernel.codegen_step && kernel.codegen_step !== model.get("selected");
+    if (lineZoom) select(kernel.codegen_step);
+    if (markLine(null) && drawn) view.toLine();
   });
   ui.rulesBtn.addEventListener("click", () => {
     const open = ui.rules.hidden;

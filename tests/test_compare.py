@@ -132,6 +132,9 @@ def test_html_page_is_self_contained_and_escapes_labels(conv, tmp_path):
   assert [[g["step"] for g in s["graphs"]] for s in changed["sides"]] == [["View Base AST", "View Program"]] * 2
   assert all(g["svg"].startswith("<svg") for s in changed["sides"] for g in s["graphs"])
   assert data["pairs"][4]["sides"][1] is None and "http" not in re.sub(r"http://www\.w3\.org/[\w/]+", "", page)
+  # the default title names the two sides, escaped
+  page = c.to_html(tmp_path / "default.html").read_text()
+  assert "<title>tgviz comparison: &lt;b&gt;general&lt;/b&gt; vs IMAGE=1</title>" in page and "<b>general" not in page
 
 
 def test_compare_widget_sends_a_pair(conv, recording_comm):

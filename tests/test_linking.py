@@ -88,9 +88,21 @@ def test_a_renderer_tgviz_cannot_map_says_so():
     from tinygrad import Tensor
     (Tensor.ones(4, 4).contiguous() + 1).realize()
   k = trace.kernels[-1]
-  assert k.source and k.lines is None and "PTXRenderer" in k.lines_note and "C-style" in k.lines_note
+  assert k.source and k.lines is None and "PTXRenderer" in k.lines_note and "is not a C-style one" in k.lines_note
+  assert "did not see" not in k.lines_note  # tgviz saw it rendered: the renderer is why
   info = P.kernel_info(k.group)
   assert info["lines"] is None and info["lines_note"] == k.lines_note
+
+
+def test_a_kernel_tgviz_did_not_see_rendered_says_so(tutorial_trace):
+  """A trace without tgviz's line data (as tinygrad's own rewrites.pkl: its recording, tgviz.load's, has no lines): the
+  note says tgviz did not see the kernel rendered, not that its C-style renderer cannot be mapped."""
+  rec = tutorial_trace._rec
+  trace = tgviz.Trace(tutorial_trace.device)
+  trace.fill(tg.Recording(rec.groups, rec.uop_fields))
+  for k in trace.kernels:
+    assert k.source and k.lines is None, k.name
+    assert "did not see this kernel rendered" in k.lines_note and "rewrites.pkl" in k.lines_note and "C-style" not in k.lines_note
 
 
 def test_kernel_info_carries_line_keys(tutorial_trace):
@@ -121,6 +133,12 @@ def test_history_starts_where_the_node_is_made(tutorial_trace):
   assert tutorial_trace.history(store)[:len(events)] == events  # the whole trace: the same story, the kernel's group first
 
 
+def test_history_wants_a_group(tutorial_trace):
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  with pytest.raises(TypeError, match=r"group must be a Group \(one of trace.groups, or kernel.group\), not str"):
+    tutorial_trace.history(conv.lines[1][0], conv.name)
+
+
 def test_history_of_a_replaced_node_ends_with_its_replacement(tutorial_trace):
   step = next(s for s in tutorial_trace.steps if len(s.matches) >= 3 and s.group.kind == "kernel")
   m = step.matches[1]
@@ -139,6 +157,8 @@ def test_rules_count_every_match(tutorial_trace):
   top = rules[0]
   assert top.first.loc == top.loc and top.first.step is top.steps[0] and top.source
   assert sum(len([m for m in s.matches if m.loc == top.loc]) for s in top.steps) == top.count
+  steps = f"{len(top.steps)} step{'s' if len(top.steps) > 1 else ''}"
+  assert repr(top) == f"Rule({Path(top.loc[0]).name}:{top.loc[1]}, count={top.count}, time={top.time * 1e3:.3g} ms, {steps})"
   by_time = tutorial_trace.rules(sort="time")
   assert [r.time for r in by_time] == sorted((r.time for r in by_time), reverse=True)
   with pytest.raises(ValueError, match="sort"): tutorial_trace.rules(sort="name")

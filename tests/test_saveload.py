@@ -129,6 +129,7 @@ def test_tinygrads_own_viz_dump_shows_the_same_kernels_as_a_capture(tmp_path):
     compared += 1
   assert compared > 50
   assert "(tinygrad's rewrites.pkl)" in dump.device and dump.error is None
+  assert all(k.lines is None and "did not see this kernel rendered" in k.lines_note for k in dump.kernels)
 
 
 def test_open_writes_the_report(softmax_trace, tmp_path, capsys):

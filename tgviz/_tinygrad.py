@@ -136,6 +136,7 @@ class GroupRecord:
   device: str = ""
   renderer: str = ""
   origins: tuple[Origin, ...] = ()          # a kernel's Tensor operations, and the user's lines that called them
+  c_style: bool = False                     # rendered by a C-style renderer (CStyleLanguage), whose lines tgviz maps
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,7 @@ class Recording:
   def __init__(self, groups: list[GroupRecord], uop_fields: dict[int, tuple], lines: dict[str, list[tuple[int, ...]]] | None = None,
                runs: dict[bytes, list[float]] | None = None):
     self.groups, self.uop_fields = groups, uop_fields
-    self.lines = {} if lines is None else lines   # rendered source -> per line, the trace numbers of its UOps
+    self.lines = lines  # rendered source -> per line, the trace numbers of its UOps; None: no line data (rewrites.pkl)
     self.runs = {} if runs is None else runs      # key of a kernel's SOURCE UOp -> device seconds of each launch (KernelTimer)
     # rebuilt UOps, held weakly: a rebuilt UOp is the live one while tinygrad still holds it (hash-consing), and a
     # strong cache would then keep its Buffer alive (tinygrad's ops.buffers is keyed weakly by the BUFFER UOp)
@@ -229,7 +230,7 @@ class Recording:
   def source_lines(self, source: str) -> list[tuple[UOp, ...]] | None:
     """For each line of a rendered kernel source, the UOps behind it (see _LineRecorder); None when the capture did not
     see it rendered by a C-style renderer."""
-    if (nums := self.lines.get(source)) is None: return None
+    if self.lines is None or (nums := self.lines.get(source)) is None: return None
     return [tuple(self.uop(n) for n in line) for line in nums]
 
   def run_times(self, program: Program) -> list[float]:
@@ -992,6 +993,7 @@ def _groups(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origi
     -> list[GroupRecord]:
   """Records of tinygrad's tracked groups and their steps (out: id(step) -> trace number of what it returned; origins:
   tracked group index -> its kernel's origins). tgviz's own "capture" group is skipped when nothing landed in it."""
+  from tinygrad.renderer.cstyle import CStyleLanguage
   groups = []
   for i, (key, steps) in enumerate(zip(keys, ctxs, strict=True)):
     if not steps and key.display_name == "capture": continue
@@ -1001,7 +1003,7 @@ def _groups(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origi
     ren = key.ret if isinstance(key.ret, Renderer) else None
     groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, tuple(key.tb or ()),
                               device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else "",
-                              origins=(origins or {}).get(i, ())))
+                              origins=(origins or {}).get(i, ()), c_style=isinstance(ren, CStyleLanguage)))
   return groups
 
 

@@ -94,9 +94,10 @@ def load(path: str | Path) -> Trace:
 class Comparison(C.Comparison):
   __doc__ = C.Comparison.__doc__
 
-  def to_html(self, path: str | Path, title: str = "tgviz comparison", max_nodes: int = L.DEFAULT_MAX_NODES) -> Path:
+  def to_html(self, path: str | Path, title: str | None = None, max_nodes: int = L.DEFAULT_MAX_NODES) -> Path:
     """Write a self-contained HTML page (no server, kernel or network) of this comparison: the counts, the sortable kernel
-    table of both sides, and per kernel pair the code diff and the landmark graphs side by side. Returns the path."""
+    table of both sides, and per kernel pair the code diff and the landmark graphs side by side. title: the page's
+    title, by default "tgviz comparison: <label a> vs <label b>". Returns the path."""
     return compare_view.write_comparison(self, path, title, max_nodes)
 
 

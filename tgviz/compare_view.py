@@ -98,9 +98,10 @@ mod.open(JSON.parse(document.getElementById("tgviz-compare").textContent), docum
 """
 
 
-def write_comparison(cmp: Comparison, path: str | Path, title: str = "tgviz comparison", max_nodes: int = L.DEFAULT_MAX_NODES) -> Path:
+def write_comparison(cmp: Comparison, path: str | Path, title: str | None = None, max_nodes: int = L.DEFAULT_MAX_NODES) -> Path:
   """Write the self-contained HTML page of a comparison (no server, kernel or network): the state and every pair's
-  message, and the frontend. Returns the path."""
+  message, and the frontend. title: default "tgviz comparison: <label a> vs <label b>". Returns the path."""
+  if title is None: title = "tgviz comparison: {} vs {}".format(*cmp.labels)
   out = Path(path)
   out.parent.mkdir(parents=True, exist_ok=True)
   data = {"state": state(cmp), "pairs": [pair_message(cmp, i, max_nodes) for i in range(len(entries(cmp)))]}

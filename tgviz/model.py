@@ -170,6 +170,10 @@ class Rule:
     """The pattern's source text."""
     return tg.pattern_source(self.loc)
 
+  def __repr__(self) -> str:
+    return f"Rule({Path(self.loc[0]).name}:{self.loc[1]}, count={self.count}, time={self.time * 1e3:.3g} ms, " \
+           f"{len(self.steps)} step{'s' if len(self.steps) != 1 else ''})"
+
 
 def _rebuilt(step: Step, uop: Any) -> Event:
   """The creation of a node no match returned: tinygrad rebuilt it because a match changed one of its sources. The
@@ -193,8 +197,10 @@ class Kernel:
 
   def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], tg.Program | None],
                lines: Callable[[str], list[tuple[Any, ...]] | None] | None = None, origins: tuple[tg.Origin, ...] = (),
-               run_times: Callable[[tg.Program], list[float]] | None = None):
+               run_times: Callable[[tg.Program], list[float]] | None = None, c_style: bool = False):
     self.group, self.device, self.renderer, self._load, self._lines = group, device, renderer, program, lines
+    self._c_style = c_style  # rendered by one of tinygrad's C-style renderers, whose lines tgviz maps (lines: None when
+                             # the trace has no line data at all, e.g. tinygrad's rewrites.pkl)
     self._run_times = run_times
     self.origins: list[tg.Origin] = list(origins)
     """The Tensor operations this kernel computes (tinygrad's op metadata: op name, backward flag) and the line of the
@@ -226,15 +232,21 @@ class Kernel:
   def lines(self) -> list[tuple[Any, ...]] | None:
     """For each line of :attr:`source` (``lines[0]`` is line 1), the UOps behind it: the UOp the renderer wrote the line
     for and the UOps inlined into it; the kernel's parameters belong to the signature line. None when the line mapping is
-    unknown: the renderer is not a C-style one (LLVM, PTX, ...), or the trace is tinygrad's own rewrites.pkl."""
+    unknown (:attr:`lines_note` says why): the renderer is not a C-style one (LLVM, PTX, ...), or tgviz did not see the
+    kernel rendered (e.g. the trace is tinygrad's own rewrites.pkl)."""
     return self._lines(self.source) if self.source and self._lines is not None else None
 
   @property
   def lines_note(self) -> str | None:
     """Why :attr:`lines` is None, for the code panel (None when the lines are mapped or there is no code)."""
     if not self.source or self.lines is not None: return None
-    return f"Lines are not linked to UOps: tgviz maps the lines of C-style renderers only, and this kernel's renderer " \
-           f"({self.renderer or 'unknown'}) is not one, or the trace was not captured by tgviz."
+    if self.renderer and not self._c_style:
+      return f"Lines are not linked to UOps: this kernel's renderer ({self.renderer}) is not a C-style one, and tgviz maps " \
+             f"the lines of C-style renderers only."
+    if self._lines is None:
+      return "Lines are not linked to UOps: tgviz did not see this kernel rendered (the trace was not recorded by a tgviz " \
+             "capture: tinygrad's own rewrites.pkl, or a trace file of an older tgviz)."
+    return "Lines are not linked to UOps: tgviz did not see this kernel rendered inside the capture, or could not map its lines."
 
   def line_numbers(self, uop: Any) -> list[int]:
     """The source lines (1-based) a UOp is behind."""
@@ -345,8 +357,8 @@ class Trace:
       group = Group(gi, graw.name, graw.kind, stack=graw.stack)
       group.steps = [self.step_type(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw) for si, sraw in enumerate(graw.steps)]
       if graw.kind == "kernel":
-        group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw), rec.source_lines, graw.origins,
-                              rec.run_times)
+        group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw),
+                              rec.source_lines if rec.lines is not None else None, graw.origins, rec.run_times, graw.c_style)
       groups.append(group)
     return groups
 
@@ -384,6 +396,8 @@ class Trace:
     """The life of a node (a UOp of one of this trace's graphs) across the compile, in order: where it is first seen
     (as a step's input, or made by a match, and from which node), the steps it lives through, and where it is rewritten
     away. group: look in that group's steps only (faster; a kernel's codegen nodes live in its own group)."""
+    if group is not None and not isinstance(group, Group):
+      raise TypeError(f"group must be a Group (one of trace.groups, or kernel.group), not {type(group).__name__} {group!r}")
     events: list[Event] = []
     for g in [group] if group is not None else self.groups:
       for s in g.steps:

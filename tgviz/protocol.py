@@ -15,7 +15,7 @@ import fnmatch
 import linecache
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from tgviz import _tinygrad as tg
 from tgviz import layout as L
@@ -167,6 +167,7 @@ class HistoryEvent(TypedDict):
   match: int | None
   title: str
   other: str           # created: the op it came from; replaced: the op that replaced it
+  other_key: str       # that node's key (drawn in the match's picture), "" when there is none
   steps: int           # "lives": how many steps in a row
 
 
@@ -180,6 +181,7 @@ class NodeMsg(TypedDict):
   arg: str
   tag: str
   python: str
+  label: NotRequired[list[str]]  # the HTML report's, which has no full dtype, arg and tag: the label lines drawn after the op
   sources: list[NodeSource]
   created: list[int]   # the matches of the step whose replacement is (or holds) this node
   replaced: list[int]  # the matches of the step that replaced this node
@@ -399,7 +401,8 @@ def history(trace: Trace, uop: object, group: Group) -> list[HistoryEvent]:
     else:
       out.append(HistoryEvent(kind=e.kind, step=step_key(e.step), match=e.match,  # type: ignore[typeddict-item]
                               title=e.step.title(e.match) if e.match is not None else e.step.path,
-                              other=tg.op_name(e.other) if e.other is not None else "", steps=1))
+                              other=tg.op_name(e.other) if e.other is not None else "",
+                              other_key=tg.node_key(e.other) if e.other is not None else "", steps=1))
     if e.kind == "lives": run_end = e.step.index
   return out
 

@@ -2,7 +2,7 @@
 a node marks its code lines, the kernel header names the Tensor ops and the user's lines, the node panel's history and
 the rules tab jump where they say."""
 import pytest
-from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all
+from harness import ARTIFACTS, TUTORIAL, label_px, new_page, notebook, run_all
 
 from tgviz import _tinygrad as tg
 from tgviz import protocol as P
@@ -31,45 +31,82 @@ def waiter(page):
   return wait
 
 
-def check_linking(page, trace, wait_picture, shot: str) -> None:
-  """The checks both frontends pass, on the tutorial's conv kernel (whose View Base AST is shown)."""
+# where the centre of the marked nodes is on screen, relative to the canvas's centre
+LINE_NODES_OFF_CENTRE = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const rs = [...document.querySelectorAll('.tgviz-stage g.node.hl-line')].map((n) => n.getBoundingClientRect());
+  const x = (Math.min(...rs.map((r) => r.left)) + Math.max(...rs.map((r) => r.right))) / 2;
+  const y = (Math.min(...rs.map((r) => r.top)) + Math.max(...rs.map((r) => r.bottom))) / 2;
+  return [x - (c.left + c.width / 2), y - (c.top + c.height / 2)]; }"""
+
+
+def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
+  """The checks both frontends pass, on the tutorial's conv kernel (whose View Base AST is shown); report: the HTML
+  report's node panel, which has the label lines instead of the full arg."""
   conv = _conv(trace)
   page.locator(f".tgviz-step[data-key='{P.step_key(conv.group.steps[0])}']").click()
   wait_picture(P.step_key(conv.group.steps[0]))
   assert "conv2d" in page.locator(".tgviz-origins").inner_text()
-  # hover a code line: its UOps are marked in the graph shown (the View Base AST already holds the store)
+  # hover a code line whose UOps the View Base AST does not draw: the status line says where they are
   n = _store_line(conv)
   line = page.locator(f".tgviz-code [data-line='{n}']")
   assert line.inner_text().strip() == conv.source.splitlines()[n - 1].strip()
-  # a click opens the graph the renderer consumed and keeps the line's UOps marked there
+  status = page.locator(".tgviz-status")
+  before = status.inner_text()
+  line.hover()
+  assert page.locator(".tgviz-stage g.node.hl-line").count() == 0
+  assert "click the line to open the codegen graph" in status.inner_text()
+  page.locator(".tgviz-title").hover()
+  assert status.inner_text() == before
+  # a click opens the graph the renderer consumed, keeps the line's UOps marked there and zooms to them, readable
   line.click()
   wait_picture(P.step_key(conv.codegen_step))
   keys = set(page.eval_on_selector_all(".tgviz-stage g.node.hl-line", "ns => ns.map(n => n.dataset.node)"))
   expected = {tg.node_key(u) for u in conv.lines[n - 1]}
   assert keys and keys <= expected and tg.node_key(conv.lines[n - 1][0]) in keys, (keys, expected)
+  dx, dy = page.evaluate(LINE_NODES_OFF_CENTRE)
+  assert abs(dx) < 3 and abs(dy) < 3, (dx, dy)
+  assert label_px(page) >= 11
   line.click()  # unpinned
   page.locator(".tgviz-title").hover()
   assert page.locator(".tgviz-stage g.node.hl-line").count() == 0
   line.hover()
   assert page.locator(".tgviz-stage g.node.hl-line").count() == len(keys)
+  assert "click the line" not in status.inner_text()  # here they are drawn
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / shot))
   # click a node: its code lines are marked
   load = next(u for u in conv.lines[1] if u.op.name == "LOAD")
+  key = tg.node_key(load)
   page.keyboard.press("f")
-  page.locator(f".tgviz-stage g.node[data-node='{tg.node_key(load)}']").first.click()
+  page.locator(f".tgviz-stage g.node[data-node='{key}']").first.click()
   page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=30_000)
   marked = page.eval_on_selector_all(".tgviz-code .tgviz-line-hl", "ls => ls.map(l => Number(l.dataset.line))")
   assert marked == conv.line_numbers(load), (marked, conv.line_numbers(load))
-  # the node's history: the Python side's events, each a link to where it happened
+  # the node panel: the report has the label lines drawn (after the op), the widget the dtype and the full arg
+  head, rows = page.locator(".tgviz-node-head").text_content(), page.locator(".tgviz-node-panel > div").all_inner_texts()
+  if report:
+    label = tg.to_graph(conv.codegen_step.before()).nodes[key].label
+    assert head.startswith(f"LOAD {key}") and f"label {' · '.join(label[1:])}" in rows and not any(r.startswith("arg") for r in rows)
+  else:
+    details = tg.node_details(load)
+    assert head.startswith(f"LOAD {details['dtype']} · {key}") and f"arg {details['arg']}" in rows and not any(r.startswith("label") for r in rows)
+  # the node's history: the Python side's events, each a link to where it happened, the node it came from a link too
   panel = page.locator(".tgviz-history")
   panel.wait_for(timeout=30_000)
   history = P.history(trace, load, conv.group)
-  shown = page.eval_on_selector_all(".tgviz-history .tgviz-event", "es => es.map(e => [e.classList[1], e.querySelector('.tgviz-link').textContent])")
-  assert shown == [[e["kind"], e["title"]] for e in history], (shown, history)
+  shown = page.eval_on_selector_all(".tgviz-history .tgviz-event", "es => es.map(e => [e.classList[1], e.querySelector('.tgviz-other')?.textContent "
+                                    "?? null, e.querySelector('.tgviz-link:not(.tgviz-other)').textContent])")
+  assert shown == [[e["kind"], e["other"] or None, e["title"]] for e in history], (shown, history)
   first = history[0]
-  page.locator(".tgviz-history .tgviz-event .tgviz-link").first.click()
+  page.locator(".tgviz-history .tgviz-event .tgviz-link:not(.tgviz-other)").first.click()
   wait_picture(first["step"], first["match"])
+  # the node it came from, elsewhere: that step and match, the node picked there
+  i, made = next((i, e) for i, e in enumerate(history) if e["other_key"] and (e["step"], e["match"]) != (first["step"], first["match"]))
+  page.locator(".tgviz-history .tgviz-event").nth(i).locator(".tgviz-other").click()
+  wait_picture(made["step"], made["match"])
+  picked = page.wait_for_selector(f".tgviz-stage g.node.hl[data-op='{made['other']}']", timeout=30_000).get_attribute("data-node")
+  if report: assert picked == made["other_key"]  # (the widget's are the notebook kernel's: buffers numbered otherwise)
+  page.wait_for_function("k => document.querySelector('.tgviz-node-head')?.textContent.includes(k)", arg=picked, timeout=30_000)
   # the rules tab: the most frequent pattern first; a click goes to its first match
   page.locator(".tgviz-rules-toggle").click()
   page.wait_for_selector(".tgviz-rules tr.tgviz-rule", timeout=30_000)
@@ -85,7 +122,7 @@ def test_report_links_code_graph_and_source(tutorial_trace, tmp_path, page):
   tutorial_trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
-  check_linking(page, tutorial_trace, waiter(page), "report-linking.png")
+  check_linking(page, tutorial_trace, waiter(page), "report-linking.png", report=True)
   assert not page.errors
 
 
@@ -99,7 +136,7 @@ def test_widget_links_code_graph_and_source(lab, page):
   page.goto(f"{url}/lab/workspaces/linking/tree/linking.ipynb?token={token}&reset")
   run_all(page, 2)
   page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=120_000)
-  check_linking(page, trace, waiter(page), "widget-linking.png")
+  check_linking(page, trace, waiter(page), "widget-linking.png", report=False)
   page.locator(".tgviz-rules-toggle").click()  # back to the tree
   page.locator(f".tgviz-step[data-key='{P.step_key(_conv(trace).group.steps[0])}']").click()
   origin = page.locator(".tgviz-origin").first
