@@ -1142,6 +1142,8 @@ class NodeTable:
     self._ids: dict[UOp, int] = {}
     self._drawn = {} if drawn is None else drawn  # UOp -> (key, family, label, foldable): share it across tables
     self._notes = notes
+    # label by what it is made of: a replay rebuilds a node many times over with new sources and the same label
+    self._labels: dict[tuple, tuple[str, list[str]]] = {}
 
   def id_of(self, u: UOp) -> int | None:
     """The row id of u if it is in the table."""
@@ -1156,8 +1158,13 @@ class NodeTable:
       if not ready: stack.extend([(u, True), *((s, False) for s in u.src if s not in self._ids)])
       else:
         if (d := self._drawn.get(u)) is None:
-          n = _node(u, self._notes)
-          d = self._drawn[u] = (n.key, n.family, list(n.label), _foldable(u))
+          folded = tuple((i, s) for i, s in enumerate(u.src) if _foldable(s))
+          arg = repr(u.arg) if isinstance(u.arg, float) else u.arg  # 0.0 == -0.0, drawn apart
+          made_of = (u.op, u.dtype, type(arg), arg, folded, u.src[0] if u.op is Ops.CALL and u.src else None)
+          if (lab := self._labels.get(made_of)) is None:
+            n = _node(u, self._notes)
+            lab = self._labels[made_of] = (n.family, list(n.label))
+          d = self._drawn[u] = (node_key(u), lab[0], lab[1], _foldable(u))
         self._ids[u] = len(self.rows)
         self.rows.append([d[0], d[1], d[2], [self._ids[s] for s in u.src], d[3]])
     return self._ids[root]
