@@ -110,7 +110,16 @@ NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 def _ready(page) -> None:
   """Wait for the open notebook and its idle kernel; dismiss JupyterLab's news / update popups."""
   page.locator(f"{NOTEBOOK} .jp-Cell").first.wait_for(timeout=60_000)
-  page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+  idle, deadline = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first, time.time() + 60
+  while not idle.is_visible():
+    # JupyterLab asks for a kernel ("Select Kernel") when the notebook opens before the server lists its kernelspecs,
+    # as after shutting kernels down; its default answer is the notebook's own kernel
+    if (accept := page.locator(".jp-Dialog .jp-mod-accept")).count(): accept.first.click()
+    if time.time() > deadline:
+      ARTIFACTS.mkdir(parents=True, exist_ok=True)
+      page.screenshot(path=str(ARTIFACTS / "not-idle.png"))
+      raise TimeoutError("the notebook's kernel did not become idle in 60 s (screenshot: test-artifacts/not-idle.png)")
+    page.wait_for_timeout(250)
   for sel in ("button:text-is('No')", ".jp-Notification-Toast-Close"):  # news / update popups
     for b in page.locator(sel).all():
       try: b.click(timeout=500)
