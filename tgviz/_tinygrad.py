@@ -25,7 +25,7 @@ import shutil
 import sys
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -377,14 +377,14 @@ class Replayer:
     at which a key lies below another key of D_k, or a key gets a second value. bottom_up=True: all of them, unless
     the step's keys and values hold a cycle or the step is big enough for REWRITE_STACK_LIMIT (then none)."""
     if self._direct_below is None:
-      found, kt = self.n + 1, self._kt
+      found = self.n + 1
       if self.bottom_up:
         if self._has_fixpoint_cycle() or 8 * self._node_bound() > REWRITE_STACK_LIMIT.value: found = 1
       else:
         for u, (ks, _) in self.hist.items():
           if len(ks) > 1: found = min(found, ks[1])
           srcs = u.src[1:] if self._opaque(u) else u.src
-          below = min((kt(x) for x in srcs), default=_INF)
+          below = min((self._kt(x) for x in srcs), default=_INF)
           if below < _INF: found = min(found, max(ks[0], int(below)))
       self._direct_below = found
     return self._direct_below
@@ -424,15 +424,19 @@ class Replayer:
     """graph_k in one pass from graph_0 (k < direct_below), kept; None where that pass can't be sure (the chain
     decides then)."""
     if self.graphs[k] is not None: return self.graphs[k]
-    hist = self.hist
-    def get(u: UOp) -> UOp | None:  # D_k: each key's last value by match k
-      if (h := hist.get(u)) is None or h[0][0] > k: return None
-      ks, vs = h
-      return vs[-1] if ks[-1] <= k else vs[bisect.bisect_right(ks, k) - 1]
-    try: g = self._unified(self.g0, k, get, direct=True)
+    try: g = self._unified(self.g0, k, self._replaces(k), direct=True)
     except Exception: return None  # _Fallback, or anything unexpected: the chain, which falls back to tinygrad
     self.graphs[k] = g
     return g
+
+  def _replaces(self, k: int) -> Callable[[UOp], UOp | None]:
+    """D_k.get: each key's last value by match k (VIZ's replaces after match k)."""
+    hist = self.hist
+    def get(u: UOp) -> UOp | None:
+      if (h := hist.get(u)) is None or h[0][0] > k: return None
+      ks, vs = h
+      return vs[-1] if ks[-1] <= k else vs[bisect.bisect_right(ks, k) - 1]
+    return get
 
   def _jump(self, k: int) -> None:
     """Continue the chain from graph k (computed exactly): replaces as after match k, and the node count for the
@@ -489,9 +493,8 @@ class Replayer:
       pass
     except Exception:  # anything unexpected: let tinygrad decide
       pass
-    D = {}
-    for u, (ks, vs) in self.hist.items():
-      if self.first[u] <= k: D[u] = vs[bisect.bisect_right(ks, k) - 1]
+    at_k = self._replaces(k)
+    D = {u: v for u in self.hist if (v := at_k(u)) is not None}
     try:
       return g.substitute(D, walk=self.walk, enter_calls=self.enter_calls)
     except RuntimeError as e:
@@ -829,8 +832,9 @@ class KernelTimer:
     def timed(ctx, call, st, ets):
       src = next((s for s in call.src[0].src if s.op is Ops.SOURCE), None) if call.src[0].op is Ops.PROGRAM else None
       # a NULL device runs nothing and reports a made-up time (1 ms): no time is better than a wrong one
-      on_null = any(str(dev).split(":")[0] == "NULL" for dev, _ in realize.get_call_kernels(call)) if src is not None else True
-      if not on_null and (times := [t for t in ets if t is not None]): runs.setdefault(src.key, []).extend(times)
+      if src is not None and not any(str(dev).split(":")[0] == "NULL" for dev, _ in realize.get_call_kernels(call)) \
+         and (times := [t for t in ets if t is not None]):
+        runs.setdefault(src.key, []).extend(times)
       return track_stats(ctx, call, st, ets)
 
     realize.ExecContext, realize.track_stats = Waiting, timed
