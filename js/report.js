@@ -1,6 +1,9 @@
 // The standalone HTML report: the widget's own frontend (widget.js) on a model that answers from data in the page.
 // Each step's node table and each group's call stack and kernel code sit gzipped in their own <script id="tgviz-..."> element and are
-// decoded when first looked at; pictures are laid out here by picture.js with graphviz compiled to WebAssembly.
+// decoded when first looked at; the graph after each match is computed here by replay.js where the step does not store it,
+// and pictures are laid out by picture.js with graphviz compiled to WebAssembly.
+
+import { Replay } from "./replay.js";
 
 /** Decode one data element of the page (gzipped JSON, base64). @param {string} name @returns {Promise<any>} */
 async function decode(name) {
@@ -26,10 +29,6 @@ class Decoded {
   }
 }
 
-/** A match's node as the page stores it: a row id, or the node key of a node no graph of the step holds.
- * @param {any[]} rows @param {number|string} x @returns {string} */
-const keyOf = (rows, x) => (typeof x === "number" ? rows[x][0] : x);
-
 /** A stand-in for the anywidget model: holds the state and answers the frontend's requests from the page's data.
  * @param {any} mods {widget, picture, graphviz} modules @param {any} state */
 async function pageModel(mods, state) {
@@ -41,20 +40,42 @@ async function pageModel(mods, state) {
   const changed = new Set();
   const emit = (/** @type {string} */ ev, /** @type {any} */ msg) => (handlers[ev] || []).forEach((cb) => cb(msg));
 
-  /** The node table of a step: the rows of the steps before it in its segment, then its own. @param {string} key */
-  async function rowsOf(key) {
-    const s = await data.get(`s-${key}`);
-    if (!s.base) return s.rows;
-    return s.allRows ??= [...(await rowsOf(s.base)), ...s.rows];
+  /** A step with its node table: the rows and contents of the steps before it in its segment, then its own (and the
+   * rows its replay rebuilds, after them); the most recently used kept.
+   * @typedef {{s: any, rows: any[], contents: any[], replayer?: Replay}} Table */
+  /** @type {Map<string, Promise<Table>>} */
+  const tables = new Map();
+  /** @param {string} key @returns {Promise<Table>} */
+  function tableOf(key) {
+    let t = tables.get(key);
+    if (t) tables.delete(key);
+    else t = (async () => {
+      const chain = [];
+      for (let k = key; k; ) { const s = await data.get(`s-${k}`); chain.unshift(s); k = s.base; }
+      const rows = [], contents = [];
+      for (const c of chain) { for (const r of c.rows) rows.push(r); for (const x of c.contents) contents.push(x); }
+      return { s: chain[chain.length - 1], rows, contents };
+    })();
+    tables.set(key, t);
+    if (tables.size > 8) tables.delete(/** @type {string} */ (tables.keys().next().value));
+    return t;
+  }
+
+  /** What a step's rewrite returned: stored, or its replay's last graph. @param {Table} t */
+  const afterOf = (t) => t.s.after ?? graphAt(t, t.s.pairs.length);
+
+  /** The root of a step's graph after k matches: stored, or computed by replay.js. @param {Table} t @param {number} k */
+  function graphAt(t, k) {
+    if (!t.s.replay || k === 0) return t.s.graphs[k];
+    return (t.replayer ??= new Replay(mods.sha256.sha256, t.rows, t.contents, t.s, state.config, state.notes)).at(k);
   }
 
   /** The protocol's picture message for a selection, computed in the page (plain: dot's output to use instead of
    * laying out here, for tests that compare with the Python side). Its `dot` is the DOT text laid out. */
   async function pictureMessage(/** @type {{step:string, match:number|null, view:string}} */ sel, plain = "") {
-    const s = await data.get(`s-${sel.step}`);
-    const rows = await rowsOf(sel.step);
+    const t = await tableOf(sel.step), { s, rows } = t;
     const whole = sel.match === null;
-    const [before, after] = whole ? [s.graphs[0], s.after] : [s.graphs[sel.match], s.graphs[sel.match + 1]];
+    const [before, after] = whole ? [s.graphs[0], afterOf(t)] : [graphAt(t, sel.match), graphAt(t, sel.match + 1)];
     const title = whole ? s.info.title : s.matches[sel.match].title;
     const pic = mods.picture.picture(state.config, rows, before, after, s.sides, title, sel.view, state.config.maxNodes,
                                      plain ? () => plain : layout);
@@ -67,15 +88,15 @@ async function pageModel(mods, state) {
   /** The node panel from the page's data: the node's label lines (after its op) and sources (its dtype, full arg, tag
    * and tinygrad's Python need the trace in Python: tgviz.load). @param {string} key */
   async function nodeMessage(key) {
-    const sel = { step: state.selected, match: state.match }, s = await data.get(`s-${sel.step}`), rows = await rowsOf(sel.step);
-    const roots = sel.match === null ? [s.graphs[0], s.after] : [s.graphs[sel.match], s.graphs[sel.match + 1]];
+    const sel = { step: state.selected, match: state.match }, t = await tableOf(sel.step), { s, rows } = t;
+    const roots = sel.match === null ? [s.graphs[0], afterOf(t)] : [graphAt(t, sel.match), graphAt(t, sel.match + 1)];
     const n = roots.flatMap((r) => mods.picture.toposort(rows, r)).find((i) => rows[i][0] === key);
     if (n === undefined) throw new Error(`no node ${key} here`);
     const [, , label, src] = rows[n];
     return { type: "node", step: sel.step, key, op: label[0], dtype: "", arg: "", label: label.slice(1), tag: "None",
              python: "", sources: src.map((/** @type {number} */ i) => ({ key: rows[i][0], label: rows[i][2][0] })),
-             created: s.pairs.flatMap((/** @type {any[]} */ p, /** @type {number} */ k) => (keyOf(rows, p[1]) === key ? [k] : [])),
-             replaced: s.pairs.flatMap((/** @type {any[]} */ p, /** @type {number} */ k) => (keyOf(rows, p[0]) === key ? [k] : [])),
+             created: s.pairs.flatMap((/** @type {number[]} */ p, /** @type {number} */ k) => (rows[p[1]][0] === key ? [k] : [])),
+             replaced: s.pairs.flatMap((/** @type {number[]} */ p, /** @type {number} */ k) => (rows[p[0]][0] === key ? [k] : [])),
              history: await history(key, s.group) };
   }
 
@@ -91,34 +112,33 @@ async function pageModel(mods, state) {
                  other = "", otherKey = "") => {
       out.push({ kind, step, match, title: match === null ? s.info.title : s.matches[match].title, other, other_key: other ? otherKey : "", steps: 1 });
     };
-    for (const [i, t] of (group ? group.steps : []).entries()) {
-      const s = await data.get(`s-${t.key}`), rows = await rowsOf(t.key);
+    for (const [i, step] of (group ? group.steps : []).entries()) {
+      const t = await tableOf(step.key), { s, rows } = t;
       const holds = (/** @type {number} */ root) => mods.picture.toposort(rows, root).some((/** @type {number} */ n) => rows[n][0] === key);
-      const byKey = (/** @type {string} */ k) => rows.findIndex((/** @type {any[]} */ r) => r[0] === k);
-      const row = (/** @type {number|string} */ x) => (typeof x === "number" ? x : byKey(x));
-      const opOf = (/** @type {number|string} */ x) => rows[row(x)]?.[2][0] ?? "";
+      const opOf = (/** @type {number} */ x) => rows[x][2][0];
       const inBefore = holds(s.graphs[0]);
       let here = inBefore, made = false, replaced = false;
-      if (here && !out.length) add("input", t.key, s, null);
+      if (here && !out.length) add("input", step.key, s, null);
       for (const [k, [u0, u1]] of s.pairs.entries()) {
-        if (keyOf(rows, u0) === key) { add("replaced", t.key, s, k, opOf(u1), keyOf(rows, u1)); replaced = true; here = false; }
-        else if (!here && (keyOf(rows, u1) === key || (row(u1) >= 0 && holds(row(u1))))) {
-          add("created", t.key, s, k, opOf(u0), keyOf(rows, u0));
+        if (rows[u0][0] === key) { add("replaced", step.key, s, k, opOf(u1), rows[u1][0]); replaced = true; here = false; }
+        else if (!here && holds(u1)) {
+          add("created", step.key, s, k, opOf(u0), rows[u0][0]);
           made = here = true;
         }
       }
-      if (holds(s.after)) {
+      if (holds(afterOf(t))) {
         if (!here && !made && s.pairs.length) {  // rebuilt because a match changed a source: the first graph holding it
           let lo = 1, hi = s.pairs.length;
-          while (lo < hi) { const mid = (lo + hi) >> 1; if (holds(s.graphs[mid])) hi = mid; else lo = mid + 1; }
+          while (lo < hi) { const mid = (lo + hi) >> 1; if (holds(graphAt(t, mid))) hi = mid; else lo = mid + 1; }
           // it took the place of its own earlier version: the node that match changed into it
-          const was = [...mods.picture.diffGraphs(rows, s.graphs[lo - 1], s.graphs[lo]).changed].find(([, a]) => a === key)?.[0] ?? "";
-          add("created", t.key, s, lo - 1, was && opOf(was), was);
+          const was = [...mods.picture.diffGraphs(rows, graphAt(t, lo - 1), graphAt(t, lo)).changed]
+            .find(([, a]) => a === key)?.[0] ?? "";
+          add("created", step.key, s, lo - 1, was && rows[rows.findIndex((/** @type {any[]} */ r) => r[0] === was)][2][0], was);
         }
         if (out.length && out[out.length - 1].kind === "lives" && i === runEnd + 1) out[out.length - 1].steps += 1;
-        else add("lives", t.key, s, null);
+        else add("lives", step.key, s, null);
         runEnd = i;
-      } else if ((here || inBefore) && !replaced) add("removed", t.key, s, null);
+      } else if ((here || inBefore) && !replaced) add("removed", step.key, s, null);
     }
     return out;
   }
@@ -160,6 +180,11 @@ async function pageModel(mods, state) {
       if (msg.type === "rules") data.get("rules").then((m) => emit("msg:custom", m));
     },
     pictureMessage,
+    /** For tests: the node keys of a step's graph after k matches, in tinygrad's toposort order. @param {string} key @param {number} k */
+    async graphKeys(key, k) {
+      const t = await tableOf(key);
+      return mods.picture.toposort(t.rows, graphAt(t, k)).map((/** @type {number} */ n) => t.rows[n][0]);
+    },
   };
 }
 

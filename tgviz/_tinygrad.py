@@ -203,6 +203,11 @@ class Recording:
     """Whether the pattern of match k raised (tinygrad records a REWRITE_ERROR as its replacement)."""
     return self.uop_fields[step.matches[k][1]][0] is Ops.REWRITE_ERROR
 
+  def match_pairs(self, step: StepRecord) -> list[tuple[UOp, UOp]]:
+    """Each match's (node, replacement), built in one walk."""
+    uops = iter(self.uops([n for u0, u1, _, _ in step.matches for n in (u0, u1)]))
+    return list(zip(uops, uops, strict=False))
+
   def match_uops(self, step: StepRecord, k: int) -> tuple[UOp, UOp]:
     u0, u1, _, _ = step.matches[k]
     return self.uop(u0), self.uop(u1)
@@ -274,6 +279,46 @@ class Recording:
 _INF = float("inf")
 
 
+def _fixpoint_cycle(values: dict[UOp, list[UOp]]) -> bool:
+  """Whether following replacements (key -> each value it ever had, identity entries aside) can come back to a key."""
+  state: dict[UOp, int] = {}  # 1: on the current path, 2: done
+  for start in values:
+    if start in state: continue
+    stack = [(start, iter(set(values[start]) - {start}))]
+    state[start] = 1
+    while stack:
+      u, nxt = stack[-1]
+      for v in nxt:
+        if v not in values: continue
+        if (st := state.get(v)) == 1: return True
+        if st is None:
+          state[v] = 1
+          stack.append((v, iter(set(values[v]) - {v})))
+          break
+      else:
+        state[u] = 2
+        stack.pop()
+  return False
+
+
+def opaque_call_bodies() -> list[str]:
+  """The ops of a CALL's first source that make it opaque to a rewrite that does not enter calls (see Replayer)."""
+  return sorted(o.name for o in UOp._OPAQUE_CALL_BODIES)
+
+
+def page_replays(pairs: list[tuple[UOp, UOp]], nodes: int) -> bool:
+  """Whether js/replay.js, the Replayer's one pass and chain on a report's node table, computes exactly VIZ's graphs
+  of a step from its input and its matches' (node, replacement) pairs: replacements that keep each node's dtype (so
+  no node rebuilt over them changes its own, which only tinygrad could derive) and hold no fixpoint cycle (where
+  VIZ's replay stops at an error), in a step too small for REWRITE_STACK_LIMIT (`nodes`: at least the nodes of the
+  input and the replacements). The page refuses, with a message, what only the whole graph shows: a cyclic
+  dependency, an opaque call body that holds a replaced node."""
+  if 8 * nodes > REWRITE_STACK_LIMIT.value or any(u0.dtype is not u1.dtype for u0, u1 in pairs): return False
+  values: dict[UOp, list[UOp]] = {}
+  for u0, u1 in pairs: values.setdefault(u0, []).append(u1)
+  return not _fixpoint_cycle(values)
+
+
 class _Fallback(Exception):
   pass
 
@@ -325,8 +370,7 @@ class Replayer:
     self.n = len(step.matches)
     self.walk, self.enter_calls, self.bottom_up = step.walk, step.enter_calls, step.bottom_up
     self.g0 = rec.before(step)
-    uops = iter(rec.uops([n for u0, u1, _, _ in step.matches for n in (u0, u1)]))
-    self.pairs: list[tuple[UOp, UOp]] = list(zip(uops, uops, strict=False))  # (u0, u1) of each match
+    self.pairs = rec.match_pairs(step)  # (u0, u1) of each match
     # key -> first k (1-based: graph k is after match k) it is in replaces; and its value history
     self.first: dict[UOp, int] = {}
     self.hist: dict[UOp, tuple[list[int], list[UOp]]] = {}
@@ -390,25 +434,7 @@ class Replayer:
     return self._direct_below
 
   def _has_fixpoint_cycle(self) -> bool:
-    """Whether following replaces (key -> each value it ever had, identity entries aside) can come back to a key."""
-    hist, state = self.hist, {}  # 1: on the current path, 2: done
-    for start in hist:
-      if start in state: continue
-      stack = [(start, iter(set(hist[start][1]) - {start}))]
-      state[start] = 1
-      while stack:
-        u, nxt = stack[-1]
-        for v in nxt:
-          if v not in hist: continue
-          if (st := state.get(v)) == 1: return True
-          if st is None:
-            state[v] = 1
-            stack.append((v, iter(set(hist[v][1]) - {v})))
-            break
-        else:
-          state[u] = 2
-          stack.pop()
-    return False
+    return _fixpoint_cycle({u: vs for u, (_, vs) in self.hist.items()})
 
   def _node_bound(self) -> int:
     """At least the number of nodes one substitute of this step can touch, halved: the input's and the values'."""
@@ -1089,7 +1115,7 @@ _ANSI_REPR = re.compile(r"\\x1b\[[0-9;]*m")  # colour codes inside a repr'd stri
 
 def _clip(text: str, lines: int) -> list[str]:
   all_lines = _ANSI_REPR.sub("", ansistrip(text)).splitlines()
-  out = [ln if len(ln) <= _LINE else ln[:_LINE - 1] + "…" for ln in all_lines[:lines]]
+  out = [_cut(ln) for ln in all_lines[:lines]]
   return out + (["…"] if len(all_lines) > lines else [])
 
 
@@ -1111,18 +1137,42 @@ def _foldable(u: UOp) -> bool:
   return u.op in (Ops.RESHAPE, Ops.EXPAND) and len(u.src) >= 1 and _foldable(u.src[0])
 
 
-def _node(u: UOp, notes: dict[str, str] | None = None) -> Node:
-  """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it; a kernel's CALL also
-  says the kernel's Tensor operations (notes: see Recording.call_notes)."""
+def _base_label(u: UOp) -> list[str]:
+  """The label lines that are the UOp's own: op, arg, dtype (a rebuild with new sources keeps them)."""
   label = [u.op.name]
   if (arg := _arg_text(u)) is not None: label += _clip(arg, 8 if u.op is Ops.SOURCE else _ARG_LINES)
   if u.dtype != dtypes.void: label.append(str(u.dtype).removeprefix("dtypes."))
+  return label
+
+
+def _fold_text(s: UOp) -> tuple[str, str]:
+  """What a folded constant says in its user's label: the op of the constant (or vector of constants) under it, and
+  the first line of its value."""
+  c = s
+  while c.op is not Ops.CONST and c.op is not Ops.STACK and c.src: c = c.src[0]
+  text = _ANSI_REPR.sub("", ansistrip(_arg_text(c) if c.op is Ops.CONST else c.render()))
+  return c.op.name, (text.splitlines() or [""])[0]
+
+
+def _cut(line: str) -> str:
+  return line if len(line) <= _LINE else line[:_LINE - 1] + "…"
+
+
+def note_line(note: str) -> str:
+  """A CALL node's note (see Recording.call_notes) as its label line."""
+  return _clip(note, 1)[0]
+
+
+def _node(u: UOp, notes: dict[str, str] | None = None) -> Node:
+  """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it ("CONST1 2.0": source
+  1); a kernel's CALL also says the kernel's Tensor operations (notes: see Recording.call_notes). js/replay.js labels
+  the nodes a report's page rebuilds the same way."""
+  label = _base_label(u)
   for i, s in enumerate(u.src):
-    if not _foldable(s): continue
-    c = s
-    while c.op is not Ops.CONST and c.op is not Ops.STACK and c.src: c = c.src[0]
-    label.append(_clip(f"{c.op.name}{i} {_arg_text(c) if c.op is Ops.CONST else c.render()}", 1)[0])
-  if notes and u.op is Ops.CALL and u.src and (note := notes.get(node_key(u.src[0]))): label.append(_clip(note, 1)[0])
+    if _foldable(s):
+      head, first = _fold_text(s)
+      label.append(_cut(f"{head}{i} {first}"))
+  if notes and u.op is Ops.CALL and u.src and (note := notes.get(node_key(u.src[0]))): label.append(note_line(note))
   return Node(node_key(u), u.op.name, _FAMILY.get(u.op, "other"), tuple(label))
 
 
@@ -1137,17 +1187,34 @@ def to_graph(root: UOp, notes: dict[str, str] | None = None) -> Graph:
   return Graph(nodes, tuple(dict.fromkeys(edges)), node_key(root))
 
 
-class NodeTable:
-  """Many graphs as one table of plain rows, shared nodes once (the HTML report's data; js/picture.js reads it).
-  A row: [key, family, label lines (the first is the op), source row ids (all of them, in order), foldable]."""
+class NodeCache:
+  """What the node tables of one report share: each UOp's row, label and content, computed once."""
 
-  def __init__(self, drawn: dict[UOp, tuple] | None = None, notes: dict[str, str] | None = None) -> None:
-    self.rows: list[list] = []
-    self._ids: dict[UOp, int] = {}
-    self._drawn = {} if drawn is None else drawn  # UOp -> (key, family, label, foldable): share it across tables
-    self._notes = notes
+  def __init__(self, notes: dict[str, str] | None = None) -> None:
+    self.notes = notes
+    self.drawn: dict[UOp, tuple] = {}       # UOp -> (key, family, label, fold, content, full key)
     # label by what it is made of: a replay rebuilds a node many times over with new sources and the same label
-    self._labels: dict[tuple, tuple[str, list[str]]] = {}
+    self.labels: dict[tuple, tuple[str, list[str]]] = {}
+    self.contents: dict[tuple, list] = {}   # (op, dtype, arg, tag) -> [what its key hashes before its sources, base label]
+
+  def clear(self) -> None:
+    """Forget the UOps (bounded memory: later steps share few nodes with much older ones)."""
+    self.drawn.clear()
+
+
+class NodeTable:
+  """Many graphs as one table of plain rows, shared nodes once (the HTML report's data; js/picture.js draws it and
+  js/replay.js rebuilds nodes in it). A row: [key, family, label lines (the first is the op), source row ids (all of
+  them, in order), fold, content id, full key]; fold: what a folded constant says in its user's label ([op, first
+  line of its value], see _fold_text), 0 for other nodes; content: index into `contents`, whose entries are [the text
+  UOp.key hashes before its sources' keys, the label lines that are the UOp's own (see _base_label)]."""
+
+  def __init__(self, cache: NodeCache) -> None:
+    self.rows: list[list] = []
+    self.contents: list[list] = []
+    self._ids: dict[UOp, int] = {}
+    self._content_ids: dict[tuple, int] = {}
+    self._cache = cache
 
   def id_of(self, u: UOp) -> int | None:
     """The row id of u if it is in the table."""
@@ -1155,23 +1222,30 @@ class NodeTable:
 
   def add(self, root: UOp) -> int:
     """The row id of root, adding it and whatever below it is new."""
+    cache, ids = self._cache, self._ids
     stack = [(root, False)]
     while stack:
       u, ready = stack.pop()
-      if u in self._ids: continue
-      if not ready: stack.extend([(u, True), *((s, False) for s in u.src if s not in self._ids)])
+      if u in ids: continue
+      if not ready: stack.extend([(u, True), *((s, False) for s in u.src if s not in ids)])
       else:
-        if (d := self._drawn.get(u)) is None:
-          folded = tuple((i, s) for i, s in enumerate(u.src) if _foldable(s))
+        if (d := cache.drawn.get(u)) is None:
           arg = repr(u.arg) if isinstance(u.arg, float) else u.arg  # 0.0 == -0.0, drawn apart
+          folded = tuple((i, s) for i, s in enumerate(u.src) if _foldable(s))
           made_of = (u.op, u.dtype, type(arg), arg, folded, u.src[0] if u.op is Ops.CALL and u.src else None)
-          if (lab := self._labels.get(made_of)) is None:
-            n = _node(u, self._notes)
-            lab = self._labels[made_of] = (n.family, list(n.label))
-          d = self._drawn[u] = (node_key(u), lab[0], lab[1], _foldable(u))
-        self._ids[u] = len(self.rows)
-        self.rows.append([d[0], d[1], d[2], [self._ids[s] for s in u.src], d[3]])
-    return self._ids[root]
+          if (lab := cache.labels.get(made_of)) is None:
+            n = _node(u, cache.notes)
+            lab = cache.labels[made_of] = (n.family, list(n.label))
+          content = (u.op, u.dtype, type(arg), arg, u.tag)
+          if content not in cache.contents: cache.contents[content] = [str((u.op, u.dtype, u.arg)), _base_label(u)]
+          full = u.key.hex()
+          d = cache.drawn[u] = (full[:12], lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content, full)
+        if (c := self._content_ids.get(d[4])) is None:
+          c = self._content_ids[d[4]] = len(self.contents)
+          self.contents.append(cache.contents[d[4]])
+        ids[u] = len(self.rows)
+        self.rows.append([d[0], d[1], d[2], [ids[s] for s in u.src], d[3], c, d[5]])
+    return ids[root]
 
 
 def op_name(u: UOp) -> str:

@@ -66,6 +66,12 @@ def diff_graphs(before: Any, after: Any) -> Diff:
               changed=tuple((b, a) for b, a in changed.items()))
 
 
+@functools.lru_cache(maxsize=4096)
+def where(file: str, line: int) -> str:
+  """A source location as people read it: "file.py:12" (cached: a trace names the same few places many times)."""
+  return f"{Path(file).name}:{line}"
+
+
 @dataclass(eq=False)
 class Step:
   """One graph rewrite tinygrad ran (a graph_rewrite call, or a function tinygrad tracks as one)."""
@@ -101,7 +107,7 @@ class Step:
     """The heading of a picture of this step, or of its match number `match` (0-based): path, pattern and where."""
     if match is None: return self.path
     m = self.matches[match]
-    return f"{self.path}  match {match + 1}/{len(self.matches)}: {m.source}  ({Path(m.loc[0]).name}:{m.loc[1]})"
+    return f"{self.path}  match {match + 1}/{len(self.matches)}: {m.source}  ({where(*m.loc)})"
 
   def graphs(self, match: int | None = None) -> tuple[Any, Any]:
     """The (before, after) UOp graphs of the whole step, or of its match number `match` (0-based)."""
@@ -116,14 +122,28 @@ class Step:
   def after(self) -> Any:
     """The UOp graph after the step: what tinygrad's rewrite returned (or, where it raised, the graph after the last
     recorded match)."""
-    if (out := self._rec.returned(self._raw)) is not None: return out
+    if (out := self.returned()) is not None: return out
     return self.at(len(self.matches))
+
+  def returned(self) -> Any | None:
+    """What tinygrad's rewrite returned, if that lived to the end of the capture (else None, and after() replays)."""
+    return self._rec.returned(self._raw)
 
   def at(self, k: int) -> Any:
     """The UOp graph after the first k matches of this step, exactly as tinygrad's VIZ replays it. A replay that failed
     stops at its REWRITE_ERROR, which every later k returns too."""
     if not 0 <= k <= len(self.matches): raise IndexError(f"step {self.name!r} has {len(self.matches)} matches; k={k}")
     return self._rec.at(self._raw, k)
+
+  def pairs(self) -> list[tuple[Any, Any]]:
+    """Each match's matched node and its replacement (as Match.uops, built in one walk)."""
+    return self._rec.match_pairs(self._raw)
+
+  @property
+  def options(self) -> dict[str, bool]:
+    """How tinygrad ran the rewrite, which its replay follows: bottom_up, walk, enter_calls."""
+    r = self._raw
+    return {"bottom_up": r.bottom_up, "walk": r.walk, "enter_calls": r.enter_calls}
 
   def replay(self) -> Iterator[Any]:
     """Every graph of the step in order: before, then after each match (at(0), at(1), ...), in one pass."""
@@ -171,7 +191,7 @@ class Rule:
     return tg.pattern_source(self.loc)
 
   def __repr__(self) -> str:
-    return f"Rule({Path(self.loc[0]).name}:{self.loc[1]}, count={self.count}, time={self.time * 1e3:.3g} ms, " \
+    return f"Rule({where(*self.loc)}, count={self.count}, time={self.time * 1e3:.3g} ms, " \
            f"{len(self.steps)} step{'s' if len(self.steps) != 1 else ''})"
 
 

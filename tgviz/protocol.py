@@ -20,7 +20,7 @@ from typing import Literal, NotRequired, TypedDict
 from tgviz import _tinygrad as tg
 from tgviz import layout as L
 from tgviz.highlight import highlight_code
-from tgviz.model import Group, Step, Trace
+from tgviz.model import Group, Step, Trace, where
 from tgviz.picture import picture
 
 StepKey = str
@@ -334,19 +334,19 @@ def match_info(step: Step, match: int, diff: bool = True) -> MatchInfo:
     u0, u1 = m.uops()
     lines = list(difflib.unified_diff(str(u0).splitlines(), str(u1).splitlines(), "matched", "replacement", lineterm="", n=2))
     text = "\n".join(lines[:UOP_DIFF_LINES]) + ("\n…" if len(lines) > UOP_DIFF_LINES else "")
-  return MatchInfo(index=match, title=step.title(match), file=m.loc[0], line=m.loc[1], where=f"{Path(m.loc[0]).name}:{m.loc[1]}",
+  return MatchInfo(index=match, title=step.title(match), file=m.loc[0], line=m.loc[1], where=where(*m.loc),
                    source=m.source, us=round(m.time * 1e6, 2), error=m.is_error, diff=text)
 
 
 def call_stack(group: Group) -> list[str]:
   """Where the user's code started the group's work: the first 12 frames of the call stack tinygrad recorded."""
-  return [f"{Path(f).name}:{ln} {fn}: {src}" for f, ln, fn, src in group.stack][:12]
+  return [f"{where(f, ln)} {fn}: {src}" for f, ln, fn, src in group.stack][:12]
 
 
 def step_info(step: Step) -> StepInfo:
   """The step's panel: its title, where graph_rewrite was called, the call stack, a rewrite error if one happened."""
   return StepInfo(title=step.title(), name=step.name, group=step.group.name, kind=step.group.kind, depth=step.depth,
-                  matches=len(step.matches), where=f"{Path(step.loc[0]).name}:{step.loc[1]}", file=step.loc[0], line=step.loc[1],
+                  matches=len(step.matches), where=where(*step.loc), file=step.loc[0], line=step.loc[1],
                   error=step.error, stack=call_stack(step.group))
 
 
@@ -414,7 +414,7 @@ def rules_message(trace: Trace, sort: str = "count") -> RulesMsg:
   """The rules tab: every pattern that fired (the first MAX_RULES), most often first."""
   rules = trace.rules(sort)
   return RulesMsg(type="rules", total=len(rules), rules=[
-    RuleInfo(where=f"{Path(r.loc[0]).name}:{r.loc[1]}", file=r.loc[0], line=r.loc[1], source=r.source, count=r.count,
+    RuleInfo(where=where(*r.loc), file=r.loc[0], line=r.loc[1], source=r.source, count=r.count,
              us=round(r.time * 1e6, 1), steps=len(r.steps), step=step_key(r.first.step), match=r.first.index)
     for r in rules[:MAX_RULES]])
 

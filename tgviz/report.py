@@ -33,11 +33,11 @@ _HEAD = """<!DOCTYPE html>
 """
 _TAIL = """<script type="module">
 const load = (src) => import(URL.createObjectURL(new Blob([src], {{type: "text/javascript"}})));
-const [widget, picture, graphviz, report] = await Promise.all([{modules}].map(load));
-await report.open({{widget, picture, graphviz}}, document.getElementById("tgviz"));
+const [widget, picture, graphviz, sha256, report] = await Promise.all([{modules}].map(load));
+await report.open({{widget, picture, graphviz, sha256}}, document.getElementById("tgviz"));
 </script></body></html>
 """
-MODULES = ("widget.js", "picture.js", "vendor/graphviz.js", "report.js")
+MODULES = ("widget.js", "picture.js", "vendor/graphviz.js", "vendor/sha256.js", "report.js")
 
 
 def _js(name: str) -> str:
@@ -55,31 +55,33 @@ def config(max_nodes: int) -> dict[str, Any]:
   """The drawing constants of tgviz.layout, for js/picture.js: one source of truth for both sides."""
   return {"style": L.STYLE, "families": [[f, name] for f, (_, name) in FAMILIES.items()], "marks": list(L.MARKS),
           "charW": L.CHAR_W, "lineH": L.LINE_H, "pad": L.PAD, "fastAbove": L.FAST_ABOVE, "maxFanIn": L.MAX_FAN_IN,
-          "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes}
+          "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies()}
 
 
 SEGMENT = 32  # consecutive steps of a group share one node table; the page decodes at most this many to draw one
 
 
 def step_data(step: Step, table: tg.NodeTable) -> dict[str, Any]:
-  """A step as the page draws it: the rows its graphs add to the table (a step's graphs are mostly those of the step
-  before it), the root of each graph (graphs[k]: after k matches; after: what the rewrite returned), the panels' text,
-  each match's pattern, and the node each match replaced and the one it put in (row ids, or node keys of nodes no graph
-  of the step holds: for the node panel's history)."""
-  start = len(table.rows)
-  graphs = [table.add(g) for g in step.replay()]
-  after = table.add(step.after())
+  """A step as the page draws it: the rows and contents its graphs add to the table (a step's graphs are mostly those
+  of the step before it), the input's row, each match's node and replacement (row ids), what the rewrite returned
+  (after), the panels' text and each match's pattern. The graph after each match is not stored where js/replay.js
+  computes it exactly from those (`replay`: the rewrite's options; see tg.page_replays), nor then `after` when it is
+  the replay's last graph (null); elsewhere `graphs[k]` is the root of the graph after k matches."""
+  start, cstart = len(table.rows), len(table.contents)
+  pairs = step.pairs()
+  graphs = [table.add(step.before())]
+  refs = [[table.add(u0), table.add(u1)] for u0, u1 in pairs]
+  returned = step.returned()
+  after = table.add(returned) if returned is not None else None
+  replays = tg.page_replays(pairs, len(table.rows))
+  if not replays:
+    graphs = [table.add(g) for g in step.replay()]
+    if after is None: after = graphs[-1]
   info = {k: v for k, v in P.step_info(step).items() if k != "stack"}  # the group's, stored once with it
   return {"info": info, "sides": ["before", "after"] if P.sides(step) == "both" else ["before"],
-          "rows": table.rows[start:], "graphs": graphs, "after": after, "group": step.group.index,
-          "matches": [P.match_info(step, k, diff=False) for k in range(len(step.matches))],
-          "pairs": [[_ref(table, u) for u in m.uops()] for m in step.matches]}  # each match's node and replacement
-
-
-def _ref(table: tg.NodeTable, u: Any) -> int | str:
-  """A UOp for the page: its row id where the table has it (short), else its node key."""
-  i = table.id_of(u)
-  return i if i is not None else tg.node_key(u)
+          "rows": table.rows[start:], "contents": table.contents[cstart:], "graphs": graphs, "after": after,
+          "replay": step.options if replays else None, "group": step.group.index, "pairs": refs,
+          "matches": [P.match_info(step, k, diff=False) for k in range(len(step.matches))]}
 
 
 def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max_nodes: int = L.DEFAULT_MAX_NODES,
@@ -104,17 +106,16 @@ def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callab
     f.write(_HEAD.format(title=L.text(title), css=styles("widget.css", "table.css")))
     _chunk(f, "state", {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
                         "code_css": code_css(), "summary": trace.summary(), "kernels": P.kernel_rows(trace), "error": trace.traceback or "",
-                        "config": config(max_nodes)})
+                        "config": config(max_nodes), "notes": {k: tg.note_line(v) for k, v in trace.call_notes.items()}})
     _chunk(f, "rules", P.rules_message(trace))
     for g in trace.groups:  # what every step of a group shows alike: its call stack, its kernel's code, a schedule's kernels
       if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(trace, g)})
-    drawn: dict = {}  # nodes live on from step to step: each is labelled once
-    notes = trace.call_notes
-    table, base, used = tg.NodeTable(drawn, notes), None, 0
+    cache = tg.NodeCache(trace.call_notes)  # nodes live on from step to step: each is labelled once
+    table, base, used = tg.NodeTable(cache), None, 0
     for i, s in enumerate(steps):
       if base is None or s.group is not base.group or used == SEGMENT:  # a new segment: its own table
-        if len(drawn) > 200_000: drawn.clear()  # bounded: later steps share few nodes with much older ones
-        table, base, used = tg.NodeTable(drawn, notes), None, 0
+        if len(cache.drawn) > 200_000: cache.clear()  # bounded: later steps share few nodes with much older ones
+        table, base, used = tg.NodeTable(cache), None, 0
       data = step_data(s, table)
       data["base"] = P.step_key(base) if base is not None else None  # the step whose rows come before these
       _chunk(f, f"s-{P.step_key(s)}", data)

@@ -1,0 +1,208 @@
+// The graphs after each match of a step, computed in the HTML report's page: the port of tgviz._tinygrad.Replayer's
+// one pass (graph k = S_{D_k}(input)) and chain (graph k = S_{D_k}(graph k-1), from the first match where a replaced
+// node lies below another, and for walk rewrites) on the report's node table, where tinygrad's hash-consing is a lookup by (content, sources)
+// and a rebuilt node gets tinygrad's own key (sha256 of its content text and its sources' keys) and tgviz's label.
+// The report stores a step this way only where tgviz._tinygrad.page_replays says the page computes exactly VIZ's
+// graphs; tests/browser/test_report_browser.py compares every graph with the Python side.
+
+/** @typedef {import("./picture.js").Row} Row */
+
+/** A graph the page cannot compute; the Python side can. */
+export class CannotReplay extends Error {
+  /** @param {string} why */
+  constructor(why) {
+    super(`this report cannot compute the graph: ${why}. tgviz in Python shows it (Step.at, or the widget)`);
+    this.name = "CannotReplay";
+  }
+}
+
+const LINE = 60;  // tgviz._tinygrad._LINE
+/** tgviz._tinygrad._cut: at most LINE code points. @param {string} s */
+const cut = (s) => { const cps = [...s]; return cps.length <= LINE ? s : cps.slice(0, LINE - 1).join("") + "…"; };
+const hex = (/** @type {Uint8Array} */ b) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+const bytes = (/** @type {string} */ h) => Uint8Array.from(h.match(/../g) || [], (x) => parseInt(x, 16));
+const utf8 = new TextEncoder();
+
+export class Replay {
+  /**
+   * @param {(data: Uint8Array) => Uint8Array} sha256
+   * @param {Row[]} rows the step's node table (rebuilt nodes are appended to it)
+   * @param {[string, string[]][]} contents [key text, own label lines] by content id
+   * @param {{graphs: number[], pairs: [number, number][], replay: {bottom_up: boolean, enter_calls: boolean}}} step
+   * @param {{opaqueBodies: string[]}} config
+   * @param {Record<string, string>} notes a kernel AST's node key -> its CALL nodes' note line
+   */
+  constructor(sha256, rows, contents, step, config, notes) {
+    Object.assign(this, { sha256, rows, contents, notes });
+    this.n = step.pairs.length;
+    this.bottomUp = step.replay.bottom_up;
+    this.walk = step.replay.walk;
+    this.enterCalls = step.replay.enter_calls;
+    this.opaqueBodies = new Set(config.opaqueBodies);
+    /** @type {Map<number, number>} graph k (after k matches) */
+    this.graphs = new Map([[0, step.graphs[0]]]);
+    /** @type {Map<number, [number[], number[]]>} each replaced node: the matches (1-based) that replaced it, and with what */
+    this.hist = new Map();
+    for (const [i, [u0, u1]] of step.pairs.entries()) {
+      const h = this.hist.get(u0) || this.hist.set(u0, [[], []]).get(u0);
+      h[0].push(i + 1); h[1].push(u1);
+    }
+    /** @type {Map<number, number>} keytime: the first match whose replaced node is reachable from a node */
+    this.kt = new Map();
+    /** @type {Map<string, number>} hash-consing: content and sources -> row */
+    this.index = new Map(rows.map((r, i) => [`${r[5]}|${r[3]}`, i]));
+    let below = this.walk && !this.bottomUp ? 1 : this.n + 1;  // a walk step: the chain (as Replayer)
+    if (!this.bottomUp && !this.walk) {  // Replayer.direct_below: from there on only the chain is exact
+      for (const [u, [ks]] of this.hist) {
+        if (ks.length > 1) below = Math.min(below, ks[1]);
+        const t = Math.min(Infinity, ...this.own(u).map((s) => this.keytime(s)));
+        if (t < Infinity) below = Math.min(below, Math.max(ks[0], t));
+      }
+    }
+    this.directBelow = below;
+  }
+
+  /** The row of the graph after the first k matches (k = 0: the input). @param {number} k */
+  at(k) {
+    let g = this.graphs.get(k);
+    if (g !== undefined) return g;
+    if (this.bottomUp || k < this.directBelow) g = this.substitute(/** @type {number} */ (this.graphs.get(0)), k);
+    else {  // the chain, from the last graph it has computed (or the last one the one pass gives exactly)
+      let j = k - 1;
+      while (j >= this.directBelow && !this.graphs.has(j)) j--;
+      g = this.at(j);
+      for (let i = j + 1; i <= k; i++) this.graphs.set(i, g = this.substitute(g, i));
+    }
+    this.graphs.set(k, g);
+    return g;
+  }
+
+  /** Whether a row is a call whose body a rewrite does not enter. @param {number} m */
+  opaque(m) {
+    const [, , label, src] = this.rows[m];
+    return !this.enterCalls && (label[0] === "FUNCTION" || (label[0] === "CALL" && this.opaqueBodies.has(this.rows[src[0]][2][0])));
+  }
+
+  /** The sources a rewrite visits. @param {number} m */
+  own(m) { return this.opaque(m) ? this.rows[m][3].slice(1) : this.rows[m][3]; }
+
+  /** @param {number} root */
+  keytime(root) {
+    const kt = this.kt;
+    if (kt.has(root)) return /** @type {number} */ (kt.get(root));
+    const stack = [[root, 0]];
+    while (stack.length) {
+      const [n, done] = /** @type {[number, number]} */ (stack.pop());
+      if (kt.has(n)) continue;
+      if (!done) {
+        stack.push([n, 1]);
+        for (const s of this.own(n)) if (!kt.has(s)) stack.push([s, 0]);
+      } else {
+        const h = this.hist.get(n);
+        let t = h ? h[0][0] : Infinity;
+        for (const s of this.own(n)) t = Math.min(t, /** @type {number} */ (kt.get(s)));
+        kt.set(n, t);
+      }
+    }
+    return /** @type {number} */ (kt.get(root));
+  }
+
+  /** D_k.get: the last value by match k of a replaced node. @param {number} u @param {number} k */
+  value(u, k) {
+    const h = this.hist.get(u);
+    if (!h || h[0][0] > k) return undefined;
+    let i = h[0].length - 1;
+    while (h[0][i] > k) i--;
+    return h[1][i];
+  }
+
+  /** root.substitute(D_k) on the table. @param {number} root @param {number} k */
+  substitute(root, k) { return this.walk ? this.walked(root, k) : this.unified(root, k); }
+
+  /** Replayer._walk: each node replaced by its value, or rebuilt on its rewritten sources (no fixpoint, no
+   * re-visit). @param {number} root @param {number} k */
+  walked(root, k) {
+    const res = new Map(), rows = this.rows, stack = [[root, 0]];
+    while (stack.length) {
+      const [n, done] = /** @type {[number, number]} */ (stack.pop());
+      if (res.has(n)) continue;
+      if (!done) {
+        if (this.keytime(n) > k) { res.set(n, n); continue; }
+        const v = this.value(n, k);
+        if (v !== undefined && v !== n) { res.set(n, v); continue; }
+        if (this.opaque(n) && this.keytime(rows[n][3][0]) <= k) throw new CannotReplay("a replaced node inside a call's body");
+        stack.push([n, 1]);
+        const srcs = this.own(n);
+        for (let i = srcs.length - 1; i >= 0; i--) if (!res.has(srcs[i])) stack.push([srcs[i], 0]);
+      } else {
+        const srcs = rows[n][3], opaque = this.opaque(n);
+        const now = srcs.map((s, i) => (opaque && i === 0 ? s : res.get(s)));
+        res.set(n, now.every((s, i) => s === srcs[i]) ? n : this.rebuild(n, now));
+      }
+    }
+    return res.get(root);
+  }
+
+  /** Replayer._unified: the unified rewrite's substitute (a node's value followed to its fixpoint, rebuilt nodes
+   * rewritten again). @param {number} root @param {number} k */
+  unified(root, k) {
+    if (this.keytime(root) > k) return root;
+    const res = new Map(), busy = new Set(), rows = this.rows;
+    const stack = [[root, 0, -1]];
+    while (stack.length) {
+      const [n, stage, m0] = /** @type {[number, number, number]} */ (stack.pop());
+      if (stage === 0) {
+        if (res.has(n)) continue;
+        if (busy.has(n)) throw new CannotReplay("a node's replacement holds the node itself (a cyclic dependency)");
+        busy.add(n);
+        let m = n, v;
+        const seen = new Set([n]);
+        while ((v = this.value(m, k)) !== undefined && v !== m) {
+          if (seen.has(v)) throw new CannotReplay("replacements that come back to a replaced node");
+          seen.add(v); m = v;
+        }
+        if (this.opaque(m) && this.keytime(rows[m][3][0]) <= k) throw new CannotReplay("a replaced node inside a call's body");
+        stack.push([n, 1, m]);
+        const srcs = this.own(m);
+        for (let i = srcs.length - 1; i >= 0; i--) if (!res.has(srcs[i]) && this.keytime(srcs[i]) <= k) stack.push([srcs[i], 0, -1]);
+      } else if (stage === 1) {
+        const srcs = rows[m0][3], opaque = this.opaque(m0);
+        const now = srcs.map((s, i) => (opaque && i === 0) || !res.has(s) ? s : res.get(s));
+        if (now.every((s, i) => s === srcs[i])) { res.set(n, m0); busy.delete(n); }
+        else {
+          const nn = this.rebuild(m0, now);
+          stack.push([n, 2, nn]);
+          if (this.keytime(nn) <= k) stack.push([nn, 0, -1]);
+        }
+      } else { res.set(n, res.has(m0) ? res.get(m0) : m0); busy.delete(n); }
+    }
+    return res.get(root);
+  }
+
+  /** UOp(m.op, m.dtype, srcs, m.arg, m.tag): the row that holds it, else a new row with tinygrad's key and tgviz's
+   * label (tgviz._tinygrad._node). @param {number} m @param {number[]} srcs */
+  rebuild(m, srcs) {
+    const [, family, , , , content] = this.rows[m], id = `${content}|${srcs}`;
+    const found = this.index.get(id);
+    if (found !== undefined) return found;
+    const [text, own] = this.contents[content], rows = this.rows, op = own[0];
+    const keys = srcs.map((s) => bytes(rows[s][6]));
+    const data = new Uint8Array([...utf8.encode(text), ...keys.flatMap((b) => [...b])]);
+    const full = hex(this.sha256(data));
+    const label = [...own];
+    srcs.forEach((s, i) => {
+      const fold = rows[s][4];
+      if (!fold) return;
+      if (fold[1] === null) throw new CannotReplay("a vector of constants changed (its text needs tinygrad)");
+      label.push(cut(`${fold[0]}${i} ${fold[1]}`));
+    });
+    if (op === "CALL" && srcs.length && this.notes[rows[srcs[0]][0]]) label.push(this.notes[rows[srcs[0]][0]]);
+    /** @type {any} */
+    let fold = 0;
+    if (op === "STACK" && srcs.every((s) => rows[s][2][0] === "CONST")) fold = ["STACK", null];
+    else if ((op === "RESHAPE" || op === "EXPAND") && srcs.length && rows[srcs[0]][4]) fold = rows[srcs[0]][4];
+    rows.push([full.slice(0, 12), family, label, srcs, fold, content, full]);
+    this.index.set(id, rows.length - 1);
+    return rows.length - 1;
+  }
+}
