@@ -1,7 +1,8 @@
 // The graphs after each match of a step, computed in the HTML report's page: the port of tgviz._tinygrad.Replayer's
 // one pass (graph k = S_{D_k}(input)) and chain (graph k = S_{D_k}(graph k-1), from the first match where a replaced
-// node lies below another, and for walk rewrites) on the report's node table, where tinygrad's hash-consing is a lookup by (content, sources)
-// and a rebuilt node gets tinygrad's own key (sha256 of its content text and its sources' keys) and tgviz's label.
+// node lies below another, and for walk rewrites) on the report's node table. tinygrad's hash-consing is a lookup by
+// (content, sources); a rebuilt node gets tinygrad's own key (sha256 of its content's text and its sources' keys) and
+// tgviz's label.
 // The report stores a step this way only where tgviz._tinygrad.page_replays says the page computes exactly VIZ's
 // graphs; tests/browser/test_report_browser.py compares every graph with the Python side.
 
@@ -20,7 +21,6 @@ const LINE = 60;  // tgviz._tinygrad._LINE
 /** tgviz._tinygrad._cut: at most LINE code points. @param {string} s */
 const cut = (s) => { const cps = [...s]; return cps.length <= LINE ? s : cps.slice(0, LINE - 1).join("") + "…"; };
 const hex = (/** @type {Uint8Array} */ b) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-const bytes = (/** @type {string} */ h) => Uint8Array.from(h.match(/../g) || [], (x) => parseInt(x, 16));
 const utf8 = new TextEncoder();
 
 export class Replay {
@@ -49,6 +49,10 @@ export class Replay {
     }
     /** @type {Map<number, number>} keytime: the first match whose replaced node is reachable from a node */
     this.kt = new Map();
+    /** @type {Map<number, Uint8Array>} each row's UOp.key, and each content's text, as computed */
+    this.keys = new Map();
+    /** @type {Map<number, Uint8Array>} */
+    this.texts = new Map();
     /** @type {Map<string, number>} hash-consing: content and sources -> row */
     this.index = new Map(rows.map((r, i) => [`${r[5]}|${r[3]}`, i]));
     let below = this.walk && !this.bottomUp ? 1 : this.n + 1;  // a walk step: the chain (as Replayer)
@@ -179,16 +183,38 @@ export class Replay {
     return res.get(root);
   }
 
+  /** tinygrad's UOp.key of a node: sha256 of its content's text, then its sources' keys. @param {number} content
+   * @param {number[]} srcs @returns {Uint8Array} */
+  digest(content, srcs) {
+    const text = this.texts.get(content) || this.texts.set(content, utf8.encode(this.contents[content][0])).get(content);
+    const keys = srcs.map((s) => this.keyOf(s));
+    const data = new Uint8Array(text.length + 32 * keys.length);
+    data.set(text);
+    keys.forEach((k, i) => data.set(k, text.length + 32 * i));
+    return this.sha256(data);
+  }
+
+  /** A row's UOp.key (memoized; sources first, without recursion: graphs can be deep). @param {number} root */
+  keyOf(root) {
+    const keys = this.keys, rows = this.rows, stack = [root];
+    while (stack.length) {
+      const n = /** @type {number} */ (stack[stack.length - 1]);
+      if (keys.has(n)) { stack.pop(); continue; }
+      const todo = rows[n][3].filter((s) => !keys.has(s));
+      if (todo.length) stack.push(...todo);
+      else { keys.set(n, this.digest(rows[n][5], rows[n][3])); stack.pop(); }
+    }
+    return /** @type {Uint8Array} */ (keys.get(root));
+  }
+
   /** UOp(m.op, m.dtype, srcs, m.arg, m.tag): the row that holds it, else a new row with tinygrad's key and tgviz's
    * label (tgviz._tinygrad._node). @param {number} m @param {number[]} srcs */
   rebuild(m, srcs) {
     const [, family, , , , content] = this.rows[m], id = `${content}|${srcs}`;
     const found = this.index.get(id);
     if (found !== undefined) return found;
-    const [text, own] = this.contents[content], rows = this.rows, op = own[0];
-    const keys = srcs.map((s) => bytes(rows[s][6]));
-    const data = new Uint8Array([...utf8.encode(text), ...keys.flatMap((b) => [...b])]);
-    const full = hex(this.sha256(data));
+    const [, own] = this.contents[content], rows = this.rows, op = own[0];
+    const key = hex(this.digest(content, srcs));
     const label = [...own];
     srcs.forEach((s, i) => {
       const fold = rows[s][4];
@@ -201,7 +227,7 @@ export class Replay {
     let fold = 0;
     if (op === "STACK" && srcs.every((s) => rows[s][2][0] === "CONST")) fold = ["STACK", null];
     else if ((op === "RESHAPE" || op === "EXPAND") && srcs.length && rows[srcs[0]][4]) fold = rows[srcs[0]][4];
-    rows.push([full.slice(0, 12), family, label, srcs, fold, content, full]);
+    rows.push([key.slice(0, 12), family, label, srcs, fold, content]);
     this.index.set(id, rows.length - 1);
     return rows.length - 1;
   }

@@ -16,6 +16,7 @@ import functools
 import gc
 import glob
 import gzip
+import hashlib
 import importlib.metadata
 import linecache
 import os
@@ -1192,10 +1193,11 @@ class NodeCache:
 
   def __init__(self, notes: dict[str, str] | None = None) -> None:
     self.notes = notes
-    self.drawn: dict[UOp, tuple] = {}       # UOp -> (key, family, label, fold, content, full key)
+    self.drawn: dict[UOp, tuple] = {}       # UOp -> (key, family, label, fold, content, UOp.key)
     # label by what it is made of: a replay rebuilds a node many times over with new sources and the same label
     self.labels: dict[tuple, tuple[str, list[str]]] = {}
     self.contents: dict[tuple, list] = {}   # (op, dtype, arg, tag) -> [what its key hashes before its sources, base label]
+    self.texts: dict[tuple, bytes] = {}     # the same text, encoded
 
   def clear(self) -> None:
     """Forget the UOps (bounded memory: later steps share few nodes with much older ones)."""
@@ -1205,7 +1207,7 @@ class NodeCache:
 class NodeTable:
   """Many graphs as one table of plain rows, shared nodes once (the HTML report's data; js/picture.js draws it and
   js/replay.js rebuilds nodes in it). A row: [key, family, label lines (the first is the op), source row ids (all of
-  them, in order), fold, content id, full key]; fold: what a folded constant says in its user's label ([op, first
+  them, in order), fold, content id]; fold: what a folded constant says in its user's label ([op, first
   line of its value], see _fold_text), 0 for other nodes; content: index into `contents`, whose entries are [the text
   UOp.key hashes before its sources' keys, the label lines that are the UOp's own (see _base_label)]."""
 
@@ -1237,14 +1239,17 @@ class NodeTable:
             n = _node(u, cache.notes)
             lab = cache.labels[made_of] = (n.family, list(n.label))
           content = (u.op, u.dtype, type(arg), arg, u.tag)
-          if content not in cache.contents: cache.contents[content] = [str((u.op, u.dtype, u.arg)), _base_label(u)]
-          full = u.key.hex()
-          d = cache.drawn[u] = (full[:12], lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content, full)
+          if content not in cache.contents:
+            text = str((u.op, u.dtype, u.arg))
+            cache.contents[content], cache.texts[content] = [text, _base_label(u)], text.encode()
+          # UOp.key from its sources' keys, already here (tinygrad's property walks the whole graph below each new node)
+          key = hashlib.sha256(cache.texts[content] + b"".join([cache.drawn[s][5] for s in u.src])).digest()
+          d = cache.drawn[u] = (key.hex()[:12], lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content, key)
         if (c := self._content_ids.get(d[4])) is None:
           c = self._content_ids[d[4]] = len(self.contents)
           self.contents.append(cache.contents[d[4]])
         ids[u] = len(self.rows)
-        self.rows.append([d[0], d[1], d[2], [ids[s] for s in u.src], d[3], c, d[5]])
+        self.rows.append([d[0], d[1], d[2], [ids[s] for s in u.src], d[3], c])
     return ids[root]
 
 

@@ -1,12 +1,14 @@
 """Pictures of steps: the before/after SVG of a step or of one match, focused, time-bounded, in a bounded cache."""
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +62,7 @@ class _Cache:
 
 
 CACHE = _Cache(max_items=512, max_chars=64 * 2**20)
+_GRAPHS = threading.Lock()  # a trace rebuilds and replays its graphs in caches that are not thread-safe: one at a time
 
 
 def scene_of(step: Step, match: int | None) -> L.Scene:
@@ -80,7 +83,7 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
   key = (weakref.ref(step), side, match, max_nodes, view)
   if (hit := CACHE.get(key)) is not None: return hit
   st = time.perf_counter()
-  full = L.cap_fan_in(scene_of(step, match))
+  with _GRAPHS: full = L.cap_fan_in(scene_of(step, match))
   total = len(full.nodes)
   scene = full if view == "full" else L.focus(full, max_nodes, force=view == "focus")
   message = None
@@ -112,13 +115,15 @@ def safe_name(s: str, limit: int = 60) -> str:
 
 def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "both", max_nodes: int = L.DEFAULT_MAX_NODES,
            view: str = "auto", match: int | None = None) -> list[Path]:
-  """Write one standalone SVG per step (or of one match of each) into directory; returns the paths."""
+  """Write one standalone SVG per step (or of one match of each) into directory; returns the paths. Pictures are drawn
+  in a few threads at once, so that the layout engine's processes run on every core while Python builds the next."""
   out = Path(directory)
   out.mkdir(parents=True, exist_ok=True)
-  paths = []
-  for step in steps:
-    suffix = "" if match is None else f"-match{match + 1:04d}"
+  suffix = "" if match is None else f"-match{match + 1:04d}"
+
+  def write(step: Step) -> Path:
     path = out / f"{step.group.index:03d}-{safe_name(step.group.name)}--{step.index:03d}-{safe_name(step.name)}{suffix}.svg"
     path.write_text(picture(step, side=side, match=match, max_nodes=max_nodes, view=view).svg, encoding="utf-8")
-    paths.append(path)
-  return paths
+    return path
+
+  with ThreadPoolExecutor(max_workers=(os.cpu_count() or 1) + 1) as pool: return list(pool.map(write, steps))

@@ -47,7 +47,8 @@ def _js(name: str) -> str:
 
 def _chunk(out: IO[str], name: str, data: Any) -> None:
   """One piece of the page's data: JSON, gzipped, base64, in an inert <script> element the page decodes on demand."""
-  blob = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), 9, mtime=0)).decode()
+  # level 4: some 4% bigger than level 9, in a third of the time
+  blob = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), 4, mtime=0)).decode()
   out.write(f'<script type="application/octet-stream" id="tgviz-{name}">{blob}</script>\n')
 
 
