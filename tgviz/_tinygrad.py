@@ -24,6 +24,7 @@ import pickle
 import re
 import shutil
 import sys
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -166,6 +167,9 @@ class Recording:
     # strong cache would then keep its Buffer alive (tinygrad's ops.buffers is keyed weakly by the BUFFER UOp)
     self._uops: weakref.WeakValueDictionary[int, UOp] = weakref.WeakValueDictionary()
     self._replayers: OrderedDict[int, Replayer] = OrderedDict()
+    # UOps are built (and replays advanced) by one thread at a time: two threads building the same UOp at once could
+    # each get their own object, and the replays' caches are not thread-safe (the report and SVGs are written at once)
+    self._lock = threading.RLock()
 
   def uop(self, num: int) -> UOp:
     """The UOp with trace number num, rebuilt from the table as tinygrad's VIZ does (hash-consing makes it the very
@@ -175,6 +179,9 @@ class Recording:
 
   def uops(self, nums: list[int]) -> list[UOp]:
     """Several UOps by trace number (as uop), built in one walk that shares what they share."""
+    with self._lock: return self._build(nums)
+
+  def _build(self, nums: list[int]) -> list[UOp]:
     built: dict[int, UOp] = {}              # strong while building: the weak cache could drop a source mid-build
     cached, fields = self._uops, self.uop_fields
     for num in nums:
@@ -247,7 +254,9 @@ class Recording:
     """Every graph of a step in order, the input first, then the graph after each match (as Recording.at, in one pass
     along the chain that keeps nothing afterwards)."""
     rp = Replayer(self, step)
-    for k in range(len(step.matches) + 1): yield rp.at(k)
+    for k in range(len(step.matches) + 1):
+      with self._lock: g = rp.at(k)
+      yield g
 
   def _holds_live_buffers(self, step: StepRecord) -> bool:
     """Whether the step's graph reaches a BUFFER UOp that has a device Buffer now (tinygrad maps them weakly)."""
@@ -264,7 +273,7 @@ class Recording:
     of the few most recently used steps are kept, so stepping through a step's matches is instant; not while the graph
     reaches a live device buffer, which a kept replay would keep alive."""
     if k == 0: return self.before(step)  # no replay needed
-    return self._replayer(step).at(k)
+    with self._lock: return self._replayer(step).at(k)
 
   def _replayer(self, step: StepRecord) -> Replayer:
     key = id(step)
@@ -307,14 +316,16 @@ def opaque_call_bodies() -> list[str]:
   return sorted(o.name for o in UOp._OPAQUE_CALL_BODIES)
 
 
-def page_replays(pairs: list[tuple[UOp, UOp]], nodes: int) -> bool:
+def page_replays(pairs: list[tuple[UOp, UOp]], table: NodeTable, rows: list[int]) -> bool:
   """Whether js/replay.js, the Replayer's one pass and chain on a report's node table, computes exactly VIZ's graphs
   of a step from its input and its matches' (node, replacement) pairs: replacements that keep each node's dtype (so
   no node rebuilt over them changes its own, which only tinygrad could derive) and hold no fixpoint cycle (where
-  VIZ's replay stops at an error), in a step too small for REWRITE_STACK_LIMIT (`nodes`: at least the nodes of the
-  input and the replacements). The page refuses, with a message, what only the whole graph shows: a cyclic
+  VIZ's replay stops at an error), in a step too small for REWRITE_STACK_LIMIT (rows: the input's and the
+  replacements' rows in the table). The page refuses, with a message, what only the whole graph shows: a cyclic
   dependency, an opaque call body that holds a replaced node."""
-  if 8 * nodes > REWRITE_STACK_LIMIT.value or any(u0.dtype is not u1.dtype for u0, u1 in pairs): return False
+  if any(u0.dtype is not u1.dtype for u0, u1 in pairs): return False
+  # the table's size bounds the step's, and mostly settles it; else count
+  if 8 * len(table.rows) > REWRITE_STACK_LIMIT.value and 8 * table.reach(rows) > REWRITE_STACK_LIMIT.value: return False
   values: dict[UOp, list[UOp]] = {}
   for u0, u1 in pairs: values.setdefault(u0, []).append(u1)
   return not _fixpoint_cycle(values)
@@ -1221,6 +1232,15 @@ class NodeTable:
   def id_of(self, u: UOp) -> int | None:
     """The row id of u if it is in the table."""
     return self._ids.get(u)
+
+  def reach(self, roots: list[int]) -> int:
+    """How many rows the graphs of these rows hold together."""
+    seen, stack, rows = set(), list(roots), self.rows
+    while stack:
+      if (n := stack.pop()) in seen: continue
+      seen.add(n)
+      stack.extend(rows[n][3])
+    return len(seen)
 
   def add(self, root: UOp) -> int:
     """The row id of root, adding it and whatever below it is new."""

@@ -11,6 +11,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,12 @@ def _progress(label: str) -> Callable[[int, int], None]:
 
 
 def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str) -> None:
-  """out/index.html (every step and match) and the SVG files asked for in out/svg/."""
-  svgs = trace.export_svg(out / "svg", max_nodes=max_nodes, landmarks=svg == "landmarks") if svg != "none" else []
-  print(f"  wrote {len(svgs)} SVG files ({svg})")
-  html = trace.to_html(out / "index.html", title=title, max_nodes=max_nodes, progress=_progress("report steps"))
+  """out/index.html (every step and match) and the SVG files asked for in out/svg/, written at once (the SVGs' layout
+  processes run on the other cores while Python writes the report)."""
+  with ThreadPoolExecutor(max_workers=1) as pool:
+    svgs = pool.submit(trace.export_svg, out / "svg", max_nodes=max_nodes, landmarks=svg == "landmarks") if svg != "none" else None
+    html = trace.to_html(out / "index.html", title=title, max_nodes=max_nodes, progress=_progress("report steps"))
+    print(f"  wrote {len(svgs.result()) if svgs is not None else 0} SVG files ({svg})")
   print(f"tgviz: report: {html.resolve()}\n       SVGs:   {(out / 'svg').resolve()}/")
 
 

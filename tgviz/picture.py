@@ -62,7 +62,6 @@ class _Cache:
 
 
 CACHE = _Cache(max_items=512, max_chars=64 * 2**20)
-_GRAPHS = threading.Lock()  # a trace rebuilds and replays its graphs in caches that are not thread-safe: one at a time
 
 
 def scene_of(step: Step, match: int | None) -> L.Scene:
@@ -83,7 +82,7 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
   key = (weakref.ref(step), side, match, max_nodes, view)
   if (hit := CACHE.get(key)) is not None: return hit
   st = time.perf_counter()
-  with _GRAPHS: full = L.cap_fan_in(scene_of(step, match))
+  full = L.cap_fan_in(scene_of(step, match))
   total = len(full.nodes)
   scene = full if view == "full" else L.focus(full, max_nodes, force=view == "focus")
   message = None

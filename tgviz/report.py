@@ -1,11 +1,13 @@
 """The HTML report: one self-contained page to browse a trace, every step and every match, with no server or network.
 
 Graphs are stored as data, not pictures: a table of the nodes of a run of steps (shared nodes once; each step adds the
-rows its graphs need) and the root of the graph before and after each match. The page lays them out itself:
-``js/picture.js`` turns a selection into the same DOT text and SVG as :mod:`tgviz.picture`, and graphviz compiled to
-WebAssembly (``js/vendor/graphviz.js``, the same Graphviz as the Python side) places the nodes. Each step's data, and
-each group's call stack and kernel code, is gzipped apart and decoded only when looked at; ``js/report.js`` stands in
-for the widget model and answers the widget's own frontend.
+rows its graphs need), each step's input, its matches' nodes and replacements, and what the rewrite returned. The page
+computes the graph after each match itself (``js/replay.js``, the port of the Replayer, exact where
+``tg.page_replays`` says so; other steps store every graph) and lays them out: ``js/picture.js`` turns a selection into
+the same DOT text and SVG as :mod:`tgviz.picture`, and graphviz compiled to WebAssembly (``js/vendor/graphviz.js``,
+the same Graphviz as the Python side) places the nodes. Each step's data, and each group's call stack and kernel
+code, is gzipped apart and decoded only when looked at; ``js/report.js`` stands in for the widget model and answers
+the widget's own frontend.
 """
 from __future__ import annotations
 
@@ -74,7 +76,7 @@ def step_data(step: Step, table: tg.NodeTable) -> dict[str, Any]:
   refs = [[table.add(u0), table.add(u1)] for u0, u1 in pairs]
   returned = step.returned()
   after = table.add(returned) if returned is not None else None
-  replays = tg.page_replays(pairs, len(table.rows))
+  replays = tg.page_replays(pairs, table, [graphs[0], *(i for p in refs for i in p)])
   if not replays:
     graphs = [table.add(g) for g in step.replay()]
     if after is None: after = graphs[-1]

@@ -1,13 +1,20 @@
 """`tgviz run` writes an index.html that works in a browser with no network and no kernel: every step and every match,
 laid out in the page from the same DOT text as the Python side, drawn into the same SVG."""
+import base64
+import gzip
+import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import workloads
 from harness import ARTIFACTS, new_page
 
+import tgviz
+from tgviz import _tinygrad as tg
 from tgviz import layout as L
 from tgviz import picture as PI
 from tgviz import protocol as P
@@ -108,6 +115,57 @@ def test_report_pictures_are_the_python_pictures(tutorial_trace, tmp_path, page)
     same_layout += own["svg"] == py["svg"]
   assert same_layout >= 0.95 * len(sels), f"wasm and Python layouts agree on {same_layout} of {len(sels)}"
   assert not page.errors
+
+
+def _steps_data(html: Path) -> dict[str, dict]:
+  """Each step's data as the report stores it (step key -> the decoded chunk)."""
+  chunks = re.findall(r'<script type="application/octet-stream" id="tgviz-s-([0-9:]+)">([^<]*)</script>', html.read_text())
+  return {k: json.loads(gzip.decompress(base64.b64decode(b))) for k, b in chunks}
+
+
+def _page_graphs_are_vizs(page, html: Path, checks: list) -> None:
+  """The page's graph after k matches holds the same nodes, in the same order, as Step.at(k) (which tests/test_trace.py
+  holds equal to tinygrad's VIZ replay), for each (step, ks)."""
+  page.goto(html.as_uri())
+  page.wait_for_function("window.tgvizReport !== undefined", timeout=60_000)
+  for step, ks in checks:
+    got = page.evaluate("async ([key, ks]) => { const out = []; for (const k of ks) out.push(await window.tgvizReport.graphKeys(key, k)); "
+                        "return out; }", [P.step_key(step), ks])
+    for k, keys in zip(ks, got, strict=True):
+      assert keys == [tg.node_key(u) for u in tg.toposort(step.at(k))], (step.path, k)
+  assert not page.errors
+
+
+def test_report_computes_each_match_graph_as_vizs_replay(tutorial_trace, tmp_path, page):
+  """The report stores a step's input and its matches, not the graph after each match: the page computes those
+  (js/replay.js), equal to VIZ's for every match of every step of the tutorial."""
+  html = tutorial_trace.to_html(tmp_path / "index.html")
+  data, steps = _steps_data(html), [s for s in tutorial_trace.steps if s.matches]
+  assert all(data[P.step_key(s)]["replay"] and len(data[P.step_key(s)]["graphs"]) == 1 for s in steps)
+  _page_graphs_are_vizs(page, html, [(s, list(range(len(s.matches) + 1))) for s in steps])
+
+
+@pytest.mark.slow
+def test_report_computes_the_graphs_of_a_training_step(tmp_path, page):
+  """The same on the MLP training step (17 thousand matches, steps of thousands): the first, middle and last twenty
+  graphs of every step, every other step asked last graph first (not the order the chain computes them in). Steps the
+  page cannot compute exactly (a replacement that changes a dtype, which rebuilt nodes' dtypes would follow) keep
+  their graphs in the report, and those are right too."""
+  workloads.mlp_train()
+  with tgviz.capture() as trace: workloads.mlp_train()
+  html = trace.to_html(tmp_path / "index.html")
+  data = _steps_data(html)
+  stored = [s for s in trace.steps if s.matches and not data[P.step_key(s)]["replay"]]
+  assert stored and all(len(data[P.step_key(s)]["graphs"]) == len(s.matches) + 1 for s in stored)
+  assert all(any(u0.dtype != u1.dtype for u0, u1 in s.pairs()) for s in stored)
+  checks = []
+  for s in trace.steps:
+    n = len(s.matches)
+    if not n: continue
+    ks = sorted(set(range(min(20, n + 1))) | set(range(max(0, n // 2 - 10), min(n + 1, n // 2 + 10))) | set(range(max(0, n - 19), n + 1)))
+    checks.append((s, ks[::-1] if s.index % 2 else ks))  # last first in every other step: not the chain's order
+  assert max(len(s.matches) for s, _ in checks) > 2000
+  _page_graphs_are_vizs(page, html, checks)
 
 
 def test_report_follows_a_dark_system_theme(report, browser):
