@@ -1192,10 +1192,13 @@ def to_graph(root: UOp, notes: dict[str, str] | None = None) -> Graph:
   """The drawable graph of a UOp: readable labels, op families, constants folded into their users (notes: see _node)."""
   nodes: dict[str, Node] = {}
   edges: list[tuple[str, str]] = []
+  drawn: dict[UOp, str | None] = {}  # each UOp's key, None for a folded constant (sources come first)
   for u in root.toposort():
-    if u is not root and _foldable(u): continue
-    edges.extend((node_key(s), node_key(u)) for s in u.src if not _foldable(s))
-    nodes[node_key(u)] = _node(u, notes)
+    folded = u is not root and _foldable(u)
+    drawn[u] = None if folded else node_key(u)
+    if folded: continue
+    n = nodes[drawn[u]] = _node(u, notes)
+    edges.extend((k, n.key) for s in u.src if (k := drawn[s]) is not None)
   return Graph(nodes, tuple(dict.fromkeys(edges)), node_key(root))
 
 

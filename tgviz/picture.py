@@ -67,10 +67,12 @@ CACHE = _Cache(max_items=512, max_chars=64 * 2**20)
 def scene_of(step: Step, match: int | None) -> L.Scene:
   """The union of the graphs before and after the step (or one match), with the changes marked."""
   before, after = step.graphs(match)
+  notes = step.call_notes
+  drawn = tg.to_graph(before, notes)
+  if after is before: return L.make_scene(drawn, drawn, added=set(), removed=set(), changed={})  # a snapshot
   d = diff_graphs(before, after)
   key = tg.node_key
-  notes = step.call_notes
-  return L.make_scene(tg.to_graph(before, notes), tg.to_graph(after, notes), added={key(u) for u in d.added},
+  return L.make_scene(drawn, tg.to_graph(after, notes), added={key(u) for u in d.added},
                       removed={key(u) for u in d.removed}, changed={key(b): key(a) for b, a in d.changed})
 
 
