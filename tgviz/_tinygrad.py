@@ -152,6 +152,27 @@ class Origin:
   source: str
 
 
+class _WeakUOps:
+  """Trace number -> UOp, held weakly: a dict of plain weak references, dead ones dropped as it grows (a
+  WeakValueDictionary's per-item callback costs about as much as building the UOp)."""
+
+  def __init__(self) -> None:
+    self._refs: dict[int, weakref.ref[UOp]] = {}
+    self._limit = 1 << 16
+
+  def get(self, num: int) -> UOp | None:
+    return r() if (r := self._refs.get(num)) is not None else None
+
+  def __setitem__(self, num: int, u: UOp) -> None:
+    self._refs[num] = weakref.ref(u)
+    if len(self._refs) > self._limit:
+      self._refs = {n: r for n, r in self._refs.items() if r() is not None}
+      self._limit = max(1 << 16, 2 * len(self._refs))
+
+  def clear(self) -> None:
+    self._refs.clear()
+
+
 class Recording:
   """Everything one capture recorded: plain fields only (op, dtype, source trace numbers, arg and tag of each UOp, as
   tinygrad's VIZ keeps them), never a live UOp or Buffer, so a Trace changes no refcount tinygrad relies on."""
@@ -165,7 +186,7 @@ class Recording:
     self.runs = {} if runs is None else runs      # key of a kernel's SOURCE UOp -> device seconds of each launch (KernelTimer)
     # rebuilt UOps, held weakly: a rebuilt UOp is the live one while tinygrad still holds it (hash-consing), and a
     # strong cache would then keep its Buffer alive (tinygrad's ops.buffers is keyed weakly by the BUFFER UOp)
-    self._uops: weakref.WeakValueDictionary[int, UOp] = weakref.WeakValueDictionary()
+    self._uops = _WeakUOps()
     self._replayers: OrderedDict[int, Replayer] = OrderedDict()
     # UOps are built (and replays advanced) by one thread at a time: two threads building the same UOp at once could
     # each get their own object, and the replays' caches are not thread-safe (the report and SVGs are written at once)
