@@ -820,7 +820,7 @@ class _OriginRecorder:
   BELOW = 3                                  # levels of new UOps under a rewrite's result that inherit its metadata
 
   def __init__(self) -> None:
-    self.made: dict[int, tuple[Any, Origin]] = {}   # id(Metadata) -> (the Metadata, kept so ids stay unique; its origin)
+    self.made: dict[int, tuple[Any, str | None, int | None]] = {}  # id(Metadata) -> (it, kept so ids stay unique; file, line)
     self.carried: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()
     self.groups: dict[int, tuple[Origin, ...]] = {}  # kernel group index -> origins
     self.kinds: dict[int, bool] = {}                 # group index -> whether it is a kernel's codegen
@@ -832,8 +832,7 @@ class _OriginRecorder:
     def __init__(m, *args, **kwargs):
       init(m, *args, **kwargs)
       f = _user_frame(sys._getframe(1))
-      where = (f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)
-      made[id(m)] = (m, Origin(m.name, m.backward, *where, linecache.getline(*where).strip() if f is not None else ""))
+      made[id(m)] = (m, *((f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)))
     Metadata.__init__ = __init__
 
   def __exit__(self, *exc) -> None:
@@ -851,9 +850,13 @@ class _OriginRecorder:
     kernel = self.kinds[g] = root.op is Ops.SINK and isinstance(root.arg, ops.KernelInfo)
     if kernel:
       found = {id(m): m for u in root.toposort() for m in self._meta(u)}
-      self.groups[g] = tuple(dict.fromkeys(self.made[i][1] if i in self.made else Origin(m.name, m.backward, None, None, "")
-                                           for i, m in found.items()))
+      self.groups[g] = tuple(dict.fromkeys(self._origin(m) for m in found.values()))
     return kernel
+
+  def _origin(self, m: Any) -> Origin:
+    """A Metadata's origin: the user's line that made it (its text read only now, for the few a kernel shows)."""
+    file, line = self.made[id(m)][1:] if id(m) in self.made else (None, None)
+    return Origin(m.name, m.backward, file, line, linecache.getline(file, line).strip() if file is not None and line else "")
 
   def rewritten(self, rctx: RewriteContext, root: UOp) -> None:
     """Carry metadata over a graph rewrite outside kernels' codegen (which starts from a finished AST)."""
@@ -871,6 +874,15 @@ class _OriginRecorder:
         if level < self.BELOW: stack.extend((s, level + 1) for s in x.src if s not in rctx.replace and s not in results)
 
 
+@functools.cache
+def _waiting(exec_context: type) -> type:
+  """run_linear's context with every launch waiting and returning its time (made once: a dataclass costs 0.5 ms)."""
+  @dataclass
+  class Waiting(exec_context):  # type: ignore[valid-type,misc]
+    def __post_init__(self): self.wait = True
+  return Waiting
+
+
 class KernelTimer:
   """Records the device run time of every kernel launch in a block, as tinygrad measures it for DEBUG=2: a launch that
   waits for completion returns its time from the device's own profiling (OpenCL's profiling event start and end, HCQ
@@ -884,9 +896,7 @@ class KernelTimer:
     exec_context, track_stats = self._saved
     runs = self.runs
 
-    @dataclass
-    class Waiting(exec_context):  # run_linear's context: launches wait and return their time
-      def __post_init__(self): self.wait = True
+    Waiting = _waiting(exec_context)
 
     def timed(ctx, call, st, ets):
       src = next((s for s in call.src[0].src if s.op is Ops.SOURCE), None) if call.src[0].op is Ops.PROGRAM else None
@@ -1025,7 +1035,7 @@ class Tracker:
       tracked = ops.TRACK_MATCH_STATS.value >= 2 and ops.active_rewrites
       step = ops.active_rewrites[-1] if tracked else None
       # a rewrite without patterns (tinygrad's "View ..." snapshots) returns its input: skip walking the graph
-      empty = all(pm is None or not pm.patterns for pm in (rctx.pm, rctx.bpm))
+      empty = (rctx.pm is None or not rctx.pm.patterns) and (rctx.bpm is None or not rctx.bpm.patterns)
       ret = root if empty else method(rctx, root, *args, **kwargs)
       # (id(step) is stable: ops.tracked_ctxs holds every step until the capture ends)
       if step is not None and id(step) not in io: io[id(step)] = weakref.ref(ret)
