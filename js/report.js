@@ -64,9 +64,9 @@ async function pageModel(mods, state) {
   /** What a step's rewrite returned: stored, or its replay's last graph. @param {Table} t */
   const afterOf = (t) => t.s.after ?? graphAt(t, t.s.pairs.length);
 
-  /** The root of a step's graph after k matches: stored, or computed by replay.js. @param {Table} t @param {number} k */
+  /** The root of a step's graph after k matches: computed by replay.js (the first `computed` ones), or stored. @param {Table} t @param {number} k */
   function graphAt(t, k) {
-    if (!t.s.replay || k === 0) return t.s.graphs[k];
+    if (k === 0 || k > t.s.computed) return t.s.graphs[k === 0 ? 0 : k - t.s.computed];
     return (t.replayer ??= new Replay(mods.sha256.sha256, t.rows, t.contents, t.s, state.config, state.notes)).at(k);
   }
 

@@ -337,19 +337,19 @@ def opaque_call_bodies() -> list[str]:
   return sorted(o.name for o in UOp._OPAQUE_CALL_BODIES)
 
 
-def page_replays(pairs: list[tuple[UOp, UOp]], table: NodeTable, rows: list[int]) -> bool:
-  """Whether js/replay.js, the Replayer's one pass and chain on a report's node table, computes exactly VIZ's graphs
-  of a step from its input and its matches' (node, replacement) pairs: replacements that keep each node's dtype (so
-  no node rebuilt over them changes its own, which only tinygrad could derive) and hold no fixpoint cycle (where
-  VIZ's replay stops at an error), in a step too small for REWRITE_STACK_LIMIT (rows: the input's and the
-  replacements' rows in the table). The page refuses, with a message, what only the whole graph shows: a cyclic
-  dependency, an opaque call body that holds a replaced node."""
-  if any(u0.dtype is not u1.dtype for u0, u1 in pairs): return False
+def page_replays(pairs: list[tuple[UOp, UOp]], table: NodeTable, rows: list[int]) -> int:
+  """How many of a step's matches js/replay.js, the Replayer's one pass and chain on a report's node table, follows
+  exactly as VIZ from the step's input and its matches' (node, replacement) pairs: up to the first replacement that
+  changes a dtype (nodes rebuilt over it change theirs, which only tinygrad derives); none where those replacements
+  hold a fixpoint cycle (where VIZ's replay stops at an error) or the step is big enough for REWRITE_STACK_LIMIT (rows:
+  the input's and the replacements' rows in the table). The page refuses, with a message, what only the whole graph
+  shows: a cyclic dependency, an opaque call body that holds a replaced node."""
   # the table's size bounds the step's, and mostly settles it; else count
-  if 8 * len(table.rows) > REWRITE_STACK_LIMIT.value and 8 * table.reach(rows) > REWRITE_STACK_LIMIT.value: return False
+  if 8 * len(table.rows) > REWRITE_STACK_LIMIT.value and 8 * table.reach(rows) > REWRITE_STACK_LIMIT.value: return 0
+  n = next((i for i, (u0, u1) in enumerate(pairs) if u0.dtype is not u1.dtype), len(pairs))
   values: dict[UOp, list[UOp]] = {}
-  for u0, u1 in pairs: values.setdefault(u0, []).append(u1)
-  return not _fixpoint_cycle(values)
+  for u0, u1 in pairs[:n]: values.setdefault(u0, []).append(u1)
+  return 0 if _fixpoint_cycle(values) else n
 
 
 class _Fallback(Exception):

@@ -2,8 +2,8 @@
 
 Graphs are stored as data, not pictures: a table of the nodes of a run of steps (shared nodes once; each step adds the
 rows its graphs need), each step's input, its matches' nodes and replacements, and what the rewrite returned. The page
-computes the graph after each match itself (``js/replay.js``, the port of the Replayer, exact where
-``tg.page_replays`` says so; other steps store every graph) and lays them out: ``js/picture.js`` turns a selection into
+computes the graph after each match itself (``js/replay.js``, the port of the Replayer, exact as far as
+``tg.page_replays`` says; the graphs after that are stored) and lays them out: ``js/picture.js`` turns a selection into
 the same DOT text and SVG as :mod:`tgviz.picture`, and graphviz compiled to WebAssembly (``js/vendor/graphviz.js``,
 the same Graphviz as the Python side) places the nodes. Each step's data, and each group's call stack and kernel
 code, is gzipped apart and decoded only when looked at; ``js/report.js`` stands in for the widget model and answers
@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import gc
 import gzip
+import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -67,23 +68,23 @@ SEGMENT = 32  # consecutive steps of a group share one node table; the page deco
 def step_data(step: Step, table: tg.NodeTable) -> dict[str, Any]:
   """A step as the page draws it: the rows and contents its graphs add to the table (a step's graphs are mostly those
   of the step before it), the input's row, each match's node and replacement (row ids), what the rewrite returned
-  (after), the panels' text and each match's pattern. The graph after each match is not stored where js/replay.js
-  computes it exactly from those (`replay`: the rewrite's options; see tg.page_replays), nor then `after` when it is
-  the replay's last graph (null); elsewhere `graphs[k]` is the root of the graph after k matches."""
+  (after), the panels' text and each match's pattern. The graphs after the first `computed` matches are not stored:
+  js/replay.js computes them exactly from those (`replay`: the rewrite's options; see tg.page_replays). `graphs`: the
+  input's root, then the roots of the graphs after each later match; `after` is null when it is the replay's last."""
   start, cstart = len(table.rows), len(table.contents)
   pairs = step.pairs()
   graphs = [table.add(step.before())]
   refs = [[table.add(u0), table.add(u1)] for u0, u1 in pairs]
   returned = step.returned()
   after = table.add(returned) if returned is not None else None
-  replays = tg.page_replays(pairs, table, [graphs[0], *(i for p in refs for i in p)])
-  if not replays:
-    graphs = [table.add(g) for g in step.replay()]
+  computed = tg.page_replays(pairs, table, [graphs[0], *(i for p in refs for i in p)])
+  if computed < len(pairs):
+    graphs += [table.add(g) for g in itertools.islice(step.replay(), computed + 1, None)]
     if after is None: after = graphs[-1]
   info = {k: v for k, v in P.step_info(step).items() if k != "stack"}  # the group's, stored once with it
   return {"info": info, "sides": ["before", "after"] if P.sides(step) == "both" else ["before"],
           "rows": table.rows[start:], "contents": table.contents[cstart:], "graphs": graphs, "after": after,
-          "replay": step.options if replays else None, "group": step.group.index, "pairs": refs,
+          "replay": step.options if computed else None, "computed": computed, "group": step.group.index, "pairs": refs,
           "matches": [P.match_info(step, k, diff=False) for k in range(len(step.matches))]}
 
 
