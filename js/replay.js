@@ -26,14 +26,16 @@ const utf8 = new TextEncoder();
 export class Replay {
   /**
    * @param {(data: Uint8Array) => Uint8Array} sha256
-   * @param {Row[]} rows the step's node table (rebuilt nodes are appended to it)
-   * @param {[string, string[]][]} contents [key text, own label lines] by content id
-   * @param {{graphs: number[], pairs: [number, number][], replay: {bottom_up: boolean, enter_calls: boolean}}} step
+   * @param {{rows: Row[], contents: [string, string[]][], index?: Map<string, number>}} table the step's node table
+   *   (rebuilt nodes are appended to its rows), its contents ([key text, own label lines] by content id), and the
+   *   hash-consing index its replays share (content and sources -> row; made here when missing)
+   * @param {{graphs: number[], pairs: [number, number][], replay: {bottom_up: boolean, walk: boolean, enter_calls: boolean}}} step
    * @param {{opaqueBodies: string[]}} config
    * @param {Record<string, string>} notes a kernel AST's node key -> its CALL nodes' note line
    */
-  constructor(sha256, rows, contents, step, config, notes) {
-    Object.assign(this, { sha256, rows, contents, notes });
+  constructor(sha256, table, step, config, notes) {
+    const rows = table.rows;
+    Object.assign(this, { sha256, rows, contents: table.contents, notes });
     this.n = step.pairs.length;
     this.bottomUp = step.replay.bottom_up;
     this.walk = step.replay.walk;
@@ -54,7 +56,7 @@ export class Replay {
     /** @type {Map<number, Uint8Array>} */
     this.texts = new Map();
     /** @type {Map<string, number>} hash-consing: content and sources -> row */
-    this.index = new Map(rows.map((r, i) => [`${r[5]}|${r[3]}`, i]));
+    this.index = table.index ??= new Map(rows.map((r, i) => [`${r[5]}|${r[3]}`, i]));
     let below = this.walk && !this.bottomUp ? 1 : this.n + 1;  // a walk step: the chain (as Replayer)
     if (!this.bottomUp && !this.walk) {  // Replayer.direct_below: from there on only the chain is exact
       for (const [u, [ks]] of this.hist) {

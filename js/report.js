@@ -40,25 +40,32 @@ async function pageModel(mods, state) {
   const changed = new Set();
   const emit = (/** @type {string} */ ev, /** @type {any} */ msg) => (handlers[ev] || []).forEach((cb) => cb(msg));
 
-  /** A step with its node table: the rows and contents of the steps before it in its segment, then its own (and the
-   * rows its replay rebuilds, after them); the most recently used kept.
-   * @typedef {{s: any, rows: any[], contents: any[], replayer?: Replay}} Table */
-  /** @type {Map<string, Promise<Table>>} */
-  const tables = new Map();
-  /** @param {string} key @returns {Promise<Table>} */
-  function tableOf(key) {
-    let t = tables.get(key);
-    if (t) tables.delete(key);
-    else t = (async () => {
+  /** A segment's node table: the rows and contents of its steps, in order, then the rows their replays rebuild (so
+   * every step's row ids hold; a rebuilt node equal to a row is that row: the same UOp), and each step's replay; the
+   * most recently used kept.
+   * @typedef {{rows: any[], contents: any[], index?: Map<string, number>, replays: Map<string, Replay>}} Segment
+   * @typedef {{key: string, s: any, rows: any[], seg: Segment}} Table  a step with its segment's table */
+  /** @type {Map<string, Promise<Segment>>} */
+  const segments = new Map();
+  /** @param {string} last the segment's last step @returns {Promise<Segment>} */
+  function segmentOf(last) {
+    let seg = segments.get(last);
+    if (seg) segments.delete(last);
+    else seg = (async () => {
       const chain = [];
-      for (let k = key; k; ) { const s = await data.get(`s-${k}`); chain.unshift(s); k = s.base; }
+      for (let k = last; k; ) { const s = await data.get(`s-${k}`); chain.unshift(s); k = s.base; }
       const rows = [], contents = [];
       for (const c of chain) { for (const r of c.rows) rows.push(r); for (const x of c.contents) contents.push(x); }
-      return { s: chain[chain.length - 1], rows, contents };
+      return { rows, contents, replays: new Map() };
     })();
-    tables.set(key, t);
-    if (tables.size > 8) tables.delete(/** @type {string} */ (tables.keys().next().value));
-    return t;
+    segments.set(last, seg);
+    if (segments.size > 8) segments.delete(/** @type {string} */ (segments.keys().next().value));
+    return seg;
+  }
+  /** @param {string} key @returns {Promise<Table>} */
+  async function tableOf(key) {
+    const s = await data.get(`s-${key}`), seg = await segmentOf(s.segment);
+    return { key, s, rows: seg.rows, seg };
   }
 
   /** What a step's rewrite returned: stored, or its replay's last graph. @param {Table} t */
@@ -67,7 +74,9 @@ async function pageModel(mods, state) {
   /** The root of a step's graph after k matches: computed by replay.js (the first `computed` ones), or stored. @param {Table} t @param {number} k */
   function graphAt(t, k) {
     if (k === 0 || k > t.s.computed) return t.s.graphs[k === 0 ? 0 : k - t.s.computed];
-    return (t.replayer ??= new Replay(mods.sha256.sha256, t.rows, t.contents, t.s, state.config, state.notes)).at(k);
+    let r = t.seg.replays.get(t.key);
+    if (!r) t.seg.replays.set(t.key, r = new Replay(mods.sha256.sha256, t.seg, t.s, state.config, state.notes));
+    return r.at(k);
   }
 
   /** The protocol's picture message for a selection, computed in the page (plain: dot's output to use instead of

@@ -62,7 +62,7 @@ def config(max_nodes: int) -> dict[str, Any]:
           "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies()}
 
 
-SEGMENT = 32  # consecutive steps of a group share one node table; the page decodes at most this many to draw one
+SEGMENT = 32  # consecutive steps of a group share one node table, which the page decodes whole to draw one
 
 
 def step_data(step: Step, table: tg.NodeTable) -> dict[str, Any]:
@@ -104,6 +104,15 @@ def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max
   return out
 
 
+def _segments(steps: list[Step]) -> list[list[Step]]:
+  """Runs of at most SEGMENT consecutive steps of one group."""
+  out: list[list[Step]] = []
+  for s in steps:
+    if not out or s.group is not out[-1][-1].group or len(out[-1]) == SEGMENT: out.append([])
+    out[-1].append(s)
+  return out
+
+
 def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callable[[int, int], None] | None) -> None:
   steps = list(trace.steps)
   with out.open("w", encoding="utf-8") as f:
@@ -115,14 +124,15 @@ def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callab
     for g in trace.groups:  # what every step of a group shows alike: its call stack, its kernel's code, a schedule's kernels
       if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(trace, g)})
     cache = tg.NodeCache(trace.call_notes)  # nodes live on from step to step: each is labelled once
-    table, base, used = tg.NodeTable(cache), None, 0
-    for i, s in enumerate(steps):
-      if base is None or s.group is not base.group or used == SEGMENT:  # a new segment: its own table
-        if len(cache.drawn) > 200_000: cache.clear()  # bounded: later steps share few nodes with much older ones
-        table, base, used = tg.NodeTable(cache), None, 0
-      data = step_data(s, table)
-      data["base"] = P.step_key(base) if base is not None else None  # the step whose rows come before these
-      _chunk(f, f"s-{P.step_key(s)}", data)
-      base, used = s, used + 1
-      if progress is not None: progress(i + 1, len(steps))
+    done = 0
+    for segment in _segments(steps):  # consecutive steps of a group: one node table
+      if len(cache.drawn) > 200_000: cache.clear()  # bounded: later steps share few nodes with much older ones
+      table, base, last = tg.NodeTable(cache), None, P.step_key(segment[-1])
+      for s in segment:
+        data = step_data(s, table)
+        # the step whose rows come before these, and the segment's last step (the page reads the segment whole)
+        data["base"], data["segment"] = P.step_key(base) if base is not None else None, last
+        _chunk(f, f"s-{P.step_key(s)}", data)
+        base, done = s, done + 1
+        if progress is not None: progress(done, len(steps))
     f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
