@@ -26,8 +26,8 @@ const utf8 = new TextEncoder();
 export class Replay {
   /**
    * @param {(data: Uint8Array) => Uint8Array} sha256
-   * @param {{rows: Row[], contents: [string, string[]][], index?: Map<string, number>}} table the step's node table
-   *   (rebuilt nodes are appended to its rows), its contents ([key text, own label lines] by content id), and the
+   * @param {{rows: Row[], contents: [string, string[]][], index?: Map<string, number>}} table the node table the step's
+   *   rows are in (rebuilt nodes are appended to its rows), its contents ([key text, own label lines] by content id), and the
    *   hash-consing index its replays share (content and sources -> row; made here when missing)
    * @param {{graphs: number[], pairs: [number, number][], replay: {bottom_up: boolean, walk: boolean, enter_calls: boolean}}} step
    * @param {{opaqueBodies: string[]}} config

@@ -29,6 +29,14 @@ class Decoded {
   }
 }
 
+/** A match's panel, as tgviz.protocol.match_info (without the diff), from its step's data and the report's patterns.
+ * @param {any} s @param {number} k @param {any[][]} patterns */
+function matchInfo(s, k, patterns) {
+  const [p, us, error] = s.matches[k], [file, line, where, source] = patterns[p];
+  return { index: k, title: `${s.info.title}  match ${k + 1}/${s.matches.length}: ${source}  (${where})`, file, line, where,
+           source, us, error, diff: "" };
+}
+
 /** A stand-in for the anywidget model: holds the state and answers the frontend's requests from the page's data.
  * @param {any} mods {widget, picture, graphviz} modules @param {any} state */
 async function pageModel(mods, state) {
@@ -85,12 +93,14 @@ async function pageModel(mods, state) {
     const t = await tableOf(sel.step), { s, rows } = t;
     const whole = sel.match === null;
     const [before, after] = whole ? [s.graphs[0], afterOf(t)] : [graphAt(t, sel.match), graphAt(t, sel.match + 1)];
-    const title = whole ? s.info.title : s.matches[sel.match].title;
+    const patterns = await data.get("patterns");
+    const match = whole ? null : matchInfo(s, sel.match, patterns);
+    const title = match ? match.title : s.info.title;
     const pic = mods.picture.picture(state.config, rows, before, after, s.sides, title, sel.view, state.config.maxNodes,
                                      plain ? () => plain : layout);
     const group = await data.get(`g-${s.group}`);
     return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
-             total: pic.total, info: { ...s.info, stack: group.stack }, match_info: whole ? null : s.matches[sel.match],
+             total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
              kernel: group.kernel, produced: group.produced, dot: pic.dot };
   }
 
@@ -112,14 +122,15 @@ async function pageModel(mods, state) {
   /** A node's life in its group, as tgviz.protocol.history (Trace.history, runs of steps folded), from the page's data.
    * @param {string} key @param {number} groupIndex */
   async function history(key, groupIndex) {
-    const group = state.tree.find((/** @type {any} */ g) => g.index === groupIndex);
+    const group = state.tree.find((/** @type {any} */ g) => g.index === groupIndex), patterns = await data.get("patterns");
     /** @type {any[]} */
     const out = [];
     let runEnd = -2;
     /** other, otherKey: the op and key of the node it came from or was replaced by */
     const add = (/** @type {string} */ kind, /** @type {string} */ step, /** @type {any} */ s, /** @type {number|null} */ match,
                  other = "", otherKey = "") => {
-      out.push({ kind, step, match, title: match === null ? s.info.title : s.matches[match].title, other, other_key: other ? otherKey : "", steps: 1 });
+      out.push({ kind, step, match, title: match === null ? s.info.title : matchInfo(s, match, patterns).title, other,
+                 other_key: other ? otherKey : "", steps: 1 });
     };
     for (const [i, step] of (group ? group.steps : []).entries()) {
       const t = await tableOf(step.key), { s, rows } = t;

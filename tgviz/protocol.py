@@ -325,15 +325,13 @@ def produced_kernels(trace: Trace, group: Group) -> list[ProducedKernel]:
   return out
 
 
-def match_info(step: Step, match: int, diff: bool = True) -> MatchInfo:
-  """The pattern that fired at a match, where it is defined, its time, and (if diff) the matched and replacing UOps as
-  a text diff (costly on big graphs: the HTML report leaves it out)."""
+def match_info(step: Step, match: int) -> MatchInfo:
+  """The pattern that fired at a match, where it is defined, its time, and the matched and replacing UOps as a text
+  diff (the HTML report's page makes the rest from its data, see report.pattern_rows, and leaves the diff out)."""
   m = step.matches[match]
-  text = ""
-  if diff:
-    u0, u1 = m.uops()
-    lines = list(difflib.unified_diff(str(u0).splitlines(), str(u1).splitlines(), "matched", "replacement", lineterm="", n=2))
-    text = "\n".join(lines[:UOP_DIFF_LINES]) + ("\n…" if len(lines) > UOP_DIFF_LINES else "")
+  u0, u1 = m.uops()
+  lines = list(difflib.unified_diff(str(u0).splitlines(), str(u1).splitlines(), "matched", "replacement", lineterm="", n=2))
+  text = "\n".join(lines[:UOP_DIFF_LINES]) + ("\n…" if len(lines) > UOP_DIFF_LINES else "")
   return MatchInfo(index=match, title=step.title(match), file=m.loc[0], line=m.loc[1], where=where(*m.loc),
                    source=m.source, us=round(m.time * 1e6, 2), error=m.is_error, diff=text)
 

@@ -26,7 +26,7 @@ from tgviz import protocol as P
 from tgviz.assets import esm, script_safe, styles
 from tgviz.graph import FAMILIES
 from tgviz.highlight import code_css
-from tgviz.model import Step, Trace
+from tgviz.model import Step, Trace, where
 
 _HEAD = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
@@ -65,10 +65,11 @@ def config(max_nodes: int) -> dict[str, Any]:
 SEGMENT = 32  # consecutive steps of a group share one node table, which the page decodes whole to draw one
 
 
-def step_data(step: Step, table: tg.NodeTable) -> dict[str, Any]:
+def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], int]) -> dict[str, Any]:
   """A step as the page draws it: the rows and contents its graphs add to the table (a step's graphs are mostly those
   of the step before it), the input's row, each match's node and replacement (row ids), what the rewrite returned
-  (after), the panels' text and each match's pattern. The graphs after the first `computed` matches are not stored:
+  (after), the panels' text and each match's [pattern, µs, whether it raised]; a pattern is its index in the report's
+  `patterns` (filled here: loc -> index; see pattern_rows). The graphs after the first `computed` matches are not stored:
   js/replay.js computes them exactly from those (`replay`: the rewrite's options; see tg.page_replays). `graphs`: the
   input's root, then the roots of the graphs after each later match; `after` is null when it is the replay's last."""
   start, cstart = len(table.rows), len(table.contents)
@@ -85,7 +86,7 @@ def step_data(step: Step, table: tg.NodeTable) -> dict[str, Any]:
   return {"info": info, "sides": ["before", "after"] if P.sides(step) == "both" else ["before"],
           "rows": table.rows[start:], "contents": table.contents[cstart:], "graphs": graphs, "after": after,
           "replay": step.options if computed else None, "computed": computed, "group": step.group.index, "pairs": refs,
-          "matches": [P.match_info(step, k, diff=False) for k in range(len(step.matches))]}
+          "matches": [[patterns.setdefault(m.loc, len(patterns)), round(m.time * 1e6, 2), m.is_error] for m in step.matches]}
 
 
 def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max_nodes: int = L.DEFAULT_MAX_NODES,
@@ -102,6 +103,12 @@ def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max
   finally:
     if collecting: gc.enable()
   return out
+
+
+def pattern_rows(patterns: dict[tuple[str, int], int]) -> list[list]:
+  """The patterns the steps' matches name, each once: [file, line, "file.py:line", source]; the page makes each match's
+  panel (protocol.match_info, without the diff) from them."""
+  return [[file, line, where(file, line), tg.pattern_source((file, line))] for file, line in patterns]
 
 
 def _segments(steps: list[Step]) -> list[list[Step]]:
@@ -124,15 +131,16 @@ def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callab
     for g in trace.groups:  # what every step of a group shows alike: its call stack, its kernel's code, a schedule's kernels
       if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(trace, g)})
     cache = tg.NodeCache(trace.call_notes)  # nodes live on from step to step: each is labelled once
-    done = 0
+    done, patterns = 0, dict[tuple[str, int], int]()
     for segment in _segments(steps):  # consecutive steps of a group: one node table
       if len(cache.drawn) > 200_000: cache.clear()  # bounded: later steps share few nodes with much older ones
       table, base, last = tg.NodeTable(cache), None, P.step_key(segment[-1])
       for s in segment:
-        data = step_data(s, table)
+        data = step_data(s, table, patterns)
         # the step whose rows come before these, and the segment's last step (the page reads the segment whole)
         data["base"], data["segment"] = P.step_key(base) if base is not None else None, last
         _chunk(f, f"s-{P.step_key(s)}", data)
         base, done = s, done + 1
         if progress is not None: progress(done, len(steps))
+    _chunk(f, "patterns", pattern_rows(patterns))
     f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
