@@ -205,19 +205,17 @@ class Recording:
   def _build(self, nums: list[int]) -> list[UOp]:
     built: dict[int, UOp] = {}              # strong while building: the weak cache could drop a source mid-build
     cached, fields = self._uops, self.uop_fields
-    for num in nums:
-      stack = [(num, False)]
-      while stack:                          # iterative post-order: graphs can be deeper than the recursion limit
-        n, ready = stack.pop()
-        if n in built: continue
-        if not ready:
-          if (u := cached.get(n)) is not None: built[n] = u
-          else:
-            stack.append((n, True))
-            stack.extend([(s, False) for s in fields[n][2] if s not in built])
-          continue
-        op, dtype, src, arg, *rest = fields[n]
-        cached[n] = built[n] = UOp(op, dtype, tuple([built[s] for s in src]), arg, *rest)
+    need, stack = set(), list(nums)
+    while stack:                            # what is not cached, down to what is
+      if (n := stack.pop()) in need or n in built: continue
+      if (u := cached.get(n)) is not None: built[n] = u
+      else:
+        need.add(n)
+        stack.extend(fields[n][2])
+    # tinygrad numbers a graph in toposort order (UOp.trace_num is a recursive_property): sources before their users
+    for n in sorted(need):
+      op, dtype, src, arg, *rest = fields[n]
+      cached[n] = built[n] = UOp(op, dtype, tuple([built[s] for s in src]), arg, *rest)
     return [built[n] for n in nums]
 
   def before(self, step: StepRecord) -> UOp:
