@@ -107,14 +107,18 @@ def notebook(*cells: str) -> str:
 NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 
 
+def _answer_kernel_dialog(page) -> None:
+  """JupyterLab asks for a kernel ("Select Kernel") when a notebook opens before the server lists its kernelspecs, as
+  after shutting kernels down: answer with its default, the notebook's own kernel, as a user would."""
+  if (accept := page.locator(".jp-Dialog .jp-mod-accept")).count(): accept.first.click()
+
+
 def _ready(page) -> None:
   """Wait for the open notebook and its idle kernel; dismiss JupyterLab's news / update popups."""
   page.locator(f"{NOTEBOOK} .jp-Cell").first.wait_for(timeout=60_000)
   idle, deadline = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first, time.time() + 60
   while not idle.is_visible():
-    # JupyterLab asks for a kernel ("Select Kernel") when the notebook opens before the server lists its kernelspecs,
-    # as after shutting kernels down; its default answer is the notebook's own kernel
-    if (accept := page.locator(".jp-Dialog .jp-mod-accept")).count(): accept.first.click()
+    _answer_kernel_dialog(page)
     if time.time() > deadline:
       ARTIFACTS.mkdir(parents=True, exist_ok=True)
       page.screenshot(path=str(ARTIFACTS / "not-idle.png"))
@@ -213,7 +217,14 @@ def check_saved_notebook(page, path: Path, url: str, token: str, shot: str) -> N
 
 def assert_static_picture(page, snap: dict) -> None:
   """A reopened notebook whose kernel is gone shows the kept picture (nodes, the kernel's code) and a note, no error."""
-  page.wait_for_selector(".tgviz-static-note:not([hidden])", timeout=60_000)
+  note, deadline = page.locator(".tgviz-static-note:not([hidden])"), time.time() + 60
+  while not note.count():  # the widgets come back once the notebook's session is settled, a kernel dialog answered
+    _answer_kernel_dialog(page)
+    if time.time() > deadline:
+      ARTIFACTS.mkdir(parents=True, exist_ok=True)
+      page.screenshot(path=str(ARTIFACTS / "no-static-picture.png"))
+      raise TimeoutError("no static picture 60 s after reopening the notebook (screenshot: test-artifacts/no-static-picture.png)")
+    page.wait_for_timeout(250)
   assert page.locator(".tgviz-static-note").inner_text().startswith("static picture")
   assert page.locator(".tgviz-stage svg g.side g.node").count() > 5
   assert page.locator(".tgviz-stage").get_attribute("data-step") == snap["step"]
