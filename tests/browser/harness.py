@@ -107,23 +107,25 @@ def notebook(*cells: str) -> str:
 NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 
 
-def _answer_kernel_dialog(page) -> None:
-  """JupyterLab asks for a kernel ("Select Kernel") when a notebook opens before the server lists its kernelspecs, as
-  after shutting kernels down: answer with its default, the notebook's own kernel, as a user would."""
-  if (accept := page.locator(".jp-Dialog .jp-mod-accept")).count(): accept.first.click()
+def _answering_kernel_dialogs(page, done, failure: str, shot: str, seconds: float = 60) -> None:
+  """Wait until done(), answering JupyterLab's kernel dialog meanwhile: it asks for a kernel ("Select Kernel") when a
+  notebook opens before the server lists its kernelspecs, as after shutting kernels down; its default answer is the
+  notebook's own kernel, as a user would give. Past `seconds`, a screenshot goes to ARTIFACTS/shot and TimeoutError."""
+  deadline = time.time() + seconds
+  while not done():
+    if (accept := page.locator(".jp-Dialog .jp-mod-accept")).count(): accept.first.click()
+    if time.time() > deadline:
+      ARTIFACTS.mkdir(parents=True, exist_ok=True)
+      page.screenshot(path=str(ARTIFACTS / shot))
+      raise TimeoutError(f"{failure} in {seconds:.0f} s (screenshot: test-artifacts/{shot})")
+    page.wait_for_timeout(250)
 
 
 def _ready(page) -> None:
   """Wait for the open notebook and its idle kernel; dismiss JupyterLab's news / update popups."""
   page.locator(f"{NOTEBOOK} .jp-Cell").first.wait_for(timeout=60_000)
-  idle, deadline = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first, time.time() + 60
-  while not idle.is_visible():
-    _answer_kernel_dialog(page)
-    if time.time() > deadline:
-      ARTIFACTS.mkdir(parents=True, exist_ok=True)
-      page.screenshot(path=str(ARTIFACTS / "not-idle.png"))
-      raise TimeoutError("the notebook's kernel did not become idle in 60 s (screenshot: test-artifacts/not-idle.png)")
-    page.wait_for_timeout(250)
+  idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first
+  _answering_kernel_dialogs(page, idle.is_visible, "the notebook's kernel did not become idle", "not-idle.png")
   for sel in ("button:text-is('No')", ".jp-Notification-Toast-Close"):  # news / update popups
     for b in page.locator(sel).all():
       try: b.click(timeout=500)
@@ -217,14 +219,9 @@ def check_saved_notebook(page, path: Path, url: str, token: str, shot: str) -> N
 
 def assert_static_picture(page, snap: dict) -> None:
   """A reopened notebook whose kernel is gone shows the kept picture (nodes, the kernel's code) and a note, no error."""
-  note, deadline = page.locator(".tgviz-static-note:not([hidden])"), time.time() + 60
-  while not note.count():  # the widgets come back once the notebook's session is settled, a kernel dialog answered
-    _answer_kernel_dialog(page)
-    if time.time() > deadline:
-      ARTIFACTS.mkdir(parents=True, exist_ok=True)
-      page.screenshot(path=str(ARTIFACTS / "no-static-picture.png"))
-      raise TimeoutError("no static picture 60 s after reopening the notebook (screenshot: test-artifacts/no-static-picture.png)")
-    page.wait_for_timeout(250)
+  # the widgets come back once the notebook's session is settled, a kernel dialog answered
+  note = page.locator(".tgviz-static-note:not([hidden])")
+  _answering_kernel_dialogs(page, lambda: note.count() > 0, "no static picture after reopening the notebook", "no-static-picture.png")
   assert page.locator(".tgviz-static-note").inner_text().startswith("static picture")
   assert page.locator(".tgviz-stage svg g.side g.node").count() > 5
   assert page.locator(".tgviz-stage").get_attribute("data-step") == snap["step"]
