@@ -3,8 +3,8 @@
 // node lies below another, and for walk rewrites) on the report's node table. tinygrad's hash-consing is a lookup by
 // (content, sources); a rebuilt node gets tinygrad's own key (sha256 of its content's text and its sources' keys) and
 // tgviz's label.
-// The report stores a step this way only where tgviz._tinygrad.page_replays says the page computes exactly VIZ's
-// graphs; tests/browser/test_report_browser.py compares every graph with the Python side.
+// The report leaves a step's graphs to the page as far as tgviz._tinygrad.page_replays says the page computes exactly
+// VIZ's graphs (it stores the rest); tests/browser/test_report_browser.py compares every graph with the Python side.
 
 /** @typedef {import("./picture.js").Row} Row */
 
@@ -26,9 +26,10 @@ const utf8 = new TextEncoder();
 export class Replay {
   /**
    * @param {(data: Uint8Array) => Uint8Array} sha256
-   * @param {{rows: Row[], contents: [string, string[]][], index?: Map<string, number>}} table the node table the step's
-   *   rows are in (rebuilt nodes are appended to its rows), its contents ([key text, own label lines] by content id), and the
-   *   hash-consing index its replays share (content and sources -> row; made here when missing)
+   * @param {{rows: Row[], contents: [string, string[]][], index?: Map<string, number>, keys?: Map<number, Uint8Array>,
+   *   texts?: Map<number, Uint8Array>}} table the node table the step's rows are in (rebuilt nodes are appended to its
+   *   rows), its contents ([key text, own label lines] by content id), and what its replays share, made here when
+   *   missing: the hash-consing index (content and sources -> row), each row's UOp.key and each content's text, encoded
    * @param {{graphs: number[], pairs: [number, number][], replay: {bottom_up: boolean, walk: boolean, enter_calls: boolean}}} step
    * @param {{opaqueBodies: string[]}} config
    * @param {Record<string, string>} notes a kernel AST's node key -> its CALL nodes' note line
@@ -51,11 +52,8 @@ export class Replay {
     }
     /** @type {Map<number, number>} keytime: the first match whose replaced node is reachable from a node */
     this.kt = new Map();
-    /** @type {Map<number, Uint8Array>} each row's UOp.key, and each content's text, as computed */
-    this.keys = new Map();
-    /** @type {Map<number, Uint8Array>} */
-    this.texts = new Map();
-    /** @type {Map<string, number>} hash-consing: content and sources -> row */
+    this.keys = table.keys ??= new Map();
+    this.texts = table.texts ??= new Map();
     this.index = table.index ??= new Map(rows.map((r, i) => [`${r[5]}|${r[3]}`, i]));
     let below = this.walk && !this.bottomUp ? 1 : this.n + 1;  // a walk step: the chain (as Replayer)
     if (!this.bottomUp && !this.walk) {  // Replayer.direct_below: from there on only the chain is exact

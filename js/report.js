@@ -51,7 +51,8 @@ async function pageModel(mods, state) {
   /** A segment's node table: the rows and contents of its steps, in order, then the rows their replays rebuild (so
    * every step's row ids hold; a rebuilt node equal to a row is that row: the same UOp), and each step's replay; the
    * most recently used kept.
-   * @typedef {{rows: any[], contents: any[], index?: Map<string, number>, replays: Map<string, Replay>}} Segment
+   * @typedef {{rows: any[], contents: any[], index?: Map<string, number>, keys?: Map<number, Uint8Array>,
+   *   texts?: Map<number, Uint8Array>, replays: Map<string, Replay>}} Segment
    * @typedef {{key: string, s: any, rows: any[], seg: Segment}} Table  a step with its segment's table */
   /** @type {Map<string, Promise<Segment>>} */
   const segments = new Map();

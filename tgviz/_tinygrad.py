@@ -1261,10 +1261,6 @@ class NodeTable:
     self._content_ids: dict[tuple, int] = {}
     self._cache = cache
 
-  def id_of(self, u: UOp) -> int | None:
-    """The row id of u if it is in the table."""
-    return self._ids.get(u)
-
   def reach(self, roots: list[int]) -> int:
     """How many rows the graphs of these rows hold together."""
     seen, stack, rows = set(), list(roots), self.rows
