@@ -11,10 +11,10 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from tgviz import forked, report
 from tgviz import layout as L
 from tgviz._tinygrad import parse_settings
 from tgviz.api import Trace, TraceFileError, capture, compare, load
@@ -31,20 +31,29 @@ def _progress(label: str) -> Callable[[int, int], None]:
   return report
 
 
-def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str) -> None:
-  """out/index.html (every step and match) and the SVG files asked for in out/svg/, written at once (the SVGs' layout
-  processes run on the other cores while Python writes the report)."""
-  with ThreadPoolExecutor(max_workers=1) as pool:
-    svgs = pool.submit(trace.export_svg, out / "svg", max_nodes=max_nodes, landmarks=svg == "landmarks") if svg != "none" else None
-    html = trace.to_html(out / "index.html", title=title, max_nodes=max_nodes, progress=_progress("report steps"))
-    print(f"  wrote {len(svgs.result()) if svgs is not None else 0} SVG files ({svg})")
+def _svgs(writer: report.Writer, which: tuple[Path, int, bool]) -> int:
+  """Write the SVG files asked for (directory, node budget, landmarks only); returns how many."""
+  directory, max_nodes, landmarks = which
+  assert isinstance(writer.trace, Trace)  # the writer of a trace traced or opened here
+  return len(writer.trace.export_svg(directory, max_nodes=max_nodes, landmarks=landmarks))
+
+
+def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: int | None = None) -> None:
+  """out/index.html (every step and match) and the SVG files asked for in out/svg/, written by `jobs` forked worker
+  processes at once (default: one per core, see tgviz.forked; 0: in this process)."""
+  writer = report.Writer(trace, title, max_nodes)
+  with forked.Workers(writer, forked.cores() if jobs is None else jobs) as workers:
+    svgs = workers.submit(_svgs, (out / "svg", max_nodes, svg == "landmarks")) if svg != "none" else None
+    html = writer.write(out / "index.html", workers, progress=_progress("report steps"))
+    print(f"  wrote {svgs.result() if svgs is not None else 0} SVG files ({svg})")
   print(f"tgviz: report: {html.resolve()}\n       SVGs:   {(out / 'svg').resolve()}/")
 
 
-def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[str], svg: str = "landmarks") -> tuple[int, Trace | None]:
+def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[str], svg: str = "landmarks",
+        jobs: int | None = None) -> tuple[int, Trace | None]:
   """Run script under capture, write out/index.html and out/svg/; returns the exit status and the trace."""
   status, trace = trace_script(script, device, args)
-  if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg)
+  if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs)
   return status, trace
 
 
@@ -87,9 +96,9 @@ def _summary_row(name: str, link: str, trace: Trace | None, status: int) -> str:
           f"<td><a href='{L.text(link)}/svg/'>SVGs</a></td></tr>")
 
 
-def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, svg: str) -> int:
+def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, svg: str, jobs: int | None = None) -> int:
   """Run several scripts, each into out/<script name>/, and write out/index.html: each one's summary and links."""
-  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg)) for s in scripts]
+  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg, jobs)) for s in scripts]
   rows = "".join(_summary_row(s.name, s.stem, trace, rc) for s, rc, trace in results)
   (out / "index.html").write_text(
     "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>tgviz reports</title><style>"
@@ -102,14 +111,14 @@ def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int,
   return max(rc for _, rc, _ in results)
 
 
-def open_file(path: Path, out: Path, max_nodes: int, svg: str) -> int:
+def open_file(path: Path, out: Path, max_nodes: int, svg: str, jobs: int | None = None) -> int:
   """Open a trace file, write out/index.html and the SVGs in out/svg/; returns the exit status."""
   try: trace = load(path)
   except (OSError, TraceFileError) as e:
     print(f"tgviz: cannot open {path}: {e}", file=sys.stderr)
     return 2
   print(f"tgviz: opened {path}: {trace.summary()}")
-  write(trace, out, f"tgviz: {path.name}", max_nodes, svg)
+  write(trace, out, f"tgviz: {path.name}", max_nodes, svg, jobs)
   return 0
 
 
@@ -157,16 +166,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--svg", choices=("landmarks", "all", "none"), default="landmarks",
                    help="which steps get an SVG file in DIR/svg/: tinygrad's 'View ...' landmarks of every group (default), "
                         "every step (thousands on a real model), or none")
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                   help=f"worker processes that write the report and SVGs (default: one per core, at most {forked.MAX_WORKERS}; "
+                        "0: all in this process)")
   ns, script_args = parser.parse_known_args(argv)  # options tgviz does not know go to the script
   if ns.command in ("open", "compare") and script_args: parser.error(f"unrecognized arguments: {' '.join(script_args)}")
   if ns.command == "compare":
     return compare_scripts((ns.script_a, ns.script_b), (ns.env + ns.env_a, ns.env + ns.env_b), ns.out, ns.device, ns.max_nodes)
   if ns.command == "open":
-    return open_file(ns.file, ns.out, ns.max_nodes, ns.svg)
+    return open_file(ns.file, ns.out, ns.max_nodes, ns.svg, ns.jobs)
   if len(ns.script) > 1:
     if script_args: parser.error(f"arguments {script_args} can only be passed to a single script")
-    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg)
-  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg)[0]
+    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg, ns.jobs)
+  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs)[0]
 
 
 if __name__ == "__main__":

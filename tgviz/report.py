@@ -12,15 +12,17 @@ the widget's own frontend.
 from __future__ import annotations
 
 import base64
+import contextlib
 import gc
 import gzip
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from tgviz import _tinygrad as tg
+from tgviz import forked
 from tgviz import layout as L
 from tgviz import protocol as P
 from tgviz.assets import esm, script_safe, styles
@@ -48,11 +50,11 @@ def _js(name: str) -> str:
   return script_safe(json.dumps(esm(name)))
 
 
-def _chunk(out: IO[str], name: str, data: Any) -> None:
+def _chunk(name: str, data: Any) -> str:
   """One piece of the page's data: JSON, gzipped, base64, in an inert <script> element the page decodes on demand."""
   # level 4: some 4% bigger than level 9, in a third of the time
   blob = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), 4, mtime=0)).decode()
-  out.write(f'<script type="application/octet-stream" id="tgviz-{name}">{blob}</script>\n')
+  return f'<script type="application/octet-stream" id="tgviz-{name}">{blob}</script>\n'
 
 
 def config(max_nodes: int) -> dict[str, Any]:
@@ -69,9 +71,9 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
   """A step as the page draws it: the rows and contents its graphs add to the table (a step's graphs are mostly those
   of the step before it), the input's row, each match's node and replacement (row ids), what the rewrite returned
   (after), the panels' text and each match's [pattern, µs, whether it raised]; a pattern is its index in the report's
-  `patterns` (filled here: loc -> index; see pattern_rows). The graphs after the first `computed` matches are not stored:
-  js/replay.js computes them exactly from those (`replay`: the rewrite's options; see tg.page_replays). `graphs`: the
-  input's root, then the roots of the graphs after each later match; `after` is null when it is the replay's last."""
+  `patterns` (see pattern_index). The graphs after the first `computed` matches are not stored: js/replay.js computes
+  them exactly from those (`replay`: the rewrite's options; see tg.page_replays). `graphs`: the input's root, then the
+  roots of the graphs after each later match; `after` is null when it is the replay's last."""
   start, cstart = len(table.rows), len(table.contents)
   pairs = step.pairs()
   graphs = [table.add(step.before())]
@@ -86,23 +88,12 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
   return {"info": info, "sides": ["before", "after"] if P.sides(step) == "both" else ["before"],
           "rows": table.rows[start:], "contents": table.contents[cstart:], "graphs": graphs, "after": after,
           "replay": step.options if computed else None, "computed": computed, "group": step.group.index, "pairs": refs,
-          "matches": [[patterns.setdefault(m.loc, len(patterns)), round(m.time * 1e6, 2), m.is_error] for m in step.matches]}
+          "matches": [[patterns[m.loc], round(m.time * 1e6, 2), m.is_error] for m in step.matches]}
 
 
-def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max_nodes: int = L.DEFAULT_MAX_NODES,
-                 progress: Callable[[int, int], None] | None = None) -> Path:
-  """Write one self-contained HTML file to browse the trace (tree, every step and match, the kernels' code) with no
-  server, kernel or network. Steps are written one at a time, so memory stays that of the biggest step.
-  progress(done, total) is called as steps are written. Returns the path."""
-  out = Path(path)
-  out.parent.mkdir(parents=True, exist_ok=True)
-  # replays make millions of short-lived UOps, and Python's cyclic collector would rescan the whole heap many times over
-  collecting = gc.isenabled()
-  gc.disable()
-  try: _write(trace, out, title, max_nodes, progress)
-  finally:
-    if collecting: gc.enable()
-  return out
+def pattern_index(steps: list[Step]) -> dict[tuple[str, int], int]:
+  """Each pattern the steps' matches name -> its index in the report's `patterns`, in the order they first fire."""
+  return {loc: i for i, loc in enumerate(dict.fromkeys(m.loc for s in steps for m in s.matches))}
 
 
 def pattern_rows(patterns: dict[tuple[str, int], int]) -> list[list]:
@@ -120,27 +111,79 @@ def _segments(steps: list[Step]) -> list[list[Step]]:
   return out
 
 
-def _write(trace: Trace, out: Path, title: str, max_nodes: int, progress: Callable[[int, int], None] | None) -> None:
-  steps = list(trace.steps)
-  with out.open("w", encoding="utf-8") as f:
-    f.write(_HEAD.format(title=L.text(title), css=styles("widget.css", "table.css")))
-    _chunk(f, "state", {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
-                        "code_css": code_css(), "summary": trace.summary(), "kernels": P.kernel_rows(trace), "error": trace.traceback or "",
-                        "config": config(max_nodes), "notes": {k: tg.note_line(v) for k, v in trace.call_notes.items()}})
-    _chunk(f, "rules", P.rules_message(trace))
-    for g in trace.groups:  # what every step of a group shows alike: its call stack, its kernel's code, a schedule's kernels
-      if g.steps: _chunk(f, f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(trace, g)})
-    cache = tg.NodeCache(trace.call_notes)  # nodes live on from step to step: each is labelled once
-    done, patterns = 0, dict[tuple[str, int], int]()
-    for segment in _segments(steps):  # consecutive steps of a group: one node table
-      if len(cache.drawn) > 200_000: cache.clear()  # bounded: later steps share few nodes with much older ones
-      table, base, last = tg.NodeTable(cache), None, P.step_key(segment[-1])
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+  # replays make millions of short-lived UOps, and Python's cyclic collector would rescan the whole heap many times over
+  collecting = gc.isenabled()
+  gc.disable()
+  try: yield
+  finally:
+    if collecting: gc.enable()
+
+
+class Writer:
+  """Writes one trace's report. The steps, a segment at a time, are the bulk of the work, and can go to forked
+  workers (forked.Workers with this writer as their state): each segment is independent of the others, and each
+  process keeps its own labels of the nodes it has seen (the output is the same whoever writes which segment)."""
+
+  def __init__(self, trace: Trace, title: str = "tgviz trace", max_nodes: int = L.DEFAULT_MAX_NODES):
+    self.trace, self.title, self.max_nodes = trace, title, max_nodes
+    self.steps = list(trace.steps)
+    self.segments = _segments(self.steps)
+    self.patterns = pattern_index(self.steps)
+    self.cache = tg.NodeCache(trace.call_notes)  # nodes live on from step to step: each is labelled once
+
+  def segment(self, i: int) -> str:
+    """The chunks of segment i's steps: consecutive steps of a group, one node table."""
+    parts: list[str] = []
+    with _no_gc():
+      if len(self.cache.drawn) > 200_000: self.cache.clear()  # bounded: later steps share few nodes with much older ones
+      segment = self.segments[i]
+      table, base, last = tg.NodeTable(self.cache), None, P.step_key(segment[-1])
       for s in segment:
-        data = step_data(s, table, patterns)
+        data = step_data(s, table, self.patterns)
         # the step whose rows come before these, and the segment's last step (the page reads the segment whole)
         data["base"], data["segment"] = P.step_key(base) if base is not None else None, last
-        _chunk(f, f"s-{P.step_key(s)}", data)
-        base, done = s, done + 1
-        if progress is not None: progress(done, len(steps))
-    _chunk(f, "patterns", pattern_rows(patterns))
-    f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
+        parts.append(_chunk(f"s-{P.step_key(s)}", data))
+        base = s
+    return "".join(parts)
+
+  def write(self, path: str | Path, workers: forked.Workers[Writer] | None = None,
+            progress: Callable[[int, int], None] | None = None) -> Path:
+    """Write the report to path (the steps by workers, if given: their state must be this writer). progress(done,
+    total) is called as steps are written. Returns the path."""
+    out, trace = Path(path), self.trace
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f, _no_gc():
+      segments = (workers or forked.Workers(self, 0)).map(_segment, range(len(self.segments)))  # with workers: started now
+      f.write(_HEAD.format(title=L.text(self.title), css=styles("widget.css", "table.css")))
+      f.write(_chunk("state", {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
+                               "code_css": code_css(), "summary": trace.summary(), "kernels": P.kernel_rows(trace),
+                               "error": trace.traceback or "", "config": config(self.max_nodes),
+                               "notes": {k: tg.note_line(v) for k, v in trace.call_notes.items()}}))
+      f.write(_chunk("rules", P.rules_message(trace)))
+      for g in trace.groups:  # what every step of a group shows alike: its call stack, its kernel's code, a schedule's kernels
+        if g.steps:
+          f.write(_chunk(f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(trace, g)}))
+      done = 0
+      for segment, text in zip(self.segments, segments, strict=True):
+        f.write(text)
+        done += len(segment)
+        if progress is not None: progress(done, len(self.steps))
+      f.write(_chunk("patterns", pattern_rows(self.patterns)))
+      f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
+    return out
+
+
+def _segment(writer: Writer, i: int) -> str:
+  return writer.segment(i)
+
+
+def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max_nodes: int = L.DEFAULT_MAX_NODES,
+                 progress: Callable[[int, int], None] | None = None, workers: int = 0) -> Path:
+  """Write one self-contained HTML file to browse the trace (tree, every step and match, the kernels' code) with no
+  server, kernel or network. Steps are written a segment at a time, so memory stays that of the biggest segment;
+  workers > 0 writes them in that many forked processes (on Linux; see tgviz.forked). progress(done, total) is called
+  as steps are written. Returns the path."""
+  writer = Writer(trace, title, max_nodes)
+  with forked.Workers(writer, workers) as pool: return writer.write(path, pool, progress)

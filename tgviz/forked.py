@@ -1,0 +1,92 @@
+"""Work spread over forked worker processes that inherit the parent's memory (a trace, with everything it has built)
+instead of receiving it pickled: ``tgviz run`` writes the report's steps and the SVG files on every core.
+
+Only on Linux, where fork is safe and cheap; elsewhere, and with no workers asked for, the work runs in this process,
+in order, with the same results. A worker that dies (killed, out of memory) loses nothing: what it was given is done
+here instead.
+"""
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Generic, TypeVar
+
+S = TypeVar("S")
+A = TypeVar("A")
+R = TypeVar("R")
+
+MAX_WORKERS = 4                             # each worker holds its own caches: more costs memory for little time
+
+
+def cores() -> int:
+  """How many workers are worth starting: the cores this process may run on (at most MAX_WORKERS); 0 where fork is not
+  available, or on a single core (the work then runs in this process)."""
+  if sys.platform != "linux": return 0      # no fork on Windows; on macOS it is unsafe with the system's frameworks
+  n = min(MAX_WORKERS, len(os.sched_getaffinity(0)))
+  return n if n > 1 else 0
+
+
+_state: Any = None                          # in a worker: what the parent held when it forked
+
+
+def _start(state: Any) -> None:
+  global _state
+  _state = state
+
+
+def _call(fn: Callable[[Any, Any], Any], arg: Any) -> Any:
+  return fn(_state, arg)
+
+
+class Task(Generic[R]):
+  """One piece of work handed to a worker (or already done here); result() waits for it."""
+
+  def __init__(self, future: Future | None, redo: Callable[[], R]):
+    self._future, self._redo = future, redo
+
+  def result(self) -> R:
+    if self._future is None: return self._redo()
+    try: return self._future.result()
+    except BrokenProcessPool:
+      print("tgviz: a worker process died; doing its work in this process", file=sys.stderr)
+      return self._redo()
+
+
+class Workers(Generic[S]):
+  """n forked processes, each holding `state` as it was when they started (at the first piece of work). fn(state, arg)
+  runs in one of them: fn must be a module-level function and arg and its result picklable (they travel through a
+  pipe); the state never does. n=0: everything runs in this process, lazily, in order. Use as a context manager."""
+
+  def __init__(self, state: S, n: int):
+    self.state = state
+    self._pool: ProcessPoolExecutor | None = None
+    if n > 0 and sys.platform == "linux":
+      self._pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"), initializer=_start, initargs=(state,))
+
+  def submit(self, fn: Callable[[S, A], R], arg: A) -> Task[R]:
+    """Start fn(state, arg) in a worker (here and now without workers)."""
+    def redo() -> R: return fn(self.state, arg)
+    if self._pool is None: return Task(None, redo)
+    # the first submit forks the workers: objects that exist now are frozen out of their collector's sight, so that
+    # its passes neither scan nor copy the pages of what they inherit
+    gc.freeze()
+    try: future = self._pool.submit(_call, fn, arg)
+    finally: gc.unfreeze()
+    return Task(future, redo)
+
+  def map(self, fn: Callable[[S, A], R], args: Iterable[A]) -> Iterator[R]:
+    """fn(state, arg) for each arg, results in order; with workers, every piece starts now."""
+    if self._pool is None: return (fn(self.state, a) for a in args)
+    tasks = [self.submit(fn, a) for a in args]
+    return (t.result() for t in tasks)
+
+  def __enter__(self) -> Workers[S]:
+    return self
+
+  def __exit__(self, *exc: object) -> None:
+    if self._pool is not None: self._pool.shutdown(wait=True, cancel_futures=True)
