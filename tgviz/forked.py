@@ -46,14 +46,16 @@ def _call(fn: Callable[[Any, Any], Any], arg: Any) -> Any:
 class Task(Generic[R]):
   """One piece of work handed to a worker (or already done here); result() waits for it."""
 
-  def __init__(self, future: Future | None, redo: Callable[[], R]):
-    self._future, self._redo = future, redo
+  def __init__(self, future: Future | None, redo: Callable[[], R], workers: Workers | None = None):
+    self._future, self._redo, self._workers = future, redo, workers
 
   def result(self) -> R:
     if self._future is None: return self._redo()
     try: return self._future.result()
     except BrokenProcessPool:
-      print("tgviz: a worker process died; doing its work in this process", file=sys.stderr)
+      if self._workers is not None and not self._workers.broken:
+        self._workers.broken = True
+        print("tgviz: a worker process died; its work and what was left is done in this process", file=sys.stderr)
       return self._redo()
 
 
@@ -64,20 +66,22 @@ class Workers(Generic[S]):
 
   def __init__(self, state: S, n: int):
     self.state = state
+    self.broken = False                     # a worker died: what was handed out is redone here
     self._pool: ProcessPoolExecutor | None = None
     if n > 0 and sys.platform == "linux":
       self._pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"), initializer=_start, initargs=(state,))
 
   def submit(self, fn: Callable[[S, A], R], arg: A) -> Task[R]:
-    """Start fn(state, arg) in a worker (here and now without workers)."""
+    """Start fn(state, arg) in a worker (without workers: run here when its result is asked for)."""
     def redo() -> R: return fn(self.state, arg)
     if self._pool is None: return Task(None, redo)
     # the first submit forks the workers: objects that exist now are frozen out of their collector's sight, so that
     # its passes neither scan nor copy the pages of what they inherit
     gc.freeze()
     try: future = self._pool.submit(_call, fn, arg)
+    except BrokenProcessPool: return Task(None, redo)  # a worker died already (result() of its task says so)
     finally: gc.unfreeze()
-    return Task(future, redo)
+    return Task(future, redo, self)
 
   def map(self, fn: Callable[[S, A], R], args: Iterable[A]) -> Iterator[R]:
     """fn(state, arg) for each arg, results in order; with workers, every piece starts now."""
