@@ -146,6 +146,13 @@ def test_export_svg_files_are_valid_unique_and_safe(tutorial_trace, tmp_path):
   assert any("View_Base_AST" in p.name for p in paths)
   only = tutorial_trace.export_svg(tmp_path / "one", step="View Program")
   assert len(only) == len(tutorial_trace.kernels)
+  # a step's before and after; a snapshot (or a step that matched nothing) is one graph, drawn once
+  def drawn_sides(p): return {g.get("data-side") for g in ET.parse(p).getroot().iter(f"{NS}g") if g.get("data-side")}
+  steps = {s.index: s for s in conv.steps}
+  for p in paths:
+    step = steps[int(p.name.split("--")[1][:3])]
+    assert drawn_sides(p) == ({"before", "after"} if step.matches else {"before"}), p.name
+  assert drawn_sides(only[0]) == {"before"} and any(s.matches for s in conv.steps)
 
 
 def test_missing_engine_is_a_clear_error(monkeypatch):

@@ -27,9 +27,10 @@ class Step(model.Step):
   def svg(self, side: str = "both", match: int | None = None, max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto",
           timeout: float | None = L.DEFAULT_TIMEOUT) -> str:
     """This step's graph as a standalone SVG: side "before", "after" or "both" (side by side, one layout, with what was
-    added, removed and changed marked). match=k shows the graph before and after the k-th (0-based) match instead.
-    view "auto" focuses on what changed above max_nodes nodes, "focus" always does, "full" never does; a layout
-    running past timeout seconds falls back to a smaller focused view, and the picture says it is partial."""
+    added, removed and changed marked), or "auto" (both, or the one graph of a step that matched nothing). match=k
+    shows the graph before and after the k-th (0-based) match instead. view "auto" focuses on what changed above
+    max_nodes nodes, "focus" always does, "full" never does; a layout running past timeout seconds falls back to a
+    smaller focused view, and the picture says it is partial."""
     return picture.picture(self, side, match, max_nodes, view, timeout).svg
 
 
@@ -38,10 +39,11 @@ class Trace(model.Trace):
 
   step_type: ClassVar[type[model.Step]] = Step
 
-  def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "both",
+  def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "auto",
                  max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto", landmarks: bool = False) -> list[Path]:
-    """Write one standalone SVG per selected step (see :meth:`select`) into directory; returns the paths. File names
-    say which group and step they show and are safe on every OS."""
+    """Write one standalone SVG per selected step (see :meth:`select`) into directory; returns the paths. side as in
+    :meth:`Step.svg`: by default a step's before and after, a snapshot's (or a step without matches') one graph. File
+    names say which group and step they show and are safe on every OS."""
     return picture.export_svg(self.select(kernel, step, landmarks), directory, side, max_nodes, view)
 
   def to_html(self, path: str | Path, title: str = "tgviz trace", **kwargs: Any) -> Path:

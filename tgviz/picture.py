@@ -76,10 +76,18 @@ def scene_of(step: Step, match: int | None) -> L.Scene:
                       removed={key(u) for u in d.removed}, changed={key(b): key(a) for b, a in d.changed})
 
 
+def sides(step: Step, side: str = "auto") -> str:
+  """The side(s) a picture of the step draws: side itself, or for "auto" before and after ("both"), or the one graph of
+  a snapshot or of a step that matched nothing ("before"), as the widget shows it."""
+  if side == "auto": return "both" if step.matches else "before"
+  if side not in SIDES: raise ValueError(f"side must be one of auto, {', '.join(SIDES)}, not {side!r}")
+  return side
+
+
 def picture(step: Step, side: str = "both", match: int | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
             view: str = "auto", timeout: float | None = L.DEFAULT_TIMEOUT) -> Picture:
   """Render a step (or one of its matches); see :meth:`tgviz.Step.svg`. Cached per step."""
-  if side not in SIDES: raise ValueError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
+  side = sides(step, side)
   if view not in VIEWS: raise ValueError(f"view must be one of {', '.join(VIEWS)}, not {view!r}")
   key = (weakref.ref(step), side, match, max_nodes, view)
   if (hit := CACHE.get(key)) is not None: return hit
@@ -114,9 +122,10 @@ def safe_name(s: str, limit: int = 60) -> str:
   return _UNSAFE.sub("_", s).strip("._")[:limit] or "x"
 
 
-def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "both", max_nodes: int = L.DEFAULT_MAX_NODES,
+def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "auto", max_nodes: int = L.DEFAULT_MAX_NODES,
            view: str = "auto", match: int | None = None) -> list[Path]:
-  """Write one standalone SVG per step (or of one match of each) into directory; returns the paths. Pictures are drawn
+  """Write one standalone SVG per step (or of one match of each) into directory; returns the paths (side: see sides;
+  "auto" draws a step that matched nothing once, not twice side by side). Pictures are drawn
   in a few threads at once, so that the layout engine's processes run on every core while Python builds the next."""
   out = Path(directory)
   out.mkdir(parents=True, exist_ok=True)

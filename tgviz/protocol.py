@@ -276,11 +276,6 @@ def first_selection(trace: Trace, kernel: str | None = None) -> StepKey:
   return step_key(groups[0].steps[0]) if groups else ""
 
 
-def sides(step: Step) -> str:
-  """What a picture of the step shows: before and after, or the one graph of a snapshot or of a step that matched nothing."""
-  return "both" if step.matches else "before"
-
-
 CellLabel = Callable[[str], str | None]
 """A file name -> how the user knows it (IPython: a cell's file -> "Cell In[3]"), or None to show the file's name."""
 
@@ -356,7 +351,7 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
                     max_nodes: int = L.DEFAULT_MAX_NODES, cell_label: CellLabel | None = None) -> PictureMsg:
   """Everything the browser shows for one selection: the SVG, the step and match details, the kernel's code."""
   s = step_of(trace, key)
-  pic = picture(s, side=sides(s), match=match, max_nodes=max_nodes, view=view)
+  pic = picture(s, side="auto", match=match, max_nodes=max_nodes, view=view)
   return PictureMsg(type="picture", step=key, match=match, view=view, svg=pic.svg, partial=pic.partial,
                     message=pic.message, shown=pic.shown, total=pic.total, info=step_info(s),
                     match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group, cell_label),

@@ -29,6 +29,7 @@ from tgviz.assets import esm, script_safe, styles
 from tgviz.graph import FAMILIES
 from tgviz.highlight import code_css
 from tgviz.model import Step, Trace, where
+from tgviz.picture import SIDES, sides
 
 _HEAD = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
@@ -85,7 +86,7 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
     graphs += [table.add(g) for g in itertools.islice(step.replay(), computed + 1, None)]
     if after is None: after = graphs[-1]
   info = {k: v for k, v in P.step_info(step).items() if k != "stack"}  # the group's, stored once with it
-  return {"info": info, "sides": ["before", "after"] if P.sides(step) == "both" else ["before"],
+  return {"info": info, "sides": list(SIDES[sides(step)]),
           "rows": table.rows[start:], "contents": table.contents[cstart:], "graphs": graphs, "after": after,
           "replay": step.options if computed else None, "computed": computed, "group": step.group.index, "pairs": refs,
           "matches": [[patterns[m.loc], round(m.time * 1e6, 2), m.is_error] for m in step.matches]}

@@ -107,7 +107,7 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)
-        paths = export_svg([step], self.export_dir, side=P.sides(step), max_nodes=self.max_nodes, view=self.view,
+        paths = export_svg([step], self.export_dir, max_nodes=self.max_nodes, view=self.view,
                            match=self.match)
         self.send(P.exported_message(paths))
       except Exception as e: self.send(P.error_message(f"export failed: {type(e).__name__}: {e}"))
