@@ -2,10 +2,12 @@
 import dataclasses
 import gc
 import random
+import sys
 
 import pytest
 import workloads
 from tinygrad import Tensor
+from tinygrad.helpers import Context, TracingKey, cpu_events, printable
 from tinygrad.uop import ops
 from tinygrad.uop.ops import Ops, PatternMatcher, RewriteTrace, TrackedGraphRewrite, UOp, UPat, graph_rewrite
 from tinygrad.viz import serve
@@ -39,6 +41,21 @@ def test_tutorial_groups_and_landmarks(tutorial_trace):
   m = step.matches[0]
   assert m.loc[0].endswith(".py") and m.loc[1] > 0 and m.source and m.time >= 0
   assert step.loc[0].endswith(".py") and step.loc[1] > 0
+
+
+def test_call_stacks_are_those_tinygrads_viz_shows():
+  with tgviz.capture() as trace:
+    Tensor.ones(4, 4).contiguous().sum(1).realize(); here = sys._getframe().f_lineno
+  kernel = next(g for g in trace.groups if g.kind == "kernel")
+  assert all(len(f) == 4 and f[3] == printable(f[:2]) for f in kernel.stack)  # (file, line, function, its source text)
+  assert (__file__, here, "test_call_stacks_are_those_tinygrads_viz_shows",
+          "Tensor.ones(4, 4).contiguous().sum(1).realize(); here = sys._getframe().f_lineno") in kernel.stack
+  # tinygrad's profiler keeps its own stacks whole while a capture runs
+  with Context(PROFILE=1), tgviz.capture():
+    events = len(cpu_events)
+    Tensor.ones(4, 4).contiguous().sum(1).realize()
+  keys = [e.name for e in cpu_events[events:] if isinstance(e.name, TracingKey) and e.name.tb]
+  assert keys and all(len(f) == 4 for k in keys for f in k.tb)
 
 
 def test_tutorial_arange_cases_are_traced(tutorial_trace):

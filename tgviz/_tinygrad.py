@@ -66,6 +66,7 @@ def _setup_default_device() -> None:
 _check_version()
 _setup_default_device()
 
+from tinygrad import helpers, schedule, tensor  # noqa: E402
 from tinygrad.dtype import dtypes  # noqa: E402
 from tinygrad.helpers import DEV, Context, TracingKey, ansistrip, printable  # noqa: E402
 from tinygrad.renderer import Renderer  # noqa: E402
@@ -839,7 +840,8 @@ class _OriginRecorder:
   def _meta(self, u: UOp) -> tuple:
     # a source-less UOp (CONST, BUFFER, RANGE, ...) is shared by every graph that uses it: its metadata says nothing
     if not u.src: return ()
-    return self.carried.get(u) or ops.all_metadata.get(u) or ()
+    ref = weakref.ref(u)  # one reference for both weak dicts' lookups (a UOp's plain weak reference is made once)
+    return self.carried.data.get(ref) or ops.all_metadata.data.get(ref) or ()
 
   def seen(self, root: UOp) -> bool:
     """Note the graph a group starts from (a kernel's AST: its origins). Whether the group is a kernel's codegen."""
@@ -858,18 +860,18 @@ class _OriginRecorder:
 
   def rewritten(self, rctx: RewriteContext, root: UOp) -> None:
     """Carry metadata over a graph rewrite outside kernels' codegen (which starts from a finished AST)."""
-    if self.seen(root) or not rctx.replace: return
-    results = None
-    for n, r in list(rctx.replace.items()):
-      if r is n or not (meta := self._meta(n)): continue
-      if results is None: results = set(rctx.replace.values())
+    if self.seen(root) or not (replace := rctx.replace): return
+    meta_of, carried, results = self._meta, self.carried, None
+    for n, r in replace.items():
+      if r is n or not (meta := meta_of(n)): continue
+      if results is None: results = set(replace.values())
       stack = [(r, 0)]
       while stack:
         x, level = stack.pop()
-        have = self._meta(x)
-        if x.src and not all(any(m is h for h in have) for m in meta):
-          self.carried[x] = have + tuple(m for m in meta if not any(m is h for h in have))
-        if level < self.BELOW: stack.extend((s, level + 1) for s in x.src if s not in rctx.replace and s not in results)
+        if x.src and (have := meta_of(x)) is not meta:
+          held = {id(h) for h in have}  # by identity: equal Metadata of two calls are two origins
+          if (missing := tuple(m for m in meta if id(m) not in held)): carried[x] = have + missing
+        if level < self.BELOW: stack.extend((s, level + 1) for s in x.src if s not in replace and s not in results)
 
 
 @functools.cache
@@ -1017,6 +1019,10 @@ class Tracker:
     if self.device is not None: ctx["DEV"] = self.device
     self._context = Context(**ctx)
     self._context.__enter__()
+    # under VIZ every TracingKey takes the stack with its source text, also the many only tinygrad's profiler would
+    # show; without the profiler only the groups' stacks are kept, and their text is read at the end (see _stack)
+    self._stacktrace = helpers.get_stacktrace
+    if not helpers.PROFILE: helpers.get_stacktrace = _frames
     self._lines.__enter__()
     self._origins.__enter__()
     self._compilers = _SourceOnlyCompilers() if default_device().upper().startswith("NULL") else None
@@ -1050,6 +1056,7 @@ class Tracker:
       self._lines.__exit__(*exc)
       self._origins.__exit__(*exc)
       self._context.__exit__(*exc)
+      helpers.get_stacktrace = self._stacktrace
       ops.PatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite = self._saved_methods
       keys, ctxs, fields = ops.tracked_keys, ops.tracked_ctxs, ops.uop_fields
       out = {sid: u.trace_num for sid, ref in self._io.items() if (u := ref()) is not None}  # numbered in this table
@@ -1058,6 +1065,27 @@ class Tracker:
     finally:
       self._io = {}
       if not self._shared: _drop_trace_nums()
+
+
+# where tinygrad makes a TracingKey only its profiler shows: every Tensor method a user calls, each realize's map, the
+# scheduler's two phases
+_PROFILE_ONLY = frozenset({tensor._metadata_wrapper(lambda: None).__code__, tensor._apply_map_to_tensors.__code__,
+                           schedule.create_schedule.__code__})
+
+
+def _frames(frm, max_frames: int = 30) -> tuple[tuple[str, int, str], ...] | None:
+  """tinygrad's get_stacktrace without the source text of each frame; none for a key only tinygrad's profiler shows."""
+  if (caller := frm.f_back) is not None and caller.f_code in _PROFILE_ONLY: return None
+  out = []
+  for _ in range(max_frames):
+    if (frm := frm.f_back) is None: break
+    out.append(((code := frm.f_code).co_filename, frm.f_lineno, code.co_name))
+  return tuple(out)
+
+
+def _stack(tb: tuple[tuple, ...] | None) -> tuple[tuple[str, int, str, str], ...]:
+  """A TracingKey's stack as tinygrad's get_stacktrace makes it: (file, line, function, source text) per frame."""
+  return tuple(f if len(f) == 4 else (*f, printable(f[:2])) for f in tb or ())
 
 
 def _groups(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origins: dict[int, tuple[Origin, ...]] | None = None) \
@@ -1072,7 +1100,7 @@ def _groups(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origi
     for s in steps:
       recs.append(StepRecord(s.name, s.depth, s.loc, s.sink, s.matches, s.bottom_up, s.walk, s.enter_calls, out.get(id(s))))
     ren = key.ret if isinstance(key.ret, Renderer) else None
-    groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, tuple(key.tb or ()),
+    groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, _stack(key.tb),
                               device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else "",
                               origins=(origins or {}).get(i, ()), c_style=isinstance(ren, CStyleLanguage)))
   return groups
