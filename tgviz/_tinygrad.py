@@ -782,13 +782,17 @@ def _map_lines(src: str, uops: list[UOp], log: list[tuple[UOp, str]], names: dic
   sig = next((i for i, ln in enumerate(src.splitlines()) if "(" in ln and any(ln.find(names.get(p, "\0")) >= 0 for p in uops if p.op is Ops.PARAM)),
              max(first - 1, 0))
   per_line[sig] += [u for u in uops if u.op in (Ops.PARAM, Ops.SINK)]
-  mapped = {u for ln in per_line for u in ln}
+  lines_of: dict[UOp, dict[int, None]] = {}  # UOp -> the lines it is behind, in order
+  for i, ln in enumerate(per_line):
+    for u in ln: lines_of.setdefault(u, {})[i] = None
+  users: dict[UOp, list[UOp]] = {}
+  for x in dict.fromkeys([*uops, *lines_of]):
+    for s in x.src: users.setdefault(s, []).append(x)
   for u in reversed(uops):                    # users come after their sources: a UOp joins its users' lines
-    if u in mapped: continue
-    for ln in per_line:
-      if any(u in user.src for user in ln):
-        ln.append(u)
-        mapped.add(u)
+    if u in lines_of: continue
+    if (joined := sorted({i for user in users.get(u, ()) for i in lines_of.get(user, ())})):
+      for i in joined: per_line[i].append(u)
+      lines_of[u] = dict.fromkeys(joined)
   return [tuple(dict.fromkeys(x.trace_num for x in ln)) for ln in per_line]
 
 
