@@ -120,12 +120,14 @@ def test_tinygrads_own_viz_dump_shows_the_same_kernels_as_a_capture(tmp_path):
   assert [k.name for k in dump.kernels] == [k.name for k in trace.kernels] == ["E_4", "r_2_2_2_2"]
   for a, b in zip(dump.kernels, trace.kernels, strict=True):
     assert (a.source, a.global_size, a.local_size, a.device, a.renderer) == (b.source, b.global_size, b.local_size, b.device, b.renderer)
-  assert [(g.name, g.kind, [(s.name, len(s.matches)) for s in g.steps]) for g in dump.groups] == \
-         [(g.name, g.kind, [(s.name, len(s.matches)) for s in g.steps]) for g in trace.groups]
+  # the same groups, steps and matches (each pattern that fired, in order) as tinygrad's own tracking records
+  assert [(g.name, g.kind, [(s.name, [m.loc for m in s.matches]) for s in g.steps]) for g in dump.groups] == \
+         [(g.name, g.kind, [(s.name, [m.loc for m in s.matches]) for s in g.steps]) for g in trace.groups]
   compared = 0
   for a, b in zip(dump.steps, trace.steps, strict=True):  # the kernels' graphs, but those with buffers (numbered per process)
     if a.group.kind != "kernel" or any(u.op.name == "BUFFER" for g in (a.before(), a.after()) for u in g.toposort()): continue
     assert a.before().key == b.before().key and a.after().key == b.after().key, a.path
+    assert [(u0.key, u1.key) for u0, u1 in a.pairs()] == [(u0.key, u1.key) for u0, u1 in b.pairs()], a.path
     compared += 1
   assert compared > 50
   assert "(tinygrad's rewrites.pkl)" in dump.device and dump.error is None

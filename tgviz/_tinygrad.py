@@ -25,6 +25,7 @@ import re
 import shutil
 import sys
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -988,6 +989,32 @@ def _kind(key: TracingKey) -> str:
   return "other"
 
 
+_PLAIN_MATCHER = TrackedPatternMatcher.__bases__[0]  # tinygrad's PatternMatcher (ops.PatternMatcher is the tracked one under VIZ)
+
+
+def _recording_rewrite(self, uop: UOp, ctx=None):
+  """PatternMatcher.rewrite while a capture runs: tinygrad's TrackedPatternMatcher.rewrite, which records each match in
+  the running graph_rewrite with its time (a pattern that raises as a REWRITE_ERROR), without its per-pattern counters
+  and timers (ops.match_stats, read only by tinygrad's exit report, which tgviz never lets run) and with the plain
+  matcher's cached set of source ops: the same matches, for less than tinygrad's own tracking costs."""
+  if (ler := uop.__dict__.get("_src_ops")) is None: uop.__dict__["_src_ops"] = ler = {u.op for u in uop.src}
+  for p, match, early_reject in self.pdict.get(uop.op, ()):
+    if not early_reject.issubset(ler): continue
+    st = time.perf_counter()
+    try: ret = match(uop, ctx)
+    except Exception as e:
+      if ops.TRACK_MATCH_STATS.value >= 2 and ops.active_rewrites:
+        err = UOp(Ops.REWRITE_ERROR, src=uop.src, arg=f"{type(e).__name__}\n{e}")
+        ops.active_rewrites[-1].matches.append((uop.trace_num, err.trace_num, p.location, 0))
+      raise
+    if ret is not None and ret is not uop:
+      et = time.perf_counter() - st
+      if ops.TRACK_MATCH_STATS.value >= 2 and isinstance(ret, UOp) and ops.active_rewrites:
+        ops.active_rewrites[-1].matches.append((uop.trace_num, ret.trace_num, p.location, et))
+      return ret
+  return None
+
+
 _GLOBALS = ("tracked_keys", "tracked_ctxs", "uop_fields", "_name_cnt", "active_group", "active_rewrites")
 
 
@@ -1015,8 +1042,8 @@ class Tracker:
     # capture runs; those still alive at the end are numbered then (numbering every one would cost capture time)
     self._io: dict[int, weakref.ref[UOp]] = {}
     self._lines, self._origins = _LineRecorder(), _OriginRecorder()
-    self._saved_methods = (ops.PatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite)
-    ops.PatternMatcher.rewrite = TrackedPatternMatcher.rewrite
+    self._saved_methods = (_PLAIN_MATCHER.rewrite, TrackedPatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite)
+    _PLAIN_MATCHER.rewrite = TrackedPatternMatcher.rewrite = _recording_rewrite
     RewriteContext.unified_rewrite = self._recording(RewriteContext.unified_rewrite)
     RewriteContext.walk_rewrite = self._recording(RewriteContext.walk_rewrite)
     ctx: dict[str, Any] = {"TRACK_MATCH_STATS": 2, "VIZ": -1, "PARALLEL": 0}
@@ -1061,7 +1088,7 @@ class Tracker:
       self._origins.__exit__(*exc)
       self._context.__exit__(*exc)
       helpers.get_stacktrace = self._stacktrace
-      ops.PatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite = self._saved_methods
+      _PLAIN_MATCHER.rewrite, TrackedPatternMatcher.rewrite, RewriteContext.unified_rewrite, RewriteContext.walk_rewrite = self._saved_methods
       keys, ctxs, fields = ops.tracked_keys, ops.tracked_ctxs, ops.uop_fields
       out = {sid: u.trace_num for sid, ref in self._io.items() if (u := ref()) is not None}  # numbered in this table
       for g, v in self._saved.items(): setattr(ops, g, v)
