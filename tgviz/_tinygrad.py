@@ -1331,32 +1331,38 @@ class NodeTable:
 
   def add(self, root: UOp) -> int:
     """The row id of root, adding it and whatever below it is new."""
-    cache, ids = self._cache, self._ids
+    ids = self._ids
+    if (i := ids.get(root)) is not None: return i
+    cache, rows, content_ids = self._cache, self.rows, self._content_ids
+    drawn = cache.drawn
     stack = [(root, False)]
     while stack:
       u, ready = stack.pop()
       if u in ids: continue
-      if not ready: stack.extend([(u, True), *((s, False) for s in u.src if s not in ids)])
-      else:
-        if (d := cache.drawn.get(u)) is None:
-          arg = repr(u.arg) if isinstance(u.arg, float) else u.arg  # 0.0 == -0.0, drawn apart
-          folded = tuple((i, s) for i, s in enumerate(u.src) if _foldable(s))
-          made_of = (u.op, u.dtype, type(arg), arg, folded, u.src[0] if u.op is Ops.CALL and u.src else None)
-          if (lab := cache.labels.get(made_of)) is None:
-            n = _node(u, cache.notes)
-            lab = cache.labels[made_of] = (n.family, list(n.label))
-          content = (u.op, u.dtype, type(arg), arg, u.tag)
-          if content not in cache.contents:
-            text = str((u.op, u.dtype, u.arg))
-            cache.contents[content], cache.texts[content] = [text, _base_label(u)], text.encode()
-          # UOp.key from its sources' keys, already here (tinygrad's property walks the whole graph below each new node)
-          key = hashlib.sha256(cache.texts[content] + b"".join([cache.drawn[s][5] for s in u.src])).digest()
-          d = cache.drawn[u] = (key.hex()[:12], lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content, key)
-        if (c := self._content_ids.get(d[4])) is None:
-          c = self._content_ids[d[4]] = len(self.contents)
-          self.contents.append(cache.contents[d[4]])
-        ids[u] = len(self.rows)
-        self.rows.append([d[0], d[1], d[2], [ids[s] for s in u.src], d[3], c])
+      if not ready:
+        stack.append((u, True))
+        stack.extend([(s, False) for s in u.src if s not in ids])
+        continue
+      if (d := drawn.get(u)) is None:
+        below = [drawn[s] for s in u.src]  # the sources are in already
+        arg = repr(u.arg) if isinstance(u.arg, float) else u.arg  # 0.0 == -0.0, drawn apart
+        folded = tuple((i, s) for i, (s, e) in enumerate(zip(u.src, below, strict=True)) if e[3])  # constants its label folds in
+        made_of = (u.op, u.dtype, type(arg), arg, folded, u.src[0] if u.op is Ops.CALL and u.src else None)
+        if (lab := cache.labels.get(made_of)) is None:
+          n = _node(u, cache.notes)
+          lab = cache.labels[made_of] = (n.family, list(n.label))
+        content = (u.op, u.dtype, type(arg), arg, u.tag)
+        if content not in cache.contents:
+          text = str((u.op, u.dtype, u.arg))
+          cache.contents[content], cache.texts[content] = [text, _base_label(u)], text.encode()
+        # UOp.key from its sources' keys, already here (tinygrad's property walks the whole graph below each new node)
+        key = hashlib.sha256(cache.texts[content] + b"".join([e[5] for e in below])).digest()
+        d = drawn[u] = (key.hex()[:12], lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content, key)
+      if (c := content_ids.get(d[4])) is None:
+        c = content_ids[d[4]] = len(self.contents)
+        self.contents.append(cache.contents[d[4]])
+      ids[u] = len(rows)
+      rows.append([d[0], d[1], d[2], [ids[s] for s in u.src], d[3], c])
     return ids[root]
 
 
