@@ -37,6 +37,9 @@ _state: Any = None                          # in a worker: what the parent held 
 def _start(state: Any) -> None:
   global _state
   _state = state
+  # a worker lives as long as its pool, and the work handed out (a report's steps, pictures) makes millions of
+  # short-lived objects and few cycles: the cyclic collector would only rescan them, over and over
+  gc.disable()
 
 
 def _call(fn: Callable[[Any, Any], Any], arg: Any) -> Any:
