@@ -63,3 +63,8 @@ def test_run_with_workers_writes_what_one_process_writes(tutorial_trace, tmp_pat
   svgs = [sorted((tmp_path / str(j) / "svg").iterdir()) for j in (0, 2)]
   assert [p.name for p in svgs[0]] == [p.name for p in svgs[1]] and len(svgs[0]) > 5
   assert all(a.read_bytes() == b.read_bytes() for a, b in zip(*svgs, strict=True))
+
+
+def test_negative_jobs_is_refused(tmp_path, capsys):
+  with pytest.raises(SystemExit) as e: cli.main(["run", str(tmp_path / "x.py"), "-j", "-1"])
+  assert e.value.code == 2 and "--jobs takes 0 or more" in capsys.readouterr().err

@@ -170,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"worker processes that write the report and SVGs (default: one per core, at most {forked.MAX_WORKERS}; "
                         "0: all in this process)")
   ns, script_args = parser.parse_known_args(argv)  # options tgviz does not know go to the script
+  if getattr(ns, "jobs", None) is not None and ns.jobs < 0: parser.error(f"--jobs takes 0 or more worker processes, not {ns.jobs}")
   if ns.command in ("open", "compare") and script_args: parser.error(f"unrecognized arguments: {' '.join(script_args)}")
   if ns.command == "compare":
     return compare_scripts((ns.script_a, ns.script_b), (ns.env + ns.env_a, ns.env + ns.env_b), ns.out, ns.device, ns.max_nodes)
