@@ -175,6 +175,19 @@ class _WeakUOps:
     self._refs.clear()
 
 
+_UCACHE = UOpMetaClass.ucache
+
+
+def _remade(op: Ops, dtype: Any, src: tuple[UOp, ...], arg: Any, tag: Any) -> UOp:
+  """UOp(op, dtype, src, arg, tag) for a UOp tinygrad made once already (its fields as recorded): tinygrad's
+  hash-consing, without the checks its constructor made then (dtype derivation, SPEC) and makes for new UOps."""
+  key = (op, dtype, src, arg, tag)
+  if (ref := _UCACHE.get(key)) is not None and (u := ref()) is not None: return u
+  u = type.__call__(UOp, op, dtype, src, arg, tag)
+  _UCACHE[key] = weakref.ref(u)
+  return u
+
+
 class Recording:
   """Everything one capture recorded: plain fields only (op, dtype, source trace numbers, arg and tag of each UOp, as
   tinygrad's VIZ keeps them), never a live UOp or Buffer, so a Trace changes no refcount tinygrad relies on."""
@@ -216,8 +229,8 @@ class Recording:
         stack.extend(fields[n][2])
     # tinygrad numbers a graph in toposort order (UOp.trace_num is a recursive_property): sources before their users
     for n in sorted(need):
-      op, dtype, src, arg, *rest = fields[n]
-      cached[n] = built[n] = UOp(op, dtype, tuple([built[s] for s in src]), arg, *rest)
+      op, dtype, src, arg, tag = fields[n]
+      cached[n] = built[n] = _remade(op, dtype, tuple([built[s] for s in src]), arg, tag)
     return [built[n] for n in nums]
 
   def before(self, step: StepRecord) -> UOp:
