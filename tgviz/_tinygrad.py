@@ -165,27 +165,15 @@ class _WeakUOps:
   def get(self, num: int) -> UOp | None:
     return r() if (r := self._refs.get(num)) is not None else None
 
-  def __setitem__(self, num: int, u: UOp) -> None:
-    self._refs[num] = weakref.ref(u)
+  def put(self, refs: dict[int, weakref.ref[UOp]]) -> None:
+    """Keep these (weak references to the UOps with those numbers)."""
+    self._refs.update(refs)
     if len(self._refs) > self._limit:
       self._refs = {n: r for n, r in self._refs.items() if r() is not None}
       self._limit = max(1 << 16, 2 * len(self._refs))
 
   def clear(self) -> None:
     self._refs.clear()
-
-
-_UCACHE = UOpMetaClass.ucache
-
-
-def _remade(op: Ops, dtype: Any, src: tuple[UOp, ...], arg: Any, tag: Any) -> UOp:
-  """UOp(op, dtype, src, arg, tag) for a UOp tinygrad made once already (its fields as recorded): tinygrad's
-  hash-consing, without the checks its constructor made then (dtype derivation, SPEC) and makes for new UOps."""
-  key = (op, dtype, src, arg, tag)
-  if (ref := _UCACHE.get(key)) is not None and (u := ref()) is not None: return u
-  u = type.__call__(UOp, op, dtype, src, arg, tag)
-  _UCACHE[key] = weakref.ref(u)
-  return u
 
 
 class Recording:
@@ -227,10 +215,18 @@ class Recording:
       else:
         need.add(n)
         stack.extend(fields[n][2])
-    # tinygrad numbers a graph in toposort order (UOp.trace_num is a recursive_property): sources before their users
+    # tinygrad numbers a graph in toposort order (UOp.trace_num is a recursive_property): sources before their users.
+    # Each is made as tinygrad's constructor makes it, through its hash-consing cache, without the checks the
+    # constructor made when tinygrad made these (dtype derivation, SPEC); the cache's weak reference is kept too
+    ucache, new, refs = UOpMetaClass.ucache, type.__call__, {}
     for n in sorted(need):
       op, dtype, src, arg, tag = fields[n]
-      cached[n] = built[n] = _remade(op, dtype, tuple([built[s] for s in src]), arg, tag)
+      key = (op, dtype, tuple([built[s] for s in src]), arg, tag)
+      if (ref := ucache.get(key)) is None or (u := ref()) is None:
+        u = new(UOp, *key)
+        ucache[key] = ref = weakref.ref(u)
+      built[n], refs[n] = u, ref
+    cached.put(refs)
     return [built[n] for n in nums]
 
   def before(self, step: StepRecord) -> UOp:
