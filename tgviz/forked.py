@@ -21,12 +21,13 @@ A = TypeVar("A")
 R = TypeVar("R")
 
 MAX_WORKERS = 4                             # each worker holds its own caches: more costs memory for little time
+FORKS = sys.platform == "linux"             # no fork on Windows; on macOS it is unsafe with the system's frameworks
 
 
 def cores() -> int:
   """How many workers are worth starting: the cores this process may run on (at most MAX_WORKERS); 0 where fork is not
   available, or on a single core (the work then runs in this process)."""
-  if sys.platform != "linux": return 0      # no fork on Windows; on macOS it is unsafe with the system's frameworks
+  if not FORKS: return 0
   n = min(MAX_WORKERS, len(os.sched_getaffinity(0)))
   return n if n > 1 else 0
 
@@ -47,7 +48,7 @@ def _call(fn: Callable[[Any, Any], Any], arg: Any) -> Any:
 
 
 class Task(Generic[R]):
-  """One piece of work handed to a worker (or already done here); result() waits for it."""
+  """One piece of work handed to a worker (or to be done here); result() waits for it."""
 
   def __init__(self, future: Future | None, redo: Callable[[], R], workers: Workers | None = None):
     self._future, self._redo, self._workers = future, redo, workers
@@ -71,7 +72,7 @@ class Workers(Generic[S]):
     self.state = state
     self.broken = False                     # a worker died: what was handed out is redone here
     self._pool: ProcessPoolExecutor | None = None
-    if n > 0 and sys.platform == "linux":
+    if n > 0 and FORKS:
       self._pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"), initializer=_start, initargs=(state,))
 
   def submit(self, fn: Callable[[S, A], R], arg: A) -> Task[R]:

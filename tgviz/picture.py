@@ -125,8 +125,8 @@ def safe_name(s: str, limit: int = 60) -> str:
 def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "auto", max_nodes: int = L.DEFAULT_MAX_NODES,
            view: str = "auto", match: int | None = None) -> list[Path]:
   """Write one standalone SVG per step (or of one match of each) into directory; returns the paths (side: see sides;
-  "auto" draws a step that matched nothing once, not twice side by side). Pictures are drawn
-  in a few threads at once, so that the layout engine's processes run on every core while Python builds the next."""
+  "auto" draws a step that matched nothing once, not twice side by side). Pictures are drawn in a few threads at once,
+  so that the layout engine's processes run on every core while Python builds the next."""
   out = Path(directory)
   out.mkdir(parents=True, exist_ok=True)
   suffix = "" if match is None else f"-match{match + 1:04d}"

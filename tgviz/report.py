@@ -115,6 +115,7 @@ def _segments(steps: list[Step]) -> list[list[Step]]:
 @contextlib.contextmanager
 def _no_gc() -> Iterator[None]:
   # replays make millions of short-lived UOps, and Python's cyclic collector would rescan the whole heap many times over
+  # (forked workers run without it: see forked)
   collecting = gc.isenabled()
   gc.disable()
   try: yield
@@ -137,16 +138,15 @@ class Writer:
   def segment(self, i: int) -> str:
     """The chunks of segment i's steps: consecutive steps of a group, one node table."""
     parts: list[str] = []
-    with _no_gc():
-      if len(self.cache.drawn) > 200_000: self.cache.clear()  # bounded: later steps share few nodes with much older ones
-      segment = self.segments[i]
-      table, base, last = tg.NodeTable(self.cache), None, P.step_key(segment[-1])
-      for s in segment:
-        data = step_data(s, table, self.patterns)
-        # the step whose rows come before these, and the segment's last step (the page reads the segment whole)
-        data["base"], data["segment"] = P.step_key(base) if base is not None else None, last
-        parts.append(_chunk(f"s-{P.step_key(s)}", data))
-        base = s
+    if len(self.cache.drawn) > 200_000: self.cache.clear()  # bounded: later steps share few nodes with much older ones
+    segment = self.segments[i]
+    table, base, last = tg.NodeTable(self.cache), None, P.step_key(segment[-1])
+    for s in segment:
+      data = step_data(s, table, self.patterns)
+      # the step whose rows come before these, and the segment's last step (the page reads the segment whole)
+      data["base"], data["segment"] = P.step_key(base) if base is not None else None, last
+      parts.append(_chunk(f"s-{P.step_key(s)}", data))
+      base = s
     return "".join(parts)
 
   def write(self, path: str | Path, workers: forked.Workers[Writer] | None = None,
@@ -183,8 +183,8 @@ def _segment(writer: Writer, i: int) -> str:
 def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max_nodes: int = L.DEFAULT_MAX_NODES,
                  progress: Callable[[int, int], None] | None = None, workers: int = 0) -> Path:
   """Write one self-contained HTML file to browse the trace (tree, every step and match, the kernels' code) with no
-  server, kernel or network. Steps are written a segment at a time, so memory stays that of the biggest segment;
-  workers > 0 writes them in that many forked processes (on Linux; see tgviz.forked). progress(done, total) is called
-  as steps are written. Returns the path."""
+  server, kernel or network. Steps are written a segment at a time, so a process holds the graphs of one segment at a
+  time; workers > 0 writes them in that many forked processes (on Linux; see tgviz.forked), and this one writes their
+  text to the file in order. progress(done, total) is called as steps are written. Returns the path."""
   writer = Writer(trace, title, max_nodes)
   with forked.Workers(writer, workers) as pool: return writer.write(path, pool, progress)
