@@ -145,24 +145,49 @@ function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
   const apply = () => { ui.stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`; };
   const svgOf = () => ui.stage.querySelector("svg");
   const size = () => ({ w: ui.canvas.clientWidth || 600, h: ui.canvas.clientHeight || 400 });
-  /** The box (in SVG units) of what changed, else of the output (dot draws it lowest), else null. */
-  function changedBox() {
-    const svg = svgOf();
-    if (!svg) return null;
-    let nodes = [...svg.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")];
-    if (!nodes.length) {
-      const all = [...svg.querySelectorAll("g.side g.node")];
-      const low = Math.max(...all.map((n) => n.getBBox().y + nodeOffset(n).y));
-      nodes = all.filter((n) => n.getBBox().y + nodeOffset(n).y === low);
-    }
-    return boxOf(nodes);
-  }
-  /** The box (in SVG units) around some nodes of the SVG, null for none. @param {SVGGraphicsElement[]} nodes */
-  function boxOf(nodes) {
-    if (!nodes.length) return null;
-    const boxes = nodes.map((n) => { const b = n.getBBox(), o = nodeOffset(n); return { x: b.x + o.x, y: b.y + o.y, w: b.width, h: b.height }; });
+  /** The boxes (SVG units) of some nodes of the SVG. @param {Element[]} nodes */
+  const rects = (nodes) => nodes.map((n) => {
+    const b = /** @type {SVGGraphicsElement} */ (n).getBBox(), o = nodeOffset(n);
+    return { x: b.x + o.x, y: b.y + o.y, w: b.width, h: b.height };
+  });
+  /** The box around some boxes, null for none. @param {{x:number,y:number,w:number,h:number}[]} boxes */
+  function around(boxes) {
+    if (!boxes.length) return null;
     const x0 = Math.min(...boxes.map((b) => b.x)), y0 = Math.min(...boxes.map((b) => b.y));
     return { x: x0, y: y0, w: Math.max(...boxes.map((b) => b.x + b.w)) - x0, h: Math.max(...boxes.map((b) => b.y + b.h)) - y0 };
+  }
+  /** The box (in SVG units) around some nodes of the SVG, null for none. @param {Element[]} nodes */
+  const boxOf = (nodes) => around(rects(nodes));
+  /** The box (in SVG units) to show of what changed, at scale s: all of it where it fits the canvas, else the
+   * canvas-sized window that holds the most changed nodes, the after side's first (a big step changes nodes all over
+   * both sides, and the middle of them all can be empty). Where nothing is marked (a snapshot): the output (dot draws
+   * it lowest) at the foot of that window, what feeds it above. Null without a graph. */
+  function changedBox(s = 0) {
+    const svg = svgOf();
+    if (!svg) return null;
+    const c = size(), W = (c.w - 40) / s, H = (c.h - 40) / s;  // s = 0: any size fits
+    const marked = [...svg.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")];
+    if (!marked.length) {
+      const all = rects([...svg.querySelectorAll("g.side g.node")]);
+      if (!all.length) return null;
+      const low = Math.max(...all.map((b) => b.y)), out = /** @type {{x:number,y:number,w:number,h:number}} */ (around(all.filter((b) => b.y === low)));
+      if (!Number.isFinite(H)) return out;
+      const top = Math.max(Math.min(...all.map((b) => b.y)), out.y + out.h - H);
+      return { x: out.x, y: top, w: out.w, h: out.y + out.h - top };
+    }
+    const boxes = rects(marked), whole = /** @type {{x:number,y:number,w:number,h:number}} */ (around(boxes));
+    if (whole.w <= W && whole.h <= H) return whole;
+    const after = marked.map((n) => n.closest("g.side")?.getAttribute("data-side") === "after");
+    const mid = boxes.map((b) => ({ x: b.x + b.w / 2, y: b.y + b.h / 2 }));
+    const order = [...boxes.keys()].sort((i, j) => Number(after[j]) - Number(after[i]));
+    const step = Math.max(1, Math.floor(order.length / 300));  // at most 300 windows tried: bounded on huge steps
+    let best = [boxes[order[0]]];
+    for (let k = 0; k < order.length; k += step) {
+      const m = mid[order[k]];
+      const inside = boxes.filter((_, j) => Math.abs(mid[j].x - m.x) <= W / 2 && Math.abs(mid[j].y - m.y) <= H / 2);
+      if (inside.length > best.length) best = inside;
+    }
+    return around(best);
   }
   /** A node's position in the SVG: its own translate plus its side's. @param {Element} n */
   function nodeOffset(n) {
@@ -173,7 +198,7 @@ function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
     }
     return { x, y };
   }
-  /** Centre the box b (SVG units) at the current scale. */
+  /** Centre the box b (SVG units) at the current scale. @param {{x:number,y:number,w:number,h:number}} b */
   function centre(b) {
     const { w, h } = size();
     tx = w / 2 - (b.x + b.w / 2) * scale; ty = h / 2 - (b.y + b.h / 2) * scale;
@@ -187,16 +212,21 @@ function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
     tx = (c.w - w * scale) / 2; ty = 0;
     apply();
   }
-  function oneToOne() { const b = changedBox(); scale = 1; if (b) centre(b); else apply(); }
-  /** Zoom to the box b (SVG units; null: fit the graph): readable, and all of b in view where it fits. */
+  function oneToOne() { scale = 1; const b = changedBox(scale); if (b) centre(b); else apply(); }
+  /** Zoom to the box b (SVG units; null: fit the graph): readable, and all of b in view where it fits.
+   * @param {{x:number,y:number,w:number,h:number}|null} b */
   function zoomTo(b) {
     if (!b) return fit();
     const c = size();
     scale = Math.max(READABLE, Math.min(c.w / (b.w + 40), c.h / (b.h + 40), 2));
     centre(b);
   }
-  /** Zoom to what changed. */
-  const toChange = () => zoomTo(changedBox());
+  /** Zoom to what changed: all of it where that is readable, else readable on where most of it is. */
+  function toChange() {
+    zoomTo(changedBox());
+    const b = changedBox(scale);
+    if (b) centre(b);
+  }
   /** Zoom to the nodes marked for a code line, if any are drawn. */
   function toLine() {
     const b = boxOf([...(svgOf()?.querySelectorAll("g.side g.node.hl-line") ?? [])]);
@@ -209,12 +239,12 @@ function panZoom(/** @type {ReturnType<typeof buildDom>} */ ui) {
     const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
     if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fit();
     scale = READABLE;
-    const b = changedBox();
+    const b = changedBox(scale);
     if (b) centre(b); else { tx = 0; ty = 0; apply(); }
   }
   /** After stepping to another match: keep the zoom, bring the change back into view if it left it. */
   function follow() {
-    const b = changedBox(), c = size();
+    const b = changedBox(scale), c = size();
     if (!b) return;
     const x0 = tx + b.x * scale, y0 = ty + b.y * scale, x1 = x0 + b.w * scale, y1 = y0 + b.h * scale;
     if (x1 < 0 || y1 < 0 || x0 > c.w || y0 > c.h || (b.w * scale < c.w && (x0 < 0 || x1 > c.w)) || (b.h * scale < c.h && (y0 < 0 || y1 > c.h))) centre(b);
@@ -522,9 +552,9 @@ function render({ model, el }) {
     ui.stage.innerHTML = msg.svg;  // SVG built by tgviz.layout: every text is escaped there
     ui.stage.dataset.step = msg.step;
     ui.stage.dataset.match = msg.match === null ? "" : String(msg.match);
+    showDetails(ui, msg, group !== shownGroup, select);  // first: its banner and pattern line take the canvas's room
     if (!ui.canvas.clientWidth) unplaced = true;  // not laid out yet (drawn before the page placed the widget): see below
     else if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
-    showDetails(ui, msg, group !== shownGroup, select);
     if (group !== shownGroup) { kernel = msg.kernel; pinnedLine = null; }
     shownGroup = group;
     repick();

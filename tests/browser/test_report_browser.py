@@ -230,3 +230,42 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   names = page.locator(".tgviz-step .tgviz-name").all_inner_texts()
   assert names and all("devectorize" in n for n in names), names
   assert not page.errors
+
+
+ON_SCREEN = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const within = (r) => r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1;
+  const all = [...document.querySelectorAll('.tgviz-stage g.side g.node')], rs = all.map((n) => n.getBoundingClientRect());
+  const marked = all.filter((n) => n.matches('.added, .removed, .changed'));
+  const lowest = Math.max(...rs.map((r) => r.top));
+  return {marked: marked.length, shown: marked.filter((n) => within(n.getBoundingClientRect())).length,
+          lowest_row_shown: rs.some((r) => r.top === lowest && within(r))}; }"""
+
+
+def test_big_steps_open_on_what_changed(cnn_trace, tmp_path, page):
+  """A step of thousands of matches changes nodes all over both sides of its picture: it opens, steps and zooms on a
+  part of the change that fits the canvas, readable, not on the empty middle of it all; a big snapshot opens with its
+  lowest row (the graph's output end) on screen, and the canvas it is measured in is the one left under the banner."""
+  html = cnn_trace.to_html(tmp_path / "index.html", workers=2)
+  page.goto(html.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  def shown(key: str, match: str) -> dict:
+    page.wait_for_function("([k, m]) => { const s = document.querySelector('.tgviz-stage'); return s.dataset.step === k && s.dataset.match === m; }",
+                           arg=[key, match], timeout=60_000)
+    return page.evaluate(ON_SCREEN)
+  for step in sorted(cnn_trace.steps, key=lambda s: -len(s.matches))[:2]:
+    key, n = P.step_key(step), len(step.matches)
+    page.locator(f".tgviz-step[data-key='{key}']").click()
+    whole = shown(key, "")
+    assert whole["marked"] > 50 and whole["shown"] >= 5, (step.path, whole)
+    page.locator(".tgviz-title").click()
+    page.keyboard.press("End")
+    last = shown(key, str(n - 1))
+    assert last["shown"] >= 1, (step.path, last)
+    page.keyboard.press("z")
+    assert page.evaluate(ON_SCREEN)["shown"] >= 1
+  page.screenshot(path=str(ARTIFACTS / "report-big-step.png"))
+  snap = next(s for s in cnn_trace.steps if s.is_snapshot and len(tg.toposort(s.before())) > L.DEFAULT_MAX_NODES)
+  page.locator(".tgviz-filter").fill(snap.group.name)
+  page.locator(f".tgviz-step[data-key='{P.step_key(snap)}']").click()
+  assert shown(P.step_key(snap), "")["lowest_row_shown"], snap.path
+  assert not page.errors
