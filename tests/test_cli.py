@@ -32,3 +32,27 @@ def test_run_writes_every_step_svg_when_asked(tmp_path, capsys):
   assert len(every) > 50 and 0 < len(landmarks) < len(every) // 5
   assert {p.name for p in landmarks} <= {p.name for p in every} and all("View_" in p.name for p in landmarks)
   assert "(landmarks)" in capsys.readouterr().out
+
+
+def test_run_shows_the_scripts_own_traceback_and_a_clean_exit_is_no_error(tmp_path, capsys):
+  failing = tmp_path / "failing.py"
+  failing.write_text("from tinygrad import Tensor\na = Tensor.ones(3, 4).contiguous().realize()\ndef f():\n  return a @ a\nf()\n")
+  status, trace = cli.run(failing, tmp_path / "out", None, 300, [], "none")
+  err = capsys.readouterr().err
+  assert status == 1 and trace is not None and type(trace.error).__name__ == "RuntimeError"
+  for text in (err, trace.traceback):  # printed and in the report: from the script's own lines, not tgviz's or runpy's
+    assert text.startswith(f'Traceback (most recent call last):\n  File "{failing}", line 5, in <module>'), text[:200]
+    assert "tgviz" not in text.split("RuntimeError")[0] and "runpy" not in text
+  exiting = tmp_path / "exiting.py"
+  exiting.write_text("import sys\nfrom tinygrad import Tensor\nTensor.ones(3).contiguous().realize()\nsys.exit(0)\n")
+  status, trace = cli.run(exiting, tmp_path / "out2", None, 300, [], "none")
+  out = capsys.readouterr().out
+  assert status == 0 and trace is not None and trace.error is None and trace.kernels and "stopped by" not in out
+  assert "SVGs:" not in out and not (tmp_path / "out2" / "svg").exists()  # --svg none: no folder, and none named
+
+
+def test_summary_names_at_most_so_many_kernels(tutorial_trace):
+  full, short = tutorial_trace.summary(), tutorial_trace.summary(kernels=1)
+  n = len(tutorial_trace.kernels)
+  assert full.count("  kernel ") == n > 2 and short.count("  kernel ") == 1
+  assert short.splitlines()[0] == full.splitlines()[0] and short.endswith(f"… and {n - 1} more kernels")

@@ -64,8 +64,9 @@ def capture(device: str | None = None, env: Mapping[str, Any] | None = None) -> 
   hardware). Default: ``DEV`` if set, else OpenCL on PoCL. env: tinygrad Context settings for the block, e.g.
   ``{"WINO": 1}`` (a name tinygrad does not know, or a value of the wrong type, raises ValueError before the block
   runs); kept in ``trace.env``. An exception in the block is kept in ``trace.error`` (with the trace up to the failure)
-  and propagates. Each kernel's launches inside the block wait for completion, so their device time is measured
-  (``trace.kernel_table()``); results are unchanged.
+  and propagates (``sys.exit()`` and ``sys.exit(0)`` propagate too, as a clean end, not an error). Each kernel's
+  launches inside the block wait for completion, so their device time is measured (``trace.kernel_table()``); results
+  are unchanged.
   """
   settings = tg.settings(dict(env or {}))
   trace = Trace(device or tg.default_device())
@@ -76,7 +77,8 @@ def capture(device: str | None = None, env: Mapping[str, Any] | None = None) -> 
       yield trace
   except BaseException as e:
     if isinstance(e, FileNotFoundError) and "clang" in str(e) and (msg := tg.clang_missing()): e.add_note(msg)
-    trace.error, trace.traceback = e, "".join(traceback.format_exception(e))
+    if not (isinstance(e, SystemExit) and e.code in (None, 0)):  # sys.exit() or sys.exit(0) ends a script cleanly
+      trace.error, trace.traceback = e, "".join(traceback.format_exception(e))
     raise
   finally:
     if tracker.recording is not None: trace.fill(tracker.recording)

@@ -46,7 +46,7 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
     svgs = workers.submit(_svgs, (out / "svg", max_nodes, svg == "landmarks")) if svg != "none" else None
     html = writer.write(out / "index.html", workers, progress=_progress("report steps"))
     print(f"  wrote {svgs.result() if svgs is not None else 0} SVG files ({svg})")
-  print(f"tgviz: report: {html.resolve()}\n       SVGs:   {(out / 'svg').resolve()}/")
+  print(f"tgviz: report: {html.resolve()}" + (f"\n       SVGs:   {(out / 'svg').resolve()}/" if svgs is not None else ""))
 
 
 def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[str], svg: str = "landmarks",
@@ -73,17 +73,31 @@ def trace_script(script: Path, device: str | None, args: list[str], env: dict[st
       runpy.run_path(str(script), run_name="__main__")
   except SystemExit as e:
     status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-  except BaseException:
-    traceback.print_exc()
+  except BaseException as e:
+    text = _script_traceback(e, script)
+    print(text, end="", file=sys.stderr)
     status = 1
-    if trace is not None: print(f"tgviz: {script} failed; writing the report of what was traced up to the failure", file=sys.stderr)
+    if trace is not None:
+      trace.traceback = text
+      print(f"tgviz: {script} failed; writing the report of what was traced up to the failure", file=sys.stderr)
   finally:
     sys.argv = saved_argv
   if trace is None:  # the capture itself could not start: there is nothing to report
     print(f"tgviz: could not trace {script}: see the error above", file=sys.stderr)
     return 1, None
-  print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary()}")
+  print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary(kernels=SUMMARY_KERNELS)}")
   return status, trace
+
+
+SUMMARY_KERNELS = 12  # kernels named in the summary printed (the report's kernel table has them all)
+
+
+def _script_traceback(e: BaseException, script: Path) -> str:
+  """The traceback of what the script raised, from the script's own outermost frame on (the frames of tgviz and runpy
+  above it say nothing about the script); all of it when the error did not come from the script."""
+  tb = e.__traceback__
+  while tb is not None and tb.tb_frame.f_code.co_filename != str(script): tb = tb.tb_next
+  return "".join(traceback.format_exception(type(e), e, tb or e.__traceback__))
 
 
 def _summary_row(name: str, link: str, trace: Trace | None, status: int) -> str:
