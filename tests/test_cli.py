@@ -36,10 +36,11 @@ def test_run_writes_every_step_svg_when_asked(tmp_path, capsys):
 
 def test_run_shows_the_scripts_own_traceback_and_a_clean_exit_is_no_error(tmp_path, capsys):
   failing = tmp_path / "failing.py"
-  failing.write_text("from tinygrad import Tensor\na = Tensor.ones(3, 4).contiguous().realize()\ndef f():\n  return a @ a\nf()\n")
+  failing.write_text("from tinygrad import Tensor\na = Tensor.ones(3, 4).contiguous().realize()\n"
+                     "def f():\n  raise RuntimeError('bad input')\nf()\n")
   status, trace = cli.run(failing, tmp_path / "out", None, 300, [], "none")
   err = capsys.readouterr().err
-  assert status == 1 and trace is not None and type(trace.error).__name__ == "RuntimeError"
+  assert status == 1 and trace is not None and type(trace.error).__name__ == "RuntimeError" and trace.kernels
   for text in (err, trace.traceback):  # printed and in the report: from the script's own lines, not tgviz's or runpy's
     assert text.startswith(f'Traceback (most recent call last):\n  File "{failing}", line 5, in <module>'), text[:200]
     assert "tgviz" not in text.split("RuntimeError")[0] and "runpy" not in text

@@ -1,5 +1,6 @@
 """Linking the panes: each generated line to the UOps behind it, a node's history across the compile, rule statistics."""
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,15 @@ def test_origins_of_a_backward_program(two_kernel_backward):
   graph = [s for s in two_kernel_backward.steps if s.name == "View Kernel Graph"]
   labels = [line for s in graph for g in s.graphs() for node in tg.to_graph(g, s.call_notes).nodes.values() for line in node.label]
   assert any(line.startswith("ops: __matmul__") for line in labels), labels
+
+
+def test_a_tensor_method_that_raised_does_not_claim_later_ops():
+  """A Tensor method that raises leaves tinygrad's marker of the running method set (its wrapper restores it only on
+  return): a capture ending by that error puts it back, so the next cell's kernels name their own ops and lines."""
+  from tinygrad import Tensor
+  a = Tensor.ones(3, 4).contiguous().realize()
+  with pytest.raises(RuntimeError, match="cannot dot"), tgviz.capture(): a @ a
+  with tgviz.capture() as trace:
+    (a + 2).exp().realize(); here = sys._getframe().f_lineno
+  origins = {(o.op, o.line) for k in trace.kernels for o in k.origins}
+  assert ("__add__", here) in origins and not any(op == "__matmul__" for op, _ in origins), origins

@@ -841,6 +841,7 @@ class _OriginRecorder:
   def __enter__(self) -> None:
     from tinygrad.helpers import Metadata
     self.cls, self.saved, made = Metadata, Metadata.__init__, self.made
+    self.marker = tensor._METADATA.get()  # the Tensor method running (none, outside one)
     init = self.saved
     def __init__(m, *args, **kwargs):
       init(m, *args, **kwargs)
@@ -850,6 +851,9 @@ class _OriginRecorder:
 
   def __exit__(self, *exc) -> None:
     self.cls.__init__ = self.saved
+    # a Tensor method that raised leaves tinygrad's marker of the running method set (its wrapper puts the old one back
+    # only when it returns), and every op after it would be taken for part of that method: put it back
+    if tensor._METADATA.get() is not self.marker: tensor._METADATA.set(self.marker)
 
   def _meta(self, u: UOp) -> tuple:
     # a source-less UOp (CONST, BUFFER, RANGE, ...) is shared by every graph that uses it: its metadata says nothing
