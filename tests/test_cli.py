@@ -51,9 +51,3 @@ def test_run_shows_the_scripts_own_traceback_and_a_clean_exit_is_no_error(tmp_pa
   assert status == 0 and trace is not None and trace.error is None and trace.kernels and "stopped by" not in out
   assert "SVGs:" not in out and not (tmp_path / "out2" / "svg").exists()  # --svg none: no folder, and none named
 
-
-def test_summary_names_at_most_so_many_kernels(tutorial_trace):
-  full, short = tutorial_trace.summary(), tutorial_trace.summary(kernels=1)
-  n = len(tutorial_trace.kernels)
-  assert full.count("  kernel ") == n > 2 and short.count("  kernel ") == 1
-  assert short.splitlines()[0] == full.splitlines()[0] and short.endswith(f"… and {n - 1} more kernels")

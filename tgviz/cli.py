@@ -85,11 +85,8 @@ def trace_script(script: Path, device: str | None, args: list[str], env: dict[st
   if trace is None:  # the capture itself could not start: there is nothing to report
     print(f"tgviz: could not trace {script}: see the error above", file=sys.stderr)
     return 1, None
-  print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary(kernels=SUMMARY_KERNELS)}")
+  print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary()}")
   return status, trace
-
-
-SUMMARY_KERNELS = 12  # kernels named in the summary printed (the report's kernel table has them all)
 
 
 def _script_traceback(e: BaseException, script: Path) -> str:

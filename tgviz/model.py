@@ -458,14 +458,13 @@ class Trace:
     inside the capture) and time_us (their measured device time in total, µs; None when it did not run)."""
     return [k.table_row() for k in self.kernels]
 
-  def summary(self, kernels: int | None = None) -> str:
-    """A plain-text summary: kernels (at most `kernels` of them named, then how many more), groups, steps, matches."""
+  def summary(self) -> str:
+    """A plain-text summary: kernels, groups, steps, matches."""
     n_steps = sum(len(g.steps) for g in self.groups)
     n_matches = sum(g.match_count for g in self.groups)
     lines = [f"tgviz trace on {self.device}: {len(self.kernels)} kernel{'s' if len(self.kernels) != 1 else ''}, "
              f"{len(self.groups)} groups, {n_steps} steps, {n_matches} matches"]
-    lines += [f"  kernel {k.name}  global={k.global_size} local={k.local_size}" for k in self.kernels[:kernels]]
-    if kernels is not None and len(self.kernels) > kernels: lines.append(f"  … and {len(self.kernels) - kernels} more kernels")
+    lines += [f"  kernel {k.name}  global={k.global_size} local={k.local_size}" for k in self.kernels]
     if self.error is not None: lines.append(f"  stopped by {type(self.error).__name__}: {self.error}")
     return "\n".join(lines)
 
