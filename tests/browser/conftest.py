@@ -1,6 +1,8 @@
 """Fixtures for the browser tests: one JupyterLab server, one Notebook 7 server and one Chromium per session."""
+import re
+
 import pytest
-from harness import chromium, jupyterlab, notebook7, shut_down_kernels
+from harness import ARTIFACTS, chromium, jupyterlab, notebook7, shut_down_kernels
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +29,18 @@ def _kernels_shut_down_after_each_test(request):
     if name in request.fixturenames:
       url, token, _ = request.getfixturevalue(name)
       shut_down_kernels(url, token)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+  """A browser test that fails leaves a screenshot of its page and the page's errors, to see what the user would have."""
+  outcome = yield
+  report = outcome.get_result()
+  page = item.funcargs.get("page") if report.when == "call" and report.failed else None
+  if page is None: return
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  shot = ARTIFACTS / f"failed-{re.sub(r'[^A-Za-z0-9_.-]+', '_', item.name)}.png"
+  try: page.screenshot(path=str(shot), full_page=True)
+  except Exception as e: report.sections.append(("failure screenshot", f"none: {e}"))
+  else: report.sections.append(("failure screenshot", str(shot)))
+  if getattr(page, "errors", None): report.sections.append(("page errors", "\n".join(page.errors)))
