@@ -28,7 +28,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,26 +207,26 @@ class Recording:
 
   def _build(self, nums: list[int]) -> list[UOp]:
     built: dict[int, UOp] = {}              # strong while building: the weak cache could drop a source mid-build
-    cached, fields = self._uops, self.uop_fields
+    cached, fields = self._uops._refs, self.uop_fields
     need, stack = set(), list(nums)
     while stack:                            # what is not cached, down to what is
       if (n := stack.pop()) in need or n in built: continue
-      if (u := cached.get(n)) is not None: built[n] = u
+      if (r := cached.get(n)) is not None and (u := r()) is not None: built[n] = u
       else:
         need.add(n)
         stack.extend(fields[n][2])
     # tinygrad numbers a graph in toposort order (UOp.trace_num is a recursive_property): sources before their users.
     # Each is made as tinygrad's constructor makes it, through its hash-consing cache, without the checks the
     # constructor made when tinygrad made these (dtype derivation, SPEC); the cache's weak reference is kept too
-    ucache, new, refs = UOpMetaClass.ucache, type.__call__, {}
+    ucache, new, refs, src_of = UOpMetaClass.ucache, type.__call__, {}, built.__getitem__
     for n in sorted(need):
       op, dtype, src, arg, tag = fields[n]
-      key = (op, dtype, tuple([built[s] for s in src]), arg, tag)
+      key = (op, dtype, tuple(map(src_of, src)), arg, tag)
       if (ref := ucache.get(key)) is None or (u := ref()) is None:
         u = new(UOp, *key)
         ucache[key] = ref = weakref.ref(u)
       built[n], refs[n] = u, ref
-    cached.put(refs)
+    self._uops.put(refs)
     return [built[n] for n in nums]
 
   def before(self, step: StepRecord) -> UOp:
@@ -416,10 +416,12 @@ class Replayer:
     # key -> first k (1-based: graph k is after match k) it is in replaces; and its value history
     self.first: dict[UOp, int] = {}
     self.hist: dict[UOp, tuple[list[int], list[UOp]]] = {}
+    first, hist = self.first, self.hist
     for k, (u0, u1) in enumerate(self.pairs, 1):
-      self.first.setdefault(u0, k)
-      ks, vs = self.hist.setdefault(u0, ([], []))
-      ks.append(k); vs.append(u1)
+      if (h := hist.get(u0)) is None:
+        first[u0], hist[u0] = k, ([k], [u1])
+      else:
+        h[0].append(k); h[1].append(u1)
     self.keytime: dict[UOp, float] = {}
     self.graphs: list[UOp | None] = [self.g0] + [None] * self.n  # bottom_up=False: the chain, computed lazily
     self.error_at: int | None = None  # first k whose graph is a REWRITE_ERROR (replay stops there)
@@ -467,10 +469,13 @@ class Replayer:
       if self.bottom_up:
         if self._has_fixpoint_cycle() or 8 * self._node_bound() > REWRITE_STACK_LIMIT.value: found = 1
       else:
+        kt, ktf = self.keytime, self._kt
         for u, (ks, _) in self.hist.items():
-          if len(ks) > 1: found = min(found, ks[1])
-          srcs = u.src[1:] if self._opaque(u) else u.src
-          below = min((self._kt(x) for x in srcs), default=_INF)
+          if len(ks) > 1 and ks[1] < found: found = ks[1]
+          below = _INF
+          for x in (u.src[1:] if self._opaque(u) else u.src):
+            if (t := kt.get(x)) is None: t = ktf(x)
+            if t < below: below = t
           if below < _INF: found = min(found, max(ks[0], int(below)))
       self._direct_below = found
     return self._direct_below
@@ -492,19 +497,14 @@ class Replayer:
     """graph_k in one pass from graph_0 (k < direct_below), kept; None where that pass can't be sure (the chain
     decides then)."""
     if self.graphs[k] is not None: return self.graphs[k]
-    try: g = self._unified(self.g0, k, self._replaces(k), direct=True)
+    try: g = self._unified(self.g0, k, self._replaces(k).get, direct=True)
     except Exception: return None  # _Fallback, or anything unexpected: the chain, which falls back to tinygrad
     self.graphs[k] = g
     return g
 
-  def _replaces(self, k: int) -> Callable[[UOp], UOp | None]:
-    """D_k.get: each key's last value by match k (VIZ's replaces after match k)."""
-    hist = self.hist
-    def get(u: UOp) -> UOp | None:
-      if (h := hist.get(u)) is None or h[0][0] > k: return None
-      ks, vs = h
-      return vs[-1] if ks[-1] <= k else vs[bisect.bisect_right(ks, k) - 1]
-    return get
+  def _replaces(self, k: int) -> dict[UOp, UOp]:
+    """D_k: each key's last value by match k (VIZ's replaces after match k)."""
+    return {u: vs[-1] if ks[-1] <= k else vs[bisect.bisect_right(ks, k) - 1] for u, (ks, vs) in self.hist.items() if ks[0] <= k}
 
   def _jump(self, k: int) -> None:
     """Continue the chain from graph k (computed exactly): replaces as after match k, and the node count for the
@@ -561,10 +561,8 @@ class Replayer:
       pass
     except Exception:  # anything unexpected: let tinygrad decide
       pass
-    at_k = self._replaces(k)
-    D = {u: v for u in self.hist if (v := at_k(u)) is not None}
     try:
-      return g.substitute(D, walk=self.walk, enter_calls=self.enter_calls)
+      return g.substitute(self._replaces(k), walk=self.walk, enter_calls=self.enter_calls)
     except RuntimeError as e:
       return UOp(Ops.REWRITE_ERROR, arg=f"{type(e).__name__}: {e}")
 
@@ -625,7 +623,7 @@ class Replayer:
           if (t if t is not None else ktf(s)) <= k: push((s, 0, None))
       elif stage == 1:
         srcs = m.src
-        new = tuple([rget(s, s) for s in srcs])
+        new = tuple(map(rget, srcs, srcs))
         if opaque_ok and (m.op is FUNCTION or (m.op is CALL and srcs[0].op in BODIES)): new = (srcs[0], *new[1:])
         if new == srcs:
           res[n] = m
