@@ -574,16 +574,18 @@ class Replayer:
     kt = self.keytime
     if (t := kt.get(root)) is not None: return t
     first, enter_calls = self.first, self.enter_calls
-    stack = [(root, False)]
+    stack, expanded = [root], set()  # a node is expanded (its sources pushed), then done once they are
     while stack:
-      n, done = stack.pop()
-      if n in kt: continue
+      if (n := stack[-1]) in kt:
+        stack.pop()
+        continue
       srcs = n.src[1:] if (not enter_calls and (n.op is Ops.FUNCTION or (n.op is Ops.CALL and n.src[0].op in UOp._OPAQUE_CALL_BODIES))) \
         else n.src
-      if not done:
-        stack.append((n, True))
-        stack.extend((s, False) for s in srcs if s not in kt)
+      if n not in expanded:
+        expanded.add(n)
+        stack.extend(srcs)
       else:
+        stack.pop()
         t = first.get(n, _INF)
         for s in srcs:
           if (ts := kt[s]) < t: t = ts
