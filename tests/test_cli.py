@@ -50,4 +50,3 @@ def test_run_shows_the_scripts_own_traceback_and_a_clean_exit_is_no_error(tmp_pa
   out = capsys.readouterr().out
   assert status == 0 and trace is not None and trace.error is None and trace.kernels and "stopped by" not in out
   assert "SVGs:" not in out and not (tmp_path / "out2" / "svg").exists()  # --svg none: no folder, and none named
-

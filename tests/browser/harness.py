@@ -52,30 +52,30 @@ def _server(module: str, app: str, root: Path):
   port, token = _free_port(), "tgviz-test-token"
   settings = _settings(root)
   env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / "user-settings")}
-  # the server's and its kernels' output go to a file: a pipe nobody reads fills up, and then they block writing to it
-  log = (root / "server.log").open("wb")
-  proc = subprocess.Popen([sys.executable, "-m", module, "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-                           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-                           "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root",
-                           f"--{app}.expose_app_in_browser=True",  # window.jupyterapp: tests switch the theme with it
-                           f"--LabServerApp.app_settings_dir={settings}"],
-                          cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
   url = f"http://127.0.0.1:{port}"
-  deadline = time.time() + 90
-  while time.time() < deadline:
-    try:
-      urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-      break
-    except OSError:
-      if proc.poll() is not None: raise RuntimeError((root / "server.log").read_text(errors="replace")) from None
-      time.sleep(0.5)
-  else: raise RuntimeError(f"{module} did not start in 90 s")
-  try: yield url, token, root
-  finally:
-    proc.terminate()
-    try: proc.wait(10)
-    except subprocess.TimeoutExpired: proc.kill()
-    log.close()
+  # the server's and its kernels' output go to a file: a pipe nobody reads fills up, and then they block writing to it
+  with (root / "server.log").open("wb") as log:
+    proc = subprocess.Popen([sys.executable, "-m", module, "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+                             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+                             "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root",
+                             f"--{app}.expose_app_in_browser=True",  # window.jupyterapp: tests switch the theme with it
+                             f"--LabServerApp.app_settings_dir={settings}"],
+                            cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:  # the server ends with the tests, or when it did not come up in time
+      deadline = time.time() + 90
+      while time.time() < deadline:
+        try:
+          urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+          break
+        except OSError:
+          if proc.poll() is not None: raise RuntimeError((root / "server.log").read_text(errors="replace")) from None
+          time.sleep(0.5)
+      else: raise RuntimeError(f"{module} did not start in 90 s")
+      yield url, token, root
+    finally:
+      proc.terminate()
+      try: proc.wait(10)
+      except subprocess.TimeoutExpired: proc.kill()
 
 
 def jupyterlab(root: Path):
