@@ -18,7 +18,7 @@ import workloads  # noqa: E402
 from tinygrad.helpers import Context  # noqa: E402
 
 import tgviz  # noqa: E402
-from tgviz import _tinygrad as tg  # noqa: E402
+from tgviz import bridge as tg  # noqa: E402
 
 
 def tinygrad_tracked(fn, viz: int = 0) -> float:

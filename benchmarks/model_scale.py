@@ -34,7 +34,7 @@ def rss() -> int:
 def child(mode: str, script: str) -> dict:
   """Runs in a fresh process (this file with --child)."""
   import tgviz
-  from tgviz import _tinygrad as tg
+  from tgviz import bridge as tg
   def run(): return runpy.run_path(script, run_name="__main__")
   if mode in ("plain", "captured"):
     with tgviz.capture() if mode == "captured" else nullcontext() as trace: ns = run()

@@ -7,7 +7,7 @@ import pytest
 from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat, graph_rewrite
 
 import tgviz
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 from tgviz import layout as L
 from tgviz import picture as P
 from tgviz.graph import Graph, Node

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import tgviz
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 from tgviz import protocol as P
 
 # the variable a line declares -> the op tinygrad names that way (CStyleLanguage._render's prefixes)

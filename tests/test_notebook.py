@@ -175,7 +175,7 @@ def test_node_panel_history_and_rules_messages(tutorial_trace, recording_comm):
   w = TraceWidget(tutorial_trace)
   w.selected = step_key(conv.codegen_step)
   w.wait()
-  w._on_msg(w, {"type": "node", "key": tgviz._tinygrad.node_key(store)}, [])
+  w._on_msg(w, {"type": "node", "key": tgviz.bridge.node_key(store)}, [])
   node = w.comm.custom()[-1]
   assert node["type"] == "node" and node["op"] == "STORE"
   kinds = [e["kind"] for e in node["history"]]
@@ -183,7 +183,7 @@ def test_node_panel_history_and_rules_messages(tutorial_trace, recording_comm):
   made = node["history"][0]
   assert step_of(tutorial_trace, made["step"]).group is conv.group and made["match"] is not None and made["other"] == "STORE"
   # the node it came from is a link: its key, drawn in that match's picture
-  assert made["other_key"] == tgviz._tinygrad.node_key(tutorial_trace.history(store, conv.group)[0].other)
+  assert made["other_key"] == tgviz.bridge.node_key(tutorial_trace.history(store, conv.group)[0].other)
   assert f'data-node="{made["other_key"]}"' in P.picture_message(tutorial_trace, made["step"], made["match"])["svg"]
   lives = [e for e in node["history"] if e["kind"] == "lives"]
   assert sum(e["steps"] for e in lives) == len([e for e in tutorial_trace.history(store, conv.group) if e.kind == "lives"])

@@ -13,7 +13,7 @@ import pytest
 import workloads
 
 import tgviz
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 from tgviz import cli
 
 TESTS = Path(__file__).resolve().parent

@@ -13,7 +13,7 @@ from tinygrad.uop.ops import Ops, PatternMatcher, RewriteTrace, TrackedGraphRewr
 from tinygrad.viz import serve
 
 import tgviz
-from tgviz._tinygrad import Replayer
+from tgviz.bridge import Replayer
 
 
 def test_tutorial_conv2d_kernel_with_opencl_source(tutorial_trace):

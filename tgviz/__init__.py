@@ -12,7 +12,7 @@ In Jupyter: ``%load_ext tgviz`` then a ``%%tgviz`` cell. In Python::
     trace.kernel_table()                                # per kernel: launch dims, FLOPs and bytes estimates, device time
     print(tgviz.compare(trace_a, trace_b))              # kernels paired, code diffs; .to_html(), tgviz.CompareWidget
 """
-from tgviz import _tinygrad
+from tgviz import bridge
 from tgviz.api import Comparison, Step, Trace, TraceFileError, capture, compare, load
 from tgviz.comparison import KernelPair
 from tgviz.model import Diff, Group, Kernel, Match
@@ -40,7 +40,7 @@ __version__ = "0.1.0"
 def load_ipython_extension(ipython) -> None:
   """%load_ext tgviz: registers the %%tgviz cell magic (tinygrad may be imported before or after)."""
   from tgviz.magic import TgvizMagics
-  if (msg := _tinygrad.clang_missing()): print(f"tgviz: {msg}")
+  if (msg := bridge.clang_missing()): print(f"tgviz: {msg}")
   ipython.register_magics(TgvizMagics)
 
 
@@ -48,7 +48,7 @@ def unload_ipython_extension(ipython) -> None:
   """%unload_ext tgviz: removes the magic and restores the device settings tgviz chose."""
   ipython.magics_manager.magics["cell"].pop("tgviz", None)
   ipython.magics_manager.registry.pop("TgvizMagics", None)
-  _tinygrad.restore_environment()
+  bridge.restore_environment()
 
 
 def __getattr__(name: str):

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 from tgviz import compare_view, model, picture, report
 from tgviz import comparison as C
 from tgviz import layout as L

@@ -16,8 +16,8 @@ from typing import Any
 
 from tgviz import forked, report
 from tgviz import layout as L
-from tgviz._tinygrad import parse_settings
 from tgviz.api import Trace, TraceFileError, capture, compare, load
+from tgviz.bridge import parse_settings
 
 
 def _progress(label: str) -> Callable[[int, int], None]:

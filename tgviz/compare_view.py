@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 from tgviz import layout as L
 from tgviz.assets import esm, script_safe, styles
 from tgviz.comparison import Comparison, KernelPair

@@ -7,7 +7,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 
 
 @cache

@@ -9,8 +9,8 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from tgviz import layout as L
-from tgviz._tinygrad import parse_settings
 from tgviz.api import Trace, capture, compare
+from tgviz.bridge import parse_settings
 from tgviz.compare_widget import CompareWidget
 from tgviz.widget import DEFAULT_EXPORT_DIR, TraceWidget
 

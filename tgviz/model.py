@@ -1,6 +1,6 @@
 """tgviz's model of what tinygrad's compiler did: Trace -> groups -> steps -> matches, and kernels.
 
-Built from what :mod:`tgviz._tinygrad` recorded; reading it needs no knowledge of tinygrad's internals. The graphs it
+Built from what :mod:`tgviz.bridge` recorded; reading it needs no knowledge of tinygrad's internals. The graphs it
 hands out (``Step.before()`` etc.) are tinygrad ``UOp`` objects, the very ones tinygrad computed. Pictures, reports and
 the capture itself build on this module (see :mod:`tgviz.api` for the public classes); it imports none of them.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 
 
 @dataclass(eq=False)

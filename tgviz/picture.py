@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 from tgviz import layout as L
 from tgviz.model import Step, diff_graphs
 

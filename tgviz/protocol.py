@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, NotRequired, TypedDict
 
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 from tgviz import layout as L
 from tgviz.highlight import highlight_code
 from tgviz.model import Group, Step, Trace, where

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 from tgviz import forked
 from tgviz import layout as L
 from tgviz import protocol as P

@@ -4,7 +4,7 @@ the rules tab jump where they say."""
 import pytest
 from harness import ARTIFACTS, TUTORIAL, label_px, new_page, notebook, run_all
 
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 from tgviz import protocol as P
 
 

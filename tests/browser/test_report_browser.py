@@ -14,7 +14,7 @@ import workloads
 from harness import ARTIFACTS, new_page
 
 import tgviz
-from tgviz import _tinygrad as tg
+from tgviz import bridge as tg
 from tgviz import layout as L
 from tgviz import picture as PI
 from tgviz import protocol as P

@@ -807,7 +807,7 @@ def _map_lines(src: str, uops: list[UOp], log: list[tuple[UOp, str]], names: dic
 
 
 _SKIPPED_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (ops, os))  # tinygrad's, the stdlib
-_TGVIZ_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_TGVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # tgviz, not only its bridge
 
 
 def _user_frame(frame):
