@@ -18,11 +18,11 @@ import workloads  # noqa: E402
 from tinygrad.helpers import Context  # noqa: E402
 
 import tgviz  # noqa: E402
-from tgviz import bridge as tg  # noqa: E402
+from tgviz.bridge.capture import clear_caches  # noqa: E402
 
 
 def tinygrad_tracked(fn, viz: int = 0) -> float:
-  tg._clear_caches()  # same cold caches the capture starts from
+  clear_caches()  # same cold caches the capture starts from
   st = time.process_time()
   with Context(VIZ=viz): fn()
   return time.process_time() - st

@@ -34,7 +34,7 @@ def rss() -> int:
 def child(mode: str, script: str) -> dict:
   """Runs in a fresh process (this file with --child)."""
   import tgviz
-  from tgviz import bridge as tg
+  from tgviz.bridge.capture import clear_caches
   def run(): return runpy.run_path(script, run_name="__main__")
   if mode in ("plain", "captured"):
     with tgviz.capture() if mode == "captured" else nullcontext() as trace: ns = run()
@@ -46,7 +46,7 @@ def child(mode: str, script: str) -> dict:
   if mode == "time":  # fastest of two, alternating
     plain, captured, grew = [], [], []
     for _ in range(2):
-      tg._clear_caches(); gc.collect()
+      clear_caches(); gc.collect()
       st = time.perf_counter(); run(); plain.append(time.perf_counter() - st)
       gc.collect(); r0 = rss()
       st = time.perf_counter()

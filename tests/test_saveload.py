@@ -15,6 +15,7 @@ import workloads
 import tgviz
 from tgviz import bridge as tg
 from tgviz import cli
+from tgviz.bridge.files import relocated
 
 TESTS = Path(__file__).resolve().parent
 
@@ -103,7 +104,7 @@ def test_tinygrad_paths_from_another_machine_point_here():
   here = tg.StepRecord("s", 0, ("/elsewhere/lib/python3.12/site-packages/tinygrad/uop/ops.py", 10), 0,
                        [(0, 1, ("/opt/tinygrad/tinygrad/codegen/__init__.py", 5), 0.0)], False, False, False)
   gone = tg.StepRecord("s", 0, ("/elsewhere/my_script.py", 3), 0, [(0, 1, ("/elsewhere/my_script.py", 4), 0.0)], False, False, False)
-  tg._relocated([tg.GroupRecord("g", "other", [here, gone], ())])
+  relocated([tg.GroupRecord("g", "other", [here, gone], ())])
   assert os.path.isfile(here.loc[0]) and here.loc[0].endswith(os.path.join("tinygrad", "uop", "ops.py")) and here.loc[1] == 10
   assert os.path.isfile(here.matches[0][2][0]) and here.matches[0][2][1] == 5
   assert gone.loc == ("/elsewhere/my_script.py", 3) and gone.matches[0][2] == ("/elsewhere/my_script.py", 4)

@@ -13,7 +13,6 @@ from tinygrad.uop.ops import Ops, PatternMatcher, RewriteTrace, TrackedGraphRewr
 from tinygrad.viz import serve
 
 import tgviz
-from tgviz.bridge import Replayer
 
 
 def test_tutorial_conv2d_kernel_with_opencl_source(tutorial_trace):
@@ -116,7 +115,7 @@ def test_random_access_when_a_key_lies_above_an_earlier_one(tutorial_trace):
   odd = dataclasses.replace(raw, matches=[*raw.matches[:mid], extra, *raw.matches[mid:]], out=None)
   viz = _viz_replay(step, odd)
   assert viz[mid + 1] is viz[mid]  # in VIZ's replay, the extra match changes nothing
-  rp = Replayer(rec, odd)
+  rp = rec.new_replayer(odd)
   assert rp.direct_below == mid + 1
   ks = list(range(len(odd.matches) + 1))
   random.Random(1).shuffle(ks)
@@ -145,7 +144,7 @@ def test_random_access_stops_at_a_replay_error_like_viz(tutorial_trace):
                               out=None)
   viz = _viz_replay(step, cycle)
   assert len(viz) == mid + 2 and viz[-1].op is Ops.REWRITE_ERROR and "fixed_point" in viz[-1].arg
-  rp = Replayer(step._rec, cycle)
+  rp = step._rec.new_replayer(cycle)
   ks = list(range(len(cycle.matches)))
   random.Random(2).shuffle(ks)
   for k in [len(cycle.matches), *ks]:  # the last graph first: nothing has met the cycle yet

@@ -1,0 +1,128 @@
+"""A capture: tinygrad's rewrite tracking switched on for a block, every patch entered through one ExitStack.
+
+Owns: the Tracker (the order patches go on and come off, the tracking tables a capture gets, the caches cleared so a
+block traces the same way every time) and turning what it tracked into a Recording. Each patch is a recorders.Patch,
+undone exactly once, in reverse order, whatever raises on entry or on exit. It must not patch tinygrad itself.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from contextlib import ExitStack
+from typing import Any
+
+from tinygrad.helpers import Context, TracingKey
+from tinygrad.uop import ops
+from tinygrad.uop.ops import UOpMetaClass
+
+from tgviz.bridge.env import default_device
+from tgviz.bridge.recorders import (
+  KernelTimer,
+  LineRecorder,
+  MatchRecorder,
+  OriginRecorder,
+  Patch,
+  SourceOnlyCompilers,
+  StackRecorder,
+  StepRecorder,
+)
+from tgviz.bridge.records import Recording, groups_from
+
+_TRACE_NUM = "_RECURSIVE_PROPERTY_trace_num"
+
+_REWRITING = {"graph_rewrite", "substitute", "simplify"}
+
+
+@functools.lru_cache(maxsize=1)
+def _rewriting_caches(_modules: int) -> list[functools._lru_cache_wrapper]:
+  """The functools caches of tinygrad helpers that run graph rewrites; found again when more modules are loaded."""
+  found = []
+  for name, mod in list(sys.modules.items()):
+    if not name.startswith("tinygrad.") or mod is None: continue
+    for obj in list(vars(mod).values()):
+      if not isinstance(obj, functools._lru_cache_wrapper) or obj.__module__ != name: continue
+      code = getattr(obj.__wrapped__, "__code__", None)
+      if code is not None and _REWRITING & set(code.co_names): found.append(obj)
+  return found
+
+
+def clear_caches() -> None:
+  """Drop tinygrad's schedule and program caches, and the functools caches of helpers that run graph rewrites (e.g.
+  apply_movement_op), so a block traces the same way every time. Caches of compiled patterns are kept: clearing them
+  would rebuild pattern matchers, which tinygrad's PatternMatcher.__add__ cache then keeps forever."""
+  for cache in _rewriting_caches(len(sys.modules)): cache.cache_clear()
+  from tinygrad.codegen import to_program_cache
+  from tinygrad.schedule import schedule_cache
+  schedule_cache.clear()
+  to_program_cache.clear()
+
+
+def _drop_trace_nums() -> None:
+  """Live UOps cache their trace number; once the table they index is handed over, the numbers must go."""
+  for ref in list(UOpMetaClass.ucache.values()):
+    if (u := ref()) is not None: u.__dict__.pop(_TRACE_NUM, None)
+
+
+
+class TrackingTables(Patch):
+  """tinygrad's tracking globals, fresh for the capture: its groups, steps and (unless shared) its UOp table. Under
+  tinygrad's own tracking (VIZ / TRACK_MATCH_STATS set at import) its UOp table stays in use, so the trace numbers live
+  UOps cache stay valid: the capture shares that table."""
+
+  def __init__(self) -> None:
+    self.shared = bool(ops.uop_fields)
+    self.keys: list[TracingKey] = []
+    self.ctxs: list[list] = []
+    self.fields: dict[int, tuple] = ops.uop_fields if self.shared else {}
+
+  def patches(self) -> list[tuple[Any, dict[str, Any]]]:
+    return [(ops, {"tracked_keys": self.keys, "tracked_ctxs": self.ctxs, "uop_fields": self.fields, "_name_cnt": {},
+                   "active_group": [], "active_rewrites": []})]
+
+
+class Tracker:
+  """Switches tinygrad's rewrite tracking on for a block and hands back what it recorded.
+
+  Use as a context manager; ``recording`` is set on exit, also when the block raised."""
+
+  def __init__(self, device: str | None = None):
+    self.device = device
+    self.recording: Recording | None = None
+
+  def __enter__(self) -> Tracker:
+    if ops.active_rewrites or ops.active_group:
+      raise RuntimeError("tgviz: a capture cannot start inside a running tinygrad rewrite or another capture")
+    clear_caches()
+    self._out: dict[int, int] = {}
+    self._tables, self._origins, self._lines, self._timer = TrackingTables(), OriginRecorder(), LineRecorder(), KernelTimer()
+    self._steps = StepRecorder(self._origins)
+    with ExitStack() as stack:
+      if not self._tables.shared: stack.callback(_drop_trace_nums)  # last, once the table they index is handed over
+      stack.enter_context(self._tables)
+      stack.callback(self._number_outputs)                         # while the capture's UOp table is still tinygrad's
+      stack.enter_context(MatchRecorder())
+      stack.enter_context(self._steps)
+      ctx: dict[str, Any] = {"TRACK_MATCH_STATS": 2, "VIZ": -1, "PARALLEL": 0}
+      if self.device is not None: ctx["DEV"] = self.device
+      stack.enter_context(Context(**ctx))
+      stack.enter_context(StackRecorder())
+      stack.enter_context(self._lines)
+      stack.enter_context(self._origins)
+      if default_device().upper().startswith("NULL"): stack.enter_context(SourceOnlyCompilers())
+      stack.enter_context(self._timer)
+      # our own group first, so rewrites outside any tinygrad group land in this capture and nowhere else
+      ops.add_trace_group(TracingKey("capture", tb=None))
+      self._stack = stack.pop_all()
+    return self
+
+  def _number_outputs(self) -> None:
+    """What each step returned, by trace number in the capture's table (numbering every result as the capture runs
+    would cost capture time: those still alive at the end are numbered now)."""
+    self._out = {sid: u.trace_num for sid, ref in self._steps.io.items() if (u := ref()) is not None}
+    self._steps.io = {}
+
+  def __exit__(self, *exc: object) -> None:
+    try: self._stack.close()
+    finally:
+      t = self._tables
+      self.recording = Recording(groups_from(t.keys, t.ctxs, self._out, self._origins.groups), t.fields, self._lines.lines, self._timer.runs)

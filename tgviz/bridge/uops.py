@@ -1,0 +1,238 @@
+"""UOps as tgviz draws and names them.
+
+Owns: a UOp's label (op, arg, dtype, folded constants), its op family, its stable key, the drawable Graph of a UOp
+and the report's shared node tables, the node panel's details, and small readers (sources, toposort, a pattern's
+source line). It only reads UOps: it records nothing, patches nothing and knows no trace or step.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+from tinygrad.dtype import dtypes
+from tinygrad.helpers import ansistrip, printable
+from tinygrad.uop.ops import GroupOp, Ops, UOp
+
+from tgviz.graph import Graph, Node
+
+
+def pattern_source(loc: tuple[str, int]) -> str:
+  """The source line of the pattern defined at loc."""
+  return printable(loc)
+
+
+def error_text(u: UOp) -> str:
+  return str(u.arg)
+
+
+
+_FAMILY = {Ops.LOAD: "load", Ops.INDEX: "load", Ops.STAGE: "load", Ops.STORE: "store", Ops.REDUCE: "reduce",
+           Ops.ALLREDUCE: "reduce", Ops.RANGE: "range", Ops.END: "range", Ops.SPECIAL: "range", Ops.IF: "range",
+           Ops.ENDIF: "range", Ops.BUFFER: "buffer", Ops.PARAM: "buffer", Ops.GETADDR: "buffer", Ops.CALL: "kernel",
+           Ops.FUNCTION: "kernel", Ops.PROGRAM: "kernel", Ops.LINEAR: "kernel", Ops.SOURCE: "kernel", Ops.BINARY: "kernel",
+           Ops.CUSTOM_FUNCTION: "kernel", Ops.CONST: "const", Ops.REWRITE_ERROR: "error",
+           **dict.fromkeys(GroupOp.Movement, "movement"), **dict.fromkeys(GroupOp.ALU, "alu")}
+_LINE, _ARG_LINES = 60, 4
+
+
+_ANSI_REPR = re.compile(r"\\x1b\[[0-9;]*m")  # colour codes inside a repr'd string, e.g. a KernelInfo name
+
+
+def _clip(text: str, lines: int) -> list[str]:
+  all_lines = _ANSI_REPR.sub("", ansistrip(text)).splitlines()
+  out = [_cut(ln) for ln in all_lines[:lines]]
+  return out + (["…"] if len(all_lines) > lines else [])
+
+
+def _arg_text(u: UOp) -> str | None:
+  if u.arg is None: return None
+  if u.op is Ops.CONST: return f"{u.arg:g}" if isinstance(u.arg, float) else str(u.arg)
+  if u.op in GroupOp.Movement:
+    try: return str(u.marg)
+    except Exception: pass
+  if u.op is Ops.BINARY: return f"<{len(u.arg)} bytes>"
+  return str(u.arg)
+
+
+def _foldable(u: UOp) -> bool:
+  """Constants (and broadcasts of them) are folded into their users' labels, as tinygrad's VIZ does (unless one is the
+  root of the graph drawn)."""
+  if u.op is Ops.CONST: return True
+  if u.op is Ops.STACK and all(s.op is Ops.CONST for s in u.src): return True
+  return u.op in (Ops.RESHAPE, Ops.EXPAND) and len(u.src) >= 1 and _foldable(u.src[0])
+
+
+def _base_label(u: UOp) -> list[str]:
+  """The label lines that are the UOp's own: op, arg, dtype (a rebuild with new sources keeps them)."""
+  label = [u.op.name]
+  if (arg := _arg_text(u)) is not None: label += _clip(arg, 8 if u.op is Ops.SOURCE else _ARG_LINES)
+  if u.dtype != dtypes.void: label.append(str(u.dtype).removeprefix("dtypes."))
+  return label
+
+
+def _fold_text(s: UOp) -> tuple[str, str]:
+  """What a folded constant says in its user's label: the op of the constant (or vector of constants) under it, and
+  the first line of its value."""
+  c = s
+  while c.op is not Ops.CONST and c.op is not Ops.STACK and c.src: c = c.src[0]
+  text = _ANSI_REPR.sub("", ansistrip((_arg_text(c) or "") if c.op is Ops.CONST else c.render()))
+  return c.op.name, (text.splitlines() or [""])[0]
+
+
+def _cut(line: str) -> str:
+  return line if len(line) <= _LINE else line[:_LINE - 1] + "…"
+
+
+def note_line(note: str) -> str:
+  """A CALL node's note (see Recording.call_notes) as its label line."""
+  return _clip(note, 1)[0]
+
+
+def _node(u: UOp, notes: dict[str, str] | None = None) -> Node:
+  """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it ("CONST1 2.0": source
+  1); a kernel's CALL also says the kernel's Tensor operations (notes: see Recording.call_notes). js/replay.js labels
+  the nodes a report's page rebuilds the same way."""
+  label = _base_label(u)
+  for i, s in enumerate(u.src):
+    if _foldable(s):
+      head, first = _fold_text(s)
+      label.append(_cut(f"{head}{i} {first}"))
+  if notes and u.op is Ops.CALL and u.src and (note := notes.get(node_key(u.src[0]))): label.append(note_line(note))
+  return Node(node_key(u), u.op.name, _FAMILY.get(u.op, "other"), tuple(label))
+
+
+def to_graph(root: UOp, notes: dict[str, str] | None = None) -> Graph:
+  """The drawable graph of a UOp: readable labels, op families, constants folded into their users (notes: see _node)."""
+  nodes: dict[str, Node] = {}
+  edges: list[tuple[str, str]] = []
+  drawn: dict[UOp, str | None] = {}  # each UOp's key, None for a folded constant (sources come first)
+  for u in root.toposort():
+    folded = u is not root and _foldable(u)
+    if folded:
+      drawn[u] = None
+      continue
+    n = _node(u, notes)
+    nodes[n.key] = n
+    drawn[u] = n.key
+    edges.extend((k, n.key) for s in u.src if (k := drawn[s]) is not None)
+  return Graph(nodes, tuple(dict.fromkeys(edges)), node_key(root))
+
+
+class NodeCache:
+  """What the node tables of one report share: each UOp's row, label and content, computed once."""
+
+  def __init__(self, notes: dict[str, str] | None = None) -> None:
+    self.notes = notes
+    self.drawn: dict[UOp, tuple] = {}       # UOp -> (key, family, label, fold, content, UOp.key)
+    # label by what it is made of: a replay rebuilds a node many times over with new sources and the same label
+    self.labels: dict[tuple, tuple[str, list[str]]] = {}
+    self.contents: dict[tuple, list] = {}   # (op, dtype, arg, tag) -> [what its key hashes before its sources, base label]
+    self.texts: dict[tuple, bytes] = {}     # the same text, encoded
+
+  def clear(self) -> None:
+    """Forget the UOps (bounded memory: later steps share few nodes with much older ones)."""
+    self.drawn.clear()
+
+
+class NodeTable:
+  """Many graphs as one table of plain rows, shared nodes once (the HTML report's data; js/picture.js draws it and
+  js/replay.js rebuilds nodes in it). A row: [key, family, label lines (the first is the op), source row ids (all of
+  them, in order), fold, content id]; fold: what a folded constant says in its user's label ([op, first
+  line of its value], see _fold_text), 0 for other nodes; content: index into `contents`, whose entries are [the text
+  UOp.key hashes before its sources' keys, the label lines that are the UOp's own (see _base_label)]."""
+
+  def __init__(self, cache: NodeCache) -> None:
+    self.rows: list[list] = []
+    self.contents: list[list] = []
+    self._ids: dict[UOp, int] = {}
+    self._content_ids: dict[tuple, int] = {}
+    self._cache = cache
+
+  def reach(self, roots: list[int]) -> int:
+    """How many rows the graphs of these rows hold together."""
+    seen, stack, rows = set(), list(roots), self.rows
+    while stack:
+      if (n := stack.pop()) in seen: continue
+      seen.add(n)
+      stack.extend(rows[n][3])
+    return len(seen)
+
+  def add(self, root: UOp) -> int:
+    """The row id of root, adding it and whatever below it is new."""
+    ids = self._ids
+    if (i := ids.get(root)) is not None: return i
+    cache, rows, content_ids = self._cache, self.rows, self._content_ids
+    drawn = cache.drawn
+    stack = [(root, False)]
+    while stack:
+      u, ready = stack.pop()
+      if u in ids: continue
+      if not ready:
+        stack.append((u, True))
+        stack.extend([(s, False) for s in u.src if s not in ids])
+        continue
+      if (d := drawn.get(u)) is None:
+        below = [drawn[s] for s in u.src]  # the sources are in already
+        arg = repr(u.arg) if isinstance(u.arg, float) else u.arg  # 0.0 == -0.0, drawn apart
+        folded = tuple((i, s) for i, (s, e) in enumerate(zip(u.src, below, strict=True)) if e[3])  # constants its label folds in
+        made_of = (u.op, u.dtype, type(arg), arg, folded, u.src[0] if u.op is Ops.CALL and u.src else None)
+        if (lab := cache.labels.get(made_of)) is None:
+          n = _node(u, cache.notes)
+          lab = cache.labels[made_of] = (n.family, list(n.label))
+        content = (u.op, u.dtype, type(arg), arg, u.tag)
+        if content not in cache.contents:
+          text = str((u.op, u.dtype, u.arg))
+          cache.contents[content], cache.texts[content] = [text, _base_label(u)], text.encode()
+        # UOp.key from its sources' keys, already here (tinygrad's property walks the whole graph below each new node)
+        key = hashlib.sha256(cache.texts[content] + b"".join([e[5] for e in below])).digest()
+        d = drawn[u] = (key.hex()[:12], lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content, key)
+      if (c := content_ids.get(d[4])) is None:
+        c = content_ids[d[4]] = len(self.contents)
+        self.contents.append(cache.contents[d[4]])
+      ids[u] = len(rows)
+      rows.append([d[0], d[1], d[2], [ids[s] for s in u.src], d[3], c])
+    return ids[root]
+
+
+def op_name(u: UOp) -> str:
+  return u.op.name
+
+
+def node_details(u: UOp) -> dict[str, str]:
+  """What the node panel shows of a UOp: op, dtype, the full arg and tag, and the node as tinygrad's Python (pyrender,
+  as tinygrad's VIZ shows a graph; str() where pyrender refuses)."""
+  try: py = u.pyrender()
+  except Exception: py = str(u)
+  return {"op": u.op.name, "dtype": str(u.dtype).removeprefix("dtypes."), "arg": ansistrip(repr(u.arg))[:4000],
+          "tag": repr(u.tag), "python": ansistrip(py)[:20000]}
+
+
+def toposort(u: UOp) -> list[UOp]:
+  return list(u.toposort())
+
+
+def structural_key(u: UOp) -> str:
+  """The identity of a whole graph: equal for graphs of the same ops, args and structure, in any run or process."""
+  return u.key.hex()
+
+
+def node_key(u: UOp) -> str:
+  """A stable identity for a UOp: the same on every run for the same graph."""
+  return u.key.hex()[:12]  # 48 bits: no two nodes of one graph share it in practice; short keys keep reports small
+
+
+def reaches(root: UOp, target: UOp, known: set[UOp]) -> bool:
+  """Whether target is in root's graph, looking only below nodes not in known (a graph that does not hold target: what
+  is in it cannot lead there)."""
+  stack, seen = [root], set()
+  while stack:
+    if (u := stack.pop()) is target: return True
+    if u in seen or u in known: continue
+    seen.add(u)
+    stack.extend(u.src)
+  return False
+
+
+def sources(u: UOp) -> tuple[UOp, ...]:
+  return u.src
+
