@@ -66,7 +66,7 @@ def test_imports_form_a_dag():
   assert "__init__" not in {d for deps in g.values() for d in deps}, "nothing imports the package back"
   # the layers, bottom up
   pos = {n: i for i, n in enumerate(order)}
-  for low, high in [("bridge", "model"), ("model", "comparison"), ("comparison", "compare_view"), ("model", "picture"),
+  for low, high in [("bridge", "steps"), ("steps", "model"), ("model", "comparison"), ("comparison", "compare_view"), ("model", "picture"),
                     ("picture", "protocol"), ("picture", "compare_view"), ("compare_view", "compare_widget"), ("widget", "compare_widget"),
                     ("protocol", "widget"), ("protocol", "report"), ("report", "api"), ("compare_view", "api"), ("widget", "magic"),
                     ("compare_widget", "magic"), ("api", "cli")]:
@@ -87,3 +87,28 @@ def test_the_dag_sees_lazy_imports(tmp_path):
   src.write_text("import os\ndef f():\n  from tgviz.model import Trace\nif TYPE_CHECKING:\n  from tgviz.api import Step\n")
   found = imports(src)
   assert "tgviz.model" in found and "tgviz.api" not in found
+
+
+def test_the_bridge_inside_imports_one_way_env_first():
+  """Inside the bridge too, imports run one way: env (tinygrad's version and device set-up) at the bottom, then uops,
+  replay, records, recorders, capture and files; the package's __init__ only re-exports, importing env first."""
+  inside = {name: {i.split(".")[2] for i in imports(path) if i.startswith("tgviz.bridge.") and i.split(".")[2] in BRIDGE} - {name}
+            for name, path in BRIDGE.items()}
+  order = ["env", "uops", "replay", "records", "recorders", "capture", "files", "__init__"]
+  assert sorted(order) == sorted(BRIDGE), "a bridge module this test does not place"
+  for name, deps in inside.items():
+    assert all(order.index(d) < order.index(name) for d in deps), (name, deps)
+  first = next(n for n in ast.parse(BRIDGE["__init__"].read_text()).body if isinstance(n, (ast.Import, ast.ImportFrom)))
+  assert isinstance(first, ast.ImportFrom) and first.module == "tgviz.bridge" and [a.name for a in first.names] == ["env"]
+  init = ast.parse(BRIDGE["__init__"].read_text())
+  assert all(isinstance(n, (ast.Import, ast.ImportFrom, ast.Assign)) or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+             for n in init.body), "the bridge's __init__ holds no logic"
+
+
+def test_small_modules_that_say_what_they_own():
+  for path in [*PKG.glob("*.py"), *BRIDGE.values()]:
+    n = len(path.read_text().splitlines())
+    assert n <= 420, f"{path.relative_to(PKG)} has {n} lines: split it by concern"
+  for name, path in BRIDGE.items():
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    assert len(doc.splitlines()) >= 3, f"bridge/{name}.py opens with a docstring of a few lines saying what it owns and must not do"

@@ -15,7 +15,8 @@ In Jupyter: ``%load_ext tgviz`` then a ``%%tgviz`` cell. In Python::
 from tgviz import bridge
 from tgviz.api import Comparison, Step, Trace, TraceFileError, capture, compare, load
 from tgviz.comparison import KernelPair
-from tgviz.model import Diff, Group, Kernel, Match
+from tgviz.model import Group, Kernel
+from tgviz.steps import Diff, Match
 
 __all__ = [
   "CompareWidget",

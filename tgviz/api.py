@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from tgviz import bridge as tg
-from tgviz import compare_view, model, picture, report
+from tgviz import compare_view, model, picture, report, steps
 from tgviz import comparison as C
 from tgviz import layout as L
 
 TraceFileError = tg.TraceFileError
 
 
-class Step(model.Step):
-  __doc__ = model.Step.__doc__
+class Step(steps.Step):
+  __doc__ = steps.Step.__doc__
 
   def svg(self, side: str = "both", match: int | None = None, max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto",
           timeout: float | None = L.DEFAULT_TIMEOUT) -> str:
@@ -37,7 +37,7 @@ class Step(model.Step):
 class Trace(model.Trace):
   """Everything tinygrad's compiler did inside one :func:`capture` block."""
 
-  step_type: ClassVar[type[model.Step]] = Step
+  step_type: ClassVar[type[steps.Step]] = Step
 
   def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "auto",
                  max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto", landmarks: bool = False) -> list[Path]:

@@ -17,8 +17,9 @@ from tgviz import layout as L
 from tgviz.assets import esm, script_safe, styles
 from tgviz.comparison import Comparison, KernelPair
 from tgviz.highlight import code_css, highlight_code
-from tgviz.model import Kernel, Step
+from tgviz.model import Kernel
 from tgviz.picture import picture
+from tgviz.steps import Step
 
 
 class Landmark(TypedDict):

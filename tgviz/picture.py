@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tgviz import bridge as tg
 from tgviz import layout as L
-from tgviz.model import Step, diff_graphs
+from tgviz.steps import Step, diff_graphs
 
 SIDES = {"before": ("before",), "after": ("after",), "both": ("before", "after")}
 VIEWS = ("auto", "focus", "full")

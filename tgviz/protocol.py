@@ -5,8 +5,9 @@ named by its ``StepKey``; a picture by (step key, match, view), where match ``No
 
 Synced state (widget traits; the report's stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected``
 (a StepKey, "" for none), ``match`` (int or None), ``view`` (a View), ``code_css``, ``summary``, ``kernels`` (list of
-KernelRow), ``error``, and ``snapshot``: the PictureMsg of the selected step (whole), kept small, that a saved notebook
-shows when no kernel answers.
+KernelRow), ``error``, and ``kept_picture``: the PictureMsg of the selected step (whole), kept small, that a saved
+notebook shows when no kernel answers. A whole step's picture crosses once: as ``kept_picture`` where it is kept whole,
+as a message where it is too big to keep (see widget.TraceWidget).
 """
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ from typing import Literal, NotRequired, TypedDict
 from tgviz import bridge as tg
 from tgviz import layout as L
 from tgviz.highlight import highlight_code
-from tgviz.model import Group, Step, Trace, where
+from tgviz.model import Group, Trace
 from tgviz.picture import picture
+from tgviz.steps import Step, where
 
 StepKey = str
 View = Literal["auto", "full"]
 UOP_DIFF_LINES = 80
-SNAPSHOT_CHARS = 300_000  # a saved notebook keeps at most this much picture (SVG and code) per widget
+KEPT_PICTURE_CHARS = 300_000  # a saved notebook keeps at most this much picture (SVG and code) per widget
 
 
 # *** state ***
@@ -358,7 +360,7 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
                     produced=produced_kernels(trace, s.group))
 
 
-def snapshot(msg: PictureMsg, limit: int = SNAPSHOT_CHARS) -> PictureMsg:
+def kept_picture(msg: PictureMsg, limit: int = KEPT_PICTURE_CHARS) -> PictureMsg:
   """The picture a saved notebook keeps: the message as it is, or, past limit characters of SVG and code, without them
   and saying so."""
   code = msg["kernel"]["html"] if msg["kernel"] else ""

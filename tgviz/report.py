@@ -28,8 +28,9 @@ from tgviz import protocol as P
 from tgviz.assets import esm, script_safe, styles
 from tgviz.graph import FAMILIES
 from tgviz.highlight import code_css
-from tgviz.model import Step, Trace, where
+from tgviz.model import Trace
 from tgviz.picture import SIDES, sides
+from tgviz.steps import Step, where
 
 _HEAD = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>

@@ -1,0 +1,210 @@
+"""Steps of a trace and what happens in them: a Step (one graph rewrite) with its Matches, graph Diffs, the Events of a
+node's life and the Rules (patterns) that fired.
+
+Built on what :mod:`tgviz.bridge` recorded; :mod:`tgviz.model` groups steps into kernels and traces. The graphs a step
+hands out are tinygrad ``UOp`` objects, the very ones tinygrad computed.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tgviz import bridge as tg
+
+if TYPE_CHECKING:
+  from tgviz.model import Group
+
+
+@dataclass(eq=False)
+class Match:
+  """One pattern that fired inside a step: the UOp it replaced and what it replaced it with."""
+  step: Step
+  index: int
+  loc: tuple[str, int]
+  time: float
+
+  @property
+  def source(self) -> str:
+    """The source text of the pattern that fired."""
+    return tg.pattern_source(self.loc)
+
+  def uops(self) -> tuple[Any, Any]:
+    """(the UOp matched, its replacement)."""
+    return self.step._rec.match_uops(self.step._raw, self.index)
+
+  @property
+  def is_error(self) -> bool:
+    """True when the pattern raised (tinygrad records a REWRITE_ERROR)."""
+    return self.step._rec.match_failed(self.step._raw, self.index)
+
+
+@dataclass(frozen=True)
+class Diff:
+  """Nodes of a step's graph added, removed and changed (before -> after pairs) by the rewrite."""
+  added: tuple[Any, ...]
+  removed: tuple[Any, ...]
+  changed: tuple[tuple[Any, Any], ...]
+
+
+def diff_graphs(before: Any, after: Any) -> Diff:
+  """Compare two UOp graphs. UOps are hash-consed, so a node in both is unchanged. A node replaced in place (same
+  position under the same parents, reached from the roots) is 'changed'; the rest are added or removed."""
+  b_nodes, a_nodes = tg.toposort(before), tg.toposort(after)
+  b_set, a_set = set(b_nodes), set(a_nodes)
+  changed: dict[Any, Any] = {}
+  todo = [(before, after)]
+  while todo:
+    b, a = todo.pop()
+    if b is a or b in a_set or a in b_set or b in changed: continue  # unchanged, or not a new node
+    changed[b] = a
+    bs, as_ = tg.sources(b), tg.sources(a)
+    if len(bs) == len(as_): todo.extend(zip(bs, as_, strict=True))
+  new = set(changed.values())
+  return Diff(added=tuple(u for u in a_nodes if u not in b_set and u not in new),
+              removed=tuple(u for u in b_nodes if u not in a_set and u not in changed),
+              changed=tuple((b, a) for b, a in changed.items()))
+
+
+@functools.lru_cache(maxsize=4096)
+def where(file: str, line: int) -> str:
+  """A source location as people read it: "file.py:12" (cached: a trace names the same few places many times)."""
+  return f"{Path(file).name}:{line}"
+
+
+@dataclass(eq=False)
+class Step:
+  """One graph rewrite tinygrad ran (a graph_rewrite call, or a function tinygrad tracks as one)."""
+  group: Group
+  index: int
+  name: str
+  depth: int
+  loc: tuple[str, int]
+  _rec: Any = field(default=None, repr=False)
+  _raw: Any = field(default=None, repr=False)
+
+  @functools.cached_property
+  def matches(self) -> list[Match]:
+    """The patterns that fired, in order (made when first asked for: a capture reads nothing it does not need)."""
+    return [Match(self, k, loc, t) for k, (_, _, loc, t) in enumerate(self._raw.matches)]
+
+  @property
+  def call_notes(self) -> dict[str, str]:
+    """What a kernel's CALL node in this step's graphs says of the kernel (its Tensor operations), by the AST's node key."""
+    return self._rec.call_notes
+
+  @property
+  def is_snapshot(self) -> bool:
+    """tinygrad's 'View ...' landmarks (View Base AST, View Program, ...): a graph shown, not rewritten."""
+    return tg.is_snapshot(self.name)
+
+  @property
+  def path(self) -> str:
+    """'group / step', as the tree shows it."""
+    return f"{self.group.name} / {self.name}"
+
+  def title(self, match: int | None = None) -> str:
+    """The heading of a picture of this step, or of its match number `match` (0-based): path, pattern and where."""
+    if match is None: return self.path
+    m = self.matches[match]
+    return f"{self.path}  match {match + 1}/{len(self.matches)}: {m.source}  ({where(*m.loc)})"
+
+  def graphs(self, match: int | None = None) -> tuple[Any, Any]:
+    """The (before, after) UOp graphs of the whole step, or of its match number `match` (0-based)."""
+    if match is None: return self.before(), self.after()
+    if not 0 <= match < len(self.matches): raise IndexError(f"step {self.name!r} has {len(self.matches)} matches; match={match}")
+    return self.at(match), self.at(match + 1)
+
+  def before(self) -> Any:
+    """The UOp graph this step started from."""
+    return self._rec.before(self._raw)
+
+  def after(self) -> Any:
+    """The UOp graph after the step: what tinygrad's rewrite returned (or, where it raised, the graph after the last
+    recorded match)."""
+    if (out := self.returned()) is not None: return out
+    return self.at(len(self.matches))
+
+  def returned(self) -> Any | None:
+    """What tinygrad's rewrite returned, if that lived to the end of the capture (else None, and after() replays)."""
+    return self._rec.returned(self._raw)
+
+  def at(self, k: int) -> Any:
+    """The UOp graph after the first k matches of this step, exactly as tinygrad's VIZ replays it. A replay that failed
+    stops at its REWRITE_ERROR, which every later k returns too."""
+    if not 0 <= k <= len(self.matches): raise IndexError(f"step {self.name!r} has {len(self.matches)} matches; k={k}")
+    return self._rec.at(self._raw, k)
+
+  def pairs(self) -> list[tuple[Any, Any]]:
+    """Each match's matched node and its replacement (as Match.uops, built in one walk)."""
+    return self._rec.match_pairs(self._raw)
+
+  @property
+  def options(self) -> dict[str, bool]:
+    """How tinygrad ran the rewrite, which its replay follows: bottom_up, walk, enter_calls."""
+    r = self._raw
+    return {"bottom_up": r.bottom_up, "walk": r.walk, "enter_calls": r.enter_calls}
+
+  def replay(self) -> Iterator[Any]:
+    """Every graph of the step in order: before, then after each match (at(0), at(1), ...), in one pass."""
+    return self._rec.replay(self._raw)
+
+  def diff(self) -> Diff:
+    """What the step added, removed and changed."""
+    return diff_graphs(self.before(), self.after())
+
+  @property
+  def error(self) -> str | None:
+    """The message of a pattern that raised in this step, if one did."""
+    for m in self.matches:
+      if m.is_error: return tg.error_text(m.uops()[1])
+    return None
+
+  def __repr__(self) -> str:
+    return f"<Step {self.path!r} depth={self.depth} matches={len(self.matches)}>"
+
+
+@dataclass(frozen=True)
+class Event:
+  """One event in a node's life (see :meth:`Trace.history`). kind: "input" (in the graph a step started from, where the
+  node is first seen), "created" (match `match` of `step` made it, replacing `other`), "lives" (in the graph after
+  `step`), "replaced" (match `match` of `step` replaced it with `other`) or "removed" (gone from the graph after `step`,
+  replaced by nothing the node's own match made)."""
+  kind: str
+  step: Step
+  match: int | None = None
+  other: Any = None
+
+
+@dataclass(eq=False)
+class Rule:
+  """A pattern that fired in a trace: where it is defined, how often and for how long it fired, and where."""
+  loc: tuple[str, int]
+  count: int
+  time: float
+  steps: list[Step]
+  first: Match
+
+  @property
+  def source(self) -> str:
+    """The pattern's source text."""
+    return tg.pattern_source(self.loc)
+
+  def __repr__(self) -> str:
+    return f"Rule({where(*self.loc)}, count={self.count}, time={self.time * 1e3:.3g} ms, " \
+           f"{len(self.steps)} step{'s' if len(self.steps) != 1 else ''})"
+
+
+def rebuilt_event(step: Step, uop: Any) -> Event:
+  """The creation of a node no match returned: tinygrad rebuilt it because a match changed one of its sources. The
+  match is the first after which the node is in the graph (found by bisection over the replay); `other` is the node it
+  took the place of."""
+  lo, hi = 1, len(step.matches)
+  while lo < hi:
+    mid = (lo + hi) // 2
+    if uop in set(tg.toposort(step.at(mid))): hi = mid
+    else: lo = mid + 1
+  d = diff_graphs(step.at(lo - 1), step.at(lo))
+  return Event("created", step, lo - 1, next((b for b, a in d.changed if a is uop), None))
