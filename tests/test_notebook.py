@@ -165,7 +165,7 @@ def test_kernel_origins_name_the_cell_line(ip, recording_comm):
   w.wait()
   msg = [m for m in w.comm.custom() if m.get("type") == "picture"][-1]
   (origin,) = msg["kernel"]["origins"]
-  assert origin["op"] == "conv2d" and origin["where"] == f"Cell In[{result.execution_count}], line 4"
+  assert origin["op"] == "conv2d" and origin["where"] == f"Cell In[{ip.execution_count}], line 4"
   assert "→   4  result = x.conv2d(weight)" in origin["context"]
 
 

@@ -94,7 +94,7 @@ class TgvizMagics(Magics):
     tb = e.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != filename: tb = tb.tb_next
     if tb is not None:
-      lines = shell.InteractiveTB.structured_traceback(type(e), e, tb)
+      lines = shell.InteractiveTB.structured_traceback(type(e), e, tb, tb_offset=0)
       try: e._render_traceback_ = lambda: lines  # type: ignore[attr-defined]
       except AttributeError: pass  # an exception type that takes no attributes keeps IPython's own rendering
     return e
