@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what tgviz needs on a fresh Debian/Ubuntu machine: Debian's clang (tinygrad's CPU device compiles with it),
-# a virtual environment in .venv with tgviz and its pinned dependencies. Pass "test" to add the test dependencies
-# (Debian's chromium for the browser tests, JupyterLab, Playwright, pytest).
+# a virtual environment in .venv with tgviz and its dependencies at the exact versions of constraints.txt. Pass "test"
+# to add the test dependencies (Debian's chromium for the browser tests, JupyterLab, Playwright, pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 want=(clang)
@@ -16,4 +16,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-if [ "${1:-}" = "test" ]; then .venv/bin/python -m pip install -q -e ".[test]"; else .venv/bin/python -m pip install -q -e .; fi
+# the exact versions of constraints.txt (scripts/lock.sh writes it from pyproject.toml's ranges): the same set every time
+if [ "${1:-}" = "test" ]; then .venv/bin/python -m pip install -q -c constraints.txt -e ".[test]"; else .venv/bin/python -m pip install -q -c constraints.txt -e .; fi
