@@ -84,15 +84,18 @@ def capture(device: str | None = None, env: Mapping[str, Any] | None = None) -> 
     if tracker.recording is not None: trace.fill(tracker.recording)
 
 
-def load(path: str | Path) -> Trace:
+def load(path: str | Path, trusted: bool = False) -> Trace:
   """Open a trace file: one :meth:`Trace.save` wrote, or tinygrad's own tracking dump, the rewrites.pkl that a script
   run with ``VIZ=-1`` writes at exit (e.g. on a GPU box, to browse here). Both need the same tinygrad version as here.
 
   >>> trace = tgviz.load("conv.tgviz")          # or tgviz.load("/tmp/rewrites.pkl.<user>")
 
-  Opening a file unpickles it, which can run code (as tinygrad's VIZ does): open only files you trust. Raises
-  :class:`TraceFileError` when the file is not a trace or was saved for another format or tinygrad version."""
-  return Trace.load(path)
+  Opening a file runs nothing from it: it is unpickled allowing only what a trace holds (tgviz's records, tinygrad's
+  dtypes, enums and small dataclasses), and anything else raises :class:`TraceFileError` naming it, before it is called.
+  ``trusted=True`` unpickles with plain pickle, which can run code the file carries: only for a tinygrad dump of your own
+  that holds more than a trace does. Raises :class:`TraceFileError` when the file is not a trace, is damaged, or was
+  saved for another format or tinygrad version."""
+  return Trace.load(path, trusted=trusted)
 
 
 class Comparison(C.Comparison):

@@ -50,10 +50,13 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
 
 
 def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[str], svg: str = "landmarks",
-        jobs: int | None = None) -> tuple[int, Trace | None]:
-  """Run script under capture, write out/index.html and out/svg/; returns the exit status and the trace."""
+        jobs: int | None = None, save: bool = False) -> tuple[int, Trace | None]:
+  """Run script under capture, write out/index.html and out/svg/ (save: and the trace, out/trace.tgviz); returns the exit
+  status and the trace."""
   status, trace = trace_script(script, device, args)
-  if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs)
+  if trace is not None:
+    write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs)
+    if save: print(f"tgviz: trace:  {trace.save(out / 'trace.tgviz').resolve()} (tgviz open it, or tgviz.load it, anywhere)")
   return status, trace
 
 
@@ -107,9 +110,10 @@ def _summary_row(name: str, link: str, trace: Trace | None, status: int) -> str:
           f"<td><a href='{L.text(link)}/svg/'>SVGs</a></td></tr>")
 
 
-def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, svg: str, jobs: int | None = None) -> int:
+def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, svg: str, jobs: int | None = None,
+             save: bool = False) -> int:
   """Run several scripts, each into out/<script name>/, and write out/index.html: each one's summary and links."""
-  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg, jobs)) for s in scripts]
+  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg, jobs, save)) for s in scripts]
   rows = "".join(_summary_row(s.name, s.stem, trace, rc) for s, rc, trace in results)
   (out / "index.html").write_text(
     "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>tgviz reports</title><style>"
@@ -122,9 +126,10 @@ def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int,
   return max(rc for _, rc, _ in results)
 
 
-def open_file(path: Path, out: Path, max_nodes: int, svg: str, jobs: int | None = None) -> int:
-  """Open a trace file, write out/index.html and the SVGs in out/svg/; returns the exit status."""
-  try: trace = load(path)
+def open_file(path: Path, out: Path, max_nodes: int, svg: str, jobs: int | None = None, trusted: bool = False) -> int:
+  """Open a trace file (trusted: with plain pickle, see tgviz.load), write out/index.html and the SVGs in out/svg/;
+  returns the exit status."""
+  try: trace = load(path, trusted=trusted)
   except (OSError, TraceFileError) as e:
     print(f"tgviz: cannot open {path}: {e}", file=sys.stderr)
     return 2
@@ -159,8 +164,11 @@ def main(argv: list[str] | None = None) -> int:
   r = sub.add_parser("run", help="run a script with tinygrad's compiler traced; write an HTML report and SVGs")
   r.add_argument("script", type=Path, nargs="+", help="the script (several: each gets its own report, no script args)")
   r.add_argument("--device", default=None, help="tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90 (default: DEV, else CL)")
+  r.add_argument("--save", action="store_true", help="also save the trace as DIR/trace.tgviz (tgviz open or tgviz.load it later)")
   o = sub.add_parser("open", help="write the HTML report and SVGs of a saved trace or of tinygrad's rewrites.pkl (VIZ=-1)")
-  o.add_argument("file", type=Path, help="a file Trace.save wrote, or tinygrad's rewrites.pkl; open only files you trust")
+  o.add_argument("file", type=Path, help="a file Trace.save wrote, or tinygrad's rewrites.pkl (read without running anything in it)")
+  o.add_argument("--trust", action="store_true", help="unpickle the file as plain pickle, which can run code in it: only for a "
+                                                      "tinygrad dump of your own that holds more than a trace does")
   c = sub.add_parser("compare", help="run two scripts with tinygrad's compiler traced and write an HTML comparison: kernels "
                                       "paired, code diffs, landmark graphs, kernel table")
   c.add_argument("script_a", type=Path, help="the first script (side a)")
@@ -186,11 +194,11 @@ def main(argv: list[str] | None = None) -> int:
   if ns.command == "compare":
     return compare_scripts((ns.script_a, ns.script_b), (ns.env + ns.env_a, ns.env + ns.env_b), ns.out, ns.device, ns.max_nodes)
   if ns.command == "open":
-    return open_file(ns.file, ns.out, ns.max_nodes, ns.svg, ns.jobs)
+    return open_file(ns.file, ns.out, ns.max_nodes, ns.svg, ns.jobs, trusted=ns.trust)
   if len(ns.script) > 1:
     if script_args: parser.error(f"arguments {script_args} can only be passed to a single script")
-    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg, ns.jobs)
-  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs)[0]
+    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg, ns.jobs, ns.save)
+  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs, ns.save)[0]
 
 
 if __name__ == "__main__":

@@ -166,9 +166,9 @@ class Trace:
     return Path(path)
 
   @classmethod
-  def load(cls, path: str | Path) -> Self:
+  def load(cls, path: str | Path, trusted: bool = False) -> Self:
     """A trace read from a file :meth:`save` wrote, or from tinygrad's own rewrites.pkl (see :func:`tgviz.load`)."""
-    rec, meta = tg.load_recording(path)
+    rec, meta = tg.load_recording(path, trusted)
     trace = cls(meta.get("device") or "")
     if (err := meta.get("error")) is not None:  # the original exception class may not exist here: one of the same name
       trace.error = type(err[0], (Exception,), {"__module__": "tgviz.saved"})(err[1])

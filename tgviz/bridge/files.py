@@ -1,8 +1,9 @@
 """Saving and opening trace files: tgviz's own and tinygrad's rewrites.pkl.
 
-Owns: the file format (a gzip of a pickled header, then the records and the UOp table), its version checks, and
-pointing a trace's tinygrad source locations at this machine's tinygrad. It must not capture anything; what it reads
-is a Recording like any capture's.
+Owns: the file format (a gzip of a pickled header, then the records and the UOp table), its version checks, checking a
+file's contents have the shapes a Recording reads, and pointing a trace's tinygrad source locations at this machine's
+tinygrad. Files are unpickled only through safe_pickle. It must not capture anything; what it reads is a Recording like
+any capture's.
 """
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ import os
 import pickle
 from typing import Any
 
+from tinygrad.dtype import DType
 from tinygrad.helpers import Context
 from tinygrad.uop import ops
+from tinygrad.uop.ops import Ops
 
+from tgviz.bridge import safe_pickle
 from tgviz.bridge.env import SUPPORTED_TINYGRAD
-from tgviz.bridge.records import GroupRecord, Recording, groups_from
+from tgviz.bridge.records import GroupRecord, Recording, StepRecord, groups_from
+from tgviz.bridge.safe_pickle import Refused
 
 TRACE_FORMAT, TRACE_VERSION = "tgviz-trace", 2
 _READS_VERSIONS = (1, 2)                    # version 1 had no source lines
@@ -38,21 +43,28 @@ def save_recording(path: str | os.PathLike, rec: Recording, meta: dict[str, Any]
     f.write(body)
 
 
-def load_recording(path: str | os.PathLike) -> tuple[Recording, dict[str, Any]]:
+def load_recording(path: str | os.PathLike, trusted: bool = False) -> tuple[Recording, dict[str, Any]]:
   """Read a trace file: one saved by tgviz (see save_recording), or tinygrad's own tracking dump, the rewrites.pkl that
   ``VIZ=-1`` (or TRACK_MATCH_STATS=2) writes at exit. Returns the recording and the header's meta (device, error,
-  traceback). Unpickling runs code: open only files you trust. Raises TraceFileError for anything else, OSError when the
-  file cannot be read."""
+  traceback, env). The file is unpickled with safe_pickle, which runs nothing from it (trusted: with plain pickle, for a
+  tinygrad dump that holds more than a trace should). Raises TraceFileError for anything else, OSError when the file
+  cannot be read."""
   with open(path, "rb") as f: magic = f.read(2)
-  if magic == _GZIP_MAGIC: return _load_saved(path)
+  if magic == _GZIP_MAGIC: return _load_saved(path, trusted)
   try:
-    with open(path, "rb") as f, Context(DEBUG=0): obj = pickle.load(f)  # unpickling may load libraries (as VIZ's loader)
+    with open(path, "rb") as f, Context(DEBUG=0): obj = safe_pickle.load(f, trusted)  # trusted: may load libraries, as VIZ's loader
+  except Refused as e:
+    raise TraceFileError(f"{path} names {e}, which tgviz does not let a trace file run or make; nothing in the file was run. "
+                         "If it is tinygrad's own dump of a run you trust, open it trusting it: tgviz.load(path, trusted=True), "
+                         "or tgviz open --trust") from None
   except Exception as e:
     raise TraceFileError(f"{path} is neither a tgviz trace nor tinygrad's rewrites.pkl "
                          f"(or one written by a tinygrad other than {SUPPORTED_TINYGRAD}): {type(e).__name__}: {e}") from e
   if not isinstance(obj, ops.RewriteTrace):
     raise TraceFileError(f"{path} holds a pickled {type(obj).__name__}, not a tgviz trace or tinygrad's rewrites.pkl")
-  try: groups = groups_from(obj.keys, obj.rewrites, {})
+  try:
+    groups = groups_from(obj.keys, obj.rewrites, {})
+    _check(groups, obj.uop_fields, None)
   except Exception as e:
     raise TraceFileError(f"{path} is a tinygrad rewrites.pkl tgviz cannot read (tgviz reads those of tinygrad {SUPPORTED_TINYGRAD}): "
                          f"{type(e).__name__}: {e}") from e
@@ -60,10 +72,11 @@ def load_recording(path: str | os.PathLike) -> tuple[Recording, dict[str, Any]]:
   return Recording(relocated(groups), obj.uop_fields), {"device": f"{device} (tinygrad's rewrites.pkl)"}
 
 
-def _load_saved(path: str | os.PathLike) -> tuple[Recording, dict[str, Any]]:
+def _load_saved(path: str | os.PathLike, trusted: bool) -> tuple[Recording, dict[str, Any]]:
   try:
     with gzip.open(path, "rb") as f:
-      try: header = pickle.load(f)
+      try: header = safe_pickle.load(f, trusted)
+      except Refused: raise
       except Exception: header = None
       if not isinstance(header, dict) or header.get("format") != TRACE_FORMAT:
         raise TraceFileError(f"{path} is a gzip file but not a tgviz trace")
@@ -73,13 +86,43 @@ def _load_saved(path: str | os.PathLike) -> tuple[Recording, dict[str, Any]]:
       if (tv := header.get("tinygrad")) != SUPPORTED_TINYGRAD:
         raise TraceFileError(f"{path} was saved with tinygrad {tv}; this tgviz reads traces of tinygrad {SUPPORTED_TINYGRAD} "
                              f"(its graphs are tinygrad UOps): open it where tinygrad=={tv} and a tgviz for it are installed")
-      with Context(DEBUG=0): body = pickle.load(f)
+      with Context(DEBUG=0): body = safe_pickle.load(f, trusted)
       if not isinstance(body, tuple) or len(body) != (2 if v == 1 else 3): raise ValueError("unexpected contents")
       groups, fields, *lines = body
+      meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad", "runs")}
+      _check(groups, fields, lines[0] if lines else None, header.get("runs"), meta)
   except TraceFileError: raise
+  except Refused as e:
+    raise TraceFileError(f"{path} names {e}, which a tgviz trace never holds: refused, and nothing in the file was run "
+                         "(a file made to run code when opened?)") from None
   except Exception as e: raise TraceFileError(f"{path} is not a readable tgviz trace: {type(e).__name__}: {e}") from e
-  meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad", "runs")}
   return Recording(relocated(groups), fields, lines[0] if lines else None, header.get("runs")), meta
+
+
+def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = None) -> None:
+  """That what a file held has the shapes a Recording reads (a damaged file fails here, not later in a picture):
+  ValueError saying what is wrong."""
+  def need(ok: bool, what: str) -> None:
+    if not ok: raise ValueError(f"unexpected contents: {what}")
+  def loc(x: Any) -> bool: return isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and isinstance(x[1], int)
+  need(isinstance(groups, list) and all(isinstance(g, GroupRecord) and isinstance(g.name, str) and isinstance(g.kind, str)
+                                        and isinstance(g.steps, list) and isinstance(g.stack, tuple) for g in groups), "groups")
+  need(isinstance(fields, dict), "the UOp table")
+  for n, f in fields.items():
+    need(isinstance(n, int) and isinstance(f, tuple) and len(f) == 5 and isinstance(f[0], Ops) and isinstance(f[1], DType)
+         and isinstance(f[2], tuple) and all(s in fields for s in f[2]), f"UOp {n!r}")
+  for g in groups:
+    for s in g.steps:
+      need(isinstance(s, StepRecord) and isinstance(s.name, str) and isinstance(s.depth, int) and loc(s.loc) and s.sink in fields
+           and isinstance(s.matches, list) and (s.out is None or s.out in fields), "a step")
+      need(all(isinstance(m, tuple) and len(m) == 4 and m[0] in fields and m[1] in fields and loc(m[2]) and isinstance(m[3], (int, float))
+               for m in s.matches), f"a match of {s.name!r}")
+  need(lines is None or (isinstance(lines, dict) and all(isinstance(v, list) for v in lines.values())), "the source lines")
+  need(runs is None or (isinstance(runs, dict) and all(isinstance(v, list) for v in runs.values())), "the run times")
+  if meta is not None:
+    err = meta.get("error")
+    need(err is None or (isinstance(err, tuple) and len(err) == 2 and all(isinstance(x, str) for x in err)), "the error")
+    need(isinstance(meta.get("traceback"), (str, type(None))) and isinstance(meta.get("env", {}), (dict, type(None))), "the header")
 
 
 def relocated(groups: list[GroupRecord]) -> list[GroupRecord]:

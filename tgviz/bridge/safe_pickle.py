@@ -1,0 +1,77 @@
+"""Reading pickles from files someone else made, without running code from them.
+
+Owns: the one list of globals a trace file may name (tgviz's records, tinygrad's dtypes, enums and small dataclasses:
+what real traces hold, each harmless to call with any arguments) and the restricted unpickler that allows nothing else,
+as ``torch.load(weights_only=True)`` does. A refused global raises Refused before anything in the file is called. It
+knows no file format: files.py says what a trace is.
+"""
+from __future__ import annotations
+
+import enum
+import functools
+import gzip
+import importlib
+import pickle
+from typing import IO, Any
+
+from tinygrad.helpers import Target
+from tinygrad.renderer import Renderer
+
+# module -> the names in it a trace may hold: found in the traces of every example, of model-sized training steps, of
+# NULL devices' renderers, and in tinygrad's own rewrites.pkl of the same runs
+ALLOWED: dict[str, tuple[str, ...]] = {
+  "tgviz.bridge.records": ("GroupRecord", "StepRecord", "Origin"),
+  "tinygrad.codegen.opt": ("Opt", "OptOps"),
+  "tinygrad.dtype": ("AddrSpace", "ConstFloat", "DType", "InvalidType"),
+  "tinygrad.helpers": ("Metadata", "Target", "TracingKey"),
+  "tinygrad.renderer": ("Estimates",),
+  "tinygrad.schedule.indexing": ("BufferizeOpts",),
+  "tinygrad.uop": ("Ops",),
+  "tinygrad.uop.ops": ("AxisType", "CallInfo", "KernelInfo", "ParamArg", "ProgramInfo", "RewriteTrace", "TrackedGraphRewrite", "UOp"),
+}
+# traces saved before the bridge was a package name its records here
+MOVED = {("tgviz._tinygrad", n): ("tgviz.bridge.records", n) for n in ALLOWED["tgviz.bridge.records"]}
+# tinygrad's rewrites.pkl holds each kernel's renderer, whose constructor loads its compiler (a C compiler, nvrtc, comgr):
+# it is read as a bare instance of its class that holds only its target, which is all a trace reads of it
+RENDERER_MODULES = ("tinygrad.renderer.cstyle", "tinygrad.renderer.ptx", "tinygrad.renderer.llvmir", "tinygrad.renderer.wgsl")
+
+
+class Refused(pickle.UnpicklingError):
+  """The pickle names a global a trace does not hold; nothing in it was called."""
+
+  def __init__(self, module: str, name: str):
+    super().__init__(f"{module}.{name}")
+    self.module, self.name = module, name
+
+
+def _bare_renderer(cls: type, target: Any) -> Renderer:
+  if not isinstance(target, Target): raise pickle.UnpicklingError(f"a {cls.__name__} whose target is a {type(target).__name__}")
+  ren: Renderer = object.__new__(cls)
+  ren.target = target
+  return ren
+
+
+def _enum_member(cls: Any, name: Any) -> enum.Enum:
+  """getattr(cls, name) as newer Pythons pickle an enum member by name: only a member of an allowed enum."""
+  if not (isinstance(cls, type) and issubclass(cls, enum.Enum) and isinstance(name, str) and name in cls.__members__):
+    raise pickle.UnpicklingError(f"getattr({cls!r}, {name!r}) is not an enum member")
+  return cls[name]
+
+
+class SafeUnpickler(pickle.Unpickler):
+  """An Unpickler that resolves only the globals in ALLOWED (and bare renderers, and enum members by name); any other
+  raises Refused before it is called."""
+
+  def find_class(self, module: str, name: str) -> Any:
+    module, name = MOVED.get((module, name), (module, name))
+    if name in ALLOWED.get(module, ()): return getattr(importlib.import_module(module), name)
+    if module == "builtins" and name == "getattr": return _enum_member
+    if module in RENDERER_MODULES:
+      cls = getattr(importlib.import_module(module), name, None)
+      if isinstance(cls, type) and issubclass(cls, Renderer) and cls.__module__ == module: return functools.partial(_bare_renderer, cls)
+    raise Refused(module, name)
+
+
+def load(f: IO[bytes] | gzip.GzipFile, trusted: bool = False) -> Any:
+  """One pickle from f, through SafeUnpickler (trusted: plain pickle, which can run code the file carries)."""
+  return pickle.Unpickler(f).load() if trusted else SafeUnpickler(f).load()
