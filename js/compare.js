@@ -1,15 +1,8 @@
 // tgviz comparison: two traces' kernels paired in a sortable table; a row opens the two kernels' code as a diff and
 // their landmark graphs side by side. Plain ESM for anywidget (CompareWidget); the HTML comparison page runs the same
 // code on a model that answers from the page's data (open). Messages and state are those of tgviz/compare_view.py.
+import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
-
-/** @param {string} tag @param {Record<string,string>} [attrs] @param {(Node|string)[]} [kids] */
-function h(tag, attrs = {}, kids = []) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  for (const k of kids) e.append(k);
-  return e;
-}
 
 /** The columns of the pair table: how paired, each side's name, launch, estimates and time. @param {string[]} labels */
 function columns(labels) {

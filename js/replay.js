@@ -1,12 +1,24 @@
-// The graphs after each match of a step, computed in the HTML report's page: the port of tgviz._tinygrad.Replayer's
-// one pass (graph k = S_{D_k}(input)) and chain (graph k = S_{D_k}(graph k-1), from the first match where a replaced
-// node lies below another, and for walk rewrites) on the report's node table. tinygrad's hash-consing is a lookup by
-// (content, sources); a rebuilt node gets tinygrad's own key (sha256 of its content's text and its sources' keys) and
-// tgviz's label.
-// The report leaves a step's graphs to the page as far as tgviz._tinygrad.page_replays says the page computes exactly
-// VIZ's graphs (it stores the rest); tests/browser/test_report_browser.py compares every graph with the Python side.
+// The graphs after each match of a step, computed in the HTML report's page: the port of tgviz/bridge/replay.py's
+// Replayer on the report's node table: its one pass (graph k = S_{D_k}(input)) and its chain (graph k =
+// S_{D_k}(graph k-1), from the first match where a replaced node lies below another, and for walk rewrites).
+// tinygrad's hash-consing is a lookup by (content, sources); a rebuilt node gets tinygrad's own key (sha256 of its
+// content's text and its sources' keys) and tgviz's label. Each method mirrors (Replayer's unless said):
+//   constructor  Replayer.__init__ and direct_below     at        Replayer.at            opaque   Replayer._opaque
+//   keytime      Replayer._kt                             value     D_k.get (the replaces of the first k matches)
+//   walked       Replayer._walk                           unified   Replayer._unified      own      the sources a rewrite visits
+//   keyOf        tinygrad's UOp.key (bridge NodeTable.add computes it alike)
+//   rebuild      UOp(...) through tinygrad's cache, labelled as bridge/uops.py _node and _cut do
+// The report leaves a step's graphs to the page as far as bridge.page_replays says the page computes exactly VIZ's
+// graphs (it stores the rest); tests/test_js_parity.py compares every graph with the Python side's step.at(k).
 
 /** @typedef {import("./picture.js").Row} Row */
+/** A content ([the text UOp.key hashes before its sources' keys, the node's own label lines]).
+ * @typedef {[string, string[]]} Content */
+/** The node table the step's rows are in (rebuilt nodes are appended to its rows), its contents by content id, and
+ * what its replays share, made here when missing: the hash-consing index (content and sources -> row), each row's
+ * UOp.key and each content's text, encoded. @typedef {{rows: Row[], contents: Content[], index?: Map<string, number>,
+ *   keys?: Map<number, Uint8Array>, texts?: Map<number, Uint8Array>}} NodeTable */
+/** The rewrite's options (Step.options). @typedef {{bottom_up: boolean, walk: boolean, enter_calls: boolean}} ReplayOptions */
 
 /** A graph the page cannot compute; the Python side can. */
 export class CannotReplay extends Error {
@@ -17,8 +29,8 @@ export class CannotReplay extends Error {
   }
 }
 
-const LINE = 60;  // tgviz._tinygrad._LINE
-/** tgviz._tinygrad._cut: at most LINE code points. @param {string} s */
+const LINE = 60;  // bridge/uops.py _LINE
+/** bridge/uops.py _cut: at most LINE code points. @param {string} s */
 const cut = (s) => { const cps = [...s]; return cps.length <= LINE ? s : cps.slice(0, LINE - 1).join("") + "…"; };
 const hex = (/** @type {Uint8Array} */ b) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 const utf8 = new TextEncoder();
@@ -26,28 +38,29 @@ const utf8 = new TextEncoder();
 export class Replay {
   /**
    * @param {(data: Uint8Array) => Uint8Array} sha256
-   * @param {{rows: Row[], contents: [string, string[]][], index?: Map<string, number>, keys?: Map<number, Uint8Array>,
-   *   texts?: Map<number, Uint8Array>}} table the node table the step's rows are in (rebuilt nodes are appended to its
-   *   rows), its contents ([key text, own label lines] by content id), and what its replays share, made here when
-   *   missing: the hash-consing index (content and sources -> row), each row's UOp.key and each content's text, encoded
-   * @param {{graphs: number[], pairs: [number, number][], replay: {bottom_up: boolean, walk: boolean, enter_calls: boolean}}} step
+   * @param {NodeTable} table
+   * @param {{graphs: number[], pairs: [number, number][], replay: ReplayOptions|null}} step
    * @param {{opaqueBodies: string[]}} config
    * @param {Record<string, string>} notes a kernel AST's node key -> its CALL nodes' note line
    */
   constructor(sha256, table, step, config, notes) {
-    const rows = table.rows;
-    Object.assign(this, { sha256, rows, contents: table.contents, notes });
+    const rows = table.rows, opts = /** @type {ReplayOptions} */ (step.replay);  // set where the page computes graphs
+    this.sha256 = sha256;
+    this.rows = rows;
+    this.contents = table.contents;
+    this.notes = notes;
     this.n = step.pairs.length;
-    this.bottomUp = step.replay.bottom_up;
-    this.walk = step.replay.walk;
-    this.enterCalls = step.replay.enter_calls;
+    this.bottomUp = opts.bottom_up;
+    this.walk = opts.walk;
+    this.enterCalls = opts.enter_calls;
     this.opaqueBodies = new Set(config.opaqueBodies);
     /** @type {Map<number, number>} graph k (after k matches) */
     this.graphs = new Map([[0, step.graphs[0]]]);
     /** @type {Map<number, [number[], number[]]>} each replaced node: the matches (1-based) that replaced it, and with what */
     this.hist = new Map();
     for (const [i, [u0, u1]] of step.pairs.entries()) {
-      const h = this.hist.get(u0) || this.hist.set(u0, [[], []]).get(u0);
+      let h = this.hist.get(u0);
+      if (!h) this.hist.set(u0, h = [[], []]);
       h[0].push(i + 1); h[1].push(u1);
     }
     /** @type {Map<number, number>} keytime: the first match whose replaced node is reachable from a node */
@@ -66,7 +79,7 @@ export class Replay {
     this.directBelow = below;
   }
 
-  /** The row of the graph after the first k matches (k = 0: the input). @param {number} k */
+  /** The row of the graph after the first k matches (k = 0: the input). @param {number} k @returns {number} */
   at(k) {
     let g = this.graphs.get(k);
     if (g !== undefined) return g;
@@ -120,13 +133,15 @@ export class Replay {
     return h[1][i];
   }
 
-  /** root.substitute(D_k) on the table. @param {number} root @param {number} k */
+  /** root.substitute(D_k) on the table. @param {number} root @param {number} k @returns {number} */
   substitute(root, k) { return this.walk ? this.walked(root, k) : this.unified(root, k); }
 
   /** Replayer._walk: each node replaced by its value, or rebuilt on its rewritten sources (no fixpoint, no
    * re-visit). @param {number} root @param {number} k */
   walked(root, k) {
-    const res = new Map(), rows = this.rows, stack = [[root, 0]];
+    /** @type {Map<number, number>} */
+    const res = new Map();
+    const rows = this.rows, stack = [[root, 0]];
     while (stack.length) {
       const [n, done] = /** @type {[number, number]} */ (stack.pop());
       if (res.has(n)) continue;
@@ -140,18 +155,20 @@ export class Replay {
         for (let i = srcs.length - 1; i >= 0; i--) if (!res.has(srcs[i])) stack.push([srcs[i], 0]);
       } else {
         const srcs = rows[n][3], opaque = this.opaque(n);
-        const now = srcs.map((s, i) => (opaque && i === 0 ? s : res.get(s)));
+        const now = srcs.map((s, i) => (opaque && i === 0 ? s : /** @type {number} */ (res.get(s))));
         res.set(n, now.every((s, i) => s === srcs[i]) ? n : this.rebuild(n, now));
       }
     }
-    return res.get(root);
+    return /** @type {number} */ (res.get(root));
   }
 
   /** Replayer._unified: the unified rewrite's substitute (a node's value followed to its fixpoint, rebuilt nodes
    * rewritten again). @param {number} root @param {number} k */
   unified(root, k) {
     if (this.keytime(root) > k) return root;
-    const res = new Map(), busy = new Set(), rows = this.rows;
+    /** @type {Map<number, number>} */
+    const res = new Map();
+    const busy = new Set(), rows = this.rows;
     const stack = [[root, 0, -1]];
     while (stack.length) {
       const [n, stage, m0] = /** @type {[number, number, number]} */ (stack.pop());
@@ -171,16 +188,16 @@ export class Replay {
         for (let i = srcs.length - 1; i >= 0; i--) if (!res.has(srcs[i]) && this.keytime(srcs[i]) <= k) stack.push([srcs[i], 0, -1]);
       } else if (stage === 1) {
         const srcs = rows[m0][3], opaque = this.opaque(m0);
-        const now = srcs.map((s, i) => (opaque && i === 0) || !res.has(s) ? s : res.get(s));
+        const now = srcs.map((s, i) => (opaque && i === 0) || !res.has(s) ? s : /** @type {number} */ (res.get(s)));
         if (now.every((s, i) => s === srcs[i])) { res.set(n, m0); busy.delete(n); }
         else {
           const nn = this.rebuild(m0, now);
           stack.push([n, 2, nn]);
           if (this.keytime(nn) <= k) stack.push([nn, 0, -1]);
         }
-      } else { res.set(n, res.has(m0) ? res.get(m0) : m0); busy.delete(n); }
+      } else { res.set(n, res.get(m0) ?? m0); busy.delete(n); }
     }
-    return res.get(root);
+    return /** @type {number} */ (res.get(root));
   }
 
   /** tinygrad's UOp.key of a node: sha256 of its content's text, then its sources' keys. @param {number} content

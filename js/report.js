@@ -1,9 +1,41 @@
-// The standalone HTML report: the widget's own frontend (widget.js) on a model that answers from data in the page.
-// Each step's node table and each group's call stack and kernel code sit gzipped in their own <script id="tgviz-..."> element and are
-// decoded when first looked at; the graph after each match is computed here by replay.js where the step does not store it,
-// and pictures are laid out by picture.js with graphviz compiled to WebAssembly.
-
+// The standalone HTML report: the widget's own frontend (widget.js) on a stand-in for its model that answers from data
+// in the page. Each step's node table and each group's call stack and kernel code sit gzipped in their own
+// <script id="tgviz-..."> element (tgviz/report.py writes them) and are decoded when first looked at; the graph after
+// each match is computed here by replay.js where the step does not store it, and the messages are built by
+// protocol.js's ports of tgviz/protocol.py (pictures drawn by picture.js, laid out by graphviz compiled to WebAssembly).
+import { toposort } from "./picture.js";
+import { nodeMessage, pictureMessage } from "./protocol.js";
 import { Replay } from "./replay.js";
+
+/** @typedef {import("./picture.js").Row} Row */
+/** @typedef {import("./picture.js").Config} Config */
+/** @typedef {import("./replay.js").Content} Content */
+/** @typedef {import("./replay.js").ReplayOptions} ReplayOptions */
+/** @typedef {import("./protocol.js").StepKey} StepKey */
+/** @typedef {import("./protocol.js").StepInfo} StepInfo */
+/** @typedef {import("./protocol.js").Selection} Selection */
+/** @typedef {import("./protocol.js").KernelMsg} KernelMsg */
+/** @typedef {import("./protocol.js").FrontendMsg} FrontendMsg */
+/** @typedef {import("./adapter.js").Model} Model */
+
+/** The report's state: the widget's synced state (tgviz/protocol.py), the drawing constants and the CALL notes.
+ * @typedef {{tree: import("./protocol.js").TreeGroup[], selected: StepKey, match: number|null, view: import("./protocol.js").View,
+ *   code_css: string, summary: string, kernels: import("./protocol.js").KernelRow[], error: string,
+ *   config: Config & {maxNodes: number, opaqueBodies: string[]}, notes: Record<string, string>}} PageState */
+/** A step as the report stores it (tgviz.report.step_data): the rows and contents it adds to its segment's table, its
+ * input's row, the graphs stored after the first `computed` matches, what the rewrite returned (null: the replay's
+ * last), each match's [pattern, µs, raised] and [replaced, replacement] rows, and the step before it in its segment.
+ * @typedef {{info: Omit<StepInfo, "stack">, sides: string[], rows: Row[], contents: Content[], graphs: number[],
+ *   after: number|null, replay: ReplayOptions|null, computed: number, group: number, pairs: [number, number][],
+ *   matches: [number, number, boolean][], base: StepKey|null, segment: StepKey}} StepData */
+/** A segment's node table: the rows and contents of its steps, in order, then the rows their replays rebuild (so every
+ * step's row ids hold; a rebuilt node equal to a row is that row: the same UOp), what the replays share, and each step's
+ * replay. @typedef {import("./replay.js").NodeTable & {replays: Map<StepKey, Replay>}} Segment */
+/** A step with its segment's table. @typedef {{key: StepKey, s: StepData, rows: Row[], seg: Segment}} Table */
+/** The page's data as protocol.js reads it: the state, a decoded chunk by name ("patterns", "g-<group>", ...), a step's
+ * table, the root of its graph after k matches and of what its rewrite returned.
+ * @typedef {{state: PageState, get: (name: string) => Promise<any>, table: (key: StepKey) => Promise<Table>,
+ *   graphAt: (t: Table, k: number) => number, after: (t: Table) => number}} PageData */
 
 /** Decode one data element of the page (gzipped JSON, base64). @param {string} name @returns {Promise<any>} */
 async function decode(name) {
@@ -16,54 +48,37 @@ async function decode(name) {
 
 /** Decoded data, the most recently used kept. */
 class Decoded {
-  /** @param {number} max */
-  constructor(max) { this.max = max; /** @type {Map<string, Promise<any>>} */ this.items = new Map(); }
+  /** @param {number} max @param {(name: string) => Promise<any>} load */
+  constructor(max, load) { this.max = max; this.load = load; /** @type {Map<string, Promise<any>>} */ this.items = new Map(); }
   /** @param {string} name */
   get(name) {
     let p = this.items.get(name);
     if (p) this.items.delete(name);
-    else p = decode(name);
+    else p = this.load(name);
     this.items.set(name, p);
-    if (this.items.size > this.max) this.items.delete(this.items.keys().next().value);
+    if (this.items.size > this.max) this.items.delete(/** @type {string} */ (this.items.keys().next().value));
     return p;
   }
 }
 
-/** A match's panel, as tgviz.protocol.match_info (without the diff), from its step's data and the report's patterns.
- * @param {any} s @param {number} k @param {any[][]} patterns */
-function matchInfo(s, k, patterns) {
-  const [p, us, error] = s.matches[k], [file, line, where, source] = patterns[p];
-  return { index: k, title: `${s.info.title}  match ${k + 1}/${s.matches.length}: ${source}  (${where})`, file, line, where,
-           source, us, error, diff: "" };
-}
-
-/** A stand-in for the anywidget model: holds the state and answers the frontend's requests from the page's data.
- * @param {any} mods {widget, picture, graphviz} modules @param {any} state */
-async function pageModel(mods, state) {
-  const gv = await mods.graphviz.Graphviz.load();
-  const layout = (/** @type {string} */ dot) => gv.layout(dot, "plain", "dot");
-  const data = new Decoded(16);
-  /** @type {Record<string, ((msg?: any) => void)[]>} */
-  const handlers = {};
-  const changed = new Set();
-  const emit = (/** @type {string} */ ev, /** @type {any} */ msg) => (handlers[ev] || []).forEach((cb) => cb(msg));
-
-  /** A segment's node table: the rows and contents of its steps, in order, then the rows their replays rebuild (so
-   * every step's row ids hold; a rebuilt node equal to a row is that row: the same UOp), and each step's replay; the
-   * most recently used kept.
-   * @typedef {{rows: any[], contents: any[], index?: Map<string, number>, keys?: Map<number, Uint8Array>,
-   *   texts?: Map<number, Uint8Array>, replays: Map<string, Replay>}} Segment
-   * @typedef {{key: string, s: any, rows: any[], seg: Segment}} Table  a step with its segment's table */
-  /** @type {Map<string, Promise<Segment>>} */
+/** The page's data from its chunks: load(name) gives a chunk decoded (the page: decode; the tests: their own).
+ * @param {PageState} state @param {(name: string) => Promise<any>} load
+ * @param {(data: Uint8Array) => Uint8Array} sha256 @returns {PageData} */
+export function pageData(state, load, sha256) {
+  const data = new Decoded(16, load);
+  /** @type {Map<StepKey, Promise<Segment>>} the most recently used kept */
   const segments = new Map();
-  /** @param {string} last the segment's last step @returns {Promise<Segment>} */
+  /** @param {StepKey} last the segment's last step @returns {Promise<Segment>} */
   function segmentOf(last) {
     let seg = segments.get(last);
     if (seg) segments.delete(last);
     else seg = (async () => {
       const chain = [];
-      for (let k = last; k; ) { const s = await data.get(`s-${k}`); chain.unshift(s); k = s.base; }
-      const rows = [], contents = [];
+      for (let k = last; k;) { /** @type {StepData} */ const s = await data.get(`s-${k}`); chain.unshift(s); k = s.base ?? ""; }
+      /** @type {Row[]} */
+      const rows = [];
+      /** @type {Content[]} */
+      const contents = [];
       for (const c of chain) { for (const r of c.rows) rows.push(r); for (const x of c.contents) contents.push(x); }
       return { rows, contents, replays: new Map() };
     })();
@@ -71,107 +86,49 @@ async function pageModel(mods, state) {
     if (segments.size > 8) segments.delete(/** @type {string} */ (segments.keys().next().value));
     return seg;
   }
-  /** @param {string} key @returns {Promise<Table>} */
-  async function tableOf(key) {
-    const s = await data.get(`s-${key}`), seg = await segmentOf(s.segment);
-    return { key, s, rows: seg.rows, seg };
-  }
-
-  /** What a step's rewrite returned: stored, or its replay's last graph. @param {Table} t */
-  const afterOf = (t) => t.s.after ?? graphAt(t, t.s.pairs.length);
-
-  /** The root of a step's graph after k matches: computed by replay.js (the first `computed` ones), or stored. @param {Table} t @param {number} k */
+  /** The root of a step's graph after k matches: computed by replay.js (the first `computed` ones), or stored.
+   * @param {Table} t @param {number} k */
   function graphAt(t, k) {
     if (k === 0 || k > t.s.computed) return t.s.graphs[k === 0 ? 0 : k - t.s.computed];
     let r = t.seg.replays.get(t.key);
-    if (!r) t.seg.replays.set(t.key, r = new Replay(mods.sha256.sha256, t.seg, t.s, state.config, state.notes));
+    if (!r) t.seg.replays.set(t.key, r = new Replay(sha256, t.seg, t.s, state.config, state.notes));
     return r.at(k);
   }
+  return {
+    state,
+    get: (name) => data.get(name),
+    async table(key) {
+      const s = await data.get(`s-${key}`), seg = await segmentOf(s.segment);
+      return { key, s, rows: seg.rows, seg };
+    },
+    graphAt,
+    after: (t) => t.s.after ?? graphAt(t, t.s.pairs.length),  // what the rewrite returned: stored, or the replay's last
+  };
+}
 
-  /** The protocol's picture message for a selection, computed in the page (plain: dot's output to use instead of
-   * laying out here, for tests that compare with the Python side). Its `dot` is the DOT text laid out. */
-  async function pictureMessage(/** @type {{step:string, match:number|null, view:string}} */ sel, plain = "") {
-    const t = await tableOf(sel.step), { s, rows } = t;
-    const whole = sel.match === null;
-    const [before, after] = whole ? [s.graphs[0], afterOf(t)] : [graphAt(t, sel.match), graphAt(t, sel.match + 1)];
-    const patterns = await data.get("patterns");
-    const match = whole ? null : matchInfo(s, sel.match, patterns);
-    const title = match ? match.title : s.info.title;
-    const pic = mods.picture.picture(state.config, rows, before, after, s.sides, title, sel.view, state.config.maxNodes,
-                                     plain ? () => plain : layout);
-    const group = await data.get(`g-${s.group}`);
-    return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
-             total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
-             kernel: group.kernel, produced: group.produced, dot: pic.dot };
-  }
-
-  /** The node panel from the page's data: the node's label lines (after its op) and sources (its dtype, full arg, tag
-   * and tinygrad's Python need the trace in Python: tgviz.load). @param {string} key */
-  async function nodeMessage(key) {
-    const sel = { step: state.selected, match: state.match }, t = await tableOf(sel.step), { s, rows } = t;
-    const roots = sel.match === null ? [s.graphs[0], afterOf(t)] : [graphAt(t, sel.match), graphAt(t, sel.match + 1)];
-    const n = roots.flatMap((r) => mods.picture.toposort(rows, r)).find((i) => rows[i][0] === key);
-    if (n === undefined) throw new Error(`no node ${key} here`);
-    const [, , label, src] = rows[n];
-    return { type: "node", step: sel.step, key, op: label[0], dtype: "", arg: "", label: label.slice(1), tag: "None",
-             python: "", sources: src.map((/** @type {number} */ i) => ({ key: rows[i][0], label: rows[i][2][0] })),
-             created: s.pairs.flatMap((/** @type {number[]} */ p, /** @type {number} */ k) => (rows[p[1]][0] === key ? [k] : [])),
-             replaced: s.pairs.flatMap((/** @type {number[]} */ p, /** @type {number} */ k) => (rows[p[0]][0] === key ? [k] : [])),
-             history: await history(key, s.group) };
-  }
-
-  /** A node's life in its group, as tgviz.protocol.history (Trace.history, runs of steps folded), from the page's data.
-   * @param {string} key @param {number} groupIndex */
-  async function history(key, groupIndex) {
-    const group = state.tree.find((/** @type {any} */ g) => g.index === groupIndex), patterns = await data.get("patterns");
-    /** @type {any[]} */
-    const out = [];
-    let runEnd = -2;
-    /** other, otherKey: the op and key of the node it came from or was replaced by */
-    const add = (/** @type {string} */ kind, /** @type {string} */ step, /** @type {any} */ s, /** @type {number|null} */ match,
-                 other = "", otherKey = "") => {
-      out.push({ kind, step, match, title: match === null ? s.info.title : matchInfo(s, match, patterns).title, other,
-                 other_key: other ? otherKey : "", steps: 1 });
-    };
-    for (const [i, step] of (group ? group.steps : []).entries()) {
-      const t = await tableOf(step.key), { s, rows } = t;
-      const holds = (/** @type {number} */ root) => mods.picture.toposort(rows, root).some((/** @type {number} */ n) => rows[n][0] === key);
-      const opOf = (/** @type {number} */ x) => rows[x][2][0];
-      const inBefore = holds(s.graphs[0]);
-      let here = inBefore, made = false, replaced = false;
-      if (here && !out.length) add("input", step.key, s, null);
-      for (const [k, [u0, u1]] of s.pairs.entries()) {
-        if (rows[u0][0] === key) { add("replaced", step.key, s, k, opOf(u1), rows[u1][0]); replaced = true; here = false; }
-        else if (!here && holds(u1)) {
-          add("created", step.key, s, k, opOf(u0), rows[u0][0]);
-          made = here = true;
-        }
-      }
-      if (holds(afterOf(t))) {
-        if (!here && !made && s.pairs.length) {  // rebuilt because a match changed a source: the first graph holding it
-          let lo = 1, hi = s.pairs.length;
-          while (lo < hi) { const mid = (lo + hi) >> 1; if (holds(graphAt(t, mid))) hi = mid; else lo = mid + 1; }
-          // it took the place of its own earlier version: the node that match changed into it
-          const was = [...mods.picture.diffGraphs(rows, graphAt(t, lo - 1), graphAt(t, lo)).changed]
-            .find(([, a]) => a === key)?.[0] ?? "";
-          add("created", step.key, s, lo - 1, was && rows[rows.findIndex((/** @type {any[]} */ r) => r[0] === was)][2][0], was);
-        }
-        if (out.length && out[out.length - 1].kind === "lives" && i === runEnd + 1) out[out.length - 1].steps += 1;
-        else add("lives", step.key, s, null);
-        runEnd = i;
-      } else if ((here || inBefore) && !replaced) add("removed", step.key, s, null);
-    }
-    return out;
-  }
+/** A stand-in for the anywidget model: holds the state and answers the frontend's requests from the page's data.
+ * @param {{graphviz: any, sha256: {sha256: (data: Uint8Array) => Uint8Array}}} mods @param {PageState} state */
+async function pageModel(mods, state) {
+  const gv = await mods.graphviz.Graphviz.load();
+  const layout = (/** @type {string} */ dot) => /** @type {string} */ (gv.layout(dot, "plain", "dot"));
+  const data = pageData(state, decode, mods.sha256.sha256);
+  /** @type {Record<string, ((msg?: any) => void)[]>} */
+  const handlers = {};
+  const changed = new Set();
+  /** @param {string} ev @param {KernelMsg} [msg] */
+  const emit = (ev, msg) => (handlers[ev] || []).forEach((cb) => cb(msg));
+  const reply = (/** @type {KernelMsg} */ msg) => emit("msg:custom", msg);
+  const failed = (/** @type {unknown} */ e) => reply({ type: "error", message: `${e}` });
 
   let latest = 0;
   async function answer() {
+    /** @type {Selection} */
     const sel = { step: state.selected, match: state.match, view: state.view }, ticket = ++latest;
-    emit("msg:custom", { type: "busy", ...sel });
+    reply({ type: "busy", ...sel });
     await new Promise((r) => setTimeout(r, 0));  // let the page paint "laying out…" first
     if (ticket !== latest) return;  // a newer selection supersedes this one
-    try { emit("msg:custom", await pictureMessage(sel)); }
-    catch (e) { emit("msg:custom", { type: "error", message: `${e}` }); }
+    try { reply(await pictureMessage(data, sel, layout)); }
+    catch (e) { failed(e); }
   }
 
   function download() {
@@ -181,35 +138,39 @@ async function pageModel(mods, state) {
     const a = Object.assign(document.createElement("a"), {
       href: URL.createObjectURL(new Blob([svg.outerHTML], { type: "image/svg+xml" })), download: name });
     a.click();
-    emit("msg:custom", { type: "exported", paths: [name + " (downloaded)"] });
+    reply({ type: "exported", paths: [name + " (downloaded)"] });
   }
 
-  return {
-    get: (/** @type {string} */ k) => state[k],
-    set: (/** @type {string} */ k, /** @type {any} */ v) => { state[k] = v; changed.add(k); },
+  /** @type {Model & Record<string, any>} */
+  const model = {
+    get: (k) => /** @type {Record<string, any>} */ (state)[k],
+    set: (k, v) => { /** @type {Record<string, any>} */ (state)[k] = v; changed.add(k); },
     save_changes() {
       const any = ["selected", "match", "view"].some((k) => changed.has(k));
       changed.clear();
       emit("change:selected");
       if (any) answer();
     },
-    on: (/** @type {string} */ ev, /** @type {(msg?: any) => void} */ cb) => { (handlers[ev] ||= []).push(cb); },
-    send(/** @type {any} */ msg) {
+    on: (ev, cb) => { (handlers[ev] ||= []).push(cb); },
+    send(msg) {
       if (msg.type === "ready") answer();
       if (msg.type === "export") download();
-      if (msg.type === "node") nodeMessage(msg.key).then((m) => emit("msg:custom", m), (e) => emit("msg:custom", { type: "error", message: `${e}` }));
-      if (msg.type === "rules") data.get("rules").then((m) => emit("msg:custom", m));
+      if (msg.type === "node") nodeMessage(data, { step: state.selected, match: state.match }, msg.key).then(reply, failed);
+      if (msg.type === "rules") data.get("rules").then(reply);
     },
-    pictureMessage,
-    /** For tests: the node keys of a step's graph after k matches, in tinygrad's toposort order. @param {string} key @param {number} k */
+    /** For tests: the page's picture message for a selection (plain: dot's output to use instead of laying out here,
+     * to compare with the Python side). @param {Selection} sel */
+    pictureMessage: (sel, plain = "") => pictureMessage(data, sel, plain ? () => plain : layout),
+    /** For tests: the node keys of a step's graph after k matches, in tinygrad's toposort order. @param {StepKey} key @param {number} k */
     async graphKeys(key, k) {
-      const t = await tableOf(key);
-      return mods.picture.toposort(t.rows, graphAt(t, k)).map((/** @type {number} */ n) => t.rows[n][0]);
+      const t = await data.table(key);
+      return toposort(t.rows, data.graphAt(t, k)).map((n) => t.rows[n][0]);
     },
   };
+  return model;
 }
 
-/** Render the report into el. @param {any} mods {widget, picture, graphviz} modules @param {HTMLElement} el */
+/** Render the report into el. @param {any} mods {widget, graphviz, sha256} modules @param {HTMLElement} el */
 export async function open(mods, el) {
   const model = await pageModel(mods, await decode("state"));
   /** @type {any} */ (window).tgvizReport = model;  // for tests and benchmarks: the page's own picture messages

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what tgviz needs on a fresh Debian/Ubuntu machine: Debian's clang (tinygrad's CPU device compiles with it),
 # a virtual environment in .venv with tgviz and its dependencies at the exact versions of constraints.txt. Pass "test"
-# to add the test dependencies (Debian's chromium for the browser tests, JupyterLab, Playwright, pytest).
+# to add the test dependencies (Debian's chromium for the browser tests, JupyterLab, Playwright, pytest; Debian's nodejs
+# and npm, and TypeScript at the version of package-lock.json in node_modules/, for the JS checks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 want=(clang)
-[ "${1:-}" = "test" ] && want+=(chromium)
+[ "${1:-}" = "test" ] && want+=(chromium node npm)
+declare -A package=([node]=nodejs)  # the Debian package of a command, where it is named otherwise
 missing=()
-for p in "${want[@]}"; do command -v "$p" >/dev/null 2>&1 || missing+=("$p"); done
+for p in "${want[@]}"; do command -v "$p" >/dev/null 2>&1 || missing+=("${package[$p]:-$p}"); done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "tgviz: installing Debian packages: ${missing[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -18,3 +20,4 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 # the exact versions of constraints.txt (scripts/lock.sh writes it from pyproject.toml's ranges): the same set every time
 if [ "${1:-}" = "test" ]; then .venv/bin/python -m pip install -q -c constraints.txt -e ".[test]"; else .venv/bin/python -m pip install -q -c constraints.txt -e .; fi
+if [ "${1:-}" = "test" ]; then npm ci --no-audit --no-fund --loglevel=error; fi  # TypeScript for scripts/test.sh

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs everything the tests need, then runs the lint and type checks and the whole suite (browser tests included).
+# Installs everything the tests need, then runs the lint and type checks (Python and JS) and the whole suite (browser tests
+# included).
 # Extra arguments go to pytest, e.g. the quick subset: bash scripts/test.sh -m "not slow and not browser"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test
 .venv/bin/ruff check .
 .venv/bin/mypy
+node_modules/.bin/tsc -p tsconfig.json  # the JS (js/*.js) type-checked from its JSDoc: checkJs, see tsconfig.json
 exec .venv/bin/python -m pytest -q "$@"

@@ -32,6 +32,11 @@ class RecordingComm:
   def send(self, data=None, metadata=None, buffers=None): self.messages.append(data)
   def close(self, *args, **kwargs): pass
   def custom(self): return [m["content"] for m in self.messages if m and m.get("method") == "custom"]
+  def pictures(self):
+    """The pictures sent, in order: as messages, and a whole step's as the kept picture (the trait's updates)."""
+    return [m["content"] if m["method"] == "custom" else m["state"]["kept_picture"] for m in self.messages
+            if m and ((m.get("method") == "custom" and m["content"].get("type") == "picture") or
+                      (m.get("method") == "update" and m["state"].get("kept_picture", {}).get("svg")))]
 
 
 @pytest.fixture

@@ -78,14 +78,15 @@ def test_widget_sends_svg_and_code_for_selected_step(tutorial_trace, recording_c
   w.wait()
   msgs = w.comm.custom()
   assert msgs[0]["type"] == "busy"
-  pic = next(m for m in msgs if m["type"] == "picture")
+  pic = next(m for m in w.comm.pictures())
   assert (pic["step"], pic["match"]) == (step_key(step), None)
+  assert sum("<svg" in json.dumps(m) for m in w.comm.messages) == 1  # a whole step's picture crosses once (kept_picture)
   assert ET.fromstring(pic["svg"]).find(".//{http://www.w3.org/2000/svg}g[@data-side='after']") is not None
   assert "__kernel" in pic["kernel"]["source"] and "r_2_2_2_2" in pic["kernel"]["html"]
   w.comm.messages.clear()
   w.match = 2
   w.wait()
-  pic = next(m for m in w.comm.custom() if m["type"] == "picture")
+  pic = next(m for m in w.comm.pictures())
   assert pic["match"] == 2 and pic["match_info"]["index"] == 2 and pic["match_info"]["source"]
   assert "match 3/" in pic["svg"]
 
@@ -106,23 +107,34 @@ def test_widget_static_fallback(tutorial_trace, recording_comm):
   assert "r_2_2_2_2" in data["text/plain"] and "<pre" in data["text/html"]
   assert "application/vnd.jupyter.widget-view+json" in data
   # the picture kept for saved notebooks and frontends without widgets: the selected step, whole
-  snap = w.snapshot
+  snap = w.kept_picture
   assert (snap["step"], snap["match"]) == (w.selected, None) and snap["svg"].startswith("<svg") and snap["svg"] in data["text/html"]
   w.match = 1
   w.wait()
-  assert w.snapshot == snap  # a match does not replace it; another step does
+  assert w.kept_picture == snap  # a match does not replace it; another step does
   with w.hold_trait_notifications():
     w.selected, w.match = next(k for g in w.tree for k in (s["key"] for s in g["steps"]) if k != snap["step"]), None
   w.wait()
-  assert w.snapshot["step"] == w.selected and w.snapshot["svg"].startswith("<svg")
+  assert w.kept_picture["step"] == w.selected and w.kept_picture["svg"].startswith("<svg")
 
 
-def test_snapshot_is_kept_small(tutorial_trace):
+def test_kept_picture_is_kept_small(tutorial_trace):
   msg = P.picture_message(tutorial_trace, P.first_selection(tutorial_trace))
-  assert P.snapshot(msg) == msg
-  small = P.snapshot(msg, limit=100)
+  assert P.kept_picture(msg) == msg
+  small = P.kept_picture(msg, limit=100)
   assert small["svg"] == "" and small["kernel"]["html"] == "" and "too big to keep" in small["message"]
   assert small["info"] == msg["info"] and small["kernel"]["name"] == msg["kernel"]["name"]
+
+
+def test_a_picture_too_big_to_keep_crosses_as_a_message(tutorial_trace, recording_comm, monkeypatch):
+  kept = P.kept_picture
+  monkeypatch.setattr(P, "kept_picture", lambda msg: kept(msg, limit=100))
+  w = TraceWidget(tutorial_trace)
+  w.wait()
+  (pic,) = w.comm.pictures()
+  assert pic in w.comm.custom() and pic["svg"].startswith("<svg") and (pic["step"], pic["match"]) == (w.selected, None)
+  assert w.kept_picture["svg"] == "" and "too big to keep" in w.kept_picture["message"]
+  assert sum("<svg" in json.dumps(m) for m in w.comm.messages) == 1
 
 
 def test_widget_shows_an_error_when_the_engine_crashes(recording_comm, tmp_path):
@@ -163,7 +175,7 @@ def test_kernel_origins_name_the_cell_line(ip, recording_comm):
   w = TraceWidget(ip.user_ns["traced"])
   w.selected = step_key(conv.group.steps[0])
   w.wait()
-  msg = [m for m in w.comm.custom() if m.get("type") == "picture"][-1]
+  msg = w.comm.pictures()[-1]
   (origin,) = msg["kernel"]["origins"]
   assert origin["op"] == "conv2d" and origin["where"] == f"Cell In[{ip.execution_count}], line 4"
   assert "→   4  result = x.conv2d(weight)" in origin["context"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-_IMPORT = re.compile(r'^import \{[^}]*\} from "\./([\w.]+)";\n', re.M)
-_EXPORT = re.compile(r"^export (?=function |const |class )", re.M)
+_IMPORT = re.compile(r'^import \{([^}]*)\} from "\./([\w.]+)";\n', re.M)
+_EXPORT = re.compile(r"^export (?=(?:async )?function |const |let |class )", re.M)
 
 
 def static_file(name: str) -> Path:
@@ -19,10 +19,30 @@ def styles(*names: str) -> str:
   return "".join(static_file(n).read_text() for n in names)
 
 
+def modules(name: str) -> list[str]:
+  """A frontend module and the sibling modules it imports (``import { f } from "./table.js";``), and theirs: each
+  once, in dependency order (what a module imports before it), the module itself last."""
+  order: list[str] = []
+
+  def visit(n: str, path: tuple[str, ...]) -> None:
+    if n in path: raise ValueError(f"js/{n}: an import cycle ({' -> '.join((*path, n))})")
+    if n in order: return
+    for names, dep in _IMPORT.findall(static_file(n).read_text()):
+      if " as " in names: raise ValueError(f"js/{n}: renamed imports cannot be inlined ({names.strip()} from ./{dep})")
+      visit(dep, (*path, n))
+    order.append(n)
+
+  visit(name, ())
+  return order
+
+
 def esm(name: str) -> str:
-  """A frontend module as one module text, its imports of sibling files (``import { f } from "./table.js";``) replaced by
-  their code: anywidget and the HTML report load each module from a single text, where a relative import cannot resolve."""
-  return _IMPORT.sub(lambda m: _EXPORT.sub("", esm(m.group(1))), static_file(name).read_text())
+  """A frontend module as one module text: the modules it imports (see modules) inlined before it, each once, their
+  exports made plain declarations. anywidget and the HTML report load each module from a single text, where a relative
+  import cannot resolve. The modules inlined into one text share its scope: their top-level names must differ
+  (tests/test_js_parity.py parses each shipped text with node)."""
+  parts = [_IMPORT.sub("", static_file(n).read_text()) for n in modules(name)]
+  return "".join(_EXPORT.sub("", p) for p in parts[:-1]) + parts[-1]
 
 
 def script_safe(json_text: str) -> str:

@@ -3,11 +3,12 @@
 Graphs are stored as data, not pictures: a table of the nodes of a run of steps (shared nodes once; each step adds the
 rows its graphs need), each step's input, its matches' nodes and replacements, and what the rewrite returned. The page
 computes the graph after each match itself (``js/replay.js``, the port of the Replayer, exact as far as
-``tg.page_replays`` says; the graphs after that are stored) and lays them out: ``js/picture.js`` turns a selection into
-the same DOT text and SVG as :mod:`tgviz.picture`, and graphviz compiled to WebAssembly (``js/vendor/graphviz.js``,
-the same Graphviz as the Python side) places the nodes. Each step's data, and each group's call stack and kernel
-code, is gzipped apart and decoded only when looked at; ``js/report.js`` stands in for the widget model and answers
-the widget's own frontend.
+``tg.page_replays`` says; the graphs after that are stored) and lays them out: ``js/picture.js`` and ``js/layout.js``
+turn a selection into the same DOT text and SVG as :mod:`tgviz.picture` and :mod:`tgviz.layout`, and graphviz compiled
+to WebAssembly (``js/vendor/graphviz.js``, the same Graphviz as the Python side) places the nodes. Each step's data,
+and each group's call stack and kernel code, is gzipped apart and decoded only when looked at; ``js/report.js`` stands
+in for the widget model and answers the widget's own frontend with ``js/protocol.js``'s ports of :mod:`tgviz.protocol`.
+tests/test_js_parity.py runs those ports in node on this module's data and holds them equal to the Python.
 """
 from __future__ import annotations
 
@@ -40,11 +41,11 @@ _HEAD = """<!DOCTYPE html>
 """
 _TAIL = """<script type="module">
 const load = (src) => import(URL.createObjectURL(new Blob([src], {{type: "text/javascript"}})));
-const [widget, picture, graphviz, sha256, report] = await Promise.all([{modules}].map(load));
-await report.open({{widget, picture, graphviz, sha256}}, document.getElementById("tgviz"));
+const [widget, graphviz, sha256, report] = await Promise.all([{modules}].map(load));
+await report.open({{widget, graphviz, sha256}}, document.getElementById("tgviz"));
 </script></body></html>
 """
-MODULES = ("widget.js", "picture.js", "vendor/graphviz.js", "vendor/sha256.js", "report.js")
+MODULES = ("widget.js", "vendor/graphviz.js", "vendor/sha256.js", "report.js")  # report.js holds picture.js and replay.js
 
 
 def _js(name: str) -> str:
@@ -136,9 +137,24 @@ class Writer:
     self.patterns = pattern_index(self.steps)
     self.cache = tg.NodeCache(trace.call_notes)  # nodes live on from step to step: each is labelled once
 
-  def segment(self, i: int) -> str:
-    """The chunks of segment i's steps: consecutive steps of a group, one node table."""
-    parts: list[str] = []
+  def state(self) -> dict[str, Any]:
+    """The page's state: the widget's synced state (see tgviz.protocol), the drawing constants, the CALL notes."""
+    trace = self.trace
+    return {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
+            "code_css": code_css(), "summary": trace.summary(), "kernels": P.kernel_rows(trace),
+            "error": trace.traceback or "", "config": config(self.max_nodes),
+            "notes": {k: tg.note_line(v) for k, v in trace.call_notes.items()}}
+
+  def groups(self) -> Iterator[tuple[str, dict[str, Any]]]:
+    """What every step of a group shows alike, per group with steps: its call stack, its kernel's code, a schedule's
+    kernels; (chunk name, data)."""
+    for g in self.trace.groups:
+      if g.steps:
+        yield f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(self.trace, g)}
+
+  def segment_data(self, i: int) -> list[tuple[str, dict[str, Any]]]:
+    """Segment i's steps (consecutive steps of a group, one node table): (chunk name, step_data), in order."""
+    out: list[tuple[str, dict[str, Any]]] = []
     if len(self.cache.drawn) > 200_000: self.cache.clear()  # bounded: later steps share few nodes with much older ones
     segment = self.segments[i]
     table, base, last = tg.NodeTable(self.cache), None, P.step_key(segment[-1])
@@ -146,9 +162,13 @@ class Writer:
       data = step_data(s, table, self.patterns)
       # the step whose rows come before these, and the segment's last step (the page reads the segment whole)
       data["base"], data["segment"] = P.step_key(base) if base is not None else None, last
-      parts.append(_chunk(f"s-{P.step_key(s)}", data))
+      out.append((f"s-{P.step_key(s)}", data))
       base = s
-    return "".join(parts)
+    return out
+
+  def segment(self, i: int) -> str:
+    """The chunks of segment i's steps."""
+    return "".join(_chunk(name, data) for name, data in self.segment_data(i))
 
   def write(self, path: str | Path, workers: forked.Workers[Writer] | None = None,
             progress: Callable[[int, int], None] | None = None) -> Path:
@@ -159,14 +179,9 @@ class Writer:
     with out.open("w", encoding="utf-8") as f, _no_gc():
       segments = (workers or forked.Workers(self, 0)).map(_segment, range(len(self.segments)))  # with workers: started now
       f.write(_HEAD.format(title=L.text(self.title), css=styles("widget.css", "table.css")))
-      f.write(_chunk("state", {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
-                               "code_css": code_css(), "summary": trace.summary(), "kernels": P.kernel_rows(trace),
-                               "error": trace.traceback or "", "config": config(self.max_nodes),
-                               "notes": {k: tg.note_line(v) for k, v in trace.call_notes.items()}}))
+      f.write(_chunk("state", self.state()))
       f.write(_chunk("rules", P.rules_message(trace)))
-      for g in trace.groups:  # what every step of a group shows alike: its call stack, its kernel's code, a schedule's kernels
-        if g.steps:
-          f.write(_chunk(f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(trace, g)}))
+      for name, data in self.groups(): f.write(_chunk(name, data))
       done = 0
       for segment, text in zip(self.segments, segments, strict=True):
         f.write(text)

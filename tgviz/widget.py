@@ -1,7 +1,8 @@
 """The notebook widget: trace tree, before/after graphs with per-match stepping, generated code, SVG export.
 
 Only small state is synced as traits (the tree, the selection); graphs and code are sent as messages of
-:mod:`tgviz.protocol` when a step is selected, computed in a worker thread so the kernel stays responsive.
+:mod:`tgviz.protocol` when a step is selected, computed in a worker thread so the kernel stays responsive. The one
+picture synced is the kept picture: the selected step's, whole, which a saved notebook shows without its kernel.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from tgviz.model import Trace
 from tgviz.picture import export_svg
 
 DEFAULT_EXPORT_DIR = "tgviz-svg"
-SNAPSHOT_WAIT = 5.0  # seconds the output waits for the first picture, to keep it for frontends without widgets
+PICTURE_WAIT = 5.0  # seconds the output waits for the first picture, to keep it for frontends without widgets
 Selection = tuple[P.StepKey, int | None, P.View]
 
 
@@ -51,7 +52,7 @@ class TraceWidget(anywidget.AnyWidget):
   kernels: t.List[P.KernelRow] = t.List().tag(sync=True)    # the kernel table
   error = t.Unicode("").tag(sync=True)
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
-  snapshot = t.Dict().tag(sync=True)                       # a protocol.PictureMsg: what a saved notebook shows
+  kept_picture = t.Dict().tag(sync=True)                   # a protocol.PictureMsg: what a saved notebook shows
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
                export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, **kwargs: Any):
@@ -93,8 +94,13 @@ class TraceWidget(anywidget.AnyWidget):
     except Exception as e: msg = P.error_message(f"{type(e).__name__}: {e}", traceback.format_exc())
     with self._lock:
       if key != self._latest: return  # a newer selection supersedes this one
-      self.send(msg)
-      if msg["type"] == "picture" and msg["match"] is None: self.snapshot = cast(dict, P.snapshot(msg))
+      if msg["type"] == "picture" and msg["match"] is None:
+        # a whole step's picture crosses once: as the kept picture (the frontend draws it from there), or, too big to
+        # keep, as a message, with the kept picture saying so
+        kept = P.kept_picture(msg)
+        if kept is not msg: self.send(msg)
+        self.kept_picture = cast(dict, kept)
+      else: self.send(msg)
 
   def _on_msg(self, _widget: Any, content: dict, _buffers: list) -> None:
     if content.get("type") == "ready": self._request()
@@ -118,9 +124,9 @@ class TraceWidget(anywidget.AnyWidget):
 
   def _repr_mimebundle_(self, **kwargs: Any) -> Any:
     """The widget, and for frontends without widgets (nbconvert, GitHub) the summary and the first picture."""
-    try: self.wait(SNAPSHOT_WAIT)
+    try: self.wait(PICTURE_WAIT)
     except TimeoutError: pass
-    return text_fallback(super()._repr_mimebundle_(**kwargs), self.trace.summary(), self.snapshot.get("svg", ""))
+    return text_fallback(super()._repr_mimebundle_(**kwargs), self.trace.summary(), self.kept_picture.get("svg", ""))
 
 
 def text_fallback(bundle: Any, text: str, picture: str = "") -> Any:

@@ -177,7 +177,7 @@ def changed_in_view(page) -> bool:
   return page.evaluate(CHANGED_IN_VIEW)
 
 
-def saved_snapshot(path: Path) -> dict:
+def saved_kept_picture(path: Path) -> dict:
   """Wait for the notebook file to hold the widget state (Jupyter widgets' saveState), check what a reader without the
   kernel gets (the tgviz widget's kept picture in the state, the picture in the output's HTML, a file under 1 MB) and
   return the kept picture."""
@@ -188,7 +188,7 @@ def saved_snapshot(path: Path) -> dict:
     time.sleep(0.3)
   else: raise AssertionError("the widget state was not saved with the notebook (jupyterlab-manager's saveState)")
   state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-  snaps = [m["state"]["snapshot"] for m in state.values() if m["state"].get("snapshot")]
+  snaps = [m["state"]["kept_picture"] for m in state.values() if m["state"].get("kept_picture")]
   assert len(snaps) == 1 and snaps[0]["svg"].startswith("<svg") and "data-node" in snaps[0]["svg"]
   assert path.stat().st_size < 1_000_000
   outputs = [o for c in nb["cells"] for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
@@ -212,7 +212,7 @@ def check_saved_notebook(page, path: Path, url: str, token: str, shot: str) -> N
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
   page.wait_for_timeout(1000)
   page.keyboard.press("Control+s")
-  snap = saved_snapshot(path)
+  snap = saved_kept_picture(path)
   shut_down_kernels(url, token)
   page.reload()
   assert_static_picture(page, snap)

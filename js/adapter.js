@@ -1,0 +1,80 @@
+// The model adapter: the trace browser's synced state and messages (tgviz/protocol.py), typed, over the anywidget model
+// or report.js's stand-in for it. The other modules read and change the selection, and talk to the kernel, through it.
+
+/** @typedef {import("./protocol.js").StepKey} StepKey */
+/** @typedef {import("./protocol.js").View} View */
+/** @typedef {import("./protocol.js").Selection} Selection */
+/** @typedef {import("./protocol.js").TreeGroup} TreeGroup */
+/** @typedef {import("./protocol.js").KernelRow} KernelRow */
+/** @typedef {import("./protocol.js").PictureMsg} PictureMsg */
+/** @typedef {import("./protocol.js").KernelMsg} KernelMsg */
+/** @typedef {import("./protocol.js").FrontendMsg} FrontendMsg */
+
+/** The anywidget model, or report.js's stand-in: state by name (changes go to the kernel with save_changes), events
+ * ("msg:custom": a message from the kernel; "change:NAME": a change of the state), messages to the kernel.
+ * @typedef {{get: (name: string) => any, set: (name: string, value: any) => void, save_changes: () => void,
+ *   on: (event: string, cb: (msg?: any) => void) => void, send: (msg: FrontendMsg) => void}} Model */
+
+/** Whether two selections name the same picture. @param {Selection} a @param {Selection} b */
+export const sameSelection = (a, b) => a.step === b.step && a.match === b.match && a.view === b.view;
+
+export class Adapter {
+  /** @param {Model} model */
+  constructor(model) { this.model = model; }
+
+  /** @returns {TreeGroup[]} */
+  get tree() { return this.model.get("tree"); }
+  /** @returns {KernelRow[]} the kernel table */
+  get kernels() { return this.model.get("kernels") ?? []; }
+  /** @returns {string} the trace's summary */
+  get summary() { return this.model.get("summary"); }
+  /** @returns {string} the traceback (or note) of an exception that ended the capture, "" for none */
+  get error() { return this.model.get("error"); }
+  /** @returns {string} the code highlighter's CSS */
+  get codeCss() { return this.model.get("code_css"); }
+  /** @returns {StepKey} the step selected, "" for none */
+  get selected() { return this.model.get("selected"); }
+  /** @returns {number|null} the match selected, null for the whole step */
+  get match() { return this.model.get("match"); }
+  /** @returns {Selection} the picture selected */
+  selection() { return { step: this.selected, match: this.match, view: this.model.get("view") }; }
+  /** The picture kept for a saved notebook: the selected step's, whole, as last shown (its svg "" where it was too big
+   * to keep), if any. @returns {PictureMsg|undefined} */
+  keptPicture() {
+    /** @type {PictureMsg|Record<string, never>|undefined} */
+    const kept = this.model.get("kept_picture");
+    return kept?.step ? /** @type {PictureMsg} */ (kept) : undefined;
+  }
+
+  /** Select a step and a match of it (null: the whole step), in the auto view. @param {StepKey} step @param {number|null} match */
+  select(step, match) {
+    this.model.set("selected", step);
+    this.model.set("match", match);
+    this.model.set("view", "auto");
+    this.model.save_changes();
+  }
+  /** Select a match of the selected step (null: the whole step). @param {number|null} match */
+  setMatch(match) {
+    this.model.set("match", match);
+    this.model.save_changes();
+  }
+  /** @param {View} view */
+  setView(view) {
+    this.model.set("view", view);
+    this.model.save_changes();
+  }
+  /** A request to the kernel. @param {FrontendMsg} msg */
+  send(msg) { this.model.send(msg); }
+
+  /** The kernel's messages, in order; a whole step's picture the kernel kept in the state (kept_picture: it crosses
+   * once, as that) comes as a picture message too. @param {(msg: KernelMsg) => void} fn */
+  listen(fn) {
+    this.model.on("msg:custom", fn);
+    this.model.on("change:kept_picture", () => {
+      const kept = this.keptPicture();
+      if (kept?.svg) fn(kept);
+    });
+  }
+  /** @param {() => void} fn called when the selection changes */
+  onSelected(fn) { this.model.on("change:selected", fn); }
+}

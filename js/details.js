@@ -1,0 +1,77 @@
+// The panels around a picture: the step's title, the match slider and the pattern that fired, the call stack, the
+// kernel's code with its Tensor operations (a schedule: the kernels compiled after it), and the kernel table above.
+import { h } from "./dom.js";
+import { sortableTable } from "./table.js";
+
+/** @typedef {import("./ui.js").Ui} Ui */
+/** @typedef {import("./protocol.js").PictureMsg} PictureMsg */
+/** @typedef {import("./protocol.js").OriginInfo} OriginInfo */
+/** @typedef {import("./protocol.js").KernelRow} KernelRow */
+/** @typedef {import("./protocol.js").StepKey} StepKey */
+
+/** The step, match and kernel panels around a picture; go(key) selects a step (a schedule's kernels link to theirs). */
+export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg, /** @type {boolean} */ kernelChanged,
+                            /** @type {(key: StepKey) => void} */ go) {
+  const info = msg.info;
+  ui.title.textContent = `${info.title}  (${info.where}, ${info.matches} matches)`;
+  ui.slider.max = String(info.matches);
+  ui.slider.value = String(msg.match === null ? 0 : msg.match + 1);
+  ui.slider.disabled = info.matches === 0;
+  ui.matchLabel.textContent = msg.match === null ? `whole step (${info.matches} matches)` : `match ${msg.match + 1} / ${info.matches}`;
+  ui.banner.textContent = msg.message || "";
+  ui.banner.hidden = !msg.message;
+  ui.full.hidden = !msg.partial;
+  ui.status.textContent = `${msg.shown} nodes shown` + (msg.partial ? ` of ${msg.total}` : "");
+  ui.matchBox.replaceChildren();
+  if (info.error) ui.matchBox.append(h("pre", { class: "tgviz-rewrite-error" }, [info.error]));
+  if (msg.match_info) {
+    const m = msg.match_info;
+    ui.matchBox.append(h("div", { class: "tgviz-pattern" }, [h("b", {}, ["pattern "]), h("code", {}, [m.source]), ` ${m.where} · ${m.us} µs`]));
+    if (m.diff) ui.matchBox.append(h("pre", { class: "tgviz-uop-diff" }, [m.diff]));
+  }
+  ui.stack.replaceChildren(h("summary", {}, ["graph_rewrite call site and call stack"]),
+                           h("pre", {}, [`${info.file}:${info.line}\n\n${info.stack.join("\n")}`]));
+  if (!kernelChanged) return;
+  const k = msg.kernel;
+  ui.codeHead.textContent = k ? `${k.name} · ${k.device} (${k.renderer}) · global ${JSON.stringify(k.global_size)} · local ${JSON.stringify(k.local_size)}`
+                              : `${info.group}: no device code (${info.kind})`;
+  ui.code.innerHTML = k ? k.html : "";  // pygments output: the source is escaped by pygments
+  showOrigins(ui, k ? k.origins : []);
+  ui.linesNote.textContent = k?.lines_note || "";
+  ui.linesNote.hidden = !k?.lines_note;
+  const produced = msg.produced || [];
+  if (k || info.kind !== "schedule") return;
+  ui.codeHead.textContent = `${info.group}: ${produced.length} kernel${produced.length === 1 ? "" : "s"} compiled after this schedule`;
+  ui.code.append(h("div", { class: "tgviz-produced" }, produced.length ? produced.map((p) => {
+    const a = h("button", { class: "tgviz-link", "data-step": p.step, title: "open this kernel's steps" }, [p.name]);
+    a.addEventListener("click", () => go(p.step));
+    return h("div", {}, [a]);
+  }) : ["none (kernels compiled before are reused)"]));
+}
+
+/** The kernel's Tensor operations and the user's lines that called them; a click shows the lines around.
+ * @param {Ui} ui @param {OriginInfo[]} origins */
+function showOrigins(ui, origins) {
+  ui.origins.replaceChildren(...origins.map((o) => {
+    const row = h("details", { class: "tgviz-origin" }, [
+      h("summary", {}, [h("b", {}, [o.op + (o.backward ? " (backward)" : "")]), o.where ? ` ← ${o.where}` : " (called before the capture)",
+                        ...(o.source ? [": ", h("code", {}, [o.source])] : [])])]);
+    if (o.context.length) row.append(h("pre", {}, [o.context.join("\n")]));
+    return row;
+  }));
+  ui.origins.hidden = !origins.length;
+}
+
+/** The kernel table (sortable; a row opens the kernel's first step). @param {Ui} ui @param {KernelRow[]} kernels
+ * @param {(key: StepKey) => void} select */
+export function kernelTable(ui, kernels, select) {
+  const dims = (/** @type {number[]|null} */ v) => (v ? `[${v.join(", ")}]` : "–");
+  ui.kernels.hidden = !kernels.length;
+  ui.kernels.replaceChildren(h("summary", {}, [`kernel table (${kernels.length}): launch dimensions, tinygrad's estimates, measured time`]),
+    h("div", {}, [sortableTable([{ key: "name", label: "kernel" }, { key: "global_size", label: "global", fmt: dims },
+      { key: "local_size", label: "local", fmt: dims }, { key: "flops", label: "FLOPs", num: true, title: "tinygrad's estimate" },
+      { key: "bytes", label: "bytes", num: true, title: "tinygrad's estimate of the bytes moved" },
+      { key: "runs", label: "runs", num: true, title: "launches inside the capture" },
+      { key: "time_us", label: "time (µs)", num: true, title: "measured device time of its launches, in total" }],
+      kernels, (row) => select(row.step))]));
+}

@@ -1,0 +1,141 @@
+// The linked panes: a clicked node is highlighted in the graph (with its inputs and users) and marks its code lines; a
+// hovered code line outlines the UOps behind it in the graph (where the graph shown has none of them, the status line
+// says to click); a clicked line stays marked and opens the graph the renderer consumed, zoomed to its UOps.
+// Node keys come from Python (the SVG's data-node, the kernel's per-line keys) and are only compared here.
+
+/** @typedef {import("./ui.js").Ui} Ui */
+/** @typedef {import("./adapter.js").Adapter} Adapter */
+/** @typedef {import("./protocol.js").KernelInfo} KernelInfo */
+/** @typedef {import("./protocol.js").StepKey} StepKey */
+/** @typedef {ReturnType<typeof import("./panzoom.js").panZoom>} View */
+
+const LINE_HINT = "this line's UOps are not in this graph: click the line to open the codegen graph where they are";
+
+/** Mark a node on both sides, its inputs and its users (from the SVG's edges). @param {HTMLElement} stage @param {string|null} key */
+function highlight(stage, key) {
+  for (const n of stage.querySelectorAll(".hl, .hl-in, .hl-out")) n.classList.remove("hl", "hl-in", "hl-out");
+  if (key === null) return;
+  const mark = (/** @type {string} */ k, /** @type {string} */ cls) => {
+    for (const n of stage.querySelectorAll(`g.node[data-node="${CSS.escape(k)}"]`)) n.classList.add(cls);
+  };
+  mark(key, "hl");
+  for (const e of stage.querySelectorAll(`path.edge[data-to="${CSS.escape(key)}"]`)) mark(/** @type {string} */ (e.getAttribute("data-from")), "hl-in");
+  for (const e of stage.querySelectorAll(`path.edge[data-from="${CSS.escape(key)}"]`)) mark(/** @type {string} */ (e.getAttribute("data-to")), "hl-out");
+}
+
+/** Mark the nodes behind a code line (or none) in the graph shown; returns how many were marked. @param {HTMLElement} stage
+ * @param {string[]} keys */
+function markLineNodes(stage, keys) {
+  for (const n of stage.querySelectorAll(".hl-line")) n.classList.remove("hl-line");
+  let marked = 0;
+  for (const k of keys) for (const n of stage.querySelectorAll(`g.node[data-node="${CSS.escape(k)}"]`)) { n.classList.add("hl-line"); marked++; }
+  return marked;
+}
+
+/** Mark the code lines behind a node (or none); the first one scrolled into view. @param {Ui} ui @param {string|null} key
+ * @param {string[][]|null} lines */
+function markNodeLines(ui, key, lines) {
+  for (const e of ui.code.querySelectorAll(".tgviz-line-hl")) e.classList.remove("tgviz-line-hl");
+  if (!key || !lines) return;
+  let first = null;
+  for (const e of ui.code.querySelectorAll("[data-line]")) {
+    if (!(lines[Number(e.getAttribute("data-line")) - 1] || []).includes(key)) continue;
+    e.classList.add("tgviz-line-hl");
+    first ??= e;
+  }
+  if (first) {
+    const r = first.getBoundingClientRect(), c = ui.code.getBoundingClientRect();
+    if (r.top < c.top || r.bottom > c.bottom) first.scrollIntoView({ block: "center" });
+  }
+}
+
+/** The links between the graph shown, its nodes and the kernel's code lines.
+ * @param {Ui} ui @param {Adapter} state @param {View} view @param {(key: StepKey) => void} select */
+export function linking(ui, state, view, select) {
+  /** @type {string|null} the node picked */
+  let picked = null;
+  /** @type {KernelInfo|null} the kernel whose code is shown (lines: per line, its UOps' node keys) */
+  let kernel = null;
+  /** @type {number|null} the code line clicked: its nodes stay marked */
+  let pinnedLine = null;
+  /** a code line was clicked to open the codegen graph: the next picture drawn zooms to its nodes */
+  let lineZoom = false;
+  /** the status line's text before the line hint replaced it */
+  let statusBefore = "";
+
+  /** The node drawn as key in the graph shown, if any. @param {string} key */
+  const drawnNode = (key) => ui.stage.querySelector(`g.node[data-node="${CSS.escape(key)}"]`);
+  /** The UOps behind code line n (from 1), by node key. @param {number|null} n */
+  const lineKeys = (n) => (n !== null && kernel?.lines ? kernel.lines[n - 1] || [] : []);
+  /** Whether a line's UOps are drawn in the codegen graph only, another step than the one shown. @param {string[]} keys */
+  const elsewhere = (keys) => keys.length > 0 && !!kernel?.codegen_step && kernel.codegen_step !== state.selected;
+
+  /** Pick a node ("" or null: none): highlighted in the graph and its code lines, its panel asked for. @param {string|null} key */
+  function pick(key) {
+    picked = key || null;
+    highlight(ui.stage, picked);
+    markNodeLines(ui, picked, kernel?.lines ?? null);
+    if (!picked) { ui.nodePanel.hidden = true; return; }
+    state.send({ type: "node", key: picked });
+  }
+  /** The picked node again, in the graph now shown (none if it is not drawn there). */
+  const repick = () => pick(picked && drawnNode(picked) ? picked : null);
+  /** The nodes behind a code line (null: the pinned line's, if any), marked in the graph shown; returns how many.
+   * @param {number|null} n */
+  function markLine(n) {
+    const marked = markLineNodes(ui.stage, lineKeys(n ?? pinnedLine));
+    for (const e of ui.code.querySelectorAll(".tgviz-line-pinned")) e.classList.remove("tgviz-line-pinned");
+    if (pinnedLine !== null) ui.code.querySelector(`[data-line="${pinnedLine}"]`)?.classList.add("tgviz-line-pinned");
+    return marked;
+  }
+  /** A hovered code line (null: none) marks its UOps; where the graph shown has none of them, the status line says
+   * where they are. @param {number|null} n */
+  function hoverLine(n) {
+    const hint = markLine(n) === 0 && elsewhere(lineKeys(n));
+    const showing = ui.status.textContent === LINE_HINT;
+    if (hint && !showing) { statusBefore = ui.status.textContent ?? ""; ui.status.textContent = LINE_HINT; }
+    else if (!hint && showing) ui.status.textContent = statusBefore;
+  }
+
+  // a click on a node picks it; a drag pans (the canvas captures the pointer, so the node is read on the way down)
+  /** @type {Element|null|undefined} */
+  let down;
+  ui.canvas.addEventListener("pointerdown", (ev) => { down = /** @type {Element} */ (ev.target).closest("g.node[data-node]"); }, { capture: true });
+  ui.canvas.addEventListener("pointermove", (ev) => { if (ev.buttons && (Math.abs(ev.movementX) + Math.abs(ev.movementY)) > 1) down = undefined; });
+  ui.canvas.addEventListener("pointerup", () => { if (down !== undefined) pick(down ? down.getAttribute("data-node") : null); down = undefined; });
+  // code lines: hover shows the UOps behind a line in the graph; a click keeps them marked and opens the graph the
+  // renderer consumed (the kernel's final codegen step) where the current step does not draw them; either way the
+  // graph zooms to them
+  const lineOf = (/** @type {Event} */ ev) => /** @type {Element} */ (ev.target).closest?.("[data-line]");
+  ui.code.addEventListener("mouseover", (ev) => { const e = lineOf(ev); if (e) hoverLine(Number(e.getAttribute("data-line"))); });
+  ui.code.addEventListener("mouseleave", () => hoverLine(null));
+  ui.code.addEventListener("click", (ev) => {
+    const e = lineOf(ev);
+    if (!e || !kernel?.lines) return;
+    const n = Number(e.getAttribute("data-line"));
+    pinnedLine = pinnedLine === n ? null : n;
+    const keys = lineKeys(pinnedLine);
+    const drawn = keys.some((k) => drawnNode(k));
+    lineZoom = !drawn && elsewhere(keys);
+    if (lineZoom) select(/** @type {StepKey} */ (kernel.codegen_step));
+    if (markLine(null) && drawn) view.toLine();
+  });
+
+  return {
+    pick,
+    repick,
+    /** The node picked, null for none. */
+    picked: () => picked,
+    /** Pick this node in the next graph drawn (where it is drawn). @param {string} key */
+    pickNext(key) { picked = key; },
+    /** A picture was drawn: the kernel's code changed (a new group: its lines, no line pinned), or not (null); the
+     * picked node and the pinned line's nodes are marked again, and zoomed to if a click on the line opened the graph.
+     * @param {KernelInfo|null|undefined} newKernel undefined: the same kernel */
+    drawn(newKernel) {
+      if (newKernel !== undefined) { kernel = newKernel; pinnedLine = null; }
+      repick();
+      if (markLine(null) && lineZoom) view.toLine();
+      lineZoom = false;
+    },
+  };
+}

@@ -1,0 +1,68 @@
+// The node panel (a clicked node: its op, label or dtype, arg and tag, sources, the matches that made or replaced it,
+// its history, tinygrad's Python) and the rules tab (every pattern that fired); their links go to steps, matches, nodes.
+import { h } from "./dom.js";
+
+/** @typedef {import("./ui.js").Ui} Ui */
+/** @typedef {import("./protocol.js").StepKey} StepKey */
+/** @typedef {import("./protocol.js").NodeMsg} NodeMsg */
+/** @typedef {import("./protocol.js").HistoryEvent} HistoryEvent */
+/** @typedef {import("./protocol.js").RulesMsg} RulesMsg */
+
+/** One event of a node's life, in words. @param {HistoryEvent} e @param {Node|string} other the node it came from or
+ * was replaced by (a link to it, or its op) @returns {(Node|string)[]} */
+function historyText(e, other) {
+  if (e.kind === "input") return ["first seen in the input of"];
+  if (e.kind === "created") return [`made by match ${(e.match ?? 0) + 1}`, ...(e.other ? [" (from a ", other, ")"] : []), " of"];
+  if (e.kind === "lives") return [e.steps > 1 ? `lives through ${e.steps} steps from` : "lives through"];
+  if (e.kind === "replaced") return ["replaced", ...(e.other ? [" by a ", other] : []), ` in match ${(e.match ?? 0) + 1} of`];
+  return ["gone after"];
+}
+
+/** The node panel: op, dtype, arg (the report: its label lines), tag, sources (click: go to it), the matches that made
+ * or replaced it, its history (click: go there; on the node it came from: that node there), and the node as tinygrad's
+ * Python. @param {Ui} ui @param {NodeMsg} msg @param {(key: string) => void} pick @param {(m: number) => void} jump
+ * @param {(step: StepKey, match: number|null, node?: string) => void} go */
+export function showNode(ui, msg, pick, jump, go) {
+  const link = (/** @type {string} */ text, /** @type {() => void} */ fn, cls = "") => {
+    const a = h("button", { class: `tgviz-link ${cls}`.trim() }, [text]);
+    a.addEventListener("click", fn);
+    return a;
+  };
+  const other = (/** @type {HistoryEvent} */ e) => (e.other_key ? link(e.other, () => go(e.step, e.match, e.other_key), "tgviz-other") : e.other);
+  const matches = (/** @type {number[]} */ ms, /** @type {string} */ what) => ms.length
+    ? [h("div", {}, [`${what} by match `, ...ms.flatMap((m, i) => [i ? ", " : "", link(String(m + 1), () => jump(m))])])] : [];
+  ui.nodePanel.replaceChildren(
+    h("div", { class: "tgviz-node-head" }, [h("b", {}, [msg.op]), ` ${[msg.dtype, msg.key].filter(Boolean).join(" · ")}`, link("×", () => pick(""))]),
+    msg.label ? h("div", {}, ["label ", h("code", {}, [msg.label.join(" · ")])]) : h("div", {}, ["arg ", h("code", {}, [msg.arg])]),
+    ...(msg.tag !== "None" ? [h("div", {}, ["tag ", h("code", {}, [msg.tag])])] : []),
+    h("div", {}, ["sources: ", ...(msg.sources.length ? msg.sources.flatMap((s, i) =>
+      [i ? ", " : "", link(s.label, () => pick(s.key))]) : ["none"])]),
+    ...matches(msg.created, "made"), ...matches(msg.replaced, "replaced"),
+    ...(msg.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (why does this node exist?)",
+      ...msg.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },
+                                                     [...historyText(e, other(e)), " ", link(e.title, () => go(e.step, e.match))]))])] : []),
+    ...(msg.python ? [h("details", {}, [h("summary", {}, ["as tinygrad Python"]), h("pre", {}, [msg.python])])] : []));
+  ui.nodePanel.hidden = false;
+}
+
+/** The rules tab: every pattern that fired, sortable by count or time; a click goes to its first match.
+ * @param {Ui} ui @param {RulesMsg} msg @param {(step: StepKey, match: number) => void} go */
+export function showRules(ui, msg, go, by = "count") {
+  const rules = [...msg.rules].sort(by === "count" ? (a, b) => b.count - a.count || b.us - a.us : (a, b) => b.us - a.us || b.count - a.count);
+  const head = (/** @type {string} */ label, /** @type {string} */ key) => {
+    const th = h("th", { class: "tgviz-sort" + (by === key ? " sorted" : ""), title: `sort by ${label}` }, [label]);
+    th.addEventListener("click", () => showRules(ui, msg, go, key));
+    return th;
+  };
+  const table = h("table", {}, [h("thead", {}, [h("tr", {}, [head("count", "count"), head("µs", "time"), h("th", {}, ["steps"]), h("th", {}, ["pattern"])])])]);
+  const body = h("tbody");
+  for (const r of rules) {
+    const tr = h("tr", { class: "tgviz-rule", title: `${r.where}: first fired in match ${r.match + 1}` },
+                 [h("td", {}, [String(r.count)]), h("td", {}, [String(r.us)]), h("td", {}, [String(r.steps)]),
+                  h("td", {}, [h("code", {}, [r.source]), h("div", { class: "tgviz-where" }, [r.where])])]);
+    tr.addEventListener("click", () => go(r.step, r.match));
+    body.append(tr);
+  }
+  table.append(body);
+  ui.rules.replaceChildren(h("div", { class: "tgviz-rules-head" }, [`${msg.total} patterns fired` + (msg.total > rules.length ? ` (first ${rules.length})` : "")]), table);
+}

@@ -1,0 +1,134 @@
+// Pan and zoom of the graph on the canvas (wheel zoom, drag pan) and the views a graph opens on: whole where it fits
+// readable, else readable on what changed (on a big change, the canvas-sized part of it holding the most changed nodes);
+// a new match keeps the zoom and brings the change back into view; fit, 1:1, zoom to the change or to a code line's nodes.
+
+/** @typedef {import("./ui.js").Ui} Ui */
+/** A box in SVG units. @typedef {{x:number, y:number, w:number, h:number}} Box */
+
+const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
+
+/** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
+export function panZoom(/** @type {Ui} */ ui) {
+  let scale = 1, tx = 0, ty = 0;
+  const apply = () => { ui.stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`; };
+  const svgOf = () => ui.stage.querySelector("svg");
+  const size = () => ({ w: ui.canvas.clientWidth || 600, h: ui.canvas.clientHeight || 400 });
+  /** The boxes (SVG units) of some nodes of the SVG. @param {Element[]} nodes */
+  const rects = (nodes) => nodes.map((n) => {
+    const b = /** @type {SVGGraphicsElement} */ (n).getBBox(), o = nodeOffset(n);
+    return { x: b.x + o.x, y: b.y + o.y, w: b.width, h: b.height };
+  });
+  /** The box around some boxes, null for none. @param {Box[]} boxes */
+  function around(boxes) {
+    if (!boxes.length) return null;
+    const x0 = Math.min(...boxes.map((b) => b.x)), y0 = Math.min(...boxes.map((b) => b.y));
+    return { x: x0, y: y0, w: Math.max(...boxes.map((b) => b.x + b.w)) - x0, h: Math.max(...boxes.map((b) => b.y + b.h)) - y0 };
+  }
+  /** The box (in SVG units) around some nodes of the SVG, null for none. @param {Element[]} nodes */
+  const boxOf = (nodes) => around(rects(nodes));
+  /** The box (in SVG units) to show of what changed, at scale s: all of it where it fits the canvas, else the
+   * canvas-sized window that holds the most changed nodes, the after side's first (a big step changes nodes all over
+   * both sides, and the middle of them all can be empty). Where nothing is marked (a snapshot): the output (dot draws
+   * it lowest) at the foot of that window, what feeds it above. Null without a graph. */
+  function changedBox(s = 0) {
+    const svg = svgOf();
+    if (!svg) return null;
+    const c = size(), W = (c.w - 40) / s, H = (c.h - 40) / s;  // s = 0: any size fits
+    const marked = [...svg.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")];
+    if (!marked.length) {
+      const all = rects([...svg.querySelectorAll("g.side g.node")]);
+      if (!all.length) return null;
+      const low = Math.max(...all.map((b) => b.y)), out = /** @type {Box} */ (around(all.filter((b) => b.y === low)));
+      if (!Number.isFinite(H)) return out;
+      const top = Math.max(Math.min(...all.map((b) => b.y)), out.y + out.h - H);
+      return { x: out.x, y: top, w: out.w, h: out.y + out.h - top };
+    }
+    const boxes = rects(marked), whole = /** @type {Box} */ (around(boxes));
+    if (whole.w <= W && whole.h <= H) return whole;
+    const after = marked.map((n) => n.closest("g.side")?.getAttribute("data-side") === "after");
+    const mid = boxes.map((b) => ({ x: b.x + b.w / 2, y: b.y + b.h / 2 }));
+    const order = [...boxes.keys()].sort((i, j) => Number(after[j]) - Number(after[i]));
+    const step = Math.max(1, Math.floor(order.length / 300));  // at most 300 windows tried: bounded on huge steps
+    let best = [boxes[order[0]]];
+    for (let k = 0; k < order.length; k += step) {
+      const m = mid[order[k]];
+      const inside = boxes.filter((_, j) => Math.abs(mid[j].x - m.x) <= W / 2 && Math.abs(mid[j].y - m.y) <= H / 2);
+      if (inside.length > best.length) best = inside;
+    }
+    return around(best);
+  }
+  /** A node's position in the SVG: its own translate plus its side's. @param {Element} n */
+  function nodeOffset(n) {
+    let x = 0, y = 0;
+    for (let e = n; e && e.tagName !== "svg"; e = /** @type {Element} */ (e.parentNode)) {
+      const m = /translate\(([-\d.]+),([-\d.]+)\)/.exec(e.getAttribute("transform") || "");
+      if (m) { x += Number(m[1]); y += Number(m[2]); }
+    }
+    return { x, y };
+  }
+  /** Centre the box b (SVG units) at the current scale. @param {Box} b */
+  function centre(b) {
+    const { w, h } = size();
+    tx = w / 2 - (b.x + b.w / 2) * scale; ty = h / 2 - (b.y + b.h / 2) * scale;
+    apply();
+  }
+  function fit() {
+    const svg = svgOf();
+    if (!svg) return;
+    const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
+    scale = Math.min(c.w / w, c.h / hgt, 1.5);
+    tx = (c.w - w * scale) / 2; ty = 0;
+    apply();
+  }
+  function oneToOne() { scale = 1; const b = changedBox(scale); if (b) centre(b); else apply(); }
+  /** Zoom to the box b (SVG units; null: fit the graph): readable, and all of b in view where it fits.
+   * @param {Box|null} b */
+  function zoomTo(b) {
+    if (!b) return fit();
+    const c = size();
+    scale = Math.max(READABLE, Math.min(c.w / (b.w + 40), c.h / (b.h + 40), 2));
+    centre(b);
+  }
+  /** Zoom to what changed: all of it where that is readable, else readable on where most of it is. */
+  function toChange() {
+    zoomTo(changedBox());
+    const b = changedBox(scale);
+    if (b) centre(b);
+  }
+  /** Zoom to the nodes marked for a code line, if any are drawn. */
+  function toLine() {
+    const b = boxOf([...(svgOf()?.querySelectorAll("g.side g.node.hl-line") ?? [])]);
+    if (b) zoomTo(b);
+  }
+  /** The view a step opens on: the whole graph where it fits with readable labels, else readable around the change. */
+  function initial() {
+    const svg = svgOf();
+    if (!svg) return;
+    const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
+    if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fit();
+    scale = READABLE;
+    const b = changedBox(scale);
+    if (b) centre(b); else { tx = 0; ty = 0; apply(); }
+  }
+  /** After stepping to another match: keep the zoom, bring the change back into view if it left it. */
+  function follow() {
+    const b = changedBox(scale), c = size();
+    if (!b) return;
+    const x0 = tx + b.x * scale, y0 = ty + b.y * scale, x1 = x0 + b.w * scale, y1 = y0 + b.h * scale;
+    if (x1 < 0 || y1 < 0 || x0 > c.w || y0 > c.h || (b.w * scale < c.w && (x0 < 0 || x1 > c.w)) || (b.h * scale < c.h && (y0 < 0 || y1 > c.h))) centre(b);
+  }
+  ui.canvas.addEventListener("wheel", (ev) => {
+    ev.preventDefault();
+    const r = ui.canvas.getBoundingClientRect();
+    const px = ev.clientX - r.left, py = ev.clientY - r.top;
+    const f = ev.deltaY < 0 ? 1.15 : 1 / 1.15;
+    tx = px - (px - tx) * f; ty = py - (py - ty) * f; scale *= f;
+    apply();
+  }, { passive: false });
+  /** @type {{x:number,y:number}|null} */
+  let drag = null;
+  ui.canvas.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX - tx, y: ev.clientY - ty }; ui.canvas.setPointerCapture(ev.pointerId); });
+  ui.canvas.addEventListener("pointermove", (ev) => { if (drag) { tx = ev.clientX - drag.x; ty = ev.clientY - drag.y; apply(); } });
+  ui.canvas.addEventListener("pointerup", () => { drag = null; });
+  return { fit, oneToOne, toChange, toLine, initial, follow };
+}

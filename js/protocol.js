@@ -1,0 +1,128 @@
+// The messages between Python and the trace browser's frontend: the TypedDicts of tgviz/protocol.py as JSDoc types
+// (the widget's modules use them as types only), and the HTML report's ports of the protocol.py functions that build
+// them, which report.js runs in the page on its data. Each port mirrors:
+//   matchInfo       protocol.match_info (without the diff: the page has no UOps to print)
+//   pictureMessage  protocol.picture_message (picture.js draws, dot compiled to WebAssembly lays out)
+//   nodeMessage     protocol.node_message (the node's label lines instead of its dtype, full arg, tag and Python)
+//   history         protocol.history over model.Trace.history
+import { diffGraphs, picture, toposort } from "./picture.js";
+
+/** @typedef {string} StepKey  issued by Python (protocol.step_key), opaque here */
+/** @typedef {"auto"|"full"} View */
+/** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean}} TreeStep  snapshot: a "View ..." step */
+/** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[]}} TreeGroup */
+/** @typedef {{name:string, device:string, global_size:number[], local_size:number[]|null, flops:number|null,
+ *   bytes:number|null, runs:number, time_us:number|null, step:StepKey}} KernelRow */
+/** @typedef {{step:StepKey, match:number|null, view:View}} Selection  a picture: match null is the whole step */
+/** @typedef {{title:string, name:string, group:string, kind:string, depth:number, matches:number, where:string,
+ *   file:string, line:number, error:string|null, stack:string[]}} StepInfo */
+/** @typedef {{index:number, title:string, file:string, line:number, where:string, source:string, us:number,
+ *   error:boolean, diff:string}} MatchInfo */
+/** @typedef {{op:string, backward:boolean, where:string, source:string, context:string[]}} OriginInfo */
+/** @typedef {{name:string, device:string, renderer:string, global_size:number[], local_size:number[]|null, html:string,
+ *   source:string, lines:string[][]|null, lines_note:string|null, codegen_step:StepKey|null, origins:OriginInfo[]}} KernelInfo */
+/** @typedef {{name:string, group:number, step:StepKey}} ProducedKernel */
+/** @typedef {Selection & {type:"picture", svg:string, partial:boolean, message:string|null, shown:number, total:number,
+ *   info:StepInfo, match_info:MatchInfo|null, kernel:KernelInfo|null, produced:ProducedKernel[], dot?:string}} PictureMsg
+ *   dot: the report's only, the DOT text it laid out */
+/** @typedef {Selection & {type:"busy"}} BusyMsg */
+/** @typedef {{type:"error", message:string, traceback?:string}} ErrorMsg */
+/** @typedef {{type:"exported", paths:string[]}} ExportedMsg */
+/** @typedef {{key:string, label:string}} NodeSource */
+/** @typedef {{kind:"input"|"created"|"lives"|"replaced"|"removed", step:StepKey, match:number|null, title:string,
+ *   other:string, other_key:string, steps:number}} HistoryEvent */
+/** @typedef {{type:"node", step:StepKey, key:string, op:string, dtype:string, arg:string, tag:string, python:string,
+ *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[]}} NodeMsg */
+/** @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number,
+ *   step:StepKey, match:number}} RuleInfo */
+/** @typedef {{type:"rules", rules:RuleInfo[], total:number}} RulesMsg */
+/** @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg} KernelMsg  the kernel's (or the page's) messages */
+/** @typedef {{type:"ready"}|{type:"export"}|{type:"node", key:string}|{type:"rules"}} FrontendMsg  the frontend's requests */
+
+/** @typedef {import("./report.js").PageData} PageData */
+/** @typedef {import("./report.js").StepData} StepData */
+/** @typedef {import("./report.js").Table} Table */
+/** @typedef {[file: string, line: number, where: string, source: string]} Pattern  a row of the report's patterns */
+
+/** protocol.match_info, without the diff: a match's panel from its step's data and the report's patterns.
+ * @param {StepData} s @param {number} k @param {Pattern[]} patterns @returns {MatchInfo} */
+export function matchInfo(s, k, patterns) {
+  const [p, us, error] = s.matches[k], [file, line, where, source] = patterns[p];
+  return { index: k, title: `${s.info.title}  match ${k + 1}/${s.matches.length}: ${source}  (${where})`, file, line, where,
+           source, us, error, diff: "" };
+}
+
+/** protocol.picture_message, computed in the page: the picture of a selection and the panels around it. Its `dot` is
+ * the DOT text laid out. @param {PageData} data @param {Selection} sel @param {(dot: string) => string} layout runs dot
+ * to "plain" output @returns {Promise<PictureMsg>} */
+export async function pictureMessage(data, sel, layout) {
+  const t = await data.table(sel.step), { s, rows } = t;
+  const [before, after] = sel.match === null ? [s.graphs[0], data.after(t)] : [data.graphAt(t, sel.match), data.graphAt(t, sel.match + 1)];
+  const patterns = await data.get("patterns");
+  const match = sel.match === null ? null : matchInfo(s, sel.match, patterns);
+  const title = match ? match.title : s.info.title, config = data.state.config;
+  const pic = picture(config, rows, before, after, s.sides, title, sel.view, config.maxNodes, layout);
+  const group = await data.get(`g-${s.group}`);
+  return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
+           total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
+           kernel: group.kernel, produced: group.produced, dot: pic.dot };
+}
+
+/** protocol.node_message from the page's data: the node's label lines (after its op) and sources (its dtype, full arg,
+ * tag and tinygrad's Python need the trace in Python: tgviz.load). @param {PageData} data
+ * @param {{step: StepKey, match: number|null}} sel @param {string} key @returns {Promise<NodeMsg>} */
+export async function nodeMessage(data, sel, key) {
+  const t = await data.table(sel.step), { s, rows } = t;
+  const roots = sel.match === null ? [s.graphs[0], data.after(t)] : [data.graphAt(t, sel.match), data.graphAt(t, sel.match + 1)];
+  const n = roots.flatMap((r) => toposort(rows, r)).find((i) => rows[i][0] === key);
+  if (n === undefined) throw new Error(`no node ${key} here`);
+  const [, , label, src] = rows[n];
+  return { type: "node", step: sel.step, key, op: label[0], dtype: "", arg: "", label: label.slice(1), tag: "None",
+           python: "", sources: src.map((i) => ({ key: rows[i][0], label: rows[i][2][0] })),
+           created: s.pairs.flatMap((p, k) => (rows[p[1]][0] === key ? [k] : [])),
+           replaced: s.pairs.flatMap((p, k) => (rows[p[0]][0] === key ? [k] : [])),
+           history: await history(data, key, s.group) };
+}
+
+/** protocol.history (model.Trace.history, a run of steps folded into one event): a node's life in its group, from the
+ * page's data. @param {PageData} data @param {string} key @param {number} groupIndex @returns {Promise<HistoryEvent[]>} */
+export async function history(data, key, groupIndex) {
+  const group = data.state.tree.find((g) => g.index === groupIndex), patterns = await data.get("patterns");
+  /** @type {HistoryEvent[]} */
+  const out = [];
+  let runEnd = -2;
+  /** other, otherKey: the op and key of the node it came from or was replaced by
+   * @param {HistoryEvent["kind"]} kind @param {StepKey} step @param {StepData} s @param {number|null} match */
+  const add = (kind, step, s, match, other = "", otherKey = "") => {
+    out.push({ kind, step, match, title: match === null ? s.info.title : matchInfo(s, match, patterns).title, other,
+               other_key: other ? otherKey : "", steps: 1 });
+  };
+  for (const [i, step] of (group ? group.steps : []).entries()) {
+    const t = await data.table(step.key), { s, rows } = t;
+    const holds = (/** @type {number} */ root) => toposort(rows, root).some((n) => rows[n][0] === key);
+    const opOf = (/** @type {number} */ x) => rows[x][2][0];
+    const inBefore = holds(s.graphs[0]);
+    let here = inBefore, made = false, replaced = false;
+    if (here && !out.length) add("input", step.key, s, null);
+    for (const [k, [u0, u1]] of s.pairs.entries()) {
+      if (rows[u0][0] === key) { add("replaced", step.key, s, k, opOf(u1), rows[u1][0]); replaced = true; here = false; }
+      else if (!here && holds(u1)) {
+        add("created", step.key, s, k, opOf(u0), rows[u0][0]);
+        made = here = true;
+      }
+    }
+    if (holds(data.after(t))) {
+      if (!here && !made && s.pairs.length) {  // rebuilt because a match changed a source: the first graph holding it
+        let lo = 1, hi = s.pairs.length;
+        while (lo < hi) { const mid = (lo + hi) >> 1; if (holds(data.graphAt(t, mid))) hi = mid; else lo = mid + 1; }
+        // it took the place of its own earlier version: the node that match changed into it
+        const was = [...diffGraphs(rows, data.graphAt(t, lo - 1), data.graphAt(t, lo)).changed].find(([, a]) => a === key)?.[0] ?? "";
+        add("created", step.key, s, lo - 1, was && rows[rows.findIndex((r) => r[0] === was)][2][0], was);
+      }
+      if (out.length && out[out.length - 1].kind === "lives" && i === runEnd + 1) out[out.length - 1].steps += 1;
+      else add("lives", step.key, s, null);
+      runEnd = i;
+    } else if ((here || inBefore) && !replaced) add("removed", step.key, s, null);
+  }
+  return out;
+}

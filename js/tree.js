@@ -1,0 +1,68 @@
+// The trace tree: groups and their steps (nested by depth, with match counts, "View ..." steps in bold), filtered by
+// the filter box and "hide steps without matches"; the selected step's row marked and kept in view.
+import { h } from "./dom.js";
+
+/** @typedef {import("./ui.js").Ui} Ui */
+/** @typedef {import("./protocol.js").TreeGroup} TreeGroup */
+/** @typedef {import("./protocol.js").StepKey} StepKey */
+
+/** The tree of groups and steps in ui.tree, rebuilt when the filter changes.
+ * @param {Ui} ui @param {TreeGroup[]} groups @param {() => StepKey} selected the step selected now
+ * @param {(key: StepKey) => void} onSelect a row clicked */
+export function stepTree(ui, groups, selected, onSelect) {
+  /** @type {Map<StepKey, HTMLElement>} the rows shown, by step key, in display order */
+  let rows = new Map();
+
+  /** Mark the selected step's row (its group opened) and scroll it into view where it is not. */
+  function markSelected() {
+    for (const r of ui.tree.querySelectorAll(".selected")) r.classList.remove("selected");
+    const row = rows.get(selected());
+    if (!row) return;
+    row.classList.add("selected");
+    const det = /** @type {HTMLDetailsElement} */ (row.parentElement);
+    if (det && !det.open) det.open = true;
+    const r = row.getBoundingClientRect(), t = ui.tree.getBoundingClientRect();
+    if (r.top < t.top || r.bottom > t.bottom) row.scrollIntoView({ block: "center" });  // not at an edge: in the middle
+  }
+
+  function build() {
+    ui.tree.replaceChildren();
+    rows = new Map();
+    const q = ui.filter.value.trim().toLowerCase();
+    for (const g of groups) {
+      const groupHit = !q || g.name.toLowerCase().includes(q);
+      const steps = g.steps.filter((s) => (groupHit || s.name.toLowerCase().includes(q)) &&
+                                         (!ui.hideEmpty.checked || s.matches > 0 || s.snapshot));
+      if (!steps.length) continue;
+      const det = h("details", { class: `tgviz-group kind-${g.kind}` });
+      det.open = g.kind === "kernel" || !!q;
+      det.append(h("summary", {}, [h("span", { class: "tgviz-kind" }, [g.kind]), ` ${g.name} `,
+                                   h("span", { class: "tgviz-count" }, [String(g.matches)])]));
+      for (const s of steps) {
+        const row = h("div", { class: "tgviz-step" + (s.snapshot ? " snapshot" : "") + (s.matches ? "" : " empty"),
+                               role: "treeitem", "data-key": s.key },
+                      [h("span", { class: "tgviz-indent", style: `width:${s.depth * 12}px` }), h("span", { class: "tgviz-name", title: s.name }, [s.name]),
+                       h("span", { class: "tgviz-count" }, [String(s.matches)])]);
+        row.addEventListener("click", () => onSelect(s.key));
+        det.append(row);
+        rows.set(s.key, row);
+      }
+      ui.tree.append(det);
+    }
+    markSelected();
+  }
+
+  ui.filter.addEventListener("input", build);
+  ui.hideEmpty.addEventListener("change", build);
+  return {
+    build,
+    markSelected,
+    /** The step `dir` rows after the selected one in the tree shown (the first row where none is selected), if any.
+     * @param {number} dir */
+    moved(dir) {
+      const order = [...rows.keys()];
+      const i = order.indexOf(selected());
+      return order[Math.max(0, Math.min(order.length - 1, i < 0 ? 0 : i + dir))];
+    },
+  };
+}

@@ -1,0 +1,121 @@
+"""The JS that ports Python, run in node on the HTML report's own data (no browser; seconds) and held equal to the
+Python it mirrors: js/replay.js's graph after every match (Step.replay: VIZ's graphs), js/picture.js and js/layout.js's
+DOT text and, from the same dot output, SVG bytes (tgviz.picture, tgviz.layout), and js/protocol.js's picture message
+(tgviz.protocol), on the tutorial and on a CNN step. tests/js_parity.mjs is the node side;
+tests/browser/test_report_browser.py checks the page itself. And every module text tgviz ships (assets.esm) parses,
+its sibling modules inlined once each."""
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tgviz import bridge as tg
+from tgviz import layout as L
+from tgviz import picture as PI
+from tgviz import protocol as P
+from tgviz.assets import esm, modules, static_file
+from tgviz.report import Writer, pattern_rows
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is missing: scripts/install.sh test installs Debian's nodejs")
+DRIVER = Path(__file__).with_name("js_parity.mjs")
+
+
+def _node(payload: dict, tmp_path: Path) -> dict:
+  path = tmp_path / "input.json"
+  path.write_text(json.dumps(payload))
+  proc = subprocess.run([NODE, str(DRIVER), str(path)], capture_output=True, text=True, timeout=300)
+  assert proc.returncode == 0, proc.stderr
+  return json.loads(proc.stdout)
+
+
+def _report_data(trace, steps) -> dict:
+  """The report's state and its data chunks (tgviz.report.Writer's, as the page decodes them) for these steps."""
+  w, keys = Writer(trace), {P.step_key(s) for s in steps}
+  chunks = dict(w.groups()) | {"patterns": pattern_rows(w.patterns)}
+  for i, segment in enumerate(w.segments):
+    if keys & {P.step_key(s) for s in segment}: chunks.update(w.segment_data(i))
+  return json.loads(json.dumps({"state": w.state(), "chunks": chunks}))
+
+
+def _digest(graph) -> str:
+  return hashlib.sha256("\n".join(tg.node_key(u) for u in tg.toposort(graph)).encode()).hexdigest()
+
+
+def _pictures(trace, sels, monkeypatch) -> list[tuple[dict, str, str]]:
+  """Python's picture message of each (step, match), with the DOT text it laid out and dot's plain output of it."""
+  laid: list[tuple[str, str]] = []
+  run_dot = L.run_dot
+  def recording(dot, fmt="plain", timeout=L.DEFAULT_TIMEOUT):
+    out = run_dot(dot, fmt, timeout)
+    laid.append((dot, out))
+    return out
+  monkeypatch.setattr(L, "run_dot", recording)
+  PI.CACHE.clear()  # every picture laid out here, its dot output seen
+  out = []
+  for step, m in sels:
+    laid.clear()
+    msg = P.picture_message(trace, P.step_key(step), m)
+    out.append((msg, *laid[-1]))
+  return out
+
+
+def _check(trace, steps, sels, tmp_path, monkeypatch) -> None:
+  """The graph after every match of each step, and each selection's picture, in node and in Python."""
+  graphs = [(s, list(range(len(s.matches) + 1))) for s in steps]
+  pics = _pictures(trace, sels, monkeypatch)
+  got = _node({**_report_data(trace, steps), "graphs": [{"step": P.step_key(s), "ks": ks} for s, ks in graphs],
+               "pictures": [{"step": P.step_key(s), "match": m, "plain": plain} for (s, m), (_, _, plain) in zip(sels, pics, strict=True)]},
+              tmp_path)
+  for (step, ks), js in zip(graphs, got["graphs"], strict=True):
+    py = [_digest(g) for g in step.replay()]
+    assert len(py) == len(js) == len(ks)
+    for k in ks: assert js[k] == py[k], f"{step.path}: the graph after match {k} differs"
+  for (step, m), (py, dot, _), js in zip(sels, pics, got["pictures"], strict=True):
+    where = f"{step.path}, match {m}"
+    assert js["dot"] == dot, where
+    assert js["svg"] == py["svg"], where
+    assert (js["shown"], js["total"], js["partial"], js["message"]) == (py["shown"], py["total"], py["partial"], py["message"]), where
+    assert js["info"] == py["info"] and (js["kernel"], js["produced"]) == (py["kernel"], py["produced"]), where
+    if m is None: assert js["match_info"] is None
+    else: assert js["match_info"] == {**py["match_info"], "diff": ""}, where  # the page has no UOps to diff
+
+
+def _selections(steps) -> list:
+  return [(s, m) for s in steps for m in [None, *sorted({0, len(s.matches) // 2, len(s.matches) - 1} if s.matches else ())]]
+
+
+def test_tutorial_in_node_is_python(tutorial_trace, tmp_path, monkeypatch):
+  """Every step of the tutorial: every match's graph; the whole step, the first, middle and last match drawn."""
+  steps = list(tutorial_trace.steps)
+  _check(tutorial_trace, [s for s in steps if s.matches], _selections(steps), tmp_path, monkeypatch)
+
+
+def test_cnn_step_in_node_is_python(cnn_trace, tmp_path, monkeypatch):
+  """A step of the CNN with hundreds of matches on graphs of over a thousand nodes: every match's graph; the whole
+  step and matches all through it drawn (focused views: the graphs are over the node budget). The busiest one with at
+  most 500 matches, which takes a few seconds; every match of the CNN's 2,800-match steps would take some 15 s
+  (tests/test_trace.py holds those graphs equal to VIZ's, tests/browser/test_report_browser.py draws them in the page)."""
+  step = max((s for s in cnn_trace.steps if len(s.matches) <= 500), key=lambda s: len(s.matches))
+  n = len(step.matches)
+  assert n > 300
+  sels = [(step, None)] + [(step, m) for m in sorted({0, 1, n // 4, n // 2, 3 * n // 4, n - 2, n - 1})]
+  _check(cnn_trace, [step], sels, tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("name", ["widget.js", "report.js", "compare.js"])
+def test_shipped_module_texts_parse(name, tmp_path):
+  """What anywidget and the HTML pages load: one text per module, each module it imports inlined once (before its
+  users), no import left; node parses it (two inlined modules declaring one name would not)."""
+  text, names = esm(name), modules(name)
+  assert names[-1] == name and len(names) == len(set(names))
+  for n in names: assert text.count(static_file(n).read_text().splitlines()[0]) == 1, n  # each file's first line once
+  assert not re.search(r"^import ", text, re.M)
+  path = tmp_path / f"{name}.mjs"
+  path.write_text(text)
+  proc = subprocess.run([NODE, "--check", str(path)], capture_output=True, text=True, timeout=60)
+  assert proc.returncode == 0, proc.stderr
