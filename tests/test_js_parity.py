@@ -21,7 +21,7 @@ from tgviz.assets import esm, modules, static_file
 from tgviz.report import Writer, pattern_rows
 
 NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is missing: scripts/install.sh test installs Debian's nodejs")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is missing: scripts/install.sh test installs Debian's nodejs")
 DRIVER = Path(__file__).with_name("js_parity.mjs")
 
 
@@ -89,12 +89,14 @@ def _selections(steps) -> list:
   return [(s, m) for s in steps for m in [None, *sorted({0, len(s.matches) // 2, len(s.matches) - 1} if s.matches else ())]]
 
 
+@needs_node
 def test_tutorial_in_node_is_python(tutorial_trace, tmp_path, monkeypatch):
   """Every step of the tutorial: every match's graph; the whole step, the first, middle and last match drawn."""
   steps = list(tutorial_trace.steps)
   _check(tutorial_trace, [s for s in steps if s.matches], _selections(steps), tmp_path, monkeypatch)
 
 
+@needs_node
 def test_cnn_step_in_node_is_python(cnn_trace, tmp_path, monkeypatch):
   """A step of the CNN with hundreds of matches on graphs of over a thousand nodes: every match's graph; the whole
   step and matches all through it drawn (focused views: the graphs are over the node budget). The busiest one with at
@@ -107,6 +109,17 @@ def test_cnn_step_in_node_is_python(cnn_trace, tmp_path, monkeypatch):
   _check(cnn_trace, [step], sels, tmp_path, monkeypatch)
 
 
+def test_frontend_modules_are_small_and_ports_name_their_python():
+  """One job per module (none over ~400 lines); a port of Python is named after it and says what each function mirrors."""
+  js = static_file("widget.js").parent
+  for path in js.glob("*.js"): assert len(path.read_text().splitlines()) <= 400, f"{path.name}: split it by job"
+  for port, python in (("picture.js", "tgviz/picture.py"), ("layout.js", "tgviz/layout.py"),
+                       ("replay.js", "tgviz/bridge/replay.py"), ("protocol.js", "tgviz/protocol.py")):
+    head = (js / port).read_text().split("\nimport ", 1)[0].split("\n/**", 1)[0]
+    assert python in head and "mirrors" in head, port
+
+
+@needs_node
 @pytest.mark.parametrize("name", ["widget.js", "report.js", "compare.js"])
 def test_shipped_module_texts_parse(name, tmp_path):
   """What anywidget and the HTML pages load: one text per module, each module it imports inlined once (before its
