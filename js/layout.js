@@ -5,6 +5,7 @@
 //   fmt          Python's f"{x:.Nf}"          text, attr   layout.text, layout.attr (xml.sax.saxutils)
 //   makeScene    layout.make_scene            focus        layout.focus           capFanIn   layout.cap_fan_in
 //   box          layout._box                  dotOf        layout._dot            parsePlain layout.layout (reading dot's plain output)
+//   ranks        layout._ranks
 //   path         layout._path                 nodeSvg      layout._node_svg       sideSvg    layout.side_svg
 //   legend       layout._legend               sceneSvg     layout.scene_svg
 // tests/test_js_parity.py holds them equal to the Python (DOT text and SVG bytes) on the tests' workloads.
@@ -13,7 +14,8 @@
  * @typedef {{key:string, op:string, family:string, label:string[]}} GNode */
 /** A drawable graph (graph.Graph). @typedef {{nodes:Map<string,GNode>, edges:[string,string][], root:string}} Graph */
 /** The Python side's drawing constants (tgviz.report.config). @typedef {{style:string, families:[string,string][],
- *   marks:string[], charW:number, lineH:number, pad:number, fastAbove:number, maxFanIn:number, focusHops:number}} Config */
+ *   marks:string[], charW:number, lineH:number, pad:number, fastAbove:number, maxFanIn:number, focusHops:number,
+ *   nodesep:number, ranksep:number, minRow:number, maxRow:number, maxStagger:number, rowArea:number}} Config */
 /** layout.Scene; its edge sets are maps keyed "src dst".
  * @typedef {{nodes:Map<string,GNode>, afterLabel:Map<string,GNode>, edgesBefore:Map<string,[string,string]>,
  *   edgesAfter:Map<string,[string,string]>, onBefore:Set<string>, onAfter:Set<string>, marks:Map<string,string>,
@@ -137,26 +139,86 @@ function box(c, n, other) {
   return [Math.max(...lines.map(len)) * c.charW + 2 * c.pad, Math.max(n.label.length, other ? other.label.length : 0) * c.lineH + 2 * c.pad];
 }
 
+/** layout._ranks: every layout id's rank, no row much wider than the graph's limit. @param {Config} c
+ * @param {string[]} ids @param {[string, string][]} edges @param {Map<string, number>} widths
+ * @param {Map<string, number>} heights @returns {Map<string, number>} */
+function ranks(c, ids, edges, widths, heights) {
+  const nodes = ids.filter((k) => !k.includes(":"));
+  /** @type {Map<string, string[]>} */
+  const users = new Map(nodes.map((k) => [k, []]));
+  for (const [s, d] of edges) if (!s.includes(":") && !d.includes(":")) /** @type {string[]} */ (users.get(s)).push(d);
+  /** @type {Map<string, number>} */
+  const depth = new Map();
+  for (let j = nodes.length - 1; j >= 0; j--) {
+    const stack = [nodes[j]];
+    while (stack.length) {
+      const n = stack[stack.length - 1];
+      if (depth.has(n)) { stack.pop(); continue; }
+      const us = /** @type {string[]} */ (users.get(n));
+      const todo = us.filter((u) => !depth.has(u) && !stack.includes(u));
+      if (todo.length) { stack.push(...todo); continue; }
+      depth.set(n, 1 + us.reduce((m, u) => Math.max(m, depth.get(u) ?? -1), -1));
+      stack.pop();
+    }
+  }
+  const dep = (/** @type {string} */ k) => /** @type {number} */ (depth.get(k));
+  for (const k of ids) if (k.includes(":")) depth.set(k, dep(k.split(":")[0]) + (k.endsWith(":in") ? 1 : -1));
+  /** @type {Map<number, string[]>} */
+  const rows = new Map();
+  for (const k of ids) { const r = rows.get(dep(k)); if (r) r.push(k); else rows.set(dep(k), [k]); }
+  const wd = (/** @type {string} */ k) => /** @type {number} */ (widths.get(k));
+  let area = 0;
+  for (const k of ids) area += (wd(k) + c.nodesep) * (/** @type {number} */ (heights.get(k)) + c.ranksep);
+  const limit = Math.min(c.maxRow, Math.max(c.minRow, Math.sqrt(c.rowArea * area)));
+  /** @type {Map<string, number>} */
+  const rank = new Map();
+  let top = 0;
+  for (const d of [...rows.keys()].sort((a, b) => b - a)) {
+    const row = /** @type {string[]} */ (rows.get(d));
+    let width = 0;
+    for (const k of row) width += wd(k) + c.nodesep;
+    const n = Math.min(c.maxStagger, Math.trunc(width / limit) + 1);
+    row.forEach((k, i) => rank.set(k, top + i % n));
+    top += n;
+  }
+  return rank;
+}
+
+/** Python's f"{x:g}" for the few plain numbers the DOT options hold. @param {number} x */
+const g = (x) => String(Number(x.toPrecision(6)));
+
 /** layout._dot: the DOT text and the layout ids in order. @param {Config} c @param {Scene} scene @param {boolean} fast */
 export function dotOf(c, scene, fast) {
   const ids = [...scene.nodes.keys(), ...[...scene.hidden].filter(([, [i]]) => i).map(([k]) => `${k}:in`),
                ...[...scene.hidden].filter(([, [, o]]) => o).map(([k]) => `${k}:out`)];
   const name = new Map(ids.map((k, i) => [k, `n${i}`]));
-  const opts = "nodesep=0.2 ranksep=0.3" + (fast ? " mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line" : "");
+  const opts = `nodesep=${g(c.nodesep / 72)} ranksep=${g(c.ranksep / 72)}` + (fast ? " mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line" : "");
   const out = [`digraph G { graph [${opts}]; node [shape=box fixedsize=true label=""];`];
+  /** @type {Map<string, number>} */
+  const widths = new Map(ids.map((k) => [k, 1.1 * 72]));
+  /** @type {Map<string, number>} */
+  const heights = new Map(ids.map((k) => [k, 0.3 * 72]));
   for (const [k, n] of scene.nodes) {
     const [w, h] = box(c, n, scene.afterLabel.get(k));
+    widths.set(k, w); heights.set(k, h);
     out.push(`${name.get(k)} [width=${fmt(w / 72, 3)} height=${fmt(h / 72, 3)}];`);
   }
+  /** @type {[string, string][]} */
+  const edges = [];
   for (const [k, [i, o]] of scene.hidden) {
-    if (i) out.push(`${name.get(k + ":in")} [width=1.1 height=0.3]; ${name.get(k + ":in")} -> ${name.get(k)};`);
-    if (o) out.push(`${name.get(k + ":out")} [width=1.1 height=0.3]; ${name.get(k)} -> ${name.get(k + ":out")};`);
+    if (i) { out.push(`${name.get(k + ":in")} [width=1.1 height=0.3];`); edges.push([k + ":in", k]); }
+    if (o) { out.push(`${name.get(k + ":out")} [width=1.1 height=0.3];`); edges.push([k, k + ":out"]); }
   }
   const order = new Map(ids.map((k, i) => [k, i]));
   const at = (/** @type {string} */ k) => /** @type {number} */ (order.get(k));
-  const edges = [...new Map([...scene.edgesBefore, ...scene.edgesAfter]).values()]
-    .sort((a, b) => (at(a[0]) - at(b[0])) || (at(a[1]) - at(b[1])));
-  for (const [s, d] of edges) out.push(`${name.get(s)} -> ${name.get(d)};`);
+  edges.push(...[...new Map([...scene.edgesBefore, ...scene.edgesAfter]).values()]
+    .sort((a, b) => (at(a[0]) - at(b[0])) || (at(a[1]) - at(b[1]))));
+  const rank = ranks(c, ids, edges, widths, heights);
+  const rk = (/** @type {string} */ k) => /** @type {number} */ (rank.get(k));
+  for (const [s, d] of edges) {
+    const m = rk(d) - rk(s);
+    out.push(`${name.get(s)} -> ${name.get(d)}` + (m > 1 ? ` [minlen=${m}];` : ";"));
+  }
   out.push("}");
   return { dot: out.join("\n"), ids };
 }

@@ -194,3 +194,21 @@ def crashing_engine(tmp_path):
 def test_a_crashing_engine_is_an_error_not_a_cancel(crashing_engine):
   with pytest.raises(L.LayoutError, match="crashed") as e: L.run_dot("digraph { a -> b }")
   assert not isinstance(e.value, L.LayoutCancelled)
+
+
+def test_big_steps_lay_out_no_wider_than_four_times_their_height(cnn_trace):
+  """Wide rows (a linearized program's hundreds of UOps, devectorize's lanes) are spread over several rows: the focused
+  view of every big step of a real kernel, at its first and last match, is at most about 4 times wider than tall, and
+  no row holds boxes much wider than the graph's limit."""
+  big = [s for s in cnn_trace.steps if len(L.cap_fan_in(P.scene_of(s, None)).nodes) > 100]
+  assert len(big) >= 10
+  worst = 0.0
+  for step in big:
+    for match in {None, len(step.matches) - 1} - {-1}:
+      scene = L.focus(L.cap_fan_in(P.scene_of(step, match)), L.DEFAULT_MAX_NODES)
+      lay = L.layout(scene, None)
+      worst = max(worst, lay.width / lay.height)
+      rows: dict[int, float] = {}
+      for _, y, w, _ in lay.nodes.values(): rows[round(y)] = rows.get(round(y), 0) + w + L.NODESEP
+      assert max(rows.values()) < 3 * L.MAX_ROW, step.path
+  assert worst <= 4, worst

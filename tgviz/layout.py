@@ -7,6 +7,7 @@ view around what changed, and every layout runs in a child process with a time b
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -28,6 +29,10 @@ DEFAULT_TIMEOUT = 10.0        # seconds a layout may take before a smaller view 
 FOCUS_HOPS = 3
 MAX_FAN_IN = 24               # edges drawn into one node; dot's layout time explodes on fan-ins of hundreds
 FAST_ABOVE = 150              # above this many nodes dot runs with cheaper (less tidy) settings
+NODESEP, RANKSEP = 14.4, 21.6  # points between boxes of a row, and between rows (dot's nodesep 0.2 in, ranksep 0.3 in)
+MIN_ROW, MAX_ROW = 600.0, 1400.0  # points: rows wider than the graph's limit between these are spread over several (_ranks)
+MAX_STAGGER = 24              # ... over at most this many
+ROW_AREA = 1.0                # rows as wide as the square root of this many times the area the boxes take (_ranks)
 MARKS = {"added": "#1a9e3a", "removed": "#d62728", "changed": "#ff8c00"}
 
 
@@ -191,21 +196,60 @@ class Layout:
   seconds: float
 
 
+def _ranks(ids: list[str], edges: list[tuple[str, str]], widths: dict[str, float], heights: dict[str, float]) -> dict[str, int]:
+  """The rank (row, top down) of every layout id, so that no row of boxes is much wider than the graph's limit (the
+  side of a square of ROW_AREA times the boxes' area, between MIN_ROW and MAX_ROW): rows as dot ranks a graph (each node as close
+  above its users as it can be: its longest path to a node without users), and a wider row split into several, its
+  k-th node in sub-row k mod their number (graphviz's unflatten staggers leaves so). Every edge then gets minlen = the
+  rank difference, which makes this ranking dot's own (all edges at their minimum). js/layout.js ranks mirrors it."""
+  nodes = [k for k in ids if ":" not in k]  # (the rest count a node's hidden inputs or users: just above or below it)
+  users: dict[str, list[str]] = {k: [] for k in nodes}
+  for s, d in edges:
+    if ":" not in s and ":" not in d: users[s].append(d)
+  depth: dict[str, int] = {}
+  for k in reversed(nodes):
+    stack = [k]
+    while stack:
+      n = stack[-1]
+      if n in depth: stack.pop(); continue
+      todo = [u for u in users[n] if u not in depth and u not in stack]  # (a cycle's back edge is ignored)
+      if todo: stack.extend(todo); continue
+      depth[n] = 1 + max((depth.get(u, -1) for u in users[n]), default=-1)
+      stack.pop()
+  for k in ids:
+    if ":" in k: depth[k] = depth[k.split(":")[0]] + (1 if k.endswith(":in") else -1)
+  rows: dict[int, list[str]] = {}
+  for k in ids: rows.setdefault(depth[k], []).append(k)
+  limit = min(MAX_ROW, max(MIN_ROW, math.sqrt(ROW_AREA * sum((w + NODESEP) * (heights[k] + RANKSEP) for k, w in widths.items()))))
+  rank, top = {}, 0
+  for level in sorted(rows, reverse=True):
+    row = rows[level]
+    n_rows = min(MAX_STAGGER, int(sum(widths[k] + NODESEP for k in row) / limit) + 1)
+    for i, k in enumerate(row): rank[k] = top + i % n_rows
+    top += n_rows
+  return rank
+
+
 def _dot(scene: Scene, fast: bool) -> tuple[str, list[str]]:
   ids = list(scene.nodes) + [f"{k}:in" for k, (i, _) in scene.hidden.items() if i] + \
     [f"{k}:out" for k, (_, o) in scene.hidden.items() if o]
   name = {k: f"n{i}" for i, k in enumerate(ids)}
-  opts = 'nodesep=0.2 ranksep=0.3' + (' mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line' if fast else '')
+  opts = f'nodesep={NODESEP / 72:g} ranksep={RANKSEP / 72:g}' + (' mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line' if fast else '')
   out = [f"digraph G {{ graph [{opts}]; node [shape=box fixedsize=true label=\"\"];"]
+  widths, heights = dict.fromkeys(ids, 1.1 * 72), dict.fromkeys(ids, 0.3 * 72)
   for k, n in scene.nodes.items():
     w, h = _box(n, scene.after_label.get(k))
+    widths[k], heights[k] = w, h
     out.append(f"{name[k]} [width={w / 72:.3f} height={h / 72:.3f}];")
+  edges = []
   for k, (i, o) in scene.hidden.items():
-    if i: out.append(f"{name[k + ':in']} [width=1.1 height=0.3]; {name[k + ':in']} -> {name[k]};")
-    if o: out.append(f"{name[k + ':out']} [width=1.1 height=0.3]; {name[k]} -> {name[k + ':out']};")
+    if i: out.append(f"{name[k + ':in']} [width=1.1 height=0.3];"); edges.append((k + ":in", k))
+    if o: out.append(f"{name[k + ':out']} [width=1.1 height=0.3];"); edges.append((k, k + ":out"))
   order = {k: i for i, k in enumerate(ids)}
-  for s, d in sorted(scene.edges_before | scene.edges_after, key=lambda e: (order[e[0]], order[e[1]])):
-    out.append(f"{name[s]} -> {name[d]};")
+  edges += sorted(scene.edges_before | scene.edges_after, key=lambda e: (order[e[0]], order[e[1]]))
+  rank = _ranks(ids, edges, widths, heights)
+  for s, d in edges:
+    out.append(f"{name[s]} -> {name[d]}" + (f" [minlen={m}];" if (m := rank[d] - rank[s]) > 1 else ";"))
   out.append("}")
   return "\n".join(out), ids
 
