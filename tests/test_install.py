@@ -1,0 +1,122 @@
+"""Installing tgviz: pyproject.toml gives ranges and constraints.txt the exact versions the scripts install; tgviz works
+with every dependency at its declared minimum; installed into an existing environment, it moves none of its packages."""
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+REPO = Path(__file__).resolve().parent.parent
+PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+RUNTIME = [Requirement(r) for r in PROJECT["dependencies"]]
+TEST = [Requirement(r) for r in PROJECT["optional-dependencies"]["test"]]
+# a year-old notebook environment, the kind tgviz gets installed into
+OLD_STACK = ["numpy==1.26.4", "ipython==8.31.0", "ipywidgets==8.1.5", "traitlets==5.14.3", "pygments==2.18.0"]
+
+
+def locked() -> dict[str, list[Requirement]]:
+  """constraints.txt: package name -> its lines (one per platform or Python fork)."""
+  out: dict[str, list[Requirement]] = {}
+  for line in (REPO / "constraints.txt").read_text().splitlines():
+    if line := line.split("#")[0].strip():
+      req = Requirement(line)
+      out.setdefault(canonicalize_name(req.name), []).append(req)
+  return out
+
+
+def fresh_env() -> dict[str, str]:
+  """A shell's environment without this venv, nor the device settings importing tgviz made here."""
+  return {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "OPENCL_PATH", "DEV", "OCL_ICD_VENDORS")}
+
+
+def run(cmd: list, timeout: float = 600, **kwargs) -> str:
+  proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, env=fresh_env(), **kwargs)
+  assert proc.returncode == 0, f"{' '.join(map(str, cmd))}\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+  return proc.stdout
+
+
+def freeze(python: Path) -> dict[str, str]:
+  lines = run([python, "-m", "pip", "freeze", "--all"]).splitlines()
+  return {canonicalize_name(n): v for n, _, v in (ln.partition("==") for ln in lines) if v}
+
+
+def test_lock_pins_every_dependency_within_its_range():
+  lock = locked()
+  for pins in lock.values():
+    for pin in pins: assert [s.operator for s in pin.specifier] == ["=="], f"constraints.txt: {pin} is not an exact version"
+  for req in RUNTIME + TEST:
+    pins = lock.get(canonicalize_name(req.name))
+    assert pins, f"{req.name} is not in constraints.txt: run bash scripts/lock.sh"
+    for pin in pins:
+      version = next(iter(pin.specifier)).version
+      assert req.specifier.contains(version, prereleases=True), f"constraints.txt has {pin}, pyproject.toml asks {req}: run bash scripts/lock.sh"
+  assert "-c constraints.txt" in (REPO / "scripts" / "install.sh").read_text()
+
+
+def test_runtime_dependencies_are_ranges_without_caps():
+  """Only tinygrad is exact (tgviz reads its internals); the rest are minimums, so an existing environment keeps its versions."""
+  for req in RUNTIME:
+    ops = {s.operator for s in req.specifier}
+    assert ops == ({"=="} if req.name == "tinygrad" else {">="}), f"{req}: a minimum only, no cap or pin without a known break"
+
+
+@pytest.mark.slow
+def test_quick_tests_pass_with_every_dependency_at_its_minimum(tmp_path):
+  """uv's lowest-direct resolution: every direct dependency at the minimum pyproject.toml declares (their own
+  dependencies at the newest that fit), then the quick tests (not slow, not browser) against it."""
+  venv = tmp_path / "lowest"
+  run([sys.executable, "-m", "venv", "--without-pip", venv])
+  python = venv / "bin" / "python"
+  pytest_pin = str(locked()["pytest"][0])
+  run([sys.executable, "-m", "uv", "pip", "install", "-q", "--python", python, "--resolution", "lowest-direct", "-e", REPO, pytest_pin])
+  frozen = run([sys.executable, "-m", "uv", "pip", "freeze", "--python", python]).splitlines()
+  versions = {canonicalize_name(n): v for n, _, v in (ln.partition("==") for ln in frozen) if v}
+  for req in RUNTIME:
+    if req.marker is None or req.marker.evaluate():
+      (spec,) = req.specifier
+      found = versions[canonicalize_name(req.name)]
+      assert Version(found) == Version(spec.version), f"lowest-direct installed {req.name} {found}, not {spec.version}"
+  # test_examples.py (all slow) needs the notebook runner of the test extra
+  out = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow and not browser", "--ignore", "tests/test_examples.py",
+             "--basetemp", tmp_path / "pytest"], cwd=REPO, timeout=900)
+  assert " passed" in out and " failed" not in out
+
+
+CAPTURE = """
+import tgviz
+from IPython.core.interactiveshell import InteractiveShell
+from tinygrad import Tensor
+with tgviz.capture() as trace:
+  x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
+  assert x.conv2d(Tensor.ones(1, 1, 2, 2)).numpy().tolist() == [[[[8.0, 12.0], [20.0, 24.0]]]]
+conv = next(k for k in trace.kernels if k.name == "r_2_2_2_2")
+assert conv.device == "CL" and "__kernel" in conv.source, trace.summary()  # OpenCL on PoCL, from pip
+ip = InteractiveShell.instance()
+ip.run_line_magic("load_ext", "tgviz")
+result = ip.run_cell("%%tgviz -o traced\\nfrom tinygrad import Tensor\\n(Tensor.ones(4, 4).contiguous() * 2).sum(1).realize()")
+assert result.success and ip.user_ns["traced"].kernels, result
+print("kernels:", [k.name for k in trace.kernels], [k.name for k in ip.user_ns["traced"].kernels])
+"""
+
+
+@pytest.mark.slow
+def test_install_into_an_old_stack_moves_nothing(tmp_path):
+  """pip install tgviz into a venv with a year-old numpy/IPython/ipywidgets/traitlets/pygments: every package there keeps
+  its version, and a capture (Python API and %%tgviz, widget included) works on it."""
+  venv = tmp_path / "old"
+  run([sys.executable, "-m", "venv", venv])
+  python = venv / "bin" / "python"
+  run([python, "-m", "pip", "install", "-q", *OLD_STACK])
+  before = freeze(python)
+  run([python, "-m", "pip", "install", "-q", REPO])
+  after = freeze(python)
+  moved = {name: (version, after.get(name)) for name, version in before.items() if after.get(name) != version}
+  assert not moved, f"installing tgviz moved {moved}"
+  assert after["tinygrad"] == "0.14.0" and "tgviz" in run([python, "-m", "pip", "list"])
+  out = run([python, "-c", CAPTURE], cwd=tmp_path, timeout=300)
+  assert "kernels:" in out
