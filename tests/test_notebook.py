@@ -10,7 +10,7 @@ import tgviz
 from tgviz import layout as L
 from tgviz import protocol as P
 from tgviz.protocol import step_key, step_of
-from tgviz.widget import TraceWidget
+from tgviz.widget import TraceWidget, kept_picture
 
 CELL = """from tinygrad import Tensor
 x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
@@ -120,15 +120,14 @@ def test_widget_static_fallback(tutorial_trace, recording_comm):
 
 def test_kept_picture_is_kept_small(tutorial_trace):
   msg = P.picture_message(tutorial_trace, P.first_selection(tutorial_trace))
-  assert P.kept_picture(msg) == msg
-  small = P.kept_picture(msg, limit=100)
+  assert kept_picture(msg) == msg
+  small = kept_picture(msg, limit=100)
   assert small["svg"] == "" and small["kernel"]["html"] == "" and "too big to keep" in small["message"]
   assert small["info"] == msg["info"] and small["kernel"]["name"] == msg["kernel"]["name"]
 
 
 def test_a_picture_too_big_to_keep_crosses_as_a_message(tutorial_trace, recording_comm, monkeypatch):
-  kept = P.kept_picture
-  monkeypatch.setattr(P, "kept_picture", lambda msg: kept(msg, limit=100))
+  monkeypatch.setattr(tgviz.widget, "kept_picture", lambda msg: kept_picture(msg, limit=100))
   w = TraceWidget(tutorial_trace)
   w.wait()
   (pic,) = w.comm.pictures()

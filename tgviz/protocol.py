@@ -6,8 +6,7 @@ named by its ``StepKey``; a picture by (step key, match, view), where match ``No
 Synced state (widget traits; the report's stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected``
 (a StepKey, "" for none), ``match`` (int or None), ``view`` (a View), ``code_css``, ``summary``, ``kernels`` (list of
 KernelRow), ``error``, and ``kept_picture``: the PictureMsg of the selected step (whole), kept small, that a saved
-notebook shows when no kernel answers. A whole step's picture crosses once: as ``kept_picture`` where it is kept whole,
-as a message where it is too big to keep (see widget.TraceWidget).
+notebook shows when no kernel answers (see widget.kept_picture; a whole step's picture crosses once, as that).
 """
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ from tgviz.steps import Step, where
 StepKey = str
 View = Literal["auto", "full"]
 UOP_DIFF_LINES = 80
-KEPT_PICTURE_CHARS = 300_000  # a saved notebook keeps at most this much picture (SVG and code) per widget
 
 
 # *** state ***
@@ -358,17 +356,6 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
                     message=pic.message, shown=pic.shown, total=pic.total, info=step_info(s),
                     match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group, cell_label),
                     produced=produced_kernels(trace, s.group))
-
-
-def kept_picture(msg: PictureMsg, limit: int = KEPT_PICTURE_CHARS) -> PictureMsg:
-  """The picture a saved notebook keeps: the message as it is, or, past limit characters of SVG and code, without them
-  and saying so."""
-  code = msg["kernel"]["html"] if msg["kernel"] else ""
-  size = len(msg["svg"]) + len(code)
-  if size <= limit: return msg
-  kernel = KernelInfo(**{**msg["kernel"], "html": "", "source": ""}) if msg["kernel"] else None
-  return PictureMsg(**{**msg, "svg": "", "kernel": kernel,
-                       "message": f"this picture ({size // 1000} kB) is too big to keep in the notebook"})
 
 
 def node_message(trace: Trace, key: StepKey, match: int | None, node: str) -> NodeMsg:

@@ -25,6 +25,7 @@ from tgviz.picture import export_svg
 
 DEFAULT_EXPORT_DIR = "tgviz-svg"
 PICTURE_WAIT = 5.0  # seconds the output waits for the first picture, to keep it for frontends without widgets
+KEPT_PICTURE_CHARS = 300_000  # a saved notebook keeps at most this much picture (SVG and code) per widget
 Selection = tuple[P.StepKey, int | None, P.View]
 
 
@@ -34,6 +35,17 @@ def _cell_label(filename: str) -> str | None:
   ip = get_ipython()
   name = ip.compile.format_code_name(filename) if ip is not None else None
   return f"{name[0]} {name[1]}" if name else None
+
+
+def kept_picture(msg: P.PictureMsg, limit: int = KEPT_PICTURE_CHARS) -> P.PictureMsg:
+  """The picture a saved notebook keeps: the message as it is, or, past limit characters of SVG and code, without them
+  and saying so."""
+  code = msg["kernel"]["html"] if msg["kernel"] else ""
+  size = len(msg["svg"]) + len(code)
+  if size <= limit: return msg
+  kernel = P.KernelInfo(**{**msg["kernel"], "html": "", "source": ""}) if msg["kernel"] else None
+  return P.PictureMsg(**{**msg, "svg": "", "kernel": kernel,
+                         "message": f"this picture ({size // 1000} kB) is too big to keep in the notebook"})
 
 
 class TraceWidget(anywidget.AnyWidget):
@@ -97,7 +109,7 @@ class TraceWidget(anywidget.AnyWidget):
       if msg["type"] == "picture" and msg["match"] is None:
         # a whole step's picture crosses once: as the kept picture (the frontend draws it from there), or, too big to
         # keep, as a message, with the kept picture saying so
-        kept = P.kept_picture(msg)
+        kept = kept_picture(msg)
         if kept is not msg: self.send(msg)
         self.kept_picture = cast(dict, kept)
       else: self.send(msg)
