@@ -46,11 +46,12 @@ export class Adapter {
     return kept?.step ? /** @type {PictureMsg} */ (kept) : undefined;
   }
 
-  /** Select a step and a match of it (null: the whole step), in the auto view. @param {StepKey} step @param {number|null} match */
-  select(step, match) {
+  /** Select a step and a match of it (null: the whole step), in a view (the auto view unless given).
+   * @param {StepKey} step @param {number|null} match @param {View} [view] */
+  select(step, match, view = "auto") {
     this.model.set("selected", step);
     this.model.set("match", match);
-    this.model.set("view", "auto");
+    this.model.set("view", view);
     this.model.save_changes();
   }
   /** Select a match of the selected step (null: the whole step). @param {number|null} match */

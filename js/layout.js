@@ -75,14 +75,15 @@ export function makeScene(before, after, added, removed, changed) {
 }
 
 /** layout.focus. @param {Scene} scene @param {number} maxNodes @param {number} hops @returns {Scene} */
-export function focus(scene, maxNodes, hops, force = false) {
+export function focus(scene, maxNodes, hops, force = false, around = /** @type {string[]} */ ([])) {
   scene.total = scene.total || scene.nodes.size;
   if (scene.nodes.size <= maxNodes && !force) return scene;
   const edges = new Map([...scene.edgesBefore, ...scene.edgesAfter]);
   /** @type {Map<string, Set<string>>} */
   const nbrs = new Map([...scene.nodes.keys()].map((k) => [k, new Set()]));
   for (const [s, d] of edges.values()) { nbrs.get(s)?.add(d); nbrs.get(d)?.add(s); }
-  let seeds = [...scene.nodes.keys()].filter((k) => scene.marks.has(k));
+  let seeds = around.filter((k) => scene.nodes.has(k));
+  if (!seeds.length) seeds = [...scene.nodes.keys()].filter((k) => scene.marks.has(k));
   if (!seeds.length) seeds = [/** @type {string} */ ([...scene.nodes.keys()].pop())];
   /** @type {Set<string>} */
   const keep = new Set();

@@ -1,6 +1,7 @@
 // The linked panes: a clicked node is highlighted in the graph (with its inputs and users) and marks its code lines; a
 // hovered code line outlines the UOps behind it in the graph (where the graph shown has none of them, the status line
-// says to click); a clicked line stays marked and opens the graph the renderer consumed, zoomed to its UOps.
+// says to click); a clicked line stays marked and opens the graph the renderer consumed where this graph does not draw
+// them, built around them (a partial view of a big graph holds them) and zoomed to them; a line with no UOp says so.
 // Node keys come from Python (the SVG's data-node, the kernel's per-line keys) and are only compared here.
 
 /** @typedef {import("./ui.js").Ui} Ui */
@@ -50,7 +51,8 @@ function markNodeLines(ui, key, lines) {
 }
 
 /** The links between the graph shown, its nodes and the kernel's code lines.
- * @param {Ui} ui @param {Adapter} state @param {View} view @param {(key: StepKey) => void} select */
+ * @param {Ui} ui @param {Adapter} state @param {View} view
+ * @param {(key: StepKey, view: import("./protocol.js").View) => void} select a step in a view */
 export function linking(ui, state, view, select) {
   /** @type {string|null} the node picked */
   let picked = null;
@@ -69,11 +71,15 @@ export function linking(ui, state, view, select) {
   const lineKeys = (n) => (n !== null && kernel?.lines ? kernel.lines[n - 1] || [] : []);
   /** Whether a line's UOps are drawn in the codegen graph only, another step than the one shown. @param {string[]} keys */
   const elsewhere = (keys) => keys.length > 0 && !!kernel?.codegen_step && kernel.codegen_step !== state.selected;
+  /** Say something on the status line. @param {string} text */
+  const say = (text) => { ui.status.textContent = text; };
 
   /** Pick a node ("" or null: none): highlighted in the graph and its code lines, its panel asked for. @param {string|null} key */
   function pick(key) {
     picked = key || null;
     highlight(ui.stage, picked);
+    const near = [...ui.stage.querySelectorAll("g.side g.node.hl"), ...ui.stage.querySelectorAll("g.side g.node.hl-in, g.side g.node.hl-out")];
+    if (near.length) view.reveal(near);  // its neighbourhood in view (a node followed from the panel may lie off screen)
     markNodeLines(ui, picked, kernel?.lines ?? null);
     if (!picked) { ui.nodePanel.hidden = true; return; }
     state.send({ type: "node", key: picked });
@@ -115,10 +121,12 @@ export function linking(ui, state, view, select) {
     const n = Number(e.getAttribute("data-line"));
     pinnedLine = pinnedLine === n ? null : n;
     const keys = lineKeys(pinnedLine);
+    if (pinnedLine !== null && !keys.length) { markLine(null); say(`line ${n} has no UOp behind it: tinygrad's renderer wrote it for none (a brace, a declaration)`); return; }
     const drawn = keys.some((k) => drawnNode(k));
-    lineZoom = !drawn && elsewhere(keys);
-    if (lineZoom) select(/** @type {StepKey} */ (kernel.codegen_step));
-    if (markLine(null) && drawn) view.toLine();
+    // not drawn here (another step, or a partial view without them): the graph the renderer consumed, built around them
+    lineZoom = pinnedLine !== null && !drawn && !!kernel.codegen_step;
+    if (lineZoom) select(/** @type {StepKey} */ (kernel.codegen_step), `line:${pinnedLine}`);
+    else if (markLine(null) && drawn) view.toLine();
   });
 
   return {
@@ -134,7 +142,9 @@ export function linking(ui, state, view, select) {
     drawn(newKernel) {
       if (newKernel !== undefined) { kernel = newKernel; pinnedLine = null; }
       repick();
-      if (markLine(null) && lineZoom) view.toLine();
+      const marked = markLine(null);
+      if (marked && lineZoom) view.toLine();
+      else if (lineZoom) say(`line ${pinnedLine}'s UOps are not in the graph the renderer consumed (they are in the linearized program only)`);
       lineZoom = false;
     },
   };

@@ -33,7 +33,7 @@ export function panZoom(/** @type {Ui} */ ui) {
   function changedBox(s = 0) {
     const svg = svgOf();
     if (!svg) return null;
-    const c = size(), W = (c.w - 40) / s, H = (c.h - 40) / s;  // s = 0: any size fits
+    const c = size(), H = (c.h - 40) / s;  // s = 0: any size fits
     const marked = [...svg.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")];
     if (!marked.length) {
       const all = rects([...svg.querySelectorAll("g.side g.node")]);
@@ -43,8 +43,15 @@ export function panZoom(/** @type {Ui} */ ui) {
       const top = Math.max(Math.min(...all.map((b) => b.y)), out.y + out.h - H);
       return { x: out.x, y: top, w: out.w, h: out.y + out.h - top };
     }
-    const boxes = rects(marked), whole = /** @type {Box} */ (around(boxes));
-    if (whole.w <= W && whole.h <= H) return whole;
+    return windowOn(marked, s);
+  }
+  /** The box (SVG units) to show of some nodes at scale s (0: any size fits): all of them where they fit the canvas,
+   * else the canvas-sized window that holds the most of them, the after side's first. @param {Element[]} marked
+   * @param {number} s */
+  function windowOn(marked, s) {
+    const c = size(), W = (c.w - 40) / s, H = (c.h - 40) / s;
+    const boxes = rects(marked), whole = around(boxes);
+    if (!whole || (whole.w <= W && whole.h <= H)) return whole;
     const after = marked.map((n) => n.closest("g.side")?.getAttribute("data-side") === "after");
     const mid = boxes.map((b) => ({ x: b.x + b.w / 2, y: b.y + b.h / 2 }));
     const order = [...boxes.keys()].sort((i, j) => Number(after[j]) - Number(after[i]));
@@ -95,10 +102,26 @@ export function panZoom(/** @type {Ui} */ ui) {
     const b = changedBox(scale);
     if (b) centre(b);
   }
-  /** Zoom to the nodes marked for a code line, if any are drawn. */
+  /** Zoom to the nodes marked for a code line, if any are drawn: all of them where that is readable, else readable on
+   * where most of them are. */
   function toLine() {
-    const b = boxOf([...(svgOf()?.querySelectorAll("g.side g.node.hl-line") ?? [])]);
-    if (b) zoomTo(b);
+    const marked = [...(svgOf()?.querySelectorAll("g.side g.node.hl-line") ?? [])];
+    if (!marked.length) return;
+    zoomTo(windowOn(marked, 0));
+    const b = windowOn(marked, scale);
+    if (b) centre(b);
+  }
+  /** Bring some nodes (a picked node and its neighbourhood) into view at the current zoom: the least pan that shows
+   * them all, or centred on the first where they do not fit. @param {Element[]} nodes */
+  function reveal(nodes) {
+    const b = boxOf(nodes), c = size();
+    if (!b) return;
+    const x0 = tx + b.x * scale, y0 = ty + b.y * scale, x1 = x0 + b.w * scale, y1 = y0 + b.h * scale;
+    if (x0 >= 0 && y0 >= 0 && x1 <= c.w && y1 <= c.h) return;
+    if (b.w * scale > c.w - 20 || b.h * scale > c.h - 20) { centre(/** @type {Box} */ (boxOf(nodes.slice(0, 1)))); return; }
+    tx += x0 < 10 ? 10 - x0 : x1 > c.w - 10 ? c.w - 10 - x1 : 0;
+    ty += y0 < 10 ? 10 - y0 : y1 > c.h - 10 ? c.h - 10 - y1 : 0;
+    apply();
   }
   /** The view a step opens on: the whole graph where it fits with readable labels, else readable around the change. */
   function initial() {
@@ -130,5 +153,5 @@ export function panZoom(/** @type {Ui} */ ui) {
   ui.canvas.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX - tx, y: ev.clientY - ty }; ui.canvas.setPointerCapture(ev.pointerId); });
   ui.canvas.addEventListener("pointermove", (ev) => { if (drag) { tx = ev.clientX - drag.x; ty = ev.clientY - drag.y; apply(); } });
   ui.canvas.addEventListener("pointerup", () => { drag = null; });
-  return { fit, oneToOne, toChange, toLine, initial, follow };
+  return { fit, oneToOne, toChange, toLine, reveal, initial, follow };
 }

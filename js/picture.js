@@ -76,20 +76,22 @@ export function diffGraphs(rows, before, after) {
 /** picture.picture (with scene_of), without its time budget: the SVG of one selection of a step's node table.
  * @param {Config} c @param {Row[]} rows @param {number} before @param {number} after root ids
  * @param {string[]} sides @param {string} title @param {string} view "auto", "focus" or "full" @param {number} maxNodes
- * @param {(dot: string) => string} layout runs dot to "plain" output
+ * @param {(dot: string) => string} layout runs dot to "plain" output @param {string[]} [around] node keys a partial view
+ * is built around (a code line's UOps), instead of what changed
  * @returns {{svg:string, shown:number, total:number, message:string|null, partial:boolean, dot:string}} */
-export function picture(c, rows, before, after, sides, title, view, maxNodes, layout) {
+export function picture(c, rows, before, after, sides, title, view, maxNodes, layout, around = /** @type {string[]} */ ([])) {
   const d = diffGraphs(rows, before, after);
   const full = capFanIn(makeScene(graphOf(rows, before), graphOf(rows, after), d.added, d.removed, d.changed), c.maxFanIn);
   const total = full.nodes.size;
-  const scene = view === "full" ? full : focus(full, maxNodes, c.focusHops, view === "focus");
+  const scene = view === "full" ? full : focus(full, maxNodes, c.focusHops, view === "focus", around);
   const { dot, ids } = dotOf(c, scene, scene.nodes.size > c.fastAbove);
   const lay = parsePlain(layout(dot), ids);
   const partial = scene.nodes.size < scene.total;
   let message = null;
   if (partial) {
     const why = view === "focus" ? "focused view" : `${total} nodes is over the budget of ${maxNodes}`;
-    message = `Partial view: ${scene.nodes.size} of ${total} nodes, around what changed (${why}). ` +
+    const what = around.some((k) => full.nodes.has(k)) ? "the code line's UOps" : "what changed";
+    message = `Partial view: ${scene.nodes.size} of ${total} nodes, around ${what} (${why}). ` +
               "Full graph: the widget's 'full graph' button, or step.svg(view='full', timeout=None).";
   }
   return { svg: sceneSvg(c, scene, lay, sides, title, message), shown: scene.nodes.size, total, message, partial, dot };

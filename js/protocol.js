@@ -2,13 +2,14 @@
 // (the widget's modules use them as types only), and the HTML report's ports of the protocol.py functions that build
 // them, which report.js runs in the page on its data. Each port mirrors:
 //   matchInfo       protocol.match_info (without the diff: the page has no UOps to print)
+//   viewOptions     picture.view_options
 //   pictureMessage  protocol.picture_message (picture.js draws, dot compiled to WebAssembly lays out)
 //   nodeMessage     protocol.node_message (the node's label lines instead of its dtype, full arg, tag and Python)
 //   history         protocol.history over model.Trace.history
 import { diffGraphs, picture, toposort } from "./picture.js";
 
 /** @typedef {string} StepKey  issued by Python (protocol.step_key), opaque here */
-/** @typedef {"auto"|"full"} View */
+/** @typedef {string} View  "auto", "full", or "line:N": the auto view built around the UOps of line N of the kernel's code */
 /** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean}} TreeStep  snapshot: a "View ..." step */
 /** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[]}} TreeGroup */
 /** @typedef {{name:string, device:string, global_size:number[], local_size:number[]|null, flops:number|null,
@@ -52,6 +53,16 @@ export function matchInfo(s, k, patterns) {
            source, us, error, diff: "" };
 }
 
+/** picture.view_options: picture's view and the node keys a partial view is built around, for a protocol View
+ * ("line:N": the auto view around the UOps of line N of the kernel's code). @param {KernelInfo|null} kernel
+ * @param {View} view @returns {{view: string, around: string[]}} */
+export function viewOptions(kernel, view) {
+  const m = /^line:(\d+)$/.exec(view);
+  if (!m) return { view, around: [] };
+  const n = Number(m[1]), lines = kernel?.lines;
+  return { view: "auto", around: lines && n > 0 && n <= lines.length ? lines[n - 1] : [] };
+}
+
 /** protocol.picture_message, computed in the page: the picture of a selection and the panels around it. Its `dot` is
  * the DOT text laid out. @param {PageData} data @param {Selection} sel @param {(dot: string) => string} layout runs dot
  * to "plain" output @returns {Promise<PictureMsg>} */
@@ -61,8 +72,9 @@ export async function pictureMessage(data, sel, layout) {
   const patterns = await data.get("patterns");
   const match = sel.match === null ? null : matchInfo(s, sel.match, patterns);
   const title = match ? match.title : s.info.title, config = data.state.config;
-  const pic = picture(config, rows, before, after, s.sides, title, sel.view, config.maxNodes, layout);
   const group = await data.get(`g-${s.group}`);
+  const { view, around } = viewOptions(group.kernel, sel.view);
+  const pic = picture(config, rows, before, after, s.sides, title, view, config.maxNodes, layout, around);
   return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
            total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
            kernel: group.kernel, produced: group.produced, dot: pic.dot };

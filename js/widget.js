@@ -63,7 +63,7 @@ function render({ model, el }) {
   const steps = new Map(groups.flatMap((g) => g.steps.map((s) => [s.key, { group: g, step: s }])));
   const cache = new PictureCache(64);  // revisiting a step shows it at once, without a round trip to the kernel
   const tree = stepTree(ui, groups, () => state.selected, (key) => select(key));
-  const links = linking(ui, state, view, (key) => select(key));
+  const links = linking(ui, state, view, (key, v) => select(key, null, v));
   /** @type {Selection|null} the selection drawn */
   let shown = null;
   /** @type {TreeGroup|null} its group */
@@ -119,9 +119,10 @@ function render({ model, el }) {
     else if (!ui.staticNote.hidden) ui.status.textContent = "no kernel answers: run the cell again to explore";
   }
 
-  /** Select a step (and a match of it) by key. @param {StepKey} key @param {number|null} [match] */
-  function select(key, match = null) {
-    state.select(key, match);
+  /** Select a step (and a match of it) by key, in a view (default: auto). @param {StepKey} key
+   * @param {number|null} [match] @param {import("./protocol.js").View} [v] */
+  function select(key, match = null, v = "auto") {
+    state.select(key, match, v);
     tree.markSelected();
     showCached();
   }

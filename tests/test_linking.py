@@ -192,3 +192,26 @@ def test_a_tensor_method_that_raised_does_not_claim_later_ops():
     (a + 2).exp().realize(); here = sys._getframe().f_lineno
   origins = {(o.op, o.line) for k in trace.kernels for o in k.origins}
   assert ("__add__", here) in origins and not any(op == "__matmul__" for op, _ in origins), origins
+
+
+def test_a_code_line_opens_a_view_built_around_its_uops(cnn_trace):
+  """The graph the renderer consumed is too big to draw whole (a partial view around its output): the view a clicked
+  code line asks for ("line:N") is built around that line's UOps, so every statement line of the busiest kernel has
+  its UOps drawn (two dozen lines of it tried), and the banner says what the partial view is around. A line with no UOp asks for an ordinary view."""
+  kernel = max(cnn_trace.kernels, key=lambda k: len(tg.toposort(k.codegen_step.before())))
+  step = kernel.codegen_step
+  assert len(tg.toposort(step.before())) > 2 * 300  # a partial view
+  plain = P.picture_message(cnn_trace, P.step_key(step))
+  drawn = set(re.findall(r'data-node="([0-9a-f]+)"', plain["svg"]))
+  lines = kernel.line_keys
+  statements = [n for n, text in enumerate(kernel.source.splitlines(), 1) if text.strip().endswith(";") and lines[n - 1]]
+  assert len(statements) > 20
+  assert sum(not set(lines[n - 1]) & drawn for n in statements) > len(statements) // 4  # the auto view misses many
+  for n in statements[:: max(1, len(statements) // 24)]:  # two dozen lines spread over the kernel (each a layout)
+    msg = P.picture_message(cnn_trace, P.step_key(step), view=f"line:{n}")
+    assert msg["view"] == f"line:{n}" and msg["partial"]
+    assert set(lines[n - 1]) & set(re.findall(r'data-node="([0-9a-f]+)"', msg["svg"])), (n, kernel.source.splitlines()[n - 1])
+    assert "around the code line's UOps" in msg["message"]
+  empty = next(n for n, keys in enumerate(lines, 1) if not keys)
+  assert "around what changed" in P.picture_message(cnn_trace, P.step_key(step), view=f"line:{empty}")["message"]
+  with pytest.raises(ValueError, match="auto, full or line:N"): P.picture_message(cnn_trace, P.step_key(step), view="sideways")

@@ -17,6 +17,7 @@ import threading
 import time
 import weakref
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape, quoteattr
 
@@ -131,15 +132,16 @@ def make_scene(before: Graph, after: Graph, added: set[str], removed: set[str], 
                total=0)
 
 
-def focus(scene: Scene, max_nodes: int, hops: int = FOCUS_HOPS, force: bool = False) -> Scene:
-  """Keep at most max_nodes of the neighbourhood (hops up and down) of what changed, or of the output when nothing
-  did, and count the rest. Scenes within max_nodes are kept whole unless force is set."""
+def focus(scene: Scene, max_nodes: int, hops: int = FOCUS_HOPS, force: bool = False, around: Sequence[str] = ()) -> Scene:
+  """Keep at most max_nodes of the neighbourhood (hops up and down) of the nodes `around` (those of them drawn), else of
+  what changed, or of the output when nothing did, and count the rest. Scenes within max_nodes are kept whole unless
+  force is set."""
   scene.total = scene.total or len(scene.nodes)
   if len(scene.nodes) <= max_nodes and not force: return scene
   edges = scene.edges_before | scene.edges_after
   nbrs: dict[str, set[str]] = {k: set() for k in scene.nodes}
   for s, d in edges: nbrs[s].add(d); nbrs[d].add(s)
-  seeds = [k for k in scene.nodes if k in scene.marks] or [next(reversed(scene.nodes))]
+  seeds = [k for k in around if k in scene.nodes] or [k for k in scene.nodes if k in scene.marks] or [next(reversed(scene.nodes))]
   keep: dict[str, None] = {}
   todo = deque((s, 0) for s in seeds)
   while todo and len(keep) < max_nodes:

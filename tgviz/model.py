@@ -95,6 +95,11 @@ class Kernel:
   def bytes(self) -> int | None:
     """tinygrad's estimate of the bytes the kernel moves to and from memory (each byte once); None where it made none."""
     return self._program.bytes if self._program is not None else None
+  @functools.cached_property
+  def line_keys(self) -> list[list[str]] | None:
+    """Per line of the source, the node keys of the UOps behind it (see lines), each once; None as for lines."""
+    return [list(dict.fromkeys(tg.node_key(u) for u in line)) for line in self.lines] if self.lines is not None else None
+
 
   @property
   def run_times(self) -> list[float]:

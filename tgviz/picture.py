@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tgviz import bridge as tg
 from tgviz import layout as L
@@ -85,16 +86,17 @@ def sides(step: Step, side: str = "auto") -> str:
 
 
 def picture(step: Step, side: str = "both", match: int | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
-            view: str = "auto", timeout: float | None = L.DEFAULT_TIMEOUT) -> Picture:
-  """Render a step (or one of its matches); see :meth:`tgviz.Step.svg`. Cached per step."""
+            view: str = "auto", timeout: float | None = L.DEFAULT_TIMEOUT, around: tuple[str, ...] = ()) -> Picture:
+  """Render a step (or one of its matches); see :meth:`tgviz.Step.svg`. Cached per step. around: node keys a partial
+  view is built around (a code line's UOps), instead of what changed."""
   side = sides(step, side)
   if view not in VIEWS: raise ValueError(f"view must be one of {', '.join(VIEWS)}, not {view!r}")
-  key = (weakref.ref(step), side, match, max_nodes, view)
+  key = (weakref.ref(step), side, match, max_nodes, view, around)
   if (hit := CACHE.get(key)) is not None: return hit
   st = time.perf_counter()
   full = L.cap_fan_in(scene_of(step, match))
   total = len(full.nodes)
-  scene = full if view == "full" else L.focus(full, max_nodes, force=view == "focus")
+  scene = full if view == "full" else L.focus(full, max_nodes, force=view == "focus", around=around)
   message = None
   while True:
     try:
@@ -103,15 +105,26 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
     except TimeoutError:
       if len(scene.nodes) <= MIN_FOCUS: raise
       message = f"layout of {len(scene.nodes)} nodes took over {timeout:.0f} s"
-      scene = L.focus(full, max(MIN_FOCUS, len(scene.nodes) // 2), force=True)
+      scene = L.focus(full, max(MIN_FOCUS, len(scene.nodes) // 2), force=True, around=around)
   if scene.partial:
     why = message or ("focused view" if view == "focus" else f"{total} nodes is over the budget of {max_nodes}")
-    message = (f"Partial view: {len(scene.nodes)} of {total} nodes, around what changed ({why}). "
+    what = "the code line's UOps" if any(k in full.nodes for k in around) else "what changed"
+    message = (f"Partial view: {len(scene.nodes)} of {total} nodes, around {what} ({why}). "
                "Full graph: the widget's 'full graph' button, or step.svg(view='full', timeout=None).")
   svg = L.scene_svg(scene, lay, SIDES[side], step.title(match), message)
   pic = Picture(svg, len(scene.nodes), total, message, time.perf_counter() - st)
   CACHE.put(key, pic)
   return pic
+
+
+def view_options(step: Step, view: str) -> dict[str, Any]:
+  """picture()'s view and the node keys a partial view is built around, for a view as the frontends name it: "auto",
+  "full", or "line:N" (the auto view, built around the UOps of line N, from 1, of the step's kernel's code)."""
+  if view.startswith("line:") and view[5:].isdigit():
+    lines, n = step.group.kernel.line_keys if step.group.kernel is not None else None, int(view[5:])
+    return {"view": "auto", "around": tuple(lines[n - 1]) if lines and 0 < n <= len(lines) else ()}
+  if view not in ("auto", "full"): raise ValueError(f"view must be auto, full or line:N, not {view!r}")
+  return {"view": view}
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -123,7 +136,7 @@ def safe_name(s: str, limit: int = 60) -> str:
 
 
 def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "auto", max_nodes: int = L.DEFAULT_MAX_NODES,
-           view: str = "auto", match: int | None = None) -> list[Path]:
+           view: str = "auto", match: int | None = None, around: tuple[str, ...] = ()) -> list[Path]:
   """Write one standalone SVG per step (or of one match of each) into directory; returns the paths (side: see sides;
   "auto" draws a step that matched nothing once, not twice side by side). Pictures are drawn in a few threads at once,
   so that the layout engine's processes run on every core while Python builds the next."""
@@ -133,7 +146,7 @@ def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "auto",
 
   def write(step: Step) -> Path:
     path = out / f"{step.group.index:03d}-{safe_name(step.group.name)}--{step.index:03d}-{safe_name(step.name)}{suffix}.svg"
-    path.write_text(picture(step, side=side, match=match, max_nodes=max_nodes, view=view).svg, encoding="utf-8")
+    path.write_text(picture(step, side=side, match=match, max_nodes=max_nodes, view=view, around=around).svg, encoding="utf-8")
     return path
 
   with ThreadPoolExecutor(max_workers=(os.cpu_count() or 1) + 1) as pool: return list(pool.map(write, steps))

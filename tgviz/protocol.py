@@ -21,11 +21,11 @@ from tgviz import bridge as tg
 from tgviz import layout as L
 from tgviz.highlight import highlight_code
 from tgviz.model import Group, Trace
-from tgviz.picture import picture
+from tgviz.picture import picture, view_options
 from tgviz.steps import Step, where
 
 StepKey = str
-View = Literal["auto", "full"]
+View = str  # "auto", "full", or "line:N": the auto view, built around the UOps of line N (from 1) of the step's kernel
 UOP_DIFF_LINES = 80
 
 
@@ -296,7 +296,7 @@ def kernel_info(group: Group, cell_label: CellLabel | None = None) -> KernelInfo
   Tensor operations it computes and the user's lines that called them; None for a group with no kernel."""
   k = group.kernel
   if k is None: return None
-  lines = [list(dict.fromkeys(tg.node_key(u) for u in line)) for line in k.lines] if k.lines is not None else None
+  lines = k.line_keys
   cg = k.codegen_step
   return KernelInfo(name=k.name, device=k.device, renderer=k.renderer, global_size=list(k.global_size),
                     local_size=list(k.local_size) if k.local_size is not None else None,
@@ -351,7 +351,7 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
                     max_nodes: int = L.DEFAULT_MAX_NODES, cell_label: CellLabel | None = None) -> PictureMsg:
   """Everything the browser shows for one selection: the SVG, the step and match details, the kernel's code."""
   s = step_of(trace, key)
-  pic = picture(s, side="auto", match=match, max_nodes=max_nodes, view=view)
+  pic = picture(s, side="auto", match=match, max_nodes=max_nodes, **view_options(s, view))
   return PictureMsg(type="picture", step=key, match=match, view=view, svg=pic.svg, partial=pic.partial,
                     message=pic.message, shown=pic.shown, total=pic.total, info=step_info(s),
                     match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group, cell_label),

@@ -21,7 +21,7 @@ from tgviz import protocol as P
 from tgviz.assets import esm, styles
 from tgviz.highlight import code_css
 from tgviz.model import Trace
-from tgviz.picture import export_svg
+from tgviz.picture import export_svg, view_options
 
 DEFAULT_EXPORT_DIR = "tgviz-svg"
 PICTURE_WAIT = 5.0  # seconds the output waits for the first picture, to keep it for frontends without widgets
@@ -90,7 +90,7 @@ class TraceWidget(anywidget.AnyWidget):
 
   def _request(self) -> Future | None:
     if not self.selected: return None
-    key: Selection = (self.selected, self.match, cast(P.View, self.view))
+    key: Selection = (self.selected, self.match, self.view)
     with self._lock:
       self._latest = key
       if self._worker is not None: L.cancel(self._worker)  # a slow layout of an older selection stops here
@@ -125,8 +125,7 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)
-        paths = export_svg([step], self.export_dir, max_nodes=self.max_nodes, view=self.view,
-                           match=self.match)
+        paths = export_svg([step], self.export_dir, max_nodes=self.max_nodes, match=self.match, **view_options(step, self.view))
         self.send(P.exported_message(paths))
       except Exception as e: self.send(P.error_message(f"export failed: {type(e).__name__}: {e}"))
 
