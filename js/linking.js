@@ -106,7 +106,10 @@ export function linking(ui, state, view, select) {
   // a click on a node picks it; a drag pans (the canvas captures the pointer, so the node is read on the way down)
   /** @type {Element|null|undefined} */
   let down;
-  ui.canvas.addEventListener("pointerdown", (ev) => { down = /** @type {Element} */ (ev.target).closest("g.node[data-node]"); }, { capture: true });
+  ui.canvas.addEventListener("pointerdown", (ev) => {
+    const at = /** @type {Element} */ (ev.target);
+    down = at.closest(".tgviz-minimap") ? undefined : at.closest("g.node[data-node]");  // the overview moves the view only
+  }, { capture: true });
   ui.canvas.addEventListener("pointermove", (ev) => { if (ev.buttons && (Math.abs(ev.movementX) + Math.abs(ev.movementY)) > 1) down = undefined; });
   ui.canvas.addEventListener("pointerup", () => { if (down !== undefined) pick(down ? down.getAttribute("data-node") : null); down = undefined; });
   // code lines: hover shows the UOps behind a line in the graph; a click keeps them marked and opens the graph the

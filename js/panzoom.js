@@ -1,6 +1,8 @@
 // Pan and zoom of the graph on the canvas (wheel zoom, drag pan) and the views a graph opens on: whole where it fits
 // readable, else readable on what changed (on a big change, the canvas-sized part of it holding the most changed nodes);
 // a new match keeps the zoom and brings the change back into view; fit, 1:1, zoom to the change or to a code line's nodes.
+// An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
+// canvas is; a click or a drag on it moves the view there.
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** A box in SVG units. @typedef {{x:number, y:number, w:number, h:number}} Box */
@@ -10,7 +12,11 @@ const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
 export function panZoom(/** @type {Ui} */ ui) {
   let scale = 1, tx = 0, ty = 0;
-  const apply = () => { ui.stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`; };
+  const mini = overview(ui, (x, y) => { const { w, h } = size(); tx = w / 2 - x * scale; ty = h / 2 - y * scale; apply(); });
+  const apply = () => {
+    ui.stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`;
+    mini.show(svgOf(), { x: -tx / scale, y: -ty / scale, w: size().w / scale, h: size().h / scale });
+  };
   const svgOf = () => ui.stage.querySelector("svg");
   const size = () => ({ w: ui.canvas.clientWidth || 600, h: ui.canvas.clientHeight || 400 });
   /** The boxes (SVG units) of some nodes of the SVG. @param {Element[]} nodes */
@@ -154,4 +160,61 @@ export function panZoom(/** @type {Ui} */ ui) {
   ui.canvas.addEventListener("pointermove", (ev) => { if (drag) { tx = ev.clientX - drag.x; ty = ev.clientY - drag.y; apply(); } });
   ui.canvas.addEventListener("pointerup", () => { drag = null; });
   return { fit, oneToOne, toChange, toLine, reveal, initial, follow };
+}
+
+const MINI_W = 200, MINI_H = 140;  // the overview's largest size, CSS px
+
+/** The overview of the picture: each node a dot of its colour (the changed ones outlined), the view's rectangle on top;
+ * shown only while the picture is bigger than the canvas. A click or drag on it calls moveTo with that point (SVG
+ * units). @param {Ui} ui @param {(x: number, y: number) => void} moveTo */
+function overview(ui, moveTo) {
+  const el = document.createElement("canvas");
+  el.className = "tgviz-minimap";
+  el.title = "overview: click or drag to move the view";
+  ui.canvas.append(el);
+  /** @type {SVGSVGElement|null} the picture drawn in `base` */
+  let drawn = null, k = 1;
+  const base = document.createElement("canvas");
+  /** Draw the picture's nodes into `base`, once per picture. @param {SVGSVGElement} svg */
+  function paint(svg) {
+    const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1;
+    k = Math.min(MINI_W / w, MINI_H / h);
+    el.width = base.width = Math.max(1, Math.round(w * k)); el.height = base.height = Math.max(1, Math.round(h * k));
+    const g = /** @type {CanvasRenderingContext2D} */ (base.getContext("2d"));
+    g.fillStyle = getComputedStyle(ui.canvas).backgroundColor || "#fff";
+    g.fillRect(0, 0, base.width, base.height);
+    for (const n of svg.querySelectorAll("g.side g.node")) {
+      const m = /translate\(([-\d.]+),([-\d.]+)\)/.exec(n.getAttribute("transform") || "");
+      const side = /translate\(([-\d.]+),([-\d.]+)\)/.exec(n.closest("g.side")?.getAttribute("transform") || "");
+      const rect = n.querySelector("rect");
+      if (!m || !side || !rect) continue;
+      const x = (Number(m[1]) + Number(side[1])) * k, y = (Number(m[2]) + Number(side[2])) * k;
+      const rw = Math.max(1.5, Number(rect.getAttribute("width")) * k), rh = Math.max(1.5, Number(rect.getAttribute("height")) * k);
+      const marked = n.matches(".added, .removed, .changed");
+      g.fillStyle = marked ? getComputedStyle(rect).stroke : getComputedStyle(rect).fill;
+      g.fillRect(x, y, rw, rh);
+    }
+    drawn = svg;
+  }
+  /** @param {PointerEvent} ev */
+  const point = (ev) => { const r = el.getBoundingClientRect(); moveTo((ev.clientX - r.left) / k, (ev.clientY - r.top) / k); };
+  let dragging = false;
+  el.addEventListener("pointerdown", (ev) => { ev.stopPropagation(); dragging = true; el.setPointerCapture(ev.pointerId); point(ev); });
+  el.addEventListener("pointermove", (ev) => { ev.stopPropagation(); if (dragging) point(ev); });
+  el.addEventListener("pointerup", (ev) => { ev.stopPropagation(); dragging = false; });
+  el.addEventListener("wheel", (ev) => ev.stopPropagation(), { passive: true });
+  return {
+    /** Show the overview of svg with the rectangle in view (SVG units), or hide it where all of svg is in view.
+     * @param {SVGSVGElement|null} svg @param {Box} view */
+    show(svg, view) {
+      const w = Number(svg?.getAttribute("width")) || 0, h = Number(svg?.getAttribute("height")) || 0;
+      el.hidden = !svg || (view.x <= 0 && view.y <= 0 && view.x + view.w >= w && view.y + view.h >= h);
+      if (el.hidden || !svg) return;
+      if (svg !== drawn) paint(svg);
+      const g = /** @type {CanvasRenderingContext2D} */ (el.getContext("2d"));
+      g.drawImage(base, 0, 0);
+      g.strokeStyle = "#1976d2"; g.lineWidth = 2;
+      g.strokeRect(view.x * k, view.y * k, view.w * k, view.h * k);
+    },
+  };
 }
