@@ -19,13 +19,29 @@ FAMILIES: dict[str, tuple[str, str]] = {
 }
 
 
+Input = str | tuple[str, str | None]
+"""A node's source: a drawn node's key, or a constant folded into its label as (dtype, text as tinygrad renders it;
+None where it is not a plain CONST)."""
+
+
 @dataclass(frozen=True)
 class Node:
-  """One drawn UOp. key is stable across runs for the same UOp; label lines are plain text (escaped when drawn)."""
+  """One drawn UOp. key is stable across runs for the same UOp; label lines are plain text (escaped when drawn).
+
+  What folding (tgviz.fold, a view) reads: dtype (tinygrad's, without "dtypes."), intlike (a scalar integer or bool:
+  what index arithmetic computes), text (how tinygrad renders the node alone: a constant, RANGE, SPECIAL, a variable;
+  None where it needs its sources), inputs (every source in order), shape (op, dtype and arg with numbers blanked: what
+  lanes share). holds: a folded node's members (their keys, its own first); () for a node drawn as itself."""
   key: str
   op: str
   family: str
   label: tuple[str, ...]
+  dtype: str = ""
+  intlike: bool = False
+  text: str | None = None
+  inputs: tuple[Input, ...] = ()
+  shape: str = ""
+  holds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -298,18 +298,21 @@ STYLE = "".join(
    ".tgviz-graph .edge{fill:none;stroke:#666;stroke-width:1}",
    ".tgviz-graph .hidden-count rect{fill:#f4f4f4;stroke:#999;stroke-dasharray:3 2}",
    ".tgviz-graph .title{font-size:13px;font-weight:bold}",
-   ".tgviz-graph .banner{fill:#8a5a00}"] +
+   ".tgviz-graph .banner{fill:#8a5a00}",
+   ".tgviz-graph .fold rect{stroke-width:2}"] +
   [f".tgviz-graph .fam-{f} rect{{fill:{c}}}" for f, (c, _) in FAMILIES.items()] +
   [f".tgviz-graph .{m} rect{{stroke:{c};stroke-width:3}}" for m, c in MARKS.items()] +
   [".tgviz-graph .removed rect{stroke-dasharray:5 3}"])
 
 
 def _node_svg(side: str, n: Node, mark: str | None, box: tuple[float, float, float, float]) -> str:
+  """A node's group: data-node its key; a folded node (tgviz.fold) also says the keys it holds, in data-holds."""
   x, y, w, h = box
-  cls = f"node fam-{n.family}" + (f" {mark}" if mark else "")
+  cls = f"node fam-{n.family}" + (f" {mark}" if mark else "") + (" fold" if n.holds else "")
   lines = "".join(f'<tspan x="{PAD}" y="{PAD + (i + 0.85) * LINE_H:.1f}">{text(ln)}</tspan>' for i, ln in enumerate(n.label))
-  title = "\n".join(n.label) + (f"\n[{mark}]" if mark else "")
-  return (f'<g class={attr(cls)} id={attr(f"{side}-{n.key}")} data-node={attr(n.key)} data-op={attr(n.op)} '
+  title = "\n".join(n.label) + (f"\n[{mark}]" if mark else "") + (f"\n[folded: {len(n.holds)} UOps]" if n.holds else "")
+  holds = f" data-holds={attr(' '.join(n.holds))}" if n.holds else ""
+  return (f'<g class={attr(cls)} id={attr(f"{side}-{n.key}")} data-node={attr(n.key)} data-op={attr(n.op)}{holds} '
           f'transform="translate({x - w / 2:.1f},{y - h / 2:.1f})"><title>{text(title)}</title>'
           f'<rect width="{w:.1f}" height="{h:.1f}" rx="3"/><text>{lines}</text></g>')
 

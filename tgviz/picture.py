@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from tgviz import bridge as tg
+from tgviz import fold as F
 from tgviz import layout as L
 from tgviz.steps import Step, diff_graphs
 
 SIDES = {"before": ("before",), "after": ("after",), "both": ("before", "after")}
 VIEWS = ("auto", "focus", "full")
+FOLD = False  # pictures fold by default (see picture)
 MIN_FOCUS = 40
 
 
@@ -86,15 +88,21 @@ def sides(step: Step, side: str = "auto") -> str:
 
 
 def picture(step: Step, side: str = "both", match: int | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
-            view: str = "auto", timeout: float | None = L.DEFAULT_TIMEOUT, around: tuple[str, ...] = ()) -> Picture:
+            view: str = "auto", timeout: float | None = L.DEFAULT_TIMEOUT, around: tuple[str, ...] = (),
+            fold: bool = FOLD) -> Picture:
   """Render a step (or one of its matches); see :meth:`tgviz.Step.svg`. Cached per step. around: node keys a partial
-  view is built around (a code line's UOps), instead of what changed."""
+  view is built around (a code line's UOps), instead of what changed. fold: draw index arithmetic as expressions and
+  lanes as one node ×N (tgviz.fold; marked nodes always as themselves); False: the raw graph, every node."""
   side = sides(step, side)
   if view not in VIEWS: raise ValueError(f"view must be one of {', '.join(VIEWS)}, not {view!r}")
-  key = (weakref.ref(step), side, match, max_nodes, view, around)
+  key = (weakref.ref(step), side, match, max_nodes, view, around, fold)
   if (hit := CACHE.get(key)) is not None: return hit
   st = time.perf_counter()
-  full = L.cap_fan_in(scene_of(step, match))
+  full = scene_of(step, match)
+  if fold:
+    full = F.fold(full)
+    around = tuple(F.drawn_as(full, around))  # a UOp inside a fold: the node that holds it
+  full = L.cap_fan_in(full)
   total = len(full.nodes)
   scene = full if view == "full" else L.focus(full, max_nodes, force=view == "focus", around=around)
   message = None
@@ -136,17 +144,18 @@ def safe_name(s: str, limit: int = 60) -> str:
 
 
 def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "auto", max_nodes: int = L.DEFAULT_MAX_NODES,
-           view: str = "auto", match: int | None = None, around: tuple[str, ...] = ()) -> list[Path]:
+           view: str = "auto", match: int | None = None, around: tuple[str, ...] = (), fold: bool = FOLD) -> list[Path]:
   """Write one standalone SVG per step (or of one match of each) into directory; returns the paths (side: see sides;
-  "auto" draws a step that matched nothing once, not twice side by side). Pictures are drawn in a few threads at once,
-  so that the layout engine's processes run on every core while Python builds the next."""
+  "auto" draws a step that matched nothing once, not twice side by side; fold: see picture). Pictures are drawn in a few
+  threads at once, so that the layout engine's processes run on every core while Python builds the next."""
   out = Path(directory)
   out.mkdir(parents=True, exist_ok=True)
   suffix = "" if match is None else f"-match{match + 1:04d}"
 
   def write(step: Step) -> Path:
     path = out / f"{step.group.index:03d}-{safe_name(step.group.name)}--{step.index:03d}-{safe_name(step.name)}{suffix}.svg"
-    path.write_text(picture(step, side=side, match=match, max_nodes=max_nodes, view=view, around=around).svg, encoding="utf-8")
+    path.write_text(picture(step, side=side, match=match, max_nodes=max_nodes, view=view, around=around, fold=fold).svg,
+                    encoding="utf-8")
     return path
 
   with ThreadPoolExecutor(max_workers=(os.cpu_count() or 1) + 1) as pool: return list(pool.map(write, steps))

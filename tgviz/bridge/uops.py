@@ -11,7 +11,8 @@ import re
 
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import ansistrip, printable
-from tinygrad.uop.ops import GroupOp, Ops, UOp
+from tinygrad.uop.ops import GroupOp, Ops, ParamArg, UOp
+from tinygrad.uop.render import renderer
 
 from tgviz.graph import Graph, Node
 
@@ -83,22 +84,61 @@ def _cut(line: str) -> str:
   return line if len(line) <= _LINE else line[:_LINE - 1] + "…"
 
 
+_NUMBER = re.compile(r"\d+")
+_LEAVES = (Ops.CONST, Ops.RANGE, Ops.SPECIAL)
+_INFO: dict[tuple, tuple[str, bool, str | None, str]] = {}  # content -> fold_info (tinygrad's hashes of args are cheap)
+
+
+def _leaf_text(u: UOp) -> str | None:
+  """How tinygrad's renderer (UOp.render) writes a node that needs no sources: a constant, a RANGE, a SPECIAL, a
+  variable (a BUFFER or PARAM of the ALU address space); None for the rest."""
+  if u.op is Ops.CONST: return str(u.arg)
+  if u.op in _LEAVES or (u.op in (Ops.BUFFER, Ops.PARAM) and isinstance(u.arg, ParamArg) and getattr(u.arg.addrspace, "name", "") == "ALU"):
+    try: return str(renderer.rewrite(u, ctx={}))
+    except Exception: return None
+  return None
+
+
+def fold_info(u: UOp) -> tuple[str, bool, str | None, str]:
+  """What folding (tgviz.fold) reads of a UOp's own content: its dtype (without "dtypes."), whether it is a scalar
+  integer or bool (index arithmetic), how tinygrad renders it alone (see _leaf_text), and its arg with numbers blanked
+  (lanes share it). The report stores it with each content (NodeTable), so js/picture.js reads the same."""
+  arg = repr(u.arg) if isinstance(u.arg, float) else u.arg
+  key = (u.op, u.dtype, type(arg), arg)
+  if (hit := _INFO.get(key)) is not None: return hit
+  if len(_INFO) > 100_000: _INFO.clear()
+  try: intlike = dtypes.is_int(u.dtype) or u.dtype == dtypes.bool
+  except Exception: intlike = False
+  dt = str(u.dtype).removeprefix("dtypes.")
+  info = _INFO[key] = (dt, bool(intlike), _leaf_text(u), _NUMBER.sub("#", repr(u.arg)[:200]) if u.arg is not None else "")
+  return info
+
+
+def _input(s: UOp, key: str | None) -> str | tuple[str, str | None]:
+  """A source as graph.Node.inputs holds it: its key, or a constant folded into the label as (dtype, its text)."""
+  if key is not None: return key
+  return (str(s.dtype).removeprefix("dtypes."), str(s.arg) if s.op is Ops.CONST else None)
+
+
 def note_line(note: str) -> str:
   """A CALL node's note (see Recording.call_notes) as its label line."""
   return _clip(note, 1)[0]
 
 
-def _node(u: UOp, notes: dict[str, str] | None = None) -> Node:
+def _node(u: UOp, notes: dict[str, str] | None = None, keys: list[str | None] | None = None) -> Node:
   """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it ("CONST1 2.0": source
   1); a kernel's CALL also says the kernel's Tensor operations (notes: see Recording.call_notes). js/replay.js labels
-  the nodes a report's page rebuilds the same way."""
+  the nodes a report's page rebuilds the same way. keys: its sources' keys (None: folded), for what folding reads."""
   label = _base_label(u)
   for i, s in enumerate(u.src):
     if _foldable(s):
       head, first = _fold_text(s)
       label.append(_cut(f"{head}{i} {first}"))
   if notes and u.op is Ops.CALL and u.src and (note := notes.get(node_key(u.src[0]))): label.append(note_line(note))
-  return Node(node_key(u), u.op.name, _FAMILY.get(u.op, "other"), tuple(label))
+  if keys is None: return Node(node_key(u), u.op.name, _FAMILY.get(u.op, "other"), tuple(label))
+  dt, intlike, text, shape = fold_info(u)
+  return Node(node_key(u), u.op.name, _FAMILY.get(u.op, "other"), tuple(label), dt, intlike, text,
+              tuple(_input(s, k) for s, k in zip(u.src, keys, strict=True)), shape)
 
 
 def to_graph(root: UOp, notes: dict[str, str] | None = None) -> Graph:
@@ -111,7 +151,7 @@ def to_graph(root: UOp, notes: dict[str, str] | None = None) -> Graph:
     if folded:
       drawn[u] = None
       continue
-    n = _node(u, notes)
+    n = _node(u, notes, [drawn[s] for s in u.src])
     nodes[n.key] = n
     drawn[u] = n.key
     edges.extend((k, n.key) for s in u.src if (k := drawn[s]) is not None)
@@ -126,7 +166,7 @@ class NodeCache:
     self.drawn: dict[UOp, tuple] = {}       # UOp -> (key, family, label, fold, content, UOp.key)
     # label by what it is made of: a replay rebuilds a node many times over with new sources and the same label
     self.labels: dict[tuple, tuple[str, list[str]]] = {}
-    self.contents: dict[tuple, list] = {}   # (op, dtype, arg, tag) -> [what its key hashes before its sources, base label]
+    self.contents: dict[tuple, list] = {}   # (op, dtype, arg, tag) -> [what its key hashes before its sources, base label, fold info]
     self.texts: dict[tuple, bytes] = {}     # the same text, encoded
 
   def clear(self) -> None:
@@ -139,7 +179,8 @@ class NodeTable:
   js/replay.js rebuilds nodes in it). A row: [key, family, label lines (the first is the op), source row ids (all of
   them, in order), fold, content id]; fold: what a folded constant says in its user's label ([op, first
   line of its value], see _fold_text), 0 for other nodes; content: index into `contents`, whose entries are [the text
-  UOp.key hashes before its sources' keys, the label lines that are the UOp's own (see _base_label)]."""
+  UOp.key hashes before its sources' keys, the label lines that are the UOp's own (see _base_label), what folding reads
+  of it (see fold_info: [dtype, intlike, text, shape])]."""
 
   def __init__(self, cache: NodeCache) -> None:
     self.rows: list[list] = []
@@ -182,7 +223,7 @@ class NodeTable:
         content = (u.op, u.dtype, type(arg), arg, u.tag)
         if content not in cache.contents:
           text = str((u.op, u.dtype, u.arg))
-          cache.contents[content], cache.texts[content] = [text, _base_label(u)], text.encode()
+          cache.contents[content], cache.texts[content] = [text, _base_label(u), list(fold_info(u))], text.encode()
         # UOp.key from its sources' keys, already here (tinygrad's property walks the whole graph below each new node)
         key = hashlib.sha256(cache.texts[content] + b"".join([e[5] for e in below])).digest()
         d = drawn[u] = (key.hex()[:12], lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content, key)
