@@ -94,7 +94,7 @@ def test_the_bridge_inside_imports_one_way_env_first():
   replay, records, recorders, capture and files; the package's __init__ only re-exports, importing env first."""
   inside = {name: {i.split(".")[2] for i in imports(path) if i.startswith("tgviz.bridge.") and i.split(".")[2] in BRIDGE} - {name}
             for name, path in BRIDGE.items()}
-  order = ["env", "uops", "replay", "records", "safe_pickle", "recorders", "capture", "files", "__init__"]
+  order = ["env", "uops", "replay", "records", "safe_pickle", "machine", "recorders", "capture", "files", "__init__"]
   assert sorted(order) == sorted(BRIDGE), "a bridge module this test does not place"
   for name, deps in inside.items():
     assert all(order.index(d) < order.index(name) for d in deps), (name, deps)

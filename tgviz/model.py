@@ -23,7 +23,7 @@ class Kernel:
   """One compiled kernel: its generated device code, launch dimensions, tinygrad's estimates and measured run times (read
   from the trace when first asked for)."""
 
-  def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], tg.Program | None],
+  def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], Any],
                lines: Callable[[str], list[tuple[Any, ...]] | None] | None = None, origins: tuple[tg.Origin, ...] = (),
                run_times: Callable[[tg.Program], list[float]] | None = None, c_style: bool = False):
     self.group, self.device, self.renderer, self._load, self._lines = group, device, renderer, program, lines
@@ -36,7 +36,32 @@ class Kernel:
 
   @functools.cached_property
   def _program(self) -> tg.Program | None:
-    return self._load()
+    return tg.program_of(self._program_uop) if self._program_uop is not None else None
+
+  @functools.cached_property
+  def program_uops(self) -> list[Any]:
+    """The linearized program the renderer consumed: its UOps in order, as tinygrad's print_uops lists them (see
+    :meth:`print_uops`); empty if the compile stopped before that."""
+    return tg.linear_uops(self._program_uop) if self._program_uop is not None else []
+
+  def print_uops(self) -> str:
+    """tinygrad's print_uops listing of :attr:`program_uops`: one line per UOp, numbered as tinygrad numbers them."""
+    return "\n".join(tg.print_uops(self.program_uops))
+
+  @functools.cached_property
+  def _disassembly(self) -> tuple[str, str | None]:
+    return tg.disassemble(self.device, tg.binary(self._program_uop) if self._program_uop is not None else None)
+
+  @property
+  def disassembly(self) -> str:
+    """The kernel's machine code as its device's compiler disassembles the binary tinygrad compiled (objdump for the CPU
+    backends); "" where tinygrad can give none (see :attr:`disassembly_note`)."""
+    return self._disassembly[0]
+
+  @property
+  def disassembly_note(self) -> str | None:
+    """Why there is no disassembly (a NULL device, a driver's own binary format, ...); None where there is one."""
+    return self._disassembly[1]
 
   @property
   def name(self) -> str:
@@ -47,6 +72,10 @@ class Kernel:
   def source(self) -> str:
     """The generated device code ("" if the compile stopped before rendering)."""
     return self._program.source if self._program is not None else ""
+  @functools.cached_property
+  def _program_uop(self) -> Any:
+    return self._load()  # the PROGRAM UOp holding the rendered source (None if the compile stopped before rendering)
+
 
   @property
   def global_size(self) -> tuple[int, ...]:
@@ -190,7 +219,7 @@ class Trace:
       group = Group(gi, graw.name, graw.kind, stack=graw.stack)
       group.steps = [self.step_type(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw) for si, sraw in enumerate(graw.steps)]
       if graw.kind == "kernel":
-        group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program, graw),
+        group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program_uop, graw),
                               rec.source_lines if rec.lines is not None else None, graw.origins, rec.run_times, graw.c_style)
       groups.append(group)
     return groups

@@ -18,6 +18,7 @@ from tgviz.bridge.env import (
   settings,
 )
 from tgviz.bridge.files import TraceFileError, load_recording, save_recording
+from tgviz.bridge.machine import binary, disassemble, linear_uops, print_uops
 from tgviz.bridge.records import (
   KERNEL_LANDMARKS,
   LANDMARKS,
@@ -28,6 +29,7 @@ from tgviz.bridge.records import (
   StepRecord,
   is_snapshot,
   lexer_name,
+  program_of,
   render_step_index,
 )
 from tgviz.bridge.replay import opaque_call_bodies, page_replays
@@ -47,9 +49,48 @@ from tgviz.bridge.uops import (
   toposort,
 )
 
-__all__ = ["KERNEL_LANDMARKS", "LANDMARKS", "SUPPORTED_TINYGRAD", "GroupRecord", "NodeCache", "NodeTable", "Origin", "Program",
-           "Recording", "StepRecord", "TraceFileError", "Tracker", "UnsupportedTinygrad", "clang_missing", "context",
-           "default_device", "env", "error_text", "is_snapshot", "lexer_name", "load_recording", "node_details", "node_key",
-           "note_line", "op_name", "opaque_call_bodies", "page_replays", "parse_settings", "pattern_source", "reaches",
-           "render_step_index", "restore_environment", "save_recording", "settings", "sources", "structural_key", "to_graph",
-           "toposort"]
+__all__ = [
+  "KERNEL_LANDMARKS",
+  "LANDMARKS",
+  "SUPPORTED_TINYGRAD",
+  "GroupRecord",
+  "NodeCache",
+  "NodeTable",
+  "Origin",
+  "Program",
+  "Recording",
+  "StepRecord",
+  "TraceFileError",
+  "Tracker",
+  "UnsupportedTinygrad",
+  "binary",
+  "clang_missing",
+  "context",
+  "default_device",
+  "disassemble",
+  "env",
+  "error_text",
+  "is_snapshot",
+  "lexer_name",
+  "linear_uops",
+  "load_recording",
+  "node_details",
+  "node_key",
+  "note_line",
+  "op_name",
+  "opaque_call_bodies",
+  "page_replays",
+  "parse_settings",
+  "pattern_source",
+  "print_uops",
+  "program_of",
+  "reaches",
+  "render_step_index",
+  "restore_environment",
+  "save_recording",
+  "settings",
+  "sources",
+  "structural_key",
+  "to_graph",
+  "toposort",
+]

@@ -185,14 +185,15 @@ class Recording:
     u0, u1, _, _ = step.matches[k]
     return self.uop(u0), self.uop(u1)
 
-  def program(self, group: GroupRecord) -> Program | None:
-    """The program a kernel group rendered (the last PROGRAM its linearize/render step produced), if it got that far."""
+  def program_uop(self, group: GroupRecord) -> UOp | None:
+    """The last PROGRAM a kernel group's linearize/render step produced that holds its rendered source, if it got that far."""
     found = None
     for step in group.steps:
       if step.name != _RENDER_STEP: continue
       for k in range(len(step.matches)):
-        if (prg := _program_of(self.match_uops(step, k)[1])) is not None: found = prg
+        if (u := self.match_uops(step, k)[1]).op is Ops.PROGRAM and any(s.op is Ops.SOURCE for s in u.src): found = u
     return found
+
 
   @functools.cached_property
   def call_notes(self) -> dict[str, str]:
@@ -270,7 +271,8 @@ class Program:
   source_key: builtins.bytes = b""  # (the field above shadows the type)
 
 
-def _program_of(u: UOp) -> Program | None:
+def program_of(u: UOp) -> Program | None:
+  """What a rendered PROGRAM UOp says of its kernel (None for another UOp)."""
   if u.op is not Ops.PROGRAM: return None
   src = next((s for s in u.src if s.op is Ops.SOURCE), None)
   if src is None: return None
