@@ -212,6 +212,8 @@ def test_a_code_line_opens_a_view_built_around_its_uops(cnn_trace):
     assert msg["view"] == f"line:{n}" and msg["partial"]
     assert set(lines[n - 1]) & set(re.findall(r'data-node="([0-9a-f]+)"', msg["svg"])), (n, kernel.source.splitlines()[n - 1])
     assert "around the code line's UOps" in msg["message"]
+  n = statements[len(statements) // 2]
+  assert set(lines[n - 1]) & set(re.findall(r'data-node="([0-9a-f]+)"', step.svg(around=tuple(lines[n - 1]))))  # the API alike
   empty = next(n for n, keys in enumerate(lines, 1) if not keys)
   assert "around what changed" in P.picture_message(cnn_trace, P.step_key(step), view=f"line:{empty}")["message"]
   with pytest.raises(ValueError, match="auto, full or line:N"): P.picture_message(cnn_trace, P.step_key(step), view="sideways")

@@ -25,13 +25,14 @@ class Step(steps.Step):
   __doc__ = steps.Step.__doc__
 
   def svg(self, side: str = "both", match: int | None = None, max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto",
-          timeout: float | None = L.DEFAULT_TIMEOUT) -> str:
+          timeout: float | None = L.DEFAULT_TIMEOUT, around: tuple[str, ...] = ()) -> str:
     """This step's graph as a standalone SVG: side "before", "after" or "both" (side by side, one layout, with what was
     added, removed and changed marked), or "auto" (both, or the one graph of a step that matched nothing). match=k
     shows the graph before and after the k-th (0-based) match instead. view "auto" focuses on what changed above
     max_nodes nodes, "focus" always does, "full" never does; a layout running past timeout seconds falls back to a
-    smaller focused view, and the picture says it is partial."""
-    return picture.picture(self, side, match, max_nodes, view, timeout).svg
+    smaller focused view, and the picture says it is partial. around: node keys (tgviz.bridge.node_key, e.g.
+    kernel.line_keys[n]) a partial view is built around instead of what changed."""
+    return picture.picture(self, side, match, max_nodes, view, timeout, around).svg
 
 
 class Trace(model.Trace):
