@@ -4,9 +4,10 @@
 //   toposort    bridge.toposort (tinygrad's UOp.toposort), on row ids
 //   graphOf     bridge.to_graph (tgviz/bridge/uops.py)
 //   diffGraphs  steps.diff_graphs, as node keys
-//   picture     picture.picture with picture.scene_of, without its time budget and cache
+//   picture     picture.picture with picture.scene_of, without its time budget and cache (fold.js folds)
 // tests/test_js_parity.py holds them equal to the Python on the tests' workloads; tests/browser/test_report_browser.py
 // checks the page's pictures too.
+import { drawnAs, foldScene } from "./fold.js";
 import { capFanIn, dotOf, focus, makeScene, parsePlain, sceneSvg } from "./layout.js";
 
 /** @typedef {import("./layout.js").Config} Config */
@@ -16,6 +17,8 @@ import { capFanIn, dotOf, focus, makeScene, parsePlain, sceneSvg } from "./layou
  * 0 for other nodes. @typedef {[string, string|null]|0} Fold */
 /** A node table row (tgviz.bridge.NodeTable): [key, family, label lines (the first is the op), source row ids, fold,
  * content id]. @typedef {[string, string, string[], number[], Fold, number]} Row */
+/** A content: [the text UOp.key hashes before its sources' keys, the node's own label lines, what folding reads of it
+ * ([dtype, intlike, text, shape]: bridge.uops.fold_info)]. @typedef {[string, string[], [string, boolean, string|null, string]]} Content */
 
 /** bridge.toposort: tinygrad's UOp.toposort, on row ids. @param {Row[]} rows @param {number} root */
 export function toposort(rows, root) {
@@ -35,17 +38,25 @@ export function toposort(rows, root) {
   return [...done];
 }
 
-/** bridge.to_graph. @param {Row[]} rows @param {number} root @returns {Graph} */
-export function graphOf(rows, root) {
+/** bridge.to_graph (with what folding reads: bridge.uops.fold_info of the node's content, each source's key or, for
+ * a constant folded into the label, [its dtype, its text]). @param {Row[]} rows @param {Content[]} contents
+ * @param {number} root @returns {Graph} */
+export function graphOf(rows, contents, root) {
   /** @type {Map<string, GNode>} */
   const nodes = new Map();
   /** @type {Map<string, [string, string]>} */
   const edges = new Map();
   for (const n of toposort(rows, root)) {
-    const [key, family, label, src, foldable] = rows[n];
+    const [key, family, label, src, foldable, content] = rows[n];
     if (n !== root && foldable) continue;
     for (const s of src) if (!rows[s][4]) edges.set(`${rows[s][0]} ${key}`, [rows[s][0], key]);
-    nodes.set(key, { key, op: label[0], family, label });
+    const [dtype, intlike, text, shape] = contents[content][2];
+    const inputs = src.map((s) => {
+      if (!rows[s][4]) return rows[s][0];
+      const info = contents[rows[s][5]][2];
+      return /** @type {[string, string|null]} */ ([info[0], rows[s][2][0] === "CONST" ? info[2] : null]);
+    });
+    nodes.set(key, { key, op: label[0], family, label, dtype, intlike, text, inputs, shape, holds: [] });
   }
   return { nodes, edges: [...edges.values()], root: rows[root][0] };
 }
@@ -74,14 +85,20 @@ export function diffGraphs(rows, before, after) {
 }
 
 /** picture.picture (with scene_of), without its time budget: the SVG of one selection of a step's node table.
- * @param {Config} c @param {Row[]} rows @param {number} before @param {number} after root ids
+ * @param {Config} c @param {{rows: Row[], contents: Content[]}} table @param {number} before @param {number} after root ids
  * @param {string[]} sides @param {string} title @param {string} view "auto", "focus" or "full" @param {number} maxNodes
  * @param {(dot: string) => string} layout runs dot to "plain" output @param {string[]} [around] node keys a partial view
- * is built around (a code line's UOps), instead of what changed
+ * is built around (a code line's UOps), instead of what changed @param {boolean} [fold] fold.js's folded view (else raw)
  * @returns {{svg:string, shown:number, total:number, message:string|null, partial:boolean, dot:string}} */
-export function picture(c, rows, before, after, sides, title, view, maxNodes, layout, around = /** @type {string[]} */ ([])) {
-  const d = diffGraphs(rows, before, after);
-  const full = capFanIn(makeScene(graphOf(rows, before), graphOf(rows, after), d.added, d.removed, d.changed), c.maxFanIn);
+export function picture(c, table, before, after, sides, title, view, maxNodes, layout, around = /** @type {string[]} */ ([]),
+                        fold = false) {
+  const { rows, contents } = table, d = diffGraphs(rows, before, after);
+  let full = makeScene(graphOf(rows, contents, before), graphOf(rows, contents, after), d.added, d.removed, d.changed);
+  if (fold) {
+    full = foldScene(c.fold, full);
+    around = drawnAs(full, around);  // a UOp inside a fold: the node that holds it
+  }
+  full = capFanIn(full, c.maxFanIn);
   const total = full.nodes.size;
   const scene = view === "full" ? full : focus(full, maxNodes, c.focusHops, view === "focus", around);
   const { dot, ids } = dotOf(c, scene, scene.nodes.size > c.fastAbove);

@@ -53,14 +53,16 @@ export function matchInfo(s, k, patterns) {
            source, us, error, diff: "" };
 }
 
-/** picture.view_options: picture's view and the node keys a partial view is built around, for a protocol View
- * ("line:N": the auto view around the UOps of line N of the kernel's code). @param {KernelInfo|null} kernel
- * @param {View} view @returns {{view: string, around: string[]}} */
+/** picture.view_options: picture's view, the node keys a partial view is built around and whether it folds, for a
+ * protocol View ("line:N": the auto view around the UOps of line N of the kernel's code; a "raw:" prefix: the raw graph).
+ * @param {KernelInfo|null} kernel @param {View} view @returns {{view: string, around: string[], fold: boolean}} */
 export function viewOptions(kernel, view) {
+  const fold = !view.startsWith("raw:");
+  if (!fold) view = view.slice(4);
   const m = /^line:(\d+)$/.exec(view);
-  if (!m) return { view, around: [] };
+  if (!m) return { view, around: [], fold };
   const n = Number(m[1]), lines = kernel?.lines;
-  return { view: "auto", around: lines && n > 0 && n <= lines.length ? lines[n - 1] : [] };
+  return { view: "auto", around: lines && n > 0 && n <= lines.length ? lines[n - 1] : [], fold };
 }
 
 /** protocol.picture_message, computed in the page: the picture of a selection and the panels around it. Its `dot` is
@@ -73,8 +75,8 @@ export async function pictureMessage(data, sel, layout) {
   const match = sel.match === null ? null : matchInfo(s, sel.match, patterns);
   const title = match ? match.title : s.info.title, config = data.state.config;
   const group = await data.get(`g-${s.group}`);
-  const { view, around } = viewOptions(group.kernel, sel.view);
-  const pic = picture(config, rows, before, after, s.sides, title, view, config.maxNodes, layout, around);
+  const { view, around, fold } = viewOptions(group.kernel, sel.view);
+  const pic = picture(config, t.seg, before, after, s.sides, title, view, config.maxNodes, layout, around, fold);
   return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
            total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
            kernel: group.kernel, produced: group.produced, dot: pic.dot };

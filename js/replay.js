@@ -12,8 +12,8 @@
 // graphs (it stores the rest); tests/test_js_parity.py compares every graph with the Python side's step.at(k).
 
 /** @typedef {import("./picture.js").Row} Row */
-/** A content ([the text UOp.key hashes before its sources' keys, the node's own label lines]).
- * @typedef {[string, string[]]} Content */
+/** A content ([the text UOp.key hashes before its sources' keys, the node's own label lines, what folding reads]).
+ * @typedef {import("./picture.js").Content} Content */
 /** The node table the step's rows are in (rebuilt nodes are appended to its rows), its contents by content id, and
  * what its replays share, made here when missing: the hash-consing index (content and sources -> row), each row's
  * UOp.key and each content's text, encoded. @typedef {{rows: Row[], contents: Content[], index?: Map<string, number>,

@@ -1,6 +1,6 @@
 // The node side of tests/test_js_parity.py: runs the HTML report's JS on the report's own data, as the page does, and
 // prints what it computed. Input (a JSON file, argv[2]): {state, chunks (the report's data chunks by name, decoded),
-// graphs: [{step, ks}], pictures: [{step, match, plain}]}. Output (JSON on stdout): per graphs entry, per k, the
+// graphs: [{step, ks}], pictures: [{step, match, view, plain}]}. Output (JSON on stdout): per graphs entry, per k, the
 // sha256 of the node keys of the step's graph after k matches (tinygrad's toposort order, one per line); per pictures
 // entry, the picture message computed with dot's plain output given (its DOT text, SVG, counts, panels).
 import { createHash } from "node:crypto";
@@ -24,8 +24,8 @@ for (const { step, ks } of input.graphs) {
   graphs.push(ks.map((/** @type {number} */ k) => digest(toposort(t.rows, data.graphAt(t, k)).map((n) => t.rows[n][0]).join("\n"))));
 }
 const pictures = [];
-for (const { step, match, plain } of input.pictures) {
-  const m = await pictureMessage(data, { step, match, view: "auto" }, () => plain);
+for (const { step, match, view, plain } of input.pictures) {
+  const m = await pictureMessage(data, { step, match, view }, () => plain);
   pictures.push({ dot: m.dot, svg: m.svg, shown: m.shown, total: m.total, partial: m.partial, message: m.message, info: m.info,
                   match_info: m.match_info, kernel: m.kernel, produced: m.produced });
 }

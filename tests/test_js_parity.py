@@ -5,6 +5,7 @@ DOT text and, from the same dot output, SVG bytes (tgviz.picture, tgviz.layout),
 tests/browser/test_report_browser.py checks the page itself. And every module text tgviz ships (assets.esm) parses,
 its sibling modules inlined once each."""
 import hashlib
+import itertools
 import json
 import re
 import shutil
@@ -47,7 +48,7 @@ def _digest(graph) -> str:
 
 
 def _pictures(trace, sels, monkeypatch) -> list[tuple[dict, str, str]]:
-  """Python's picture message of each (step, match), with the DOT text it laid out and dot's plain output of it."""
+  """Python's picture message of each (step, match, view), with the DOT text it laid out and dot's plain output of it."""
   laid: list[tuple[str, str]] = []
   run_dot = L.run_dot
   def recording(dot, fmt="plain", timeout=L.DEFAULT_TIMEOUT):
@@ -57,26 +58,28 @@ def _pictures(trace, sels, monkeypatch) -> list[tuple[dict, str, str]]:
   monkeypatch.setattr(L, "run_dot", recording)
   PI.CACHE.clear()  # every picture laid out here, its dot output seen
   out = []
-  for step, m in sels:
+  for step, m, view in sels:
     laid.clear()
-    msg = P.picture_message(trace, P.step_key(step), m)
+    msg = P.picture_message(trace, P.step_key(step), m, view)
     out.append((msg, *laid[-1]))
   return out
 
 
-def _check(trace, steps, sels, tmp_path, monkeypatch) -> None:
-  """The graph after every match of each step, and each selection's picture, in node and in Python."""
-  graphs = [(s, list(range(len(s.matches) + 1))) for s in steps]
+def _check(trace, steps, sels, tmp_path, monkeypatch, every_match: bool = True) -> None:
+  """The graph after every match of each step, and each selection's picture (folded, "auto", or raw, "raw:auto"), in
+  node and in Python."""
+  graphs = [(s, list(range(len(s.matches) + 1)) if every_match else [0]) for s in steps]
   pics = _pictures(trace, sels, monkeypatch)
   got = _node({**_report_data(trace, steps), "graphs": [{"step": P.step_key(s), "ks": ks} for s, ks in graphs],
-               "pictures": [{"step": P.step_key(s), "match": m, "plain": plain} for (s, m), (_, _, plain) in zip(sels, pics, strict=True)]},
+               "pictures": [{"step": P.step_key(s), "match": m, "view": v, "plain": plain}
+                            for (s, m, v), (_, _, plain) in zip(sels, pics, strict=True)]},
               tmp_path)
   for (step, ks), js in zip(graphs, got["graphs"], strict=True):
-    py = [_digest(g) for g in step.replay()]
+    py = [_digest(g) for g in itertools.islice(step.replay(), len(ks))]
     assert len(py) == len(js) == len(ks)
     for k in ks: assert js[k] == py[k], f"{step.path}: the graph after match {k} differs"
-  for (step, m), (py, dot, _), js in zip(sels, pics, got["pictures"], strict=True):
-    where = f"{step.path}, match {m}"
+  for (step, m, view), (py, dot, _), js in zip(sels, pics, got["pictures"], strict=True):
+    where = f"{step.path}, match {m}, {view}"
     assert js["dot"] == dot, where
     assert js["svg"] == py["svg"], where
     assert (js["shown"], js["total"], js["partial"], js["message"]) == (py["shown"], py["total"], py["partial"], py["message"]), where
@@ -85,13 +88,15 @@ def _check(trace, steps, sels, tmp_path, monkeypatch) -> None:
     else: assert js["match_info"] == {**py["match_info"], "diff": ""}, where  # the page has no UOps to diff
 
 
-def _selections(steps) -> list:
-  return [(s, m) for s in steps for m in [None, *sorted({0, len(s.matches) // 2, len(s.matches) - 1} if s.matches else ())]]
+def _selections(steps, views=("auto", "raw:auto")) -> list:
+  return [(s, m, v) for s in steps for m in [None, *sorted({0, len(s.matches) // 2, len(s.matches) - 1} if s.matches else ())]
+          for v in views]
 
 
 @needs_node
 def test_tutorial_in_node_is_python(tutorial_trace, tmp_path, monkeypatch):
-  """Every step of the tutorial: every match's graph; the whole step, the first, middle and last match drawn."""
+  """Every step of the tutorial: every match's graph; the whole step, the first, middle and last match drawn, folded
+  and raw."""
   steps = list(tutorial_trace.steps)
   _check(tutorial_trace, [s for s in steps if s.matches], _selections(steps), tmp_path, monkeypatch)
 
@@ -105,15 +110,30 @@ def test_cnn_step_in_node_is_python(cnn_trace, tmp_path, monkeypatch):
   step = max((s for s in cnn_trace.steps if len(s.matches) <= 500), key=lambda s: len(s.matches))
   n = len(step.matches)
   assert n > 300
-  sels = [(step, None)] + [(step, m) for m in sorted({0, 1, n // 4, n // 2, 3 * n // 4, n - 2, n - 1})]
+  sels = [(step, m, v) for m in [None, *sorted({0, 1, n // 4, n // 2, 3 * n // 4, n - 2, n - 1})] for v in ("auto", "raw:auto")]
   _check(cnn_trace, [step], sels, tmp_path, monkeypatch)
+
+
+@needs_node
+def test_folded_pictures_in_node_are_python(cnn_trace, tmp_path, monkeypatch):
+  """Folding (tgviz.fold, js/fold.js) on the CNN's codegen graphs, where it folds most (expressions, lanes ×N): the
+  whole step and matches through it of the busiest codegen steps, folded and raw, the same in node as in Python."""
+  k = max(cnn_trace.kernels, key=lambda k: len(k.group.steps))
+  steps = sorted((s for s in k.group.steps if s.depth == 0 and s.matches), key=lambda s: -len(s.matches))[:2]
+  steps += [s for s in k.group.steps if s.name == "View Output AST"]
+  sels = [(s, m, v) for s in steps for m in [None, *sorted({0, len(s.matches) // 2, len(s.matches) - 1} if s.matches else ())]
+          for v in ("auto", "raw:auto")]
+  _check(cnn_trace, steps, sels, tmp_path, monkeypatch, every_match=False)  # (the graphs of every match: above)
+  folded = [P.picture_message(cnn_trace, P.step_key(s), m, v)["svg"] for s, m, v in sels]
+  assert any("data-holds=" in svg for svg, (_, _, v) in zip(folded, sels, strict=True) if v == "auto")
+  assert not any("data-holds=" in svg for svg, (_, _, v) in zip(folded, sels, strict=True) if v == "raw:auto")
 
 
 def test_frontend_modules_are_small_and_ports_name_their_python():
   """One job per module (none over ~400 lines); a port of Python is named after it and says what each function mirrors."""
   js = static_file("widget.js").parent
   for path in js.glob("*.js"): assert len(path.read_text().splitlines()) <= 400, f"{path.name}: split it by job"
-  for port, python in (("picture.js", "tgviz/picture.py"), ("layout.js", "tgviz/layout.py"),
+  for port, python in (("picture.js", "tgviz/picture.py"), ("layout.js", "tgviz/layout.py"), ("fold.js", "tgviz/fold.py"),
                        ("replay.js", "tgviz/bridge/replay.py"), ("protocol.js", "tgviz/protocol.py")):
     head = (js / port).read_text().split("\nimport ", 1)[0].split("\n/**", 1)[0]
     assert python in head and "mirrors" in head, port

@@ -28,10 +28,13 @@ def nodes_of(svg: str, side: str) -> dict[str, tuple[str, str]]:
 
 def test_conv_kernel_graph_nodes_carry_identity(tutorial_trace):
   step = tutorial_trace.find("View Base AST", kernel="r_2_2_2_2")
-  svg = step.svg(side="before")
+  svg = step.svg(side="before", fold=False)  # the raw graph
   nodes = nodes_of(svg, "before")
   graph = tg.to_graph(step.before())
   assert set(nodes) == set(graph.nodes)  # one node element per drawn UOp, identified by its UOp key
+  folded = ET.fromstring(step.svg(side="before"))  # folded: every drawn UOp is a node or held by one
+  held = [k for g in folded.iter() if g.get("data-node") for k in (g.get("data-holds") or g.get("data-node")).split()]
+  assert set(held) == set(graph.nodes) and len(nodes_of(ET.tostring(folded, "unicode"), "before")) < len(nodes)
   ops_drawn = {ET.fromstring(svg).find(f".//*[@data-node='{k}']").get("data-op") for k in nodes}
   assert {"INDEX", "REDUCE", "STORE", "RANGE", "PARAM"} <= ops_drawn
   assert "CONST" not in ops_drawn  # constants are folded into their users' labels

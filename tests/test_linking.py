@@ -197,23 +197,29 @@ def test_a_tensor_method_that_raised_does_not_claim_later_ops():
 def test_a_code_line_opens_a_view_built_around_its_uops(cnn_trace):
   """The graph the renderer consumed is too big to draw whole (a partial view around its output): the view a clicked
   code line asks for ("line:N") is built around that line's UOps, so every statement line of the busiest kernel has
-  its UOps drawn (two dozen lines of it tried), and the banner says what the partial view is around. A line with no UOp asks for an ordinary view."""
+  its UOps drawn (two dozen lines of it tried), and the banner says what the partial view is around. A line with no UOp asks for an ordinary view.
+  That is the raw graph ("raw:" views); folded (the default), the graph fits whole, each line's UOps drawn or held by a
+  folded node (data-holds)."""
   kernel = max(cnn_trace.kernels, key=lambda k: len(tg.toposort(k.codegen_step.before())))
   step = kernel.codegen_step
   assert len(tg.toposort(step.before())) > 2 * 300  # a partial view
-  plain = P.picture_message(cnn_trace, P.step_key(step))
+  plain = P.picture_message(cnn_trace, P.step_key(step), view="raw:auto")
   drawn = set(re.findall(r'data-node="([0-9a-f]+)"', plain["svg"]))
   lines = kernel.line_keys
   statements = [n for n, text in enumerate(kernel.source.splitlines(), 1) if text.strip().endswith(";") and lines[n - 1]]
   assert len(statements) > 20
   assert sum(not set(lines[n - 1]) & drawn for n in statements) > len(statements) // 4  # the auto view misses many
   for n in statements[:: max(1, len(statements) // 24)]:  # two dozen lines spread over the kernel (each a layout)
-    msg = P.picture_message(cnn_trace, P.step_key(step), view=f"line:{n}")
-    assert msg["view"] == f"line:{n}" and msg["partial"]
+    msg = P.picture_message(cnn_trace, P.step_key(step), view=f"raw:line:{n}")
+    assert msg["view"] == f"raw:line:{n}" and msg["partial"]
     assert set(lines[n - 1]) & set(re.findall(r'data-node="([0-9a-f]+)"', msg["svg"])), (n, kernel.source.splitlines()[n - 1])
     assert "around the code line's UOps" in msg["message"]
   n = statements[len(statements) // 2]
-  assert set(lines[n - 1]) & set(re.findall(r'data-node="([0-9a-f]+)"', step.svg(around=tuple(lines[n - 1]))))  # the API alike
+  assert set(lines[n - 1]) & set(re.findall(r'data-node="([0-9a-f]+)"', step.svg(around=tuple(lines[n - 1]), fold=False)))  # the API alike
   empty = next(n for n, keys in enumerate(lines, 1) if not keys)
-  assert "around what changed" in P.picture_message(cnn_trace, P.step_key(step), view=f"line:{empty}")["message"]
+  assert "around what changed" in P.picture_message(cnn_trace, P.step_key(step), view=f"raw:line:{empty}")["message"]
+  folded = P.picture_message(cnn_trace, P.step_key(step), view=f"line:{n}")
+  held = set(re.findall(r'data-node="([0-9a-f]+)"', folded["svg"])) | {k for h in re.findall(r'data-holds="([0-9a-f ]+)"', folded["svg"]) for k in h.split()}
+  drawable = set(tg.to_graph(step.before()).nodes)  # (the rest are constants, in their users' labels raw or folded)
+  assert not folded["partial"] and all(set(lines[m - 1]) & drawable <= held for m in statements)
   with pytest.raises(ValueError, match="auto, full or line:N"): P.picture_message(cnn_trace, P.step_key(step), view="sideways")

@@ -25,14 +25,17 @@ class Step(steps.Step):
   __doc__ = steps.Step.__doc__
 
   def svg(self, side: str = "both", match: int | None = None, max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto",
-          timeout: float | None = L.DEFAULT_TIMEOUT, around: tuple[str, ...] = ()) -> str:
+          timeout: float | None = L.DEFAULT_TIMEOUT, around: tuple[str, ...] = (), fold: bool = True) -> str:
     """This step's graph as a standalone SVG: side "before", "after" or "both" (side by side, one layout, with what was
     added, removed and changed marked), or "auto" (both, or the one graph of a step that matched nothing). match=k
     shows the graph before and after the k-th (0-based) match instead. view "auto" focuses on what changed above
     max_nodes nodes, "focus" always does, "full" never does; a layout running past timeout seconds falls back to a
     smaller focused view, and the picture says it is partial. around: node keys (tgviz.bridge.node_key, e.g.
-    kernel.line_keys[n]) a partial view is built around instead of what changed."""
-    return picture.picture(self, side, match, max_nodes, view, timeout, around).svg
+    kernel.line_keys[n]) a partial view is built around instead of what changed. fold (default): index arithmetic
+    drawn as one node with its expression, constants in their users' labels, parallel lanes as one node ×N (a folded
+    node's data-holds lists the UOps it stands for; changed nodes are never folded); fold=False: the raw graph, one
+    node per UOp."""
+    return picture.picture(self, side, match, max_nodes, view, timeout, around, fold).svg
 
 
 class Trace(model.Trace):
@@ -41,11 +44,12 @@ class Trace(model.Trace):
   step_type: ClassVar[type[steps.Step]] = Step
 
   def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "auto",
-                 max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto", landmarks: bool = False) -> list[Path]:
-    """Write one standalone SVG per selected step (see :meth:`select`) into directory; returns the paths. side as in
-    :meth:`Step.svg`: by default a step's before and after, a snapshot's (or a step without matches') one graph. File
-    names say which group and step they show and are safe on every OS."""
-    return picture.export_svg(self.select(kernel, step, landmarks), directory, side, max_nodes, view)
+                 max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto", landmarks: bool = False,
+                 fold: bool = True) -> list[Path]:
+    """Write one standalone SVG per selected step (see :meth:`select`) into directory; returns the paths. side and fold
+    as in :meth:`Step.svg`: by default a step's before and after, a snapshot's (or a step without matches') one graph,
+    folded. File names say which group and step they show and are safe on every OS."""
+    return picture.export_svg(self.select(kernel, step, landmarks), directory, side, max_nodes, view, fold=fold)
 
   def to_html(self, path: str | Path, title: str = "tgviz trace", **kwargs: Any) -> Path:
     """Write a self-contained HTML report (no server, kernel or network) to browse this trace: the tree, every step and

@@ -171,7 +171,7 @@ def masked(lines: list[str]) -> str:
   """One line for the same line of several lanes: the line if they agree, else its numbers that differ as # (… when the
   lines differ in more than numbers)."""
   if all(ln == lines[0] for ln in lines): return lines[0]
-  parts = [re.split(r"(\d+)", ln) for ln in lines]
+  parts = [re.split(r"([0-9]+)", ln) for ln in lines]
   first = parts[0]
   if any(len(p) != len(first) or any(p[i] != first[i] for i in range(0, len(p), 2)) for p in parts): return "…"
   return "".join(first[i] if i % 2 == 0 or all(p[i] == first[i] for p in parts) else "#" for i in range(len(first)))
@@ -230,6 +230,13 @@ def fold(scene: Scene) -> Scene:
                edges_after=side(scene.edges_after),
                on_before={d for k in scene.on_before for d in holders[k]}, on_after={d for k in scene.on_after for d in holders[k]},
                marks=dict(scene.marks))
+
+
+def config() -> dict[str, object]:
+  """What js/fold.js folds by (tgviz.report.config sends it): one source for both."""
+  return {"syms": SYMS, "precedence": PRECEDENCE, "exprOps": sorted(EXPR_OPS), "weak": sorted(WEAK),
+          "laneOps": sorted(LANE_OPS), "gatherOps": sorted(GATHER_OPS), "chainOps": sorted(CHAIN_OPS), "line": LINE,
+          "maxText": MAX_TEXT}
 
 
 def drawn_as(scene: Scene, keys: list[str] | tuple[str, ...]) -> list[str]:

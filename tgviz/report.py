@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tgviz import bridge as tg
+from tgviz import fold as F
 from tgviz import forked
 from tgviz import layout as L
 from tgviz import protocol as P
@@ -66,7 +67,7 @@ def config(max_nodes: int) -> dict[str, Any]:
           "charW": L.CHAR_W, "lineH": L.LINE_H, "pad": L.PAD, "fastAbove": L.FAST_ABOVE, "maxFanIn": L.MAX_FAN_IN,
           "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies(), "nodesep": L.NODESEP,
           "ranksep": L.RANKSEP, "minRow": L.MIN_ROW, "maxRow": L.MAX_ROW, "maxStagger": L.MAX_STAGGER,
-          "rowArea": L.ROW_AREA}
+          "rowArea": L.ROW_AREA, "fold": F.config()}
 
 
 SEGMENT = 32  # consecutive steps of a group share one node table, which the page decodes whole to draw one

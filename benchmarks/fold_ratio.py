@@ -1,0 +1,82 @@
+"""Folding: how many fewer nodes a kernel's codegen steps draw folded (index arithmetic as expressions, lanes as ×N).
+
+Run: python benchmarks/fold_ratio.py [WORKLOAD ...]   (workloads: conv, grouped, attention, transformer; default all)
+Target: the codegen steps (a kernel's steps from View Base AST to View Program) of index-heavy kernels (conv,
+attention) draw at least 3x fewer nodes folded than raw.
+
+For each kernel, each top-level codegen step: the nodes of the graph it rewrites (its input, as a picture of it
+alone shows it: nothing marked) raw and folded, and the ratio; then the steps at or over 3x, and the smallest and
+median ratio. A whole step's before/after picture of a step that rewrites most of the graph folds little, by design:
+a changed node is never folded away (the single matches' pictures mark a few nodes each and fold like the input).
+"""
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import workloads
+
+import tgviz
+from tgviz import bridge as tg
+from tgviz import fold as F
+from tgviz import layout as L
+
+TARGET = 3.0
+
+
+def attention() -> None:
+  """A small causal attention block, forward and backward: 2 sequences of 6 tokens of width 8."""
+  from tinygrad import Tensor
+  Tensor.manual_seed(0)
+  x = Tensor.randn(2, 6, 8)
+  wq, wk, wv = (Tensor.randn(8, 8).requires_grad_() for _ in range(3))
+  q, k, v = x @ wq, x @ wk, x @ wv
+  scores = (q @ k.transpose(1, 2)) / 8 ** 0.5
+  scores = Tensor.ones(6, 6).tril().bool().where(scores, -float("inf"))
+  loss = (scores.softmax(-1) @ v).sum()
+  loss.backward()
+  Tensor.realize(loss, wq.grad, wk.grad, wv.grad)
+
+
+WORKLOADS = {
+  "conv": lambda: workloads.example("tutorial_conv2d.py"),
+  "grouped": lambda: workloads.example("conv2d_variants.py"),
+  "attention": attention,
+  "transformer": lambda: workloads.example("transformer_block.py"),
+}
+
+
+def counts(step: tgviz.Step) -> tuple[int, int]:
+  """Raw and folded nodes of the step's input graph, drawn alone."""
+  g = tg.to_graph(step.before(), step.call_notes)
+  scene = L.make_scene(g, g, set(), set(), {})
+  return len(scene.nodes), len(F.fold(scene).nodes)
+
+
+def main() -> None:
+  names = sys.argv[1:] or list(WORKLOADS)
+  for name in names:
+    with tgviz.capture() as trace: WORKLOADS[name]()
+    print(f"== {name}: {len(trace.kernels)} kernels")
+    worst: list[float] = []
+    for g in trace.groups:
+      if g.kernel is None: continue
+      steps = [s for s in g.steps if s.depth == 0]
+      st = time.perf_counter()
+      rows = [(s.name, *counts(s)) for s in steps]
+      took = time.perf_counter() - st
+      ratios = [raw / folded for _, raw, folded in rows]
+      big = max(raw for _, raw, _ in rows)
+      if big < 60: continue  # the small kernels (a few dozen nodes) say little
+      worst.append(min(ratios))
+      print(f"  {g.kernel.name}: {len(rows)} codegen steps, up to {big} nodes; ratio min {min(ratios):.1f}x, median "
+            f"{statistics.median(ratios):.1f}x, max {max(ratios):.1f}x; {sum(r >= TARGET for r in ratios)} of {len(rows)} "
+            f"at {TARGET:g}x or more ({took * 1e3 / len(rows):.0f} ms a step)")
+      for (sname, raw, folded), r in zip(rows, ratios, strict=True):
+        if sname.startswith("View") or r < TARGET: print(f"    {sname:32s} {raw:5d} -> {folded:4d}  {r:4.1f}x")
+    if worst: print(f"  {name}: the worst step of each kernel of 60+ nodes folds {min(worst):.1f}x to {max(worst):.1f}x")
+
+
+if __name__ == "__main__":
+  main()
