@@ -151,9 +151,10 @@ export function lanes(f, scene, a, edges) {
     const ins = n.inputs.map((i) => (typeof i !== "string" || a.konst.has(i) ? "C" : String(cls.get(i) ?? i)));
     cls.set(k, id(`${n.op}|${n.dtype}|${n.shape}|${ins.join(",")}`));
   }
-  const link = (/** @type {string} */ d) => {
+  const link = (/** @type {string} */ d) => {  // a link of a chain of one associative op: its input or user
     const n = /** @type {GNode} */ (nodes.get(d));
-    return f.chainOps.includes(n.op) && n.inputs.some((i) => typeof i === "string" && nodes.get(i)?.op === n.op && nodes.get(i)?.dtype === n.dtype);
+    const same = (/** @type {string} */ x) => nodes.get(x)?.op === n.op && nodes.get(x)?.dtype === n.dtype;
+    return f.chainOps.includes(n.op) && (n.inputs.some((i) => typeof i === "string" && same(i)) || (a.users.get(d) ?? []).some(same));
   };
   /** @type {Map<string, string[]>} */
   const users = new Map([...a.holds.keys()].map((u) => [u, []]));

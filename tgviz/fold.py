@@ -139,10 +139,10 @@ def lanes(scene: Scene, a: _Analysis, edges: list[tuple[str, str]]) -> dict[str,
     if k in marks or k in a.const or n.op not in LANE_OPS: cls[k] = ids.setdefault(f"#{k}", len(ids)); continue
     ins = ["C" if not isinstance(i, str) or i in a.const else str(cls.get(i, i)) for i in n.inputs]
     cls[k] = ids.setdefault(f"{n.op}|{n.dtype}|{n.shape}|{','.join(ins)}", len(ids))
-  def link(d: str) -> bool:  # a link of a chain of one associative op (tinygrad's reduce of unrolled lanes)
+  def link(d: str) -> bool:  # a link of a chain of one associative op (tinygrad's reduce of unrolled lanes): its input or user
     n = nodes[d]
-    return n.op in CHAIN_OPS and any(isinstance(i, str) and i in nodes and nodes[i].op == n.op and nodes[i].dtype == n.dtype
-                                     for i in n.inputs)
+    return n.op in CHAIN_OPS and any(nodes[x].op == n.op and nodes[x].dtype == n.dtype
+                                     for x in [*(i for i in n.inputs if isinstance(i, str) and i in nodes), *a.users[d]])
   users: dict[str, list[str]] = {u: [] for u in a.holds}
   gather = {d for d in a.holds if nodes[d].op in GATHER_OPS or link(d)}
   for s, d in edges:
