@@ -20,7 +20,11 @@ export const sameSelection = (a, b) => a.step === b.step && a.match === b.match 
 
 export class Adapter {
   /** @param {Model} model */
-  constructor(model) { this.model = model; }
+  constructor(model) {
+    this.model = model;
+    /** @type {((msg: FrontendMsg) => void)[]} */
+    this.requests = [];
+  }
 
   /** @returns {TreeGroup[]} */
   get tree() { return this.model.get("tree"); }
@@ -64,16 +68,20 @@ export class Adapter {
     this.model.set("view", view);
     this.model.save_changes();
   }
-  /** A request to the kernel. @param {FrontendMsg} msg */
-  send(msg) { this.model.send(msg); }
+  /** A request to the kernel; whoever listens for requests hears it first. @param {FrontendMsg} msg */
+  send(msg) { for (const fn of this.requests) fn(msg); this.model.send(msg); }
+  /** Hear the frontend's requests as they go (the node panel shows what the page holds before the answer comes).
+   * @param {(msg: FrontendMsg) => void} fn */
+  onRequest(fn) { this.requests.push(fn); }
 
   /** The kernel's messages, in order; a whole step's picture the kernel kept in the state (kept_picture: it crosses
-   * once, as that) comes as a picture message too. @param {(msg: KernelMsg) => void} fn */
+   * once, as that) comes as a picture message too, unless it was trimmed to fit a saved notebook (then the kernel sent
+   * the whole picture as a message). @param {(msg: KernelMsg) => void} fn */
   listen(fn) {
     this.model.on("msg:custom", fn);
     this.model.on("change:kept_picture", () => {
       const kept = this.keptPicture();
-      if (kept?.svg) fn(kept);
+      if (kept?.svg && !kept.trimmed) fn(kept);
     });
   }
   /** @param {() => void} fn called when the selection changes */

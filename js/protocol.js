@@ -4,6 +4,7 @@
 //   matchInfo       protocol.match_info (without the diff: the page has no UOps to print)
 //   viewOptions     picture.view_options
 //   pictureMessage  protocol.picture_message (picture.js draws, dot compiled to WebAssembly lays out)
+//   nodeMatches     steps.Step.node_matches (of the nodes drawn, as protocol.picture_message gives them)
 //   nodeMessage     protocol.node_message (the node's label lines instead of its dtype, full arg, tag and Python)
 //   history         protocol.history over model.Trace.history
 import { diffGraphs, picture, toposort } from "./picture.js";
@@ -12,20 +13,23 @@ import { diffGraphs, picture, toposort } from "./picture.js";
 /** @typedef {string} View  "auto", "full", or "line:N": the auto view built around the UOps of line N of the kernel's code */
 /** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean}} TreeStep  snapshot: a "View ..." step */
 /** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[]}} TreeGroup */
-/** @typedef {{name:string, device:string, global_size:number[], local_size:number[]|null, flops:number|null,
- *   bytes:number|null, runs:number, time_us:number|null, step:StepKey}} KernelRow */
+/** @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,
+ *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey}} KernelRow  label: the name
+ *   shown (Kernel.display_name: "E_2 #2" where kernels share a name); matches: its steps' matches */
 /** @typedef {{step:StepKey, match:number|null, view:View}} Selection  a picture: match null is the whole step */
 /** @typedef {{title:string, name:string, group:string, kind:string, depth:number, matches:number, where:string,
  *   file:string, line:number, error:string|null, stack:string[]}} StepInfo */
 /** @typedef {{index:number, title:string, file:string, line:number, where:string, source:string, us:number,
  *   error:boolean, diff:string}} MatchInfo */
 /** @typedef {{op:string, backward:boolean, where:string, source:string, context:string[]}} OriginInfo */
-/** @typedef {{name:string, device:string, renderer:string, global_size:number[], local_size:number[]|null, html:string,
+/** @typedef {{name:string, label:string, device:string, renderer:string, global_size:number[], local_size:number[]|null, html:string,
  *   source:string, lines:string[][]|null, lines_note:string|null, codegen_step:StepKey|null, origins:OriginInfo[]}} KernelInfo */
 /** @typedef {{name:string, group:number, step:StepKey}} ProducedKernel */
 /** @typedef {Selection & {type:"picture", svg:string, partial:boolean, message:string|null, shown:number, total:number,
- *   info:StepInfo, match_info:MatchInfo|null, kernel:KernelInfo|null, produced:ProducedKernel[], dot?:string}} PictureMsg
- *   dot: the report's only, the DOT text it laid out */
+ *   info:StepInfo, match_info:MatchInfo|null, kernel:KernelInfo|null, produced:ProducedKernel[],
+ *   node_matches:Record<string, number[][]>, trimmed?:boolean, dot?:string}} PictureMsg
+ *   node_matches: a node drawn -> [the matches that made it, those that replaced it]; trimmed: the kept picture,
+ *   lightened to fit a saved notebook; dot: the report's only, the DOT text it laid out */
 /** @typedef {Selection & {type:"busy"}} BusyMsg */
 /** @typedef {{type:"error", message:string, traceback?:string}} ErrorMsg */
 /** @typedef {{type:"exported", paths:string[]}} ExportedMsg */
@@ -65,6 +69,21 @@ export function viewOptions(kernel, view) {
   return { view: "auto", around: lines && n > 0 && n <= lines.length ? lines[n - 1] : [], fold };
 }
 
+/** steps.Step.node_matches of the nodes drawn in svg: for each that a match of the step made or replaced, [the matches
+ * that made it, those that replaced it]. @param {StepData} s @param {import("./picture.js").Row[]} rows @param {string} svg
+ * @returns {Record<string, number[][]>} */
+export function nodeMatches(s, rows, svg) {
+  const drawn = new Set([...svg.matchAll(/data-node="([^"]+)"/g)].map((m) => m[1]));
+  /** @type {Record<string, number[][]>} */
+  const out = {};
+  for (const [k, [u0, u1]] of s.pairs.entries()) {
+    const a = rows[u0][0], b = rows[u1][0];
+    if (drawn.has(b)) (out[b] ??= [[], []])[0].push(k);
+    if (drawn.has(a)) (out[a] ??= [[], []])[1].push(k);
+  }
+  return out;
+}
+
 /** protocol.picture_message, computed in the page: the picture of a selection and the panels around it. Its `dot` is
  * the DOT text laid out. @param {PageData} data @param {Selection} sel @param {(dot: string) => string} layout runs dot
  * to "plain" output @returns {Promise<PictureMsg>} */
@@ -79,7 +98,7 @@ export async function pictureMessage(data, sel, layout) {
   const pic = picture(config, t.seg, before, after, s.sides, title, view, config.maxNodes, layout, around, fold);
   return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
            total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
-           kernel: group.kernel, produced: group.produced, dot: pic.dot };
+           kernel: group.kernel, produced: group.produced, node_matches: nodeMatches(s, rows, pic.svg), dot: pic.dot };
 }
 
 /** protocol.node_message from the page's data: the node's label lines (after its op) and sources (its dtype, full arg,

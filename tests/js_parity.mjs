@@ -27,6 +27,6 @@ const pictures = [];
 for (const { step, match, view, plain } of input.pictures) {
   const m = await pictureMessage(data, { step, match, view }, () => plain);
   pictures.push({ dot: m.dot, svg: m.svg, shown: m.shown, total: m.total, partial: m.partial, message: m.message, info: m.info,
-                  match_info: m.match_info, kernel: m.kernel, produced: m.produced });
+                  match_info: m.match_info, kernel: m.kernel, produced: m.produced, node_matches: m.node_matches });
 }
 process.stdout.write(JSON.stringify({ graphs, pictures }));

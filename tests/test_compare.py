@@ -97,9 +97,11 @@ def test_kernel_table_has_no_time_on_a_null_device():
 
 def test_trace_widget_and_report_carry_the_kernel_table(conv, recording_comm, tmp_path):
   rows = TraceWidget(conv["general"]).kernels
-  assert [{k: v for k, v in r.items() if k != "step"} for r in rows] == conv["general"].kernel_table()
+  assert [{k: v for k, v in r.items() if k not in ("step", "label", "matches")} for r in rows] == conv["general"].kernel_table()
   for r, k in zip(rows, conv["general"].kernels, strict=True):  # a row opens its kernel's first step, the View Base AST
     assert step_of(conv["general"], r["step"]).group is k.group and step_of(conv["general"], r["step"]).name == "View Base AST"
+    assert (r["label"], r["matches"]) == (k.display_name, k.group.match_count)  # the name shown, its steps' matches
+  assert [r["label"] for r in rows][::2] == ["E_2 #1", "E_2 #2", "r_4_4_3_3"]
   assert [r["name"] for r in TraceWidget(conv["general"], kernel="r_*").kernels] == ["r_4_4_3_3"]
 
 

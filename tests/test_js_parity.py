@@ -84,6 +84,7 @@ def _check(trace, steps, sels, tmp_path, monkeypatch, every_match: bool = True) 
     assert js["svg"] == py["svg"], where
     assert (js["shown"], js["total"], js["partial"], js["message"]) == (py["shown"], py["total"], py["partial"], py["message"]), where
     assert js["info"] == py["info"] and (js["kernel"], js["produced"]) == (py["kernel"], py["produced"]), where
+    assert js["node_matches"] == py["node_matches"], where
     if m is None: assert js["match_info"] is None
     else: assert js["match_info"] == {**py["match_info"], "diff": ""}, where  # the page has no UOps to diff
 

@@ -126,6 +126,66 @@ def test_kept_picture_is_kept_small(tutorial_trace):
   assert small["info"] == msg["info"] and small["kernel"]["name"] == msg["kernel"]["name"]
 
 
+def test_kept_picture_is_at_most_300_kB_of_json(cnn_trace):
+  """Whatever step is selected, what a saved notebook keeps of it is at most 300 kB of JSON: as it is where it fits;
+  else trimmed (the code's source and line map left out, the SVG and highlighted code kept); else without the picture."""
+  limit = tgviz.widget.KEPT_PICTURE_CHARS
+  assert limit == 300_000
+  pics = [P.picture_message(cnn_trace, step_key(s), view="full") for s in sorted(cnn_trace.steps, key=lambda s: -len(s.matches))[:2]]
+  pics.append(P.picture_message(cnn_trace, P.first_selection(cnn_trace)))
+  assert max(len(json.dumps(m)) for m in pics) > 3 * limit  # the biggest steps drawn whole: a megabyte
+  for msg in pics:
+    kept = kept_picture(msg)
+    assert len(json.dumps(kept)) <= limit
+    if len(json.dumps(msg)) <= limit: assert kept is msg
+  msg = pics[-1]
+  size = len(json.dumps(msg))
+  trimmed = kept_picture(msg, limit=size - 1)
+  assert trimmed["trimmed"] and trimmed["svg"] == msg["svg"] and trimmed["kernel"]["html"] == msg["kernel"]["html"]
+  assert trimmed["kernel"]["source"] == "" and trimmed["kernel"]["lines"] is None and "run the cell again" in trimmed["kernel"]["lines_note"]
+  bare = kept_picture(msg, limit=len(json.dumps(trimmed)) - 1)
+  assert bare["trimmed"] and bare["svg"] == "" and "too big to keep" in bare["message"] and len(json.dumps(bare)) < 20_000
+
+
+def test_a_trimmed_kept_picture_crosses_whole_as_a_message(tutorial_trace, recording_comm, monkeypatch):
+  """A kept picture trimmed to fit the notebook: the kernel sends the whole picture as a message too (the frontend
+  draws that one: js/adapter.js passes on only an untrimmed kept picture)."""
+  msg = P.picture_message(tutorial_trace, P.first_selection(tutorial_trace))
+  limit = len(json.dumps(msg)) - 1
+  monkeypatch.setattr(tgviz.widget, "kept_picture", lambda m: kept_picture(m, limit=limit))
+  w = TraceWidget(tutorial_trace)
+  w.wait()
+  sent = [m for m in w.comm.custom() if m["type"] == "picture"]
+  assert len(sent) == 1 and sent[0]["kernel"]["source"] and sent[0]["kernel"]["lines"] and "trimmed" not in sent[0]
+  assert w.kept_picture["trimmed"] and w.kept_picture["svg"] == sent[0]["svg"]
+
+
+def test_kernels_sharing_a_name_are_told_apart(tutorial_trace):
+  """The tutorial's two E_3 kernels are E_3 #1 and E_3 #2 wherever tgviz names them (the tree, the kernel table, the
+  code header, step titles, schedules' kernel lists, the text summary); kernel.name and kernel_table() keep tinygrad's."""
+  from tgviz.model import display_names
+  assert display_names(["E_2", None, "r_4", "E_2", "E_2"]) == ["E_2 #1", None, "r_4", "E_2 #2", "E_2 #3"]
+  e3 = [k for k in tutorial_trace.kernels if k.name == "E_3"]
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  assert [k.display_name for k in e3] == ["E_3 #1", "E_3 #2"] and conv.display_name == "r_2_2_2_2"
+  assert [r["name"] for r in tutorial_trace.kernel_table()].count("E_3") == 2
+  text = tutorial_trace.summary()
+  assert "kernel E_3 #1  global" in text and "kernel E_3 #2  global" in text and "kernel r_2_2_2_2  global" in text
+  tree = {g["index"]: g for g in P.tree(tutorial_trace)}
+  assert [(tree[k.group.index]["name"], tree[k.group.index]["kernel"]) for k in e3] == [("E_3 #1", "E_3"), ("E_3 #2", "E_3")]
+  rows = {r["step"]: r for r in P.kernel_rows(tutorial_trace)}
+  for k in [*e3, conv]:
+    row, first = rows[step_key(k.group.steps[0])], k.group.steps[0]
+    assert (row["name"], row["label"], row["matches"]) == (k.name, k.display_name, k.group.match_count)
+    assert P.kernel_info(k.group)["label"] == k.display_name and P.kernel_info(k.group)["name"] == k.name
+    assert P.step_info(first)["title"] == f"{k.display_name} / {first.name}" and P.step_info(first)["group"] == k.display_name
+  assert sum(r["matches"] for r in rows.values()) == sum(k.group.match_count for k in tutorial_trace.kernels)
+  produced = [p["name"] for g in tutorial_trace.groups for p in P.produced_kernels(tutorial_trace, g)]
+  assert "E_3 #1" in produced and "E_3 #2" in produced and "E_3" not in produced
+  pic = P.picture_message(tutorial_trace, step_key(e3[1].group.steps[0]))
+  assert pic["info"]["title"].startswith("E_3 #2 / ") and pic["kernel"]["label"] == "E_3 #2"
+
+
 def test_a_picture_too_big_to_keep_crosses_as_a_message(tutorial_trace, recording_comm, monkeypatch):
   monkeypatch.setattr(tgviz.widget, "kept_picture", lambda msg: kept_picture(msg, limit=100))
   w = TraceWidget(tutorial_trace)

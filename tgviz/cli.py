@@ -104,7 +104,7 @@ def _summary_row(name: str, link: str, trace: Trace | None, status: int) -> str:
   if trace is None: return f"<tr><td>{L.text(name)}</td><td colspan='5'>not traced (exit status {status})</td></tr>"
   steps = list(trace.steps)
   error = f"{type(trace.error).__name__}: {trace.error}" if trace.error is not None else ("" if status == 0 else f"exit status {status}")
-  kernels = ", ".join(k.name for k in trace.kernels[:8]) + (f", … ({len(trace.kernels)})" if len(trace.kernels) > 8 else "")
+  kernels = ", ".join(k.display_name for k in trace.kernels[:8]) + (f", … ({len(trace.kernels)})" if len(trace.kernels) > 8 else "")
   return (f"<tr><td><a href='{L.text(link)}/index.html'>{L.text(name)}</a></td><td>{len(trace.kernels)}: {L.text(kernels)}</td>"
           f"<td>{len(steps)}</td><td>{sum(len(s.matches) for s in steps)}</td><td class='err'>{L.text(error)}</td>"
           f"<td><a href='{L.text(link)}/svg/'>SVGs</a></td></tr>")

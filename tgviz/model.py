@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,18 @@ from tgviz import bridge as tg
 from tgviz.steps import Event, Rule, Step, rebuilt_event
 
 KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us")  # Trace.kernel_table
+
+
+def display_names(names: list[str | None]) -> list[str | None]:
+  """Names told apart: a name more than one entry has gets its number among them, from 1, in order ("E_2 #1", "E_2 #2");
+  None (not a kernel) stays None."""
+  counts = Counter(n for n in names if n is not None)
+  seen: Counter[str] = Counter()
+  out: list[str | None] = []
+  for n in names:
+    if n is not None and counts[n] > 1: seen[n] += 1; out.append(f"{n} #{seen[n]}")
+    else: out.append(n)
+  return out
 
 
 class Kernel:
@@ -76,6 +89,12 @@ class Kernel:
   def _program_uop(self) -> Any:
     return self._load()  # the PROGRAM UOp holding the rendered source (None if the compile stopped before rendering)
 
+
+  @property
+  def display_name(self) -> str:
+    """The name the widget, the report and the summaries show: :attr:`name`, numbered in compile order where kernels of
+    the trace share it (``E_2 #1``, ``E_2 #2``); :attr:`name` stays tinygrad's."""
+    return self.group.display_name
 
   @property
   def global_size(self) -> tuple[int, ...]:
@@ -161,6 +180,12 @@ class Group:
   steps: list[Step] = field(default_factory=list)
   stack: tuple = ()
   kernel: Kernel | None = None
+  display_name: str = ""
+  """The name the UI shows: a kernel's name, numbered where kernels share it ("E_2 #1", "E_2 #2", in compile order; see
+  display_names); else the group's name."""
+
+  def __post_init__(self) -> None:
+    self.display_name = self.display_name or self.name
 
   @property
   def match_count(self) -> int:
@@ -222,6 +247,8 @@ class Trace:
         group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program_uop, graw),
                               rec.source_lines if rec.lines is not None else None, graw.origins, rec.run_times, graw.c_style)
       groups.append(group)
+    for g, label in zip(groups, display_names([g.name if g.kind == "kernel" else None for g in groups]), strict=True):
+      if label is not None: g.display_name = label
     return groups
 
   @functools.cached_property
@@ -306,12 +333,12 @@ class Trace:
     n_matches = sum(g.match_count for g in self.groups)
     lines = [f"tgviz trace on {self.device}: {len(self.kernels)} kernel{'s' if len(self.kernels) != 1 else ''}, "
              f"{len(self.groups)} groups, {n_steps} steps, {n_matches} matches"]
-    lines += [f"  kernel {k.name}  global={k.global_size} local={k.local_size}" for k in self.kernels]
+    lines += [f"  kernel {k.display_name}  global={k.global_size} local={k.local_size}" for k in self.kernels]
     if self.error is not None: lines.append(f"  stopped by {type(self.error).__name__}: {self.error}")
     return "\n".join(lines)
 
   __str__ = summary
 
   def __repr__(self) -> str:
-    return f"<Trace {len(self.kernels)} kernels [{', '.join(k.name for k in self.kernels)}], {len(self.groups)} groups, " \
+    return f"<Trace {len(self.kernels)} kernels [{', '.join(k.display_name for k in self.kernels)}], {len(self.groups)} groups, " \
            f"{sum(len(g.steps) for g in self.groups)} steps{', error' if self.error is not None else ''}>"

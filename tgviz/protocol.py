@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import linecache
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, NotRequired, TypedDict
@@ -27,6 +28,7 @@ from tgviz.steps import Step, where
 StepKey = str
 View = str  # "auto", "full", or "line:N": the auto view, built around the UOps of line N (from 1) of the step's kernel
 UOP_DIFF_LINES = 80
+DRAWN = re.compile(r'data-node="([^"]+)"')  # a node's key in an SVG of tgviz.layout
 
 
 # *** state ***
@@ -41,7 +43,7 @@ class TreeStep(TypedDict):
 
 class TreeGroup(TypedDict):
   index: int
-  name: str
+  name: str            # as shown: a kernel's display name ("E_2 #2" where kernels share a name)
   kind: str
   matches: int
   kernel: str | None
@@ -49,8 +51,11 @@ class TreeGroup(TypedDict):
 
 
 class KernelRow(TypedDict):
-  """A row of the kernel table (Trace.kernel_table's), with the step it opens (the kernel's first)."""
+  """A row of the kernel table (Trace.kernel_table's), with the name shown, the matches of its steps and the step it
+  opens (the kernel's first)."""
   name: str
+  label: str            # Kernel.display_name: "E_2 #2" where kernels share a name
+  matches: int
   device: str
   global_size: list[int]
   local_size: list[int] | None
@@ -108,6 +113,7 @@ class OriginInfo(TypedDict):
 
 class KernelInfo(TypedDict):
   name: str
+  label: str                      # Kernel.display_name
   device: str
   renderer: str
   global_size: list[int]
@@ -121,7 +127,7 @@ class KernelInfo(TypedDict):
 
 
 class ProducedKernel(TypedDict):
-  """A kernel compiled after a schedule: its name, its group and the step to open it on."""
+  """A kernel compiled after a schedule: its name (as shown: Kernel.display_name), its group and the step to open it on."""
   name: str
   group: int
   step: StepKey
@@ -142,6 +148,8 @@ class PictureMsg(TypedDict):
   match_info: MatchInfo | None
   kernel: KernelInfo | None
   produced: list[ProducedKernel]
+  node_matches: dict[str, list[list[int]]]  # Step.node_matches of the nodes drawn: the node panel's, with no round trip
+  trimmed: NotRequired[bool]  # the kept picture, lightened to fit a saved notebook (widget.kept_picture)
 
 
 class ErrorMsg(TypedDict, total=False):
@@ -253,7 +261,7 @@ def shown_groups(trace: Trace, kernel: str | None = None) -> list[Group]:
 def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
   """The trace tree: groups with their steps (name, depth, matches), in compile order. kernel: a glob pattern that
   limits the kernels listed (other groups stay)."""
-  return [TreeGroup(index=g.index, name=g.name, kind=g.kind, matches=g.match_count, kernel=g.kernel.name if g.kernel else None,
+  return [TreeGroup(index=g.index, name=g.display_name, kind=g.kind, matches=g.match_count, kernel=g.kernel.name if g.kernel else None,
                     steps=[TreeStep(key=step_key(s), name=s.name, depth=s.depth, matches=len(s.matches),
                                     snapshot=s.is_snapshot) for s in g.steps])
           for g in shown_groups(trace, kernel)]
@@ -261,7 +269,7 @@ def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
 
 def kernel_rows(trace: Trace, kernel: str | None = None) -> list[KernelRow]:
   """The kernel table of the kernels listed (see shown_groups): Trace.kernel_table's rows, each with its first step."""
-  return [KernelRow(**g.kernel.table_row(), step=step_key(g.steps[0]))  # type: ignore[typeddict-item]
+  return [KernelRow(**g.kernel.table_row(), label=g.display_name, matches=g.match_count, step=step_key(g.steps[0]))  # type: ignore[typeddict-item]
           for g in shown_groups(trace, kernel) if g.kernel is not None and g.steps]
 
 
@@ -298,7 +306,7 @@ def kernel_info(group: Group, cell_label: CellLabel | None = None) -> KernelInfo
   if k is None: return None
   lines = k.line_keys
   cg = k.codegen_step
-  return KernelInfo(name=k.name, device=k.device, renderer=k.renderer, global_size=list(k.global_size),
+  return KernelInfo(name=k.name, label=k.display_name, device=k.device, renderer=k.renderer, global_size=list(k.global_size),
                     local_size=list(k.local_size) if k.local_size is not None else None,
                     html=highlight_code(k.source, k.renderer) if k.source else "", source=k.source,
                     lines=lines, lines_note=k.lines_note, codegen_step=step_key(cg) if cg is not None else None,
@@ -316,7 +324,7 @@ def produced_kernels(trace: Trace, group: Group) -> list[ProducedKernel]:
       break
     if g.kind == "kernel" and g.steps:
       s = next((s for s in g.steps if s.name == tg.LANDMARKS[0]), g.steps[0])
-      out.append(ProducedKernel(name=g.kernel.name if g.kernel else g.name, group=g.index, step=step_key(s)))
+      out.append(ProducedKernel(name=g.display_name, group=g.index, step=step_key(s)))
   return out
 
 
@@ -338,7 +346,7 @@ def call_stack(group: Group) -> list[str]:
 
 def step_info(step: Step) -> StepInfo:
   """The step's panel: its title, where graph_rewrite was called, the call stack, a rewrite error if one happened."""
-  return StepInfo(title=step.title(), name=step.name, group=step.group.name, kind=step.group.kind, depth=step.depth,
+  return StepInfo(title=step.title(), name=step.name, group=step.group.display_name, kind=step.group.kind, depth=step.depth,
                   matches=len(step.matches), where=where(*step.loc), file=step.loc[0], line=step.loc[1],
                   error=step.error, stack=call_stack(step.group))
 
@@ -355,7 +363,7 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
   return PictureMsg(type="picture", step=key, match=match, view=view, svg=pic.svg, partial=pic.partial,
                     message=pic.message, shown=pic.shown, total=pic.total, info=step_info(s),
                     match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group, cell_label),
-                    produced=produced_kernels(trace, s.group))
+                    produced=produced_kernels(trace, s.group), node_matches=s.node_matches(set(DRAWN.findall(pic.svg))))
 
 
 def node_message(trace: Trace, key: StepKey, match: int | None, node: str) -> NodeMsg:
@@ -363,11 +371,7 @@ def node_message(trace: Trace, key: StepKey, match: int | None, node: str) -> No
   s = step_of(trace, key)
   found = next((u for g in s.graphs(match) for u in tg.toposort(g) if tg.node_key(u) == node), None)
   if found is None: raise KeyError(f"no node {node} in {s.title(match)}")
-  created, replaced = [], []
-  for m in s.matches:
-    u0, u1 = m.uops()
-    if u0 is found: replaced.append(m.index)
-    if u1 is found: created.append(m.index)
+  created, replaced = s.node_matches({node}).get(node, [[], []])
   return NodeMsg(type="node", step=key, key=node, **tg.node_details(found),  # type: ignore[typeddict-item]
                  sources=[NodeSource(key=tg.node_key(x), label=tg.op_name(x)) for x in tg.sources(found)],
                  created=created, replaced=replaced, history=history(trace, found, s.group))

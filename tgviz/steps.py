@@ -102,8 +102,8 @@ class Step:
 
   @property
   def path(self) -> str:
-    """'group / step', as the tree shows it."""
-    return f"{self.group.name} / {self.name}"
+    """'group / step', as the tree shows it (a kernel's group by its display name: "E_2 #2 / View Base AST")."""
+    return f"{self.group.display_name} / {self.name}"
 
   def title(self, match: int | None = None) -> str:
     """The heading of a picture of this step, or of its match number `match` (0-based): path, pattern and where."""
@@ -140,6 +140,21 @@ class Step:
   def pairs(self) -> list[tuple[Any, Any]]:
     """Each match's matched node and its replacement (as Match.uops, built in one walk)."""
     return self._rec.match_pairs(self._raw)
+
+  @functools.cached_property
+  def match_keys(self) -> list[tuple[str, str]]:
+    """Each match's (matched node, replacement) by node key (as in an SVG's data-node): which matches made or replaced
+    a node, without building its graphs again."""
+    return [(tg.node_key(u0), tg.node_key(u1)) for u0, u1 in self.pairs()]
+
+  def node_matches(self, keys: set[str]) -> dict[str, list[list[int]]]:
+    """For each node of keys (node keys) that a match of this step made or replaced: [the matches that made it, those
+    that replaced it]."""
+    out: dict[str, list[list[int]]] = {}
+    for k, (u0, u1) in enumerate(self.match_keys):
+      if u1 in keys: out.setdefault(u1, [[], []])[0].append(k)
+      if u0 in keys: out.setdefault(u0, [[], []])[1].append(k)
+    return out
 
   @property
   def options(self) -> dict[str, bool]:

@@ -7,6 +7,7 @@ picture synced is the kept picture: the selected step's, whole, which a saved no
 from __future__ import annotations
 
 import html
+import json
 import threading
 import traceback
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,7 +26,8 @@ from tgviz.picture import export_svg, view_options
 
 DEFAULT_EXPORT_DIR = "tgviz-svg"
 PICTURE_WAIT = 5.0  # seconds the output waits for the first picture, to keep it for frontends without widgets
-KEPT_PICTURE_CHARS = 300_000  # a saved notebook keeps at most this much picture (SVG and code) per widget
+KEPT_PICTURE_CHARS = 300_000  # a saved notebook keeps at most this much picture (its JSON: SVG, code, panels) per widget
+LINES_NOTE = "Lines are linked to UOps while the kernel runs: run the cell again."
 Selection = tuple[P.StepKey, int | None, P.View]
 
 
@@ -38,13 +40,17 @@ def _cell_label(filename: str) -> str | None:
 
 
 def kept_picture(msg: P.PictureMsg, limit: int = KEPT_PICTURE_CHARS) -> P.PictureMsg:
-  """The picture a saved notebook keeps: the message as it is, or, past limit characters of SVG and code, without them
-  and saying so."""
-  code = msg["kernel"]["html"] if msg["kernel"] else ""
-  size = len(msg["svg"]) + len(code)
+  """The picture a saved notebook keeps, at most limit characters of JSON: the message as it is; else without what a
+  static picture does without (the code's source, which its highlighted HTML shows, and the line map), marked trimmed;
+  else without the SVG and code too, saying so."""
+  size = len(json.dumps(msg))
   if size <= limit: return msg
-  kernel = P.KernelInfo(**{**msg["kernel"], "html": "", "source": ""}) if msg["kernel"] else None
-  return P.PictureMsg(**{**msg, "svg": "", "kernel": kernel,
+  k = msg["kernel"]
+  lighter = P.PictureMsg(**{**msg, "trimmed": True,
+                            "kernel": P.KernelInfo(**{**k, "source": "", "lines": None, "lines_note": LINES_NOTE}) if k else None})
+  if len(json.dumps(lighter)) <= limit: return lighter
+  kernel = P.KernelInfo(**{**k, "html": "", "source": "", "lines": None, "lines_note": LINES_NOTE}) if k else None
+  return P.PictureMsg(**{**msg, "svg": "", "kernel": kernel, "node_matches": {}, "trimmed": True,
                          "message": f"this picture ({size // 1000} kB) is too big to keep in the notebook"})
 
 
