@@ -8,11 +8,12 @@ from tinygrad.helpers import ContextVar
 from tinygrad.uop import ops
 
 import tgviz
-from tgviz.bridge import capture, recorders
+from tgviz.bridge import capture, profiler, recorders
 
 PATCHES = [capture.TrackingTables, recorders.MatchRecorder, recorders.StepRecorder, recorders.StackRecorder,
-           recorders.LineRecorder, recorders.OriginRecorder, recorders.SourceOnlyCompilers, recorders.KernelTimer]
-SETTINGS = ("TRACK_MATCH_STATS", "VIZ", "PARALLEL", "DEV")
+           recorders.LineRecorder, recorders.OriginRecorder, recorders.SourceOnlyCompilers, recorders.KernelTimer,
+           profiler.Profiler]
+SETTINGS = ("TRACK_MATCH_STATS", "VIZ", "PARALLEL", "DEV", "PROFILE")
 ABSENT = object()
 
 
@@ -38,7 +39,8 @@ def touched():
       assert trace.kernels
   finally: recorders.Patch.__enter__ = enter
   kinds = {type(t).__name__ if not isinstance(t, type) else t.__name__ for t, _ in found.values()}
-  assert {"PatternMatcher", "TrackedPatternMatcher", "RewriteContext", "CStyleLanguage", "Metadata", "module"} <= kinds, kinds
+  assert {"PatternMatcher", "TrackedPatternMatcher", "RewriteContext", "CStyleLanguage", "Metadata", "module", "ContextVar", "Buffer",
+          "_TinyJit", "CLDevice"} <= kinds, kinds
   return list(found.values())
 
 
@@ -48,7 +50,10 @@ def block() -> None:
 
 
 def state(touched) -> dict:
+  from tinygrad.device import Buffer, Compiled
+  from tinygrad.helpers import cpu_events
   return {"attrs": [vars(t).get(n, ABSENT) for t, n in touched],
+          "events": [(id(x), len(x)) for x in (cpu_events, Compiled.profile_events, Buffer.profile_events)],
           "tables": [getattr(ops, g) for g in ("tracked_keys", "tracked_ctxs", "uop_fields", "_name_cnt", "active_group", "active_rewrites")],
           "settings": [ContextVar._cache[s].value for s in SETTINGS if s in ContextVar._cache]}
 
@@ -58,6 +63,7 @@ def assert_restored(before: dict, touched) -> None:
   for (t, n), a, b in zip(touched, before["attrs"], after["attrs"], strict=True): assert a is b, f"{getattr(t, '__name__', t)}.{n} left patched"
   for a, b in zip(before["tables"], after["tables"], strict=True): assert a is b, "tinygrad's tracking tables left replaced"
   assert before["settings"] == after["settings"], "tinygrad's settings left changed"
+  assert before["events"] == after["events"], "tinygrad's profile event lists left holding the capture's events"
   program()  # a plain realize still works, untracked
   assert not ops.active_rewrites and not ops.active_group and not ops.tracked_ctxs
 

@@ -54,3 +54,23 @@ def mlp_train() -> None:
     opt.zero_grad()
     l2(l1(x).relu()).sparse_categorical_crossentropy(y).backward()
     opt.step()
+
+
+def jit_train(steps: int = 4) -> None:
+  """A TinyJit training loop: the 784-128-10 MLP's SGD step (batch 32), jitted, run steps times."""
+  from tinygrad import Context, Tensor, TinyJit, nn
+  from tinygrad.nn.optim import SGD
+  Tensor.manual_seed(0)
+  l1, l2 = nn.Linear(784, 128), nn.Linear(128, 10)
+  opt = SGD([l1.weight, l1.bias, l2.weight, l2.bias], lr=0.01)
+  x, y = Tensor.randn(32, 784).realize(), Tensor.randint(32, high=10).realize()
+
+  @TinyJit
+  def step(x: Tensor, y: Tensor) -> Tensor:
+    with Context(TRAINING=1):
+      opt.zero_grad()
+      loss = l2(l1(x).relu()).sparse_categorical_crossentropy(y).backward()
+      opt.step()
+      return loss.realize()
+
+  for _ in range(steps): step(x, y)

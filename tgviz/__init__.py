@@ -10,23 +10,30 @@ In Jupyter: ``%load_ext tgviz`` then a ``%%tgviz`` cell. In Python::
     trace.to_html("report/index.html")
     trace.save("run.tgviz"); tgviz.load("run.tgviz")   # later, elsewhere; also tinygrad's VIZ=-1 rewrites.pkl
     trace.kernel_table()                                # per kernel: launch dims, FLOPs and bytes estimates, device time
+    trace.timeline(); trace.memory(); trace.roofline()  # the run: launches per device, buffers and the peak, the roofline
     print(tgviz.compare(trace_a, trace_b))              # kernels paired, code diffs; .to_html(), tgviz.CompareWidget
 """
 from tgviz import bridge
 from tgviz.api import Comparison, Step, Trace, TraceFileError, capture, compare, load
 from tgviz.comparison import KernelPair
 from tgviz.model import Group, Kernel
+from tgviz.runtime import BufferLife, Launch, Memory, Roofline, Timeline
 from tgviz.steps import Diff, Match
 
 __all__ = [
+  "BufferLife",
   "CompareWidget",
   "Comparison",
   "Diff",
   "Group",
   "Kernel",
   "KernelPair",
+  "Launch",
   "Match",
+  "Memory",
+  "Roofline",
   "Step",
+  "Timeline",
   "Trace",
   "TraceFileError",
   "capture",

@@ -134,6 +134,7 @@ def open_file(path: Path, out: Path, max_nodes: int, svg: str, jobs: int | None 
     print(f"tgviz: cannot open {path}: {e}", file=sys.stderr)
     return 2
   print(f"tgviz: opened {path}: {trace.summary()}")
+  if len(timeline := trace.timeline()): print(f"  {timeline.summary()}\n  {trace.memory().summary()}")
   write(trace, out, f"tgviz: {path.name}", max_nodes, svg, jobs)
   return 0
 

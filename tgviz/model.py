@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from tgviz import bridge as tg
+from tgviz import runtime
 from tgviz.steps import Event, Rule, Step, rebuilt_event
 
 KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us")  # Trace.kernel_table
@@ -211,8 +212,7 @@ class Trace:
     """Take over what a capture recorded. Groups, steps and kernels are made when first asked for, so that a capture
     costs nothing past tinygrad's own tracking."""
     self._rec = rec
-    self.__dict__.pop("groups", None)
-    self.__dict__.pop("kernels", None)
+    for name in ("groups", "kernels", "_runtime"): self.__dict__.pop(name, None)
 
   def save(self, path: str | Path) -> Path:
     """Write this trace to path (gzip-compressed; ``.tgviz`` is a good suffix), to open later, or elsewhere, with
@@ -326,6 +326,33 @@ class Trace:
     name, device, global_size, local_size, tinygrad's estimates flops and bytes (None where it made none), runs (launches
     inside the capture) and time_us (their measured device time in total, µs; None when it did not run)."""
     return [k.table_row() for k in self.kernels]
+
+  @functools.cached_property
+  def _runtime(self) -> tuple[runtime.Timeline, runtime.Memory]:
+    prof = self._rec.profile if self._rec is not None else None
+    wanted = {e.key for e in prof.execs if e.key} | set(prof.progs.values()) if prof is not None else set()
+    by_key: dict[bytes, Kernel] = {}
+    for k in self.kernels if wanted else []:
+      if k._program is not None and k._program.source_key in wanted: by_key.setdefault(k._program.source_key, k)
+    return runtime.build(prof, by_key)
+
+  def timeline(self) -> runtime.Timeline:
+    """Every kernel launch, copy and synchronize of the run, in start order, on one lane per device (see
+    :class:`tgviz.runtime.Timeline`): start and duration in µs from the start of the capture, name, kind, the kernel it
+    runs, and which TinyJit run it belongs to (its captured batch, replay 0, or the n-th replay). From tinygrad's own
+    profile events, with the device times a capture measures; empty for a trace without them (tinygrad's rewrites.pkl)."""
+    return self._runtime[0]
+
+  def memory(self) -> runtime.Memory:
+    """The buffers allocated and freed over the run, with size and dtype, the launches that wrote and read each, the peak
+    and the buffers alive at it (see :class:`tgviz.runtime.Memory`)."""
+    return self._runtime[1]
+
+  def roofline(self, peaks: bool = True, cache_dir: str | Path | None = None) -> runtime.Roofline:
+    """The kernels that ran, by arithmetic intensity (tinygrad's FLOPs / bytes estimates) and achieved GFLOP/s, against
+    each device's peak compute and bandwidth: measured once by a small tinygrad benchmark and cached per device (in
+    cache_dir, else TGVIZ_CACHE_DIR, else ~/.cache/tgviz); peaks=False leaves them out (see :class:`tgviz.runtime.Roofline`)."""
+    return runtime.roofline(self.kernels, peaks, cache_dir)
 
   def summary(self) -> str:
     """A plain-text summary: kernels, groups, steps, matches."""

@@ -1,7 +1,8 @@
 """The one layer of tgviz that knows tinygrad's internals; the rest of tgviz talks to the names exported here.
 
 By concern: ``env`` (tinygrad's version, the default device, settings), ``capture`` (the Tracker and its patches from
-``recorders``), ``records`` (what a trace holds), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
+``recorders`` and ``profiler``), ``records`` (what a trace holds), ``events`` (the run: tinygrad's profile events as
+records), ``peaks`` (a device's measured peaks), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
 keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up before
 anything imports tinygrad. This file holds no logic of its own.
 """
@@ -17,8 +18,10 @@ from tgviz.bridge.env import (
   restore_environment,
   settings,
 )
+from tgviz.bridge.events import ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_null_device
 from tgviz.bridge.files import TraceFileError, load_recording, save_recording
 from tgviz.bridge.machine import binary, disassemble, linear_uops, print_uops
+from tgviz.bridge.peaks import device_peaks
 from tgviz.bridge.records import (
   KERNEL_LANDMARKS,
   LANDMARKS,
@@ -53,13 +56,18 @@ __all__ = [
   "KERNEL_LANDMARKS",
   "LANDMARKS",
   "SUPPORTED_TINYGRAD",
+  "ExecRecord",
   "GroupRecord",
+  "MemRecord",
   "NodeCache",
   "NodeTable",
   "Origin",
+  "Profile",
   "Program",
+  "RangeRecord",
   "Recording",
   "StepRecord",
+  "SyncRecord",
   "TraceFileError",
   "Tracker",
   "UnsupportedTinygrad",
@@ -67,9 +75,11 @@ __all__ = [
   "clang_missing",
   "context",
   "default_device",
+  "device_peaks",
   "disassemble",
   "env",
   "error_text",
+  "is_null_device",
   "is_snapshot",
   "lexer_name",
   "linear_uops",

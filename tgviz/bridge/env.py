@@ -55,8 +55,11 @@ from tinygrad.uop import ops  # noqa: E402
 
 if not DEV.device and os.environ.get("DEV"): DEV.value = os.environ["DEV"]  # tinygrad was imported before tgviz
 
-# tinygrad's exit hook writes rewrites.pkl and may start the VIZ server: tgviz never lets it run.
+# tinygrad's exit hooks write rewrites.pkl and profile.pkl and may start the VIZ server: tgviz never lets them run.
 if hasattr(ops, "print_match_stats"): atexit.unregister(ops.print_match_stats)
+from tinygrad import device as _device  # noqa: E402
+
+if hasattr(_device, "finalize_profile"): atexit.unregister(_device.finalize_profile)
 
 
 def restore_environment() -> None:

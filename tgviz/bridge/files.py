@@ -1,6 +1,7 @@
-"""Saving and opening trace files: tgviz's own and tinygrad's rewrites.pkl.
+"""Saving and opening trace files: tgviz's own, tinygrad's rewrites.pkl and its profile.pkl.
 
-Owns: the file format (a gzip of a pickled header, then the records and the UOp table), its version checks, checking a
+Owns: the file format (a gzip of a pickled header, then the records, the UOp table and the run's profile records), its
+version checks, checking a
 file's contents have the shapes a Recording reads, and pointing a trace's tinygrad source locations at this machine's
 tinygrad. Files are unpickled only through safe_pickle. It must not capture anything; what it reads is a Recording like
 any capture's.
@@ -20,11 +21,12 @@ from tinygrad.uop.ops import Ops
 
 from tgviz.bridge import safe_pickle
 from tgviz.bridge.env import SUPPORTED_TINYGRAD
+from tgviz.bridge.events import DeviceRecord, ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_profile_dump, profile_of
 from tgviz.bridge.records import GroupRecord, Recording, StepRecord, groups_from
 from tgviz.bridge.safe_pickle import Refused
 
-TRACE_FORMAT, TRACE_VERSION = "tgviz-trace", 2
-_READS_VERSIONS = (1, 2)                    # version 1 had no source lines
+TRACE_FORMAT, TRACE_VERSION = "tgviz-trace", 3
+_READS_VERSIONS = (1, 2, 3)                 # version 1 had no source lines, version 2 no profile records
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -34,9 +36,10 @@ class TraceFileError(ValueError):
 
 def save_recording(path: str | os.PathLike, rec: Recording, meta: dict[str, Any]) -> None:
   """Write rec to path: gzip of a pickled header (format, version, tinygrad version and meta), then the records and the
-  UOp table (plain fields, as tinygrad's VIZ pickles them) and the rendered lines' UOps; the kernels' run times in the header."""
+  UOp table (plain fields, as tinygrad's VIZ pickles them), the rendered lines' UOps and the run's profile records; the
+  kernels' run times in the header."""
   header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, "runs": rec.runs, **meta}
-  try: body = pickle.dumps((rec.groups, rec.uop_fields, rec.lines), protocol=pickle.HIGHEST_PROTOCOL)
+  try: body = pickle.dumps((rec.groups, rec.uop_fields, rec.lines, rec.profile), protocol=pickle.HIGHEST_PROTOCOL)
   except Exception as e: raise TraceFileError(f"this trace cannot be saved: {type(e).__name__}: {e}") from e
   with gzip.open(path, "wb", compresslevel=6) as f:
     pickle.dump(header, f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -44,11 +47,11 @@ def save_recording(path: str | os.PathLike, rec: Recording, meta: dict[str, Any]
 
 
 def load_recording(path: str | os.PathLike, trusted: bool = False) -> tuple[Recording, dict[str, Any]]:
-  """Read a trace file: one saved by tgviz (see save_recording), or tinygrad's own tracking dump, the rewrites.pkl that
-  ``VIZ=-1`` (or TRACK_MATCH_STATS=2) writes at exit. Returns the recording and the header's meta (device, error,
-  traceback, env). The file is unpickled with safe_pickle, which runs nothing from it (trusted: with plain pickle, for a
-  tinygrad dump that holds more than a trace should). Raises TraceFileError for anything else, OSError when the file
-  cannot be read."""
+  """Read a trace file: one saved by tgviz (see save_recording), or tinygrad's own dumps: the rewrites.pkl that ``VIZ=-1``
+  (or TRACK_MATCH_STATS=2) writes at exit, or the profile.pkl of ``PROFILE=1`` (a trace of the run without rewrites).
+  Returns the recording and the header's meta (device, error, traceback, env). The file is unpickled with safe_pickle,
+  which runs nothing from it (trusted: with plain pickle, for a tinygrad dump that holds more than a trace should).
+  Raises TraceFileError for anything else, OSError when the file cannot be read."""
   with open(path, "rb") as f: magic = f.read(2)
   if magic == _GZIP_MAGIC: return _load_saved(path, trusted)
   try:
@@ -58,10 +61,11 @@ def load_recording(path: str | os.PathLike, trusted: bool = False) -> tuple[Reco
                          "If it is tinygrad's own dump of a run you trust, open it trusting it: tgviz.load(path, trusted=True), "
                          "or tgviz open --trust") from None
   except Exception as e:
-    raise TraceFileError(f"{path} is neither a tgviz trace nor tinygrad's rewrites.pkl "
+    raise TraceFileError(f"{path} is neither a tgviz trace nor tinygrad's rewrites.pkl or profile.pkl "
                          f"(or one written by a tinygrad other than {SUPPORTED_TINYGRAD}): {type(e).__name__}: {e}") from e
+  if is_profile_dump(obj): return _load_profile(path, obj)
   if not isinstance(obj, ops.RewriteTrace):
-    raise TraceFileError(f"{path} holds a pickled {type(obj).__name__}, not a tgviz trace or tinygrad's rewrites.pkl")
+    raise TraceFileError(f"{path} holds a pickled {type(obj).__name__}, not a tgviz trace or tinygrad's rewrites.pkl or profile.pkl")
   try:
     groups = groups_from(obj.keys, obj.rewrites, {})
     _check(groups, obj.uop_fields, None)
@@ -70,6 +74,18 @@ def load_recording(path: str | os.PathLike, trusted: bool = False) -> tuple[Reco
                          f"{type(e).__name__}: {e}") from e
   device = ", ".join(dict.fromkeys(g.device for g in groups if g.device)) or "unknown device"
   return Recording(relocated(groups), obj.uop_fields), {"device": f"{device} (tinygrad's rewrites.pkl)"}
+
+
+def _load_profile(path: str | os.PathLike, events: list[Any]) -> tuple[Recording, dict[str, Any]]:
+  """tinygrad's profile.pkl: its events as a recording of the run alone (no rewrites)."""
+  try:
+    prof = profile_of(events, source="profile.pkl")
+    _check([], {}, None, None, None, prof)
+  except Exception as e:
+    raise TraceFileError(f"{path} is a tinygrad profile.pkl tgviz cannot read (tgviz reads those of tinygrad {SUPPORTED_TINYGRAD}): "
+                         f"{type(e).__name__}: {e}") from e
+  device = ", ".join(dict.fromkeys([x.device for x in prof.execs] + [x.device for x in prof.ranges])) or "unknown device"
+  return Recording([], {}, profile=prof), {"device": f"{device} (tinygrad's profile.pkl)"}
 
 
 def _load_saved(path: str | os.PathLike, trusted: bool) -> tuple[Recording, dict[str, Any]]:
@@ -87,19 +103,20 @@ def _load_saved(path: str | os.PathLike, trusted: bool) -> tuple[Recording, dict
         raise TraceFileError(f"{path} was saved with tinygrad {tv}; this tgviz reads traces of tinygrad {SUPPORTED_TINYGRAD} "
                              f"(its graphs are tinygrad UOps): open it where tinygrad=={tv} and a tgviz for it are installed")
       with Context(DEBUG=0): body = safe_pickle.load(f, trusted)
-      if not isinstance(body, tuple) or len(body) != (2 if v == 1 else 3): raise ValueError("unexpected contents")
-      groups, fields, *lines = body
+      if not isinstance(body, tuple) or len(body) != v + 1: raise ValueError("unexpected contents")
+      groups, fields, *rest = body
+      lines, profile = [*rest, None, None][:2]
       meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad", "runs")}
-      _check(groups, fields, lines[0] if lines else None, header.get("runs"), meta)
+      _check(groups, fields, lines, header.get("runs"), meta, profile)
   except TraceFileError: raise
   except Refused as e:
     raise TraceFileError(f"{path} names {e}, which a tgviz trace never holds: refused, and nothing in the file was run "
                          "(a file made to run code when opened?)") from None
   except Exception as e: raise TraceFileError(f"{path} is not a readable tgviz trace: {type(e).__name__}: {e}") from e
-  return Recording(relocated(groups), fields, lines[0] if lines else None, header.get("runs")), meta
+  return Recording(relocated(groups), fields, lines, header.get("runs"), profile), meta
 
 
-def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = None) -> None:
+def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = None, profile: Any = None) -> None:
   """That what a file held has the shapes a Recording reads (a damaged file fails here, not later in a picture):
   ValueError saying what is wrong."""
   def need(ok: bool, what: str) -> None:
@@ -123,6 +140,18 @@ def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = N
     err = meta.get("error")
     need(err is None or (isinstance(err, tuple) and len(err) == 2 and all(isinstance(x, str) for x in err)), "the error")
     need(isinstance(meta.get("traceback"), (str, type(None))) and isinstance(meta.get("env", {}), (dict, type(None))), "the header")
+  if profile is not None:
+    p = profile
+    need(isinstance(p, Profile) and all(isinstance(x, (int, float)) for x in (p.start, p.end, p.graphs)), "the profile")
+    for name, cls in (("execs", ExecRecord), ("ranges", RangeRecord), ("mem", MemRecord), ("syncs", SyncRecord), ("devices", DeviceRecord)):
+      need(isinstance(xs := getattr(p, name), list) and all(isinstance(x, cls) for x in xs), f"the profile's {name}")
+    need(all(isinstance(e.st, (int, float)) and isinstance(e.bufs, tuple) and all(isinstance(b, int) for b in e.bufs)
+             and isinstance(e.outs, tuple) and isinstance(e.ins, tuple) and isinstance(e.key, bytes) for e in p.execs), "a launch")
+    need(all(isinstance(r.st, (int, float)) and isinstance(r.en, (int, float)) for r in p.ranges), "a device span")
+    need(all(m.kind in ("alloc", "free") and isinstance(m.num, int) and isinstance(m.size, int) and isinstance(m.itemsize, int)
+             for m in p.mem), "a buffer event")
+    need(isinstance(p.views, dict) and isinstance(p.progs, dict) and isinstance(p.jits, list) and isinstance(p.mem_before, dict),
+         "the profile's tables")
 
 
 def relocated(groups: list[GroupRecord]) -> list[GroupRecord]:

@@ -1,9 +1,9 @@
 """What a capture or a trace file holds, as records a Trace owns.
 
 Owns: StepRecord, GroupRecord, Origin, Program and Recording (tinygrad's tracking table of plain UOp fields, rebuilt
-into UOps when looked at), reading tinygrad's tracked groups into records, and the names tinygrad gives its steps.
-It never patches tinygrad and never keeps a live UOp or Buffer strongly: a Trace must change no refcount tinygrad
-relies on.
+into UOps when looked at; the run's profile records, events.Profile), reading tinygrad's tracked groups into records,
+and the names tinygrad gives its steps. It never patches tinygrad and never keeps a live UOp or Buffer strongly: a
+Trace must change no refcount tinygrad relies on.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from tinygrad.renderer import Renderer
 from tinygrad.uop import ops
 from tinygrad.uop.ops import Ops, UOp, UOpMetaClass
 
+from tgviz.bridge.events import Profile
 from tgviz.bridge.replay import Replayer
 from tgviz.bridge.uops import node_key
 
@@ -118,10 +119,11 @@ class Recording:
   REPLAYERS = 8                             # steps whose replayed graphs are kept (most recently used)
 
   def __init__(self, groups: list[GroupRecord], uop_fields: dict[int, tuple], lines: dict[str, list[tuple[int, ...]]] | None = None,
-               runs: dict[bytes, list[float]] | None = None):
+               runs: dict[bytes, list[float]] | None = None, profile: Profile | None = None):
     self.groups, self.uop_fields = groups, uop_fields
     self.lines = lines  # rendered source -> per line, the trace numbers of its UOps; None: no line data (rewrites.pkl)
     self.runs = {} if runs is None else runs      # key of a kernel's SOURCE UOp -> device seconds of each launch (KernelTimer)
+    self.profile = profile  # the run: tinygrad's profile events as records (None: a trace without them, e.g. rewrites.pkl)
     # rebuilt UOps, held weakly: a rebuilt UOp is the live one while tinygrad still holds it (hash-consing), and a
     # strong cache would then keep its Buffer alive (tinygrad's ops.buffers is keyed weakly by the BUFFER UOp)
     self._uops = _WeakUOps()

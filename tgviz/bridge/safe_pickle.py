@@ -18,12 +18,15 @@ from tinygrad.helpers import Target
 from tinygrad.renderer import Renderer
 
 # module -> the names in it a trace may hold: found in the traces of every example, of model-sized training steps, of
-# NULL devices' renderers, and in tinygrad's own rewrites.pkl of the same runs
+# NULL devices' renderers, and in tinygrad's own rewrites.pkl and profile.pkl of the same runs
 ALLOWED: dict[str, tuple[str, ...]] = {
+  "decimal": ("Decimal",),                  # tinygrad's profile timestamps
+  "tgviz.bridge.events": ("DeviceRecord", "ExecRecord", "MemRecord", "Profile", "RangeRecord", "SyncRecord"),
   "tgviz.bridge.records": ("GroupRecord", "StepRecord", "Origin"),
   "tinygrad.codegen.opt": ("Opt", "OptOps"),
+  "tinygrad.device": ("ProfileDeviceEvent", "ProfileGraphEntry", "ProfileGraphEvent", "ProfileProgramEvent"),
   "tinygrad.dtype": ("AddrSpace", "ConstFloat", "DType", "InvalidType"),
-  "tinygrad.helpers": ("Metadata", "Target", "TracingKey"),
+  "tinygrad.helpers": ("Metadata", "ProfilePointEvent", "ProfileRangeEvent", "Target", "TracingKey"),
   "tinygrad.renderer": ("Estimates",),
   "tinygrad.schedule.indexing": ("BufferizeOpts",),
   "tinygrad.uop": ("Ops",),

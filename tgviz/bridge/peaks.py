@@ -1,0 +1,114 @@
+"""A device's peak compute and memory bandwidth, as tinygrad's own kernels reach them: measured once, cached per device.
+
+Owns: the small benchmark (a big float32 matmul for FLOP/s, a big elementwise copy for bytes/s, each grown until it runs
+long enough to time, timed by the device as a capture times launches: recorders.KernelTimer), the device's identity it
+is cached under, and the cache, a JSON file in the user's cache folder (``TGVIZ_CACHE_DIR``, else
+``$XDG_CACHE_HOME/tgviz``, else ``~/.cache/tgviz``). It never runs inside a capture (the benchmark would land in the
+trace) and knows nothing of traces.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import platform
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tinygrad.helpers import Context
+
+from tgviz.bridge.env import SUPPORTED_TINYGRAD
+from tgviz.bridge.events import is_null_device
+from tgviz.bridge.profiler import running
+from tgviz.bridge.recorders import KernelTimer
+
+CACHE_FILE = "device_peaks.json"
+MATMUL_SECONDS, COPY_SECONDS = 0.02, 0.005   # a benchmark grows until one run takes this long
+MAX_MATMUL, MAX_COPY = 4096, 1 << 28          # ... or reaches this size (elements: n of n x n, floats copied)
+
+
+def cache_dir(where: str | os.PathLike | None = None) -> Path:
+  """Where the peaks are cached: where, else TGVIZ_CACHE_DIR, else $XDG_CACHE_HOME/tgviz, else ~/.cache/tgviz."""
+  if where is not None: return Path(where)
+  if (d := os.environ.get("TGVIZ_CACHE_DIR")): return Path(d)
+  return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tgviz"
+
+
+def identity(device: str) -> str:
+  """The key a device's peaks are cached under: tinygrad's device, its runtime class and the hardware's name (or a hash of
+  its architecture string), and the machine."""
+  from tinygrad import Device
+  dev = Device[device]
+  what = getattr(dev, "device_name", "") or hashlib.sha1(str(dev.arch or "").encode()).hexdigest()[:12]
+  return f"{dev.device} {type(dev).__name__} {what} on {platform.node()}"
+
+
+def _device_seconds(timer: KernelTimer) -> float:
+  return sum(sum(v) for v in timer.runs.values())
+
+
+def _best(fn: Any, timer: KernelTimer, reps: int = 3) -> float:
+  """The least device time of reps runs of fn (its kernels' launches together)."""
+  best = float("inf")
+  for _ in range(reps):
+    before = _device_seconds(timer)
+    fn()
+    best = min(best, _device_seconds(timer) - before)
+  return best
+
+
+def measure(device: str) -> dict[str, Any]:
+  """Run the benchmark on device: GFLOP/s of a float32 matmul and GB/s of an elementwise copy (x + 1: each element read
+  once and written once), the best of 3 runs at the first size that runs long enough to time."""
+  from tinygrad import Tensor
+  timer = KernelTimer()
+  with Context(DEBUG=0, BEAM=0), timer:
+    n = 256
+    while True:
+      a, b = (Tensor.ones(n, n, device=device).contiguous().realize() for _ in range(2))
+      s = _best(lambda a=a, b=b: (a @ b).realize(), timer)
+      if s >= MATMUL_SECONDS or n >= MAX_MATMUL: break
+      n *= 2
+    gflops = 2 * n ** 3 / s / 1e9
+    m = 1 << 22
+    while True:
+      x = Tensor.ones(m, device=device).contiguous().realize()
+      t = _best(lambda x=x: (x + 1).realize(), timer)
+      if t >= COPY_SECONDS or m >= MAX_COPY: break
+      m *= 4
+    gbs = 2 * m * 4 / t / 1e9
+  return {"gflops": gflops, "gbs": gbs, "how": f"float32 matmul {n}x{n}: {s * 1e3:.2f} ms; x+1 over {m * 4 / 2**20:.0f} MiB: {t * 1e3:.2f} ms",
+          "measured": datetime.date.today().isoformat(), "tinygrad": SUPPORTED_TINYGRAD}
+
+
+def _read(path: Path) -> dict[str, Any]:
+  try: data = json.loads(path.read_text())
+  except (OSError, ValueError): return {}
+  return data if isinstance(data, dict) else {}
+
+
+def device_peaks(device: str, where: str | os.PathLike | None = None, measure_now: bool = True) -> tuple[dict[str, Any] | None, str | None]:
+  """The device's peaks from the cache, else measured now (measure_now) and cached: a dict (device, gflops, gbs, how,
+  measured, cached), or None and why there is none."""
+  if is_null_device(device): return None, "a NULL device runs nothing: it has no peaks"
+  try: key = identity(device)
+  except Exception as e: return None, f"the device cannot be opened here ({type(e).__name__}: {e})"
+  path = cache_dir(where) / CACHE_FILE
+  got = _read(path).get(key)
+  if isinstance(got, dict) and isinstance(got.get("gflops"), (int, float)) and isinstance(got.get("gbs"), (int, float)):
+    return {"device": device, "gflops": float(got["gflops"]), "gbs": float(got["gbs"]), "how": str(got.get("how", "")),
+            "measured": str(got.get("measured", "")), "cached": True}, None
+  if not measure_now: return None, f"not measured yet (cached in {path})"
+  if running(): return None, "a capture is running: the peaks are measured outside one (call roofline() after the capture)"
+  found = measure(device)
+  try:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = _read(path)
+    data[key] = found
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f: json.dump(data, f, indent=1)
+    os.replace(f.name, path)
+  except OSError: pass  # an unwritable cache: measured again next time
+  return {"device": device, "gflops": found["gflops"], "gbs": found["gbs"], "how": found["how"], "measured": found["measured"],
+          "cached": False}, None
