@@ -254,3 +254,11 @@ def test_a_1000_step_tinyjit_training_loop():
   assert mem.peak > 0
   print(f"timeline of {len(tl)} launches and memory of {len(mem.buffers)} buffers built in {built * 1e3:.0f} ms")
   assert built < 0.5
+
+
+def test_profiling_can_be_left_out():
+  from tinygrad.helpers import cpu_events
+  before = len(cpu_events)
+  with tgviz.capture(profile=False) as trace: jit_loop(2)
+  assert kernel_launches(trace) > 0 and len(trace.timeline()) == 0 and trace.memory().peak == 0
+  assert len(cpu_events) == before

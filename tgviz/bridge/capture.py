@@ -86,8 +86,8 @@ class Tracker:
 
   Use as a context manager; ``recording`` is set on exit, also when the block raised."""
 
-  def __init__(self, device: str | None = None):
-    self.device = device
+  def __init__(self, device: str | None = None, profile: bool = True):
+    self.device, self.profile = device, profile
     self.recording: Recording | None = None
 
   def __enter__(self) -> Tracker:
@@ -112,7 +112,7 @@ class Tracker:
       stack.enter_context(self._origins)
       if default_device().upper().startswith("NULL"): stack.enter_context(SourceOnlyCompilers())
       stack.enter_context(self._timer)
-      stack.enter_context(self._profiler)                          # after KernelTimer: its launch times come from there
+      if self.profile: stack.enter_context(self._profiler)         # after KernelTimer: its launch times come from there
       # our own group first, so rewrites outside any tinygrad group land in this capture and nowhere else
       ops.add_trace_group(TracingKey("capture", tb=None))
       self._stack = stack.pop_all()

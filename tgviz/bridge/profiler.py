@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import time
 import weakref
 from typing import Any
 
@@ -117,7 +118,7 @@ class Profiler(Patch):
       try: return track_stats(ctx, call, st, ets)
       finally:
         if (added := len(events) - n) > 0:
-          wall, ast, key, prog = float(perf_counter_us() - st), call.src[0], b"", b""
+          wall, ast, key, prog = time.perf_counter_ns() / 1e3 - float(st), call.src[0], b"", b""
           if ast.op is Ops.PROGRAM:
             kind, prog = "kernel", ast.key
             key = progs.get(prog) or next((s.key for s in ast.src if s.op is Ops.SOURCE), b"")
