@@ -21,8 +21,8 @@ if TYPE_CHECKING:
   from tgviz.model import Kernel
 
 def _label(k: Kernel) -> str:
-  """The name a kernel is shown by (numbered where kernels of the trace share a name, where the model numbers them)."""
-  return getattr(k, "display_name", None) or k.name
+  """The name a kernel is shown by: numbered where kernels of the trace share a name (E_2 #1, E_2 #2)."""
+  return k.display_name
 
 
 LAUNCH_COLUMNS = ("lane", "name", "kind", "start_us", "duration_us", "kernel", "jit", "replay", "graph")  # Timeline.table
