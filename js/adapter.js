@@ -50,9 +50,21 @@ export class Adapter {
     return kept?.step ? /** @type {PictureMsg} */ (kept) : undefined;
   }
 
-  /** Select a step and a match of it (null: the whole step), in a view (the auto view unless given).
-   * @param {StepKey} step @param {number|null} match @param {View} [view] */
+  /** @returns {boolean} whether the raw graph is shown, not the folded one (the view's "raw:" prefix: picture.view_options) */
+  get raw() { return String(this.model.get("view") ?? "").startsWith("raw:"); }
+  /** A view in the mode shown (raw or folded): it stays as steps and views change. @param {View} view @returns {View} */
+  inMode(view) { return (this.raw ? "raw:" : "") + view.replace(/^raw:/, ""); }
+  /** Show the raw graph (true) or the folded one. @param {boolean} raw */
+  setRaw(raw) {
+    const view = String(this.model.get("view") ?? "auto").replace(/^raw:/, "");
+    this.model.set("view", (raw ? "raw:" : "") + view);
+    this.model.save_changes();
+  }
+
+  /** Select a step and a match of it (null: the whole step), in a view (the auto view unless given), raw or folded as
+   * shown. @param {StepKey} step @param {number|null} match @param {View} [view] */
   select(step, match, view = "auto") {
+    view = this.inMode(view);
     this.model.set("selected", step);
     this.model.set("match", match);
     this.model.set("view", view);
@@ -63,9 +75,9 @@ export class Adapter {
     this.model.set("match", match);
     this.model.save_changes();
   }
-  /** @param {View} view */
+  /** @param {View} view (raw or folded as shown) */
   setView(view) {
-    this.model.set("view", view);
+    this.model.set("view", this.inMode(view));
     this.model.save_changes();
   }
   /** A request to the kernel; whoever listens for requests hears it first. @param {FrontendMsg} msg */

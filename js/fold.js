@@ -6,6 +6,7 @@
 //   lanes        fold.lanes                                             laneClasses fold._classes
 //   masked       fold.masked                                            unitNode   fold._unit_node
 //   chunked      fold._chunks                                           cutLine    fold._cut
+//   heldBy       fold._held
 //   foldScene    fold.fold                                              drawnAs    fold.drawn_as
 // tests/test_js_parity.py holds them equal to the Python (the DOT text and SVG of folded pictures).
 
@@ -193,16 +194,20 @@ const cutLine = (f, s) => { const c = [...s]; return c.length <= f.line ? s : c.
 
 /** A node with these fields changed. @param {GNode} n @param {Partial<GNode>} over @returns {GNode} */
 const nodeWith = (n, over) => ({ key: n.key, op: n.op, family: n.family, label: n.label, dtype: n.dtype, intlike: n.intlike,
-                             text: n.text, inputs: n.inputs, shape: n.shape, holds: n.holds, ...over });
+                             text: n.text, inputs: n.inputs, shape: n.shape, holds: n.holds, heldOps: n.heldOps, ...over });
+
+/** fold._held: n holding these nodes (and their ops), where it holds more than itself. @param {Scene} scene @param {GNode} n
+ * @param {string[]} held @returns {GNode} */
+const heldBy = (scene, n, held) => (held.length > 1
+  ? nodeWith(n, { holds: held, heldOps: held.map((h) => /** @type {GNode} */ (scene.nodes.get(h)).op) }) : n);
 
 /** fold._unit_node: a unit as drawn, and its label lines after the first. @param {FoldConfig} f @param {Scene} scene
  * @param {Analysis} a @param {string} k @returns {[GNode, string[]]} */
 function unitNode(f, scene, a, k) {
   const n = /** @type {GNode} */ (scene.nodes.get(k)), held = /** @type {string[]} */ (a.holds.get(k));
-  const holds = held.length > 1 ? held : [];
   if (a.ops.has(k)) {
     const tail = [...chunked(f, stripParens(/** @type {string} */ (a.text.get(k)))), n.dtype + (held.length > 1 ? ` · ${held.length} uops` : "")];
-    return [nodeWith(n, { label: tail, text: null, holds }), tail];
+    return [heldBy(scene, nodeWith(n, { label: tail, text: null }), held), tail];
   }
   const extra = [];
   for (const [j, i] of n.inputs.entries()) {
@@ -211,7 +216,7 @@ function unitNode(f, scene, a, k) {
   const named = n.text !== null && a.text.has(k) && !n.label.includes(n.text);
   if (!extra.length && !named) return [n, n.label.slice(1)];
   const label = [named ? cutLine(f, `${n.op} ${n.text}`) : n.label[0], ...n.label.slice(1), ...extra];
-  return [nodeWith(n, { label, holds }), label.slice(1)];
+  return [heldBy(scene, nodeWith(n, { label }), held), label.slice(1)];
 }
 
 /** fold.fold: the folded view of a scene (before focus and the fan-in cap). @param {FoldConfig} f @param {Scene} scene
@@ -236,7 +241,7 @@ export function foldScene(f, scene) {
     const tail = a.ops.has(k) ? [...chunked(f, masked(group.map((u) => stripParens(/** @type {string} */ (a.text.get(u)))))), rep.dtype]
       : tails[0].map((_, i) => masked(tails.map((t) => (i < t.length ? t[i] : ""))));
     const held = [...new Set(units.flatMap(([n]) => (n.holds.length ? n.holds : [n.key])))];
-    nodes.set(k, nodeWith(rep, { label: [`×${group.length} ${rep.op}`, ...tail], text: null, holds: held }));
+    nodes.set(k, heldBy(scene, nodeWith(rep, { label: [`×${group.length} ${rep.op}`, ...tail], text: null }), held));
     for (const u of group) drawn.set(u, k);
   }
   const at = (/** @type {string} */ u) => /** @type {string} */ (drawn.get(u));

@@ -1,4 +1,5 @@
-// The keyboard, only while the widget has focus: ↑/↓ step, ←/→ match, Home/End first/last match, f fit, 1 one-to-one,
+// The keyboard, only while the widget has focus: ↑/↓ step, ←/→ match, Home/End first/last match, r raw graph, f fit,
+// 1 one-to-one,
 // z zoom to the change, / the filter, Escape back to the notebook; no other key reaches the notebook meanwhile.
 
 /** @typedef {import("./ui.js").Ui} Ui */

@@ -11,9 +11,9 @@
 // tests/test_js_parity.py holds them equal to the Python (DOT text and SVG bytes) on the tests' workloads.
 
 /** A drawn node (graph.Node): its key, op, op family and label lines (the first is the op), what folding reads (dtype,
- * intlike, text, inputs, shape: see graph.Node) and, for a folded node, the keys it holds.
+ * intlike, text, inputs, shape: see graph.Node) and, for a folded node, the keys it holds and their ops.
  * @typedef {{key:string, op:string, family:string, label:string[], dtype:string, intlike:boolean, text:string|null,
- *   inputs:(string|[string, string|null])[], shape:string, holds:string[]}} GNode */
+ *   inputs:(string|[string, string|null])[], shape:string, holds:string[], heldOps:string[]}} GNode */
 /** A drawable graph (graph.Graph). @typedef {{nodes:Map<string,GNode>, edges:[string,string][], root:string}} Graph */
 /** The Python side's drawing constants (tgviz.report.config). @typedef {{style:string, families:[string,string][],
  *   marks:string[], charW:number, lineH:number, pad:number, fastAbove:number, maxFanIn:number, focusHops:number,
@@ -270,7 +270,7 @@ function nodeSvg(c, side, n, mark, [x, y, w, h]) {
   const lines = n.label.map((ln, i) => `<tspan x="${c.pad}" y="${fmt(c.pad + (i + 0.85) * c.lineH, 1)}">${text(ln)}</tspan>`).join("");
   const title = n.label.join("\n") + (mark ? `\n[${mark}]` : "") + (holds.length ? `\n[folded: ${holds.length} UOps]` : "");
   return `<g class=${attr(cls)} id=${attr(`${side}-${n.key}`)} data-node=${attr(n.key)} data-op=${attr(n.op)}` +
-    (holds.length ? ` data-holds=${attr(holds.join(" "))}` : "") + " " +
+    (holds.length ? ` data-holds=${attr(holds.join(" "))} data-held-ops=${attr(n.heldOps.join(" "))}` : "") + " " +
     `transform="translate(${fmt(x - w / 2, 1)},${fmt(y - h / 2, 1)})"><title>${text(title)}</title>` +
     `<rect width="${fmt(w, 1)}" height="${fmt(h, 1)}" rx="3"/><text>${lines}</text></g>`;
 }

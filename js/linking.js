@@ -2,7 +2,8 @@
 // hovered code line outlines the UOps behind it in the graph (where the graph shown has none of them, the status line
 // says to click); a clicked line stays marked and opens the graph the renderer consumed where this graph does not draw
 // them, built around them (a partial view of a big graph holds them) and zoomed to them; a line with no UOp says so.
-// Node keys come from Python (the SVG's data-node, the kernel's per-line keys) and are only compared here.
+// Node keys come from Python (the SVG's data-node, the kernel's per-line keys) and are only compared here; a UOp inside
+// a folded node (tgviz.fold: its data-holds) is found as that node.
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./adapter.js").Adapter} Adapter */
@@ -12,16 +13,20 @@
 
 const LINE_HINT = "this line's UOps are not in this graph: click the line to open the codegen graph where they are";
 
+/** The nodes drawn as key, or folded nodes that hold it. @param {ParentNode} stage @param {string} key */
+const nodesOf = (stage, key) => stage.querySelectorAll(`g.node[data-node="${CSS.escape(key)}"], g.node[data-holds~="${CSS.escape(key)}"]`);
+
 /** Mark a node on both sides, its inputs and its users (from the SVG's edges). @param {HTMLElement} stage @param {string|null} key */
 function highlight(stage, key) {
   for (const n of stage.querySelectorAll(".hl, .hl-in, .hl-out")) n.classList.remove("hl", "hl-in", "hl-out");
   if (key === null) return;
-  const mark = (/** @type {string} */ k, /** @type {string} */ cls) => {
-    for (const n of stage.querySelectorAll(`g.node[data-node="${CSS.escape(k)}"]`)) n.classList.add(cls);
-  };
+  const mark = (/** @type {string} */ k, /** @type {string} */ cls) => { for (const n of nodesOf(stage, k)) n.classList.add(cls); };
   mark(key, "hl");
-  for (const e of stage.querySelectorAll(`path.edge[data-to="${CSS.escape(key)}"]`)) mark(/** @type {string} */ (e.getAttribute("data-from")), "hl-in");
-  for (const e of stage.querySelectorAll(`path.edge[data-from="${CSS.escape(key)}"]`)) mark(/** @type {string} */ (e.getAttribute("data-to")), "hl-out");
+  const at = new Set([...nodesOf(stage, key)].map((n) => /** @type {string} */ (n.getAttribute("data-node"))));  // (a fold holding it)
+  for (const k of at) {
+    for (const e of stage.querySelectorAll(`path.edge[data-to="${CSS.escape(k)}"]`)) mark(/** @type {string} */ (e.getAttribute("data-from")), "hl-in");
+    for (const e of stage.querySelectorAll(`path.edge[data-from="${CSS.escape(k)}"]`)) mark(/** @type {string} */ (e.getAttribute("data-to")), "hl-out");
+  }
 }
 
 /** Mark the nodes behind a code line (or none) in the graph shown; returns how many were marked. @param {HTMLElement} stage
@@ -29,7 +34,7 @@ function highlight(stage, key) {
 function markLineNodes(stage, keys) {
   for (const n of stage.querySelectorAll(".hl-line")) n.classList.remove("hl-line");
   let marked = 0;
-  for (const k of keys) for (const n of stage.querySelectorAll(`g.node[data-node="${CSS.escape(k)}"]`)) { n.classList.add("hl-line"); marked++; }
+  for (const k of keys) for (const n of nodesOf(stage, k)) { n.classList.add("hl-line"); marked++; }
   return marked;
 }
 
@@ -65,8 +70,8 @@ export function linking(ui, state, view, select) {
   /** the status line's text before the line hint replaced it */
   let statusBefore = "";
 
-  /** The node drawn as key in the graph shown, if any. @param {string} key */
-  const drawnNode = (key) => ui.stage.querySelector(`g.node[data-node="${CSS.escape(key)}"]`);
+  /** The node drawn as key (or folded into one) in the graph shown, if any. @param {string} key */
+  const drawnNode = (key) => nodesOf(ui.stage, key)[0];
   /** The UOps behind code line n (from 1), by node key. @param {number|null} n */
   const lineKeys = (n) => (n !== null && kernel?.lines ? kernel.lines[n - 1] || [] : []);
   /** Whether a line's UOps are drawn in the codegen graph only, another step than the one shown. @param {string[]} keys */

@@ -1,6 +1,7 @@
 // The node panel (a clicked node: its op, label or dtype, arg and tag, sources, the matches that made or replaced it,
 // its history, tinygrad's Python) and the rules tab (every pattern that fired); their links go to steps, matches, nodes.
 import { h } from "./dom.js";
+import { heldList } from "./held.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./protocol.js").StepKey} StepKey */
@@ -42,6 +43,8 @@ export function showNode(ui, msg, pick, jump, go) {
       ...msg.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },
                                                      [...historyText(e, other(e)), " ", link(e.title, () => go(e.step, e.match))]))])] : []),
     ...(msg.python ? [h("details", {}, [h("summary", {}, ["as tinygrad Python"]), h("pre", {}, [msg.python])])] : []));
+  const held = heldList(ui, msg.key);  // a folded node: what it holds
+  if (held) ui.nodePanel.append(held);
   ui.nodePanel.hidden = false;
 }
 

@@ -56,7 +56,7 @@ export function graphOf(rows, contents, root) {
       const info = contents[rows[s][5]][2];
       return /** @type {[string, string|null]} */ ([info[0], rows[s][2][0] === "CONST" ? info[2] : null]);
     });
-    nodes.set(key, { key, op: label[0], family, label, dtype, intlike, text, inputs, shape, holds: [] });
+    nodes.set(key, { key, op: label[0], family, label, dtype, intlike, text, inputs, shape, holds: [], heldOps: [] });
   }
   return { nodes, edges: [...edges.values()], root: rows[root][0] };
 }

@@ -24,6 +24,7 @@ export function buildUi() {
     one: h("button", { class: "tgviz-one", title: "one SVG pixel per screen pixel (1)" }, ["1:1"]),
     zoomChange: h("button", { class: "tgviz-zoom-change", title: "zoom to what changed (z)" }, ["zoom to change"]),
     full: h("button", { class: "tgviz-full", title: "lay out the whole graph (may be slow)" }, ["full graph"]),
+    raw: h("button", { class: "tgviz-raw tgviz-needs-kernel", title: "the raw graph: every UOp, nothing folded (r)" }, ["raw"]),
     exportBtn: h("button", { class: "tgviz-export", title: "save the current view as SVG" }, ["Export SVG"]),
     toggleTree: h("button", { class: "tgviz-toggle-tree", title: "hide or show the step tree" }),
     toggleCode: h("button", { class: "tgviz-toggle-code", title: "hide or show the code panel" }),
@@ -50,7 +51,7 @@ export function buildUi() {
                                                       ui.busiest, ui.rulesBtn]), ui.tree, ui.rules]);
   const centre = h("div", { class: "tgviz-centre" }, [
     ui.title, h("div", { class: "tgviz-controls" }, [ui.toggleTree, ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one,
-                                                      ui.zoomChange, ui.full, ui.exportBtn, ui.toggleCode]),
+                                                      ui.zoomChange, ui.full, ui.raw, ui.exportBtn, ui.toggleCode]),
     ui.staticNote, ui.banner, ui.canvas, ui.matchBox, ui.nodePanel, ui.status]);
   const right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.origins, ui.linesNote, ui.code, ui.stack]);
   const main = h("div", { class: "tgviz-main" }, [left, ui.dragTree, centre, ui.dragCode, right]);

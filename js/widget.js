@@ -93,6 +93,7 @@ function render({ model, el }) {
     const sameStep = shown !== null && shown.step === msg.step && ui.stage.querySelector("svg");
     shown = { step: msg.step, match: msg.match, view: msg.view };
     ui.stage.innerHTML = msg.svg;  // SVG built by tgviz.layout: every text is escaped there
+    ui.raw.classList.toggle("active", msg.view.startsWith("raw:"));  // raw, or folded (tgviz.fold)
     ui.stage.dataset.step = msg.step;
     ui.stage.dataset.match = msg.match === null ? "" : String(msg.match);
     showDetails(ui, msg, group !== shownGroup, select);  // first: its banner and pattern line take the canvas's room
@@ -185,6 +186,9 @@ function render({ model, el }) {
   ui.one.addEventListener("click", view.oneToOne);
   ui.zoomChange.addEventListener("click", view.toChange);
   ui.full.addEventListener("click", () => state.setView("full"));
+  const toggleRaw = () => state.setRaw(!state.raw);  // the raw graph, or folded again
+  ui.raw.addEventListener("click", toggleRaw);
+  ui.root.addEventListener("tgviz-open-raw", (ev) => { links.pickNext(/** @type {CustomEvent<string>} */ (ev).detail); state.setRaw(true); });
   ui.exportBtn.addEventListener("click", () => { ui.status.textContent = "exporting…"; state.send({ type: "export" }); });
   ui.rulesBtn.addEventListener("click", () => {
     const open = ui.rules.hidden;
@@ -196,7 +200,7 @@ function render({ model, el }) {
   const stopKeys = keys(ui, {
     ArrowUp: () => moveStep(-1), ArrowDown: () => moveStep(1), ArrowLeft: () => stepMatch(-1), ArrowRight: () => stepMatch(1),
     Home: () => { if (lastMatch() >= 0) setMatch(0); }, End: () => { if (lastMatch() >= 0) setMatch(lastMatch()); },
-    f: view.fit, 1: view.oneToOne, z: view.toChange, "/": () => ui.filter.focus() });
+    f: view.fit, 1: view.oneToOne, z: view.toChange, r: toggleRaw, "/": () => ui.filter.focus() });
 
   state.onSelected(tree.markSelected);
   kernelTable(ui, state.kernels, select);

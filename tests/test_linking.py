@@ -219,7 +219,8 @@ def test_a_code_line_opens_a_view_built_around_its_uops(cnn_trace):
   empty = next(n for n, keys in enumerate(lines, 1) if not keys)
   assert "around what changed" in P.picture_message(cnn_trace, P.step_key(step), view=f"raw:line:{empty}")["message"]
   folded = P.picture_message(cnn_trace, P.step_key(step), view=f"line:{n}")
-  held = set(re.findall(r'data-node="([0-9a-f]+)"', folded["svg"])) | {k for h in re.findall(r'data-holds="([0-9a-f ]+)"', folded["svg"]) for k in h.split()}
+  held = set(re.findall(r'data-node="([0-9a-f]+)"', folded["svg"]))
+  held |= {k for h in re.findall(r'data-holds="([0-9a-f ]+)"', folded["svg"]) for k in h.split()}
   drawable = set(tg.to_graph(step.before()).nodes)  # (the rest are constants, in their users' labels raw or folded)
   assert not folded["partial"] and all(set(lines[m - 1]) & drawable <= held for m in statements)
   with pytest.raises(ValueError, match="auto, full or line:N"): P.picture_message(cnn_trace, P.step_key(step), view="sideways")

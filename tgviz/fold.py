@@ -20,6 +20,7 @@ Two folds:
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from tgviz.graph import Node
 from tgviz.layout import Scene
@@ -183,12 +184,17 @@ def _unit_node(scene: Scene, a: _Analysis, k: str) -> tuple[Node, list[str]]:
   n, held = scene.nodes[k], a.holds[k]
   if k in a.ops:
     tail = [*_chunks(strip_parens(a.text[k])), n.dtype + (f" · {len(held)} uops" if len(held) > 1 else "")]
-    return Node(k, n.op, n.family, tuple(tail), n.dtype, n.intlike, None, n.inputs, n.shape, tuple(held) if len(held) > 1 else ()), tail
+    return _held(scene, replace(n, label=tuple(tail), text=None), held), tail
   extra = [_cut(f"{scene.nodes[i].op}{j} {a.text[i]}") for j, i in enumerate(n.inputs) if isinstance(i, str) and i in a.hidden]
   named = n.text is not None and k in a.text and n.text not in n.label  # a leaf says the name expressions call it by
   if not extra and not named: return n, list(n.label[1:])
   label = (_cut(f"{n.op} {n.text}") if named else n.label[0], *n.label[1:], *extra)
-  return Node(k, n.op, n.family, label, n.dtype, n.intlike, n.text, n.inputs, n.shape, tuple(held) if len(held) > 1 else ()), list(label[1:])
+  return _held(scene, replace(n, label=label), held), list(label[1:])
+
+
+def _held(scene: Scene, n: Node, held: list[str] | tuple[str, ...]) -> Node:
+  """n holding these nodes (and their ops), where it holds more than itself."""
+  return replace(n, holds=tuple(held), held_ops=tuple(scene.nodes[h].op for h in held)) if len(held) > 1 else n
 
 
 def _cut(line: str) -> str:
@@ -220,8 +226,7 @@ def fold(scene: Scene) -> Scene:
       tail = [*_chunks(masked(texts)), rep.dtype]
     else: tail = [masked([t[i] if i < len(t) else "" for t in tails]) for i in range(len(tails[0]))]
     held = tuple(dict.fromkeys(h for n, _ in units for h in (n.holds or (n.key,))))
-    nodes[k] = Node(k, rep.op, rep.family, (f"×{len(group)} {rep.op}", *tail), rep.dtype, rep.intlike, None, rep.inputs,
-                    rep.shape, held)
+    nodes[k] = _held(scene, replace(rep, label=(f"×{len(group)} {rep.op}", *tail), text=None), held)
     for u in group: drawn[u] = k
   def side(es: set[tuple[str, str]]) -> set[tuple[str, str]]:
     return {(drawn[s], drawn[d]) for s, d in a.unit_edges(es) if drawn[s] != drawn[d]}

@@ -31,7 +31,8 @@ class Node:
   What folding (tgviz.fold, a view) reads: dtype (tinygrad's, without "dtypes."), intlike (a scalar integer or bool:
   what index arithmetic computes), text (how tinygrad renders the node alone: a constant, RANGE, SPECIAL, a variable;
   None where it needs its sources), inputs (every source in order), shape (op, dtype and arg with numbers blanked: what
-  lanes share). holds: a folded node's members (their keys, its own first); () for a node drawn as itself."""
+  lanes share). holds: a folded node's members (their keys, its own first) and held_ops their ops; () for a node drawn
+  as itself."""
   key: str
   op: str
   family: str
@@ -42,6 +43,7 @@ class Node:
   inputs: tuple[Input, ...] = ()
   shape: str = ""
   holds: tuple[str, ...] = ()
+  held_ops: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -306,12 +306,13 @@ STYLE = "".join(
 
 
 def _node_svg(side: str, n: Node, mark: str | None, box: tuple[float, float, float, float]) -> str:
-  """A node's group: data-node its key; a folded node (tgviz.fold) also says the keys it holds, in data-holds."""
+  """A node's group: data-node its key; a folded node (tgviz.fold) also says the keys it holds, in data-holds, and their
+  ops, in data-held-ops."""
   x, y, w, h = box
   cls = f"node fam-{n.family}" + (f" {mark}" if mark else "") + (" fold" if n.holds else "")
   lines = "".join(f'<tspan x="{PAD}" y="{PAD + (i + 0.85) * LINE_H:.1f}">{text(ln)}</tspan>' for i, ln in enumerate(n.label))
   title = "\n".join(n.label) + (f"\n[{mark}]" if mark else "") + (f"\n[folded: {len(n.holds)} UOps]" if n.holds else "")
-  holds = f" data-holds={attr(' '.join(n.holds))}" if n.holds else ""
+  holds = f" data-holds={attr(' '.join(n.holds))} data-held-ops={attr(' '.join(n.held_ops))}" if n.holds else ""
   return (f'<g class={attr(cls)} id={attr(f"{side}-{n.key}")} data-node={attr(n.key)} data-op={attr(n.op)}{holds} '
           f'transform="translate({x - w / 2:.1f},{y - h / 2:.1f})"><title>{text(title)}</title>'
           f'<rect width="{w:.1f}" height="{h:.1f}" rx="3"/><text>{lines}</text></g>')

@@ -15,6 +15,7 @@ from harness import ARTIFACTS, new_page
 
 import tgviz
 from tgviz import bridge as tg
+from tgviz import fold as F
 from tgviz import layout as L
 from tgviz import picture as PI
 from tgviz import protocol as P
@@ -87,27 +88,30 @@ def test_report_opens_offline_and_steps_through_every_match(report, page):
   assert not page.errors
 
 
-def _python_side(step, match):
-  """What tgviz.picture lays out for a selection: the DOT text and dot's plain output of it."""
-  scene = L.focus(L.cap_fan_in(PI.scene_of(step, match)), L.DEFAULT_MAX_NODES)
+def _python_side(step, match, fold=True):
+  """What tgviz.picture lays out for a selection (folded, or raw): the DOT text and dot's plain output of it."""
+  scene = PI.scene_of(step, match)
+  scene = L.focus(L.cap_fan_in(F.fold(scene) if fold else scene), L.DEFAULT_MAX_NODES)
   dot = L._dot(scene, fast=len(scene.nodes) > L.FAST_ABOVE)[0]
   return dot, L.run_dot(dot, "plain")
 
 
 def test_report_pictures_are_the_python_pictures(tutorial_trace, tmp_path, page):
-  """Every step of the tutorial (whole, first, middle and last match): the page writes the same DOT text, and from the
-  same layout the very same SVG bytes; graphviz-wasm and graphviz-pure lay out the same DOT alike on nearly all."""
+  """Every step of the tutorial (whole, first, middle and last match; folded, and every fifth raw too): the page writes
+  the same DOT text, and from the same layout the very same SVG bytes; graphviz-wasm and graphviz-pure lay out the same
+  DOT alike on nearly all."""
   tutorial_trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
   sels = [(s, m) for s in tutorial_trace.steps for m in ([None, 0, len(s.matches) // 2, len(s.matches) - 1] if s.matches else [None])]
+  sels = [(s, m, "auto") for s, m in sels] + [(s, m, "raw:auto") for s, m in sels[::5]]
   same_layout = 0
-  for step, m in sels:
-    dot, plain = _python_side(step, m)
-    py = P.picture_message(tutorial_trace, P.step_key(step), m)
-    own, given = page.evaluate("async ([s, m, plain]) => { const r = window.tgvizReport; "
-                               "return [await r.pictureMessage({step: s, match: m, view: 'auto'}), "
-                               "await r.pictureMessage({step: s, match: m, view: 'auto'}, plain)]; }", [P.step_key(step), m, plain])
+  for step, m, view in sels:
+    dot, plain = _python_side(step, m, fold=view == "auto")
+    py = P.picture_message(tutorial_trace, P.step_key(step), m, view)
+    own, given = page.evaluate("async ([s, m, v, plain]) => { const r = window.tgvizReport; "
+                               "return [await r.pictureMessage({step: s, match: m, view: v}), "
+                               "await r.pictureMessage({step: s, match: m, view: v}, plain)]; }", [P.step_key(step), m, view, plain])
     assert own["dot"] == dot, (step, m)
     assert given["svg"] == py["svg"], (step, m)
     assert (given["shown"], given["total"], given["partial"], given["message"]) == (py["shown"], py["total"], py["partial"], py["message"])
@@ -268,4 +272,37 @@ def test_big_steps_open_on_what_changed(cnn_trace, tmp_path, page):
   page.locator(".tgviz-filter").fill(snap.group.name)
   page.locator(f".tgviz-step[data-key='{P.step_key(snap)}']").click()
   assert shown(P.step_key(snap), "")["lowest_row_shown"], snap.path
+  assert not page.errors
+
+
+def test_report_folds_and_r_shows_the_raw_graph(report, page):
+  """The report opens folded (index arithmetic as expressions, lanes ×N: nodes with data-holds); r (or the raw button)
+  shows the raw graph, every UOp its own node, and kept while stepping; r again folds. A folded node's panel lists what
+  it holds, and a click on one opens the raw graph with that UOp picked."""
+  page.goto((report / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  count = lambda sel: page.locator(f".tgviz-stage svg g[data-side] {sel}").count()  # noqa: E731
+  folded, holding = count("g.node"), count("g.node[data-holds]")
+  assert holding > 0 and not page.locator(".tgviz-raw").evaluate("b => b.classList.contains('active')")
+  page.locator(".tgviz-title").click()
+  page.keyboard.press("r")
+  page.wait_for_function("() => !document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=20_000)
+  assert count("g.node") > folded and page.locator(".tgviz-raw").evaluate("b => b.classList.contains('active')")
+  page.keyboard.press("ArrowDown")  # another step: still raw
+  page.wait_for_function("() => document.querySelector('.tgviz-stage svg g.node') && "
+                         "!document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=20_000)
+  assert page.locator(".tgviz-raw").evaluate("b => b.classList.contains('active')")
+  page.keyboard.press("ArrowUp")
+  page.keyboard.press("r")
+  page.wait_for_function("() => document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=20_000)
+  page.keyboard.press("f")  # the whole graph in view: the folded node clicked below is on the canvas
+  fold = page.locator(".tgviz-stage svg g[data-side] g.node[data-holds]").first
+  held = fold.get_attribute("data-holds").split()
+  fold.click()
+  page.wait_for_selector(".tgviz-node-panel:not([hidden]) .tgviz-held", timeout=10_000)
+  assert f"folded: {len(held)} UOps" in page.locator(".tgviz-held").inner_text()
+  member = held[-1]
+  page.locator(f".tgviz-held [data-held='{member}']").click()
+  page.wait_for_selector(f".tgviz-stage svg g.node.hl[data-node='{member}']", timeout=20_000)
+  assert not page.locator(".tgviz-stage svg g.node[data-holds]").count()
   assert not page.errors
