@@ -92,7 +92,7 @@ function foldAnalysis(f, scene) {
     (expr.has(k) && us(k).every((u) => ops.has(u))) || (konst.has(k) && !us(k).some((u) => marks.has(u))))));
   /** @type {Map<string, string[]>} */
   const holds = new Map();
-  const hiddenIns = (/** @type {GNode} */ n) => [...n.inputs].reverse().filter((i) => typeof i === "string" && hidden.has(i));
+  const hiddenIns = (/** @type {GNode} */ n) => [...n.inputs].reverse().filter((i) => typeof i === "string" && hidden.has(i) && !konst.has(i));
   for (const [k, n] of nodes) {
     if (hidden.has(k)) continue;
     const held = [k], stack = hiddenIns(n);

@@ -104,15 +104,17 @@ class _Analysis:
     self.hidden = {k for k in self.text if self.users[k] and (
       (k in self.expr and all(u in self.ops for u in self.users[k])) or
       (k in self.const and not any(u in marks for u in self.users[k])))}
-    self.holds: dict[str, list[str]] = {}  # unit -> the nodes it stands for, itself first (hidden ones: depth first)
+    # unit -> the nodes it stands for, itself first (hidden ones, depth first; not the constants: like CONSTs, in labels)
+    self.holds: dict[str, list[str]] = {}
+    inside = self.hidden - self.const
     for k, n in nodes.items():
       if k in self.hidden: continue
-      held, stack = [k], [i for i in reversed(n.inputs) if isinstance(i, str) and i in self.hidden]
+      held, stack = [k], [i for i in reversed(n.inputs) if isinstance(i, str) and i in inside]
       while stack:
         h = stack.pop()
         if h in held: continue
         held.append(h)
-        stack.extend(i for i in reversed(nodes[h].inputs) if isinstance(i, str) and i in self.hidden)
+        stack.extend(i for i in reversed(nodes[h].inputs) if isinstance(i, str) and i in inside)
       self.holds[k] = held
     self.owners: dict[str, list[str]] = {}  # hidden node -> the units that hold it
     for u, held in self.holds.items():
@@ -235,6 +237,13 @@ def fold(scene: Scene) -> Scene:
                edges_after=side(scene.edges_after),
                on_before={d for k in scene.on_before for d in holders[k]}, on_after={d for k in scene.on_after for d in holders[k]},
                marks=dict(scene.marks))
+
+
+def constants(scene: Scene) -> set[str]:
+  """The nodes of a scene that folding writes into their users' labels (constants: a CAST of a constant, arithmetic of
+  constants), as to_graph writes CONSTs: no folded node holds them."""
+  a = _Analysis(scene)
+  return a.hidden & a.const
 
 
 def config() -> dict[str, object]:
