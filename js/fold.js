@@ -14,7 +14,7 @@
 /** @typedef {import("./layout.js").Scene} Scene */
 /** The drawing constants fold.py sends (tgviz.report.config). @typedef {{syms: Record<string, string>,
  *   precedence: Record<string, number>, exprOps: string[], weak: string[], laneOps: string[], gatherOps: string[],
- *   chainOps: string[], line: number, maxText: number}} FoldConfig */
+ *   chainOps: string[], listOps: string[], line: number, maxText: number}} FoldConfig */
 /** @typedef {{users: Map<string, string[]>, text: Map<string, string>, konst: Set<string>, expr: Set<string>,
  *   ops: Set<string>, hidden: Set<string>, holds: Map<string, string[]>, owners: Map<string, string[]>}} Analysis */
 
@@ -89,7 +89,8 @@ function foldAnalysis(f, scene) {
   }
   const us = (/** @type {string} */ k) => /** @type {string[]} */ (users.get(k));
   const hidden = new Set([...text.keys()].filter((k) => us(k).length && (
-    (expr.has(k) && us(k).every((u) => ops.has(u))) || (konst.has(k) && !us(k).some((u) => marks.has(u))))));
+    (expr.has(k) && us(k).every((u) => ops.has(u) || f.listOps.includes(/** @type {GNode} */ (nodes.get(u)).op)) && us(k).some((u) => ops.has(u))) ||
+    (konst.has(k) && !us(k).some((u) => marks.has(u))))));
   /** @type {Map<string, string[]>} */
   const holds = new Map();
   const hiddenIns = (/** @type {GNode} */ n) => [...n.inputs].reverse().filter((i) => typeof i === "string" && hidden.has(i) && !konst.has(i));

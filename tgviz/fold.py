@@ -35,6 +35,7 @@ LANE_OPS = frozenset({*EXPR_OPS, "EXP2", "LOG2", "SIN", "SQRT", "RECIPROCAL", "T
                       "PERMUTE", "EXPAND", "PAD", "FLIP"})  # the ops whose nodes can be lanes (not RANGE, PARAM, SINK, ...)
 GATHER_OPS = frozenset({"STACK", "GROUP", "SINK"})  # users that take lanes as they come: a vector of lanes, a group of stores
 CHAIN_OPS = frozenset({"ADD", "MUL", "MAX", "AND", "OR", "XOR"})  # a chain of one of these takes lanes one by one (a reduce)
+LIST_OPS = frozenset({"LINEAR"})  # a list of every UOp (the program, in order): it keeps no expression from folding
 LINE, MAX_LINES = 60, 4
 MAX_TEXT = LINE * MAX_LINES  # a longer expression is not one: its node is drawn as itself
 
@@ -102,7 +103,8 @@ class _Analysis:
     # hidden: absorbed into users that are all expressions, or a constant whose users are all unmarked (its text goes
     # into their labels)
     self.hidden = {k for k in self.text if self.users[k] and (
-      (k in self.expr and all(u in self.ops for u in self.users[k])) or
+      (k in self.expr and all(u in self.ops or nodes[u].op in LIST_OPS for u in self.users[k]) and
+       any(u in self.ops for u in self.users[k])) or
       (k in self.const and not any(u in marks for u in self.users[k])))}
     # unit -> the nodes it stands for, itself first (hidden ones, depth first; not the constants: like CONSTs, in labels)
     self.holds: dict[str, list[str]] = {}
@@ -249,7 +251,7 @@ def constants(scene: Scene) -> set[str]:
 def config() -> dict[str, object]:
   """What js/fold.js folds by (tgviz.report.config sends it): one source for both."""
   return {"syms": SYMS, "precedence": PRECEDENCE, "exprOps": sorted(EXPR_OPS), "weak": sorted(WEAK),
-          "laneOps": sorted(LANE_OPS), "gatherOps": sorted(GATHER_OPS), "chainOps": sorted(CHAIN_OPS), "line": LINE,
+          "laneOps": sorted(LANE_OPS), "gatherOps": sorted(GATHER_OPS), "chainOps": sorted(CHAIN_OPS), "listOps": sorted(LIST_OPS), "line": LINE,
           "maxText": MAX_TEXT}
 
 
