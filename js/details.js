@@ -1,5 +1,7 @@
 // The panels around a picture: the step's title, the match slider and the pattern that fired, the call stack, the
-// kernel's code with its Tensor operations (a schedule: the kernels compiled after it), and the kernel table above.
+// kernel's code with its Tensor operations (a schedule: the kernels compiled after it), and the kernel table (opened
+// over the columns, as wide as the widget). Kernels are named by their display name (Python's: "E_2 #2" where kernels
+// share a name).
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
 
@@ -33,7 +35,7 @@ export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg,
                            h("pre", {}, [`${info.file}:${info.line}\n\n${info.stack.join("\n")}`]));
   if (!kernelChanged) return;
   const k = msg.kernel;
-  ui.codeHead.textContent = k ? `${k.name} · ${k.device} (${k.renderer}) · global ${JSON.stringify(k.global_size)} · local ${JSON.stringify(k.local_size)}`
+  ui.codeHead.textContent = k ? `${k.label ?? k.name} · ${k.device} (${k.renderer}) · global ${JSON.stringify(k.global_size)} · local ${JSON.stringify(k.local_size)}`
                               : `${info.group}: no device code (${info.kind})`;
   ui.code.innerHTML = k ? k.html : "";  // pygments output: the source is escaped by pygments
   showOrigins(ui, k ? k.origins : []);
@@ -62,16 +64,26 @@ function showOrigins(ui, origins) {
   ui.origins.hidden = !origins.length;
 }
 
-/** The kernel table (sortable; a row opens the kernel's first step). @param {Ui} ui @param {KernelRow[]} kernels
- * @param {(key: StepKey) => void} select */
+/** The kernel table (sortable; a row opens the kernel's first step and closes the table), over the columns while open.
+ * @param {Ui} ui @param {KernelRow[]} kernels @param {(key: StepKey) => void} select */
 export function kernelTable(ui, kernels, select) {
   const dims = (/** @type {number[]|null} */ v) => (v ? `[${v.join(", ")}]` : "–");
   ui.kernels.hidden = !kernels.length;
-  ui.kernels.replaceChildren(h("summary", {}, [`kernel table (${kernels.length}): launch dimensions, tinygrad's estimates, measured time`]),
-    h("div", {}, [sortableTable([{ key: "name", label: "kernel" }, { key: "global_size", label: "global", fmt: dims },
+  const close = h("button", { class: "tgviz-sheet-close", title: "close (Escape)" }, ["×"]);
+  close.addEventListener("click", () => { ui.kernels.open = false; });
+  const sheet = h("div", { class: "tgviz-sheet" }, [h("div", { class: "tgviz-sheet-head" }, [
+    "per kernel: launch dimensions, tinygrad's estimates of FLOPs and bytes, launches and their measured time, the matches of its "
+    + "steps; click a header to sort, a row to open the kernel", close])]);
+  ui.kernels.replaceChildren(h("summary", { title: "per kernel: launch dimensions, tinygrad's estimates, measured time, matches" },
+                                [`kernel table (${kernels.length})`]), sheet);
+  // open: over the columns, from their top to the widget's foot
+  ui.kernels.addEventListener("toggle", () => { if (ui.kernels.open) sheet.style.top = `${ui.main.offsetTop}px`; });
+  sheet.append(sortableTable([{ key: "label", label: "kernel", title: "tinygrad's name; kernels that share one are numbered in compile order" },
+      { key: "global_size", label: "global", fmt: dims },
       { key: "local_size", label: "local", fmt: dims }, { key: "flops", label: "FLOPs", num: true, title: "tinygrad's estimate" },
       { key: "bytes", label: "bytes", num: true, title: "tinygrad's estimate of the bytes moved" },
       { key: "runs", label: "runs", num: true, title: "launches inside the capture" },
-      { key: "time_us", label: "time (µs)", num: true, title: "measured device time of its launches, in total" }],
-      kernels, (row) => select(row.step))]));
+      { key: "time_us", label: "time (µs)", num: true, title: "measured device time of its launches, in total" },
+      { key: "matches", label: "matches", num: true, title: "pattern matches in the kernel's rewrite steps, in total" }],
+      kernels, (row) => { ui.kernels.open = false; select(row.step); }));
 }

@@ -1,16 +1,22 @@
 // The keyboard, only while the widget has focus: ↑/↓ step, ←/→ match, Home/End first/last match, r raw graph, f fit,
 // 1 one-to-one,
-// z zoom to the change, / the filter, Escape back to the notebook; no other key reaches the notebook meanwhile.
+// z zoom to the change, m maximise, / the filter; Escape first closes what is open over the widget (the kernel table)
+// and un-maximises, then goes back to the notebook; no other key reaches the notebook meanwhile.
 
 /** @typedef {import("./ui.js").Ui} Ui */
 
 /** Listen for the widget's keys; returns the function that stops listening.
- * @param {Ui} ui @param {Record<string, () => void>} actions by KeyboardEvent.key */
-export function keys(ui, actions) {
+ * @param {Ui} ui @param {Record<string, () => void>} actions by KeyboardEvent.key
+ * @param {() => boolean} escape Escape's own work (close, un-maximise): true when it did some, and the widget keeps the focus */
+export function keys(ui, actions, escape) {
   // heard on the window before anything else (Notebook 7 takes the arrow keys on the document, before they reach here)
   const onKey = (/** @type {KeyboardEvent} */ ev) => {
     if (!ui.root.contains(/** @type {Node} */ (ev.target))) return;
-    if (ev.key === "Escape") { ui.root.blur(); return; }  // back to the notebook
+    if (ev.key === "Escape") {
+      if (escape()) { ev.preventDefault(); ev.stopPropagation(); ui.root.focus({ preventScroll: true }); }
+      else ui.root.blur();  // back to the notebook
+      return;
+    }
     if (ev.ctrlKey || ev.metaKey || ev.altKey || (ev.shiftKey && ev.key === "Enter")) return;  // the notebook's: run, save, ...
     ev.stopPropagation();  // no other key leaks into the notebook (a, b, m, d d ... would edit cells)
     const fn = ev.target === ui.filter ? undefined : actions[ev.key];

@@ -1,5 +1,7 @@
 // The node panel (a clicked node: its op, label or dtype, arg and tag, sources, the matches that made or replaced it,
 // its history, tinygrad's Python) and the rules tab (every pattern that fired); their links go to steps, matches, nodes.
+// The panel shows at once what the page holds (the node's label lines and its sources drawn in the SVG, the matches
+// that made or replaced it from the picture message); the kernel's (or the report's) node message fills in the rest.
 import { h } from "./dom.js";
 import { heldList } from "./held.js";
 
@@ -8,6 +10,23 @@ import { heldList } from "./held.js";
 /** @typedef {import("./protocol.js").NodeMsg} NodeMsg */
 /** @typedef {import("./protocol.js").HistoryEvent} HistoryEvent */
 /** @typedef {import("./protocol.js").RulesMsg} RulesMsg */
+/** @typedef {import("./protocol.js").PictureMsg} PictureMsg */
+/** What the page knows of a node before any message: its op and label lines, its sources drawn, the matches of the
+ * step that made or replaced it. @typedef {Pick<NodeMsg, "key"|"op"|"sources"|"created"|"replaced"> & {label: string[]}} PageNode */
+
+/** A node of the graph shown, from the SVG (data-node, data-op, its <title>'s label lines, the edges into it) and the
+ * picture message (node_matches); null where it is not drawn. @param {HTMLElement} stage @param {string} key
+ * @param {PictureMsg|null} msg @returns {PageNode|null} */
+export function pageNode(stage, key, msg) {
+  const q = (/** @type {string} */ k) => stage.querySelector(`g.node[data-node="${CSS.escape(k)}"]`);
+  const el = q(key);
+  if (!el) return null;
+  const lines = (el.querySelector(":scope > title")?.textContent ?? "").split("\n");
+  const from = [...new Set([...stage.querySelectorAll(`path.edge[data-to="${CSS.escape(key)}"]`)].map((e) => e.getAttribute("data-from") ?? ""))];
+  const [created, replaced] = msg?.node_matches?.[key] ?? [[], []];
+  return { key, op: el.getAttribute("data-op") ?? lines[0], label: lines.slice(1), created, replaced,
+           sources: from.filter(Boolean).map((k) => ({ key: k, label: q(k)?.getAttribute("data-op") ?? "?" })) };
+}
 
 /** One event of a node's life, in words. @param {HistoryEvent} e @param {Node|string} other the node it came from or
  * was replaced by (a link to it, or its op) @returns {(Node|string)[]} */
@@ -19,11 +38,13 @@ function historyText(e, other) {
   return ["gone after"];
 }
 
-/** The node panel: op, dtype, arg (the report: its label lines), tag, sources (click: go to it), the matches that made
- * or replaced it, its history (click: go there; on the node it came from: that node there), and the node as tinygrad's
- * Python. @param {Ui} ui @param {NodeMsg} msg @param {(key: string) => void} pick @param {(m: number) => void} jump
- * @param {(step: StepKey, match: number|null, node?: string) => void} go */
-export function showNode(ui, msg, pick, jump, go) {
+/** The node panel: op, dtype, arg (the report, and the page's own node: its label lines), tag, sources (click: go to
+ * it), the matches that made or replaced it, its history (click: go there; on the node it came from: that node there),
+ * and the node as tinygrad's Python. A page node (not a message): what the page holds, shown at once, `pending` saying
+ * what is still to come (its data-state "page"; a message's: "full"). @param {Ui} ui @param {NodeMsg|PageNode} msg
+ * @param {(key: string) => void} pick @param {(m: number) => void} jump
+ * @param {(step: StepKey, match: number|null, node?: string) => void} go @param {string} [pending] */
+export function showNode(ui, msg, pick, jump, go, pending = "") {
   const link = (/** @type {string} */ text, /** @type {() => void} */ fn, cls = "") => {
     const a = h("button", { class: `tgviz-link ${cls}`.trim() }, [text]);
     a.addEventListener("click", fn);
@@ -32,17 +53,21 @@ export function showNode(ui, msg, pick, jump, go) {
   const other = (/** @type {HistoryEvent} */ e) => (e.other_key ? link(e.other, () => go(e.step, e.match, e.other_key), "tgviz-other") : e.other);
   const matches = (/** @type {number[]} */ ms, /** @type {string} */ what) => ms.length
     ? [h("div", {}, [`${what} by match `, ...ms.flatMap((m, i) => [i ? ", " : "", link(String(m + 1), () => jump(m))])])] : [];
+  const full = "type" in msg ? msg : null;
   ui.nodePanel.replaceChildren(
-    h("div", { class: "tgviz-node-head" }, [h("b", {}, [msg.op]), ` ${[msg.dtype, msg.key].filter(Boolean).join(" · ")}`, link("×", () => pick(""))]),
-    msg.label ? h("div", {}, ["label ", h("code", {}, [msg.label.join(" · ")])]) : h("div", {}, ["arg ", h("code", {}, [msg.arg])]),
-    ...(msg.tag !== "None" ? [h("div", {}, ["tag ", h("code", {}, [msg.tag])])] : []),
+    h("div", { class: "tgviz-node-head" }, [h("b", {}, [msg.op]), ` ${[full?.dtype, msg.key].filter(Boolean).join(" · ")}`, link("×", () => pick(""))]),
+    msg.label ? h("div", {}, ["label ", h("code", {}, [msg.label.join(" · ")])]) : h("div", {}, ["arg ", h("code", {}, [full?.arg ?? ""])]),
+    ...(full && full.tag !== "None" ? [h("div", {}, ["tag ", h("code", {}, [full.tag])])] : []),
     h("div", {}, ["sources: ", ...(msg.sources.length ? msg.sources.flatMap((s, i) =>
-      [i ? ", " : "", link(s.label, () => pick(s.key))]) : ["none"])]),
+      [i ? ", " : "", link(s.label, () => pick(s.key))]) : [full ? "none" : "none drawn"])]),
     ...matches(msg.created, "made"), ...matches(msg.replaced, "replaced"),
-    ...(msg.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (why does this node exist?)",
-      ...msg.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },
+    ...(full?.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (why does this node exist?)",
+      ...full.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },
                                                      [...historyText(e, other(e)), " ", link(e.title, () => go(e.step, e.match))]))])] : []),
-    ...(msg.python ? [h("details", {}, [h("summary", {}, ["as tinygrad Python"]), h("pre", {}, [msg.python])])] : []));
+    ...(full?.python ? [h("details", {}, [h("summary", {}, ["as tinygrad Python"]), h("pre", {}, [full.python])])] : []),
+    ...(!full && pending ? [h("div", { class: "tgviz-pending" }, [pending])] : []));
+  ui.nodePanel.dataset.state = full ? "full" : "page";
+  ui.nodePanel.dataset.key = msg.key;
   const held = heldList(ui, msg.key);  // a folded node: what it holds
   if (held) ui.nodePanel.append(held);
   ui.nodePanel.hidden = false;

@@ -1,17 +1,33 @@
-// The widget's size and columns: the side panels' widths (dragged on their handles), hiding and showing them with
-// their buttons, and the widget's height (the user drags its corner); all kept for the browser session.
+// The widget's size and columns: the side panels' widths (dragged on their handles), collapsing them to a strip (a click
+// on the strip brings them back), the node panel docked in the code column, the rules tab widening the tree column,
+// maximising (the widget fills the browser window), and the widget's height (the user drags its corner); widths,
+// collapsed panels and the height are kept for the browser session.
+import { h } from "./dom.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 
-/** The side panels: widths dragged on their handles, hidden and shown with their buttons. @param {Ui} ui */
+const STRIP = "22px";  // a collapsed panel: a strip that brings it back
+
+/** The side panels: widths dragged on their handles, collapsed to a strip and brought back with their buttons (or a
+ * click on the strip); the code column holds the node panel, and shows it even while collapsed; the tree column widens
+ * while it shows the rules. Returns apply(), to call when the layout may have changed. @param {Ui} ui */
 export function sidePanels(ui) {
   /** @type {{tree: number|null, code: number|null, treeHidden: boolean, codeHidden: boolean}} */
   const st = { tree: null, code: null, treeHidden: false, codeHidden: false, ...JSON.parse(sessionStorage.getItem("tgviz-panels") || "{}") };
   function apply() {
-    const col = (/** @type {number|null} */ w, /** @type {boolean} */ hidden, /** @type {string} */ auto) => (hidden ? "0px" : w ? `${w}px` : auto);
-    ui.main.style.gridTemplateColumns = `${col(st.tree, st.treeHidden, "minmax(180px, 22%)")} 5px minmax(0, 1fr) 5px ${col(st.code, st.codeHidden, "minmax(200px, 28%)")}`;
+    const max = ui.root.classList.contains("maximised") || ui.root.classList.contains("tgviz-page");
+    const node = !ui.nodePanel.hidden, rules = !ui.rules.hidden;
+    // automatic widths: the maximised layout gives the graph most of the window (1100 px of 1600)
+    let tree = st.tree ? `${st.tree}px` : max ? "clamp(180px, 12.5%, 320px)" : "max(180px, 22%)";
+    let code = st.code ? `${st.code}px` : max ? "clamp(200px, 17.5%, 420px)" : "max(200px, 28%)";
+    if (rules) tree = `max(${tree}, min(50%, 760px))`;  // the rules' patterns need room to be read
+    if (st.treeHidden) tree = STRIP;
+    if (st.codeHidden) code = node ? "max(260px, 17.5%)" : STRIP;  // collapsed: the node panel alone, else a strip
+    const bar = (/** @type {boolean} */ hidden) => (hidden ? "0px" : "5px");
+    ui.main.style.gridTemplateColumns = `${tree} ${bar(st.treeHidden)} minmax(0, 1fr) ${bar(st.codeHidden)} ${code}`;
     ui.left.classList.toggle("collapsed", st.treeHidden);
     ui.right.classList.toggle("collapsed", st.codeHidden);
+    ui.right.classList.toggle("node-only", st.codeHidden && node);
     ui.dragTree.classList.toggle("collapsed", st.treeHidden);
     ui.dragCode.classList.toggle("collapsed", st.codeHidden);
     ui.toggleTree.textContent = st.treeHidden ? "▸ tree" : "◂ tree";
@@ -38,9 +54,57 @@ export function sidePanels(ui) {
   }
   drag(ui.dragTree, ui.left, "tree", 1);
   drag(ui.dragCode, ui.right, "code", -1);
-  ui.toggleTree.addEventListener("click", () => { st.treeHidden = !st.treeHidden; apply(); });
-  ui.toggleCode.addEventListener("click", () => { st.codeHidden = !st.codeHidden; apply(); });
+  const toggleTree = () => { st.treeHidden = !st.treeHidden; apply(); };
+  const toggleCode = () => { st.codeHidden = !st.codeHidden; apply(); };
+  ui.toggleTree.addEventListener("click", toggleTree);
+  ui.toggleCode.addEventListener("click", toggleCode);
+  ui.treeStrip.addEventListener("click", toggleTree);
+  ui.codeStrip.addEventListener("click", toggleCode);
+  // the node panel opening or closing, the rules tab shown or hidden: the columns follow
+  const watch = new MutationObserver(apply);
+  for (const e of [ui.nodePanel, ui.rules]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"] });
   apply();
+  return apply;
+}
+
+/** Maximising: the widget fills the browser window, panels included, and returns where it was. It moves to the end of
+ * the page's body meanwhile (a placeholder keeps its place and height): inside JupyterLab's cells and outputs, whose
+ * containers clip and transform, a fixed position would not be the window's. changed() after each change.
+ * @param {Ui} ui @param {() => void} changed */
+export function maximiser(ui, changed) {
+  /** @type {HTMLElement|null} where the widget was: set while it is maximised */
+  let placeholder = null;
+  // the notebook hid it (another tab, the notebook closed): the widget goes back to its place
+  const gone = new ResizeObserver(() => { if (placeholder && (!placeholder.isConnected || placeholder.offsetParent === null)) set(false); });
+  /** @param {boolean} on */
+  function set(on) {
+    if (on === (placeholder !== null)) return;
+    if (on) {
+      placeholder = h("div", { class: "tgviz-placeholder" });
+      placeholder.style.height = `${ui.root.offsetHeight}px`;
+      ui.root.replaceWith(placeholder);
+      document.body.append(ui.root);
+      gone.observe(placeholder);
+    } else {
+      gone.disconnect();
+      const at = /** @type {HTMLElement} */ (placeholder);
+      placeholder = null;
+      if (at.isConnected) at.replaceWith(ui.root); else ui.root.remove();
+    }
+    ui.root.classList.toggle("maximised", on);
+    ui.maximise.textContent = on ? "⤡ restore" : "⤢ maximise";
+    ui.maximise.setAttribute("aria-pressed", String(on));
+    if (ui.root.isConnected) ui.root.focus({ preventScroll: true });
+    changed();
+  }
+  ui.maximise.textContent = "⤢ maximise";
+  ui.maximise.addEventListener("click", () => set(placeholder === null));
+  return {
+    /** Whether the widget is maximised. */
+    on: () => placeholder !== null,
+    set,
+    toggle: () => set(placeholder === null),
+  };
 }
 
 /** The widget's height: the user's to drag (CSS resize), kept for the rest of the browser session. @param {Ui} ui */

@@ -174,5 +174,6 @@ async function pageModel(mods, state) {
 export async function open(mods, el) {
   const model = await pageModel(mods, await decode("state"));
   /** @type {any} */ (window).tgvizReport = model;  // for tests and benchmarks: the page's own picture messages
+  el.classList.add("tgviz-fullpage");  // the widget fills the window
   mods.widget.default.render({ model, el });
 }

@@ -1,5 +1,6 @@
-// The trace browser's elements: three columns (tree | graphs | code) under a summary line. Built once per view; the
-// other modules fill them and listen on them.
+// The trace browser's elements: three columns (tree | graphs | code: the node panel docked on top of it) under a line
+// with the summary and the kernel table (opened over the columns). Built once per view; the other modules fill them and
+// listen on them.
 import { h } from "./dom.js";
 
 /** The widget's elements, by role. @typedef {ReturnType<typeof buildUi>} Ui */
@@ -10,24 +11,28 @@ export function buildUi() {
     style: h("style"),
     summary: h("div", { class: "tgviz-summary" }),
     errorBox: h("pre", { class: "tgviz-error" }),
-    kernels: h("details", { class: "tgviz-kernels" }),
-    filter: h("input", { class: "tgviz-filter", type: "search", placeholder: "filter steps / kernels" }),
+    kernels: h("details", { class: "tgviz-kernels" }),  // its table opens over the columns (details.js kernelTable)
+    // the elements marked tgviz-needs-kernel are off while no kernel answers (widget.js)
+    filter: h("input", { class: "tgviz-filter tgviz-needs-kernel", type: "search", placeholder: "filter steps / kernels" }),
     hideEmpty: h("input", { type: "checkbox", class: "tgviz-hide-empty" }),
-    tree: h("div", { class: "tgviz-tree", role: "tree", tabindex: "0", "aria-label": "rewrite steps: ↑/↓ to move" }),
-    busiest: h("button", { class: "tgviz-busiest", title: "go to the step with the most matches" }, ["most matches"]),
+    tree: h("div", { class: "tgviz-tree tgviz-needs-kernel", role: "tree", tabindex: "0", "aria-label": "rewrite steps: ↑/↓ to move" }),
+    busiest: h("button", { class: "tgviz-busiest tgviz-needs-kernel", title: "go to the step with the most matches" }, ["most matches"]),
     title: h("div", { class: "tgviz-title" }),
-    slider: h("input", { class: "tgviz-slider", type: "range", min: "0", max: "0", value: "0" }),
-    prev: h("button", { class: "tgviz-prev", title: "previous match (←)" }, ["◀"]),
-    next: h("button", { class: "tgviz-next", title: "next match (→)" }, ["▶"]),
+    slider: h("input", { class: "tgviz-slider tgviz-needs-kernel", type: "range", min: "0", max: "0", value: "0" }),
+    prev: h("button", { class: "tgviz-prev tgviz-needs-kernel", title: "previous match (←)" }, ["◀"]),
+    next: h("button", { class: "tgviz-next tgviz-needs-kernel", title: "next match (→)" }, ["▶"]),
     matchLabel: h("span", { class: "tgviz-match-label" }),
     fit: h("button", { class: "tgviz-fit", title: "fit the whole graph in view (f)" }, ["fit"]),
     one: h("button", { class: "tgviz-one", title: "one SVG pixel per screen pixel (1)" }, ["1:1"]),
     zoomChange: h("button", { class: "tgviz-zoom-change", title: "zoom to what changed (z)" }, ["zoom to change"]),
-    full: h("button", { class: "tgviz-full", title: "lay out the whole graph (may be slow)" }, ["full graph"]),
+    full: h("button", { class: "tgviz-full tgviz-needs-kernel", title: "lay out the whole graph (may be slow)" }, ["full graph"]),
     raw: h("button", { class: "tgviz-raw tgviz-needs-kernel", title: "the raw graph: every UOp, nothing folded (r)" }, ["raw"]),
-    exportBtn: h("button", { class: "tgviz-export", title: "save the current view as SVG" }, ["Export SVG"]),
+    exportBtn: h("button", { class: "tgviz-export tgviz-needs-kernel", title: "save the current view as SVG" }, ["Export SVG"]),
     toggleTree: h("button", { class: "tgviz-toggle-tree", title: "hide or show the step tree" }),
     toggleCode: h("button", { class: "tgviz-toggle-code", title: "hide or show the code panel" }),
+    maximise: h("button", { class: "tgviz-maximise", title: "fill the window (m); Escape returns" }),
+    treeStrip: h("button", { class: "tgviz-strip tgviz-strip-tree", title: "show the step tree" }, ["tree ▸"]),
+    codeStrip: h("button", { class: "tgviz-strip tgviz-strip-code", title: "show the code panel" }, ["◂ code"]),
     dragTree: h("div", { class: "tgviz-handle tgviz-handle-tree", title: "drag to resize the step tree" }),
     dragCode: h("div", { class: "tgviz-handle tgviz-handle-code", title: "drag to resize the code panel" }),
     status: h("div", { class: "tgviz-status", role: "status" }),
@@ -41,20 +46,22 @@ export function buildUi() {
     origins: h("div", { class: "tgviz-origins" }),
     linesNote: h("div", { class: "tgviz-lines-note", hidden: "" }),
     code: h("div", { class: "tgviz-code" }),
-    rulesBtn: h("button", { class: "tgviz-rules-toggle", title: "every pattern that fired, most often first" }, ["rules"]),
+    rulesBtn: h("button", { class: "tgviz-rules-toggle tgviz-needs-kernel", title: "every pattern that fired, most often first" }, ["rules"]),
     rules: h("div", { class: "tgviz-rules", hidden: "" }),
     stack: h("details", { class: "tgviz-stack" }),
   };
   ui.canvas.append(ui.stage, h("div", { class: "tgviz-spinner" }, ["laying out…"]));
-  const left = h("div", { class: "tgviz-left" }, [
-    ui.filter, h("div", { class: "tgviz-tree-tools" }, [h("label", { class: "tgviz-hide-label" }, [ui.hideEmpty, " hide steps without matches"]),
+  const left = h("div", { class: "tgviz-left" }, [ui.treeStrip,
+    ui.filter, h("div", { class: "tgviz-tree-tools" }, [h("label", { class: "tgviz-hide-label tgviz-needs-kernel" }, [ui.hideEmpty, " hide steps without matches"]),
                                                       ui.busiest, ui.rulesBtn]), ui.tree, ui.rules]);
   const centre = h("div", { class: "tgviz-centre" }, [
     ui.title, h("div", { class: "tgviz-controls" }, [ui.toggleTree, ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one,
-                                                      ui.zoomChange, ui.full, ui.raw, ui.exportBtn, ui.toggleCode]),
-    ui.staticNote, ui.banner, ui.canvas, ui.matchBox, ui.nodePanel, ui.status]);
-  const right = h("div", { class: "tgviz-right" }, [ui.codeHead, ui.origins, ui.linesNote, ui.code, ui.stack]);
+                                                      ui.zoomChange, ui.full, ui.raw, ui.exportBtn, ui.maximise,
+                                                      ui.toggleCode]),
+    ui.staticNote, ui.banner, ui.canvas, ui.matchBox, ui.status]);
+  const right = h("div", { class: "tgviz-right" }, [ui.codeStrip, ui.nodePanel, ui.codeHead, ui.origins, ui.linesNote, ui.code, ui.stack]);
   const main = h("div", { class: "tgviz-main" }, [left, ui.dragTree, centre, ui.dragCode, right]);
-  ui.root.append(ui.style, ui.summary, ui.kernels, ui.errorBox, main);
-  return { ...ui, left, right, main };
+  const top = h("div", { class: "tgviz-top" }, [ui.summary, ui.kernels]);
+  ui.root.append(ui.style, top, ui.errorBox, main);
+  return { ...ui, left, centre, right, main };
 }

@@ -3,14 +3,15 @@
 // tgviz/protocol.py (adapter.js types them): keys come from Python and are never built here.
 // This module puts the others together and holds the selection's picture: the pictures received, the one shown, and
 // the static picture a saved notebook shows without its kernel. The others: ui.js (the elements), panels.js (columns
-// and height), panzoom.js (the view on the graph), tree.js (the steps), details.js (the panels around a picture, the
-// kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel, the rules tab), keys.js (the keyboard).
+// and height, maximising), panzoom.js (the view on the graph), tree.js (the steps), details.js (the panels around a
+// picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel, the rules tab), keys.js (the
+// keyboard). Until the kernel answers (a saved notebook without its kernel: never), the controls that need it are off.
 import { Adapter, sameSelection } from "./adapter.js";
 import { kernelTable, showDetails } from "./details.js";
 import { keys } from "./keys.js";
 import { linking } from "./linking.js";
-import { showNode, showRules } from "./nodepanel.js";
-import { keptHeight, sidePanels } from "./panels.js";
+import { pageNode, showNode, showRules } from "./nodepanel.js";
+import { keptHeight, maximiser, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
 import { stepTree } from "./tree.js";
 import { buildUi } from "./ui.js";
@@ -49,6 +50,9 @@ class PictureCache {
 function render({ model, el }) {
   el.classList.add("tgviz");
   const ui = buildUi(), state = new Adapter(model);
+  const page = el.classList.contains("tgviz-fullpage");  // the HTML report: the whole window, always
+  ui.root.classList.toggle("tgviz-page", page);
+  ui.maximise.hidden = page;
   el.append(ui.root);
   keptHeight(ui);
   ui.style.textContent = state.codeCss;
@@ -56,8 +60,9 @@ function render({ model, el }) {
   ui.summary.title = state.summary;
   ui.errorBox.textContent = state.error;
   ui.errorBox.hidden = !state.error;
-  sidePanels(ui);
+  const layout = sidePanels(ui);
   const view = panZoom(ui);
+  const max = maximiser(ui, () => { layout(); requestAnimationFrame(() => view.initial()); });
   const groups = state.tree;
   /** @type {Map<StepKey, {group: TreeGroup, step: TreeStep}>} */
   const steps = new Map(groups.flatMap((g) => g.steps.map((s) => [s.key, { group: g, step: s }])));
@@ -68,6 +73,8 @@ function render({ model, el }) {
   let shown = null;
   /** @type {TreeGroup|null} its group */
   let shownGroup = null;
+  /** @type {PictureMsg|null} the picture drawn (its node_matches: the node panel's matches) */
+  let shownMsg = null;
 
   /** Go to a step and match by key; node: pick that node there. @param {StepKey} step @param {number|null} match
    * @param {string} [node] */
@@ -92,6 +99,7 @@ function render({ model, el }) {
     const group = steps.get(msg.step)?.group ?? null;
     const sameStep = shown !== null && shown.step === msg.step && ui.stage.querySelector("svg");
     shown = { step: msg.step, match: msg.match, view: msg.view };
+    shownMsg = msg;
     ui.stage.innerHTML = msg.svg;  // SVG built by tgviz.layout: every text is escaped there
     ui.raw.classList.toggle("active", msg.view.startsWith("raw:"));  // raw, or folded (tgviz.fold)
     ui.stage.dataset.step = msg.step;
@@ -154,6 +162,12 @@ function render({ model, el }) {
   const kept = state.keptPicture();
   if (kept?.svg) cache.put(kept);  // on first display too: the picture at once, before the kernel's answer
   let heard = false;
+  /** The controls that need the kernel, off (dimmed, not clickable) until it answers. @param {boolean} off */
+  const offline = (off) => {
+    ui.root.classList.toggle("tgviz-offline", off);
+    for (const e of ui.root.querySelectorAll(".tgviz-needs-kernel")) e.setAttribute("aria-disabled", String(off));
+  };
+  offline(true);
   function noKernel() {
     if (heard) return;
     ui.staticNote.hidden = false;
@@ -163,7 +177,7 @@ function render({ model, el }) {
   }
 
   state.listen((msg) => {
-    if (!heard) { heard = true; ui.staticNote.hidden = true; }
+    if (!heard) { heard = true; ui.staticNote.hidden = true; offline(false); }
     if (msg.type === "busy") {
       if (shown && sameSelection(msg, shown)) return;  // already shown from the cache
       ui.canvas.classList.add("busy"); ui.status.textContent = "laying out…";
@@ -196,11 +210,26 @@ function render({ model, el }) {
     ui.rulesBtn.classList.toggle("active", open);
     if (open && !ui.rules.childElementCount) { ui.rules.textContent = "counting…"; state.send({ type: "rules" }); }
   });
+  // a node picked: its panel at once, from what the page holds; the kernel's (the report's) node message fills it in
+  const pending = () => (page ? "history: reading the report's data…" : heard ? "history and the node as tinygrad's Python: asking the kernel…"
+    : "history and the node as tinygrad's Python need the kernel: run the cell again");
+  state.onRequest((msg) => {
+    const node = msg.type === "node" ? pageNode(ui.stage, msg.key, shownMsg) : null;
+    if (node) showNode(ui, node, links.pick, setMatch, go, pending());
+  });
   const lastMatch = () => (steps.get(state.selected)?.step.matches ?? 0) - 1;
+  /** Keys that change the selection: the kernel's to answer. @param {() => void} fn */
+  const live = (fn) => () => { if (heard) fn(); };
   const stopKeys = keys(ui, {
-    ArrowUp: () => moveStep(-1), ArrowDown: () => moveStep(1), ArrowLeft: () => stepMatch(-1), ArrowRight: () => stepMatch(1),
-    Home: () => { if (lastMatch() >= 0) setMatch(0); }, End: () => { if (lastMatch() >= 0) setMatch(lastMatch()); },
-    f: view.fit, 1: view.oneToOne, z: view.toChange, r: toggleRaw, "/": () => ui.filter.focus() });
+    ArrowUp: live(() => moveStep(-1)), ArrowDown: live(() => moveStep(1)), ArrowLeft: live(() => stepMatch(-1)),
+    ArrowRight: live(() => stepMatch(1)), Home: live(() => { if (lastMatch() >= 0) setMatch(0); }),
+    End: live(() => { if (lastMatch() >= 0) setMatch(lastMatch()); }),
+    f: view.fit, 1: view.oneToOne, z: view.toChange, r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": () => ui.filter.focus() },
+  () => {  // Escape: the kernel table closed, or the widget back in its place, first
+    if (ui.kernels.open) { ui.kernels.open = false; return true; }
+    if (max.on()) { max.set(false); return true; }
+    return false;
+  });
 
   state.onSelected(tree.markSelected);
   kernelTable(ui, state.kernels, select);
@@ -208,7 +237,7 @@ function render({ model, el }) {
   showCached();
   state.send({ type: "ready" });
   const waiting = state.selected ? setTimeout(noKernel, STATIC_AFTER_MS) : undefined;
-  return () => { clearTimeout(waiting); stopKeys(); ui.root.remove(); };
+  return () => { clearTimeout(waiting); stopKeys(); max.set(false); ui.root.remove(); };
 }
 
 export default { render };

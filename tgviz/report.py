@@ -37,8 +37,8 @@ from tgviz.steps import Step, where
 _HEAD = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{{margin:16px;font-family:system-ui,sans-serif}} h1{{font-size:18px}} {css}</style></head>
-<body><h1>{title}</h1><div id="tgviz"></div>
+<style>body{{margin:0;overflow:hidden;font-family:system-ui,sans-serif}} {css}</style></head>
+<body><div id="tgviz"></div>
 """
 _TAIL = """<script type="module">
 const load = (src) => import(URL.createObjectURL(new Blob([src], {{type: "text/javascript"}})));
@@ -144,7 +144,7 @@ class Writer:
     """The page's state: the widget's synced state (see tgviz.protocol), the drawing constants, the CALL notes."""
     trace = self.trace
     return {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
-            "code_css": code_css(), "summary": trace.summary(), "kernels": P.kernel_rows(trace),
+            "code_css": code_css(), "summary": f"{self.title} · {trace.summary()}", "kernels": P.kernel_rows(trace),
             "error": trace.traceback or "", "config": config(self.max_nodes),
             "notes": {k: tg.note_line(v) for k, v in trace.call_notes.items()}}
 

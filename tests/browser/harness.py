@@ -168,6 +168,59 @@ CHANGED_IN_VIEW = """() => { const c = document.querySelector('.tgviz-canvas').g
     return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; }); }"""
 
 
+NODE_PANEL_MS = """async () => { const n = document.querySelector('.tgviz-stage g.side g.node[data-node]');
+  const c = document.querySelector('.tgviz-canvas'), p = document.querySelector('.tgviz-node-panel'), r = n.getBoundingClientRect();
+  const at = {bubbles: true, clientX: r.x + 3, clientY: r.y + 3, pointerId: 1, button: 0};
+  const t0 = performance.now();
+  n.dispatchEvent(new PointerEvent('pointerdown', at)); c.dispatchEvent(new PointerEvent('pointerup', at));
+  await new Promise((done) => requestAnimationFrame(() => done()));  // and painted
+  return {ms: performance.now() - t0, shown: !p.hidden && p.dataset.key === n.dataset.node, state: p.dataset.state,
+          text: p.innerText, key: n.dataset.node, op: n.dataset.op}; }"""
+
+
+def node_panel_ms(page) -> dict:
+  """Click the first node drawn (as a pointer down and up, which is what picks it) and time, in the page, until its
+  node panel is shown and painted; returns the time (ms), whether it shows that node, its state ("page": what the page
+  holds; "full": the kernel's answer too) and text, and the node's key and op."""
+  return page.evaluate(NODE_PANEL_MS)
+
+
+def check_maximise(page, shot: str) -> None:
+  """The focused widget, maximised with m, fills the window (it is moved out of the notebook's transformed, clipping
+  containers while maximised), the graph canvas at least 1100x850 of 1600x1000; the first Escape puts it back in its
+  cell, keeping the focus, the second returns to the notebook. A screenshot of the maximised widget goes to ARTIFACTS/shot."""
+  vw, vh = page.viewport_size["width"], page.viewport_size["height"]
+  root = page.locator(".tgviz-root")
+  inline = root.bounding_box()
+  page.locator(".tgviz-title").click()
+  page.keyboard.press("m")
+  page.wait_for_function("document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=5_000)
+  page.wait_for_timeout(300)
+  box, canvas = root.bounding_box(), page.locator(".tgviz-canvas").bounding_box()
+  assert (box["x"], box["y"], box["width"], box["height"]) == (0, 0, vw, vh), box
+  assert canvas["width"] >= 1100 and canvas["height"] >= 850, canvas
+  print(f"\nmaximised canvas at {vw}x{vh}: {canvas['width']:.0f}x{canvas['height']:.0f} px "
+        f"(the widget inline: {inline['width']:.0f}x{inline['height']:.0f})")
+  # what is drawn at the window's corners and centre is the widget's, over the notebook
+  for x, y in ((2, 2), (vw - 3, vh - 3), (vw // 2, vh // 2)):
+    assert page.evaluate("([x, y]) => !!document.elementFromPoint(x, y)?.closest('.tgviz-root')", [x, y]), (x, y)
+  assert page.locator(".tgviz-maximise").get_attribute("aria-pressed") == "true"
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / shot))
+  page.keyboard.press("Escape")  # back in its cell, still focused
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=5_000)
+  assert page.evaluate("!!document.querySelector('.tgviz-root').closest('.jp-OutputArea')")
+  assert page.evaluate("document.activeElement === document.querySelector('.tgviz-root')")
+  back = root.bounding_box()
+  assert abs(back["width"] - inline["width"]) <= 1 and abs(back["height"] - inline["height"]) <= 1, (inline, back)
+  page.keyboard.press("Escape")  # then back to the notebook
+  assert not page.evaluate("document.querySelector('.tgviz-root').contains(document.activeElement)")
+  page.locator(".tgviz-maximise").click()  # the button too, and again to restore
+  page.wait_for_function("document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=5_000)
+  page.locator(".tgviz-maximise").click()
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=5_000)
+
+
 def label_px(page) -> float:
   """The on-screen size of a node label: its font size times the SVG's scale, in CSS px."""
   return page.evaluate(LABEL_PX)
@@ -190,6 +243,7 @@ def saved_kept_picture(path: Path) -> dict:
   state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
   snaps = [m["state"]["kept_picture"] for m in state.values() if m["state"].get("kept_picture")]
   assert len(snaps) == 1 and snaps[0]["svg"].startswith("<svg") and "data-node" in snaps[0]["svg"]
+  assert len(json.dumps(snaps[0])) <= 300_000  # a widget keeps at most 300 kB of picture in the notebook
   assert path.stat().st_size < 1_000_000
   outputs = [o for c in nb["cells"] for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
   assert any("<svg" in "".join(o["data"]["text/html"]) for o in outputs)  # the picture for frontends without widgets
@@ -230,3 +284,11 @@ def assert_static_picture(page, snap: dict) -> None:
   assert page.locator(".tgviz-stage").get_attribute("data-step") == snap["step"]
   assert "__kernel" in page.locator(".tgviz-code").inner_text()
   assert "Error displaying widget" not in page.locator(".jp-NotebookPanel").first.inner_text()
+  # no live-looking controls: what needs the kernel is visibly off (dimmed, not clickable); the view's own still work
+  assert page.locator(".tgviz-root.tgviz-offline").count() == 1
+  page.wait_for_timeout(1000)  # dimmed after a moment: a live kernel would have answered before
+  for sel in (".tgviz-slider", ".tgviz-next", ".tgviz-export", ".tgviz-busiest", ".tgviz-tree"):
+    el = page.locator(sel)
+    assert el.get_attribute("aria-disabled") == "true", sel
+    assert el.evaluate("e => getComputedStyle(e).pointerEvents === 'none' && Number(getComputedStyle(e).opacity) < 0.6"), sel
+  assert page.locator(".tgviz-fit").evaluate("e => getComputedStyle(e).pointerEvents !== 'none' && getComputedStyle(e).opacity === '1'")

@@ -39,7 +39,7 @@ def test_compare_widget_in_jupyterlab(lab, page):
   kernels = page.locator(".tgviz-kernels").first
   kernels.locator("summary").click()
   names = kernels.locator("tbody tr td:first-child").all_inner_texts()
-  assert names == ["E_2", "E_6_3_2", "E_2", "E_3_3", "r_4_4_3_3"]
+  assert names == ["E_2 #1", "E_6_3_2", "E_2 #2", "E_3_3", "r_4_4_3_3"]  # same-named kernels told apart
   kernels.locator("th", has_text="FLOPs").click()  # first click: the most FLOPs first
   assert kernels.locator("tbody tr td:first-child").first.inner_text() == "E_6_3_2"
   kernels.locator("tbody tr", has_text="r_4_4_3_3").click()
@@ -100,7 +100,7 @@ def test_report_kernel_table(tutorial_trace, tmp_path, page):
   rows = page.locator(".tgviz-kernels tbody tr")
   assert rows.count() == len(tutorial_trace.kernels)
   names = page.locator(".tgviz-kernels tbody tr td:first-child").all_inner_texts()
-  assert names == [k.name for k in tutorial_trace.kernels]
+  assert names == [k.display_name for k in tutorial_trace.kernels] and "E_3 #2" in names
   page.locator(".tgviz-kernels th", has_text="bytes").click()  # numbers sort numerically, the biggest first
   moved = [int(v.replace(",", "")) for v in page.locator(".tgviz-kernels tbody tr td:nth-child(5)").all_inner_texts()]
   assert moved == sorted(moved, reverse=True) and sorted(moved) == sorted(r["bytes"] for r in tutorial_trace.kernel_table())

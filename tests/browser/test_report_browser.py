@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import workloads
-from harness import ARTIFACTS, new_page
+from harness import ARTIFACTS, new_page, node_panel_ms
 
 import tgviz
 from tgviz import bridge as tg
@@ -211,7 +211,7 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   page.locator(".tgviz-produced .tgviz-link").first.click()
   page.wait_for_function(f"document.querySelector('.tgviz-title').innerText.startsWith('{name} / View Base AST')", timeout=10_000)
   assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
-  # side panels: drag the tree wider, hide the code; both kept for the session
+  # side panels: drag the tree wider, collapse the code to its strip; both kept for the session
   tree0, canvas0 = page.locator(".tgviz-left").bounding_box()["width"], page.locator(".tgviz-canvas").bounding_box()["width"]
   handle = page.locator(".tgviz-handle-tree").bounding_box()
   page.mouse.move(handle["x"] + 2, handle["y"] + 50)
@@ -221,12 +221,13 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   tree1 = page.locator(".tgviz-left").bounding_box()["width"]
   assert abs(tree1 - tree0 - 100) <= 3, (tree0, tree1)
   page.locator(".tgviz-toggle-code").click()
-  assert not page.locator(".tgviz-right").is_visible() and page.locator(".tgviz-canvas").bounding_box()["width"] > canvas0
+  assert not page.locator(".tgviz-code").is_visible() and page.locator(".tgviz-strip-code").is_visible()
+  assert page.locator(".tgviz-canvas").bounding_box()["width"] > canvas0
   page.reload()
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
-  assert not page.locator(".tgviz-right").is_visible() and abs(page.locator(".tgviz-left").bounding_box()["width"] - tree1) <= 1
+  assert not page.locator(".tgviz-code").is_visible() and abs(page.locator(".tgviz-left").bounding_box()["width"] - tree1) <= 1
   page.locator(".tgviz-toggle-code").click()
-  assert page.locator(".tgviz-right").is_visible()
+  assert page.locator(".tgviz-code").is_visible() and not page.locator(".tgviz-strip-code").is_visible()
   # "/" goes to the filter, and what is typed there filters the tree (keys are the widget's only outside the filter)
   page.locator(".tgviz-title").click()
   page.keyboard.press("/")
@@ -273,6 +274,69 @@ def test_big_steps_open_on_what_changed(cnn_trace, tmp_path, page):
   page.locator(f".tgviz-step[data-key='{P.step_key(snap)}']").click()
   assert shown(P.step_key(snap), "")["lowest_row_shown"], snap.path
   assert not page.errors
+
+
+PATTERN_LINES = """() => [...document.querySelectorAll('.tgviz-rules tr.tgviz-rule td code')].slice(0, 20).map((c) => {
+  const lh = parseFloat(getComputedStyle(c).lineHeight) || 1.2 * parseFloat(getComputedStyle(c).fontSize);
+  return [c.textContent, Math.max(1, Math.round(c.getBoundingClientRect().height / lh))]; })"""
+
+
+def test_report_fills_the_window_and_its_panels(tutorial_trace, tmp_path, browser):
+  """At 1600x1000 the report is the widget over the whole window, the graph canvas at least 1100x850; a node's panel
+  shows within 100 ms of the click, beside the canvas, and the page's history fills in; the rules tab is wide enough to
+  read a pattern (tens of characters a line); side panels collapse to a strip that brings them back; the kernel table
+  opens over the columns, E_3 #1 and E_3 #2 apart, with each kernel's matches."""
+  html = tutorial_trace.to_html(tmp_path / "index.html")
+  with new_page(browser, 1600, 1000, offline=True) as page:
+    page.goto(html.as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+    box, canvas = page.locator(".tgviz-root").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
+    assert (box["x"], box["y"], box["width"], box["height"]) == (0, 0, 1600, 1000), box
+    assert canvas["width"] >= 1100 and canvas["height"] >= 850, canvas
+    assert page.evaluate("document.documentElement.scrollHeight") <= 1000 and not page.locator(".tgviz-maximise").is_visible()
+    print(f"\nreport canvas at 1600x1000: {canvas['width']:.0f}x{canvas['height']:.0f} px")
+    took = node_panel_ms(page)
+    print(f"node panel shown {took['ms']:.1f} ms after the click (report)")
+    assert took["shown"] and took["ms"] <= 100 and took["text"].startswith(took["op"]), took
+    panel = page.locator(".tgviz-node-panel").bounding_box()
+    assert panel["x"] >= canvas["x"] + canvas["width"] and page.locator(".tgviz-canvas").bounding_box() == canvas
+    page.wait_for_selector(".tgviz-node-panel[data-state='full'] .tgviz-history", timeout=30_000)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report-full-window.png"))
+    # the rules: a column wide enough that a pattern reads in lines of tens of characters
+    page.locator(".tgviz-rules-toggle").click()
+    page.wait_for_selector(".tgviz-rules tr.tgviz-rule", timeout=30_000)
+    assert page.locator(".tgviz-left").bounding_box()["width"] >= 700
+    shown = page.evaluate(PATTERN_LINES)  # [pattern text, lines it takes]: no more than at 50 characters a line
+    assert any(len(t) > 80 for t, _ in shown) and all(k <= sum(-(-len(ln) // 50) or 1 for ln in t.split("\n")) for t, k in shown), shown
+    page.screenshot(path=str(ARTIFACTS / "report-rules.png"))
+    page.locator(".tgviz-rules-toggle").click()
+    # side panels: a strip each when collapsed; a click on the strip brings the panel back
+    page.locator(".tgviz-toggle-tree").click()
+    page.locator(".tgviz-node-panel .tgviz-node-head .tgviz-link").click()  # no node picked: the code column collapses to its strip
+    page.locator(".tgviz-toggle-code").click()
+    for strip in (".tgviz-strip-tree", ".tgviz-strip-code"):
+      assert page.locator(strip).is_visible() and page.locator(strip).bounding_box()["width"] <= 30, strip
+    wide = page.locator(".tgviz-canvas").bounding_box()
+    assert wide["width"] >= 1500, wide
+    page.screenshot(path=str(ARTIFACTS / "report-collapsed.png"))
+    page.locator(".tgviz-strip-tree").click()
+    page.locator(".tgviz-strip-code").click()
+    assert page.locator(".tgviz-tree").is_visible() and page.locator(".tgviz-code").is_visible()
+    # the kernel table: over the columns, E_3 #1 and E_3 #2, each kernel's matches
+    page.locator(".tgviz-kernels summary").click()
+    sheet, main = page.locator(".tgviz-kernels .tgviz-sheet").bounding_box(), page.locator(".tgviz-main").bounding_box()
+    assert abs(sheet["y"] - main["y"]) <= 2 and abs(sheet["height"] - main["height"]) <= 2 and sheet["width"] >= 1590
+    heads = page.locator(".tgviz-kernels th").all_inner_texts()
+    rows = page.locator(".tgviz-kernels tbody tr").evaluate_all("rs => rs.map(r => [...r.cells].map(c => c.innerText))")
+    names, matches = [r[0] for r in rows], [int(r[heads.index("matches")]) for r in rows]
+    assert names == [k.display_name for k in tutorial_trace.kernels] and "E_3 #2" in names
+    assert matches == [k.group.match_count for k in tutorial_trace.kernels]
+    page.screenshot(path=str(ARTIFACTS / "report-kernel-table.png"))
+    page.locator(".tgviz-kernels tbody tr", has_text="E_3 #2").click()
+    page.wait_for_function("document.querySelector('.tgviz-title').innerText.startsWith('E_3 #2 / View Base AST')", timeout=30_000)
+    assert page.locator(".tgviz-code-head").inner_text().startswith("E_3 #2 ·")
+    assert not page.errors
 
 
 def test_report_folds_and_r_shows_the_raw_graph(report, page):

@@ -7,9 +7,11 @@ from harness import (
   ARTIFACTS,
   TUTORIAL,
   changed_in_view,
+  check_maximise,
   check_saved_notebook,
   label_px,
   new_page,
+  node_panel_ms,
   notebook,
   run_all,
 )
@@ -126,6 +128,76 @@ def test_clicking_a_node_opens_its_panel(lab, page):
   first_source = page.locator(".tgviz-node-panel .tgviz-link").nth(1)
   first_source.click()  # a source is clickable: it becomes the picked node
   page.wait_for_function(f"document.querySelector('.tgviz-stage g.node.hl').dataset.node !== '{key}'", timeout=30_000)
+
+
+def test_maximised_panels_and_kernel_table(lab, browser):
+  """At 1600x1000: maximised, the widget fills the window and the graph gets at least 1100x850 px; a node's panel shows
+  within 100 ms of the click, docked in the code column beside the canvas (not over it), and the kernel's answer fills
+  it in; side panels collapse to a strip that brings them back; the kernel table opens over the columns (the widget does
+  not grow), numbers same-named kernels and has their matches."""
+  url, token, root = lab
+  cell = TUTORIAL + "\nprint(Tensor.arange(2, 11, 3).tolist(), Tensor.arange(5, -1, -2).tolist())"  # two kernels E_3
+  (root / "room.ipynb").write_text(notebook("%load_ext tgviz", cell))
+  with new_page(browser, 1600, 1000) as page:
+    page.goto(f"{url}/lab/workspaces/room/tree/room.ipynb?token={token}&reset")
+    run_all(page, 2)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=30_000)
+    check_maximise(page, "widget-maximised.png")
+    page.locator(".tgviz-title").click()
+    page.keyboard.press("m")
+    page.wait_for_timeout(300)
+    canvas = page.locator(".tgviz-canvas").bounding_box()
+    took = node_panel_ms(page)
+    print(f"\nnode panel shown {took['ms']:.1f} ms after the click (JupyterLab, maximised)")
+    assert took["shown"] and took["state"] == "page" and took["ms"] <= 100, took
+    assert took["text"].startswith(took["op"]) and took["key"] in took["text"] and "sources:" in took["text"]
+    panel = page.locator(".tgviz-node-panel").bounding_box()
+    assert panel["x"] >= canvas["x"] + canvas["width"] and page.locator(".tgviz-canvas").bounding_box() == canvas  # beside it
+    page.wait_for_selector(".tgviz-node-panel[data-state='full'] .tgviz-history", timeout=30_000)  # the kernel's answer
+    # side panels: a strip each when collapsed, a click on it brings the panel back
+    page.locator(".tgviz-toggle-tree").click()
+    strip = page.locator(".tgviz-strip-tree")
+    assert strip.is_visible() and strip.bounding_box()["width"] <= 30 and not page.locator(".tgviz-tree").is_visible()
+    assert page.locator(".tgviz-canvas").bounding_box()["width"] > canvas["width"] + 150
+    strip.click()
+    assert page.locator(".tgviz-tree").is_visible() and not strip.is_visible()
+    page.locator(".tgviz-node-panel .tgviz-node-head .tgviz-link").click()  # the node panel closed
+    page.locator(".tgviz-toggle-code").click()
+    assert page.locator(".tgviz-strip-code").is_visible() and not page.locator(".tgviz-code").is_visible()
+    page.locator(".tgviz-strip-code").click()
+    assert page.locator(".tgviz-code").is_visible()
+    page.keyboard.press("Escape")
+    # the kernel table: over the columns, the widget no taller; E_3 #1 and E_3 #2; each kernel's matches
+    height = page.locator(".tgviz-root").bounding_box()["height"]
+    page.locator(".tgviz-kernels summary").click()
+    sheet, main = page.locator(".tgviz-kernels .tgviz-sheet").bounding_box(), page.locator(".tgviz-main").bounding_box()
+    assert page.locator(".tgviz-root").bounding_box()["height"] == height
+    assert abs(sheet["x"] - main["x"]) <= 2 and abs(sheet["width"] - main["width"]) <= 2 and abs(sheet["y"] - main["y"]) <= 2
+    heads = page.locator(".tgviz-kernels th").all_inner_texts()
+    names = page.locator(".tgviz-kernels tbody tr td:first-child").all_inner_texts()
+    assert "matches" in heads and names == ["E_4", "r_2_2_2_2", "E_3 #1", "E_3 #2"], (heads, names)
+    matches = page.locator(f".tgviz-kernels tbody tr td:nth-child({heads.index('matches') + 1})").all_inner_texts()
+    assert all(int(m) > 0 for m in matches), matches
+    page.keyboard.press("Escape")  # closes the table
+    assert not page.locator(".tgviz-kernels .tgviz-sheet").is_visible()
+    page.locator(".tgviz-kernels summary").click()
+    page.locator(".tgviz-kernels tbody tr", has_text="E_3 #2").click()  # a row opens its kernel, and closes the table
+    page.wait_for_function("document.querySelector('.tgviz-title').innerText.startsWith('E_3 #2 / View Base AST')", timeout=30_000)
+    assert page.locator(".tgviz-code-head").inner_text().startswith("E_3 #2 ·") and not page.locator(".tgviz-kernels .tgviz-sheet").is_visible()
+    assert "E_3 #2" in page.locator(".tgviz-tree").inner_text()
+    # the match box (pattern, the UOps' diff) takes at most a fifth of the canvas's height, inline and maximised
+    page.locator(".tgviz-step:not(.empty)", has_text="devectorize2").first.click()
+    page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=30_000)
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=30_000)
+    assert page.locator(".tgviz-matchinfo .tgviz-uop-diff").count() == 1
+    for _ in range(2):
+      box, cv = page.locator(".tgviz-matchinfo").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
+      assert box["height"] <= cv["height"] / 5, (box, cv)
+      page.keyboard.press("m")
+      page.wait_for_timeout(300)
+    assert not page.errors
 
 
 def test_saved_notebook_shows_a_static_picture(lab, page):
