@@ -49,7 +49,7 @@ def test_winograd_pairs_the_unchanged_kernels_and_leaves_the_conv_unpaired(conv)
   assert deltas == sorted(deltas, reverse=True) and deltas[0] > 0
   assert c.step_deltas[0].name in {s.name for s in conv["wino"].steps}
   text = str(c)
-  assert "WINO=0 vs WINO=1" in text and "only in WINO=0 (1): r_4_4_3_3" in text and "only in WINO=1 (3): E_6_6, E_6_6, E_4_4" in text
+  assert "WINO=0 vs WINO=1" in text and "only in WINO=0 (1): r_4_4_3_3" in text and "only in WINO=1 (3): E_6_6 #1, E_6_6 #2, E_4_4" in text
   assert "E_6_3_2 ~ E_6_3_2  same AST, same code" in text and f"{c.step_deltas[0].name}: {c.step_deltas[0].a} -> {c.step_deltas[0].b}" in text
 
 
@@ -157,7 +157,7 @@ def test_magic_env_and_compare(ip, capsys, recording_comm):
   assert ip.run_cell("%%tgviz -o wino --env WINO=1 --compare general --no-widget\n" + cell).success
   out = capsys.readouterr().out
   assert ip.user_ns["wino"].env == {"WINO": 1} and [k.name for k in ip.user_ns["wino"].kernels][-3:] == ["E_6_6", "E_6_6", "E_4_4"]
-  assert "tgviz comparison: general vs wino" in out and "only in wino (3): E_6_6, E_6_6, E_4_4" in out
+  assert "tgviz comparison: general vs wino" in out and "only in wino (3): E_6_6 #1, E_6_6 #2, E_4_4" in out
   assert ip.run_cell("%%tgviz -o image --env IMAGE=1 --env WINO=0 --compare general --no-widget\n" + cell).success
   assert ip.user_ns["image"].env == {"IMAGE": 1, "WINO": 0} and "only in image (3): E_3_3_4_4" in capsys.readouterr().out
   for line, message in (("--compare nowhere", "no variable 'nowhere'.*%%tgviz -o nowhere"), ("--compare cell", "cell is a str, not a tgviz Trace"),
@@ -171,7 +171,7 @@ def test_magic_shows_the_compare_widget(ip, capsys, recording_comm):
   capsys.readouterr()
   assert ip.run_cell("%%tgviz -o after --compare before\n(Tensor.ones(4).contiguous() + 2).realize()").success
   shown = capsys.readouterr().out  # a terminal shell shows the widget's text: the comparison's summary
-  assert "tgviz comparison: before vs after" in shown and re.search(r"E_4 ~ E_4  same name, code differs \(\+1 -1 lines\)", shown), shown
+  assert "tgviz comparison: before vs after" in shown and re.search(r"E_4 #2 ~ E_4 #2  same name, code differs \(\+1 -1 lines\)", shown), shown
 
 
 def test_command_line_compare(tmp_path, capsys):
@@ -180,7 +180,7 @@ def test_command_line_compare(tmp_path, capsys):
   out = capsys.readouterr().out
   page = tmp_path / "wino" / "index.html"
   assert f"comparison: {page.resolve()}" in out and "only in conv2d_3x3.py (1): r_4_4_3_3" in out
-  assert "only in conv2d_3x3.py WINO=1 (3): E_6_6, E_6_6, E_4_4" in out and page.stat().st_size > 10_000
+  assert "only in conv2d_3x3.py WINO=1 (3): E_6_6 #1, E_6_6 #2, E_4_4" in out and page.stat().st_size > 10_000
   assert cli.main(["compare", str(EXAMPLES / "arange_for_indexing.py"), str(EXAMPLES / "arange_as_data.py"), "--out", str(tmp_path / "ar")]) == 0
   assert "only in arange_as_data.py (1): E_10" in capsys.readouterr().out
   assert cli.main(["compare", script, script, "--env", "NOPE=1"]) == 2 and "no setting 'NOPE'" in capsys.readouterr().err

@@ -18,7 +18,7 @@ NOTEBOOKS = {
   "01_conv2d.ipynb": ["kernel E_4 ", "kernel r_2_2_2_2 "],
   "02_conv2d_groups_stride_dilation.ipynb": ["kernel r_2_2_4_4_2_2_2 ", "kernel r_2_2_4_2_2 ", "kernel r_3_3_4_2_2 "],
   "03_winograd_and_image.ipynb": ["kernel r_4_4_3_3 ", "E_6_3_2 ~ E_6_3_2  same AST, same code", "only in general (1): r_4_4_3_3",
-                                  "only in winograd (3): E_6_6, E_6_6, E_4_4", "E_6_3_2 ~ E_6_2_3  same AST, code differs",
+                                  "only in winograd (3): E_6_6 #1, E_6_6 #2, E_4_4", "E_6_3_2 ~ E_6_2_3  same AST, code differs",
                                   "only in image (3): E_3_3_4_4, E_2_2_3_3_4, r_4_4_3_12"],
   "04_arange.ipynb": ["kernel E_3 "],
   "05_arange_indexing_vs_data.ipynb": ["kernel r_10 ", "r_10 ~ r_10  same AST, same code", "only in as_data (1): E_10",

@@ -61,8 +61,9 @@ def state(cmp: Comparison) -> dict[str, Any]:
   """The frontend's state of a comparison (see the module's docstring)."""
   rows = cmp.kernel_table()
   pairs: list[KernelPair | None] = [*cmp.pairs, *[None] * (len(rows) - len(cmp.pairs))]
-  for i, (row, pair) in enumerate(zip(rows, pairs, strict=True)):
-    row.update(index=i, code=_code(pair), a_launch=_launch(row, "a"), b_launch=_launch(row, "b"))
+  for i, (row, pair, (ka, kb)) in enumerate(zip(rows, pairs, entries(cmp), strict=True)):
+    row.update(index=i, code=_code(pair), a_launch=_launch(row, "a"), b_launch=_launch(row, "b"),
+               a_name=ka.display_name if ka else None, b_name=kb.display_name if kb else None)  # as each side names it
   sides = [{"label": label, "kernels": c.kernels, "steps": c.steps, "matches": c.matches, "rewrite_ms": round(c.rewrite_time * 1e3, 2)}
            for label, c in zip(cmp.labels, cmp.counts, strict=True)]
   return {"summary": cmp.summary(), "labels": list(cmp.labels), "sides": sides, "rows": rows, "code_css": code_css(),
@@ -74,8 +75,8 @@ def _side(k: Kernel | None, max_nodes: int) -> PairSide | None:
   steps: dict[str, Step] = {}
   for s in k.group.steps: steps.setdefault(s.name, s)
   graphs = [Landmark(step=n, svg=picture(steps[n], side="before", max_nodes=max_nodes).svg) for n in tg.KERNEL_LANDMARKS if n in steps]
-  head = f"{k.name} · {k.device} ({k.renderer}) · global {list(k.global_size)} · local {list(k.local_size) if k.local_size else '–'}"
-  return PairSide(name=k.name, head=head, html=highlight_code(k.source, k.renderer) if k.source else "", graphs=graphs)
+  head = f"{k.display_name} · {k.device} ({k.renderer}) · global {list(k.global_size)} · local {list(k.local_size) if k.local_size else '–'}"
+  return PairSide(name=k.display_name, head=head, html=highlight_code(k.source, k.renderer) if k.source else "", graphs=graphs)
 
 
 def pair_message(cmp: Comparison, index: int, max_nodes: int = L.DEFAULT_MAX_NODES) -> PairMsg:

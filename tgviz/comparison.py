@@ -128,7 +128,7 @@ class Comparison:
   def pair(self, name: str) -> KernelPair:
     """The first pair whose kernel on side a (or else on side b) is called name."""
     for p in self.pairs:
-      if name in (p.a.name, p.b.name): return p
+      if name in (p.a.name, p.b.name, p.a.display_name, p.b.display_name): return p
     raise KeyError(f"no paired kernel {name!r}; paired: {', '.join(f'{p.a.name}~{p.b.name}' for p in self.pairs) or 'none'}")
 
   def kernel_table(self) -> list[dict[str, Any]]:
@@ -155,9 +155,9 @@ class Comparison:
     for p in self.pairs:
       code = "same code" if p.identical else "code differs (+{} -{} lines)".format(*p.lines_changed)
       launch = _launch(p.a) if _launch(p.a) == _launch(p.b) else f"{_launch(p.a)} -> {_launch(p.b)}"
-      lines.append(f"  {p.a.name} ~ {p.b.name}  same {'AST' if p.how == 'ast' else 'name'}, {code}, {launch}")
+      lines.append(f"  {p.a.display_name} ~ {p.b.display_name}  same {'AST' if p.how == 'ast' else 'name'}, {code}, {launch}")
     for label, only in ((la, self.only_a), (lb, self.only_b)):
-      lines.append(f"only in {label} ({len(only)}): {', '.join(k.name for k in only) or '-'}")
+      lines.append(f"only in {label} ({len(only)}): {', '.join(k.display_name for k in only) or '-'}")
     if self.step_deltas:
       lines.append(f"steps whose match counts differ most ({la} -> {lb}):")
       lines += [f"  {d.name}: {d.a} -> {d.b}" for d in self.step_deltas[:STEPS_SHOWN]]

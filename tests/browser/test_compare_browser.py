@@ -46,7 +46,7 @@ def test_compare_widget_in_jupyterlab(lab, page):
   page.wait_for_function("document.querySelector('.tgviz-code-head').innerText.startsWith('r_4_4_3_3')", timeout=30_000)
   # the second cell's comparison: pairs, then the kernels only one side has
   assert page.evaluate(COLUMN, 0) == ["ast"] * 4 + ["only a"] + ["only b"] * 3
-  assert page.evaluate(COLUMN, 2)[-3:] == ["E_6_6", "E_6_6", "E_4_4"] and page.evaluate(COLUMN, 3)[:4] == ["same"] * 4
+  assert page.evaluate(COLUMN, 2)[-3:] == ["E_6_6 #1", "E_6_6 #2", "E_4_4"] and page.evaluate(COLUMN, 3)[:4] == ["same"] * 4
   assert "general vs winograd" in page.locator(".tgviz-compare .tgviz-summary").inner_text()
   _open_row(page, "r_4_4_3_3")
   detail = page.locator(".tgviz-pair")
