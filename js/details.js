@@ -76,8 +76,10 @@ export function kernelTable(ui, kernels, select) {
     + "steps; click a header to sort, a row to open the kernel", close])]);
   ui.kernels.replaceChildren(h("summary", { title: "per kernel: launch dimensions, tinygrad's estimates, measured time, matches" },
                                 [`kernel table (${kernels.length})`]), sheet);
-  // open: over the columns, from their top to the widget's foot
-  ui.kernels.addEventListener("toggle", () => { if (ui.kernels.open) sheet.style.top = `${ui.main.offsetTop}px`; });
+  // open: over the columns, from their top, as tall as its rows up to the widget's foot
+  ui.kernels.addEventListener("toggle", () => {
+    if (ui.kernels.open) Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, maxHeight: `${ui.main.offsetHeight}px` });
+  });
   sheet.append(sortableTable([{ key: "label", label: "kernel", title: "tinygrad's name; kernels that share one are numbered in compile order" },
       { key: "global_size", label: "global", fmt: dims },
       { key: "local_size", label: "local", fmt: dims }, { key: "flops", label: "FLOPs", num: true, title: "tinygrad's estimate" },

@@ -144,9 +144,14 @@ class Writer:
     """The page's state: the widget's synced state (see tgviz.protocol), the drawing constants, the CALL notes."""
     trace = self.trace
     return {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
-            "code_css": code_css(), "summary": f"{self.title} · {trace.summary()}", "kernels": P.kernel_rows(trace),
+            "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace),
             "error": trace.traceback or "", "config": config(self.max_nodes),
             "notes": {k: tg.note_line(v) for k, v in trace.call_notes.items()}}
+
+  def summary(self) -> str:
+    """The trace's summary under the page's title (the page shows its first line over the widget)."""
+    text = self.trace.summary()
+    return text if text.startswith(self.title) else f"{self.title} · {text}"
 
   def groups(self) -> Iterator[tuple[str, dict[str, Any]]]:
     """What every step of a group shows alike, per group with steps: its call stack, its kernel's code, a schedule's
