@@ -256,7 +256,7 @@ export function foldScene(f, scene) {
   const holders = (/** @type {string} */ k) => (a.holds.has(k) ? [k] : a.owners.get(k) ?? []).map(at);
   return { nodes, afterLabel: new Map(scene.afterLabel), edgesBefore: side(scene.edgesBefore), edgesAfter: side(scene.edgesAfter),
            onBefore: new Set([...scene.onBefore].flatMap(holders)), onAfter: new Set([...scene.onAfter].flatMap(holders)),
-           marks: new Map(scene.marks), hidden: new Map(), total: 0 };
+           marks: new Map(scene.marks), hidden: new Map(), total: 0, matchNodes: new Set() };
 }
 
 /** fold.drawn_as: the layout ids of a folded scene's nodes that are or hold these keys, in order, each once.

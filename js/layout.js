@@ -22,7 +22,7 @@
 /** layout.Scene; its edge sets are maps keyed "src dst".
  * @typedef {{nodes:Map<string,GNode>, afterLabel:Map<string,GNode>, edgesBefore:Map<string,[string,string]>,
  *   edgesAfter:Map<string,[string,string]>, onBefore:Set<string>, onAfter:Set<string>, marks:Map<string,string>,
- *   hidden:Map<string,[number,number]>, total:number}} Scene */
+ *   hidden:Map<string,[number,number]>, total:number, matchNodes:Set<string>}} Scene  matchNodes: a match's own nodes */
 /** layout.Layout: positions (points, y down) of nodes (centre x, centre y, width, height) and edge splines.
  * @typedef {{width:number, height:number, nodes:Map<string,[number,number,number,number]>,
  *   edges:Map<string,{s:string,d:string,pts:[number,number][]}>}} Layout */
@@ -74,7 +74,7 @@ export function makeScene(before, after, added, removed, changed) {
   return { nodes, afterLabel, edgesBefore: edgeSet(before.edges),
            edgesAfter: edgeSet(after.edges.map(([s, d]) => [lay(s), lay(d)])),
            onBefore: new Set(before.nodes.keys()), onAfter: new Set([...after.nodes.keys()].map(lay)), marks,
-           hidden: new Map(), total: 0 };
+           hidden: new Map(), total: 0, matchNodes: new Set() };
 }
 
 /** layout.focus. @param {Scene} scene @param {number} maxNodes @param {number} hops @returns {Scene} */
@@ -86,7 +86,10 @@ export function focus(scene, maxNodes, hops, force = false, around = /** @type {
   const nbrs = new Map([...scene.nodes.keys()].map((k) => [k, new Set()]));
   for (const [s, d] of edges.values()) { nbrs.get(s)?.add(d); nbrs.get(d)?.add(s); }
   let seeds = around.filter((k) => scene.nodes.has(k));
-  if (!seeds.length) seeds = [...scene.nodes.keys()].filter((k) => scene.marks.has(k));
+  if (!seeds.length) {
+    const keys = [...scene.nodes.keys()];
+    seeds = [...keys.filter((k) => scene.matchNodes.has(k)), ...keys.filter((k) => scene.marks.has(k) && !scene.matchNodes.has(k))];
+  }
   if (!seeds.length) seeds = [/** @type {string} */ ([...scene.nodes.keys()].pop())];
   /** @type {Set<string>} */
   const keep = new Set();
@@ -111,7 +114,8 @@ export function focus(scene, maxNodes, hops, force = false, around = /** @type {
            edgesBefore: inKeep(scene.edgesBefore), edgesAfter: inKeep(scene.edgesAfter),
            onBefore: new Set([...scene.onBefore].filter((k) => keep.has(k))),
            onAfter: new Set([...scene.onAfter].filter((k) => keep.has(k))), marks: scene.marks,
-           hidden: new Map([...hidden].filter(([, [i, o]]) => i || o)), total: scene.total };
+           hidden: new Map([...hidden].filter(([, [i, o]]) => i || o)), total: scene.total,
+           matchNodes: new Set([...scene.matchNodes].filter((k) => keep.has(k))) };
 }
 
 /** layout.cap_fan_in. @param {Scene} scene @param {number} limit @returns {Scene} */
@@ -263,10 +267,10 @@ function path(pts) {
 }
 
 /** layout._node_svg. @param {Config} c @param {string} side @param {GNode} n @param {string|undefined} mark
- * @param {[number, number, number, number]} box centre x, centre y, width, height */
-function nodeSvg(c, side, n, mark, [x, y, w, h]) {
+ * @param {[number, number, number, number]} box centre x, centre y, width, height @param {boolean} [match] */
+function nodeSvg(c, side, n, mark, [x, y, w, h], match = false) {
   const holds = n.holds;
-  const cls = `node fam-${n.family}` + (mark ? ` ${mark}` : "") + (holds.length ? " fold" : "");
+  const cls = `node fam-${n.family}` + (mark ? ` ${mark}` : "") + (holds.length ? " fold" : "") + (match ? " match-node" : "");
   const lines = n.label.map((ln, i) => `<tspan x="${c.pad}" y="${fmt(c.pad + (i + 0.85) * c.lineH, 1)}">${text(ln)}</tspan>`).join("");
   const title = n.label.join("\n") + (mark ? `\n[${mark}]` : "") + (holds.length ? `\n[folded: ${holds.length} UOps]` : "");
   return `<g class=${attr(cls)} id=${attr(`${side}-${n.key}`)} data-node=${attr(n.key)} data-op=${attr(n.op)}` +
@@ -291,7 +295,7 @@ function sideSvg(c, scene, lay, side) {
     if (!present.has(k)) continue;
     const shown = side === "after" ? (scene.afterLabel.get(k) ?? n) : n;
     const mark = scene.marks.get(k);
-    out.push(nodeSvg(c, side, shown, mark && own.includes(mark) ? mark : undefined, place(k)));
+    out.push(nodeSvg(c, side, shown, mark && own.includes(mark) ? mark : undefined, place(k), scene.matchNodes.has(k)));
   }
   for (const [k, [i, o]] of scene.hidden) {
     if (!present.has(k)) continue;

@@ -35,13 +35,13 @@ export function panZoom(/** @type {Ui} */ ui) {
   /** The box (in SVG units) to show of what changed, at scale s: all of it where it fits the canvas, else the
    * canvas-sized window that holds the most changed nodes, the after side's first (a big step changes nodes all over
    * both sides, and the middle of them all can be empty). A match's own nodes (what it replaced and its replacement,
-   * class "own") come before the nodes rebuilt above them, which can lie far away. Where nothing is marked (a
+   * class "match-node") come before the nodes rebuilt above them, which can lie far away. Where nothing is marked (a
    * snapshot): the output (dot draws it lowest) at the foot of that window, what feeds it above. Null without a graph. */
   function changedBox(s = 0) {
     const svg = svgOf();
     if (!svg) return null;
     const c = size(), H = (c.h - 40) / s;  // s = 0: any size fits
-    const own = [...svg.querySelectorAll("g.side g.node.own")];
+    const own = [...svg.querySelectorAll("g.side g.node.match-node")];
     const marked = own.length ? own : [...svg.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")];
     if (!marked.length) {
       const all = rects([...svg.querySelectorAll("g.side g.node")]);

@@ -89,13 +89,21 @@ export function diffGraphs(rows, before, after) {
  * @param {string[]} sides @param {string} title @param {string} view "auto", "focus" or "full" @param {number} maxNodes
  * @param {(dot: string) => string} layout runs dot to "plain" output @param {string[]} [around] node keys a partial view
  * is built around (a code line's UOps), instead of what changed @param {boolean} [fold] fold.js's folded view (else raw)
+ * @param {[number, number]|null} [match] the row ids of the match's node and replacement (a match's picture)
  * @returns {{svg:string, shown:number, total:number, message:string|null, partial:boolean, dot:string}} */
 export function picture(c, table, before, after, sides, title, view, maxNodes, layout, around = /** @type {string[]} */ ([]),
-                        fold = false) {
+                        fold = false, match = /** @type {[number, number]|null} */ (null)) {
   const { rows, contents } = table, d = diffGraphs(rows, before, after);
   let full = makeScene(graphOf(rows, contents, before), graphOf(rows, contents, after), d.added, d.removed, d.changed);
+  if (match) {  // the match's own nodes: what it replaced, and its replacement (where it took that one's place)
+    const inPlace = new Map([...d.changed].map(([b, a]) => [a, b]));
+    const [u0, u1] = [rows[match[0]][0], rows[match[1]][0]];
+    full.matchNodes = new Set([u0, inPlace.get(u1) ?? u1].filter((k) => full.nodes.has(k)));
+  }
   if (fold) {
+    const own = [...full.matchNodes];
     full = foldScene(c.fold, full);
+    full.matchNodes = new Set(drawnAs(full, own));
     around = drawnAs(full, around);  // a UOp inside a fold: the node that holds it
   }
   full = capFanIn(full, c.maxFanIn);

@@ -95,7 +95,8 @@ export async function pictureMessage(data, sel, layout) {
   const title = match ? match.title : s.info.title, config = data.state.config;
   const group = await data.get(`g-${s.group}`);
   const { view, around, fold } = viewOptions(group.kernel, sel.view);
-  const pic = picture(config, t.seg, before, after, s.sides, title, view, config.maxNodes, layout, around, fold);
+  const pic = picture(config, t.seg, before, after, s.sides, title, view, config.maxNodes, layout, around, fold,
+                      sel.match === null ? null : s.pairs[sel.match]);
   return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
            total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
            kernel: group.kernel, produced: group.produced, node_matches: nodeMatches(s, rows, pic.svg), dot: pic.dot };

@@ -215,3 +215,17 @@ def test_big_steps_lay_out_no_wider_than_four_times_their_height(cnn_trace):
       for _, y, w, _ in lay.nodes.values(): rows[round(y)] = rows.get(round(y), 0) + w + L.NODESEP
       assert max(rows.values()) < 3 * L.MAX_ROW, step.path
   assert worst <= 4, worst
+
+
+def test_a_match_picture_marks_the_match_own_nodes(cnn_trace):
+  """A match's picture marks what it replaced and its replacement (class match-node, thick outline), the nodes the view
+  opens on before the ones rebuilt above them: on the busiest step, at its first and last match, folded and raw."""
+  step = max(cnn_trace.steps, key=lambda s: len(s.matches))
+  for k in (0, len(step.matches) - 1):
+    u0, u1 = step.matches[k].uops()
+    for fold in (False, True):
+      svg = P.picture(step, match=k, fold=fold).svg
+      own = re.findall(r'<g class="node [^"]*match-node[^"]*"[^>]*data-node="([0-9a-f]+)"', svg)
+      assert own, (k, fold)
+      if not fold: assert tg.node_key(u0) in own or tg.node_key(u1) in own
+  assert not re.search(r"<g class=\"node [^\"]*match-node", P.picture(step).svg)  # a whole step has no single match

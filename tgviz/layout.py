@@ -113,6 +113,7 @@ class Scene:
   marks: dict[str, str]                     # layout id -> added / removed / changed
   hidden: dict[str, tuple[int, int]] = field(default_factory=dict)  # layout id -> (hidden inputs, hidden users)
   total: int = 0                            # nodes of the full union, before focusing
+  match_nodes: frozenset[str] = frozenset()  # layout ids of a match's own nodes: what it replaced and its replacement
 
   @property
   def partial(self) -> bool:
@@ -141,7 +142,9 @@ def focus(scene: Scene, max_nodes: int, hops: int = FOCUS_HOPS, force: bool = Fa
   edges = scene.edges_before | scene.edges_after
   nbrs: dict[str, set[str]] = {k: set() for k in scene.nodes}
   for s, d in edges: nbrs[s].add(d); nbrs[d].add(s)
-  seeds = [k for k in around if k in scene.nodes] or [k for k in scene.nodes if k in scene.marks] or [next(reversed(scene.nodes))]
+  seeds = [k for k in around if k in scene.nodes] or \
+    [*(k for k in scene.nodes if k in scene.match_nodes), *(k for k in scene.nodes if k in scene.marks and k not in scene.match_nodes)] or \
+    [next(reversed(scene.nodes))]
   keep: dict[str, None] = {}
   todo = deque((s, 0) for s in seeds)
   while todo and len(keep) < max_nodes:
@@ -158,6 +161,7 @@ def focus(scene: Scene, max_nodes: int, hops: int = FOCUS_HOPS, force: bool = Fa
                edges_before={e for e in scene.edges_before if e[0] in keep and e[1] in keep},
                edges_after={e for e in scene.edges_after if e[0] in keep and e[1] in keep},
                on_before=scene.on_before & keep.keys(), on_after=scene.on_after & keep.keys(), marks=scene.marks,
+               match_nodes=scene.match_nodes & keep.keys(),
                hidden={k: (i, o) for k, (i, o) in hidden.items() if i or o}, total=scene.total)
 
 
@@ -176,7 +180,7 @@ def cap_fan_in(scene: Scene, limit: int = MAX_FAN_IN) -> Scene:
     i, o = hidden.get(k, (0, 0))
     hidden[k] = (i + max(cut_b.get(k, 0), cut_a.get(k, 0)), o)
   return Scene(scene.nodes, scene.after_label, before, after, scene.on_before, scene.on_after, scene.marks, hidden,
-               scene.total)
+               scene.total, scene.match_nodes)
 
 
 # *** layout ***
@@ -302,14 +306,15 @@ STYLE = "".join(
    ".tgviz-graph .fold rect{stroke-width:2}"] +
   [f".tgviz-graph .fam-{f} rect{{fill:{c}}}" for f, (c, _) in FAMILIES.items()] +
   [f".tgviz-graph .{m} rect{{stroke:{c};stroke-width:3}}" for m, c in MARKS.items()] +
-  [".tgviz-graph .removed rect{stroke-dasharray:5 3}"])
+  [".tgviz-graph .removed rect{stroke-dasharray:5 3}", ".tgviz-graph .match-node rect{stroke-width:5}"])
 
 
-def _node_svg(side: str, n: Node, mark: str | None, box: tuple[float, float, float, float]) -> str:
+def _node_svg(side: str, n: Node, mark: str | None, box: tuple[float, float, float, float],
+              match: bool = False) -> str:
   """A node's group: data-node its key; a folded node (tgviz.fold) also says the keys it holds, in data-holds, and their
   ops, in data-held-ops."""
   x, y, w, h = box
-  cls = f"node fam-{n.family}" + (f" {mark}" if mark else "") + (" fold" if n.holds else "")
+  cls = f"node fam-{n.family}" + (f" {mark}" if mark else "") + (" fold" if n.holds else "") + (" match-node" if match else "")
   lines = "".join(f'<tspan x="{PAD}" y="{PAD + (i + 0.85) * LINE_H:.1f}">{text(ln)}</tspan>' for i, ln in enumerate(n.label))
   title = "\n".join(n.label) + (f"\n[{mark}]" if mark else "") + (f"\n[folded: {len(n.holds)} UOps]" if n.holds else "")
   holds = f" data-holds={attr(' '.join(n.holds))} data-held-ops={attr(' '.join(n.held_ops))}" if n.holds else ""
@@ -341,7 +346,7 @@ def side_svg(scene: Scene, lay: Layout, side: str) -> str:
     if k not in present: continue
     shown = scene.after_label.get(k, n) if side == "after" else n
     mark = scene.marks.get(k)
-    out.append(_node_svg(side, shown, mark if mark in own else None, lay.nodes[k]))
+    out.append(_node_svg(side, shown, mark if mark in own else None, lay.nodes[k], k in scene.match_nodes))
   for k, (i, o) in scene.hidden.items():
     if k not in present: continue
     for suffix, count, what in ((":in", i, "inputs"), (":out", o, "users")):

@@ -75,8 +75,13 @@ def scene_of(step: Step, match: int | None) -> L.Scene:
   if after is before: return L.make_scene(drawn, drawn, added=set(), removed=set(), changed={})  # a snapshot
   d = diff_graphs(before, after)
   key = tg.node_key
-  return L.make_scene(drawn, tg.to_graph(after, notes), added={key(u) for u in d.added},
-                      removed={key(u) for u in d.removed}, changed={key(b): key(a) for b, a in d.changed})
+  scene = L.make_scene(drawn, tg.to_graph(after, notes), added={key(u) for u in d.added},
+                       removed={key(u) for u in d.removed}, changed={key(b): key(a) for b, a in d.changed})
+  if match is not None:  # the match's own nodes: what it replaced, and its replacement (where it took that one's place)
+    u0, u1 = step.matches[match].uops()
+    in_place = {key(a): key(b) for b, a in d.changed}
+    scene.match_nodes = frozenset(k for k in (key(u0), in_place.get(key(u1), key(u1))) if k in scene.nodes)
+  return scene
 
 
 def sides(step: Step, side: str = "auto") -> str:
@@ -100,7 +105,8 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
   st = time.perf_counter()
   full = scene_of(step, match)
   if fold:
-    full = F.fold(full)
+    own, full = full.match_nodes, F.fold(full)
+    full.match_nodes = frozenset(F.drawn_as(full, tuple(own)))
     around = tuple(F.drawn_as(full, around))  # a UOp inside a fold: the node that holds it
   full = L.cap_fan_in(full)
   total = len(full.nodes)

@@ -71,3 +71,25 @@ def test_the_overview_shows_and_moves_the_view(cnn_trace, cnn_report, page):
   assert page.locator(".tgviz-node-panel").is_hidden()  # a click on the overview picks no node
   page.screenshot(path=str(ARTIFACTS / "report-overview.png"))
   assert not page.errors
+
+
+def test_the_last_match_of_a_big_step_shows_its_own_nodes(cnn_trace, cnn_report, page):
+  """At the last match of the busiest steps (thousands of matches) and after z, the match's own nodes (what it replaced
+  and its replacement) are on screen, not only the nodes rebuilt above them."""
+  page.goto(cnn_report.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  for step in sorted(cnn_trace.steps, key=lambda s: -len(s.matches))[:2]:
+    key, last = P.step_key(step), len(step.matches) - 1
+    page.locator(f".tgviz-step[data-key='{key}']").click()
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=60_000)
+    page.locator(".tgviz-title").click()
+    page.keyboard.press("End")
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{last}'", timeout=60_000)
+    page.wait_for_timeout(100)
+    own, shown = page.evaluate(ON_SCREEN, ".tgviz-stage g.side g.node.match-node")
+    assert own >= 1 and shown >= 1, (step.path, own, shown)
+    page.keyboard.press("z")
+    page.wait_for_timeout(100)
+    assert page.evaluate(ON_SCREEN, ".tgviz-stage g.side g.node.match-node")[1] >= 1, step.path
+  page.screenshot(path=str(ARTIFACTS / "report-last-match.png"))
+  assert not page.errors
