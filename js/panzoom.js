@@ -54,15 +54,18 @@ export function panZoom(/** @type {Ui} */ ui) {
     return windowOn(marked, s);
   }
   /** The box (SVG units) to show of some nodes at scale s (0: any size fits): all of them where they fit the canvas,
-   * else the canvas-sized window that holds the most of them, the after side's first. @param {Element[]} marked
+   * else the canvas-sized window that holds the most of them, those marked as changed first, then the after side's. @param {Element[]} marked
    * @param {number} s */
   function windowOn(marked, s) {
     const c = size(), W = (c.w - 40) / s, H = (c.h - 40) / s;
     const boxes = rects(marked), whole = around(boxes);
     if (!whole || (whole.w <= W && whole.h <= H)) return whole;
-    const after = marked.map((n) => n.closest("g.side")?.getAttribute("data-side") === "after");
+    // windows centred on a node marked as changed first (a match's replacement can be a node that was there before),
+    // then on the after side's
+    const rank = marked.map((n) => 2 * Number(n.matches(".added, .removed, .changed")) +
+                                   Number(n.closest("g.side")?.getAttribute("data-side") === "after"));
     const mid = boxes.map((b) => ({ x: b.x + b.w / 2, y: b.y + b.h / 2 }));
-    const order = [...boxes.keys()].sort((i, j) => Number(after[j]) - Number(after[i]));
+    const order = [...boxes.keys()].sort((i, j) => rank[j] - rank[i]);
     const step = Math.max(1, Math.floor(order.length / 300));  // at most 300 windows tried: bounded on huge steps
     let best = [boxes[order[0]]];
     for (let k = 0; k < order.length; k += step) {
