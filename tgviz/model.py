@@ -294,8 +294,7 @@ class Trace:
         here = uop in before
         if here and not events: events.append(Event("input", s))
         made = replaced = False
-        for m in s.matches:
-          u0, u1 = m.uops()
+        for m, (u0, u1) in zip(s.matches, s.pairs(), strict=True):  # built in one walk (Match.uops rebuilds each)
           if u0 is uop:
             events.append(Event("replaced", s, m.index, u1))
             replaced, here = True, False
