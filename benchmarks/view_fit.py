@@ -16,14 +16,14 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import workloads  # noqa: E402
-from playwright.sync_api import sync_playwright  # noqa: E402
+import workloads
+from playwright.sync_api import sync_playwright
 
-import tgviz  # noqa: E402
-from tgviz import bridge as tg  # noqa: E402
-from tgviz import layout as L  # noqa: E402
-from tgviz import picture as PI  # noqa: E402
-from tgviz import protocol as P  # noqa: E402
+import tgviz
+from tgviz import bridge as tg
+from tgviz import layout as L
+from tgviz import picture as PI
+from tgviz import protocol as P
 
 READABLE_SHARE = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
   const t = document.querySelector('.tgviz-stage svg g.side g.node text tspan');
@@ -71,7 +71,7 @@ def measure(name: str, trace: tgviz.Trace, page, out: Path) -> None:
     page.locator(".tgviz-filter").fill("")
     page.locator(f".tgviz-step[data-key='{P.step_key(s)}']").click()
     shown(page, P.step_key(s))
-    seen, total, px = page.evaluate(READABLE_SHARE)
+    seen, total, _ = page.evaluate(READABLE_SHARE)  # (the label size: seen is 0 unless 11 px or more)
     shares.append(seen / total)
   # the busiest steps: the match's marked nodes at the last match and after z
   busy = []

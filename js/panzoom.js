@@ -36,7 +36,8 @@ export function panZoom(/** @type {Ui} */ ui) {
    * canvas-sized window that holds the most changed nodes, the after side's first (a big step changes nodes all over
    * both sides, and the middle of them all can be empty). A match's own nodes (what it replaced and its replacement,
    * class "match-node") come before the nodes rebuilt above them, which can lie far away. Where nothing is marked (a
-   * snapshot): the output (dot draws it lowest) at the foot of that window, what feeds it above. Null without a graph. */
+   * snapshot): the output (dot draws it lowest) at the foot of that window, what feeds it above, the graph's middle
+   * across. Null without a graph. */
   function changedBox(s = 0) {
     const svg = svgOf();
     if (!svg) return null;
@@ -49,7 +50,10 @@ export function panZoom(/** @type {Ui} */ ui) {
       const low = Math.max(...all.map((b) => b.y)), out = /** @type {Box} */ (around(all.filter((b) => b.y === low)));
       if (!Number.isFinite(H)) return out;
       const top = Math.max(Math.min(...all.map((b) => b.y)), out.y + out.h - H);
-      return { x: out.x, y: top, w: out.w, h: out.y + out.h - top };
+      // across: the middle of the whole graph (most of it in view), the output row kept in the window
+      const whole = /** @type {Box} */ (around(all)), W = (c.w - 40) / s;
+      const w = Math.min(W, whole.w), x = Math.min(Math.max(whole.x + (whole.w - w) / 2, out.x + out.w - w), out.x);
+      return { x, y: top, w, h: out.y + out.h - top };
     }
     return windowOn(marked, s);
   }
@@ -134,12 +138,19 @@ export function panZoom(/** @type {Ui} */ ui) {
     ty += y0 < 10 ? 10 - y0 : y1 > c.h - 10 ? c.h - 10 - y1 : 0;
     apply();
   }
-  /** The view a step opens on: the whole graph where it fits with readable labels, else readable around the change. */
+  /** The view a step opens on: the whole picture where it fits with readable labels, else the whole graph (its title and
+   * legend aside), else readable around the change. */
   function initial() {
     const svg = svgOf();
     if (!svg) return;
     const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
     if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fit();
+    // the graph itself (its sides' nodes, without the title and legend above, which can be wider) where it fits readable
+    const graph = boxOf([...svg.querySelectorAll("g.side g.node, g.side g.hidden-count")]);
+    if (graph && Math.min((c.w - 20) / graph.w, (c.h - 20) / graph.h) >= READABLE) {
+      scale = Math.min((c.w - 20) / graph.w, (c.h - 20) / graph.h, 1.5);
+      return centre(graph);
+    }
     scale = READABLE;
     const b = changedBox(scale);
     if (b) centre(b); else { tx = 0; ty = 0; apply(); }
