@@ -49,6 +49,10 @@ class Kernel:
     user's code that called each (file, line, source; file None for a call made before the capture)."""
 
   @functools.cached_property
+  def _program_uop(self) -> Any:
+    return self._load()  # the PROGRAM UOp holding the rendered source (None if the compile stopped before rendering)
+
+  @functools.cached_property
   def _program(self) -> tg.Program | None:
     return tg.program_of(self._program_uop) if self._program_uop is not None else None
 
@@ -86,10 +90,6 @@ class Kernel:
   def source(self) -> str:
     """The generated device code ("" if the compile stopped before rendering)."""
     return self._program.source if self._program is not None else ""
-  @functools.cached_property
-  def _program_uop(self) -> Any:
-    return self._load()  # the PROGRAM UOp holding the rendered source (None if the compile stopped before rendering)
-
 
   @property
   def display_name(self) -> str:
@@ -125,6 +125,11 @@ class Kernel:
              "capture: tinygrad's own rewrites.pkl, or a trace file of an older tgviz)."
     return "Lines are not linked to UOps: tgviz did not see this kernel rendered inside the capture, or could not map its lines."
 
+  @functools.cached_property
+  def line_keys(self) -> list[list[str]] | None:
+    """Per line of the source, the node keys of the UOps behind it (see lines), each once; None as for lines."""
+    return [list(dict.fromkeys(tg.node_key(u) for u in line)) for line in self.lines] if self.lines is not None else None
+
   def line_numbers(self, uop: Any) -> list[int]:
     """The source lines (1-based) a UOp is behind."""
     return [i for i, line in enumerate(self.lines or [], 1) if uop in line]
@@ -144,11 +149,6 @@ class Kernel:
   def bytes(self) -> int | None:
     """tinygrad's estimate of the bytes the kernel moves to and from memory (each byte once); None where it made none."""
     return self._program.bytes if self._program is not None else None
-  @functools.cached_property
-  def line_keys(self) -> list[list[str]] | None:
-    """Per line of the source, the node keys of the UOps behind it (see lines), each once; None as for lines."""
-    return [list(dict.fromkeys(tg.node_key(u) for u in line)) for line in self.lines] if self.lines is not None else None
-
 
   @property
   def run_times(self) -> list[float]:
