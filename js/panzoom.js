@@ -175,7 +175,16 @@ export function panZoom(/** @type {Ui} */ ui) {
   ui.canvas.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX - tx, y: ev.clientY - ty }; ui.canvas.setPointerCapture(ev.pointerId); });
   ui.canvas.addEventListener("pointermove", (ev) => { if (drag) { tx = ev.clientX - drag.x; ty = ev.clientY - drag.y; apply(); } });
   ui.canvas.addEventListener("pointerup", () => { drag = null; });
-  return { fit, oneToOne, toChange, toLine, reveal, initial, follow };
+  /** The part of the picture on screen, in its units ([x, y, width, height], within the picture), null without one. */
+  function visible() {
+    const svg = svgOf(), c = size();
+    if (!svg) return null;
+    const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1;
+    const x0 = Math.max(0, -tx / scale), y0 = Math.max(0, -ty / scale);
+    const x1 = Math.min(w, (c.w - tx) / scale), y1 = Math.min(h, (c.h - ty) / scale);
+    return x1 > x0 && y1 > y0 ? [x0, y0, x1 - x0, y1 - y0] : null;
+  }
+  return { fit, oneToOne, toChange, toLine, reveal, initial, follow, visible };
 }
 
 const MINI_W = 200, MINI_H = 140;  // the overview's largest size, CSS px

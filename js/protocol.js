@@ -42,7 +42,7 @@ import { diffGraphs, picture, toposort } from "./picture.js";
  *   step:StepKey, match:number}} RuleInfo */
 /** @typedef {{type:"rules", rules:RuleInfo[], total:number}} RulesMsg */
 /** @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg} KernelMsg  the kernel's (or the page's) messages */
-/** @typedef {{type:"ready"}|{type:"export"}|{type:"node", key:string}|{type:"rules"}} FrontendMsg  the frontend's requests */
+/** @typedef {{type:"ready"}|{type:"export", box?:number[]}|{type:"node", key:string}|{type:"rules"}} FrontendMsg  the frontend's requests */
 
 /** @typedef {import("./report.js").PageData} PageData */
 /** @typedef {import("./report.js").StepData} StepData */

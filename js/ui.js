@@ -27,7 +27,7 @@ export function buildUi() {
     zoomChange: h("button", { class: "tgviz-zoom-change", title: "zoom to what changed (z)" }, ["zoom to change"]),
     full: h("button", { class: "tgviz-full tgviz-needs-kernel", title: "lay out the whole graph (may be slow)" }, ["full graph"]),
     raw: h("button", { class: "tgviz-raw tgviz-needs-kernel", title: "the raw graph: every UOp, nothing folded (r)" }, ["raw"]),
-    exportBtn: h("button", { class: "tgviz-export tgviz-needs-kernel", title: "save the current view as SVG" }, ["Export SVG"]),
+    exportBtn: h("button", { class: "tgviz-export tgviz-needs-kernel", title: "save the part of the graph on screen as SVG (shift: the whole picture)" }, ["Export SVG"]),
     toggleTree: h("button", { class: "tgviz-toggle-tree", title: "hide or show the step tree" }),
     toggleCode: h("button", { class: "tgviz-toggle-code", title: "hide or show the code panel" }),
     maximise: h("button", { class: "tgviz-maximise", title: "fill the window (m); Escape returns" }),

@@ -203,7 +203,11 @@ function render({ model, el }) {
   const toggleRaw = () => state.setRaw(!state.raw);  // the raw graph, or folded again
   ui.raw.addEventListener("click", toggleRaw);
   ui.root.addEventListener("tgviz-open-raw", (ev) => { links.pickNext(/** @type {CustomEvent<string>} */ (ev).detail); state.setRaw(true); });
-  ui.exportBtn.addEventListener("click", () => { ui.status.textContent = "exporting…"; state.send({ type: "export" }); });
+  ui.exportBtn.addEventListener("click", (ev) => {  // the part on screen; with shift, the whole picture
+    ui.status.textContent = "exporting…";
+    const box = ev.shiftKey ? null : view.visible();
+    state.send(box ? { type: "export", box } : { type: "export" });
+  });
   ui.rulesBtn.addEventListener("click", () => {
     const open = ui.rules.hidden;
     ui.rules.hidden = !open; ui.tree.hidden = open;

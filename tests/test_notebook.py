@@ -98,7 +98,14 @@ def test_widget_export_message_writes_svg(tutorial_trace, recording_comm, tmp_pa
   w._on_msg(w, {"type": "export"}, [])
   done = next(m for m in w.comm.custom() if m["type"] == "exported")
   assert len(done["paths"]) == 1 and done["paths"][0].endswith(".svg")
-  ET.parse(done["paths"][0])
+  whole = ET.parse(done["paths"][0]).getroot()
+  # the part of the picture on screen, as the frontend says it: that box, the same nodes inside
+  w.comm.messages.clear()
+  w._on_msg(w, {"type": "export", "box": [30.5, 40, 200, 150]}, [])
+  done = next(m for m in w.comm.custom() if m["type"] == "exported")
+  part = ET.parse(done["paths"][0]).getroot()
+  assert (part.get("viewBox"), part.get("width"), part.get("height")) == ("30.5 40 200 150", "200", "150")
+  assert whole.get("viewBox").startswith("0 0 ") and len(part.findall(".//*")) == len(whole.findall(".//*"))
 
 
 def test_widget_static_fallback(tutorial_trace, recording_comm):

@@ -144,6 +144,18 @@ def view_options(step: Step, view: str) -> dict[str, Any]:
   return {"view": view, "fold": fold}
 
 
+_ROOT = re.compile(r'^<svg ([^>]*?)width="[\d.]+" height="[\d.]+" viewBox="[^"]*"')
+
+
+def cropped(svg: str, box: tuple[float, ...]) -> str:
+  """A picture's SVG showing only box (x, y, width, height in its units: the part of it on screen), its background
+  behind that part."""
+  x, y, w, h = (round(v, 1) for v in box[:4])
+  if w <= 0 or h <= 0: raise ValueError(f"an empty box to crop to: {box}")
+  svg = _ROOT.sub(lambda m: f'<svg {m.group(1)}width="{w:g}" height="{h:g}" viewBox="{x:g} {y:g} {w:g} {h:g}"', svg, count=1)
+  return svg.replace('<rect width="100%" height="100%"', f'<rect x="{x:g}" y="{y:g}" width="{w:g}" height="{h:g}"', 1)
+
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -153,18 +165,20 @@ def safe_name(s: str, limit: int = 60) -> str:
 
 
 def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "auto", max_nodes: int = L.DEFAULT_MAX_NODES,
-           view: str = "auto", match: int | None = None, around: tuple[str, ...] = (), fold: bool = FOLD) -> list[Path]:
+           view: str = "auto", match: int | None = None, around: tuple[str, ...] = (), fold: bool = FOLD,
+           box: tuple[float, ...] | None = None) -> list[Path]:
   """Write one standalone SVG per step (or of one match of each) into directory; returns the paths (side: see sides;
-  "auto" draws a step that matched nothing once, not twice side by side; fold: see picture). Pictures are drawn in a few
-  threads at once, so that the layout engine's processes run on every core while Python builds the next."""
+  "auto" draws a step that matched nothing once, not twice side by side; fold: see picture; box: only that part of the
+  picture, x, y, width, height in its units, as cropped). Pictures are drawn in a few threads at once, so that the
+  layout engine's processes run on every core while Python builds the next."""
   out = Path(directory)
   out.mkdir(parents=True, exist_ok=True)
   suffix = "" if match is None else f"-match{match + 1:04d}"
 
   def write(step: Step) -> Path:
     path = out / f"{step.group.index:03d}-{safe_name(step.group.name)}--{step.index:03d}-{safe_name(step.name)}{suffix}.svg"
-    path.write_text(picture(step, side=side, match=match, max_nodes=max_nodes, view=view, around=around, fold=fold).svg,
-                    encoding="utf-8")
+    svg = picture(step, side=side, match=match, max_nodes=max_nodes, view=view, around=around, fold=fold).svg
+    path.write_text(cropped(svg, box) if box is not None else svg, encoding="utf-8")
     return path
 
   with ThreadPoolExecutor(max_workers=(os.cpu_count() or 1) + 1) as pool: return list(pool.map(write, steps))

@@ -223,8 +223,9 @@ class ReadyMsg(TypedDict):
 
 
 class ExportMsg(TypedDict):
-  """Write the current view as SVG."""
+  """Write the current view as SVG: the part on screen (box: x, y, width, height in the SVG's units), or the whole."""
   type: Literal["export"]
+  box: NotRequired[list[float]]
 
 
 class NodeRequest(TypedDict):

@@ -131,7 +131,9 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)
-        paths = export_svg([step], self.export_dir, max_nodes=self.max_nodes, match=self.match, **view_options(step, self.view))
+        box = content.get("box")
+        paths = export_svg([step], self.export_dir, max_nodes=self.max_nodes, match=self.match, **view_options(step, self.view),
+                           box=tuple(float(v) for v in box[:4]) if isinstance(box, list) and len(box) >= 4 else None)
         self.send(P.exported_message(paths))
       except Exception as e: self.send(P.error_message(f"export failed: {type(e).__name__}: {e}"))
 

@@ -84,7 +84,16 @@ def test_widget_in_jupyterlab(lab, page):
   page.wait_for_function("document.querySelector('.tgviz-status').innerText.startsWith('exported SVG to')", timeout=30_000)
   path = page.locator(".tgviz-status").inner_text().removeprefix("exported SVG to ").strip()
   assert path.endswith(".svg") and (root / "tgviz-svg").is_dir()
-  assert (root / "tgviz-svg" / path.rsplit("/", 1)[-1]).read_text().startswith("<svg")
+  saved = (root / "tgviz-svg" / path.rsplit("/", 1)[-1]).read_text()
+  assert saved.startswith("<svg")
+  # ... of the part on screen: the box the canvas shows, in the picture's units (shift: the whole picture)
+  shown = page.evaluate("""() => { const c = document.querySelector('.tgviz-canvas'), s = document.querySelector('.tgviz-stage svg');
+    const m = /translate\\(([-\\d.]+)px, ([-\\d.]+)px\\) scale\\(([\\d.]+)\\)/.exec(document.querySelector('.tgviz-stage').style.transform);
+    const [tx, ty, k] = m.slice(1).map(Number);
+    return [Math.max(0, -tx / k), Math.max(0, -ty / k), Math.min(Number(s.getAttribute('width')), (c.clientWidth - tx) / k),
+            Math.min(Number(s.getAttribute('height')), (c.clientHeight - ty) / k)]; }""")
+  x, y, w, h = (round(float(v), 1) for v in saved.split('viewBox="', 1)[1].split('"', 1)[0].split())
+  assert abs(x - shown[0]) < 0.2 and abs(y - shown[1]) < 0.2 and abs(x + w - shown[2]) < 0.2 and abs(y + h - shown[3]) < 0.2, (x, y, w, h, shown)
   # the step with the most matches, one click away; the selected row is in view, its name and count both shown
   page.locator(".tgviz-busiest").click()
   counts = page.eval_on_selector_all(".tgviz-step .tgviz-count", "cs => cs.map(c => Number(c.textContent))")
