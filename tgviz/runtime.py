@@ -151,8 +151,10 @@ class MemEvent:
 @dataclass
 class Memory:
   """The run's buffer allocations and frees over time, with sizes and dtypes; the peak and what was alive at it.
-  Counted as tinygrad counts GlobalCounters.mem_used (DISK buffers left out) for the buffers allocated during the run;
-  ``before`` is what tinygrad counted as in use when it began, so tinygrad's own high-water mark is before + peak."""
+  Counted as tinygrad counts GlobalCounters.mem_used (DISK buffers left out): ``before`` is what tinygrad counted as in
+  use when the run began, so tinygrad's own high-water mark is before + peak; the buffers alive at the peak are the
+  run's, and hold peak + ``freed_before`` bytes (buffers allocated before the run and freed in it by then; ``freed``: in
+  all)."""
   buffers: list[BufferLife] = field(default_factory=list)
   events: list[MemEvent] = field(default_factory=list)
   peak: int = 0
@@ -160,6 +162,8 @@ class Memory:
   at_peak: list[BufferLife] = field(default_factory=list)
   device_peaks: dict[str, int] = field(default_factory=dict)  # per device, as tinygrad's VIZ computes its memory lanes
   before: dict[str, int] = field(default_factory=dict)
+  freed_before: int = 0
+  freed: int = 0
 
   def alive_at(self, t_us: float) -> list[BufferLife]:
     return [b for b in self.buffers if b.alive(t_us)]
@@ -312,7 +316,8 @@ def _memory(prof: tg.Profile, pairs: list[tuple[tg.ExecRecord, Launch]]) -> Memo
   t0, mem = prof.start, Memory(before=dict(prof.mem_before))
   lives: dict[int, list[BufferLife]] = {}   # a number's allocations in order (a buffer freed and allocated again keeps its number)
   current: dict[int, BufferLife] = {}
-  total, per_dev, best, best_at = 0, dict[str, int](), 0, -1
+  total, per_dev, best, best_at, freed, freed_by = 0, dict[str, int](), 0, -1, 0, dict[int, int]()
+  sizes = getattr(prof, "freed", {})      # (absent from traces saved before it was recorded)
   for m in prof.mem:
     if m.kind == "alloc":
       b = BufferLife(m.num, m.device, m.dtype, m.size, min(1_000_000_000_000, m.size) * m.itemsize, m.ts - t0)
@@ -320,18 +325,27 @@ def _memory(prof: tg.Profile, pairs: list[tuple[tg.ExecRecord, Launch]]) -> Memo
       lives.setdefault(m.num, []).append(b)
       current[m.num] = b
       delta = b.nbytes
-    elif m.num in current:                  # (a buffer allocated before the run is not the run's)
+    elif m.num in current:
       b = current.pop(m.num)
       b.free_us, delta = m.ts - t0, -b.nbytes
+    elif (size := sizes.get(m.num)):  # a buffer allocated before the run: not the run's, but tinygrad stops counting it
+      total -= size
+      freed += size
+      gone = BufferLife(m.num, m.device, "", 0, size, 0.0)
+      gone.free_us = m.ts - t0
+      mem.events.append(MemEvent(m.ts - t0, m.kind, gone, total, per_dev.get(m.device, 0)))
+      freed_by[len(mem.events) - 1] = freed
+      continue
     else: continue
     per_dev[b.device] = per_dev.get(b.device, 0) + delta
     mem.device_peaks[b.device] = max(mem.device_peaks.get(b.device, 0), per_dev[b.device])
     if not b.device.startswith("DISK"): total += delta
     mem.events.append(MemEvent(m.ts - t0, m.kind, b, total, per_dev[b.device]))
     if total > best: best, best_at = total, len(mem.events) - 1
-  mem.peak = best
+    freed_by[len(mem.events) - 1] = freed
+  mem.peak, mem.freed = best, freed
   if best_at >= 0:
-    mem.peak_us = mem.events[best_at].t_us
+    mem.peak_us, mem.freed_before = mem.events[best_at].t_us, freed_by[best_at]
     alive: dict[int, BufferLife] = {}
     for ev in mem.events[:best_at + 1]:
       if ev.kind == "alloc": alive[id(ev.buffer)] = ev.buffer

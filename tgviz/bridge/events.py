@@ -92,6 +92,7 @@ class Profile:
   progs: dict[bytes, bytes] = field(default_factory=dict)          # PROGRAM key -> SOURCE key, of the kernels launched
   jits: list[str] = field(default_factory=list)                    # the name of each TinyJit that ran, in order
   mem_before: dict[str, int] = field(default_factory=dict)         # bytes tinygrad counted in use per device at the start
+  freed: dict[int, int] = field(default_factory=dict)              # a freed buffer's number -> the bytes tinygrad counted
   source: str = "capture"                                          # "capture" or "profile.pkl"
 
 

@@ -52,6 +52,7 @@ class Profiler(Patch):
     self._syncing = 0
     self.start = self.end = 0.0
     self.mem_before: dict[str, int] = {}
+    self.freed: dict[int, int] = {}        # a freed buffer's number -> the bytes GlobalCounters stopped counting for it
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
     from tinygrad.engine import jit, realize
@@ -59,7 +60,8 @@ class Profiler(Patch):
     except Exception: pass
     sync_classes = [c for c in _all_subclasses(Compiled) if "synchronize" in c.__dict__]
     return [(helpers.PROFILE, {"value": 1}), (realize, {"track_stats": self._timed(realize.track_stats)}),
-            (jit._TinyJit, {"__call__": self._jit_runs(jit._TinyJit.__call__)}), (Buffer, {"trace_num": property(self._number)}),
+            (jit._TinyJit, {"__call__": self._jit_runs(jit._TinyJit.__call__)}),
+            (Buffer, {"trace_num": property(self._number), "deallocate": self._freeing(Buffer.deallocate)}),
             *[(c, {"synchronize": self._sync(c.__dict__["synchronize"])}) for c in sync_classes]]
 
   def __enter__(self) -> Profiler:
@@ -91,7 +93,7 @@ class Profiler(Patch):
     if not self.start: return None
     events, self._events = self._events, []
     return profile_of(events, self.timing, start=self.start, end=self.end or self.start, syncs=self.syncs, views=self.views,
-                      progs=self.progs, jits=self.jits, mem_before=self.mem_before)
+                      progs=self.progs, jits=self.jits, mem_before=self.mem_before, freed=self.freed)
 
   def _flush(self) -> None:
     """Devices that report spans later (HCQ: at a synchronize) report them now, with their clock's offset (tinygrad's own
@@ -148,6 +150,16 @@ class Profiler(Patch):
       try: return call(tj, *args, **kwargs)
       finally: recorder.jit = before
     return __call__
+
+  def _freeing(self, deallocate):
+    """Buffer.deallocate, noting the bytes tinygrad's GlobalCounters stops counting: a free event says no size, and a
+    buffer allocated before the run is freed in it too (a notebook's earlier tensors)."""
+    freed = self.freed
+    def wrapped(buf, *args, **kwargs):
+      if buf._base is None and not buf.device.startswith("DISK") and (buf.options is None or buf.options.external_ptr is None):
+        freed[buf.trace_num] = buf.nbytes
+      return deallocate(buf, *args, **kwargs)
+    return wrapped
 
   def _number(self, buf: Buffer) -> int:
     """Buffer.trace_num: the buffer's number, made once (a view's notes the buffer it is part of)."""
