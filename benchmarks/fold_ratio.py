@@ -26,25 +26,10 @@ TARGET = 3.0
 SMALL = 100  # kernels whose codegen graphs stay under this many nodes are summed up in one line
 
 
-def attention() -> None:
-  """A small causal attention block, forward and backward: 2 sequences of 6 tokens of width 8."""
-  from tinygrad import Tensor
-  Tensor.manual_seed(0)
-  x = Tensor.randn(2, 6, 8)
-  wq, wk, wv = Tensor.randn(8, 8), Tensor.randn(8, 8), Tensor.randn(8, 8)
-  for w in (wq, wk, wv): w.requires_grad = True
-  q, k, v = x @ wq, x @ wk, x @ wv
-  scores = (q @ k.transpose(1, 2)) / 8 ** 0.5
-  scores = Tensor.ones(6, 6).tril().bool().where(scores, -float("inf"))
-  loss = (scores.softmax(-1) @ v).sum()
-  loss.backward()
-  Tensor.realize(loss, wq.grad, wk.grad, wv.grad)
-
-
 WORKLOADS = {
   "conv": lambda: workloads.example("tutorial_conv2d.py"),
   "grouped": lambda: workloads.example("conv2d_variants.py"),
-  "attention": attention,
+  "attention": workloads.attention,
   "transformer": lambda: workloads.example("transformer_block.py"),
 }
 

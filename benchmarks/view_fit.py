@@ -39,19 +39,6 @@ MARKED_ON_SCREEN = """(sel) => { const c = document.querySelector('.tgviz-canvas
     return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; }).length]; }"""
 
 
-def attention() -> None:
-  from tinygrad import Tensor
-  Tensor.manual_seed(0)
-  x = Tensor.randn(2, 6, 8)
-  wq, wk, wv = Tensor.randn(8, 8), Tensor.randn(8, 8), Tensor.randn(8, 8)
-  for w in (wq, wk, wv): w.requires_grad = True
-  q, k, v = x @ wq, x @ wk, x @ wv
-  scores = Tensor.ones(6, 6).tril().bool().where((q @ k.transpose(1, 2)) / 8 ** 0.5, float("-inf"))
-  loss = (scores.softmax(-1) @ v).sum()
-  loss.backward()
-  Tensor.realize(loss, wq.grad, wk.grad, wv.grad)
-
-
 def shown(page, key: str, match: str = "") -> None:
   page.wait_for_function("([k, m]) => { const s = document.querySelector('.tgviz-stage'); "
                          "return s.dataset.step === k && s.dataset.match === m && s.querySelector('svg g.node'); }",
@@ -119,7 +106,7 @@ def measure(name: str, trace: tgviz.Trace, page, out: Path) -> None:
 
 def main() -> None:
   traces = {}
-  for name, fn in (("attention", attention), ("cnn", workloads.cnn),
+  for name, fn in (("attention", workloads.attention), ("cnn", workloads.cnn),
                    ("transformer", lambda: workloads.example("transformer_block.py"))):
     with tgviz.capture() as traces[name]: fn()
   with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:

@@ -2,6 +2,8 @@
 (the kernel table's runs, the device times it measured), its memory counter (GlobalCounters.mem_used's high-water mark),
 its profile events (ProfilePointEvent exec/alloc/free, ProfileRangeEvent, ProfileGraphEvent, ProfileDeviceEvent) as its
 VIZ reads them (flatten_events, graph_layout), its profile.pkl, and TinyJit runs (the captured batch and its replays)."""
+import contextlib
+import gc
 import os
 import pickle
 import subprocess
@@ -39,39 +41,35 @@ def test_the_tutorials_launches_are_the_kernel_tables(tutorial_trace):
   assert tl.table()[0].keys() >= {"lane", "name", "kind", "start_us", "duration_us", "kernel", "jit", "replay"}
 
 
-@pytest.fixture(scope="module")
-def train_step():
-  """A model-sized training step captured, with tinygrad's own memory counter followed at every allocation."""
+@contextlib.contextmanager
+def counting_memory():
+  """tinygrad's own memory counter (GlobalCounters.mem_used) read after every allocation: yields the readings."""
   marks, allocate = [], Buffer.allocate
   def counted(self, *args, **kwargs):
     out = allocate(self, *args, **kwargs)
     marks.append(GlobalCounters.mem_used)
     return out
-  start = GlobalCounters.mem_used
   Buffer.allocate = counted
-  try:
-    with tgviz.capture() as trace: workloads.mlp_train()
+  try: yield marks
   finally: Buffer.allocate = allocate
+
+
+@pytest.fixture(scope="module")
+def train_step():
+  """A model-sized training step captured, with tinygrad's own memory counter followed at every allocation."""
+  start = GlobalCounters.mem_used
+  with counting_memory() as marks, tgviz.capture() as trace: workloads.mlp_train()
   return trace, max(marks) - start, start
 
 
 def test_a_buffer_from_before_the_run_freed_in_it_counts_as_tinygrad_counts_it():
   """A notebook's earlier tensor freed during the run: tinygrad stops counting it, and so does the peak."""
-  import gc
   old = Tensor.ones(1024).contiguous().realize()
-  marks, allocate = [], Buffer.allocate
-  def counted(self, *args, **kwargs):
-    out = allocate(self, *args, **kwargs)
-    marks.append(GlobalCounters.mem_used)
-    return out
   start = GlobalCounters.mem_used
-  Buffer.allocate = counted
-  try:
-    with tgviz.capture() as trace:
-      del old
-      gc.collect()
-      (Tensor.ones(8192).contiguous() + 1).realize()
-  finally: Buffer.allocate = allocate
+  with counting_memory() as marks, tgviz.capture() as trace:
+    del old
+    gc.collect()
+    (Tensor.ones(8192).contiguous() + 1).realize()
   mem = trace.memory()
   assert mem.peak == max(marks) - start > 0 and mem.freed_before == mem.freed == 1024 * 4
   assert sum(b.nbytes for b in mem.at_peak) == mem.peak + mem.freed_before

@@ -1,4 +1,4 @@
-"""The workloads tests and benchmarks trace: the tutorial's code, a small CNN, a 2-layer MLP."""
+"""The workloads tests and benchmarks trace: the tutorial's code, a small CNN, a 2-layer MLP, an attention block."""
 from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "scripts"
@@ -74,3 +74,17 @@ def jit_train(steps: int = 4) -> None:
       return loss.realize()
 
   for _ in range(steps): step(x, y)
+
+
+def attention() -> None:
+  """A small causal attention block, forward and backward: 2 sequences of 6 tokens of width 8."""
+  from tinygrad import Tensor
+  Tensor.manual_seed(0)
+  x = Tensor.randn(2, 6, 8)
+  wq, wk, wv = Tensor.randn(8, 8), Tensor.randn(8, 8), Tensor.randn(8, 8)
+  for w in (wq, wk, wv): w.requires_grad = True
+  q, k, v = x @ wq, x @ wk, x @ wv
+  scores = Tensor.ones(6, 6).tril().bool().where((q @ k.transpose(1, 2)) / 8 ** 0.5, -float("inf"))
+  loss = (scores.softmax(-1) @ v).sum()
+  loss.backward()
+  Tensor.realize(loss, wq.grad, wk.grad, wv.grad)
