@@ -10,7 +10,8 @@
 import { diffGraphs, picture, toposort } from "./picture.js";
 
 /** @typedef {string} StepKey  issued by Python (protocol.step_key), opaque here */
-/** @typedef {string} View  "auto", "full", or "line:N": the auto view built around the UOps of line N of the kernel's code */
+/** @typedef {string} View  "auto", "full", or "line:N" (the auto view built around the UOps of line N of the kernel's code),
+ * each folded, or raw with a "raw:" prefix */
 /** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean}} TreeStep  snapshot: a "View ..." step */
 /** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[]}} TreeGroup */
 /** @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,

@@ -64,7 +64,6 @@ def _drop_trace_nums() -> None:
     if (u := ref()) is not None: u.__dict__.pop(_TRACE_NUM, None)
 
 
-
 class TrackingTables(Patch):
   """tinygrad's tracking globals, fresh for the capture: its groups, steps and (unless shared) its UOp table. Under
   tinygrad's own tracking (VIZ / TRACK_MATCH_STATS set at import) its UOp table stays in use, so the trace numbers live

@@ -11,6 +11,7 @@ import contextlib
 import io
 import re
 import shutil
+from collections.abc import Callable
 
 from tinygrad.device import Compiler
 from tinygrad.helpers import ansistrip
@@ -27,12 +28,17 @@ def binary(prg: UOp) -> bytes | None:
   return next((s.arg for s in prg.src if s.op is Ops.BINARY), None)
 
 
+def _printed(fn: Callable[..., object], *args: object) -> str:
+  """What a tinygrad function that prints prints, without its colours."""
+  out = io.StringIO()
+  with contextlib.redirect_stdout(out): fn(*args)
+  return ansistrip(out.getvalue())
+
+
 def print_uops(uops: list[UOp]) -> list[str]:
   """tinygrad's print_uops listing of uops, one line per UOp numbered as tinygrad numbers them, without its colours."""
   from tinygrad.uop.render import print_uops as tinygrads
-  out = io.StringIO()
-  with contextlib.redirect_stdout(out): tinygrads(uops)
-  return ansistrip(out.getvalue()).splitlines()
+  return _printed(tinygrads, uops).splitlines()
 
 
 def disassemble(device: str, lib: bytes | None) -> tuple[str, str | None]:
@@ -45,13 +51,11 @@ def disassemble(device: str, lib: bytes | None) -> tuple[str, str | None]:
   if type(compiler).disassemble is Compiler.disassemble:
     return "", (f"tinygrad's {type(compiler).__name__} for {device} has no disassembler: the binary is the driver's own "
                 "format (PoCL's, on the default CL device); the CPU device (--device CPU) shows its machine code")
-  out = io.StringIO()
-  try:
-    with contextlib.redirect_stdout(out): compiler.disassemble(lib)
+  try: printed = _printed(compiler.disassemble, lib)
   except (OSError, RuntimeError) as e:  # the CPU compilers shell out to objdump
     why = str(e).splitlines()[0] if str(e) else type(e).__name__
     hint = "" if shutil.which("objdump") else ": objdump is missing (apt-get install binutils)"
     return "", f"disassembling failed ({why}){hint}"
   # objdump names the temporary file tinygrad wrote the binary to: only its format is worth showing
-  text = re.sub(r"^\S+:\s+file format", "file format", ansistrip(out.getvalue()).strip("\n"), count=1)
+  text = re.sub(r"^\S+:\s+file format", "file format", printed.strip("\n"), count=1)
   return (text, None) if text.strip() else ("", f"tinygrad's {type(compiler).__name__} printed no disassembly for this binary")
