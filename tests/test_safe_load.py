@@ -6,6 +6,7 @@ import io
 import os
 import pickle
 import random
+import resource
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from tgviz import bridge as tg
 from tgviz import cli
 from tgviz.bridge import records, safe_pickle
 
+LIMIT_BEFORE = resource.getrlimit(resource.RLIMIT_DATA)
 HEADER = {"format": "tgviz-trace", "version": 2, "tinygrad": tg.SUPPORTED_TINYGRAD}
 
 
@@ -155,6 +157,21 @@ def test_damaged_files_give_trace_file_error(tutorial_file, viz_dump, tmp_path):
     (p := tmp_path / f"damaged{i}").write_bytes(blob)
     outcomes.append(_outcome(p))
   assert outcomes.count("refused") > len(cases) // 2, outcomes  # most damage is noticed; what opens is a trace
+
+
+def test_a_file_asking_for_more_memory_than_its_size_can_need_is_refused_at_once(tmp_path):
+  """One flipped bit made a REDUCE of tinygrad's dump a LONG_BINPUT with a memo index of 1.3 billion: CPython's unpickler
+  filled a 20 GB memo table for 65 s before the file was refused. Here a valid 10-byte pickle puts its one object at memo
+  index 100 million (a 1.6 GB table, more than the bound for its size): refused at once, and nothing else is touched."""
+  blob = b"\x80\x04K\x01r" + (100_000_000).to_bytes(4, "little") + b"."
+  assert pickle.loads(blob) == 1  # plain pickle reads it, taking the 1.6 GB
+  path = tmp_path / "rewrites.pkl"
+  path.write_bytes(blob)
+  st = time.perf_counter()
+  with pytest.raises(tgviz.TraceFileError, match="more memory than a file of 10 bytes can need"): tgviz.load(path)
+  assert time.perf_counter() - st < 5
+  assert resource.getrlimit(resource.RLIMIT_DATA) == LIMIT_BEFORE  # the bound is put back
+  assert len(bytearray(2**31)) == 2**31
 
 
 def test_real_traces_open_in_a_fresh_process(tutorial_file):

@@ -55,7 +55,8 @@ def load_recording(path: str | os.PathLike, trusted: bool = False) -> tuple[Reco
   with open(path, "rb") as f: magic = f.read(2)
   if magic == _GZIP_MAGIC: return _load_saved(path, trusted)
   try:
-    with open(path, "rb") as f, Context(DEBUG=0): obj = safe_pickle.load(f, trusted)  # trusted: may load libraries, as VIZ's loader
+    # trusted: may load libraries, as VIZ's loader
+    with open(path, "rb") as f, Context(DEBUG=0): obj = safe_pickle.load(f, trusted, os.path.getsize(path))
   except Refused as e:
     raise TraceFileError(f"{path} names {e}, which tgviz does not let a trace file run or make; nothing in the file was run. "
                          "If it is tinygrad's own dump of a run you trust, open it trusting it: tgviz.load(path, trusted=True), "
@@ -90,8 +91,9 @@ def _load_profile(path: str | os.PathLike, events: list[Any]) -> tuple[Recording
 
 def _load_saved(path: str | os.PathLike, trusted: bool) -> tuple[Recording, dict[str, Any]]:
   try:
+    size = os.path.getsize(path)
     with gzip.open(path, "rb") as f:
-      try: header = safe_pickle.load(f, trusted)
+      try: header = safe_pickle.load(f, trusted, size)
       except Refused: raise
       except Exception: header = None
       if not isinstance(header, dict) or header.get("format") != TRACE_FORMAT:
@@ -102,7 +104,7 @@ def _load_saved(path: str | os.PathLike, trusted: bool) -> tuple[Recording, dict
       if (tv := header.get("tinygrad")) != SUPPORTED_TINYGRAD:
         raise TraceFileError(f"{path} was saved with tinygrad {tv}; this tgviz reads traces of tinygrad {SUPPORTED_TINYGRAD} "
                              f"(its graphs are tinygrad UOps): open it where tinygrad=={tv} and a tgviz for it are installed")
-      with Context(DEBUG=0): body = safe_pickle.load(f, trusted)
+      with Context(DEBUG=0): body = safe_pickle.load(f, trusted, size)
       if not isinstance(body, tuple) or len(body) != v + 1: raise ValueError("unexpected contents")
       groups, fields, *rest = body
       lines, profile = [*rest, None, None][:2]

@@ -3,16 +3,25 @@
 Owns: the one list of globals a trace file may name (tgviz's records, tinygrad's dtypes, enums and small dataclasses:
 what real traces hold, each harmless to call with any arguments) and the restricted unpickler that allows nothing else,
 as ``torch.load(weights_only=True)`` does. A refused global raises Refused before anything in the file is called. It
-knows no file format: files.py says what a trace is.
+bounds the memory an unpickling may take by the file's size, so a damaged or crafted file cannot exhaust the machine.
+It knows no file format: files.py says what a trace is.
 """
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import gzip
 import importlib
 import pickle
+import threading
+from collections.abc import Iterator
 from typing import IO, Any
+
+try:
+  import resource
+except ImportError:  # not on Windows: unpickling is unbounded there
+  resource = None  # type: ignore[assignment]
 
 from tinygrad.helpers import Target
 from tinygrad.renderer import Renderer
@@ -37,6 +46,9 @@ MOVED = {("tgviz._tinygrad", n): ("tgviz.bridge.records", n) for n in ALLOWED["t
 # tinygrad's rewrites.pkl holds each kernel's renderer, whose constructor loads its compiler (a C compiler, nvrtc, comgr):
 # it is read as a bare instance of its class that holds only its target, which is all a trace reads of it
 RENDERER_MODULES = ("tinygrad.renderer.cstyle", "tinygrad.renderer.ptx", "tinygrad.renderer.llvmir", "tinygrad.renderer.wgsl")
+# what an unpickling may add to the process's data memory: a real trace takes about 40x its (gzipped) file size
+MEMORY_BASE, MEMORY_PER_FILE_BYTE = 2**30, 256
+_bounding = threading.Lock()  # the bound is the process's: one unpickling at a time sets and puts it back
 
 
 class Refused(pickle.UnpicklingError):
@@ -75,6 +87,37 @@ class SafeUnpickler(pickle.Unpickler):
     raise Refused(module, name)
 
 
-def load(f: IO[bytes] | gzip.GzipFile, trusted: bool = False) -> Any:
-  """One pickle from f, through SafeUnpickler (trusted: plain pickle, which can run code the file carries)."""
-  return pickle.Unpickler(f).load() if trusted else SafeUnpickler(f).load()
+def _data_bytes() -> int | None:
+  """The process's data memory now (Linux's VmData), or None where it cannot be read."""
+  try:
+    with open("/proc/self/status") as f: return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmData:"))
+  except (OSError, StopIteration, ValueError): return None
+
+
+@contextlib.contextmanager
+def _bounded_memory(extra: int) -> Iterator[None]:
+  """At most `extra` more bytes of data memory for this process inside (RLIMIT_DATA; unbounded off Linux). An unpickler
+  allocates what a pickle asks for before it can tell the pickle is wrong: one flipped bit turns an opcode into a memo
+  index of a billion, and CPython's unpickler fills a 20 GB table. Bounded, the allocation fails at once (MemoryError)."""
+  if resource is None: yield; return
+  with _bounding:
+    now, old = _data_bytes(), resource.getrlimit(resource.RLIMIT_DATA)
+    if now is None: yield; return
+    bound = now + extra if old[0] == resource.RLIM_INFINITY else min(old[0], now + extra)
+    if old[1] != resource.RLIM_INFINITY: bound = min(bound, old[1])
+    resource.setrlimit(resource.RLIMIT_DATA, (bound, old[1]))
+    try: yield
+    finally: resource.setrlimit(resource.RLIMIT_DATA, old)
+
+
+def load(f: IO[bytes] | gzip.GzipFile, trusted: bool = False, file_size: int = 0) -> Any:
+  """One pickle from f, through SafeUnpickler (trusted: plain pickle, which can run code the file carries), taking at most
+  MEMORY_BASE + MEMORY_PER_FILE_BYTE * file_size (the file's size on disk) of memory: a pickle asking for more raises
+  UnpicklingError."""
+  unpickler = pickle.Unpickler(f) if trusted else SafeUnpickler(f)
+  extra = MEMORY_BASE + MEMORY_PER_FILE_BYTE * file_size
+  try:
+    with _bounded_memory(extra): return unpickler.load()
+  except MemoryError:
+    raise pickle.UnpicklingError(f"it asks for more memory than a file of {file_size:,} bytes can need "
+                                 f"({extra >> 20:,} MiB): damaged, or made to exhaust memory") from None
