@@ -220,24 +220,40 @@ export function panZoom(/** @type {Ui} */ ui) {
     };
     const xs = edges(boxes.map((b) => b.x), boxes.map((b) => b.w), W, must?.x ?? 0, (must?.x ?? 0) + (must?.w ?? 0));
     const stamp = new Array(ids.size).fill(-1), marks = new Set(marked), mark = nodes.map((n) => marks.has(n));
-    let best = null, most = -1, tries = 0;
+    let tries = 0;
+    /** How many nodes the window at x0, y0 shows whole, clear of the overview, and how many of them are marked (-1:
+     * `must` under the overview). @param {number} x0 @param {number} y0 @param {number[]} inX boxes within x0's columns */
+    const count = (x0, y0, inX) => {
+      /** Whether a box (SVG units) lies under the overview with the window at x0, y0. @param {Box} b */
+      const under = (b) => !!o && MARGIN + (b.x - x0) * s < o.x + o.w && MARGIN + (b.x + b.w - x0) * s > o.x &&
+                           MARGIN + (b.y - y0) * s < o.y + o.h && MARGIN + (b.y + b.h - y0) * s > o.y;
+      if (must && under(must)) return [-1, 0];
+      let n = 0, m = 0;
+      tries++;
+      for (const i of inX) {
+        const b = boxes[i];
+        if (b.y < y0 - 0.5 || b.y + b.h > y0 + H + 0.5 || stamp[id[i]] === tries || under(b)) continue;
+        stamp[id[i]] = tries; n++; m += Number(mark[i]);
+      }
+      return [n, m];
+    };
+    /** The boxes within the columns of a window at x0. @param {number} x0 */
+    const columns = (x0) => boxes.flatMap((b, i) => (b.x >= x0 - 0.5 && b.x + b.w <= x0 + W + 0.5 ? [i] : []));
+    let best = null, most = -1;
     for (const x0 of xs) {
-      const inX = boxes.flatMap((b, i) => (b.x >= x0 - 0.5 && b.x + b.w <= x0 + W + 0.5 ? [i] : []));
+      const inX = columns(x0);
       const ys = edges(inX.map((i) => boxes[i].y), inX.map((i) => boxes[i].h), H, must?.y ?? 0, (must?.y ?? 0) + (must?.h ?? 0));
       for (const y0 of ys) {
-        /** Whether a box (SVG units) lies under the overview with the window at x0, y0. @param {Box} b */
-        const under = (b) => !!o && MARGIN + (b.x - x0) * s < o.x + o.w && MARGIN + (b.x + b.w - x0) * s > o.x &&
-                             MARGIN + (b.y - y0) * s < o.y + o.h && MARGIN + (b.y + b.h - y0) * s > o.y;
-        if (must && under(must)) continue;
-        let n = 0, m = 0;
-        tries++;
-        for (const i of inX) {
-          const b = boxes[i];
-          if (b.y < y0 - 0.5 || b.y + b.h > y0 + H + 0.5 || stamp[id[i]] === tries || under(b)) continue;
-          stamp[id[i]] = tries; n++; m += Number(mark[i]);
-        }
+        const [n, m] = count(x0, y0, inX);
         if (n > most && (m > 0 || !marked.length)) { most = n; best = { x: x0, y: y0, w: W, h: H }; }
       }
+    }
+    // the graph centred across (or down) where all of it fits that way, if that shows as many
+    const whole = around(boxes);
+    if (best && whole) {
+      const x = whole.w <= W ? whole.x + (whole.w - W) / 2 : best.x, y = whole.h <= H ? whole.y + (whole.h - H) / 2 : best.y;
+      const [n, m] = count(x, y, columns(x));
+      if (n >= most && (m > 0 || !marked.length)) best = { x, y, w: W, h: H };
     }
     return best;
   }
