@@ -17,7 +17,7 @@
 /** A drawable graph (graph.Graph). @typedef {{nodes:Map<string,GNode>, edges:[string,string][], root:string}} Graph */
 /** The Python side's drawing constants (tgviz.report.config). @typedef {{style:string, families:[string,string][],
  *   marks:string[], charW:number, lineH:number, pad:number, fastAbove:number, maxFanIn:number, focusHops:number,
- *   nodesep:number, ranksep:number, minRow:number, maxRow:number, maxStagger:number, rowArea:number,
+ *   nodesep:number, ranksep:number, compressTo:[number, number], minRow:number, maxRow:number, maxStagger:number, rowArea:number,
  *   fold:import("./fold.js").FoldConfig}} Config */
 /** layout.Scene; its edge sets are maps keyed "src dst".
  * @typedef {{nodes:Map<string,GNode>, afterLabel:Map<string,GNode>, edgesBefore:Map<string,[string,string]>,
@@ -200,7 +200,8 @@ export function dotOf(c, scene, fast) {
   const ids = [...scene.nodes.keys(), ...[...scene.hidden].filter(([, [i]]) => i).map(([k]) => `${k}:in`),
                ...[...scene.hidden].filter(([, [, o]]) => o).map(([k]) => `${k}:out`)];
   const name = new Map(ids.map((k, i) => [k, `n${i}`]));
-  const opts = `nodesep=${g(c.nodesep / 72)} ranksep=${g(c.ranksep / 72)}` + (fast ? " mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line" : "");
+  const opts = `nodesep=${g(c.nodesep / 72)} ranksep=${g(c.ranksep / 72)}` +
+    (fast ? " mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line" : ` ratio=compress size="${g(c.compressTo[0])},${g(c.compressTo[1])}"`);
   const out = [`digraph G { graph [${opts}]; node [shape=box fixedsize=true label=""];`];
   /** @type {Map<string, number>} */
   const widths = new Map(ids.map((k) => [k, 1.1 * 72]));

@@ -79,11 +79,15 @@ export function linking(ui, state, view, select) {
   /** Say something on the status line. @param {string} text */
   const say = (text) => { ui.status.textContent = text; };
 
-  /** Pick a node ("" or null: none): highlighted in the graph and its code lines, its panel asked for. @param {string|null} key */
-  function pick(key) {
+  /** Pick a node ("" or null: none): highlighted in the graph and its code lines, its panel asked for; it and its
+   * neighbourhood brought into view on the side clicked (else the after side where it is there).
+   * @param {string|null} key @param {string} [side] "before" or "after" */
+  function pick(key, side) {
     picked = key || null;
     highlight(ui.stage, picked);
-    const near = [...ui.stage.querySelectorAll("g.side g.node.hl"), ...ui.stage.querySelectorAll("g.side g.node.hl-in, g.side g.node.hl-out")];
+    const on = (/** @type {string} */ s) => [...ui.stage.querySelectorAll(`g.side[data-side="${s}"] g.node.hl`),
+                                             ...ui.stage.querySelectorAll(`g.side[data-side="${s}"] g.node.hl-in, g.side[data-side="${s}"] g.node.hl-out`)];
+    const near = [side, "after", "before"].map((s) => (s ? on(s) : [])).find((ns) => ns.some((n) => n.matches(".hl"))) ?? [];
     if (near.length) view.reveal(near);  // its neighbourhood in view (a node followed from the panel may lie off screen)
     markNodeLines(ui, picked, kernel?.lines ?? null);
     if (!picked) { ui.nodePanel.hidden = true; return; }
@@ -116,7 +120,10 @@ export function linking(ui, state, view, select) {
     down = at.closest(".tgviz-minimap") ? undefined : at.closest("g.node[data-node]");  // the overview moves the view only
   }, { capture: true });
   ui.canvas.addEventListener("pointermove", (ev) => { if (ev.buttons && (Math.abs(ev.movementX) + Math.abs(ev.movementY)) > 1) down = undefined; });
-  ui.canvas.addEventListener("pointerup", () => { if (down !== undefined) pick(down ? down.getAttribute("data-node") : null); down = undefined; });
+  ui.canvas.addEventListener("pointerup", () => {
+    if (down !== undefined) pick(down ? down.getAttribute("data-node") : null, down?.closest("g.side")?.getAttribute("data-side") ?? undefined);
+    down = undefined;
+  });
   // code lines: hover shows the UOps behind a line in the graph; a click keeps them marked and opens the graph the
   // renderer consumed (the kernel's final codegen step) where the current step does not draw them; either way the
   // graph zooms to them

@@ -8,6 +8,8 @@
 /** A box in SVG units. @typedef {{x:number, y:number, w:number, h:number}} Box */
 
 const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
+const MIN_READABLE = 1.101;  // ... and at this one at 11 px: a graph that fits at it opens whole (not cut by a few px)
+const MARGIN = 10;  // CSS px kept clear round what a view fits in the canvas
 
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
 export function panZoom(/** @type {Ui} */ ui) {
@@ -115,7 +117,28 @@ export function panZoom(/** @type {Ui} */ ui) {
   function toChange() {
     zoomTo(changedBox());
     const b = changedBox(scale);
-    if (b) centre(b);
+    if (b) { centre(b); shun(marked()); }
+  }
+  /** The nodes marked as what changed: a match's own, else every added, removed or changed one. */
+  function marked() {
+    const svg = svgOf(), own = [...(svg?.querySelectorAll("g.side g.node.match-node") ?? [])];
+    return own.length ? own : [...(svg?.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed") ?? [])];
+  }
+  /** Where some of the nodes the view is meant to show lie under the overview (in the canvas's corner), pan them out
+   * from under it, left or up, as far as the others on screen allow. @param {Element[]} nodes */
+  function shun(nodes) {
+    const o = mini.footprint(svgOf()), c = size();
+    if (!o || !mini.shown()) return;
+    const on = rects(nodes).map((b) => ({ x: tx + b.x * scale, y: ty + b.y * scale, w: b.w * scale, h: b.h * scale }))
+      .filter((r) => r.x < c.w && r.x + r.w > 0 && r.y < c.h && r.y + r.h > 0);
+    const under = on.filter((r) => r.x < o.x + o.w && r.x + r.w > o.x && r.y < o.y + o.h && r.y + r.h > o.y);
+    if (!under.length) return;
+    const dx = Math.max(...under.map((r) => r.x + r.w)) - o.x + 4, dy = Math.max(...under.map((r) => r.y + r.h)) - o.y + 4;
+    const left = Math.min(...on.map((r) => r.x)), top = Math.min(...on.map((r) => r.y));
+    if (left - dx >= 0 && (dx <= dy || top - dy < 0)) tx -= dx;
+    else if (top - dy >= 0) ty -= dy;
+    else return;
+    apply();
   }
   /** Zoom to the nodes marked for a code line, if any are drawn: all of them where that is readable, else readable on
    * where most of them are. */
@@ -124,22 +147,32 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (!marked.length) return;
     zoomTo(windowOn(marked, 0));
     const b = windowOn(marked, scale);
-    if (b) centre(b);
+    if (b) { centre(b); shun(marked); }
   }
-  /** Bring some nodes (a picked node and its neighbourhood) into view at the current zoom: the least pan that shows
-   * them all, or centred on the first where they do not fit. @param {Element[]} nodes */
+  /** Bring some nodes (a picked node first, then its neighbourhood) into view: the least pan that shows them all at the
+   * current zoom; where they do not fit, zoomed out as far as labels stay readable; where they do not fit then either,
+   * the window that holds the first and the most of the others. Never under the overview. @param {Element[]} nodes */
   function reveal(nodes) {
     const b = boxOf(nodes), c = size();
     if (!b) return;
     const x0 = tx + b.x * scale, y0 = ty + b.y * scale, x1 = x0 + b.w * scale, y1 = y0 + b.h * scale;
-    if (x0 >= 0 && y0 >= 0 && x1 <= c.w && y1 <= c.h) return;
-    if (b.w * scale > c.w - 20 || b.h * scale > c.h - 20) { centre(/** @type {Box} */ (boxOf(nodes.slice(0, 1)))); return; }
-    tx += x0 < 10 ? 10 - x0 : x1 > c.w - 10 ? c.w - 10 - x1 : 0;
-    ty += y0 < 10 ? 10 - y0 : y1 > c.h - 10 ? c.h - 10 - y1 : 0;
+    if (x0 >= 0 && y0 >= 0 && x1 <= c.w && y1 <= c.h) return shun(nodes);
+    const room = Math.min((c.w - 2 * MARGIN) / b.w, (c.h - 2 * MARGIN) / b.h);
+    if (room < scale) {
+      if (room >= MIN_READABLE) { scale = room; centre(b); return shun(nodes); }
+      scale = Math.min(scale, READABLE);
+      const win = fullest(nodes, boxOf(nodes.slice(0, 1)), scale, []);
+      if (win) { tx = MARGIN - win.x * scale; ty = MARGIN - win.y * scale; apply(); }
+      return;
+    }
+    tx += x0 < MARGIN ? MARGIN - x0 : x1 > c.w - MARGIN ? c.w - MARGIN - x1 : 0;
+    ty += y0 < MARGIN ? MARGIN - y0 : y1 > c.h - MARGIN ? c.h - MARGIN - y1 : 0;
     apply();
+    shun(nodes);
   }
   /** The view a step opens on: the whole picture where it fits with readable labels, else the whole graph (its title and
-   * legend aside), else readable around the change. */
+   * legend aside) where it fits at 11 px (with a margin all round), else, readable, the canvas-sized window that shows
+   * the most nodes whole (clear of the overview in the corner) while it holds the change (for a snapshot, the output). */
   function initial() {
     const svg = svgOf();
     if (!svg) return;
@@ -147,13 +180,82 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fit();
     // the graph itself (its sides' nodes, without the title and legend above, which can be wider) where it fits readable
     const graph = boxOf([...svg.querySelectorAll("g.side g.node, g.side g.hidden-count")]);
-    if (graph && Math.min((c.w - 20) / graph.w, (c.h - 20) / graph.h) >= READABLE) {
-      scale = Math.min((c.w - 20) / graph.w, (c.h - 20) / graph.h, 1.5);
-      return centre(graph);
-    }
+    const k = graph ? Math.min((c.w - 2 * MARGIN) / graph.w, (c.h - 2 * MARGIN) / graph.h) : 0;
+    if (graph && k >= MIN_READABLE) { scale = Math.min(k, 1.5); return centre(graph); }
     scale = READABLE;
+    const nodes = [...svg.querySelectorAll("g.side g.node")], own = svg.querySelector("g.side g.node.match-node");
+    // a match's own nodes all in view; of a whole step's changes at least one (a big step changes nodes everywhere)
+    const win = fullest(nodes, own ? changedBox(scale) : anchor(), scale, nodes.filter((n) => n.matches(".added, .removed, .changed")));
+    if (win) { tx = MARGIN - win.x * scale; ty = MARGIN - win.y * scale; apply(); return; }
     const b = changedBox(scale);
     if (b) centre(b); else { tx = 0; ty = 0; apply(); }
+  }
+  /** A snapshot's output (SVG units): its lowest node, where dot draws it; null where something is marked as changed. */
+  function anchor() {
+    const svg = svgOf();
+    if (svg?.querySelector("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")) return null;
+    const all = rects([...(svg?.querySelectorAll("g.side g.node") ?? [])]);
+    return all.length ? all.reduce((a, b) => (b.y > a.y ? b : a)) : null;
+  }
+  /** The top left corner (SVG units) of the window the canvas shows at scale s (a margin all round) that holds the box
+   * `must` (null: anything) and the most of the nodes whole, each counted once (a node drawn on both sides is one), none
+   * of them under the overview, one of `marked` among them where there are any: null where `must` does not fit. The best
+   * window has a node's edge on one of its edges, so only those are tried.
+   * @param {Element[]} nodes @param {Box|null} must @param {number} s @param {Element[]} marked */
+  function fullest(nodes, must, s, marked) {
+    const c = size(), W = (c.w - 2 * MARGIN) / s, H = (c.h - 2 * MARGIN) / s;
+    if (must && (must.w > W || must.h > H)) return null;
+    const boxes = rects(nodes), ids = new Map(), id = nodes.map((n) => {
+      const key = n.getAttribute("data-node") ?? "";
+      if (!ids.has(key)) ids.set(key, ids.size);
+      return /** @type {number} */ (ids.get(key));
+    });
+    const o = mini.footprint(svgOf());  // the overview's box on the canvas (CSS px), where it will show
+    /** Candidate window edges along one axis: each box's near edge, or its far edge at the window's far side, kept where
+     * the window still holds `must`. @param {number[]} lo @param {number[]} len @param {number} span @param {number} m0 @param {number} m1 */
+    const edges = (lo, len, span, m0, m1) => {
+      const min = must ? m1 - span : -Infinity, max = must ? m0 : Infinity;
+      const all = lo.flatMap((v, i) => [v, v + len[i] - span]).map((v) => Math.min(max, Math.max(min, v)));
+      return [...new Set(all)];
+    };
+    const xs = edges(boxes.map((b) => b.x), boxes.map((b) => b.w), W, must?.x ?? 0, (must?.x ?? 0) + (must?.w ?? 0));
+    const stamp = new Array(ids.size).fill(-1), marks = new Set(marked), mark = nodes.map((n) => marks.has(n));
+    let tries = 0;
+    /** How many nodes the window at x0, y0 shows whole, clear of the overview, and how many of them are marked (-1:
+     * `must` under the overview). @param {number} x0 @param {number} y0 @param {number[]} inX boxes within x0's columns */
+    const count = (x0, y0, inX) => {
+      /** Whether a box (SVG units) lies under the overview with the window at x0, y0. @param {Box} b */
+      const under = (b) => !!o && MARGIN + (b.x - x0) * s < o.x + o.w && MARGIN + (b.x + b.w - x0) * s > o.x &&
+                           MARGIN + (b.y - y0) * s < o.y + o.h && MARGIN + (b.y + b.h - y0) * s > o.y;
+      if (must && under(must)) return [-1, 0];
+      let n = 0, m = 0;
+      tries++;
+      for (const i of inX) {
+        const b = boxes[i];
+        if (b.y < y0 - 0.5 || b.y + b.h > y0 + H + 0.5 || stamp[id[i]] === tries || under(b)) continue;
+        stamp[id[i]] = tries; n++; m += Number(mark[i]);
+      }
+      return [n, m];
+    };
+    /** The boxes within the columns of a window at x0. @param {number} x0 */
+    const columns = (x0) => boxes.flatMap((b, i) => (b.x >= x0 - 0.5 && b.x + b.w <= x0 + W + 0.5 ? [i] : []));
+    let best = null, most = -1;
+    for (const x0 of xs) {
+      const inX = columns(x0);
+      const ys = edges(inX.map((i) => boxes[i].y), inX.map((i) => boxes[i].h), H, must?.y ?? 0, (must?.y ?? 0) + (must?.h ?? 0));
+      for (const y0 of ys) {
+        const [n, m] = count(x0, y0, inX);
+        if (n > most && (m > 0 || !marked.length)) { most = n; best = { x: x0, y: y0, w: W, h: H }; }
+      }
+    }
+    // the graph centred across (or down) where all of it fits that way, if that shows as many
+    const whole = around(boxes);
+    if (best && whole) {
+      const x = whole.w <= W ? whole.x + (whole.w - W) / 2 : best.x, y = whole.h <= H ? whole.y + (whole.h - H) / 2 : best.y;
+      const [n, m] = count(x, y, columns(x));
+      if (n >= most && (m > 0 || !marked.length)) best = { x, y, w: W, h: H };
+    }
+    return best;
   }
   /** After stepping to another match: keep the zoom, bring the change back into view if it left it. */
   function follow() {
@@ -161,6 +263,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (!b) return;
     const x0 = tx + b.x * scale, y0 = ty + b.y * scale, x1 = x0 + b.w * scale, y1 = y0 + b.h * scale;
     if (x1 < 0 || y1 < 0 || x0 > c.w || y0 > c.h || (b.w * scale < c.w && (x0 < 0 || x1 > c.w)) || (b.h * scale < c.h && (y0 < 0 || y1 > c.h))) centre(b);
+    shun(marked());
   }
   ui.canvas.addEventListener("wheel", (ev) => {
     ev.preventDefault();
@@ -199,6 +302,8 @@ function overview(ui, moveTo) {
   ui.canvas.append(el);
   /** @type {SVGSVGElement|null} the picture drawn in `base` */
   let drawn = null, k = 1;
+  /** the box of the picture's graph (its nodes; SVG units): where all of it is in view, no overview */
+  let graph = { x: 0, y: 0, w: 0, h: 0 };
   const base = document.createElement("canvas");
   /** Draw the picture's nodes into `base`, once per picture. @param {SVGSVGElement} svg */
   function paint(svg) {
@@ -208,6 +313,7 @@ function overview(ui, moveTo) {
     const g = /** @type {CanvasRenderingContext2D} */ (base.getContext("2d"));
     g.fillStyle = getComputedStyle(ui.canvas).backgroundColor || "#fff";
     g.fillRect(0, 0, base.width, base.height);
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
     for (const n of svg.querySelectorAll("g.side g.node")) {
       const m = /translate\(([-\d.]+),([-\d.]+)\)/.exec(n.getAttribute("transform") || "");
       const side = /translate\(([-\d.]+),([-\d.]+)\)/.exec(n.closest("g.side")?.getAttribute("transform") || "");
@@ -215,11 +321,14 @@ function overview(ui, moveTo) {
       if (!m || !side || !rect) continue;
       const x = (Number(m[1]) + Number(side[1])) * k, y = (Number(m[2]) + Number(side[2])) * k;
       const rw = Math.max(1.5, Number(rect.getAttribute("width")) * k), rh = Math.max(1.5, Number(rect.getAttribute("height")) * k);
+      x0 = Math.min(x0, x / k); y0 = Math.min(y0, y / k);
+      x1 = Math.max(x1, x / k + Number(rect.getAttribute("width"))); y1 = Math.max(y1, y / k + Number(rect.getAttribute("height")));
       const marked = n.matches(".added, .removed, .changed");
       g.fillStyle = marked ? getComputedStyle(rect).stroke : getComputedStyle(rect).fill;
       g.fillRect(x, y, rw, rh);
     }
     drawn = svg;
+    graph = x0 <= x1 ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : { x: 0, y: 0, w, h };
   }
   /** @param {PointerEvent} ev */
   const point = (ev) => { const r = el.getBoundingClientRect(); moveTo((ev.clientX - r.left) / k, (ev.clientY - r.top) / k); };
@@ -229,13 +338,23 @@ function overview(ui, moveTo) {
   el.addEventListener("pointerup", (ev) => { ev.stopPropagation(); dragging = false; });
   el.addEventListener("wheel", (ev) => ev.stopPropagation(), { passive: true });
   return {
-    /** Show the overview of svg with the rectangle in view (SVG units), or hide it where all of svg is in view.
-     * @param {SVGSVGElement|null} svg @param {Box} view */
+    /** The box (canvas CSS px) the overview of svg takes where it shows: its canvas and border, 8 px in from the
+     * bottom right corner. Null without a picture. @param {SVGSVGElement|null} svg */
+    footprint(svg) {
+      if (!svg) return null;
+      const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1, f = Math.min(MINI_W / w, MINI_H / h);
+      const bw = Math.max(1, Math.round(w * f)) + 2, bh = Math.max(1, Math.round(h * f)) + 2;
+      return { x: (ui.canvas.clientWidth || 600) - 8 - bw, y: (ui.canvas.clientHeight || 400) - 8 - bh, w: bw, h: bh };
+    },
+    /** Whether the overview shows. */
+    shown: () => !el.hidden,
+    /** Show the overview of svg with the rectangle in view (SVG units), or hide it where all of svg's graph is in view
+     * (its title and legend need no overview). @param {SVGSVGElement|null} svg @param {Box} view */
     show(svg, view) {
-      const w = Number(svg?.getAttribute("width")) || 0, h = Number(svg?.getAttribute("height")) || 0;
-      el.hidden = !svg || (view.x <= 0 && view.y <= 0 && view.x + view.w >= w && view.y + view.h >= h);
+      if (svg && svg !== drawn) paint(svg);
+      const g0 = graph;
+      el.hidden = !svg || (view.x <= g0.x && view.y <= g0.y && view.x + view.w >= g0.x + g0.w && view.y + view.h >= g0.y + g0.h);
       if (el.hidden || !svg) return;
-      if (svg !== drawn) paint(svg);
       const g = /** @type {CanvasRenderingContext2D} */ (el.getContext("2d"));
       g.drawImage(base, 0, 0);
       g.strokeStyle = "#1976d2"; g.lineWidth = 2;

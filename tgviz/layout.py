@@ -30,8 +30,10 @@ DEFAULT_TIMEOUT = 10.0        # seconds a layout may take before a smaller view 
 FOCUS_HOPS = 3
 MAX_FAN_IN = 24               # edges drawn into one node; dot's layout time explodes on fan-ins of hundreds
 FAST_ABOVE = 150              # above this many nodes dot runs with cheaper (less tidy) settings
-NODESEP, RANKSEP = 14.4, 21.6  # points between boxes of a row, and between rows (dot's nodesep 0.2 in, ranksep 0.3 in)
-MIN_ROW, MAX_ROW = 600.0, 1400.0  # points: rows wider than the graph's limit between these are spread over several (_ranks)
+NODESEP, RANKSEP = 14.4, 14.4  # points between boxes of a row, and between rows (dot's nodesep and ranksep 0.2 in)
+COMPRESS_TO = (13.7, 11.2)    # inches: dot packs a layout of up to FAST_ABOVE nodes this narrow where it can (ratio=compress;
+                              # the report's maximised canvas at 11 px labels is some 990x810 points)
+MIN_ROW, MAX_ROW = 1000.0, 1400.0  # points: rows wider than the graph's limit between these are spread over several (_ranks)
 MAX_STAGGER = 24              # ... over at most this many
 ROW_AREA = 1.0                # rows as wide as the square root of this many times the area the boxes take (_ranks)
 MARKS = {"added": "#1a9e3a", "removed": "#d62728", "changed": "#ff8c00"}
@@ -240,7 +242,8 @@ def _dot(scene: Scene, fast: bool) -> tuple[str, list[str]]:
   ids = list(scene.nodes) + [f"{k}:in" for k, (i, _) in scene.hidden.items() if i] + \
     [f"{k}:out" for k, (_, o) in scene.hidden.items() if o]
   name = {k: f"n{i}" for i, k in enumerate(ids)}
-  opts = f'nodesep={NODESEP / 72:g} ranksep={RANKSEP / 72:g}' + (' mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line' if fast else '')
+  opts = f'nodesep={NODESEP / 72:g} ranksep={RANKSEP / 72:g}' + \
+    (' mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line' if fast else f' ratio=compress size="{COMPRESS_TO[0]:g},{COMPRESS_TO[1]:g}"')
   out = [f"digraph G {{ graph [{opts}]; node [shape=box fixedsize=true label=\"\"];"]
   widths, heights = dict.fromkeys(ids, 1.1 * 72), dict.fromkeys(ids, 0.3 * 72)
   for k, n in scene.nodes.items():

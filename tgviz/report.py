@@ -66,7 +66,7 @@ def config(max_nodes: int) -> dict[str, Any]:
   return {"style": L.STYLE, "families": [[f, name] for f, (_, name) in FAMILIES.items()], "marks": list(L.MARKS),
           "charW": L.CHAR_W, "lineH": L.LINE_H, "pad": L.PAD, "fastAbove": L.FAST_ABOVE, "maxFanIn": L.MAX_FAN_IN,
           "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies(), "nodesep": L.NODESEP,
-          "ranksep": L.RANKSEP, "minRow": L.MIN_ROW, "maxRow": L.MAX_ROW, "maxStagger": L.MAX_STAGGER,
+          "ranksep": L.RANKSEP, "compressTo": L.COMPRESS_TO, "minRow": L.MIN_ROW, "maxRow": L.MAX_ROW, "maxStagger": L.MAX_STAGGER,
           "rowArea": L.ROW_AREA, "fold": F.config()}
 
 

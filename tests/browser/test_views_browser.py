@@ -1,8 +1,9 @@
 """Views that follow what the user asked for, in the HTML report at 1600x1000: a clicked code line of a kernel whose
-graph is too big to draw whole shows that line's UOps marked and on screen; the overview shows where the view is and
-moves it."""
+graph is too big to draw whole shows that line's UOps marked and on screen; a clicked node, its neighbourhood; the
+overview shows where the view is and moves it, and covers nothing a view is there to show; a graph just too wide for
+the default zoom opens whole."""
 import pytest
-from harness import ARTIFACTS, new_page
+from harness import ARTIFACTS, label_px, new_page
 
 from tgviz import bridge as tg
 from tgviz import protocol as P
@@ -93,3 +94,135 @@ def test_the_last_match_of_a_big_step_shows_its_own_nodes(cnn_trace, cnn_report,
     assert page.evaluate(ON_SCREEN, ".tgviz-stage g.side g.node.match-node")[1] >= 1, step.path
   page.screenshot(path=str(ARTIFACTS / "report-last-match.png"))
   assert not page.errors
+
+
+UNDER_OVERVIEW = """(sel) => { const m = document.querySelector('.tgviz-minimap');
+  if (!m || m.hidden) return [];
+  const o = m.getBoundingClientRect();
+  return [...document.querySelectorAll(sel)].filter((n) => { const r = n.getBoundingClientRect();
+    return r.left < o.right && r.right > o.left && r.top < o.bottom && r.bottom > o.top; }).map((n) => n.id); }"""
+CLEAR_ON_SCREEN = """(sel) => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const m = document.querySelector('.tgviz-minimap'), o = m.hidden ? null : m.getBoundingClientRect();
+  return [...document.querySelectorAll(sel)].filter((n) => { const r = n.getBoundingClientRect();
+    return r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1 &&
+      !(o && r.left < o.right && r.right > o.left && r.top < o.bottom && r.bottom > o.top); }).length; }"""
+MARKED = ".tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, .tgviz-stage g.side g.node.changed"
+# an after-side node on screen (not under the overview) whose neighbours (inputs and users, on that side) fit the
+# canvas at the current readable zoom but are not all on screen: its id, and its neighbours' keys
+NEIGHBOURLY = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const m = document.querySelector('.tgviz-minimap'), o = m.hidden ? null : m.getBoundingClientRect();
+  const side = document.querySelector('.tgviz-stage g.side[data-side=after]');
+  const on = (r) => r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom;
+  const node = (k) => side.querySelector(`g.node[data-node="${CSS.escape(k)}"]`);
+  for (const n of side.querySelectorAll('g.node')) {
+    const r = n.getBoundingClientRect(), k = n.dataset.node;
+    if (!on(r) || (o && r.right > o.left && r.bottom > o.top)) continue;
+    const ks = [...side.querySelectorAll(`path.edge[data-to="${CSS.escape(k)}"]`)].map((e) => e.dataset.from)
+      .concat([...side.querySelectorAll(`path.edge[data-from="${CSS.escape(k)}"]`)].map((e) => e.dataset.to)).filter((x) => node(x));
+    if (ks.length < 2) continue;
+    const rs = [r, ...ks.map((x) => node(x).getBoundingClientRect())];
+    const w = Math.max(...rs.map((q) => q.right)) - Math.min(...rs.map((q) => q.left));
+    const h = Math.max(...rs.map((q) => q.bottom)) - Math.min(...rs.map((q) => q.top));
+    if (w < c.width - 40 && h < c.height - 40 && rs.some((q) => !on(q))) return [n.id, ks]; }
+  return null; }"""
+
+
+def _open(page, step, match: str = "") -> None:
+  key = P.step_key(step)
+  page.locator(f".tgviz-step[data-key='{key}']").click()
+  page.wait_for_function("([k, m]) => { const s = document.querySelector('.tgviz-stage'); "
+                         "return s.dataset.step === k && s.dataset.match === m && s.querySelector('svg g.node'); }",
+                         arg=[key, match], timeout=60_000)
+  page.wait_for_timeout(100)
+
+
+def test_a_clicked_node_shows_its_neighbourhood(cnn_trace, cnn_report, page):
+  """On a step bigger than the canvas, a node clicked whose inputs and users are not all on screen brings them on screen,
+  labels still readable, with the node itself, none of them under the overview."""
+  page.goto(cnn_report.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  tried = 0
+  for step in sorted(cnn_trace.steps, key=lambda s: -len(s.matches))[:6]:
+    _open(page, step)
+    found = page.evaluate(NEIGHBOURLY)
+    if found is None: continue
+    tried += 1
+    nid, keys = found
+    page.locator(f".tgviz-stage [id='{nid}']").click()
+    page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=10_000)
+    page.wait_for_timeout(100)
+    near = ", ".join([f".tgviz-stage [id='{nid}']"] + [f".tgviz-stage g.side[data-side=after] g.node[data-node='{k}']" for k in keys])
+    marked, shown = page.evaluate(ON_SCREEN, near)
+    assert marked == shown == len(keys) + 1, (step.path, nid, keys, marked, shown)
+    assert page.evaluate(UNDER_OVERVIEW, near) == [], step.path
+    assert label_px(page) >= 10.95
+  assert tried >= 2, tried
+  page.screenshot(path=str(ARTIFACTS / "report-neighbourhood.png"))
+  assert not page.errors
+
+
+def test_the_overview_covers_nothing_the_view_is_meant_to_show(cnn_trace, cnn_report, page):
+  """The overview in the canvas's corner never lies over what a view is there to show: the change as a big step opens,
+  at its last match and after z; a whole graph that fits (its title and legend wider than the canvas) shows no
+  overview at all."""
+  page.goto(cnn_report.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  shown = 0
+  for step in sorted(cnn_trace.steps, key=lambda s: -len(s.matches))[:4]:
+    _open(page, step)  # the whole step: changes all over it; one at least in view, clear of the overview
+    shown += page.locator(".tgviz-minimap").is_visible()
+    assert page.evaluate(CLEAR_ON_SCREEN, MARKED) >= 1, step.path
+    page.locator(".tgviz-title").click()
+    page.keyboard.press("End")  # the last match: its own nodes
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{len(step.matches) - 1}'", timeout=60_000)
+    page.wait_for_timeout(100)
+    own = ".tgviz-stage g.side g.node.match-node"
+    assert page.evaluate(UNDER_OVERVIEW, own) == [] and page.evaluate(CLEAR_ON_SCREEN, own) >= 1, (step.path, "End")
+    page.keyboard.press("z")
+    page.wait_for_timeout(100)
+    assert page.evaluate(UNDER_OVERVIEW, own) == [] and page.evaluate(CLEAR_ON_SCREEN, own) >= 1, (step.path, "z")
+  assert shown >= 2, shown
+  # steps whose graph fits readable whole: every node on screen, and no overview over any
+  for step in [s for s in cnn_trace.steps if s.group.kind == "kernel" and s.matches][:40:4]:
+    _open(page, step)
+    total, on = page.evaluate(ON_SCREEN, ".tgviz-stage g.side g.node")
+    if on == total: assert not page.locator(".tgviz-minimap").is_visible(), step.path
+  assert not page.errors
+
+
+GRAPH_BOX = """() => { const ns = [...document.querySelectorAll('.tgviz-stage svg g.side g.node, .tgviz-stage svg g.side g.hidden-count')];
+  const rs = ns.map((n) => n.getBoundingClientRect()), c = document.querySelector('.tgviz-canvas');
+  const k = parseFloat(document.querySelector('.tgviz-stage').style.transform.match(/scale\\(([\\d.]+)\\)/)[1]);
+  return { w: (Math.max(...rs.map((r) => r.right)) - Math.min(...rs.map((r) => r.left))) / k,
+           h: (Math.max(...rs.map((r) => r.bottom)) - Math.min(...rs.map((r) => r.top))) / k, cw: c.clientWidth, ch: c.clientHeight }; }"""
+
+
+def test_a_graph_just_too_wide_opens_whole(cnn_trace, cnn_report, browser):
+  """A graph a few px wider than the canvas holds at the default zoom (labels at 11.2 px) opens whole, every node on
+  screen with a margin, labels at 11 px: not cut at its edge."""
+  with new_page(browser, width=1600, height=1000, offline=True) as page:
+    page.goto(cnn_report.as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+    for step in [s for s in cnn_trace.steps if s.group.kind == "kernel" and s.matches]:
+      _open(page, step)
+      g = page.evaluate(GRAPH_BOX)
+      if g["w"] > 1.6 * g["h"] and 1.11 * g["w"] + 20 < 1300 and 1.11 * g["h"] + 20 < g["ch"] - 20: break
+    else: pytest.fail("no flat graph to try")
+    want, vw, cw, slope = int(1.1125 * g["w"] + 20), 1600, g["cw"], 0.5
+    for _ in range(8):  # the canvas just too narrow for 1.12 and wide enough for 1.105 (its panels take a share of the window)
+      if abs(cw - want) <= 1: break
+      step_w = round((want - cw) / slope)
+      vw += step_w
+      page.set_viewport_size({"width": vw, "height": 1000})
+      page.wait_for_timeout(100)
+      new = page.evaluate("() => document.querySelector('.tgviz-canvas').clientWidth")
+      slope, cw = (min(1.0, max(0.3, (new - cw) / step_w)) if new != cw else slope), new
+    g["cw"] = cw
+    assert 1.105 * g["w"] + 20 <= g["cw"] < 1.12 * g["w"] + 20, g
+    _open(page, next(s for s in step.group.steps if s is not step))
+    _open(page, step)
+    total, on = page.evaluate(ON_SCREEN, ".tgviz-stage g.side g.node")
+    assert on == total, (step.path, on, total)
+    assert label_px(page) >= 10.95
+    page.screenshot(path=str(ARTIFACTS / "report-just-too-wide.png"))
+    assert not page.errors

@@ -235,3 +235,35 @@ def test_code_lines_and_a_schedules_kernels(lab, page):
   name = link.inner_text()
   link.click()
   page.wait_for_function(f"document.querySelector('.tgviz-title').innerText.startsWith('{name} / View Base AST')", timeout=30_000)
+
+
+def test_raw_button_and_r_key_in_jupyterlab(lab, page):
+  """The widget in JupyterLab opens folded (index arithmetic as expressions: nodes with data-holds); the raw button asks
+  the kernel for the raw graph (every UOp its own node, more of them, the button lit), kept on the next step; r folds
+  again."""
+  url, token, root = lab
+  (root / "raw.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
+  page.goto(f"{url}/lab/workspaces/raw/tree/raw.ipynb?token={token}&reset")
+  run_all(page, 2)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  count = lambda sel: page.locator(f".tgviz-stage svg g[data-side] {sel}").count()  # noqa: E731
+  lit = lambda: page.locator(".tgviz-raw").evaluate("b => b.classList.contains('active')")  # noqa: E731
+  folded, holding = count("g.node"), count("g.node[data-holds]")
+  assert holding > 0 and not lit(), (folded, holding)
+  page.locator(".tgviz-raw").click()
+  page.wait_for_function("() => document.querySelector('.tgviz-stage svg g.node') && "
+                         "!document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=60_000)
+  assert count("g.node") > folded and lit()
+  step = page.locator(".tgviz-stage").get_attribute("data-step")
+  page.locator(".tgviz-title").click()
+  page.keyboard.press("ArrowDown")  # another step: still raw
+  page.wait_for_function(f"() => document.querySelector('.tgviz-stage').dataset.step !== '{step}' && "
+                         "document.querySelector('.tgviz-stage svg g.node')", timeout=60_000)
+  assert not count("g.node[data-holds]") and lit()
+  page.keyboard.press("ArrowUp")
+  page.wait_for_function(f"() => document.querySelector('.tgviz-stage').dataset.step === '{step}'", timeout=60_000)
+  page.keyboard.press("r")  # folded again
+  page.wait_for_function("() => document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=60_000)
+  assert count("g.node") == folded and count("g.node[data-holds]") == holding and not lit()
+  page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "widget-folded.png"))
+  assert not page.errors
