@@ -1,0 +1,96 @@
+"""The messages of the code column's *uops* and *asm* tabs (``js/program.js``), and the functions that build them.
+
+A kernel below its source: the linearized program its renderer consumed (one row per UOp, numbered as tinygrad's
+print_uops numbers them, each with its node key, so a row links to its node in the codegen graph and, through the
+kernel's line map, to its code lines), and its machine code (each row with the source lines it was compiled from, where
+the CPU device's clang can say). The widget sends them when a tab asks (the asm tab's line table costs a compile); the
+HTML report holds both per kernel (``program_data``). Text goes to the page escaped: rows as plain strings the frontend
+sets as text, assembly as pygments' HTML.
+"""
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+from tgviz import bridge as tg
+from tgviz.graph import FAMILIES
+from tgviz.highlight import highlight_lines
+from tgviz.model import Kernel, Trace
+from tgviz.protocol import ErrorMsg, StepKey, error_message, step_of
+
+
+class UopRow(TypedDict):
+  """One UOp of the linearized program, in print_uops' columns."""
+  n: int               # its number in print_uops
+  op: str              # "Ops.STORE", as tinygrad prints it
+  family: str          # its op family (graph.FAMILIES)
+  fill: str            # that family's colour, its node's fill in the graph
+  ranges: str          # the ranges it is inside ("2,3")
+  dtype: str
+  srcs: list[int | str]  # its sources by number; a constant by its value, "--" for one outside the list
+  arg: str
+  key: str             # its node key (as in the SVG's data-node)
+
+
+class UopsMsg(TypedDict):
+  """The uops tab: the kernel's linearized program."""
+  type: Literal["uops"]
+  kernel: str          # Kernel.display_name: which kernel's
+  rows: list[UopRow]
+  note: str | None     # why there are no rows
+
+
+class AsmRow(TypedDict):
+  html: str            # the line of the disassembly, highlighted (escaped by pygments)
+  lines: list[int]     # the source lines (from 1) its instruction was compiled from
+
+
+class AsmMsg(TypedDict):
+  """The asm tab: the kernel's disassembly, or one line saying why there is none."""
+  type: Literal["asm"]
+  kernel: str
+  rows: list[AsmRow]
+  note: str | None        # why there is no disassembly (Kernel.disassembly_note)
+  lines_note: str | None  # why rows have no source lines, or which have none (Kernel.disassembly_lines_note)
+
+
+class ProgramRequest(TypedDict):
+  """The uops or asm tab of the kernel of a step."""
+  type: Literal["uops", "asm"]
+  step: StepKey
+
+
+def uops_message(kernel: Kernel) -> UopsMsg:
+  """The uops tab of a kernel: tinygrad's print_uops rows of Kernel.program_uops."""
+  rows = [UopRow(n=n, op=op, family=fam, fill=FAMILIES.get(fam, FAMILIES["other"])[0], ranges=rng, dtype=dt, srcs=srcs, arg=arg, key=key)
+          for n, (op, rng, dt, srcs, arg, key, fam) in enumerate(tg.program_rows(kernel.program_uops))]
+  return UopsMsg(type="uops", kernel=kernel.display_name, rows=rows,
+                 note=None if rows else "no linearized program: tinygrad's compile of this kernel stopped before linearizing it")
+
+
+def asm_message(kernel: Kernel) -> AsmMsg:
+  """The asm tab of a kernel: Kernel.disassembly highlighted, each row with its source lines (Kernel.disassembly_lines:
+  on the CPU device, a second compile with -g, made here)."""
+  text = kernel.disassembly
+  html = highlight_lines(text, "objdump") if text else []
+  lines = kernel.disassembly_lines if text else None
+  rows = [AsmRow(html=h, lines=lines[i] if lines is not None and i < len(lines) else []) for i, h in enumerate(html)]
+  return AsmMsg(type="asm", kernel=kernel.display_name, rows=rows, note=kernel.disassembly_note,
+                lines_note=kernel.disassembly_lines_note if text else None)
+
+
+def program_data(kernel: Kernel) -> dict[str, UopsMsg | AsmMsg]:
+  """What the HTML report holds of a kernel for the two tabs: both messages."""
+  return {"uops": uops_message(kernel), "asm": asm_message(kernel)}
+
+
+REQUESTS = ("uops", "asm")  # ProgramRequest's types
+
+
+def answer(trace: Trace, request: dict) -> UopsMsg | AsmMsg | ErrorMsg:
+  """The widget's answer to a ProgramRequest: the tab's message, or an error message saying what went wrong."""
+  kind = request.get("type")
+  try:
+    kernel = step_of(trace, str(request.get("step"))).group.kernel
+    if kernel is None: return error_message(f"{kind}: this step's group compiled no kernel")
+    return uops_message(kernel) if kind == "uops" else asm_message(kernel)
+  except Exception as e: return error_message(f"{kind}: {type(e).__name__}: {e}")
