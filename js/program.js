@@ -29,9 +29,9 @@ function markRows(pane, cls, test) {
     e.classList.add(cls);
     first ??= e;
   }
-  if (first && !pane.hidden) {
+  if (first && !pane.hidden) {  // the pane scrolls, not the page around the widget
     const r = first.getBoundingClientRect(), c = pane.getBoundingClientRect();
-    if (r.top < c.top || r.bottom > c.bottom) first.scrollIntoView({ block: "center" });
+    if (r.top < c.top || r.bottom > c.bottom) pane.scrollTop += r.top - c.top - (c.height - r.height) / 2;
   }
 }
 
