@@ -5,7 +5,7 @@
 // source lines it was compiled from. Linked: a uops row pins its node (marked in the graph; the codegen graph opens
 // around it where the graph shown does not draw it) and its code lines; an asm range (consecutive instructions of the
 // same lines) pins its code lines and their UOps; a hovered or clicked code line and a picked node mark their rows
-// (linking.js onMark). All text is set as text, but the asm rows' HTML, which pygments escaped.
+// (linking.js onMark). All text is set as text.
 import { h } from "./dom.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
@@ -49,17 +49,25 @@ function uopsTable(msg) {
   return h("table", { class: "tgviz-program" }, [h("tbody", {}, rows)]);
 }
 
+/** A line of objdump's listing in parts: an instruction row's address, bytes, mnemonic, operands and comment; a label, or
+ * other text, whole. @param {string} text */
+function asmParts(text) {
+  const m = /^(\s*[0-9a-f]+:)\t([^\t]*?)\s*(?:\t(\S+)(?:\s+(.*?))?)?(\s+(?:#|\/\/|;).*)?$/.exec(text);
+  if (!m) return [h("span", { class: /^[0-9a-f]+ <.*>:$/.test(text) ? "tgviz-asm-label" : "tgviz-asm-text" }, [text])];
+  return [h("span", { class: "tgviz-asm-addr" }, [m[1]]), h("span", { class: "tgviz-asm-bytes" }, [m[2]]),
+          h("span", { class: "tgviz-asm-op" }, [m[3] ?? ""]), " ", m[4] ?? "", h("span", { class: "tgviz-asm-comment" }, [m[5] ?? ""])];
+}
+
 /** The asm listing. @param {AsmMsg} msg */
 function asmTable(msg) {
   if (!msg.rows.length) return h("div", { class: "tgviz-program-note" }, [msg.note ?? "no disassembly"]);
   const rows = msg.rows.map((r, i) => {
-    const code = h("td", { class: "tgviz-asm-code" });
-    code.innerHTML = r.html;  // pygments' HTML: the text escaped there
+    const code = h("td", { class: "tgviz-asm-code", title: r.text }, asmParts(r.text));
     return h("tr", { "data-n": String(i), "data-lines": r.lines.join(" "), ...(r.lines.length ? { title: `line ${r.lines.join(", ")}: click to mark` } : {}) }, [
       h("td", { class: "tgviz-asm-line" }, [r.lines.join(",")]), code]);
   });
   const note = msg.lines_note ? [h("div", { class: "tgviz-program-note" }, [msg.lines_note])] : [];
-  return h("div", {}, [...note, h("table", { class: "highlight tgviz-program" }, [h("tbody", {}, rows)])]);
+  return h("div", {}, [...note, h("table", { class: "tgviz-program" }, [h("tbody", {}, rows)])]);
 }
 
 /** The uops and asm tabs of the code column, linked to the code and the graph.
@@ -99,9 +107,9 @@ export function programTabs(ui, state, links) {
   function ask() {
     if (tab === "code" || !kernel || got[tab]) return;
     const pane = tab === "uops" ? ui.uops : ui.asm;
-    pane.replaceChildren(h("div", { class: "tgviz-program-note" }, [
+    pane.replaceChildren(h("div", { class: "tgviz-program-pending" }, [
       ui.root.classList.contains("tgviz-offline") ? "the uops and asm tabs need the kernel: run the cell again"
-        : tab === "asm" ? "disassembling (on the CPU device: compiling again with -g for the line table)…" : "asking…"]));
+        : tab === "uops" ? "asking…" : kernel.device === "CPU" ? "disassembling, and compiling again with -g for the line table…" : "disassembling…"]));
     state.send({ type: tab, step });
   }
 

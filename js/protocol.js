@@ -45,7 +45,7 @@ import { diffGraphs, picture, toposort } from "./picture.js";
 /** @typedef {{n:number, op:string, family:string, fill:string, ranges:string, dtype:string, srcs:(number|string)[], arg:string,
  *   key:string}} UopRow  programview.py's: a print_uops row, its node's fill and key */
 /** @typedef {{type:"uops", kernel:string, rows:UopRow[], note:string|null}} UopsMsg  kernel: the kernel's label */
-/** @typedef {{html:string, lines:number[]}} AsmRow  a disassembly line (pygments' HTML) and its source lines */
+/** @typedef {{text:string, lines:number[]}} AsmRow  a line of the disassembly and the source lines of its instruction */
 /** @typedef {{type:"asm", kernel:string, rows:AsmRow[], note:string|null, lines_note:string|null}} AsmMsg */
 /** @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg} KernelMsg  the kernel's (or the page's) messages */
 /** @typedef {{type:"ready"}|{type:"export", box?:number[]}|{type:"node", key:string}|{type:"rules"}|{type:"uops"|"asm", step:StepKey}} FrontendMsg

@@ -1,7 +1,6 @@
 """The uops and asm tabs' messages (tgviz.programview), held to tinygrad's own print_uops and disassemble, and the asm's
 line table to objdump's own reading of the debug build's DWARF line table (DEV=CPU: clang)."""
 import contextlib
-import html
 import io
 import re
 import shutil
@@ -36,10 +35,6 @@ def cpu_trace() -> tgviz.Trace:
     x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
     assert x.conv2d(Tensor.ones(1, 1, 2, 2).realize()).tolist() == [[[[8.0, 12.0], [20.0, 24.0]]]]
   return trace
-
-
-def _text(row_html: str) -> str:
-  return html.unescape(re.sub(r"<[^>]+>", "", row_html))
 
 
 def test_uops_rows_are_tinygrads_print_uops(tutorial_trace):
@@ -80,7 +75,7 @@ def test_devices_without_machine_code_say_why_in_the_asm_tab(tutorial_trace):
 def test_asm_rows_are_tinygrads_disassembly_with_objdumps_line_table(cpu_trace):
   conv = next(k for k in cpu_trace.kernels if k.name == "r_2_2_2_2")
   msg = PV.asm_message(conv)
-  assert msg["note"] is None and [_text(r["html"]) for r in msg["rows"]] == conv.disassembly.splitlines()
+  assert msg["note"] is None and [r["text"] for r in msg["rows"]] == conv.disassembly.splitlines()
   out = io.StringIO()
   with contextlib.redirect_stdout(out): Device["CPU"].renderer.compiler.disassemble(tg.binary(conv._program_uop))
   assert [ln for ln in conv.disassembly.splitlines() if _ROW.match(ln)] == [ln for ln in ansistrip(out.getvalue()).splitlines() if _ROW.match(ln)]
@@ -98,21 +93,21 @@ def test_asm_rows_are_tinygrads_disassembly_with_objdumps_line_table(cpu_trace):
   debug_insns = {int(m.group(1), 16): m.group(2) for ln in debug.splitlines() if (m := _ROW.match(ln))}
   same = 0
   for r in msg["rows"]:
-    m = _ROW.match(_text(r["html"]))
+    m = _ROW.match(r["text"])
     if m is None:
       assert r["lines"] == []
       continue
     addr = int(m.group(1), 16)
     if debug_insns.get(addr) == m.group(2):  # the same instruction at the same address in both builds: the table's line
-      assert r["lines"] == [line_at(addr)], _text(r["html"])
+      assert r["lines"] == [line_at(addr)], r["text"]
       same += 1
   assert same >= len(debug_insns) // 2
   # what that means: the store to the output buffer is the instruction of the line that stores it
   store_line = next(i for i, ln in enumerate(conv.source.splitlines(), 1) if ln.strip().startswith("*(data0"))
-  stores = [r for r in msg["rows"] if re.search(r"\tvmov\w+\s+%xmm\d+,\(%rdi\)$", _text(r["html"]))]
+  stores = [r for r in msg["rows"] if re.search(r"\tvmov\w+\s+%xmm\d+,\(%rdi\)$", r["text"])]
   assert stores and all(r["lines"] == [store_line] for r in stores)
   linked = [r for r in msg["rows"] if r["lines"]]
-  assert len(linked) >= len([r for r in msg["rows"] if _ROW.match(_text(r["html"]))]) - 2  # at most the prologue's moved one
+  assert len(linked) >= len([r for r in msg["rows"] if _ROW.match(r["text"])]) - 2  # at most the prologue's moved one
   assert conv.disassembly_lines == [r["lines"] for r in msg["rows"]]
 
 

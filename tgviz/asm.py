@@ -2,15 +2,17 @@
 the run's own disassembly.
 
 The run's binary has no line info; a second build of the same source with -g (bridge.debug_listing, done when a view
-asks) has. -g can move a few instructions (clang schedules a function's prologue differently with debug info), so the
-two listings are aligned instruction by instruction (mnemonic and operands, addresses left out) and each instruction of
-the run's listing takes the line of the debug build's instruction it aligns with; one that aligns with none has no line.
+asks) has. -g can change the code a little (clang schedules a prologue, allocates registers and stack slots differently with debug
+info), so the two listings are aligned instruction by instruction (mnemonic and operands, addresses left out; where a
+stretch differs, by mnemonic) and each instruction of the run's listing takes the line of the debug build's instruction
+it aligns with; one that aligns with none has no line.
 Owns only that text work: it runs nothing and knows no tinygrad.
 """
 from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterator
 
 # an instruction row of objdump -d: address, bytes, then (but on a row continuing a long instruction's bytes) its text
 _ROW = re.compile(r"^\s*([0-9a-f]+):\t[0-9a-f]{2}(?: [0-9a-f]{2})*\s*(?:\t(.*))?$")
@@ -45,20 +47,32 @@ def marked(listing: str) -> list[tuple[str, int | None]]:
   return out
 
 
-def source_lines(disassembly: str, debug: str) -> tuple[list[list[int]], int, int]:
+def _pairs(a: list[str], b: list[str]) -> Iterator[tuple[int, int, bool]]:
+  """Instructions of a aligned with instructions of b, in order: (index in a, index in b, whether they are the same
+  instruction); where a stretch differs, its instructions of the same mnemonic are aligned (registers and stack slots
+  are what -g changes most)."""
+  for tag, a0, a1, b0, b1 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    if tag == "equal": yield from ((a0 + k, b0 + k, True) for k in range(a1 - a0))
+    elif tag == "replace":
+      ops = difflib.SequenceMatcher(None, [t.split(" ")[0] for t in a[a0:a1]], [t.split(" ")[0] for t in b[b0:b1]], autojunk=False)
+      for x, y, n in ops.get_matching_blocks(): yield from ((a0 + x + k, b0 + y + k, False) for k in range(n))
+
+
+def source_lines(disassembly: str, debug: str) -> tuple[list[list[int]], int, int, int]:
   """For each line of a disassembly (objdump -d of the run's binary), the source lines it was compiled from, from the
   listing with line numbers (objdump -d -l) of a debug build of the same source: [] for a line that is no instruction
-  or aligns with none; a row continuing an instruction's bytes takes its lines. Also how many instructions aligned, of
-  how many."""
+  or aligns with none; a row continuing an instruction's bytes takes its lines. Also how many instructions aligned with
+  the same instruction, how many with one of the same mnemonic only, and how many there are."""
   run, dbg = rows(disassembly), marked(debug)
   insns = [(i, t) for i, t in run if t is not None]
   found: dict[int, int | None] = {}
-  matcher = difflib.SequenceMatcher(None, [t for _, t in insns], [t for t, _ in dbg], autojunk=False)
-  for a, b, n in matcher.get_matching_blocks():
-    for k in range(n): found[insns[a + k][0]] = dbg[b + k][1]
+  same = 0
+  for a, b, exact in _pairs([t for _, t in insns], [t for t, _ in dbg]):
+    found[insns[a][0]] = dbg[b][1]
+    same += exact
   out: list[list[int]] = [[] for _ in disassembly.splitlines()]
   last: list[int] = []
   for i, t in run:
     if t is not None: last = [line] if (line := found.get(i)) is not None else []
     out[i] = list(last)
-  return out, sum(1 for i, _ in insns if i in found), len(insns)
+  return out, same, len(found) - same, len(insns)

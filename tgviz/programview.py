@@ -4,8 +4,7 @@ A kernel below its source: the linearized program its renderer consumed (one row
 print_uops numbers them, each with its node key, so a row links to its node in the codegen graph and, through the
 kernel's line map, to its code lines), and its machine code (each row with the source lines it was compiled from, where
 the CPU device's clang can say). The widget sends them when a tab asks (the asm tab's line table costs a compile); the
-HTML report holds both per kernel (``program_data``). Text goes to the page escaped: rows as plain strings the frontend
-sets as text, assembly as pygments' HTML.
+HTML report holds both per kernel (``program_data``). Every text goes as plain strings the frontend sets as text.
 """
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ from typing import Literal, TypedDict
 
 from tgviz import bridge as tg
 from tgviz.graph import FAMILIES
-from tgviz.highlight import highlight_lines
 from tgviz.model import Kernel, Trace
 from tgviz.protocol import ErrorMsg, StepKey, error_message, step_of
 
@@ -40,7 +38,7 @@ class UopsMsg(TypedDict):
 
 
 class AsmRow(TypedDict):
-  html: str            # the line of the disassembly, highlighted (escaped by pygments)
+  text: str            # the line of the disassembly, as objdump printed it
   lines: list[int]     # the source lines (from 1) its instruction was compiled from
 
 
@@ -68,12 +66,11 @@ def uops_message(kernel: Kernel) -> UopsMsg:
 
 
 def asm_message(kernel: Kernel) -> AsmMsg:
-  """The asm tab of a kernel: Kernel.disassembly highlighted, each row with its source lines (Kernel.disassembly_lines:
-  on the CPU device, a second compile with -g, made here)."""
+  """The asm tab of a kernel: the lines of Kernel.disassembly, each with its source lines (Kernel.disassembly_lines: on
+  the CPU device, a second compile with -g, made here)."""
   text = kernel.disassembly
-  html = highlight_lines(text, "objdump") if text else []
   lines = kernel.disassembly_lines if text else None
-  rows = [AsmRow(html=h, lines=lines[i] if lines is not None and i < len(lines) else []) for i, h in enumerate(html)]
+  rows = [AsmRow(text=t, lines=lines[i] if lines is not None else []) for i, t in enumerate(text.splitlines())]
   return AsmMsg(type="asm", kernel=kernel.display_name, rows=rows, note=kernel.disassembly_note,
                 lines_note=kernel.disassembly_lines_note if text else None)
 

@@ -89,8 +89,10 @@ def check_program(page, root, trace, shot: str) -> None:
     return
   asm = root.locator(".tgviz-asm tr[data-n]")
   asm.first.wait_for(timeout=60_000)
-  texts = root.locator(".tgviz-asm .tgviz-asm-code").all_inner_texts()
-  assert [t.strip() for t in texts] == [t.strip() for t in conv.disassembly.splitlines()]
+  texts = root.locator(".tgviz-asm .tgviz-asm-code").evaluate_all("es => es.map(e => e.title)")  # each row's objdump line
+  assert texts == conv.disassembly.splitlines()
+  shown = root.locator(".tgviz-asm .tgviz-asm-code").all_inner_texts()
+  assert all(t.split("\t")[-1].split()[0] in s for t, s in zip(texts, shown, strict=True) if "\t" in t.strip()) and "push" in shown[6]
   # the code line pinned above: its instructions marked
   assert _numbers(root, ".tgviz-asm tr.tgviz-row-hl") == [i for i, ls in enumerate(conv.disassembly_lines) if line in ls] != []
   # an instruction range (the store's): its source lines marked
