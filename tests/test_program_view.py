@@ -15,6 +15,7 @@ from tinygrad.helpers import ansistrip
 from tinygrad.uop.render import print_uops
 
 import tgviz
+from tgviz import asm
 from tgviz import bridge as tg
 from tgviz import programview as PV
 from tgviz import protocol as P
@@ -128,3 +129,18 @@ def test_widget_answers_the_tabs_and_the_report_holds_them(cpu_trace):
   chunks = dict(Writer(cpu_trace).groups())
   assert chunks[f"p-{conv.index}"] == PV.program_data(conv.kernel)
   assert all(f"p-{g.index}" in chunks for g in cpu_trace.groups if g.kernel is not None)
+
+
+@needs_objdump
+def test_lines_carry_over_where_the_debug_build_allocates_otherwise(cpu_trace):
+  conv = next(k for k in cpu_trace.kernels if k.name == "r_2_2_2_2")
+  debug, why = tg.debug_listing(conv.device, conv.source)
+  assert why is None and re.search(r"^\S+:\d+$", debug, re.M)  # objdump -l's line markers
+  lines, same, near, total = asm.source_lines(conv.disassembly, debug)
+  assert lines == conv.disassembly_lines and (same, near) == (total - 1, 0)  # the tutorial's: only the prologue's mov moved
+  # what -g does to a big kernel's code (the CNN's on the CPU device): other registers and stack slots. Where the
+  # instructions differ only in those, each still has the line of the instruction of its mnemonic at its place
+  other = re.sub(r"%xmm1\b", "%xmm9", debug)
+  moved, same2, near2, _ = asm.source_lines(conv.disassembly, other)
+  assert moved == lines and near2 > 0 and same2 + near2 == same
+  assert "registers, stack slots" not in (conv.disassembly_lines_note or "") and "1 of" in conv.disassembly_lines_note
