@@ -14,7 +14,6 @@ from tinygrad import Device
 from tinygrad.helpers import ansistrip
 from tinygrad.uop.render import print_uops
 
-import tgviz
 from tgviz import asm
 from tgviz import bridge as tg
 from tgviz import programview as PV
@@ -26,16 +25,6 @@ from tgviz.widget import TraceWidget
 
 needs_objdump = pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (Debian's binutils) is missing")
 _ROW = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f]{2}(?: [0-9a-f]{2})*)")
-
-
-@pytest.fixture(scope="module")
-def cpu_trace() -> tgviz.Trace:
-  """The tutorial's conv on tinygrad's CPU device (clang)."""
-  with tgviz.capture(device="CPU") as trace:
-    from tinygrad import Tensor
-    x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
-    assert x.conv2d(Tensor.ones(1, 1, 2, 2).realize()).tolist() == [[[[8.0, 12.0], [20.0, 24.0]]]]
-  return trace
 
 
 def test_uops_rows_are_tinygrads_print_uops(tutorial_trace):

@@ -8,17 +8,9 @@ import re
 import pytest
 from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all
 
-import tgviz
-
 CPU_CELL = TUTORIAL.replace("%%tgviz", "%%tgviz -o cpu --device CPU", 1)
 ON_SCREEN = """(n) => { const c = n.closest('.tgviz-root').querySelector('.tgviz-canvas').getBoundingClientRect(), r = n.getBoundingClientRect();
   return r.width > 0 && r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1; }"""
-
-
-@pytest.fixture(scope="module")
-def cpu_trace() -> tgviz.Trace:
-  with tgviz.capture(device="CPU") as trace: exec(compile(TUTORIAL.split("\n", 1)[1], "cell", "exec"), {})
-  return trace
 
 
 def _conv(trace):
@@ -119,28 +111,23 @@ def test_report_program_tabs(tutorial_trace, cpu_trace, tmp_path, page, device):
   assert not page.errors
 
 
-def _notebook_widgets(page, url: str, token: str, path: str, lab: bool):
-  page.goto(f"{url}/lab/workspaces/program/tree/{path}?token={token}&reset" if lab else f"{url}/notebooks/{path}?token={token}")
+def check_notebook(page, server, lab: bool, traces) -> None:
+  """The notebook's two widgets (PoCL, then the CPU device), opened in JupyterLab or Notebook 7, pass check_program."""
+  url, token, root = server
+  (root / "program.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL, CPU_CELL))
+  page.goto(f"{url}/lab/workspaces/program/tree/program.ipynb?token={token}&reset" if lab else f"{url}/notebooks/program.ipynb?token={token}")
   run_all(page, 3)
   roots = page.locator(".tgviz-root")
   roots.nth(1).locator(".tgviz-stage svg g.node").first.wait_for(state="attached", timeout=180_000)
   page.errors.clear()  # from here on (Notebook 7 itself raises "reading 'schema'" while it loads its settings)
-  return roots
+  for i, (trace, name) in enumerate(zip(traces, ("cl", "cpu"), strict=True)):
+    check_program(page, roots.nth(i), trace, f"{'lab' if lab else 'nb7'}-program-{name}")
+  assert not page.errors
 
 
 def test_jupyterlab_program_tabs(lab, page, tutorial_trace, cpu_trace):
-  url, token, root = lab
-  (root / "program.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL, CPU_CELL))
-  roots = _notebook_widgets(page, url, token, "program.ipynb", lab=True)
-  for i, (trace, name) in enumerate(((tutorial_trace, "cl"), (cpu_trace, "cpu"))):
-    check_program(page, roots.nth(i), trace, f"lab-program-{name}")
-  assert not page.errors
+  check_notebook(page, lab, True, (tutorial_trace, cpu_trace))
 
 
 def test_notebook7_program_tabs(nb7, page, tutorial_trace, cpu_trace):
-  url, token, root = nb7
-  (root / "program7.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL, CPU_CELL))
-  roots = _notebook_widgets(page, url, token, "program7.ipynb", lab=False)
-  for i, (trace, name) in enumerate(((tutorial_trace, "cl"), (cpu_trace, "cpu"))):
-    check_program(page, roots.nth(i), trace, f"nb7-program-{name}")
-  assert not page.errors
+  check_notebook(page, nb7, False, (tutorial_trace, cpu_trace))
