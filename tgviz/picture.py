@@ -142,7 +142,8 @@ def view_options(step: Step, view: str) -> dict[str, Any]:
   if view.startswith("line:") and view[5:].isdigit():
     lines, n = step.group.kernel.line_keys if step.group.kernel is not None else None, int(view[5:])
     return {"view": "auto", "around": tuple(lines[n - 1]) if lines and 0 < n <= len(lines) else (), "fold": fold}
-  if view not in ("auto", "full"): raise ValueError(f"view must be auto, full or line:N (node:KEY around a node; raw:... for the raw graph), not {view!r}")
+  if view not in ("auto", "full"):
+    raise ValueError(f"view must be auto, full or line:N (node:KEY around a node; raw:... for the raw graph), not {view!r}")
   return {"view": view, "fold": fold}
 
 

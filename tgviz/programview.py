@@ -8,6 +8,7 @@ HTML report holds both per kernel (``program_data``). Every text goes as plain s
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, TypedDict
 
 from tgviz import bridge as tg
@@ -83,11 +84,19 @@ def program_data(kernel: Kernel) -> dict[str, UopsMsg | AsmMsg]:
 REQUESTS = ("uops", "asm")  # ProgramRequest's types
 
 
-def answer(trace: Trace, request: dict) -> UopsMsg | AsmMsg | ErrorMsg:
-  """The widget's answer to a ProgramRequest: the tab's message, or an error message saying what went wrong."""
+def answer_later(trace: Trace, request: dict) -> Callable[[], UopsMsg | AsmMsg | ErrorMsg]:
+  """The widget's answer to a ProgramRequest, in two parts: this call does what prints (tinygrad's disassembler prints,
+  and its stdout is taken while it does: the caller's thread should be the one cells run on, so no cell's output goes
+  with it) and returns the rest (the -g compile, slow), which gives the tab's message, or an error message."""
   kind = request.get("type")
   try:
     kernel = step_of(trace, str(request.get("step"))).group.kernel
-    if kernel is None: return error_message(f"{kind}: this step's group compiled no kernel")
-    return uops_message(kernel) if kind == "uops" else asm_message(kernel)
-  except Exception as e: return error_message(f"{kind}: {type(e).__name__}: {e}")
+    if kernel is None: raise KeyError("this step's group compiled no kernel")
+    if kind == "asm": _ = kernel.disassembly
+  except Exception as e:
+    failed = error_message(f"{kind}: {type(e).__name__}: {e}")
+    return lambda: failed
+  def rest() -> UopsMsg | AsmMsg | ErrorMsg:
+    try: return uops_message(kernel) if kind == "uops" else asm_message(kernel)
+    except Exception as e: return error_message(f"{kind}: {type(e).__name__}: {e}")
+  return rest

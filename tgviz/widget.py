@@ -129,8 +129,9 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "rules":
       try: self.send(P.rules_message(self.trace))
       except Exception as e: self.send(P.error_message(f"rules: {type(e).__name__}: {e}"))
-    elif content.get("type") in PV.REQUESTS:  # the uops or asm tab (a thread: the asm's line table is a compile)
-      threading.Thread(target=lambda: self.send(PV.answer(self.trace, content)), daemon=True).start()
+    elif content.get("type") in PV.REQUESTS:  # the uops or asm tab: what prints here, the rest (a compile) in a thread
+      rest = PV.answer_later(self.trace, content)
+      threading.Thread(target=lambda: self.send(rest()), daemon=True).start()
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)
