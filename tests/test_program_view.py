@@ -133,3 +133,12 @@ def test_lines_carry_over_where_the_debug_build_allocates_otherwise(cpu_trace):
   moved, same2, near2, _ = asm.source_lines(conv.disassembly, other)
   assert moved == lines and near2 > 0 and same2 + near2 == same
   assert "registers, stack slots" not in (conv.disassembly_lines_note or "") and "1 of" in conv.disassembly_lines_note
+
+
+def test_a_tab_that_fails_says_why_in_its_place(tutorial_trace, monkeypatch):
+  conv = next(g for g in tutorial_trace.groups if g.kernel is not None and g.kernel.name == "r_2_2_2_2")
+  monkeypatch.setattr(tg, "program_rows", lambda uops: 1 / 0)
+  msg = PV.answer_later(tutorial_trace, {"type": "uops", "step": P.step_key(conv.steps[0])})()
+  assert msg["type"] == "uops" and msg["rows"] == [] and "ZeroDivisionError" in msg["note"] and msg["kernel"] == conv.display_name
+  bad = PV.answer_later(tutorial_trace, {"type": "asm", "step": "nope"})()
+  assert bad["type"] == "error" and bad["message"].startswith("asm: KeyError")

@@ -98,5 +98,8 @@ def answer_later(trace: Trace, request: dict) -> Callable[[], UopsMsg | AsmMsg |
     return lambda: failed
   def rest() -> UopsMsg | AsmMsg | ErrorMsg:
     try: return uops_message(kernel) if kind == "uops" else asm_message(kernel)
-    except Exception as e: return error_message(f"{kind}: {type(e).__name__}: {e}")
+    except Exception as e:  # the tab says so, in place of its rows
+      why = f"tgviz could not read this kernel's {'linearized program' if kind == 'uops' else 'machine code'} ({type(e).__name__}: {e})"
+      if kind == "uops": return UopsMsg(type="uops", kernel=kernel.display_name, rows=[], note=why)
+      return AsmMsg(type="asm", kernel=kernel.display_name, rows=[], note=why, lines_note=None)
   return rest
