@@ -2,6 +2,8 @@
 // hovered code line outlines the UOps behind it in the graph (where the graph shown has none of them, the status line
 // says to click); a clicked line stays marked and opens the graph the renderer consumed where this graph does not draw
 // them, built around them (a partial view of a big graph holds them) and zoomed to them; a line with no UOp says so.
+// Other panes pin nodes and lines too (pin: a uops row its node and lines, an asm range its lines and their UOps), and
+// hear what is marked (onMark: a hovered or clicked code line, a picked node, a pin), to mark their own rows.
 // Node keys come from Python (the SVG's data-node, the kernel's per-line keys) and are only compared here; a UOp inside
 // a folded node (tgviz.fold: its data-holds) is found as that node.
 
@@ -38,15 +40,13 @@ function markLineNodes(stage, keys) {
   return marked;
 }
 
-/** Mark the code lines behind a node (or none); the first one scrolled into view. @param {Ui} ui @param {string|null} key
- * @param {string[][]|null} lines */
-function markNodeLines(ui, key, lines) {
+/** Mark code lines (numbers from 1); the first one scrolled into view. @param {Ui} ui @param {number[]} nums */
+function markCodeLines(ui, nums) {
   for (const e of ui.code.querySelectorAll(".tgviz-line-hl")) e.classList.remove("tgviz-line-hl");
-  if (!key || !lines) return;
   let first = null;
-  for (const e of ui.code.querySelectorAll("[data-line]")) {
-    if (!(lines[Number(e.getAttribute("data-line")) - 1] || []).includes(key)) continue;
-    e.classList.add("tgviz-line-hl");
+  for (const n of nums) {
+    const e = ui.code.querySelector(`[data-line="${n}"]`);
+    e?.classList.add("tgviz-line-hl");
     first ??= e;
   }
   if (first) {
@@ -69,11 +69,19 @@ export function linking(ui, state, view, select) {
   let lineZoom = false;
   /** the status line's text before the line hint replaced it */
   let statusBefore = "";
+  /** @type {{keys: string[], lines: number[]}|null} nodes and code lines another pane pinned (a uops row, an asm range) */
+  let pinned = null;
+  /** @type {((kind: "hover"|"pin", keys: string[], lines: number[]) => void)[]} who hears what is marked */
+  const listeners = [];
+  /** Tell the other panes what is marked. @param {"hover"|"pin"} kind @param {string[]} keys @param {number[]} lines */
+  const notify = (kind, keys, lines) => { for (const fn of listeners) fn(kind, keys, lines); };
 
   /** The node drawn as key (or folded into one) in the graph shown, if any. @param {string} key */
   const drawnNode = (key) => nodesOf(ui.stage, key)[0];
   /** The UOps behind code line n (from 1), by node key. @param {number|null} n */
   const lineKeys = (n) => (n !== null && kernel?.lines ? kernel.lines[n - 1] || [] : []);
+  /** The code lines (from 1) a UOp is behind. @param {string} key */
+  const linesOf = (key) => (kernel?.lines ?? []).flatMap((ks, i) => (ks.includes(key) ? [i + 1] : []));
   /** Whether a line's UOps are drawn in the codegen graph only, another step than the one shown. @param {string[]} keys */
   const elsewhere = (keys) => keys.length > 0 && !!kernel?.codegen_step && kernel.codegen_step !== state.selected;
   /** Say something on the status line. @param {string} text */
@@ -89,8 +97,9 @@ export function linking(ui, state, view, select) {
                                              ...ui.stage.querySelectorAll(`g.side[data-side="${s}"] g.node.hl-in, g.side[data-side="${s}"] g.node.hl-out`)];
     const near = [side, "after", "before"].map((s) => (s ? on(s) : [])).find((ns) => ns.some((n) => n.matches(".hl"))) ?? [];
     if (near.length) view.reveal(near);  // its neighbourhood in view (a node followed from the panel may lie off screen)
-    markNodeLines(ui, picked, kernel?.lines ?? null);
+    markCodeLines(ui, picked ? linesOf(picked) : pinned?.lines ?? []);
     if (!picked) { ui.nodePanel.hidden = true; return; }
+    notify("pin", [picked], linesOf(picked));
     state.send({ type: "node", key: picked });
   }
   /** The picked node again, in the graph now shown (none if it is not drawn there). */
@@ -98,7 +107,7 @@ export function linking(ui, state, view, select) {
   /** The nodes behind a code line (null: the pinned line's, if any), marked in the graph shown; returns how many.
    * @param {number|null} n */
   function markLine(n) {
-    const marked = markLineNodes(ui.stage, lineKeys(n ?? pinnedLine));
+    const marked = markLineNodes(ui.stage, n !== null ? lineKeys(n) : pinned?.keys ?? lineKeys(pinnedLine));
     for (const e of ui.code.querySelectorAll(".tgviz-line-pinned")) e.classList.remove("tgviz-line-pinned");
     if (pinnedLine !== null) ui.code.querySelector(`[data-line="${pinnedLine}"]`)?.classList.add("tgviz-line-pinned");
     return marked;
@@ -106,6 +115,7 @@ export function linking(ui, state, view, select) {
   /** A hovered code line (null: none) marks its UOps; where the graph shown has none of them, the status line says
    * where they are. @param {number|null} n */
   function hoverLine(n) {
+    notify("hover", lineKeys(n), n === null ? [] : [n]);
     const hint = markLine(n) === 0 && elsewhere(lineKeys(n));
     const showing = ui.status.textContent === LINE_HINT;
     if (hint && !showing) { statusBefore = ui.status.textContent ?? ""; ui.status.textContent = LINE_HINT; }
@@ -135,7 +145,9 @@ export function linking(ui, state, view, select) {
     if (!e || !kernel?.lines) return;
     const n = Number(e.getAttribute("data-line"));
     pinnedLine = pinnedLine === n ? null : n;
+    pinned = null;
     const keys = lineKeys(pinnedLine);
+    notify("pin", keys, pinnedLine === null ? [] : [pinnedLine]);
     if (pinnedLine !== null && !keys.length) { markLine(null); say(`line ${n} has no UOp behind it: tinygrad's renderer wrote it for none (a brace, a declaration)`); return; }
     const drawn = keys.some((k) => drawnNode(k));
     // not drawn here (another step, or a partial view without them): the graph the renderer consumed, built around them
@@ -151,15 +163,33 @@ export function linking(ui, state, view, select) {
     picked: () => picked,
     /** Pick this node in the next graph drawn (where it is drawn). @param {string} key */
     pickNext(key) { picked = key; },
+    /** Hear what is marked: a hovered code line (null: none) or the lines and nodes pinned (a clicked line, a picked node,
+     * a pin). @param {(kind: "hover"|"pin", keys: string[], lines: number[]) => void} fn */
+    onMark(fn) { listeners.push(fn); },
+    /** Pin nodes and code lines from another pane: the lines marked, the nodes marked in the graph shown; where it draws
+     * none of them and a view is given, the graph the renderer consumed opens in that view, zoomed to them.
+     * @param {string[]} keys @param {number[]} lines @param {import("./protocol.js").View|null} around */
+    pin(keys, lines, around) {
+      pinnedLine = null;
+      pinned = { keys, lines };
+      if (picked) { picked = null; highlight(ui.stage, null); ui.nodePanel.hidden = true; }
+      markCodeLines(ui, lines);
+      notify("pin", keys, lines);
+      const drawn = keys.some((k) => drawnNode(k));
+      lineZoom = !drawn && around !== null && keys.length > 0 && !!kernel?.codegen_step;
+      if (lineZoom) select(/** @type {StepKey} */ (kernel?.codegen_step), /** @type {string} */ (around));
+      else if (markLine(null) && drawn) view.toLine();
+    },
     /** A picture was drawn: the kernel's code changed (a new group: its lines, no line pinned), or not (null); the
      * picked node and the pinned line's nodes are marked again, and zoomed to if a click on the line opened the graph.
      * @param {KernelInfo|null|undefined} newKernel undefined: the same kernel */
     drawn(newKernel) {
-      if (newKernel !== undefined) { kernel = newKernel; pinnedLine = null; }
+      if (newKernel !== undefined) { kernel = newKernel; pinnedLine = null; pinned = null; }
       repick();
       const marked = markLine(null);
       if (marked && lineZoom) view.toLine();
-      else if (lineZoom) say(`line ${pinnedLine}'s UOps are not in the graph the renderer consumed (they are in the linearized program only)`);
+      else if (lineZoom) say(pinned ? "this UOp is not drawn in the graph the renderer consumed (a constant is written into its users' labels)"
+                                    : `line ${pinnedLine}'s UOps are not in the graph the renderer consumed (they are in the linearized program only)`);
       lineZoom = false;
     },
   };

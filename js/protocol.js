@@ -1,4 +1,4 @@
-// The messages between Python and the trace browser's frontend: the TypedDicts of tgviz/protocol.py as JSDoc types
+// The messages between Python and the trace browser's frontend: the TypedDicts of tgviz/protocol.py (and programview.py) as JSDoc types
 // (the widget's modules use them as types only), and the HTML report's ports of the protocol.py functions that build
 // them, which report.js runs in the page on its data. Each port mirrors:
 //   matchInfo       protocol.match_info (without the diff: the page has no UOps to print)
@@ -10,8 +10,8 @@
 import { diffGraphs, picture, toposort } from "./picture.js";
 
 /** @typedef {string} StepKey  issued by Python (protocol.step_key), opaque here */
-/** @typedef {string} View  "auto", "full", or "line:N" (the auto view built around the UOps of line N of the kernel's code),
- * each folded, or raw with a "raw:" prefix */
+/** @typedef {string} View  "auto", "full", "line:N" (the auto view built around the UOps of line N of the kernel's code) or
+ * "node:KEY" (built around that node), each folded, or raw with a "raw:" prefix */
 /** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean}} TreeStep  snapshot: a "View ..." step */
 /** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[]}} TreeGroup */
 /** @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,
@@ -42,8 +42,14 @@ import { diffGraphs, picture, toposort } from "./picture.js";
 /** @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number,
  *   step:StepKey, match:number}} RuleInfo */
 /** @typedef {{type:"rules", rules:RuleInfo[], total:number}} RulesMsg */
-/** @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg} KernelMsg  the kernel's (or the page's) messages */
-/** @typedef {{type:"ready"}|{type:"export", box?:number[]}|{type:"node", key:string}|{type:"rules"}} FrontendMsg  the frontend's requests */
+/** @typedef {{n:number, op:string, family:string, fill:string, ranges:string, dtype:string, srcs:(number|string)[], arg:string,
+ *   key:string}} UopRow  programview.py's: a print_uops row, its node's fill and key */
+/** @typedef {{type:"uops", kernel:string, rows:UopRow[], note:string|null}} UopsMsg  kernel: the kernel's label */
+/** @typedef {{text:string, lines:number[]}} AsmRow  a line of the disassembly and the source lines of its instruction */
+/** @typedef {{type:"asm", kernel:string, rows:AsmRow[], note:string|null, lines_note:string|null}} AsmMsg */
+/** @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg} KernelMsg  the kernel's (or the page's) messages */
+/** @typedef {{type:"ready"}|{type:"export", box?:number[]}|{type:"node", key:string}|{type:"rules"}|{type:"uops"|"asm", step:StepKey}} FrontendMsg
+ *   the frontend's requests */
 
 /** @typedef {import("./report.js").PageData} PageData */
 /** @typedef {import("./report.js").StepData} StepData */
@@ -59,11 +65,13 @@ export function matchInfo(s, k, patterns) {
 }
 
 /** picture.view_options: picture's view, the node keys a partial view is built around and whether it folds, for a
- * protocol View ("line:N": the auto view around the UOps of line N of the kernel's code; a "raw:" prefix: the raw graph).
+ * protocol View ("line:N": the auto view around the UOps of line N of the kernel's code; "node:KEY": around that node;
+ * a "raw:" prefix: the raw graph).
  * @param {KernelInfo|null} kernel @param {View} view @returns {{view: string, around: string[], fold: boolean}} */
 export function viewOptions(kernel, view) {
   const fold = !view.startsWith("raw:");
   if (!fold) view = view.slice(4);
+  if (view.startsWith("node:")) return { view: "auto", around: [view.slice(5)], fold };
   const m = /^line:(\d+)$/.exec(view);
   if (!m) return { view, around: [], fold };
   const n = Number(m[1]), lines = kernel?.lines;

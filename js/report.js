@@ -157,6 +157,10 @@ async function pageModel(mods, state) {
       if (msg.type === "export") download();
       if (msg.type === "node") nodeMessage(data, { step: state.selected, match: state.match }, msg.key).then(reply, failed);
       if (msg.type === "rules") data.get("rules").then(reply);
+      if (msg.type === "uops" || msg.type === "asm") {  // the kernel's tabs: held per group (report.py's p-<group>)
+        const kind = msg.type;
+        data.get(`s-${msg.step}`).then((/** @type {StepData} */ s) => data.get(`p-${s.group}`)).then((p) => reply(p[kind]), failed);
+      }
     },
     /** For tests: the page's picture message for a selection (plain: dot's output to use instead of laying out here,
      * to compare with the Python side). @param {Selection} sel */

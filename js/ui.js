@@ -46,6 +46,9 @@ export function buildUi() {
     origins: h("div", { class: "tgviz-origins" }),
     linesNote: h("div", { class: "tgviz-lines-note", hidden: "" }),
     code: h("div", { class: "tgviz-code" }),
+    codeTabs: h("div", { class: "tgviz-code-tabs", role: "tablist" }),  // code | uops | asm (program.js)
+    uops: h("div", { class: "tgviz-uops", hidden: "" }),
+    asm: h("div", { class: "tgviz-asm", hidden: "" }),
     rulesBtn: h("button", { class: "tgviz-rules-toggle tgviz-needs-kernel", title: "every pattern that fired, most often first" }, ["rules"]),
     rules: h("div", { class: "tgviz-rules", hidden: "" }),
     stack: h("details", { class: "tgviz-stack" }),
@@ -59,7 +62,8 @@ export function buildUi() {
                                                       ui.zoomChange, ui.full, ui.raw, ui.exportBtn, ui.maximise,
                                                       ui.toggleCode]),
     ui.staticNote, ui.banner, ui.canvas, ui.matchBox, ui.status]);
-  const right = h("div", { class: "tgviz-right" }, [ui.codeStrip, ui.nodePanel, ui.codeHead, ui.origins, ui.linesNote, ui.code, ui.stack]);
+  const right = h("div", { class: "tgviz-right" }, [ui.codeStrip, ui.nodePanel, ui.codeHead, ui.origins, ui.codeTabs, ui.linesNote, ui.code, ui.uops,
+                                                      ui.asm, ui.stack]);
   const main = h("div", { class: "tgviz-main" }, [left, ui.dragTree, centre, ui.dragCode, right]);
   const top = h("div", { class: "tgviz-top" }, [ui.summary, ui.kernels]);
   ui.root.append(ui.style, top, ui.errorBox, main);

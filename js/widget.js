@@ -6,6 +6,7 @@
 // and height, maximising), panzoom.js (the view on the graph), tree.js (the steps), details.js (the panels around a
 // picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel, the rules tab), keys.js (the
 // keyboard). Until the kernel answers (a saved notebook without its kernel: never), the controls that need it are off.
+// program.js: the code column's uops and asm tabs (linked through linking.js).
 import { Adapter, sameSelection } from "./adapter.js";
 import { kernelTable, showDetails } from "./details.js";
 import { keys } from "./keys.js";
@@ -13,6 +14,7 @@ import { linking } from "./linking.js";
 import { pageNode, showNode, showRules } from "./nodepanel.js";
 import { keptHeight, maximiser, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
+import { programTabs } from "./program.js";
 import { stepTree } from "./tree.js";
 import { buildUi } from "./ui.js";
 
@@ -69,6 +71,7 @@ function render({ model, el }) {
   const cache = new PictureCache(64);  // revisiting a step shows it at once, without a round trip to the kernel
   const tree = stepTree(ui, groups, () => state.selected, (key) => select(key));
   const links = linking(ui, state, view, (key, v) => select(key, null, v));
+  const program = programTabs(ui, state, links);  // the code column's uops and asm tabs
   /** @type {Selection|null} the selection drawn */
   let shown = null;
   /** @type {TreeGroup|null} its group */
@@ -107,6 +110,7 @@ function render({ model, el }) {
     showDetails(ui, msg, group !== shownGroup, select);  // first: its banner and pattern line take the canvas's room
     if (!ui.canvas.clientWidth) unplaced = true;  // not laid out yet (drawn before the page placed the widget): see below
     else if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
+    if (group !== shownGroup) program.kernel(msg.kernel, msg.step);
     links.drawn(group !== shownGroup ? msg.kernel : undefined);
     shownGroup = group;
     tree.markSelected();
@@ -186,6 +190,7 @@ function render({ model, el }) {
     else if (msg.type === "exported") ui.status.textContent = `exported SVG to ${msg.paths.join(", ")}`;
     else if (msg.type === "node") { if (msg.key === links.picked() && msg.step === state.selected) showNode(ui, msg, links.pick, setMatch, go); }
     else if (msg.type === "rules") showRules(ui, msg, go);
+    else if (msg.type === "uops" || msg.type === "asm") program.message(msg);
     else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }
   });
 

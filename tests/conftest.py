@@ -18,6 +18,13 @@ def tutorial_trace() -> tgviz.Trace:
 
 
 @pytest.fixture(scope="session")
+def cpu_trace() -> tgviz.Trace:
+  """The tutorial on tinygrad's CPU device (clang), whose binaries objdump disassembles."""
+  with tgviz.capture(device="CPU") as trace: workloads.tutorial()
+  return trace
+
+
+@pytest.fixture(scope="session")
 def cnn_trace() -> tgviz.Trace:
   with tgviz.capture() as trace: workloads.cnn()
   return trace

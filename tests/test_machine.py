@@ -17,16 +17,6 @@ from tgviz import bridge as tg
 needs_objdump = pytest.mark.skipif(__import__("shutil").which("objdump") is None, reason="objdump (Debian's binutils) is missing")
 
 
-@pytest.fixture(scope="module")
-def cpu_trace() -> tgviz.Trace:
-  """The tutorial's conv on tinygrad's CPU device (clang), whose binaries objdump disassembles."""
-  with tgviz.capture(device="CPU") as trace:
-    from tinygrad import Tensor
-    x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
-    assert x.conv2d(Tensor.ones(1, 1, 2, 2).realize()).tolist() == [[[[8.0, 12.0], [20.0, 24.0]]]]
-  return trace
-
-
 def _tinygrads_program(kernel):
   """The same kernel compiled by tinygrad itself outside any capture: its AST (the kernel's first graph) through to_program."""
   ast = kernel.group.steps[0].before()

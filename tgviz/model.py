@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
+from tgviz import asm, runtime
 from tgviz import bridge as tg
-from tgviz import runtime
 from tgviz.steps import Event, Rule, Step, rebuilt_event
 
 KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us")  # Trace.kernel_table
@@ -80,6 +80,30 @@ class Kernel:
   def disassembly_note(self) -> str | None:
     """Why there is no disassembly (a NULL device, a driver's own binary format, ...); None where there is one."""
     return self._disassembly[1]
+
+  @functools.cached_property
+  def _asm_lines(self) -> tuple[list[list[int]] | None, str | None]:
+    if not self.disassembly: return None, self.disassembly_note
+    debug, why = tg.debug_listing(self.device, self.source)
+    if not debug: return None, f"Assembly is not linked to lines: {why}."
+    lines, same, near, total = asm.source_lines(self.disassembly, debug)
+    notes = [f"{near} of {total} instructions differ from the -g build's (registers, stack slots): each has the line of "
+             "the instruction of its mnemonic at its place there"] if near else []
+    if total - same - near: notes.append(f"{total - same - near} of {total} instructions have no line (not at their place in the -g build)")
+    return lines, "; ".join(notes) + "." if notes else None
+
+  @property
+  def disassembly_lines(self) -> list[list[int]] | None:
+    """For each line of :attr:`disassembly`, the lines of :attr:`source` (from 1) its instruction was compiled from:
+    read from the line table of the source compiled again with -g (the CPU device's clang only; done on first access,
+    never on the run). [] for a line that is no instruction or has no line; None where there is no line table
+    (:attr:`disassembly_lines_note` says why)."""
+    return self._asm_lines[0]
+
+  @property
+  def disassembly_lines_note(self) -> str | None:
+    """Why :attr:`disassembly_lines` is None, or which instructions have no line; None when every one has."""
+    return self._asm_lines[1]
 
   @property
   def name(self) -> str:

@@ -133,14 +133,17 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
 
 def view_options(step: Step, view: str) -> dict[str, Any]:
   """picture()'s view, the node keys a partial view is built around and whether it folds, for a view as the frontends
-  name it: "auto", "full", or "line:N" (the auto view, built around the UOps of line N, from 1, of the step's kernel's
-  code), each folded, or raw with a "raw:" prefix ("raw:auto", ...)."""
+  name it: "auto", "full", "line:N" (the auto view, built around the UOps of line N, from 1, of the step's kernel's
+  code) or "node:KEY" (the auto view built around that node: a uops row's), each folded, or raw with a "raw:" prefix
+  ("raw:auto", ...)."""
   fold = not view.startswith("raw:")
   if not fold: view = view[4:]
+  if view.startswith("node:"): return {"view": "auto", "around": (view[5:],), "fold": fold}
   if view.startswith("line:") and view[5:].isdigit():
     lines, n = step.group.kernel.line_keys if step.group.kernel is not None else None, int(view[5:])
     return {"view": "auto", "around": tuple(lines[n - 1]) if lines and 0 < n <= len(lines) else (), "fold": fold}
-  if view not in ("auto", "full"): raise ValueError(f"view must be auto, full or line:N (raw:... for the raw graph), not {view!r}")
+  if view not in ("auto", "full"):
+    raise ValueError(f"view must be auto, full or line:N (node:KEY around a node; raw:... for the raw graph), not {view!r}")
   return {"view": view, "fold": fold}
 
 

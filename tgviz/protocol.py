@@ -26,8 +26,8 @@ from tgviz.picture import picture, view_options
 from tgviz.steps import Step, where
 
 StepKey = str
-View = str  # "auto", "full", or "line:N" (the auto view built around the UOps of line N, from 1, of the step's kernel), each
-            # folded, or the raw graph with a "raw:" prefix (see picture.view_options)
+View = str  # "auto", "full", "line:N" (the auto view around the UOps of line N, from 1, of the step's kernel) or "node:KEY"
+            # (around that node), each folded, or the raw graph with a "raw:" prefix (see picture.view_options)
 UOP_DIFF_LINES = 80
 DRAWN = re.compile(r'data-node="([^"]+)"')  # a node's key in an SVG of tgviz.layout
 

@@ -26,6 +26,7 @@ from tgviz import bridge as tg
 from tgviz import fold as F
 from tgviz import forked
 from tgviz import layout as L
+from tgviz import programview as PV
 from tgviz import protocol as P
 from tgviz.assets import esm, script_safe, styles
 from tgviz.graph import FAMILIES
@@ -155,10 +156,11 @@ class Writer:
 
   def groups(self) -> Iterator[tuple[str, dict[str, Any]]]:
     """What every step of a group shows alike, per group with steps: its call stack, its kernel's code, a schedule's
-    kernels; (chunk name, data)."""
+    kernels; and per kernel its uops and asm tabs; (chunk name, data)."""
     for g in self.trace.groups:
       if g.steps:
         yield f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(self.trace, g)}
+      if g.kernel is not None: yield f"p-{g.index}", PV.program_data(g.kernel)  # the uops and asm tabs
 
   def segment_data(self, i: int) -> list[tuple[str, dict[str, Any]]]:
     """Segment i's steps (consecutive steps of a group, one node table): (chunk name, step_data), in order."""
@@ -186,7 +188,7 @@ class Writer:
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as f, _no_gc():
       segments = (workers or forked.Workers(self, 0)).map(_segment, range(len(self.segments)))  # with workers: started now
-      f.write(_HEAD.format(title=L.text(self.title), css=styles("widget.css", "table.css")))
+      f.write(_HEAD.format(title=L.text(self.title), css=styles("widget.css", "table.css", "program.css")))
       f.write(_chunk("state", self.state()))
       f.write(_chunk("rules", P.rules_message(trace)))
       for name, data in self.groups(): f.write(_chunk(name, data))

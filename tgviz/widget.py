@@ -18,6 +18,7 @@ import anywidget
 import traitlets as t
 
 from tgviz import layout as L
+from tgviz import programview as PV
 from tgviz import protocol as P
 from tgviz.assets import esm, styles
 from tgviz.highlight import code_css
@@ -59,7 +60,7 @@ class TraceWidget(anywidget.AnyWidget):
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
   _esm = esm("widget.js")
-  _css = styles("widget.css", "table.css")
+  _css = styles("widget.css", "table.css", "program.css")
 
   tree: t.List[P.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
@@ -128,6 +129,9 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "rules":
       try: self.send(P.rules_message(self.trace))
       except Exception as e: self.send(P.error_message(f"rules: {type(e).__name__}: {e}"))
+    elif content.get("type") in PV.REQUESTS:  # the uops or asm tab: what prints here, the rest (a compile) in a thread
+      rest = PV.answer_later(self.trace, content)
+      threading.Thread(target=lambda: self.send(rest()), daemon=True).start()
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)

@@ -20,7 +20,7 @@ from tgviz.bridge.env import (
 )
 from tgviz.bridge.events import ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_null_device
 from tgviz.bridge.files import TraceFileError, load_recording, save_recording
-from tgviz.bridge.machine import binary, disassemble, linear_uops, print_uops
+from tgviz.bridge.machine import binary, debug_listing, disassemble, linear_uops, print_uops, program_rows
 from tgviz.bridge.peaks import device_peaks
 from tgviz.bridge.records import (
   KERNEL_LANDMARKS,
@@ -74,6 +74,7 @@ __all__ = [
   "binary",
   "clang_missing",
   "context",
+  "debug_listing",
   "default_device",
   "device_peaks",
   "disassemble",
@@ -94,6 +95,7 @@ __all__ = [
   "pattern_source",
   "print_uops",
   "program_of",
+  "program_rows",
   "reaches",
   "render_step_index",
   "restore_environment",

@@ -2,8 +2,9 @@
 compiled binary, as the device's own compiler disassembles it (objdump for the CPU backends).
 
 Owns: reading both from a rendered PROGRAM UOp (its LINEAR and BINARY sources) and running tinygrad's own print_uops
-and Compiler.disassemble, which print, into text; saying in one line why there is no machine code where tinygrad can
-give none. It records nothing and keeps no UOp.
+and Compiler.disassemble, which print, into text; the columns of a print_uops row; saying in one line why there is no
+machine code where tinygrad can give none; and, for the view only (never the run), compiling a kernel's source again
+with the CPU device's clang flags plus -g, for the line table objdump reads from it. It records nothing and keeps no UOp.
 """
 from __future__ import annotations
 
@@ -11,11 +12,17 @@ import contextlib
 import io
 import re
 import shutil
+import subprocess
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 from tinygrad.device import Compiler
-from tinygrad.helpers import ansistrip
-from tinygrad.uop.ops import Ops, UOp
+from tinygrad.helpers import ansistrip, getenv
+from tinygrad.runtime.support.compiler_cpu import ClangCompiler
+from tinygrad.uop.ops import Ops, UOp, multirange_str
+
+from tgviz.bridge.uops import family, node_key, plain_arg
 
 
 def linear_uops(prg: UOp) -> list[UOp]:
@@ -41,13 +48,29 @@ def print_uops(uops: list[UOp]) -> list[str]:
   return _printed(tinygrads, uops).splitlines()
 
 
+def program_rows(uops: list[UOp]) -> list[tuple[str, str, str, list[int | str], str, str, str]]:
+  """Each UOp of a linearized program in the columns tinygrad's print_uops prints, without colours: op, the ranges it is
+  inside, dtype, its sources (by number; a constant by its value, "--" for one outside the list) and arg (a kernel
+  name's colour codes, printed as escapes, left out); then its node key and op family."""
+  index = {u: i for i, u in enumerate(uops)}
+  return [(str(u.op), multirange_str(u.ranges), str(u.dtype),
+           [(index[x] if x.op is not Ops.CONST else f"{x.val}") if x in index else "--" for x in u.src],  # as print_uops
+           plain_arg(str(u.arg)), node_key(u), family(u)) for u in uops]
+
+
+def _compiler(device: str) -> tuple[Compiler | None, str | None]:
+  """The device's compiler, or None and why it cannot be had."""
+  from tinygrad import Device
+  try: return Device[device].renderer.compiler, None
+  except Exception as e: return None, f"the {device} device cannot be opened here ({type(e).__name__}: {e})"
+
+
 def disassemble(device: str, lib: bytes | None) -> tuple[str, str | None]:
   """The disassembly of a kernel's binary by its device's compiler, and None; or "" and one line saying why there is none."""
   if device.split(":")[0].upper() == "NULL": return "", "a NULL device compiles and runs nothing: there is no machine code"
   if lib is None: return "", "no binary was recorded for this kernel: tinygrad did not compile it inside the capture"
-  from tinygrad import Device
-  try: compiler = Device[device].renderer.compiler
-  except Exception as e: return "", f"the {device} device cannot be opened here ({type(e).__name__}: {e}), so its compiler cannot disassemble"
+  compiler, why = _compiler(device)
+  if compiler is None: return "", f"{why}, so its compiler cannot disassemble"
   if type(compiler).disassemble is Compiler.disassemble:
     return "", (f"tinygrad's {type(compiler).__name__} for {device} has no disassembler: the binary is the driver's own "
                 "format (PoCL's, on the default CL device); the CPU device (--device CPU) shows its machine code")
@@ -59,3 +82,29 @@ def disassemble(device: str, lib: bytes | None) -> tuple[str, str | None]:
   # objdump names the temporary file tinygrad wrote the binary to: only its format is worth showing
   text = re.sub(r"^\S+:\s+file format", "file format", printed.strip("\n"), count=1)
   return (text, None) if text.strip() else ("", f"tinygrad's {type(compiler).__name__} printed no disassembly for this binary")
+
+
+def clang_command(compiler: ClangCompiler, *extra: str) -> list[str]:
+  """The command tinygrad's ClangCompiler.compile runs (C source on stdin, an ELF object on stdout), with extra flags
+  before the input. tests/test_program_view.py holds it to tinygrad's: without extra flags it rebuilds the very binary."""
+  return [getenv("CC", "clang"), "-c", "-x", "c", "-O2", "-fPIC", "-ffreestanding", "-fno-math-errno", "-nostdlib", "-fno-ident",
+          f"--target={compiler.arch}-none-unknown-elf", *compiler.args, *extra, "-", "-o", "-"]
+
+
+def debug_listing(device: str, source: str) -> tuple[str, str | None]:
+  """objdump's disassembly with line numbers (-d -l) of a kernel's source compiled again by the device's clang with its
+  flags plus -g, and None; or "" and one line saying why there is none. Slow (a compile): for a view that asks."""
+  if device.split(":")[0].upper() == "NULL": return "", "a NULL device compiles nothing"
+  compiler, why = _compiler(device)
+  if compiler is None: return "", why
+  if not isinstance(compiler, ClangCompiler):
+    return "", f"line info comes from clang -g, and {device} compiles with tinygrad's {type(compiler).__name__}, not clang"
+  try:
+    obj = subprocess.run(clang_command(compiler, "-g"), input=source.encode(), capture_output=True, check=True, timeout=120).stdout
+    with tempfile.TemporaryDirectory() as d:
+      (path := Path(d) / "kernel.o").write_bytes(obj)
+      return subprocess.run(["objdump", "-d", "-l", str(path)], capture_output=True, check=True, text=True, timeout=120).stdout, None
+  except (OSError, subprocess.SubprocessError) as e:
+    err = getattr(e, "stderr", None)
+    detail = (err.decode(errors="replace") if isinstance(err, bytes) else err or str(e)).strip().splitlines()
+    return "", f"compiling the kernel again with -g for its line info failed ({detail[0] if detail else type(e).__name__})"

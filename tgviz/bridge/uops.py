@@ -135,9 +135,9 @@ def _node(u: UOp, notes: dict[str, str] | None = None, keys: list[str | None] | 
       head, first = _fold_text(s)
       label.append(_cut(f"{head}{i} {first}"))
   if notes and u.op is Ops.CALL and u.src and (note := notes.get(node_key(u.src[0]))): label.append(note_line(note))
-  if keys is None: return Node(node_key(u), u.op.name, _FAMILY.get(u.op, "other"), tuple(label))
+  if keys is None: return Node(node_key(u), u.op.name, family(u), tuple(label))
   dt, intlike, text, shape = fold_info(u)
-  return Node(node_key(u), u.op.name, _FAMILY.get(u.op, "other"), tuple(label), dt, intlike, text,
+  return Node(node_key(u), u.op.name, family(u), tuple(label), dt, intlike, text,
               tuple(_input(s, k) for s, k in zip(u.src, keys, strict=True)), shape)
 
 
@@ -237,6 +237,16 @@ class NodeTable:
 
 def op_name(u: UOp) -> str:
   return u.op.name
+
+
+def family(u: UOp) -> str:
+  """The op family a UOp is drawn in (graph.FAMILIES)."""
+  return _FAMILY.get(u.op, "other")
+
+
+def plain_arg(text: str) -> str:
+  """An arg's text without the colour codes a repr'd kernel name carries (printed as \\x1b[..m escapes)."""
+  return _ANSI_REPR.sub("", text)
 
 
 def node_details(u: UOp) -> dict[str, str]:

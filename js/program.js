@@ -1,0 +1,166 @@
+// The code column's tabs: code | uops | asm (tgviz/programview.py sends the last two when a tab first asks, per kernel;
+// the report holds them). uops: the linearized program the renderer consumed, one row per UOp numbered as tinygrad's
+// print_uops numbers them (op in its node's colour, ranges, dtype, sources by number: click one to go to its row, arg).
+// asm: the kernel's disassembly, or one line saying why there is none; on the CPU device each instruction knows the
+// source lines it was compiled from. Linked: a uops row pins its node (marked in the graph; the codegen graph opens
+// around it where the graph shown does not draw it) and its code lines; an asm range (consecutive instructions of the
+// same lines) pins its code lines and their UOps; a hovered or clicked code line and a picked node mark their rows
+// (linking.js onMark). All text is set as text.
+import { h } from "./dom.js";
+
+/** @typedef {import("./ui.js").Ui} Ui */
+/** @typedef {import("./adapter.js").Adapter} Adapter */
+/** @typedef {import("./protocol.js").KernelInfo} KernelInfo */
+/** @typedef {import("./protocol.js").UopsMsg} UopsMsg */
+/** @typedef {import("./protocol.js").AsmMsg} AsmMsg */
+/** @typedef {ReturnType<typeof import("./linking.js").linking>} Links */
+
+const TABS = /** @type {const} */ (["code", "uops", "asm"]);
+/** @typedef {typeof TABS[number]} Tab */
+
+/** Mark rows of a pane with a class (the others lose it); the first marked scrolled into view where it is out of it.
+ * @param {HTMLElement} pane @param {string} cls @param {(row: HTMLElement) => boolean} test */
+function markRows(pane, cls, test) {
+  for (const e of pane.querySelectorAll(`.${cls}`)) e.classList.remove(cls);
+  /** @type {HTMLElement|null} */
+  let first = null;
+  for (const e of /** @type {NodeListOf<HTMLElement>} */ (pane.querySelectorAll("tr[data-n]"))) {
+    if (!test(e)) continue;
+    e.classList.add(cls);
+    first ??= e;
+  }
+  if (first && !pane.hidden) {  // the pane scrolls, not the page around the widget
+    const r = first.getBoundingClientRect(), c = pane.getBoundingClientRect();
+    if (r.top < c.top || r.bottom > c.bottom) pane.scrollTop += r.top - c.top - (c.height - r.height) / 2;
+  }
+}
+
+/** The uops table. @param {UopsMsg} msg */
+function uopsTable(msg) {
+  if (!msg.rows.length) return h("div", { class: "tgviz-program-note" }, [msg.note ?? "no linearized program"]);
+  const rows = msg.rows.map((r) => {
+    const srcs = r.srcs.flatMap((s, i) => [i ? ", " : "", typeof s === "number" ? h("span", { class: "tgviz-uop-src", "data-to": String(s), title: `go to ${s}` }, [String(s)]) : s]);
+    const op = h("td", { class: "tgviz-uop-op" }, [h("span", { style: `background:${r.fill}` }, [r.op])]);
+    return h("tr", { "data-n": String(r.n), "data-key": r.key, title: "click: its node in the codegen graph and its code lines" }, [
+      h("td", { class: "tgviz-uop-n" }, [String(r.n)]), op, h("td", { class: "tgviz-uop-rng" }, [r.ranges]),
+      h("td", { class: "tgviz-uop-dt" }, [r.dtype]), h("td", { class: "tgviz-uop-srcs" }, ["[", ...srcs, "]"]),
+      h("td", { class: "tgviz-uop-arg" }, [r.arg])]);
+  });
+  return h("table", { class: "tgviz-program" }, [h("tbody", {}, rows)]);
+}
+
+/** A line of objdump's listing in parts: an instruction row's address, bytes, mnemonic, operands and comment; a label, or
+ * other text, whole. @param {string} text */
+function asmParts(text) {
+  const m = /^(\s*[0-9a-f]+:)\t([^\t]*?)\s*(?:\t(\S+)(?:\s+(.*?))?)?(\s+(?:#|\/\/|;).*)?$/.exec(text);
+  if (!m) return [h("span", { class: /^[0-9a-f]+ <.*>:$/.test(text) ? "tgviz-asm-label" : "tgviz-asm-text" }, [text])];
+  return [h("span", { class: "tgviz-asm-addr" }, [m[1]]), h("span", { class: "tgviz-asm-bytes" }, [m[2]]),
+          h("span", { class: "tgviz-asm-op" }, [m[3] ?? ""]), " ", m[4] ?? "", h("span", { class: "tgviz-asm-comment" }, [m[5] ?? ""])];
+}
+
+/** The asm listing. @param {AsmMsg} msg */
+function asmTable(msg) {
+  if (!msg.rows.length) return h("div", { class: "tgviz-program-note" }, [msg.note ?? "no disassembly"]);
+  const rows = msg.rows.map((r, i) => {
+    const code = h("td", { class: "tgviz-asm-code", title: r.text }, asmParts(r.text));
+    return h("tr", { "data-n": String(i), "data-lines": r.lines.join(" "), ...(r.lines.length ? { title: `line ${r.lines.join(", ")}: click to mark` } : {}) }, [
+      h("td", { class: "tgviz-asm-line" }, [r.lines.join(",")]), code]);
+  });
+  const note = msg.lines_note ? [h("div", { class: "tgviz-program-note" }, [msg.lines_note])] : [];
+  return h("div", {}, [...note, h("table", { class: "tgviz-program" }, [h("tbody", {}, rows)])]);
+}
+
+/** The uops and asm tabs of the code column, linked to the code and the graph.
+ * @param {Ui} ui @param {Adapter} state @param {Links} links */
+export function programTabs(ui, state, links) {
+  /** @type {Tab} */
+  let tab = "code";
+  /** @type {KernelInfo|null} the kernel shown */
+  let kernel = null;
+  /** the step its picture was of: what a request names */
+  let step = "";
+  /** @type {{uops?: UopsMsg, asm?: AsmMsg}} the kernel's answers */
+  let got = {};
+  /** @type {{kind: "pin"|"hover", keys: string[], lines: number[]}[]} what linking marked last, per kind: drawn again on an answer */
+  let marks = [];
+
+  const buttons = TABS.map((t) => {
+    const b = h("button", { class: `tgviz-tab tgviz-tab-${t}`, role: "tab", "data-tab": t,
+                            title: { code: "the generated code", uops: "the linearized program the renderer consumed (tinygrad's print_uops)",
+                                     asm: "the machine code (tinygrad's compiler.disassemble)" }[t] }, [t]);
+    b.addEventListener("click", () => show(t));
+    return b;
+  });
+  ui.codeTabs.append(...buttons);
+
+  /** What a row of the uops or asm tab is behind, by kind. @param {"pin"|"hover"} kind @param {string[]} keys @param {number[]} lines */
+  function mark(kind, keys, lines) {
+    marks = [...marks.filter((m) => m.kind !== kind), { kind, keys, lines }];
+    if (kind === "pin") for (const e of ui.asm.querySelectorAll(".tgviz-range")) e.classList.remove("tgviz-range");
+    const cls = kind === "pin" ? "tgviz-row-hl" : "tgviz-row-hover", ks = new Set(keys), ls = new Set(lines);
+    markRows(ui.uops, cls, (e) => ks.has(e.dataset.key ?? ""));
+    markRows(ui.asm, cls, (e) => (e.dataset.lines ?? "").split(" ").some((l) => l && ls.has(Number(l))));
+  }
+  links.onMark(mark);
+
+  /** Ask for the tab's message, if it is not here. */
+  function ask() {
+    if (tab === "code" || !kernel || got[tab]) return;
+    const pane = tab === "uops" ? ui.uops : ui.asm;
+    pane.replaceChildren(h("div", { class: "tgviz-program-pending" }, [
+      ui.root.classList.contains("tgviz-offline") ? "the uops and asm tabs need the kernel: run the cell again"
+        : tab === "uops" ? "asking…" : kernel.device === "CPU" ? "disassembling, and compiling again with -g for the line table…" : "disassembling…"]));
+    state.send({ type: tab, step });
+  }
+
+  /** Show a tab. @param {Tab} t */
+  function show(t) {
+    tab = t;
+    for (const b of buttons) b.classList.toggle("active", b.dataset.tab === t);
+    ui.code.hidden = t !== "code"; ui.uops.hidden = t !== "uops"; ui.asm.hidden = t !== "asm";
+    ask();
+  }
+
+  // a uops row: its node and code lines pinned (a source number: its row); an asm row: its range's lines and their UOps
+  ui.uops.addEventListener("click", (ev) => {
+    const at = /** @type {HTMLElement} */ (ev.target);
+    const to = at.closest(".tgviz-uop-src")?.getAttribute("data-to");
+    const row = /** @type {HTMLElement|null} */ (to ? ui.uops.querySelector(`tr[data-n="${to}"]`) : at.closest("tr[data-key]"));
+    const key = row?.dataset.key;
+    if (!row || !key) return;
+    const lines = (kernel?.lines ?? []).flatMap((ks, i) => (ks.includes(key) ? [i + 1] : []));
+    links.pin([key], lines, `node:${key}`);
+  });
+  ui.asm.addEventListener("click", (ev) => {
+    const row = /** @type {HTMLElement|null} */ (/** @type {HTMLElement} */ (ev.target).closest("tr[data-n]"));
+    const same = row?.dataset.lines;
+    if (!row || !same) return;
+    // the range: the rows around it of the same lines
+    const all = /** @type {HTMLElement[]} */ ([...ui.asm.querySelectorAll("tr[data-n]")]), i = all.indexOf(row);
+    let a = i, b = i;
+    while (a > 0 && all[a - 1].dataset.lines === same) a--;
+    while (b < all.length - 1 && all[b + 1].dataset.lines === same) b++;
+    const lines = same.split(" ").map(Number);
+    links.pin([...new Set(lines.flatMap((n) => kernel?.lines?.[n - 1] ?? []))], lines, null);
+    for (const e of all.slice(a, b + 1)) e.classList.add("tgviz-range");
+  });
+
+  show("code");
+  return {
+    /** A picture of another group was drawn: its kernel (null: none, the tabs hidden) and its step.
+     * @param {KernelInfo|null} k @param {import("./protocol.js").StepKey} key */
+    kernel(k, key) {
+      kernel = k; step = key; got = {}; marks = [];
+      ui.uops.replaceChildren(); ui.asm.replaceChildren();
+      ui.codeTabs.hidden = !k;
+      show(k ? tab : "code");
+    },
+    /** The kernel's answer to a tab (another kernel's, too late, is dropped). @param {UopsMsg|AsmMsg} msg */
+    message(msg) {
+      if (!kernel || msg.kernel !== kernel.label) return;
+      got[msg.type] = /** @type {any} */ (msg);
+      (msg.type === "uops" ? ui.uops : ui.asm).replaceChildren(msg.type === "uops" ? uopsTable(msg) : asmTable(msg));
+      for (const m of marks) mark(m.kind, m.keys, m.lines);
+    },
+  };
+}

@@ -1,0 +1,133 @@
+"""The code column's uops and asm tabs in the browser: in the HTML report, in JupyterLab and in Notebook 7, on the
+default PoCL device and on the CPU device (clang). The uops tab lists the linearized program (as many rows as
+kernel.program_uops), a row marks its node on screen in the codegen graph and its code lines, a node marks its row, a code
+line its rows; the asm tab shows the disassembly (CPU) or the one line why there is none (PoCL), and an instruction range
+marks its source lines and a code line its instructions."""
+import re
+
+import pytest
+from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all
+
+CPU_CELL = TUTORIAL.replace("%%tgviz", "%%tgviz -o cpu --device CPU", 1)
+ON_SCREEN = """(n) => { const c = n.closest('.tgviz-root').querySelector('.tgviz-canvas').getBoundingClientRect(), r = n.getBoundingClientRect();
+  return r.width > 0 && r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1; }"""
+
+
+def _conv(trace):
+  return next(k for k in trace.kernels if k.name == "r_2_2_2_2")
+
+
+def _numbers(root, selector: str) -> list[int]:
+  return root.locator(selector).evaluate_all("es => es.map(e => Number(e.dataset.n ?? e.dataset.line))")
+
+
+def check_program(page, root, trace, shot: str) -> None:
+  """The checks every frontend passes on the tutorial's conv kernel of trace (PoCL or CPU), in the widget root."""
+  conv = _conv(trace)
+  uops, cpu = conv.program_uops, conv.device == "CPU"
+  root.scroll_into_view_if_needed()
+  root.locator(".tgviz-title").click()  # focused first: a click on a row then moves nothing under the pointer
+  # the kernel's View Base AST
+  group = root.locator(".tgviz-group.kind-kernel", has=page.locator("summary", has_text=re.compile(r"\br_2_2_2_2\b")))
+  if group.get_attribute("open") is None: group.locator("summary").click()
+  first = group.locator(".tgviz-step").first
+  key = first.get_attribute("data-key")
+  first.click()
+  root.locator(f".tgviz-stage[data-step='{key}'] svg g.node").first.wait_for(timeout=60_000)
+  # uops: one row per UOp, numbered as print_uops numbers them, with its op
+  root.locator(".tgviz-tab-uops").click()
+  rows = root.locator(".tgviz-uops tr[data-n]")
+  rows.nth(len(uops) - 1).wait_for(timeout=30_000)
+  assert rows.count() == len(uops)
+  assert root.locator(".tgviz-uops .tgviz-uop-n").all_inner_texts() == [str(i) for i in range(len(uops))]
+  assert root.locator(".tgviz-uops .tgviz-uop-op").all_inner_texts() == [str(u.op) for u in uops]
+  assert root.locator(".tgviz-code").is_hidden() and root.locator(".tgviz-uops").is_visible()
+  # a row: its node marked on screen in the codegen graph (which opens: the View Base AST does not draw it), its code lines
+  n_store = next(i for i, u in enumerate(uops) if u.op.name == "STORE")
+  row = rows.nth(n_store)
+  store_key = row.get_attribute("data-key")
+  row.locator(".tgviz-uop-n").click()  # (a row is as wide as its longest arg: its middle lies far to the right)
+  marked = ".tgviz-stage g.side g.node.hl-line"
+  node = root.locator(f"{marked}[data-node='{store_key}'], {marked}[data-holds~='{store_key}']").first
+  node.wait_for(timeout=60_000)
+  assert root.locator(".tgviz-stage").get_attribute("data-step") != key and node.evaluate(ON_SCREEN)
+  assert _numbers(root, ".tgviz-code .tgviz-line-hl") == conv.line_numbers(uops[n_store]) != []
+  assert _numbers(root, ".tgviz-uops tr.tgviz-row-hl") == [n_store]
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  root.screenshot(path=str(ARTIFACTS / f"{shot}-uops.png"))
+  # a node: its row
+  root.locator(".tgviz-fit").click()
+  load = root.locator(".tgviz-stage g.side g.node[data-op='LOAD']").first
+  load_key = load.get_attribute("data-node")
+  load.click()
+  assert _numbers(root, ".tgviz-uops tr.tgviz-row-hl") == [i for i, u in enumerate(uops) if u.op.name == "LOAD"
+                                                          and rows.nth(i).get_attribute("data-key") == load_key] != []
+  # a code line, hovered and clicked: its rows
+  line = next(i for i, ln in enumerate(conv.lines, 1) if ln and ln[0].op.name == "STORE")
+  behind = [i for i, u in enumerate(uops) if u in conv.lines[line - 1]]
+  root.locator(".tgviz-tab-code").click()
+  code_line = root.locator(f".tgviz-code [data-line='{line}']")
+  code_line.hover()
+  assert _numbers(root, ".tgviz-uops tr.tgviz-row-hover") == behind and n_store in behind
+  code_line.click()
+  assert _numbers(root, ".tgviz-uops tr.tgviz-row-hl") == behind
+  # asm: the disassembly on the CPU device, one line why there is none on PoCL
+  root.locator(".tgviz-tab-asm").click()
+  if not cpu:
+    note = root.locator(".tgviz-asm .tgviz-program-note")
+    note.wait_for(timeout=30_000)
+    assert note.inner_text() == conv.disassembly_note and "no disassembler" in note.inner_text()
+    assert root.locator(".tgviz-asm tr").count() == 0
+    return
+  asm = root.locator(".tgviz-asm tr[data-n]")
+  asm.first.wait_for(timeout=60_000)
+  texts = root.locator(".tgviz-asm .tgviz-asm-code").evaluate_all("es => es.map(e => e.title)")  # each row's objdump line
+  assert texts == conv.disassembly.splitlines()
+  shown = root.locator(".tgviz-asm .tgviz-asm-code").all_inner_texts()
+  assert all(t.split("\t")[-1].split()[0] in s for t, s in zip(texts, shown, strict=True) if "\t" in t.strip()) and "push" in shown[6]
+  # the code line pinned above: its instructions marked
+  assert _numbers(root, ".tgviz-asm tr.tgviz-row-hl") == [i for i, ls in enumerate(conv.disassembly_lines) if line in ls] != []
+  # an instruction range (the store's): its source lines marked
+  i_store = next(i for i, t in enumerate(texts) if re.search(r"\tvmov\w+\s+%xmm\d+,\(%rdi\)$", t.rstrip()))
+  asm.nth(i_store).locator(".tgviz-asm-line").click()
+  assert _numbers(root, ".tgviz-code .tgviz-line-hl") == conv.disassembly_lines[i_store] == [line]
+  ranged = _numbers(root, ".tgviz-asm tr.tgviz-range")
+  assert i_store in ranged and all(conv.disassembly_lines[i] == [line] for i in ranged)
+  root.screenshot(path=str(ARTIFACTS / f"{shot}-asm.png"))
+
+
+@pytest.fixture
+def page(browser):
+  with new_page(browser, width=1600, height=1000) as p: yield p
+
+
+@pytest.mark.parametrize("device", ["CL", "CPU"])
+def test_report_program_tabs(tutorial_trace, cpu_trace, tmp_path, page, device):
+  trace = tutorial_trace if device == "CL" else cpu_trace
+  trace.to_html(tmp_path / "index.html")
+  page.goto((tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  check_program(page, page.locator(".tgviz-root"), trace, f"report-program-{device.lower()}")
+  assert not page.errors
+
+
+def check_notebook(page, server, lab: bool, traces) -> None:
+  """The notebook's two widgets (PoCL, then the CPU device), opened in JupyterLab or Notebook 7, pass check_program."""
+  url, token, root = server
+  (root / "program.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL, CPU_CELL))
+  page.goto(f"{url}/lab/workspaces/program/tree/program.ipynb?token={token}&reset" if lab else f"{url}/notebooks/program.ipynb?token={token}")
+  run_all(page, 3)
+  roots = page.locator(".tgviz-root")
+  roots.nth(1).locator(".tgviz-stage svg g.node").first.wait_for(state="attached", timeout=180_000)
+  page.errors.clear()  # from here on (Notebook 7 itself raises "reading 'schema'" while it loads its settings)
+  for i, (trace, name) in enumerate(zip(traces, ("cl", "cpu"), strict=True)):
+    check_program(page, roots.nth(i), trace, f"{'lab' if lab else 'nb7'}-program-{name}")
+  assert not page.errors
+
+
+def test_jupyterlab_program_tabs(lab, page, tutorial_trace, cpu_trace):
+  check_notebook(page, lab, True, (tutorial_trace, cpu_trace))
+
+
+def test_notebook7_program_tabs(nb7, page, tutorial_trace, cpu_trace):
+  check_notebook(page, nb7, False, (tutorial_trace, cpu_trace))
