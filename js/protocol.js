@@ -42,8 +42,8 @@ import { diffGraphs, picture, toposort } from "./picture.js";
 /** @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number,
  *   step:StepKey, match:number}} RuleInfo */
 /** @typedef {{type:"rules", rules:RuleInfo[], total:number}} RulesMsg */
-/** @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg} KernelMsg  the kernel's (or the page's) messages */
-/** @typedef {{type:"ready"}|{type:"export", box?:number[]}|{type:"node", key:string}|{type:"rules"}} FrontendMsg  the frontend's requests */
+/** @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|import("./runview.js").RunMsg} KernelMsg  the kernel's (or the page's) messages */
+/** @typedef {{type:"ready"}|{type:"export", box?:number[]}|{type:"node", key:string}|{type:"rules"}|{type:"run"}} FrontendMsg  the frontend's requests */
 
 /** @typedef {import("./report.js").PageData} PageData */
 /** @typedef {import("./report.js").StepData} StepData */

@@ -157,6 +157,7 @@ async function pageModel(mods, state) {
       if (msg.type === "export") download();
       if (msg.type === "node") nodeMessage(data, { step: state.selected, match: state.match }, msg.key).then(reply, failed);
       if (msg.type === "rules") data.get("rules").then(reply);
+      if (msg.type === "run") data.get("run").then(reply, (e) => reply({ type: "error", message: `run: ${e}` }));
     },
     /** For tests: the page's picture message for a selection (plain: dot's output to use instead of laying out here,
      * to compare with the Python side). @param {Selection} sel */

@@ -13,6 +13,7 @@ import { linking } from "./linking.js";
 import { pageNode, showNode, showRules } from "./nodepanel.js";
 import { keptHeight, maximiser, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
+import { runView } from "./runview.js";
 import { stepTree } from "./tree.js";
 import { buildUi } from "./ui.js";
 
@@ -69,6 +70,7 @@ function render({ model, el }) {
   const cache = new PictureCache(64);  // revisiting a step shows it at once, without a round trip to the kernel
   const tree = stepTree(ui, groups, () => state.selected, (key) => select(key));
   const links = linking(ui, state, view, (key, v) => select(key, null, v));
+  const run = runView(ui, () => state.send({ type: "run" }), (key) => select(key));  // the timeline, memory, roofline tabs
   /** @type {Selection|null} the selection drawn */
   let shown = null;
   /** @type {TreeGroup|null} its group */
@@ -186,6 +188,8 @@ function render({ model, el }) {
     else if (msg.type === "exported") ui.status.textContent = `exported SVG to ${msg.paths.join(", ")}`;
     else if (msg.type === "node") { if (msg.key === links.picked() && msg.step === state.selected) showNode(ui, msg, links.pick, setMatch, go); }
     else if (msg.type === "rules") showRules(ui, msg, go);
+    else if (msg.type === "run") run.show(msg);
+    else if (msg.type === "error" && msg.message.startsWith("run:")) run.failed(msg.message);
     else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }
   });
 
@@ -231,6 +235,7 @@ function render({ model, el }) {
     f: view.fit, 1: view.oneToOne, z: view.toChange, r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": () => ui.filter.focus() },
   () => {  // Escape: the kernel table closed, or the widget back in its place, first
     if (ui.kernels.open) { ui.kernels.open = false; return true; }
+    if (run.close()) return true;
     if (max.on()) { max.set(false); return true; }
     return false;
   });

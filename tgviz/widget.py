@@ -19,6 +19,7 @@ import traitlets as t
 
 from tgviz import layout as L
 from tgviz import protocol as P
+from tgviz import runview
 from tgviz.assets import esm, styles
 from tgviz.highlight import code_css
 from tgviz.model import Trace
@@ -59,7 +60,7 @@ class TraceWidget(anywidget.AnyWidget):
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
   _esm = esm("widget.js")
-  _css = styles("widget.css", "table.css")
+  _css = styles("widget.css", "table.css", "run.css")
 
   tree: t.List[P.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
@@ -128,6 +129,8 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "rules":
       try: self.send(P.rules_message(self.trace))
       except Exception as e: self.send(P.error_message(f"rules: {type(e).__name__}: {e}"))
+    elif content.get("type") == "run":  # the timeline, memory and roofline tabs: peaks may be measured, so not here
+      threading.Thread(target=self._send_run, name="tgviz-run", daemon=True).start()
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)
@@ -136,6 +139,10 @@ class TraceWidget(anywidget.AnyWidget):
                            box=tuple(float(v) for v in box[:4]) if isinstance(box, list) and len(box) >= 4 else None)
         self.send(P.exported_message(paths))
       except Exception as e: self.send(P.error_message(f"export failed: {type(e).__name__}: {e}"))
+
+  def _send_run(self) -> None:
+    try: self.send(runview.run_message(self.trace))
+    except Exception as e: self.send(P.error_message(f"run: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def wait(self, timeout: float | None = 30) -> None:
     """Block until the picture being computed has been sent (for scripts and tests)."""
