@@ -45,9 +45,16 @@ function tlTick(span, n) {
   return p * (raw / p >= 5 ? 5 : raw / p >= 2 ? 2 : 1);
 }
 
+/** A tick's label: in the tick step's unit, with the decimals the step needs. @param {number} us @param {number} step */
+function tlTickLabel(us, step) {
+  const [div, unit] = step >= 1e6 ? [1e6, "s"] : step >= 1e3 ? [1e3, "ms"] : step >= 1 ? [1, "µs"] : [1e-3, "ns"];
+  return `${(us / div).toFixed(Math.max(0, -Math.floor(Math.log10(step / div) + 1e-9)))} ${unit}`;
+}
+
 /** The timeline tab of a run message. @param {RunMsg} msg @param {OpenKernel} openKernel @returns {HTMLElement} */
 export function timelineTab(msg, openKernel) {
-  const t = msg.timeline, cols = tlColumns(t);
+  const born = performance.now(), t = msg.timeline, cols = tlColumns(t);
+  const tlName = (/** @type {number} */ i) => (t.kernel[i] >= 0 ? msg.kernels[t.kernel[i]][0] : t.names[t.name[i]]);
   const kernels = t.kind.filter((k) => k === 0).length, replays = t.jit_runs.filter((r) => r[1] > 0).length;
   const counts = t.kinds.map((k, i) => [k, t.kind.filter((x) => x === i).length]).filter(([, c]) => c);
   const head = h("div", { class: "tgviz-tl-head" }, [
@@ -61,14 +68,18 @@ export function timelineTab(msg, openKernel) {
     "no launches: this trace has no profile (a capture with profile=False, or tinygrad's rewrites.pkl)"])]);
   const fit = h("button", { class: "tgviz-tl-fit", title: "the whole run" }, ["fit"]);
   const slow = h("span", { class: "tgviz-tl-slowest" }, ["slowest: ", ...t.slowest.map((i, r) => {
-    const b = h("button", { class: "tgviz-link", title: "zoom to it" }, [`${r + 1}. ${t.names[t.name[i]]} ${fmtTime(t.dur[i])}`]);
+    const b = h("button", { class: "tgviz-link", title: "zoom to it", "data-index": String(i) }, [`${r + 1}. ${tlName(i)} ${fmtTime(t.dur[i])}`]);
     b.addEventListener("click", () => zoomTo(i));
     return b;
   })]);
   const canvas = h("canvas", { class: "tgviz-tl-canvas" });
   const tip = h("div", { class: "tgviz-tl-tip", hidden: "" });
   const box = h("div", { class: "tgviz-tl-box" }, [canvas, tip]);
-  const el = h("div", { class: "tgviz-tl" }, [head, h("div", { class: "tgviz-tl-tools" }, [fit, slow]), box]);
+  const legend = h("div", { class: "tgviz-tl-legend" }, [
+    ...[["#4e79a7", "kernel (a colour per name)"], [TL_KIND_COLORS[1], "copy"], [TL_KIND_COLORS[3], "synchronize"],
+        [TL_KIND_COLORS[2], "graph batch (thin)"], ["#1f7a6d", "TinyJit: the captured batch"], ["#9fd3c7", "a replay (its launches paler)"],
+        ["#d00", "the slowest kernel launches, numbered"]].map(([c, text]) => h("span", {}, [h("i", { style: `background:${c}` }), text]))]);
+  const el = h("div", { class: "tgviz-tl" }, [head, h("div", { class: "tgviz-tl-tools" }, [fit, slow]), box, legend]);
   const span = Math.max(t.duration, ...t.lanes.map((_, l) => cols.lanes[l].maxEnd.at(-1) ?? 0)) || 1;
   let v0 = 0, v1 = span, width = 0, frame = 0;
   const top = TL_AXIS + (t.jit_runs.length ? TL_JIT : 0), height = top + t.lanes.length * TL_LANE + TL_PAD;
@@ -92,12 +103,12 @@ export function timelineTab(msg, openKernel) {
     c.font = "11px system-ui, sans-serif";
     c.textBaseline = "middle";
     // the time axis
-    const step = tlTick(v1 - v0, Math.max(2, w / 110));
+    const step = tlTick(v1 - v0, Math.max(2, w / 140));
     c.fillStyle = fg; c.strokeStyle = bg2;
     for (let s = Math.ceil(v0 / step) * step; s <= v1; s += step) {
       const px = Math.round(x(s)) + 0.5;
       c.beginPath(); c.moveTo(px, TL_AXIS - 4); c.lineTo(px, height); c.stroke();
-      c.fillText(fmtTime(s), px + 2, TL_AXIS / 2);
+      c.fillText(tlTickLabel(s, step), px + 2, TL_AXIS / 2);
     }
     // the TinyJit runs: the captured batch, then its replays
     if (t.jit_runs.length) {
@@ -117,8 +128,15 @@ export function timelineTab(msg, openKernel) {
     cols.lanes.forEach(({ ids, maxEnd }, l) => {
       const y = top + l * TL_LANE;
       c.fillStyle = bg2; c.fillRect(TL_LEFT, y + 2, w, TL_LANE - 4);
-      let col = -1, colKind = 0;
-      const flush = () => { if (col >= 0) { c.fillStyle = TL_KIND_COLORS[colKind] || "#555"; c.fillRect(col, y + 4, 1, TL_LANE - 8); } col = -1; };
+      let col = -1, colOf = 0;  // a pixel column of launches under a pixel wide: drawn as its first kernel's (else first launch's)
+      const flush = () => {
+        if (col < 0) return;
+        c.globalAlpha = t.replay[colOf] > 0 ? 0.45 : 1;
+        c.fillStyle = t.kind[colOf] === 0 ? TL_COLORS[t.name[colOf] % TL_COLORS.length] : TL_KIND_COLORS[t.kind[colOf]];
+        c.fillRect(col, y + 4, 1, TL_LANE - 8);
+        c.globalAlpha = 1;
+        col = -1;
+      };
       for (let k = tlFirst(maxEnd, v0); k < ids.length; k++) {
         const i = ids[k], st = cols.start[i];
         if (st > v1) break;
@@ -128,7 +146,7 @@ export function timelineTab(msg, openKernel) {
         if (rank.has(i)) marks.push([i, a, y]);
         if (b - a < 1) {  // under a pixel: one column of the lane's colour per pixel
           const px = Math.floor(a);
-          if (px !== col) { flush(); col = px; colKind = kind; } else if (kind === 0) colKind = 0;
+          if (px !== col) { flush(); col = px; colOf = i; } else if (kind === 0 && t.kind[colOf] !== 0) colOf = i;
           continue;
         }
         flush();
@@ -160,11 +178,13 @@ export function timelineTab(msg, openKernel) {
     canvas.dataset.view = JSON.stringify([v0, v1]);
     canvas.dataset.drawMs = (performance.now() - t0).toFixed(2);
     canvas.dataset.draws = String(Number(canvas.dataset.draws || 0) + 1);
+    canvas.dataset.firstMs ||= (performance.now() - born).toFixed(1);  // built and first drawn
   }
   const redraw = () => { if (!frame) frame = requestAnimationFrame(draw); };
   new ResizeObserver(redraw).observe(box);
 
-  /** The launch under a point (CSS px in the canvas): the lane's launch nearest to it within 3 px, or -1.
+  /** The launch under a point (CSS px in the canvas): the lane's launch nearest to it within 3 px (a slowest one, drawn
+   * on top, first; then a kernel), or -1.
    * @param {number} px @param {number} py */
   function hit(px, py) {
     const l = Math.floor((py - top) / TL_LANE);
@@ -176,7 +196,9 @@ export function timelineTab(msg, openKernel) {
       const i = ids[k];
       if (cols.start[i] > at + slack) break;
       const d = at < cols.start[i] ? cols.start[i] - at : at > cols.end[i] ? at - cols.end[i] : 0;
-      if (d <= slack && (d < bestD || (d === bestD && t.kind[i] === 0))) { best = i; bestD = d; }
+      if (d > slack) continue;
+      const score = d - (rank.has(i) ? 4 * slack : 0) - (t.kind[i] === 0 ? slack / 2 : 0);
+      if (score < bestD) { best = i; bestD = score; }
     }
     return best;
   }
@@ -184,7 +206,7 @@ export function timelineTab(msg, openKernel) {
   /** @param {number} i */
   function describe(i) {
     const k = t.kernel[i], jit = t.jit[i] >= 0 ? ` · TinyJit ${t.jits[t.jit[i]]}: ${t.replay[i] > 0 ? `replay ${t.replay[i]}` : "the captured batch"}` : "";
-    return `${k >= 0 ? msg.kernels[k][0] : t.names[t.name[i]]} (${t.kinds[t.kind[i]]}) on ${t.lanes[t.lane[i]]}\nstart ${fmtTime(t.start[i])}`
+    return `${tlName(i)} (${t.kinds[t.kind[i]]}) on ${t.lanes[t.lane[i]]}\nstart ${fmtTime(t.start[i])}`
       + ` · duration ${t.dur[i] === null ? "not timed" : fmtTime(t.dur[i])}${jit}${rank.has(i) ? ` · slowest #${(rank.get(i) ?? 0) + 1}` : ""}`
       + (k >= 0 ? "\nclick: its codegen steps" : "");
   }
