@@ -157,7 +157,7 @@ export function timelineTab(msg, openKernel) {
         c.globalAlpha = 1;
         if (right - left > 40 && !graph) {
           c.save(); c.beginPath(); c.rect(left, y, right - left - 2, TL_LANE); c.clip();
-          c.fillStyle = "#fff"; c.fillText(t.names[t.name[i]], left + 3, y + TL_LANE / 2); c.restore();
+          c.fillStyle = t.replay[i] > 0 ? "#000" : "#fff"; c.fillText(t.names[t.name[i]], left + 3, y + TL_LANE / 2); c.restore();
         }
       }
       flush();
