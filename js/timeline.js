@@ -67,7 +67,7 @@ export function timelineTab(msg, openKernel) {
   if (!cols.n) return h("div", { class: "tgviz-tl" }, [head, h("p", {}, [t.source ? "no launches recorded" :
     "no launches: this trace has no profile (a capture with profile=False, or tinygrad's rewrites.pkl)"])]);
   const fit = h("button", { class: "tgviz-tl-fit", title: "the whole run" }, ["fit"]);
-  const slow = h("span", { class: "tgviz-tl-slowest" }, ["slowest: ", ...t.slowest.map((i, r) => {
+  const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest: " : "no kernel launch was timed", ...t.slowest.map((i, r) => {
     const b = h("button", { class: "tgviz-link", title: "zoom to it", "data-index": String(i) }, [`${r + 1}. ${tlName(i)} ${fmtTime(t.dur[i])}`]);
     b.addEventListener("click", () => zoomTo(i));
     return b;
