@@ -26,10 +26,12 @@ const roofDecades = (lo, hi) => [Math.floor(Math.log10(lo)), Math.ceil(Math.log1
 /** The roofline tab of a run message. @param {RunMsg} msg @param {OpenKernel} openKernel @returns {HTMLElement} */
 export function rooflineTab(msg, openKernel) {
   const r = msg.roofline, pts = r.points, peaks = Object.entries(r.peaks);
+  const devices = [...new Set([...pts.map((p) => p.device), ...peaks.map(([d]) => d)])];
+  const color = (/** @type {string} */ d) => ROOF_COLORS[devices.indexOf(d) % ROOF_COLORS.length];
   const head = h("div", { class: "tgviz-roof-head" }, [
     h("b", { class: "tgviz-roof-count", "data-points": String(pts.length), "data-ran": String(r.ran) }, [`${pts.length} kernels`]),
-    ` of the ${r.ran} that ran · x: FLOPs per byte (tinygrad's estimates), y: achieved GFLOP/s (measured) · `,
-    ...(peaks.length ? peaks.map(([d, p]) => h("span", { class: "tgviz-roof-peak", "data-device": d },
+    ` of the ${r.ran} that ran · x: FLOPs per byte (tinygrad's estimates), y: achieved GFLOP/s (measured); each device's peaks, measured once by a small tinygrad benchmark:`,
+    ...(peaks.length ? peaks.map(([d, p]) => h("div", { class: "tgviz-roof-peak", "data-device": d, style: `color:${color(d)}` },
       [`${d}: ${fmtNum(p.gflops)} GFLOP/s, ${fmtNum(p.gbs)} GB/s, ridge ${fmtNum(p.ridge)} FLOP/B (${p.how}; ${p.measured}) `]))
       : ["no device peaks"])]);
   const notes = r.notes.map((n) => h("div", { class: "tgviz-roof-note" }, [n]));
@@ -51,17 +53,15 @@ export function rooflineTab(msg, openKernel) {
   grid.append(svgEl("text", { x: ROOF_L + pw / 2, y: ROOF_H - 6, "text-anchor": "middle" }, ["arithmetic intensity (FLOP/byte)"]),
               svgEl("text", { x: 12, y: ROOF_T + ph / 2, transform: `rotate(-90 12 ${ROOF_T + ph / 2})`, "text-anchor": "middle" }, ["GFLOP/s"]));
   svg.append(grid);
-  const devices = [...new Set([...pts.map((p) => p.device), ...peaks.map(([d]) => d)])];
-  const color = (/** @type {string} */ d) => ROOF_COLORS[devices.indexOf(d) % ROOF_COLORS.length];
-  for (const [d, p] of peaks) {  // the memory roof up to the ridge, the compute roof after it, each with its number
-    const lo = 10 ** x0, hi = 10 ** x1, start = Math.max(lo, (10 ** y0) / p.gbs);
+  peaks.forEach(([d, p], n) => {  // the memory roof up to the ridge, the compute roof after it, each with its number
+    const lo = 10 ** x0, hi = 10 ** x1, start = Math.max(lo, (10 ** y0) / p.gbs), mid = Math.sqrt(start * p.ridge);
     svg.append(svgEl("polyline", { class: "tgviz-roof-line", "data-device": d, fill: "none", stroke: color(d), "stroke-width": 2,
                                    points: `${x(start)},${y(p.gbs * start)} ${x(p.ridge)},${y(p.gflops)} ${x(hi)},${y(p.gflops)}` }),
-               svgEl("text", { class: "tgviz-roof-label", x: x(hi) - 4, y: y(p.gflops) - 5, "text-anchor": "end", fill: color(d) },
+               svgEl("text", { class: "tgviz-roof-label", x: x(hi) - 4 - 190 * n, y: y(p.gflops) - 5, "text-anchor": "end", fill: color(d) },
                      [`${d} compute ${fmtNum(p.gflops)} GFLOP/s`]),
-               svgEl("text", { class: "tgviz-roof-label", x: x(start) + 6, y: y(p.gbs * start) - 6, fill: color(d) },
+               svgEl("text", { class: "tgviz-roof-label", x: x(mid) + 8, y: y(p.gbs * mid) + 14 + 14 * n, fill: color(d) },
                      [`${d} memory ${fmtNum(p.gbs)} GB/s`]));
-  }
+  });
   const hover = h("div", { class: "tgviz-roof-hover" }, ["hover a point to name its kernel; click to open it"]);
   for (const p of pts) {
     const name = msg.kernels[p.kernel][0], floor = !(p.intensity && p.intensity > 0) || !(p.gflops > 0);
