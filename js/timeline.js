@@ -3,7 +3,7 @@
 // pans, hover names a box, a click opens that kernel's steps. Only what is in view is visited (per lane, a binary search
 // over the running maximum of the launches' ends), and boxes under a pixel wide are drawn as one pixel column per lane.
 // The slowest kernel launches are outlined and numbered; TinyJit runs are a band over the lanes: the captured batch once,
-// each replay marked as one (and its launches drawn paler). The canvas's data-* attributes say what was drawn (the
+// each replay marked as one (and its launches drawn paler); hover names a run, a click zooms to it. The canvas's data-* attributes say what was drawn (the
 // slowest box's place, the last draw's time) for the tests and benchmarks/timeline_speed.py.
 import { h } from "./dom.js";
 import { fmtTime } from "./units.js";
@@ -111,6 +111,7 @@ export function timelineTab(msg, openKernel) {
       c.fillText(tlTickLabel(s, step), px + 2, TL_AXIS / 2);
     }
     // the TinyJit runs: the captured batch, then its replays
+    let batch = "";  // where the first captured batch was drawn (data-batch)
     if (t.jit_runs.length) {
       let agg = -1;
       for (const [, replay, st, en] of t.jit_runs) {
@@ -118,7 +119,9 @@ export function timelineTab(msg, openKernel) {
         const a = x(st), b = x(en);
         if (b - a < 1) { if (Math.floor(a) === agg) continue; agg = Math.floor(a); }
         c.fillStyle = replay === 0 ? "#1f7a6d" : "#9fd3c7";
-        c.fillRect(Math.max(a, TL_LEFT), TL_AXIS + 2, Math.max(1, Math.min(b, width) - Math.max(a, TL_LEFT)), TL_JIT - 4);
+        const rect = [Math.max(a, TL_LEFT), TL_AXIS + 2, Math.max(1, Math.min(b, width) - Math.max(a, TL_LEFT)), TL_JIT - 4];
+        c.fillRect(rect[0], rect[1], rect[2], rect[3]);
+        if (replay === 0 && !batch) batch = JSON.stringify(rect);
         if (b - a > 70) { c.fillStyle = replay === 0 ? "#fff" : "#134"; c.fillText(replay === 0 ? "captured batch" : `replay ${replay}`, Math.max(a, TL_LEFT) + 3, TL_AXIS + TL_JIT / 2); }
       }
     }
@@ -176,6 +179,7 @@ export function timelineTab(msg, openKernel) {
     c.lineWidth = 1;
     canvas.dataset.slowest = placed[0] ? JSON.stringify(placed[0]) : "";
     canvas.dataset.view = JSON.stringify([v0, v1]);
+    canvas.dataset.batch = batch;
     canvas.dataset.drawMs = (performance.now() - t0).toFixed(2);
     canvas.dataset.draws = String(Number(canvas.dataset.draws || 0) + 1);
     canvas.dataset.firstMs ||= (performance.now() - born).toFixed(1);  // built and first drawn
@@ -201,6 +205,13 @@ export function timelineTab(msg, openKernel) {
       if (score < bestD) { best = i; bestD = score; }
     }
     return best;
+  }
+
+  /** The TinyJit run under a point of the band over the lanes (within 2 px), or -1. @param {number} px @param {number} py */
+  function jitHit(px, py) {
+    if (!t.jit_runs.length || py < TL_AXIS || py >= TL_AXIS + TL_JIT || px < TL_LEFT) return -1;
+    const scale = (width - TL_LEFT) / (v1 - v0), at = v0 + (px - TL_LEFT) / scale, slack = 2 / scale;
+    return t.jit_runs.findIndex(([, , st, en]) => st - slack <= at && at <= en + slack);
   }
 
   /** @param {number} i */
@@ -246,11 +257,15 @@ export function timelineTab(msg, openKernel) {
         return;
       }
     }
-    const i = hit(px, py);
-    tip.hidden = i < 0;
-    canvas.style.cursor = i >= 0 && t.kernel[i] >= 0 ? "pointer" : drag ? "grabbing" : "default";
-    if (i < 0) return;
-    tip.textContent = describe(i);
+    const i = hit(px, py), run = i < 0 ? jitHit(px, py) : -1;
+    tip.hidden = i < 0 && run < 0;
+    canvas.style.cursor = (i >= 0 && t.kernel[i] >= 0) || run >= 0 ? "pointer" : drag ? "grabbing" : "default";
+    if (i < 0 && run < 0) return;
+    if (run >= 0) {
+      const [jit, replay, st, en, n] = t.jit_runs[run];
+      tip.textContent = `TinyJit ${t.jits[jit]}: ${replay ? `replay ${replay} of the captured batch` : "the captured batch"}\n`
+        + `${n} launches from ${fmtTime(st)} over ${fmtTime(en - st)}\nclick: zoom to it`;
+    } else tip.textContent = describe(i);
     tip.dataset.index = String(i);
     Object.assign(tip.style, { left: `${Math.min(px + 12, width - 260)}px`, top: `${py + 14}px` });
   });
@@ -261,6 +276,8 @@ export function timelineTab(msg, openKernel) {
     if (!was || was.moved) return;
     const r = canvas.getBoundingClientRect(), i = hit(ev.clientX - r.left, ev.clientY - r.top);
     if (i >= 0 && t.kernel[i] >= 0) openKernel(t.kernel[i]);
+    const run = i < 0 ? jitHit(ev.clientX - r.left, ev.clientY - r.top) : -1;
+    if (run >= 0) { const [, , st, en] = t.jit_runs[run], pad = (en - st) * 0.05 || 1; v0 = st - pad; v1 = en + pad; redraw(); }
   });
   fit.addEventListener("click", () => { v0 = 0; v1 = span; redraw(); });
   redraw();

@@ -35,6 +35,8 @@ def test_the_run_message_is_the_runs_views(tutorial_trace):
   ran = [k for k in tutorial_trace.kernels if k.run_times]
   assert r["ran"] == len(ran) == len(r["points"]) and {msg["kernels"][p["kernel"]][0] for p in r["points"]} == {k.display_name for k in ran}
   assert r["peaks"]["CL"]["gflops"] > 0 and r["peaks"]["CL"]["ridge"] == r["peaks"]["CL"]["gflops"] / r["peaks"]["CL"]["gbs"]
+  over = sum(p["gflops"] > r["peaks"][p["device"]]["gflops"] for p in r["points"] if p["device"] in r["peaks"])
+  assert (over > 0) == any("above its measured compute peak" in n for n in r["notes"])  # said where the roof is too low
   assert json.loads(json.dumps(msg)) == msg
 
 

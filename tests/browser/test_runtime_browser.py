@@ -170,6 +170,17 @@ def test_report_tabs_on_a_1000_step_tinyjit_training_loop(reports, page):
   open_tab(page, "timeline")
   head = page.locator(".tgviz-tl-head").inner_text()
   assert "the captured batch, then 998 replays" in head, head
+  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=30_000)
+  canvas, (run,) = page.locator(CANVAS), [r for r in trace.timeline().jit_runs if r.replay == 0]
+  x, y, w, h = eval(canvas.get_attribute("data-batch"))  # the band over the lane: the captured batch, once
+  box = canvas.bounding_box()
+  page.mouse.move(box["x"] + x + w / 2, box["y"] + y + h / 2)
+  tip = page.locator(".tgviz-tl-tip")
+  assert tip.inner_text().startswith(f"TinyJit {trace.timeline().jits[0]}: the captured batch\n{run.launches} launches")
+  page.mouse.click(box["x"] + x + w / 2, box["y"] + y + h / 2)  # zooms to it
+  page.wait_for_function(f"JSON.parse(document.querySelector('{CANVAS}').dataset.view)[1] < {run.end_us * 1.5}", timeout=5_000)
+  v0, v1 = eval(canvas.get_attribute("data-view"))
+  assert v0 < run.start_us < run.end_us < v1 and v1 - v0 < 1.2 * (run.end_us - run.start_us) + 2
   print(check_timeline(page, rows, "run-timeline.png"))
   assert trace.memory().peak == high
   check_memory(page, trace.memory().peak, "run-memory.png")
