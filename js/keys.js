@@ -1,6 +1,6 @@
 // The keyboard, only while the widget has focus: ↑/↓ step, ←/→ match, Home/End first/last match, r raw graph, f fit,
 // 1 one-to-one,
-// z zoom to the change, m maximise, / the filter; Escape first closes what is open over the widget (the kernel table)
+// z zoom to the change, m maximise, / the filter; Escape first closes what is open over the widget (the kernel table, the run's tabs)
 // and un-maximises, then goes back to the notebook; no other key reaches the notebook meanwhile.
 
 /** @typedef {import("./ui.js").Ui} Ui */

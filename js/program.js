@@ -15,8 +15,8 @@ import { h } from "./dom.js";
 /** @typedef {import("./protocol.js").AsmMsg} AsmMsg */
 /** @typedef {ReturnType<typeof import("./linking.js").linking>} Links */
 
-const TABS = /** @type {const} */ (["code", "uops", "asm"]);
-/** @typedef {typeof TABS[number]} Tab */
+const CODE_TABS = /** @type {const} */ (["code", "uops", "asm"]);
+/** @typedef {typeof CODE_TABS[number]} Tab */
 
 /** Mark rows of a pane with a class (the others lose it); the first marked scrolled into view where it is out of it.
  * @param {HTMLElement} pane @param {string} cls @param {(row: HTMLElement) => boolean} test */
@@ -84,7 +84,7 @@ export function programTabs(ui, state, links) {
   /** @type {{kind: "pin"|"hover", keys: string[], lines: number[]}[]} what linking marked last, per kind: drawn again on an answer */
   let marks = [];
 
-  const buttons = TABS.map((t) => {
+  const buttons = CODE_TABS.map((t) => {
     const b = h("button", { class: `tgviz-tab tgviz-tab-${t}`, role: "tab", "data-tab": t,
                             title: { code: "the generated code", uops: "the linearized program the renderer consumed (tinygrad's print_uops)",
                                      asm: "the machine code (tinygrad's compiler.disassemble)" }[t] }, [t]);

@@ -47,9 +47,10 @@ import { diffGraphs, picture, toposort } from "./picture.js";
 /** @typedef {{type:"uops", kernel:string, rows:UopRow[], note:string|null}} UopsMsg  kernel: the kernel's label */
 /** @typedef {{text:string, lines:number[]}} AsmRow  a line of the disassembly and the source lines of its instruction */
 /** @typedef {{type:"asm", kernel:string, rows:AsmRow[], note:string|null, lines_note:string|null}} AsmMsg */
-/** @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg} KernelMsg  the kernel's (or the page's) messages */
-/** @typedef {{type:"ready"}|{type:"export", box?:number[]}|{type:"node", key:string}|{type:"rules"}|{type:"uops"|"asm", step:StepKey}} FrontendMsg
- *   the frontend's requests */
+/** @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|import("./runview.js").RunMsg} KernelMsg
+ *   the kernel's (or the page's) messages */
+/** @typedef {{type:"ready"}|{type:"export", box?:number[]}|{type:"node", key:string}|{type:"rules"}|{type:"uops"|"asm", step:StepKey}
+ *   |{type:"run"}} FrontendMsg  the frontend's requests */
 
 /** @typedef {import("./report.js").PageData} PageData */
 /** @typedef {import("./report.js").StepData} StepData */

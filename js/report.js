@@ -161,6 +161,7 @@ async function pageModel(mods, state) {
         const kind = msg.type;
         data.get(`s-${msg.step}`).then((/** @type {StepData} */ s) => data.get(`p-${s.group}`)).then((p) => reply(p[kind]), failed);
       }
+      if (msg.type === "run") data.get("run").then(reply, (e) => reply({ type: "error", message: `run: ${e}` }));
     },
     /** For tests: the page's picture message for a selection (plain: dot's output to use instead of laying out here,
      * to compare with the Python side). @param {Selection} sel */

@@ -15,6 +15,7 @@ import { pageNode, showNode, showRules } from "./nodepanel.js";
 import { keptHeight, maximiser, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
 import { programTabs } from "./program.js";
+import { runView } from "./runview.js";
 import { stepTree } from "./tree.js";
 import { buildUi } from "./ui.js";
 
@@ -72,6 +73,7 @@ function render({ model, el }) {
   const tree = stepTree(ui, groups, () => state.selected, (key) => select(key));
   const links = linking(ui, state, view, (key, v) => select(key, null, v));
   const program = programTabs(ui, state, links);  // the code column's uops and asm tabs
+  const run = runView(ui, () => state.send({ type: "run" }), (key) => select(key));  // the timeline, memory, roofline tabs
   /** @type {Selection|null} the selection drawn */
   let shown = null;
   /** @type {TreeGroup|null} its group */
@@ -191,6 +193,8 @@ function render({ model, el }) {
     else if (msg.type === "node") { if (msg.key === links.picked() && msg.step === state.selected) showNode(ui, msg, links.pick, setMatch, go); }
     else if (msg.type === "rules") showRules(ui, msg, go);
     else if (msg.type === "uops" || msg.type === "asm") program.message(msg);
+    else if (msg.type === "run") run.show(msg);
+    else if (msg.type === "error" && msg.message.startsWith("run:")) run.failed(msg.message);
     else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }
   });
 
@@ -236,6 +240,7 @@ function render({ model, el }) {
     f: view.fit, 1: view.oneToOne, z: view.toChange, r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": () => ui.filter.focus() },
   () => {  // Escape: the kernel table closed, or the widget back in its place, first
     if (ui.kernels.open) { ui.kernels.open = false; return true; }
+    if (run.close()) return true;
     if (max.on()) { max.set(false); return true; }
     return false;
   });

@@ -24,7 +24,7 @@ from typing import Any
 
 from tgviz import bridge as tg
 from tgviz import fold as F
-from tgviz import forked
+from tgviz import forked, runview
 from tgviz import layout as L
 from tgviz import programview as PV
 from tgviz import protocol as P
@@ -188,9 +188,10 @@ class Writer:
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as f, _no_gc():
       segments = (workers or forked.Workers(self, 0)).map(_segment, range(len(self.segments)))  # with workers: started now
-      f.write(_HEAD.format(title=L.text(self.title), css=styles("widget.css", "table.css", "program.css")))
+      f.write(_HEAD.format(title=L.text(self.title), css=styles("widget.css", "table.css", "program.css", "run.css")))
       f.write(_chunk("state", self.state()))
       f.write(_chunk("rules", P.rules_message(trace)))
+      f.write(_chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs
       for name, data in self.groups(): f.write(_chunk(name, data))
       done = 0
       for segment, text in zip(self.segments, segments, strict=True):

@@ -20,6 +20,7 @@ import traitlets as t
 from tgviz import layout as L
 from tgviz import programview as PV
 from tgviz import protocol as P
+from tgviz import runview
 from tgviz.assets import esm, styles
 from tgviz.highlight import code_css
 from tgviz.model import Trace
@@ -60,7 +61,7 @@ class TraceWidget(anywidget.AnyWidget):
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
   _esm = esm("widget.js")
-  _css = styles("widget.css", "table.css", "program.css")
+  _css = styles("widget.css", "table.css", "program.css", "run.css")
 
   tree: t.List[P.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
@@ -132,6 +133,8 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") in PV.REQUESTS:  # the uops or asm tab: what prints here, the rest (a compile) in a thread
       rest = PV.answer_later(self.trace, content)
       threading.Thread(target=lambda: self.send(rest()), daemon=True).start()
+    elif content.get("type") == "run":  # the timeline, memory and roofline tabs: peaks may be measured, so not here
+      threading.Thread(target=self._send_run, name="tgviz-run", daemon=True).start()
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)
@@ -140,6 +143,10 @@ class TraceWidget(anywidget.AnyWidget):
                            box=tuple(float(v) for v in box[:4]) if isinstance(box, list) and len(box) >= 4 else None)
         self.send(P.exported_message(paths))
       except Exception as e: self.send(P.error_message(f"export failed: {type(e).__name__}: {e}"))
+
+  def _send_run(self) -> None:
+    try: self.send(runview.run_message(self.trace))
+    except Exception as e: self.send(P.error_message(f"run: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def wait(self, timeout: float | None = 30) -> None:
     """Block until the picture being computed has been sent (for scripts and tests)."""

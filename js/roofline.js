@@ -1,0 +1,79 @@
+// The *roofline* tab: every kernel that ran, as a point by arithmetic intensity (tinygrad's FLOPs / bytes estimates, x,
+// log) and the GFLOP/s its launches achieved (y, log), under its device's roofs: the memory roof (peak GB/s × intensity)
+// up to the ridge, the compute roof (peak GFLOP/s) after it, their numbers written on them. Drawn as SVG (a point per
+// kernel: hundreds at most). Hover names a kernel, a click opens it. A kernel with no FLOPs (a copy, a fill) sits on the
+// x axis's floor, hollow.
+import { h } from "./dom.js";
+import { fmtNum, fmtTime } from "./units.js";
+
+/** @typedef {import("./runview.js").RunMsg} RunMsg */
+/** @typedef {import("./runview.js").OpenKernel} OpenKernel */
+
+const ROOF_W = 760, ROOF_H = 420, ROOF_L = 64, ROOF_R = 16, ROOF_T = 16, ROOF_B = 40;
+const ROOF_COLORS = ["#4e79a7", "#e15759", "#59a14f", "#b07aa1", "#f28e2b"];
+
+/** An SVG element. @param {string} tag @param {Record<string, string|number>} attrs @param {(Node|string)[]} [kids] */
+function svgEl(tag, attrs, kids = []) {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  for (const k of kids) e.append(k);
+  return e;
+}
+
+/** The decades a log axis spans, from lo to hi (both > 0). @param {number} lo @param {number} hi */
+const roofDecades = (lo, hi) => [Math.floor(Math.log10(lo)), Math.ceil(Math.log10(hi))];
+
+/** The roofline tab of a run message. @param {RunMsg} msg @param {OpenKernel} openKernel @returns {HTMLElement} */
+export function rooflineTab(msg, openKernel) {
+  const r = msg.roofline, pts = r.points, peaks = Object.entries(r.peaks);
+  const devices = [...new Set([...pts.map((p) => p.device), ...peaks.map(([d]) => d)])];
+  const color = (/** @type {string} */ d) => ROOF_COLORS[devices.indexOf(d) % ROOF_COLORS.length];
+  const head = h("div", { class: "tgviz-roof-head" }, [
+    h("b", { class: "tgviz-roof-count", "data-points": String(pts.length), "data-ran": String(r.ran) }, [`${pts.length} kernels`]),
+    ` of the ${r.ran} that ran · x: FLOPs per byte (tinygrad's estimates), y: achieved GFLOP/s (measured); each device's peaks, measured once by a small tinygrad benchmark:`,
+    ...(peaks.length ? peaks.map(([d, p]) => h("div", { class: "tgviz-roof-peak", "data-device": d, style: `color:${color(d)}` },
+      [`${d}: ${fmtNum(p.gflops)} GFLOP/s, ${fmtNum(p.gbs)} GB/s, ridge ${fmtNum(p.ridge)} FLOP/B (${p.how}; ${p.measured}) `]))
+      : ["no device peaks"])]);
+  const notes = r.notes.map((n) => h("div", { class: "tgviz-roof-note" }, [n]));
+  if (!pts.length) return h("div", { class: "tgviz-roof" }, [head, ...notes]);
+  const ints = pts.map((p) => p.intensity ?? 0).filter((v) => v > 0), gf = pts.map((p) => p.gflops).filter((v) => v > 0);
+  const roofs = peaks.map(([, p]) => p);
+  const [x0, x1] = roofDecades(Math.min(...ints, ...roofs.map((p) => p.ridge / 10), 1) / 2,
+                               Math.max(...ints, ...roofs.map((p) => p.ridge * 10), 1) * 2);
+  const [y0, y1] = roofDecades(Math.min(...gf, ...roofs.map((p) => p.gflops / 1e3), 1) / 2, Math.max(...gf, ...roofs.map((p) => p.gflops), 1) * 2);
+  const pw = ROOF_W - ROOF_L - ROOF_R, ph = ROOF_H - ROOF_T - ROOF_B;
+  const x = (/** @type {number} */ v) => ROOF_L + (Math.log10(Math.max(v, 10 ** x0)) - x0) / (x1 - x0) * pw;
+  const y = (/** @type {number} */ v) => ROOF_T + ph - (Math.log10(Math.max(v, 10 ** y0)) - y0) / (y1 - y0) * ph;
+  const svg = svgEl("svg", { class: "tgviz-roof-svg", width: ROOF_W, height: ROOF_H, viewBox: `0 0 ${ROOF_W} ${ROOF_H}` });
+  const grid = svgEl("g", { class: "tgviz-roof-grid" });
+  for (let d = x0; d <= x1; d++) grid.append(svgEl("line", { x1: x(10 ** d), x2: x(10 ** d), y1: ROOF_T, y2: ROOF_T + ph }),
+                                             svgEl("text", { x: x(10 ** d), y: ROOF_H - 22, "text-anchor": "middle" }, [fmtNum(10 ** d)]));
+  for (let d = y0; d <= y1; d++) grid.append(svgEl("line", { x1: ROOF_L, x2: ROOF_L + pw, y1: y(10 ** d), y2: y(10 ** d) }),
+                                             svgEl("text", { x: ROOF_L - 4, y: y(10 ** d) + 4, "text-anchor": "end" }, [fmtNum(10 ** d)]));
+  grid.append(svgEl("text", { x: ROOF_L + pw / 2, y: ROOF_H - 6, "text-anchor": "middle" }, ["arithmetic intensity (FLOP/byte)"]),
+              svgEl("text", { x: 12, y: ROOF_T + ph / 2, transform: `rotate(-90 12 ${ROOF_T + ph / 2})`, "text-anchor": "middle" }, ["GFLOP/s"]));
+  svg.append(grid);
+  peaks.forEach(([d, p], n) => {  // the memory roof up to the ridge, the compute roof after it, each with its number
+    const lo = 10 ** x0, hi = 10 ** x1, start = Math.max(lo, (10 ** y0) / p.gbs), mid = Math.sqrt(start * p.ridge);
+    svg.append(svgEl("polyline", { class: "tgviz-roof-line", "data-device": d, fill: "none", stroke: color(d), "stroke-width": 2,
+                                   points: `${x(start)},${y(p.gbs * start)} ${x(p.ridge)},${y(p.gflops)} ${x(hi)},${y(p.gflops)}` }),
+               svgEl("text", { class: "tgviz-roof-label", x: x(hi) - 4 - 190 * n, y: y(p.gflops) - 5, "text-anchor": "end", fill: color(d) },
+                     [`${d} compute ${fmtNum(p.gflops)} GFLOP/s`]),
+               svgEl("text", { class: "tgviz-roof-label", x: x(mid) + 8, y: y(p.gbs * mid) + 14 + 14 * n, fill: color(d) },
+                     [`${d} memory ${fmtNum(p.gbs)} GB/s`]));
+  });
+  const hover = h("div", { class: "tgviz-roof-hover" }, ["hover a point to name its kernel; click to open it"]);
+  for (const p of pts) {
+    const name = msg.kernels[p.kernel][0], floor = !(p.intensity && p.intensity > 0) || !(p.gflops > 0);
+    const text = `${name} on ${p.device}: ${fmtNum(p.intensity ?? 0)} FLOP/B, ${fmtNum(p.gflops)} GFLOP/s (${fmtNum(p.gbs)} GB/s)`
+      + `, ${p.runs} launch${p.runs === 1 ? "" : "es"} in ${fmtTime(p.time_us)}${p.bound ? `, ${p.bound}-bound` : ""}`
+      + (floor ? " (no FLOPs: drawn on the axis)" : "");
+    const dot = svgEl("circle", { class: "tgviz-roof-point", "data-kernel": p.kernel, cx: x(p.intensity ?? 0), cy: y(p.gflops), r: 5,
+                                  fill: floor ? "none" : color(p.device), stroke: color(p.device), "stroke-width": 1.5 },
+                      [svgEl("title", {}, [text])]);
+    dot.addEventListener("pointerenter", () => { hover.textContent = text; hover.dataset.kernel = String(p.kernel); });
+    dot.addEventListener("click", () => openKernel(p.kernel));
+    svg.append(dot);
+  }
+  return h("div", { class: "tgviz-roof" }, [head, svg, hover, ...notes]);
+}

@@ -1,0 +1,285 @@
+// The *timeline* tab: every launch, copy and sync of the run on a canvas, one lane per device (as tinygrad's VIZ, which
+// moved its timeline from SVG to canvas to draw tens of thousands of launches). Wheel zooms around the pointer, a drag
+// pans, hover names a box, a click opens that kernel's steps. Only what is in view is visited (per lane, a binary search
+// over the running maximum of the launches' ends), and boxes under a pixel wide are drawn as one pixel column per lane.
+// The slowest kernel launches are outlined and numbered; TinyJit runs are a band over the lanes: the captured batch once,
+// each replay marked as one (and its launches drawn paler); hover names a run, a click zooms to it. The canvas's data-* attributes say what was drawn (the
+// slowest box's place, the last draw's time) for the tests and benchmarks/timeline_speed.py.
+import { h } from "./dom.js";
+import { fmtTime } from "./units.js";
+
+/** @typedef {import("./runview.js").RunMsg} RunMsg */
+/** @typedef {import("./runview.js").OpenKernel} OpenKernel */
+
+const TL_LEFT = 96, TL_AXIS = 22, TL_JIT = 18, TL_LANE = 30, TL_PAD = 6;
+const TL_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"];
+const TL_KIND_COLORS = ["", "#8c8c8c", "#7b5ea7", "#d08a1c", "#b0b0b0"];  // by kind: kernel (by name), copy, graph, sync, other
+
+/** The launches as typed columns, each lane's launches in start order with the running maximum of their ends.
+ * @param {import("./runview.js").TimelineData} t */
+function tlColumns(t) {
+  const n = t.start.length, start = Float64Array.from(t.start), end = new Float64Array(n);
+  for (let i = 0; i < n; i++) end[i] = start[i] + (t.dur[i] ?? 0);
+  /** @type {{ids: Int32Array, maxEnd: Float64Array}[]} */
+  const lanes = t.lanes.map((_, l) => {
+    const ids = Int32Array.from(t.lane.flatMap((x, i) => (x === l ? [i] : [])));
+    const maxEnd = new Float64Array(ids.length);
+    let m = -Infinity;
+    ids.forEach((id, k) => { m = Math.max(m, end[id]); maxEnd[k] = m; });
+    return { ids, maxEnd };
+  });
+  return { n, start, end, lanes };
+}
+
+/** The first k with maxEnd[k] >= t (the first launch of the lane that may reach into view).
+ * @param {Float64Array} maxEnd @param {number} t */
+function tlFirst(maxEnd, t) {
+  let lo = 0, hi = maxEnd.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (maxEnd[mid] < t) lo = mid + 1; else hi = mid; }
+  return lo;
+}
+
+/** Round tick steps (1, 2, 5 × 10^k) for a span over about n ticks. @param {number} span @param {number} n */
+function tlTick(span, n) {
+  const raw = span / n, p = 10 ** Math.floor(Math.log10(raw));
+  return p * (raw / p >= 5 ? 5 : raw / p >= 2 ? 2 : 1);
+}
+
+/** A tick's label: in the tick step's unit, with the decimals the step needs. @param {number} us @param {number} step */
+function tlTickLabel(us, step) {
+  const [div, unit] = step >= 1e6 ? [1e6, "s"] : step >= 1e3 ? [1e3, "ms"] : step >= 1 ? [1, "µs"] : [1e-3, "ns"];
+  return `${(us / div).toFixed(Math.max(0, -Math.floor(Math.log10(step / div) + 1e-9)))} ${unit}`;
+}
+
+/** The timeline tab of a run message. @param {RunMsg} msg @param {OpenKernel} openKernel @returns {HTMLElement} */
+export function timelineTab(msg, openKernel) {
+  const born = performance.now(), t = msg.timeline, cols = tlColumns(t);
+  const tlName = (/** @type {number} */ i) => (t.kernel[i] >= 0 ? msg.kernels[t.kernel[i]][0] : t.names[t.name[i]]);
+  const kernels = t.kind.filter((k) => k === 0).length, replays = t.jit_runs.filter((r) => r[1] > 0).length;
+  const counts = t.kinds.map((k, i) => [k, t.kind.filter((x) => x === i).length]).filter(([, c]) => c);
+  const head = h("div", { class: "tgviz-tl-head" }, [
+    h("b", { class: "tgviz-tl-count", "data-launches": String(cols.n), "data-kernels": String(kernels) },
+      [`${cols.n.toLocaleString("en-US")} launches`]),
+    ` (${counts.map(([k, c]) => `${c.toLocaleString("en-US")} ${k}`).join(", ") || "none"}) on ${t.lanes.join(", ") || "no device"}`
+    + ` over ${fmtTime(t.duration)}`
+    + (t.jit_runs.length ? `; TinyJit ${t.jits.join(", ")}: the captured batch, then ${replays} replays (paler)` : "")
+    + " · wheel: zoom, drag: pan, click a kernel: its steps"]);
+  if (!cols.n) return h("div", { class: "tgviz-tl" }, [head, h("p", {}, [t.source ? "no launches recorded" :
+    "no launches: this trace has no profile (a capture with profile=False, or tinygrad's rewrites.pkl)"])]);
+  const fit = h("button", { class: "tgviz-tl-fit", title: "the whole run" }, ["fit"]);
+  const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest: " : "no kernel launch was timed", ...t.slowest.map((i, r) => {
+    const b = h("button", { class: "tgviz-link", title: "zoom to it", "data-index": String(i) }, [`${r + 1}. ${tlName(i)} ${fmtTime(t.dur[i])}`]);
+    b.addEventListener("click", () => zoomTo(i));
+    return b;
+  })]);
+  const canvas = h("canvas", { class: "tgviz-tl-canvas" });
+  const tip = h("div", { class: "tgviz-tl-tip", hidden: "" });
+  const box = h("div", { class: "tgviz-tl-box" }, [canvas, tip]);
+  const legend = h("div", { class: "tgviz-tl-legend" }, [
+    ...[["#4e79a7", "kernel (a colour per name)"], [TL_KIND_COLORS[1], "copy"], [TL_KIND_COLORS[3], "synchronize"],
+        [TL_KIND_COLORS[2], "graph batch (thin)"], ["#1f7a6d", "TinyJit: the captured batch"], ["#9fd3c7", "a replay (its launches paler)"],
+        ["#d00", "the slowest kernel launches, numbered"]].map(([c, text]) => h("span", {}, [h("i", { style: `background:${c}` }), text]))]);
+  const el = h("div", { class: "tgviz-tl" }, [head, h("div", { class: "tgviz-tl-tools" }, [fit, slow]), box, legend]);
+  const span = Math.max(t.duration, ...t.lanes.map((_, l) => cols.lanes[l].maxEnd.at(-1) ?? 0)) || 1;
+  let v0 = 0, v1 = span, width = 0, frame = 0;
+  const top = TL_AXIS + (t.jit_runs.length ? TL_JIT : 0), height = top + t.lanes.length * TL_LANE + TL_PAD;
+  const rank = new Map(t.slowest.map((i, r) => [i, r]));
+
+  function draw() {
+    frame = 0;
+    const t0 = performance.now();
+    width = box.clientWidth;
+    if (!width) return;
+    const dpr = window.devicePixelRatio || 1;
+    if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(height * dpr)) {
+      canvas.width = Math.round(width * dpr); canvas.height = Math.round(height * dpr);
+      Object.assign(canvas.style, { width: `${width}px`, height: `${height}px` });
+    }
+    const c = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const style = getComputedStyle(el), fg = style.color, bg2 = style.getPropertyValue("--tg-bg2") || "#f2f2f2";
+    c.clearRect(0, 0, width, height);
+    const w = width - TL_LEFT, scale = w / (v1 - v0), x = (/** @type {number} */ us) => TL_LEFT + (us - v0) * scale;
+    c.font = "11px system-ui, sans-serif";
+    c.textBaseline = "middle";
+    // the time axis
+    const step = tlTick(v1 - v0, Math.max(2, w / 140));
+    c.fillStyle = fg; c.strokeStyle = bg2;
+    for (let s = Math.ceil(v0 / step) * step; s <= v1; s += step) {
+      const px = Math.round(x(s)) + 0.5;
+      c.beginPath(); c.moveTo(px, TL_AXIS - 4); c.lineTo(px, height); c.stroke();
+      c.fillText(tlTickLabel(s, step), px + 2, TL_AXIS / 2);
+    }
+    // the TinyJit runs: the captured batch, then its replays
+    let batch = "";  // where the first captured batch was drawn (data-batch)
+    if (t.jit_runs.length) {
+      let agg = -1;
+      for (const [, replay, st, en] of t.jit_runs) {
+        if (en < v0 || st > v1) continue;
+        const a = x(st), b = x(en);
+        if (b - a < 1) { if (Math.floor(a) === agg) continue; agg = Math.floor(a); }
+        c.fillStyle = replay === 0 ? "#1f7a6d" : "#9fd3c7";
+        const rect = [Math.max(a, TL_LEFT), TL_AXIS + 2, Math.max(1, Math.min(b, width) - Math.max(a, TL_LEFT)), TL_JIT - 4];
+        c.fillRect(rect[0], rect[1], rect[2], rect[3]);
+        if (replay === 0 && !batch) batch = JSON.stringify(rect);
+        if (b - a > 70) { c.fillStyle = replay === 0 ? "#fff" : "#134"; c.fillText(replay === 0 ? "captured batch" : `replay ${replay}`, Math.max(a, TL_LEFT) + 3, TL_AXIS + TL_JIT / 2); }
+      }
+    }
+    // the lanes
+    /** @type {number[][]} */
+    const marks = [];
+    cols.lanes.forEach(({ ids, maxEnd }, l) => {
+      const y = top + l * TL_LANE;
+      c.fillStyle = bg2; c.fillRect(TL_LEFT, y + 2, w, TL_LANE - 4);
+      let col = -1, colOf = 0;  // a pixel column of launches under a pixel wide: drawn as its first kernel's (else first launch's)
+      const flush = () => {
+        if (col < 0) return;
+        c.globalAlpha = t.replay[colOf] > 0 ? 0.45 : 1;
+        c.fillStyle = t.kind[colOf] === 0 ? TL_COLORS[t.name[colOf] % TL_COLORS.length] : TL_KIND_COLORS[t.kind[colOf]];
+        c.fillRect(col, y + 4, 1, TL_LANE - 8);
+        c.globalAlpha = 1;
+        col = -1;
+      };
+      for (let k = tlFirst(maxEnd, v0); k < ids.length; k++) {
+        const i = ids[k], st = cols.start[i];
+        if (st > v1) break;
+        const en = cols.end[i];
+        if (en < v0) continue;
+        const a = x(st), b = x(en), kind = t.kind[i];
+        if (rank.has(i)) marks.push([i, a, y]);
+        if (b - a < 1) {  // under a pixel: one column of the lane's colour per pixel
+          const px = Math.floor(a);
+          if (px !== col) { flush(); col = px; colOf = i; } else if (kind === 0 && t.kind[colOf] !== 0) colOf = i;
+          continue;
+        }
+        flush();
+        const graph = kind === 2, left = Math.max(a, TL_LEFT), right = Math.min(b, width);
+        c.globalAlpha = t.replay[i] > 0 ? 0.45 : 1;
+        c.fillStyle = kind === 0 ? TL_COLORS[t.name[i] % TL_COLORS.length] : TL_KIND_COLORS[kind];
+        c.fillRect(left, graph ? y + TL_LANE - 9 : y + 4, right - left, graph ? 5 : TL_LANE - 8);
+        c.globalAlpha = 1;
+        if (right - left > 40 && !graph) {
+          c.save(); c.beginPath(); c.rect(left, y, right - left - 2, TL_LANE); c.clip();
+          c.fillStyle = t.replay[i] > 0 ? "#000" : "#fff"; c.fillText(t.names[t.name[i]], left + 3, y + TL_LANE / 2); c.restore();
+        }
+      }
+      flush();
+      c.fillStyle = fg; c.fillText(t.lanes[l], 4, y + TL_LANE / 2, TL_LEFT - 8);
+    });
+    // the slowest kernel launches, outlined and numbered over everything
+    c.strokeStyle = "#d00"; c.lineWidth = 2;
+    /** @type {Record<string, number[]>} */
+    const placed = {};
+    for (const [i, a, y] of marks) {
+      const bw = Math.max(4, (cols.end[i] - cols.start[i]) * scale), r = /** @type {number} */ (rank.get(i));
+      c.strokeRect(a - (bw === 4 ? 2 : 0), y + 3, bw, TL_LANE - 6);
+      c.fillStyle = "#d00"; c.fillText(String(r + 1), a + 2, y + 1);
+      placed[r] = [a - (bw === 4 ? 2 : 0), y + 3, bw, TL_LANE - 6];
+    }
+    c.lineWidth = 1;
+    canvas.dataset.slowest = placed[0] ? JSON.stringify(placed[0]) : "";
+    canvas.dataset.view = JSON.stringify([v0, v1]);
+    canvas.dataset.batch = batch;
+    canvas.dataset.drawMs = (performance.now() - t0).toFixed(2);
+    canvas.dataset.draws = String(Number(canvas.dataset.draws || 0) + 1);
+    canvas.dataset.firstMs ||= (performance.now() - born).toFixed(1);  // built and first drawn
+  }
+  const redraw = () => { if (!frame) frame = requestAnimationFrame(draw); };
+  new ResizeObserver(redraw).observe(box);
+
+  /** The launch under a point (CSS px in the canvas): the lane's launch nearest to it within 3 px (a slowest one, drawn
+   * on top, first; then a kernel), or -1.
+   * @param {number} px @param {number} py */
+  function hit(px, py) {
+    const l = Math.floor((py - top) / TL_LANE);
+    if (px < TL_LEFT || l < 0 || l >= t.lanes.length) return -1;
+    const scale = (width - TL_LEFT) / (v1 - v0), at = v0 + (px - TL_LEFT) / scale, slack = 3 / scale;
+    const { ids, maxEnd } = cols.lanes[l];
+    let best = -1, bestD = Infinity;
+    for (let k = tlFirst(maxEnd, at - slack); k < ids.length; k++) {
+      const i = ids[k];
+      if (cols.start[i] > at + slack) break;
+      const d = at < cols.start[i] ? cols.start[i] - at : at > cols.end[i] ? at - cols.end[i] : 0;
+      if (d > slack) continue;
+      const score = d - (rank.has(i) ? 4 * slack : 0) - (t.kind[i] === 0 ? slack / 2 : 0);
+      if (score < bestD) { best = i; bestD = score; }
+    }
+    return best;
+  }
+
+  /** The TinyJit run under a point of the band over the lanes (within 2 px), or -1. @param {number} px @param {number} py */
+  function jitHit(px, py) {
+    if (!t.jit_runs.length || py < TL_AXIS || py >= TL_AXIS + TL_JIT || px < TL_LEFT) return -1;
+    const scale = (width - TL_LEFT) / (v1 - v0), at = v0 + (px - TL_LEFT) / scale, slack = 2 / scale;
+    return t.jit_runs.findIndex(([, , st, en]) => st - slack <= at && at <= en + slack);
+  }
+
+  /** @param {number} i */
+  function describe(i) {
+    const k = t.kernel[i], jit = t.jit[i] >= 0 ? ` · TinyJit ${t.jits[t.jit[i]]}: ${t.replay[i] > 0 ? `replay ${t.replay[i]}` : "the captured batch"}` : "";
+    return `${tlName(i)} (${t.kinds[t.kind[i]]}) on ${t.lanes[t.lane[i]]}\nstart ${fmtTime(t.start[i])}`
+      + ` · duration ${t.dur[i] === null ? "not timed" : fmtTime(t.dur[i])}${jit}${rank.has(i) ? ` · slowest #${(rank.get(i) ?? 0) + 1}` : ""}`
+      + (k >= 0 ? "\nclick: its codegen steps" : "");
+  }
+
+  /** Zoom to a launch, with some room around. @param {number} i */
+  function zoomTo(i) {
+    const d = Math.max(cols.end[i] - cols.start[i], span * 1e-6), mid = (cols.start[i] + cols.end[i]) / 2;
+    v0 = mid - d * 10; v1 = mid + d * 10;
+    redraw();
+  }
+
+  canvas.addEventListener("wheel", (ev) => {
+    ev.preventDefault();
+    const r = canvas.getBoundingClientRect(), at = v0 + (ev.clientX - r.left - TL_LEFT) / (width - TL_LEFT) * (v1 - v0);
+    const f = Math.exp(Math.max(-1, Math.min(1, ev.deltaY * 0.002)));
+    const n0 = at - (at - v0) * f, n1 = at + (v1 - at) * f;
+    if (n1 - n0 < 1e-3) return;  // a nanosecond across: close enough
+    [v0, v1] = n1 - n0 >= span * 1.5 ? [-span * 0.25, span * 1.25] : [n0, n1];
+    redraw();
+  }, { passive: false });
+  /** @type {{x: number, v0: number, v1: number, moved: boolean}|null} */
+  let drag = null;
+  canvas.addEventListener("pointerdown", (ev) => {
+    drag = { x: ev.clientX, v0, v1, moved: false };
+    canvas.setPointerCapture(ev.pointerId);
+  });
+  canvas.addEventListener("pointermove", (ev) => {
+    const r = canvas.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top;
+    if (drag) {
+      const dx = ev.clientX - drag.x;
+      if (Math.abs(dx) > 3) drag.moved = true;
+      if (drag.moved) {
+        const d = dx / (width - TL_LEFT) * (drag.v1 - drag.v0);
+        v0 = drag.v0 - d; v1 = drag.v1 - d;
+        tip.hidden = true;
+        redraw();
+        return;
+      }
+    }
+    const i = hit(px, py), run = i < 0 ? jitHit(px, py) : -1;
+    tip.hidden = i < 0 && run < 0;
+    canvas.style.cursor = (i >= 0 && t.kernel[i] >= 0) || run >= 0 ? "pointer" : drag ? "grabbing" : "default";
+    if (i < 0 && run < 0) return;
+    if (run >= 0) {
+      const [jit, replay, st, en, n] = t.jit_runs[run];
+      tip.textContent = `TinyJit ${t.jits[jit]}: ${replay ? `replay ${replay} of the captured batch` : "the captured batch"}\n`
+        + `${n} launches from ${fmtTime(st)} over ${fmtTime(en - st)}\nclick: zoom to it`;
+    } else tip.textContent = describe(i);
+    tip.dataset.index = String(i);
+    Object.assign(tip.style, { left: `${Math.min(px + 12, width - 260)}px`, top: `${py + 14}px` });
+  });
+  canvas.addEventListener("pointerleave", () => { tip.hidden = true; });
+  canvas.addEventListener("pointerup", (ev) => {
+    const was = drag;
+    drag = null;
+    if (!was || was.moved) return;
+    const r = canvas.getBoundingClientRect(), i = hit(ev.clientX - r.left, ev.clientY - r.top);
+    if (i >= 0 && t.kernel[i] >= 0) openKernel(t.kernel[i]);
+    const run = i < 0 ? jitHit(ev.clientX - r.left, ev.clientY - r.top) : -1;
+    if (run >= 0) { const [, , st, en] = t.jit_runs[run], pad = (en - st) * 0.05 || 1; v0 = st - pad; v1 = en + pad; redraw(); }
+  });
+  fit.addEventListener("click", () => { v0 = 0; v1 = span; redraw(); });
+  redraw();
+  return el;
+}

@@ -1,0 +1,237 @@
+"""The run's tabs (timeline, memory, roofline: js/runview.js) in a real browser, as a user sees them: in the HTML report
+(the tutorial, and a 1,000-step TinyJit training loop), in `tgviz run`'s report, in JupyterLab and in Notebook 7. The
+timeline counts the kernel table's launches, its slowest box opens that kernel, the memory peak is trace.memory()'s (and
+tinygrad's own high-water mark), the roofline has a point per kernel that ran, and a click opens it."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import workloads
+from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all
+from test_timeline import counting_memory
+
+import tgviz
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scripts" / "tutorial_conv2d.py"
+CANVAS = ".tgviz-tl-canvas"
+
+
+def captured(fn):
+  """A trace of fn, with tinygrad's own memory high-water mark over the capture (GlobalCounters.mem_used)."""
+  from tinygrad.helpers import GlobalCounters
+  start = GlobalCounters.mem_used
+  with counting_memory() as marks, tgviz.capture() as trace: fn()
+  return trace, max(marks, default=start) - start
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+  """The HTML reports of the tutorial and of a 1,000-step TinyJit training loop, each with its trace and tinygrad's
+  high-water mark."""
+  out = tmp_path_factory.mktemp("runtabs")
+  found = {}
+  for name, fn in (("tutorial", workloads.tutorial), ("jit_train", lambda: workloads.jit_train(1000))):
+    trace, high = captured(fn)
+    found[name] = (trace.to_html(out / f"{name}.html"), trace, high)
+  return found
+
+
+@pytest.fixture
+def page(browser):
+  with new_page(browser, 1500, 1000, offline=True) as p: yield p
+
+
+def kernel_table(page) -> list[dict]:
+  """The kernel table's rows as the user reads them: kernel and runs (opened, read, closed again)."""
+  page.locator(".tgviz-kernels > summary").click()
+  heads = page.locator(".tgviz-kernels thead th").all_inner_texts()
+  cells = page.eval_on_selector_all(".tgviz-kernels tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))")
+  page.locator(".tgviz-kernels > summary").click()
+  rows = [dict(zip(heads, c, strict=True)) for c in cells]
+  for r in rows: r["runs"] = int(r["runs"].replace(",", "")) if r["runs"] != "–" else 0
+  return rows
+
+
+def open_tab(page, tab: str) -> None:
+  if not page.locator(".tgviz-run[open]").count(): page.locator(".tgviz-run > summary").click()
+  page.locator(f".tgviz-run-tab[data-tab='{tab}']").click()
+  page.wait_for_selector(f".tgviz-run-pane[data-tab='{tab}'] > div", timeout=120_000)
+
+
+def code_head_after(page, action, name: str) -> None:
+  """Do action (a click on a kernel); then the sheet is closed and the kernel's steps are open: its code's head names it."""
+  action()
+  page.wait_for_function("(n) => document.querySelector('.tgviz-code-head').innerText.startsWith(n + ' ·')", arg=name, timeout=60_000)
+  assert not page.locator(".tgviz-run[open]").count()
+  assert page.locator(".tgviz-step.selected").count() == 1
+
+
+def check_timeline(page, rows: list[dict], shot: str) -> str:
+  """The timeline: its kernel launches are the kernel table's; wheel zooms, a drag pans, hover names a box, the slowest
+  box opens its kernel. Returns what it logged (its draw times)."""
+  open_tab(page, "timeline")
+  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=30_000)
+  count = page.locator(".tgviz-tl-count")
+  assert int(count.get_attribute("data-kernels")) == sum(r["runs"] for r in rows) > 0
+  launches = count.inner_text()
+  assert launches == f"{int(count.get_attribute('data-launches')):,} launches"
+  canvas = page.locator(CANVAS)
+  first_ms = canvas.get_attribute("data-first-ms")
+  box = canvas.bounding_box()
+  view = canvas.get_attribute("data-view")
+  page.mouse.move(box["x"] + box["width"] * 0.7, box["y"] + box["height"] / 2)
+  page.mouse.wheel(0, -400)  # zoom in around the pointer
+  page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.view !== '{view}'", timeout=5_000)
+  zoomed = eval(canvas.get_attribute("data-view"))
+  assert zoomed[1] - zoomed[0] < eval(view)[1] - eval(view)[0]
+  before = canvas.get_attribute("data-view")
+  page.mouse.down()
+  page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] / 2, steps=5)
+  page.mouse.up()
+  page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.view !== '{before}'", timeout=5_000)
+  panned = eval(canvas.get_attribute("data-view"))
+  assert panned[0] > zoomed[0] and panned[1] - panned[0] == pytest.approx(zoomed[1] - zoomed[0])  # dragged left: later times
+  draw_ms = canvas.get_attribute("data-draw-ms")
+  page.locator(".tgviz-tl-fit").click()
+  # the slowest launch: zoomed to, hovered (named), then clicked: its kernel's steps open
+  slowest = page.locator(".tgviz-tl-slowest .tgviz-link").first
+  name = re.match(r"1\. (.+) [\d.]+ (?:ns|µs|ms|s)$", slowest.inner_text()).group(1)
+  slowest.click()
+  page.wait_for_timeout(100)
+  page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.slowest", timeout=5_000)
+  x, y, w, h = eval(canvas.get_attribute("data-slowest"))
+  box = canvas.bounding_box()
+  page.mouse.move(box["x"] + x + w / 2, box["y"] + y + h / 2)
+  tip = page.locator(".tgviz-tl-tip")
+  tip.wait_for(state="visible", timeout=5_000)
+  assert tip.inner_text().startswith(name + " (kernel) on ") and "slowest #1" in tip.inner_text() and "duration" in tip.inner_text()
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / shot))
+  code_head_after(page, lambda: page.mouse.click(box["x"] + x + w / 2, box["y"] + y + h / 2), name)
+  return f"timeline of {launches}: built and first drawn in {first_ms} ms, a zoomed or dragged frame drawn in {draw_ms} ms"
+
+
+def check_memory(page, peak: int, shot: str) -> None:
+  open_tab(page, "memory")
+  shown = page.locator(".tgviz-mem-peak")
+  assert int(shown.get_attribute("data-bytes")) == peak > 0
+  assert shown.inner_text().startswith(f"{peak:,} B") or f"({peak:,} B)" in shown.inner_text()
+  assert page.locator(".tgviz-mem-table tbody tr").count() > 0
+  page.locator(".tgviz-run-memory canvas").wait_for()
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / shot))
+  link = page.locator(".tgviz-mem-table .tgviz-link").first
+  code_head_after(page, link.click, link.inner_text())
+
+
+def check_roofline(page, rows: list[dict], shot: str) -> None:
+  open_tab(page, "roofline")
+  ran = {r["kernel"] for r in rows if r["runs"]}
+  points = page.locator(".tgviz-roof-point")
+  assert points.count() == len(ran) == int(page.locator(".tgviz-roof-count").get_attribute("data-ran")) > 0
+  assert page.locator(".tgviz-roof-line").count() >= 1 and "GFLOP/s" in page.locator(".tgviz-roof-label").first.text_content()
+  assert re.search(r"[\d.]+ GFLOP/s, [\d.]+ GB/s", page.locator(".tgviz-roof-peak").first.inner_text())
+  point = points.last
+  point.hover()
+  hover = page.locator(".tgviz-roof-hover").inner_text()
+  name = hover.split(" on ")[0]
+  assert name in ran, (hover, ran)
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / shot))
+  code_head_after(page, point.click, name)
+
+
+def test_report_tabs_on_the_tutorial(reports, page):
+  path, trace, high = reports["tutorial"]
+  page.goto(path.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  rows = kernel_table(page)
+  print(check_timeline(page, rows, "run-timeline-tutorial.png"))
+  assert trace.memory().peak == high
+  check_memory(page, trace.memory().peak, "run-memory-tutorial.png")
+  check_roofline(page, rows, "run-roofline-tutorial.png")
+  # Escape closes the sheet first, the widget keeps the focus
+  open_tab(page, "timeline")
+  page.locator(".tgviz-run-head").click()
+  page.keyboard.press("Escape")
+  assert not page.locator(".tgviz-run[open]").count()
+  assert not page.errors
+
+
+def test_report_tabs_on_a_1000_step_tinyjit_training_loop(reports, page):
+  path, trace, high = reports["jit_train"]
+  page.goto(path.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  rows = kernel_table(page)
+  assert sum(r["runs"] for r in rows) > 15_000
+  # TinyJit: the captured batch once, its replays marked as such
+  open_tab(page, "timeline")
+  head = page.locator(".tgviz-tl-head").inner_text()
+  assert "the captured batch, then 998 replays" in head, head
+  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=30_000)
+  canvas, (run,) = page.locator(CANVAS), [r for r in trace.timeline().jit_runs if r.replay == 0]
+  x, y, w, h = eval(canvas.get_attribute("data-batch"))  # the band over the lane: the captured batch, once
+  box = canvas.bounding_box()
+  page.mouse.move(box["x"] + x + w / 2, box["y"] + y + h / 2)
+  tip = page.locator(".tgviz-tl-tip")
+  assert tip.inner_text().startswith(f"TinyJit {trace.timeline().jits[0]}: the captured batch\n{run.launches} launches")
+  page.mouse.click(box["x"] + x + w / 2, box["y"] + y + h / 2)  # zooms to it
+  page.wait_for_function(f"JSON.parse(document.querySelector('{CANVAS}').dataset.view)[1] < {run.end_us * 1.5}", timeout=5_000)
+  v0, v1 = eval(canvas.get_attribute("data-view"))
+  assert v0 < run.start_us < run.end_us < v1 and v1 - v0 < 1.2 * (run.end_us - run.start_us) + 2
+  print(check_timeline(page, rows, "run-timeline.png"))
+  assert trace.memory().peak == high
+  check_memory(page, trace.memory().peak, "run-memory.png")
+  check_roofline(page, rows, "run-roofline.png")
+  assert not page.errors
+
+
+def test_tgviz_runs_report_has_the_tabs(tmp_path, page):
+  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(EXAMPLE), "--out", str(tmp_path)], capture_output=True,
+                        text=True, timeout=600)
+  assert proc.returncode == 0, proc.stderr
+  page.goto((tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  rows = kernel_table(page)
+  check_timeline(page, rows, "run-timeline-cli.png")
+  open_tab(page, "memory")
+  assert int(page.locator(".tgviz-mem-peak").get_attribute("data-bytes")) > 0
+  open_tab(page, "roofline")
+  assert page.locator(".tgviz-roof-point").count() == len([r for r in rows if r["runs"]]) > 0
+  assert not page.errors
+
+
+PEAK = "print('memory peak:', tgviz_trace.memory().peak)"
+
+
+def test_tabs_in_jupyterlab(lab, browser):
+  url, token, root = lab
+  (root / "runtabs.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL, PEAK))
+  with new_page(browser, 1600, 1100) as page:
+    page.goto(f"{url}/lab/tree/runtabs.ipynb?token={token}")
+    run_all(page, 3)
+    page.locator(".tgviz-root").wait_for(timeout=120_000)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+    page.wait_for_function("document.body.innerText.includes('memory peak:')", timeout=60_000)
+    peak = int(re.search(r"memory peak: (\d+)", page.locator(".jp-OutputArea-output").last.inner_text()).group(1))
+    rows = kernel_table(page)
+    print(check_timeline(page, rows, "run-timeline-lab.png"))
+    check_memory(page, peak, "run-memory-lab.png")
+    check_roofline(page, rows, "run-roofline-lab.png")
+    assert not page.errors
+
+
+def test_timeline_in_notebook7(nb7, browser):
+  url, token, root = nb7
+  (root / "runtabs7.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
+  with new_page(browser, 1600, 1100) as page:
+    page.goto(f"{url}/notebooks/runtabs7.ipynb?token={token}")
+    run_all(page, 2)
+    page.locator(".tgviz-root").wait_for(timeout=120_000)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+    page.errors.clear()  # from here on (Notebook 7 itself raises "reading 'schema'" while it loads its settings)
+    rows = kernel_table(page)
+    print(check_timeline(page, rows, "run-timeline-notebook7.png"))
+    assert not page.errors

@@ -1,0 +1,64 @@
+"""The run message (tgviz.runview): what the timeline, memory and roofline tabs draw, against trace.timeline(),
+trace.memory() and trace.roofline(); sent by the widget when asked, embedded in the report, compact for a long run."""
+import base64
+import gzip
+import json
+import re
+import time
+
+from test_timeline import jit_loop, kernel_launches
+
+import tgviz
+from tgviz import protocol as P
+from tgviz import runview
+from tgviz.widget import TraceWidget
+
+
+def test_the_run_message_is_the_runs_views(tutorial_trace):
+  msg = runview.run_message(tutorial_trace)
+  tl, mem, t = tutorial_trace.timeline(), tutorial_trace.memory(), msg["timeline"]
+  assert msg["kernels"] == [[k.display_name, P.step_key(k.group.steps[0])] for k in tutorial_trace.kernels]
+  columns = ("lane", "name", "kind", "start", "dur", "kernel", "jit", "replay")
+  assert all(len(t[c]) == len(tl) for c in columns) and len(tl) > 0
+  assert t["kind"].count(runview.KINDS.index("kernel")) == kernel_launches(tutorial_trace)
+  for i, x in enumerate(tl):  # each launch as trace.timeline() has it, its kernel by index
+    assert (t["lanes"][t["lane"][i]], t["names"][t["name"][i]], t["kinds"][t["kind"][i]]) == (x.lane, x.name, x.kind)
+    assert t["start"][i] == round(x.start_us, 3) and t["dur"][i] == (round(x.duration_us, 3) if x.duration_us is not None else None)
+    assert (msg["kernels"][t["kernel"][i]][0] if t["kernel"][i] >= 0 else None) == (x.kernel.display_name if x.kernel else None)
+  kernels = [i for i, x in enumerate(tl) if x.kind == "kernel"]
+  assert t["slowest"] == sorted(kernels, key=lambda i: -tl[i].duration_us)[:runview.SLOWEST]
+  m = msg["memory"]
+  assert m["peak"] == mem.peak > 0 and m["in_use"] == [e.in_use for e in mem.events] and len(m["t"]) == len(mem.events)
+  assert [b["num"] for b in m["at_peak"]] == [r["num"] for r in mem.table()]
+  assert all(msg["kernels"][k][0] in b["writers"] + b["readers"] for b in m["at_peak"] for k in b["kernels"])
+  r = msg["roofline"]
+  ran = [k for k in tutorial_trace.kernels if k.run_times]
+  assert r["ran"] == len(ran) == len(r["points"]) and {msg["kernels"][p["kernel"]][0] for p in r["points"]} == {k.display_name for k in ran}
+  assert r["peaks"]["CL"]["gflops"] > 0 and r["peaks"]["CL"]["ridge"] == r["peaks"]["CL"]["gflops"] / r["peaks"]["CL"]["gbs"]
+  over = sum(p["gflops"] > r["peaks"][p["device"]]["gflops"] for p in r["points"] if p["device"] in r["peaks"])
+  assert (over > 0) == any("above its measured compute peak" in n for n in r["notes"])  # said where the roof is too low
+  assert json.loads(json.dumps(msg)) == msg
+
+
+def test_the_run_message_is_compact_for_a_long_tinyjit_loop():
+  with tgviz.capture() as trace: jit_loop(500)
+  msg = runview.run_message(trace, peaks=False)
+  t = msg["timeline"]
+  assert len(t["start"]) >= 1000 and len(t["names"]) < 10 and [r[1] for r in t["jit_runs"]] == list(range(499))
+  per_launch = len(json.dumps(msg, separators=(",", ":"))) / len(t["start"])
+  assert per_launch < 64, per_launch  # columns of numbers, each name once
+
+
+def test_the_widget_sends_the_run_when_asked(tutorial_trace, recording_comm):
+  w = TraceWidget(tutorial_trace)
+  w._on_msg(w, {"type": "run"}, [])
+  deadline = time.time() + 60
+  while not (sent := [m for m in w.comm.custom() if m["type"] == "run"]) and time.time() < deadline: time.sleep(0.05)
+  assert sent and sent[0]["timeline"]["kind"].count(0) == kernel_launches(tutorial_trace)
+
+
+def test_the_report_embeds_the_run(tutorial_trace, tmp_path):
+  page = tutorial_trace.to_html(tmp_path / "index.html").read_text()
+  blob = re.search(r'<script type="application/octet-stream" id="tgviz-run">([^<]+)</script>', page).group(1)
+  assert json.loads(gzip.decompress(base64.b64decode(blob))) == json.loads(json.dumps(runview.run_message(tutorial_trace)))
+  assert ".tgviz-run >" in page  # its styles
