@@ -69,7 +69,7 @@ def test_imports_form_a_dag():
   for low, high in [("bridge", "steps"), ("steps", "model"), ("model", "comparison"), ("comparison", "compare_view"), ("model", "picture"),
                     ("picture", "protocol"), ("picture", "compare_view"), ("compare_view", "compare_widget"), ("widget", "compare_widget"),
                     ("protocol", "widget"), ("protocol", "report"), ("report", "api"), ("compare_view", "api"), ("widget", "magic"),
-                    ("compare_widget", "magic"), ("api", "cli")]:
+                    ("compare_widget", "magic"), ("api", "cli"), ("compare_view", "whatif"), ("whatif", "api")]:
     assert pos[low] < pos[high], (low, high, order)
   assert not g["graph"] and g["bridge"] <= {"graph"}
 
