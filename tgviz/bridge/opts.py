@@ -150,7 +150,8 @@ def run_pair(a: UOp, b: UOp, ast: UOp, device: str, runs: int = 5, seed: int = 0
   for prg, times in ((a, result.times_a), (b, result.times_b)):
     bufs = [x if x is not None else _filled(device, s, d) for x, s, d in zip(shared, shapes, init, strict=True)]
     call = UOp(Ops.LINEAR, src=(prg.call(*[UOp.from_buffer(x) for x in bufs]),))
-    with KernelTimer() as timer:
+    timer = KernelTimer()
+    with timer:
       for _ in range(runs): run_linear(call, var_vals, update_stats=False)
     times += [t for ts in timer.runs.values() for t in ts]
     got.append([bufs[i].numpy().copy() for i in outs])
