@@ -101,12 +101,13 @@ def _scheduler(ast: UOp, device: str, opts: tuple[Opt, ...]) -> Scheduler:
 
 def compile_with(ast: UOp, device: str, opts: Any) -> UOp:
   """The kernel's base AST compiled for device with exactly these opts (() for none), as tinygrad compiles it; raises
-  OptRefused with tinygrad's message where it refuses one."""
-  wanted = tuple(o.tinygrad() for o in opts_of(opts))
+  OptRefused with tinygrad's message, naming the opt, where it refuses one (tried first, untracked, on its own)."""
+  wanted = opts_of(opts)
+  _scheduler(ast, device, wanted)
   info = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
-  try: return to_program(ast.replace(arg=replace(info, opts_to_apply=wanted, applied_opts=(), beam=0), tag=None), Device[device].renderer)
-  except KernelOptError as e:
-    raise OptRefused(f"tinygrad refused the opts {', '.join(map(str, opts_of(opts))) or '(none)'}: {_said(e)}") from None
+  try: return to_program(ast.replace(arg=replace(info, opts_to_apply=tuple(o.tinygrad() for o in wanted), applied_opts=(), beam=0), tag=None),
+                         Device[device].renderer)
+  except KernelOptError as e: raise OptRefused(f"tinygrad refused the opts {', '.join(map(str, wanted)) or '(none)'}: {_said(e)}") from None
 
 
 def _said(e: KernelOptError) -> str:
