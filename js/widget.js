@@ -15,6 +15,7 @@ import { keptHeight, maximiser, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
 import { stepTree } from "./tree.js";
 import { buildUi } from "./ui.js";
+import { whatIf, withOpts } from "./whatif.js";
 
 /** @typedef {import("./protocol.js").Selection} Selection */
 /** @typedef {import("./protocol.js").PictureMsg} PictureMsg */
@@ -69,6 +70,7 @@ function render({ model, el }) {
   const cache = new PictureCache(64);  // revisiting a step shows it at once, without a round trip to the kernel
   const tree = stepTree(ui, groups, () => state.selected, (key) => select(key));
   const links = linking(ui, state, view, (key, v) => select(key, null, v));
+  const opts = whatIf(ui, state, page);
   /** @type {Selection|null} the selection drawn */
   let shown = null;
   /** @type {TreeGroup|null} its group */
@@ -105,6 +107,7 @@ function render({ model, el }) {
     ui.stage.dataset.step = msg.step;
     ui.stage.dataset.match = msg.match === null ? "" : String(msg.match);
     showDetails(ui, msg, group !== shownGroup, select);  // first: its banner and pattern line take the canvas's room
+    if (group !== shownGroup) opts.show(group);
     if (!ui.canvas.clientWidth) unplaced = true;  // not laid out yet (drawn before the page placed the widget): see below
     else if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
     links.drawn(group !== shownGroup ? msg.kernel : undefined);
@@ -236,7 +239,7 @@ function render({ model, el }) {
   });
 
   state.onSelected(tree.markSelected);
-  kernelTable(ui, state.kernels, select);
+  kernelTable(ui, withOpts(state.kernels, state.model.get("whatif")), select);
   tree.build();
   showCached();
   state.send({ type: "ready" });

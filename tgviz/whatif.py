@@ -8,6 +8,7 @@ module draws nothing itself.
 """
 from __future__ import annotations
 
+import functools
 import statistics
 import traceback
 from collections.abc import Iterable
@@ -88,8 +89,22 @@ def _opts_text(opts: Iterable[tg.Opt]) -> str:
   return ", ".join(map(str, opts)) or "no opts"
 
 
+def beam_rows(kernel: model.Kernel) -> list[dict[str, Any]]:
+  """BEAM's candidates for a kernel as plain rows (see Kernel.beam_table); [] without a search."""
+  s = kernel.search
+  if s is None: return []
+  def us(t: float | None) -> float | None: return round(t * 1e6, 3) if t is not None and t != float("inf") else None
+  return [dict(zip(BEAM_COLUMNS, (i, c.round, [str(o) for o in c.opts], c.compiled, us(c.time), c.opts == s.winner), strict=True))
+          for i, c in enumerate(s.candidates)]
+
+
 class Kernel(model.Kernel):
   __doc__ = model.Kernel.__doc__
+
+  @functools.cached_property
+  def retries(self) -> list[Retry]:
+    """The retries of this kernel made so far, in order (the HTML report shows them)."""
+    return []
 
   @property
   def base_ast(self) -> Any:
@@ -114,6 +129,7 @@ class Kernel(model.Kernel):
       r.error = str(e)
       return r
     r = Retry(self, wanted)
+    self.retries.append(r)
     try: _run(self, r, runs, seed)
     except tg.OptRefused as e: r.error = str(e)
     except Exception as e:
@@ -124,11 +140,7 @@ class Kernel(model.Kernel):
     """BEAM's candidates for this kernel, one plain row each in the order it tried them (see BEAM_COLUMNS): its round,
     its opts, whether it compiled, its time (µs; None: not timed) and whether it is the winner. Empty without BEAM (or
     where BEAM's cache answered: :attr:`search` says so)."""
-    s = self.search
-    if s is None: return []
-    return [dict(zip(BEAM_COLUMNS, (i, c.round, [str(o) for o in c.opts], c.compiled, round(c.time * 1e6, 3) if c.time is not None
-                                    and c.time != float("inf") else None, c.opts == s.winner), strict=True))
-            for i, c in enumerate(s.candidates)]
+    return beam_rows(self)
 
 
 def _run(kernel: Kernel, r: Retry, runs: int, seed: int) -> None:
