@@ -67,7 +67,7 @@ export function whatIf(ui, state, page) {
   const line = h("button", { class: "tgviz-opts-line tgviz-link", title: "the opts tinygrad applied; click: what if other opts?", hidden: "" });
   ui.codeHead.after(line);
   const sheet = h("div", { class: "tgviz-sheet tgviz-whatif-sheet" });
-  const box = h("details", { class: "tgviz-kernels tgviz-whatif" }, [h("summary", { title: "the shown kernel's opts, changed and retried" }, ["what if…"]), sheet]);
+  const box = h("details", { class: "tgviz-whatif" }, [h("summary", { title: "the shown kernel's opts, changed and retried" }, ["what if…"]), sheet]);
   ui.kernels.after(box);
   box.addEventListener("toggle", () => {
     if (box.open) Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, maxHeight: `${ui.main.offsetHeight}px` });
@@ -104,9 +104,8 @@ export function whatIf(ui, state, page) {
       remove.addEventListener("click", () => { edited.splice(i, 1); drawEditor(); ask(); });
       return h("div", { class: "tgviz-opt", "data-opt": optText(o) }, [`${i + 1}.`, op, "axis", axis, "amount", amount, remove]);
     });
-    const add = h("select", { class: "tgviz-opt-add", title: "add one of the opts tinygrad allows next" },
-                  [h("option", { value: "" }, [allowed.length ? `+ add (${allowed.length} allowed)` : "+ add"]),
-                   ...allowed.map((o, i) => h("option", { value: String(i) }, [optText(o)]))]);
+    const add = h("select", { class: "tgviz-opt-add", title: "add one of the opts tinygrad allows next" });
+    fillAdd(add);
     add.addEventListener("change", () => { if (add.value) { edited.push(allowed[Number(add.value)]); drawEditor(); ask(); } });
     const none = h("button", { class: "tgviz-opts-none", title: "no opts at all" }, ["no opts"]);
     none.addEventListener("click", () => { edited = []; drawEditor(); ask(); });
@@ -115,9 +114,17 @@ export function whatIf(ui, state, page) {
     const go = h("button", { class: "tgviz-retry", title: "compile the kernel again with these opts, run it on the same inputs, compare" }, ["retry"]);
     go.addEventListener("click", () => {
       status.textContent = `retrying ${kernel} with ${edited.map(optText).join(", ") || "no opts"}…`;
+      compare.replaceChildren();
       state.send(/** @type {any} */ ({ type: "retry", kernel, opts: edited }));
     });
     editor.replaceChildren(...rows, h("div", { class: "tgviz-opts-tools" }, [add, none, reset, go]));
+  }
+
+  /** The add list: the opts tinygrad allows after those in the editor (refilled as its answer comes, the rows kept as
+   * they are: a value being typed stays). @param {HTMLSelectElement} add */
+  function fillAdd(add) {
+    add.replaceChildren(h("option", { value: "" }, [allowed.length ? `+ add (${allowed.length} allowed)` : "+ add"]),
+                        ...allowed.map((o, i) => h("option", { value: String(i) }, [optText(o)])));
   }
 
   /** @param {RetryMsg} r */
@@ -182,8 +189,9 @@ export function whatIf(ui, state, page) {
   state.listen((/** @type {any} */ msg) => {
     if (msg.type === "allowed" && msg.kernel === kernel) {
       allowed = msg.opts;
-      if (msg.error) status.textContent = msg.error;
-      drawEditor();
+      status.textContent = msg.error ?? "";
+      const add = editor.querySelector(".tgviz-opt-add");
+      if (add) fillAdd(/** @type {HTMLSelectElement} */ (add));
     } else if (msg.type === "retried" && msg.kernel === kernel) {
       showRetry(msg);
       setTimeout(drawResults, 0);  // the kernel's retries (the whatif state) change with it

@@ -2,8 +2,9 @@
 chose them, each kernel retried with none, with a larger upcast and with locals (compiled again, run on the same inputs
 as the original, timed, compared), an opt tinygrad refuses, then BEAM=2's search. Runs as it is (python what_if.py) and
 under tgviz run; the notebook examples/06_what_if.ipynb shows the same with the widgets."""
-import tgviz
 from tinygrad import Tensor
+
+import tgviz
 
 
 def show_retries(kernel, opt_lists):

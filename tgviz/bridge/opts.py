@@ -105,8 +105,11 @@ def compile_with(ast: UOp, device: str, opts: Any) -> UOp:
   wanted = opts_of(opts)
   _scheduler(ast, device, wanted)
   info = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
-  try: return to_program(ast.replace(arg=replace(info, opts_to_apply=tuple(o.tinygrad() for o in wanted), applied_opts=(), beam=0), tag=None),
-                         Device[device].renderer)
+  ast = ast.replace(arg=replace(info, opts_to_apply=tuple(o.tinygrad() for o in wanted), applied_opts=(), beam=0), tag=None)
+  # CACHELEVEL=0: tinygrad's compile cache is an SQLite connection of the thread that opened it, and a widget retries
+  # in its worker thread; a retry is compiled anew anyway
+  try:
+    with Context(CACHELEVEL=0): return to_program(ast, Device[device].renderer)
   except KernelOptError as e: raise OptRefused(f"tinygrad refused the opts {', '.join(map(str, wanted)) or '(none)'}: {_said(e)}") from None
 
 
@@ -152,7 +155,7 @@ def run_pair(a: UOp, b: UOp, ast: UOp, device: str, runs: int = 5, seed: int = 0
     bufs = [x if x is not None else _filled(device, s, d) for x, s, d in zip(shared, shapes, init, strict=True)]
     call = UOp(Ops.LINEAR, src=(prg.call(*[UOp.from_buffer(x) for x in bufs]),))
     timer = KernelTimer()
-    with timer:
+    with timer, Context(CACHELEVEL=0):  # (the CL runtime compiles through tinygrad's cache: see compile_with)
       for _ in range(runs): run_linear(call, var_vals, update_stats=False)
     times += [t for ts in timer.runs.values() for t in ts]
     got.append([bufs[i].numpy().copy() for i in outs])
