@@ -5,6 +5,7 @@ import io
 import re
 
 import pytest
+import workloads
 
 import tgviz
 
@@ -136,3 +137,46 @@ def test_beam_cache_answering_is_reported():
   (k,) = trace.kernels
   assert k.opts_by == "BEAM cache" and k.search.cached and k.search.candidates == [] and k.beam_table() == []
   assert tuple(k.opts) == k.search.winner
+
+
+def test_the_widget_answers_allowed_and_retry(recording_comm):
+  from tgviz.widget import TraceWidget
+  with tgviz.capture() as trace: workloads.example("tutorial_conv2d.py")
+  w = TraceWidget(trace)
+  assert w.whatif["r_2_2_2_2"]["text"] == ["UNROLL(1, 0)", "UNROLL(0, 0)", "LOCAL(0, 2)", "LOCAL(0, 2)"]
+  assert w.whatif["r_2_2_2_2"]["by"] == "heuristic" and w.whatif["r_2_2_2_2"]["retries"] == []
+  w._on_msg(w, {"type": "allowed", "kernel": "r_2_2_2_2", "before": [["UNROLL", 0, 0]]}, [])
+  w.wait()
+  allowed = w.comm.custom()[-1]
+  assert allowed["type"] == "allowed" and allowed["error"] is None and ["UNROLL", 0, 0] in allowed["opts"]
+  w._on_msg(w, {"type": "retry", "kernel": "r_2_2_2_2", "opts": [["LOCAL", 0, 2]]}, [])  # answered from the worker thread
+  w.wait(120)
+  done = w.comm.custom()[-1]
+  assert done["type"] == "retried" and done["error"] is None and done["same"] and None not in done["times_us"]
+  assert done["compare"]["state"]["rows"][0]["how"] == "given" and done["compare"]["pairs"][0]["diff"]
+  assert [r["summary"] for r in w.whatif["r_2_2_2_2"]["retries"]] == [done["summary"]]
+  for bad, said in (({"kernel": "r_2_2_2_2", "opts": [["UPCAST", 0, 3]]}, "tinygrad refused UPCAST(0, 3)"),
+                    ({"kernel": "nope", "opts": []}, "no kernel 'nope'"), ({"kernel": "r_2_2_2_2", "opts": 5}, "opts must be a list"),
+                    ({"kernel": "r_2_2_2_2", "opts": [["UPCAST", "x", 2]]}, "")):
+    w._on_msg(w, {"type": "retry", **bad}, [])
+    w.wait(120)
+    answer = w.comm.custom()[-1]
+    assert answer["type"] == "retried" and answer["error"].startswith(said) and answer["compare"] is None, answer
+
+
+def test_tgviz_run_with_beam(tmp_path):
+  import subprocess
+  import sys
+  script = tmp_path / "mm.py"
+  script.write_text("from tinygrad import Tensor\na = Tensor.ones(8, 8).contiguous().realize()\nprint((a @ a).sum().item())\n")
+  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--device", "CPU", "--env", "BEAM=1", "--env", "CACHELEVEL=0",
+                         "--out", str(tmp_path / "out"), "--save", "--svg", "none"], capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 0, proc.stdout + proc.stderr
+  assert "running " in proc.stdout and " BEAM=1 CACHELEVEL=0 with tinygrad's compiler traced" in proc.stdout
+  trace = tgviz.load(tmp_path / "out" / "trace.tgviz")
+  assert trace.env == {"BEAM": 1, "CACHELEVEL": 0}
+  searched = [k for k in trace.kernels if k.search is not None]
+  assert searched and all(k.opts_by == "BEAM" and k.search.timed for k in searched)
+  assert (tmp_path / "out" / "index.html").stat().st_size > 10_000
+  bad = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--env", "BEEM=1"], capture_output=True, text=True, timeout=300)
+  assert bad.returncode == 2 and "tinygrad has no setting 'BEEM' (did you mean BEAM" in bad.stderr
