@@ -3,7 +3,7 @@ retries the kernel and the retry opens as a comparison; a refused opt says tinyg
 read-only: the opts, the retries made before it was written, BEAM's candidates as a table and a scatter."""
 import pytest
 from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all
-from test_notebook7_browser import open_from_tree
+from test_notebook7_browser import run_from_tree
 
 import tgviz
 
@@ -71,12 +71,7 @@ def test_what_if_in_notebook7(nb7, browser):
   (root / "whatif7.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
   ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
   try:
-    page = open_from_tree(ctx, url, token, "whatif7.ipynb")
-    run_all(page, 2)
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=180_000)
-    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=30_000)
-    page.errors = []  # from here on (Notebook 7 itself raises "reading 'schema'" while it loads its settings)
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page = run_from_tree(ctx, url, token, "whatif7.ipynb", timeout=180_000)
     _open_conv(page)
     _retry_in_sheet(page, "whatif-nb7.png")
     assert not page.errors
