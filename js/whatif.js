@@ -80,7 +80,7 @@ export function whatIf(ui, state, page) {
   let edited = [];
   /** @type {OptSpec[]} the opts tinygrad allows next */
   let allowed = [];
-  const status = h("div", { class: "tgviz-status tgviz-whatif-status", role: "status" });
+  const status = h("div", { class: "tgviz-whatif-status", role: "status" });
   const editor = h("div", { class: "tgviz-opts-editor" });
   const results = h("div", { class: "tgviz-retries" });
   const compare = h("div", { class: "tgviz-whatif-compare" });
