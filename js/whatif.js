@@ -15,7 +15,8 @@ import { open } from "./compare.js";
 /** @typedef {{index:number, round:number, opts:string[], compiled:boolean, time_us:number|null, winner:boolean}} BeamRow */
 /** @typedef {{type:"retried", kernel:string, opts:string[], summary:string, error:string|null, same:boolean,
  *   times_us:(number|null)[], compare:any}} RetryMsg */
-/** @typedef {{opts:OptSpec[], text:string[], by:string, beam:BeamRow[], beam_cached:boolean|null, retries:RetryMsg[]}} OptsInfo */
+/** @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
+ *   retries:RetryMsg[]}} OptsInfo */
 
 const OPT_OPS = ["UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "TC", "THREAD", "PADTO", "SWAP", "NOLOCALS"];
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -60,11 +61,12 @@ function beamScatter(rows, pick) {
 }
 
 /** The what-if line and sheet. show(group) when the shown kernel changes.
- * @param {Ui} ui @param {import("./adapter.js").Adapter} state @param {boolean} page the HTML report (read-only) */
-export function whatIf(ui, state, page) {
+ * @param {Ui} ui @param {import("./adapter.js").Adapter} state @param {boolean} page the HTML report (read-only)
+ * @param {(key: string) => void} go select a step (an opt's link: the step its application made) */
+export function whatIf(ui, state, page, go) {
   /** @type {() => Record<string, OptsInfo>} the state's per kernel, by display name */
   const infos = () => state.model.get("whatif") ?? {};
-  const line = h("button", { class: "tgviz-opts-line tgviz-link", title: "the opts tinygrad applied; click: what if other opts?", hidden: "" });
+  const line = h("div", { class: "tgviz-opts-line", title: "the opts tinygrad applied (each: the step where it shows)", hidden: "" });
   ui.codeHead.after(line);
   const sheet = h("div", { class: "tgviz-sheet tgviz-whatif-sheet" });
   const box = h("details", { class: "tgviz-whatif" }, [h("summary", { title: "the shown kernel's opts, changed and retried" }, ["what if…"]), sheet]);
@@ -73,7 +75,6 @@ export function whatIf(ui, state, page) {
     if (box.open) Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, maxHeight: `${ui.main.offsetHeight}px` });
     if (box.open && kernel && !page) ask();
   });
-  line.addEventListener("click", () => { box.open = true; });
   /** @type {string|null} the kernel shown (display name) */
   let kernel = null;
   /** @type {OptSpec[]} the opts in the editor */
@@ -170,7 +171,14 @@ export function whatIf(ui, state, page) {
     kernel = info && group ? group.name : null;
     line.hidden = box.hidden = !info;
     if (!info) return;
-    line.textContent = `opts (${info.by}): ${info.text.join(" · ") || "none"}`;
+    const opener = h("button", { class: "tgviz-link tgviz-what-if", title: "change the opts and retry the kernel" }, ["what if…"]);
+    opener.addEventListener("click", () => { box.open = true; });
+    line.replaceChildren(`opts (${info.by}): `, ...info.text.flatMap((t, i) => {
+      const step = info.steps[i];
+      const link = h("button", { class: "tgviz-link tgviz-opt-link", title: step ? "the step where this opt shows" : "" }, [t]);
+      if (step) { link.dataset.step = step; link.addEventListener("click", () => go(step)); } else link.disabled = true;
+      return i ? [" · ", link] : [link];
+    }), ...(info.text.length ? [] : ["none"]), " ", opener);
     line.dataset.by = info.by;
     edited = [...info.opts];
     allowed = [];

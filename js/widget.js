@@ -70,7 +70,7 @@ function render({ model, el }) {
   const cache = new PictureCache(64);  // revisiting a step shows it at once, without a round trip to the kernel
   const tree = stepTree(ui, groups, () => state.selected, (key) => select(key));
   const links = linking(ui, state, view, (key, v) => select(key, null, v));
-  const opts = whatIf(ui, state, page);
+  const opts = whatIf(ui, state, page, (key) => select(key));
   /** @type {Selection|null} the selection drawn */
   let shown = null;
   /** @type {TreeGroup|null} its group */

@@ -33,6 +33,7 @@ def _check_retry(kernel: tgviz.Kernel, opts: list, runs: int = 3) -> tgviz.Retry
   assert [(o.op, o.axis, o.arg) for o in k.opts] == [tuple(o) for o in opts] and k.opts_by == "user"
   assert len(r.run.times_a) == len(r.run.times_b) == runs and all(t > 0 for t in r.run.times_a + r.run.times_b)
   assert k.run_times == r.run.times_b and None not in r.times_us()
+  assert all(s is not None and s.name.startswith("shift") for o, s in k.opt_steps if o.op not in ("SWAP", "NOLOCALS"))
   names = [s.name for s in k.group.steps]
   assert names[0] == "View Base AST" and "View Program" in names and "__kernel" in k.source
   return r
@@ -41,6 +42,10 @@ def _check_retry(kernel: tgviz.Kernel, opts: list, runs: int = 3) -> tgviz.Retry
 def test_opts_are_tinygrads_with_who_chose_them(tutorial_trace, matmul_trace):
   conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
   assert [str(o) for o in conv.opts] == ["UNROLL(1, 0)", "UNROLL(0, 0)", "LOCAL(0, 2)", "LOCAL(0, 2)"] and conv.opts_by == "heuristic"
+  # each opt's step: the shift its application made, in the kernel's own steps
+  assert [(str(o), s.name) for o, s in conv.opt_steps] == [("UNROLL(1, 0)", "shift (1,) 2 unroll"), ("UNROLL(0, 0)", "shift (0,) 2 unroll"),
+                                                           ("LOCAL(0, 2)", "shift (2,) 2 local"), ("LOCAL(0, 2)", "shift (3,) 2 local")]
+  assert all(s.group is conv.group for _, s in conv.opt_steps)
   e3 = [k for k in tutorial_trace.kernels if k.name == "E_3"]
   assert e3 and all(k.opts == [] and k.opts_by == "none" for k in e3)
   # tinygrad's own DEBUG=3 line for the kernel: "<name> opts: (Opt(op=OptOps.UPCAST, axis=0, arg=4), ...)"
@@ -124,9 +129,10 @@ def test_beam_candidates_are_every_one_the_search_timed(tmp_path):
   assert all((r["time_us"] is None) == (c.time is None) for r, c in zip(rows, s.candidates, strict=True))
   # the search's own compiles are not the trace's kernels; the winner's opts are the kernel's rewrite steps
   assert [g.kind for g in trace.groups].count("kernel") == 1
-  assert sum(n.name.startswith("shift") for n in k.group.steps) >= 1
+  assert sum(n.name.startswith("shift") for n in k.group.steps) >= 1 and all(s is not None for _, s in k.opt_steps)
   loaded = tgviz.load(trace.save(tmp_path / "beam.tgviz"))
   assert loaded.kernels[0].beam_table() == rows and loaded.kernels[0].opts_by == "BEAM"
+  assert [s.name for _, s in loaded.kernels[0].opt_steps] == [s.name for _, s in k.opt_steps]
 
 
 def test_beam_cache_answering_is_reported():

@@ -13,6 +13,7 @@ import weakref
 from typing import Any, Literal, TypedDict
 
 from tgviz import compare_view as V
+from tgviz import protocol as P
 from tgviz import whatif
 from tgviz.model import Kernel, Trace
 
@@ -38,6 +39,7 @@ class AllowedMsg(TypedDict):
 class OptsInfo(TypedDict):
   opts: list[list[Any]]
   text: list[str]
+  steps: list[str | None]            # per opt, the StepKey of the rewrite step its application made (Kernel.opt_steps)
   by: str                            # Kernel.opts_by
   beam: list[dict[str, Any]]         # whatif.beam_rows: BEAM's candidates; [] without a search
   beam_cached: bool | None           # BEAM's cache answered (no search ran); None without BEAM
@@ -72,6 +74,7 @@ def retry_message(r: whatif.Retry) -> RetryMsg:
 def opts_info(k: Kernel) -> OptsInfo:
   s = k.search
   return OptsInfo(opts=_plain(k.opts), text=[str(o) for o in k.opts], by=k.opts_by, beam=whatif.beam_rows(k),
+                  steps=[P.step_key(s) if s is not None else None for _, s in k.opt_steps],
                   beam_cached=s.cached if s is not None else None,
                   retries=[retry_message(r) for r in k.retries] if isinstance(k, whatif.Kernel) else [])
 

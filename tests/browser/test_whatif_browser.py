@@ -7,7 +7,7 @@ from test_notebook7_browser import run_from_tree
 
 import tgviz
 
-OPTS_LINE = "opts (heuristic): UNROLL(1, 0) · UNROLL(0, 0) · LOCAL(0, 2) · LOCAL(0, 2)"
+OPTS_LINE = "opts (heuristic): UNROLL(1, 0) · UNROLL(0, 0) · LOCAL(0, 2) · LOCAL(0, 2) what if…"
 
 
 @pytest.fixture
@@ -23,12 +23,15 @@ def _open_conv(page) -> None:
   assert row.locator("td").last.inner_text() == "UNROLL(1, 0) · UNROLL(0, 0) · LOCAL(0, 2) · LOCAL(0, 2) (heuristic)"
   row.click()
   page.wait_for_function(f"document.querySelector('.tgviz-opts-line')?.innerText === {OPTS_LINE!r}", timeout=60_000)
+  # each opt links to the rewrite step its application made
+  page.locator(".tgviz-opt-link", has_text="LOCAL(0, 2)").nth(1).click()
+  page.wait_for_function("document.querySelector('.tgviz-step.selected')?.innerText.startsWith('shift (3,) 2 local')", timeout=60_000)
 
 
 def _retry_in_sheet(page, shot: str) -> None:
   """Open the sheet from the opts line; retry with no opts (the comparison opens, outputs match), then with an amount
   tinygrad refuses (its message, no comparison); the sheet's screenshot to ARTIFACTS/shot."""
-  page.locator(".tgviz-opts-line").click()
+  page.locator(".tgviz-opts-line .tgviz-what-if").click()
   sheet = page.locator(".tgviz-whatif-sheet")
   page.wait_for_function("/allowed/.test(document.querySelector('.tgviz-opt-add')?.options[0].text)", timeout=60_000)
   assert sheet.locator(".tgviz-opt").count() == 4
@@ -91,9 +94,9 @@ def test_what_if_in_the_report(tmp_path, page):
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
   page.locator(".tgviz-kernels summary").click()
   page.locator(".tgviz-kernels tbody tr", has_text=k.name).click()
-  line = f"opts (BEAM): {' · '.join(map(str, k.opts))}"
+  line = f"opts (BEAM): {' · '.join(map(str, k.opts))} what if…"
   page.wait_for_function(f"document.querySelector('.tgviz-opts-line')?.innerText === {line!r}", timeout=30_000)
-  page.locator(".tgviz-opts-line").click()
+  page.locator(".tgviz-opts-line .tgviz-what-if").click()
   sheet = page.locator(".tgviz-whatif-sheet")
   assert sheet.locator(".tgviz-opts-editor").count() == 0 and "read-only" in sheet.inner_text()  # no kernel to retry with
   results = sheet.locator(".tgviz-retry-result")

@@ -22,7 +22,19 @@ from tgviz.bridge.env import (
 from tgviz.bridge.events import ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_null_device
 from tgviz.bridge.files import TraceFileError, load_recording, save_recording
 from tgviz.bridge.machine import binary, disassemble, linear_uops, print_uops
-from tgviz.bridge.opts import OPT_OPS, Opt, OptRefused, PairRun, allowed_opts, applied_opts, chooser, compile_with, opts_of, run_pair
+from tgviz.bridge.opts import (
+  OPT_OPS,
+  Opt,
+  OptRefused,
+  PairRun,
+  allowed_opts,
+  applied_opts,
+  chooser,
+  compile_with,
+  opt_steps,
+  opts_of,
+  run_pair,
+)
 from tgviz.bridge.peaks import device_peaks
 from tgviz.bridge.records import (
   KERNEL_LANDMARKS,
@@ -101,6 +113,7 @@ __all__ = [
   "note_line",
   "op_name",
   "opaque_call_bodies",
+  "opt_steps",
   "opts_of",
   "page_replays",
   "parse_settings",

@@ -21,9 +21,10 @@ from tinygrad.device import Buffer
 from tinygrad.dtype import _to_np_dtype, dtypes
 from tinygrad.engine.realize import run_linear
 from tinygrad.helpers import Context, ansistrip
+from tinygrad.uop import ops
 from tinygrad.uop.ops import KernelInfo, Ops, UOp
 
-from tgviz.bridge.recorders import KernelTimer
+from tgviz.bridge.recorders import KernelTimer, Patch
 
 OPT_OPS = tuple(o.name for o in OptOps)   # the opts tinygrad knows, by name
 
@@ -167,3 +168,32 @@ def run_pair(a: UOp, b: UOp, ast: UOp, device: str, runs: int = 5, seed: int = 0
     close.append(bool(np.allclose(x64, y64, rtol=rtol, atol=atol, equal_nan=True)))
   result.same = all(close)
   return result
+
+
+class OptStepRecorder(Patch):
+  """Which rewrite step each applied opt made: Scheduler.apply_opt's first tracked step (its ``shift ...`` substitute)
+  per successful call, in order (``steps``: the tracked group index -> [(Opt, step index in the group)]). Opts that add
+  no step (SWAP, NOLOCALS, a refused trial) point at the step that follows."""
+
+  def __init__(self) -> None:
+    self.steps: dict[int, list[tuple[Opt, int]]] = {}
+
+  def patches(self) -> list[tuple[Any, dict[str, Any]]]:
+    apply, steps = Scheduler.apply_opt, self.steps
+    def apply_opt(k, opt, append_opt=True):
+      g = ops.active_group[-1] if ops.active_group else len(ops.tracked_ctxs) - 1
+      first = len(ops.tracked_ctxs[g]) if 0 <= g < len(ops.tracked_ctxs) else -1
+      ret = apply(k, opt, append_opt)
+      if first >= 0 and append_opt and ops.TRACK_MATCH_STATS.value >= 2: steps.setdefault(g, []).append((Opt.of(opt), first))
+      return ret
+    return [(Scheduler, {"apply_opt": apply_opt})]
+
+
+def opt_steps(applied: tuple[Opt, ...], seen: list[tuple[Opt, int]]) -> tuple[tuple[Opt, int | None], ...]:
+  """The applied opts, each with the step its application made: matched in order against the applications seen."""
+  out, i = [], 0
+  for o in applied:
+    j = next((j for j in range(i, len(seen)) if seen[j][0] == o), None)
+    out.append((o, seen[j][1] if j is not None else None))
+    if j is not None: i = j + 1
+  return tuple(out)

@@ -81,6 +81,7 @@ class GroupRecord:
   origins: tuple[Origin, ...] = ()          # a kernel's Tensor operations, and the user's lines that called them
   c_style: bool = False                     # rendered by a C-style renderer (CStyleLanguage), whose lines tgviz maps
   search: BeamSearch | None = None          # a kernel's BEAM search, as beam.BeamRecorder saw it
+  opt_steps: tuple = ()                     # (Opt, index of the step it made) per opt application (opts.OptStepRecorder)
 
 
 @dataclass(frozen=True)
@@ -306,9 +307,10 @@ def _stack(tb: tuple[tuple, ...] | None) -> tuple[tuple[str, int, str, str], ...
 
 
 def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origins: dict[int, tuple[Origin, ...]] | None = None,
-                searches: dict[int, BeamSearch] | None = None) -> list[GroupRecord]:
+                searches: dict[int, BeamSearch] | None = None, opt_steps: dict[int, list] | None = None) -> list[GroupRecord]:
   """Records of tinygrad's tracked groups and their steps (out: id(step) -> trace number of what it returned; origins:
-  tracked group index -> its kernel's origins; searches: -> its BEAM search). tgviz's own "capture" group is skipped
+  tracked group index -> its kernel's origins; searches: -> its BEAM search; opt_steps: -> its opts' steps). tgviz's
+  own "capture" group is skipped
   when nothing landed in it."""
   from tinygrad.renderer.cstyle import CStyleLanguage
   groups = []
@@ -321,7 +323,7 @@ def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], o
     groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, _stack(key.tb),
                               device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else "",
                               origins=(origins or {}).get(i, ()), c_style=isinstance(ren, CStyleLanguage),
-                              search=(searches or {}).get(i)))
+                              search=(searches or {}).get(i), opt_steps=tuple((opt_steps or {}).get(i, ()))))
   return groups
 
 
