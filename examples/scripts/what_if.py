@@ -26,6 +26,8 @@ with tgviz.capture() as conv:
 assert result.tolist() == [[[[8.0, 12.0], [20.0, 24.0]]]]
 conv_kernel = next(k for k in conv.kernels if k.name == "r_2_2_2_2")
 assert conv_kernel.opts_by == "heuristic" and [o.op for o in conv_kernel.opts] == ["UNROLL", "UNROLL", "LOCAL", "LOCAL"]
+assert [step.name for _, step in conv_kernel.opt_steps] == ["shift (1,) 2 unroll", "shift (0,) 2 unroll", "shift (2,) 2 local",
+                                                            "shift (3,) 2 local"]  # the rewrite step each opt made
 show_retries(conv_kernel, [[], [("UPCAST", 0, 0)], [("LOCAL", 0, 2)], [("LOCAL", 0, 2), ("UNROLL", 0, 0)]])
 
 # a 64x64 matmul
