@@ -50,7 +50,7 @@ function sideView(side, label) {
 }
 
 /** @param {{ model: any, el: HTMLElement }} ctx */
-function render({ model, el }) {
+function renderComparison({ model, el }) {  // (not "render": the trace browser's what-if panel inlines this module)
   el.classList.add("tgviz");
   const labels = model.get("labels"), rows = model.get("rows");
   const root = h("div", { class: "tgviz-root tgviz-compare", tabindex: "0", "data-lm-suppress-shortcuts": "true" });
@@ -104,7 +104,7 @@ export function open(data, el) {
     on: (/** @type {string} */ ev, /** @type {(msg: any) => void} */ cb) => { if (ev === "msg:custom") handlers.push(cb); },
     send: (/** @type {any} */ msg) => setTimeout(() => handlers.forEach((cb) => cb(data.pairs[msg.index])), 0),
   };
-  render({ model, el });
+  renderComparison({ model, el });
 }
 
-export default { render };
+export default { render: renderComparison };

@@ -65,7 +65,7 @@ function showOrigins(ui, origins) {
 }
 
 /** The kernel table (sortable; a row opens the kernel's first step and closes the table), over the columns while open.
- * @param {Ui} ui @param {KernelRow[]} kernels @param {(key: StepKey) => void} select */
+ * @param {Ui} ui @param {(KernelRow & {opts?: string|null})[]} kernels @param {(key: StepKey) => void} select */
 export function kernelTable(ui, kernels, select) {
   const dims = (/** @type {number[]|null} */ v) => (v ? `[${v.join(", ")}]` : "–");
   ui.kernels.hidden = !kernels.length;
@@ -86,6 +86,7 @@ export function kernelTable(ui, kernels, select) {
       { key: "bytes", label: "bytes", num: true, title: "tinygrad's estimate of the bytes moved" },
       { key: "runs", label: "runs", num: true, title: "launches inside the capture" },
       { key: "time_us", label: "time (µs)", num: true, title: "measured device time of its launches, in total" },
-      { key: "matches", label: "matches", num: true, title: "pattern matches in the kernel's rewrite steps, in total" }],
+      { key: "matches", label: "matches", num: true, title: "pattern matches in the kernel's rewrite steps, in total" },
+      { key: "opts", label: "opts", title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)" }],
       kernels, (row) => { ui.kernels.open = false; select(row.step); }));
 }

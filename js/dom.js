@@ -1,4 +1,4 @@
-// Elements built in one call: the frontends' (widget.js's modules, compare.js) one DOM helper.
+// Elements built in one call: the frontends' (widget.js's modules, compare.js) DOM helpers, HTML and SVG.
 
 /** An element with attributes and children (nodes or text).
  * @template {keyof HTMLElementTagNameMap} K
@@ -7,6 +7,15 @@
 export function h(tag, attrs = {}, kids = []) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const k of kids) e.append(k);
+  return e;
+}
+
+/** An SVG element with attributes and children. @param {string} tag @param {Record<string, string|number>} attrs
+ * @param {(Node|string)[]} [kids] @returns {SVGElement} */
+export function svgEl(tag, attrs, kids = []) {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   for (const k of kids) e.append(k);
   return e;
 }

@@ -3,7 +3,7 @@
 // up to the ridge, the compute roof (peak GFLOP/s) after it, their numbers written on them. Drawn as SVG (a point per
 // kernel: hundreds at most). Hover names a kernel, a click opens it. A kernel with no FLOPs (a copy, a fill) sits on the
 // x axis's floor, hollow.
-import { h } from "./dom.js";
+import { h, svgEl } from "./dom.js";
 import { fmtNum, fmtTime } from "./units.js";
 
 /** @typedef {import("./runview.js").RunMsg} RunMsg */
@@ -11,14 +11,6 @@ import { fmtNum, fmtTime } from "./units.js";
 
 const ROOF_W = 760, ROOF_H = 420, ROOF_L = 64, ROOF_R = 16, ROOF_T = 16, ROOF_B = 40;
 const ROOF_COLORS = ["#4e79a7", "#e15759", "#59a14f", "#b07aa1", "#f28e2b"];
-
-/** An SVG element. @param {string} tag @param {Record<string, string|number>} attrs @param {(Node|string)[]} [kids] */
-function svgEl(tag, attrs, kids = []) {
-  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  for (const k of kids) e.append(k);
-  return e;
-}
 
 /** The decades a log axis spans, from lo to hi (both > 0). @param {number} lo @param {number} hi */
 const roofDecades = (lo, hi) => [Math.floor(Math.log10(lo)), Math.ceil(Math.log10(hi))];

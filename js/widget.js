@@ -18,6 +18,7 @@ import { programTabs } from "./program.js";
 import { runView } from "./runview.js";
 import { stepTree } from "./tree.js";
 import { buildUi } from "./ui.js";
+import { whatIf, withOpts } from "./whatif.js";
 
 /** @typedef {import("./protocol.js").Selection} Selection */
 /** @typedef {import("./protocol.js").PictureMsg} PictureMsg */
@@ -74,6 +75,7 @@ function render({ model, el }) {
   const links = linking(ui, state, view, (key, v) => select(key, null, v));
   const program = programTabs(ui, state, links);  // the code column's uops and asm tabs
   const run = runView(ui, () => state.send({ type: "run" }), (key) => select(key));  // the timeline, memory, roofline tabs
+  const opts = whatIf(ui, state, page, (key) => select(key));
   /** @type {Selection|null} the selection drawn */
   let shown = null;
   /** @type {TreeGroup|null} its group */
@@ -110,6 +112,7 @@ function render({ model, el }) {
     ui.stage.dataset.step = msg.step;
     ui.stage.dataset.match = msg.match === null ? "" : String(msg.match);
     showDetails(ui, msg, group !== shownGroup, select);  // first: its banner and pattern line take the canvas's room
+    if (group !== shownGroup) opts.show(group);
     if (!ui.canvas.clientWidth) unplaced = true;  // not laid out yet (drawn before the page placed the widget): see below
     else if (sameStep) view.follow(); else view.initial();  // a new step opens readable; a new match keeps the zoom
     if (group !== shownGroup) program.kernel(msg.kernel, msg.step);
@@ -246,7 +249,7 @@ function render({ model, el }) {
   });
 
   state.onSelected(tree.markSelected);
-  kernelTable(ui, state.kernels, select);
+  kernelTable(ui, withOpts(state.kernels, state.model.get("whatif")), select);
   tree.build();
   showCached();
   state.send({ type: "ready" });

@@ -8,11 +8,11 @@ from tinygrad.helpers import ContextVar
 from tinygrad.uop import ops
 
 import tgviz
-from tgviz.bridge import capture, profiler, recorders
+from tgviz.bridge import beam, capture, opts, profiler, recorders
 
 PATCHES = [capture.TrackingTables, recorders.MatchRecorder, recorders.StepRecorder, recorders.StackRecorder,
            recorders.LineRecorder, recorders.OriginRecorder, recorders.SourceOnlyCompilers, recorders.KernelTimer,
-           profiler.Profiler]
+           profiler.Profiler, beam.BeamRecorder, opts.OptStepRecorder]
 SETTINGS = ("TRACK_MATCH_STATS", "VIZ", "PARALLEL", "DEV", "PROFILE")
 ABSENT = object()
 
@@ -40,7 +40,7 @@ def touched():
   finally: recorders.Patch.__enter__ = enter
   kinds = {type(t).__name__ if not isinstance(t, type) else t.__name__ for t, _ in found.values()}
   assert {"PatternMatcher", "TrackedPatternMatcher", "RewriteContext", "CStyleLanguage", "Metadata", "module", "ContextVar", "Buffer",
-          "_TinyJit", "CLDevice"} <= kinds, kinds
+          "_TinyJit", "CLDevice", "Scheduler"} <= kinds, kinds
   return list(found.values())
 
 

@@ -23,6 +23,8 @@ NOTEBOOKS = {
   "04_arange.ipynb": ["kernel E_3 "],
   "05_arange_indexing_vs_data.ipynb": ["kernel r_10 ", "r_10 ~ r_10  same AST, same code", "only in as_data (1): E_10",
                                        "r_10 ~ r_10  same name, code differs"],
+  "06_what_if.ipynb": ["kernel r_2_2_2_2 ", "r_2_2_2_2 ~ r_2_2_2_2  paired as given", "kernel r_2_8_16_4_4_16_4 ",
+                       "r_2_8_16_4_4_16_4 ~ r_2_2_8_8_4_4_64  paired as given, code differs"],
 }
 SCRIPTS = {
   "tutorial_conv2d.py": ["r_2_2_2_2"],
@@ -35,6 +37,8 @@ SCRIPTS = {
   # real models: a training step's convolutions, backward and Adam update; attention's matmuls forward and backward
   "mnist_train_step.py": ["r_11_11_2_4_4_4_8_3_3", "r_4_5_5_32_2_2", "r_8_10"],
   "transformer_block.py": ["r_4_16_16_16", "r_16_64_16_16", "r_4_2_8_16_3_16_16_16"],
+  # its own captures: the conv's and the matmul's kernels retried with other opts, then BEAM=2 (it asserts the rest)
+  "what_if.py": ["r_2_2_2_2", "r_2_8_16_4_4_16_4"],
 }
 
 

@@ -71,7 +71,7 @@ def test_imports_form_a_dag():
                     ("protocol", "widget"), ("protocol", "report"), ("bridge", "asm"), ("asm", "model"), ("protocol", "programview"),
                     ("programview", "widget"), ("programview", "report"), ("protocol", "runview"), ("runview", "widget"),
                     ("runview", "report"), ("report", "api"), ("compare_view", "api"), ("widget", "magic"),
-                    ("compare_widget", "magic"), ("api", "cli")]:
+                    ("compare_widget", "magic"), ("api", "cli"), ("compare_view", "whatif"), ("whatif", "api")]:
     assert pos[low] < pos[high], (low, high, order)
   assert not g["graph"] and g["bridge"] <= {"graph"}
 
@@ -93,10 +93,11 @@ def test_the_dag_sees_lazy_imports(tmp_path):
 
 def test_the_bridge_inside_imports_one_way_env_first():
   """Inside the bridge too, imports run one way: env (tinygrad's version and device set-up) at the bottom, then uops,
-  replay, events, records, recorders, profiler, peaks, capture and files; the package's __init__ only re-exports, importing env first."""
+  replay, events, records, recorders, opts, beam, profiler, peaks, capture and files; the package's __init__ only re-exports, importing env first."""
   inside = {name: {i.split(".")[2] for i in imports(path) if i.startswith("tgviz.bridge.") and i.split(".")[2] in BRIDGE} - {name}
             for name, path in BRIDGE.items()}
-  order = ["env", "uops", "replay", "events", "records", "safe_pickle", "machine", "recorders", "profiler", "peaks", "capture", "files",
+  order = ["env", "uops", "replay", "events", "records", "safe_pickle", "machine", "recorders", "opts", "beam", "profiler", "peaks", "capture",
+           "files",
            "__init__"]
   assert sorted(order) == sorted(BRIDGE), "a bridge module this test does not place"
   for name, deps in inside.items():

@@ -12,13 +12,17 @@ In Jupyter: ``%load_ext tgviz`` then a ``%%tgviz`` cell. In Python::
     trace.kernel_table()                                # per kernel: launch dims, FLOPs and bytes estimates, device time
     trace.timeline(); trace.memory(); trace.roofline()  # the run: launches per device, buffers and the peak, the roofline
     print(tgviz.compare(trace_a, trace_b))              # kernels paired, code diffs; .to_html(), tgviz.CompareWidget
+    kernel.opts; kernel.retry([("UPCAST", 0, 4)])       # the opts applied; the kernel again with others, run and compared
 """
 from tgviz import bridge
 from tgviz.api import Comparison, Step, Trace, TraceFileError, capture, compare, load
 from tgviz.comparison import KernelPair
-from tgviz.model import Group, Kernel
+from tgviz.model import Group
 from tgviz.runtime import BufferLife, Launch, Memory, Roofline, Timeline
 from tgviz.steps import Diff, Match
+from tgviz.whatif import Kernel, Retry
+
+Opt = bridge.Opt
 
 __all__ = [
   "BufferLife",
@@ -31,6 +35,8 @@ __all__ = [
   "Launch",
   "Match",
   "Memory",
+  "Opt",
+  "Retry",
   "Roofline",
   "Step",
   "Timeline",

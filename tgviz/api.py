@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from tgviz import bridge as tg
-from tgviz import compare_view, model, picture, report, steps
+from tgviz import compare_view, model, picture, report, steps, whatif
 from tgviz import comparison as C
 from tgviz import layout as L
 
@@ -42,6 +42,7 @@ class Trace(model.Trace):
   """Everything tinygrad's compiler did inside one :func:`capture` block."""
 
   step_type: ClassVar[type[steps.Step]] = Step
+  kernel_type: ClassVar[type[model.Kernel]] = whatif.Kernel
 
   def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "auto",
                  max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto", landmarks: bool = False,

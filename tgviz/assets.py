@@ -6,6 +6,7 @@ from pathlib import Path
 
 _IMPORT = re.compile(r'^import \{([^}]*)\} from "\./([\w.]+)";\n', re.M)
 _EXPORT = re.compile(r"^export (?=(?:async )?function |const |let |class )", re.M)
+_DEFAULT = re.compile(r"^export default .*;\n", re.M)  # an inlined module's default export (anywidget's) is the importer's no more
 
 
 def static_file(name: str) -> Path:
@@ -42,7 +43,7 @@ def esm(name: str) -> str:
   import cannot resolve. The modules inlined into one text share its scope: their top-level names must differ
   (tests/test_js_parity.py parses each shipped text with node)."""
   parts = [_IMPORT.sub("", static_file(n).read_text()) for n in modules(name)]
-  return "".join(_EXPORT.sub("", p) for p in parts[:-1]) + parts[-1]
+  return "".join(_DEFAULT.sub("", _EXPORT.sub("", p)) for p in parts[:-1]) + parts[-1]
 
 
 def script_safe(json_text: str) -> str:

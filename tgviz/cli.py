@@ -1,4 +1,4 @@
-"""The command line: ``tgviz run SCRIPT.py [--out DIR] [--device DEV]`` writes an HTML report and SVGs.
+"""The command line: ``tgviz run SCRIPT.py [--out DIR] [--device DEV] [--env NAME=VALUE]`` writes an HTML report and SVGs.
 
 With several scripts, each gets its own report folder under DIR and DIR/index.html links them with their summaries.
 ``tgviz open FILE`` writes the report of a saved trace (``Trace.save``) or of tinygrad's own rewrites.pkl (``VIZ=-1``).
@@ -50,10 +50,10 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
 
 
 def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[str], svg: str = "landmarks",
-        jobs: int | None = None, save: bool = False) -> tuple[int, Trace | None]:
-  """Run script under capture, write out/index.html and out/svg/ (save: and the trace, out/trace.tgviz); returns the exit
-  status and the trace."""
-  status, trace = trace_script(script, device, args)
+        jobs: int | None = None, save: bool = False, env: dict[str, Any] | None = None) -> tuple[int, Trace | None]:
+  """Run script under capture (with tinygrad Context settings env), write out/index.html and out/svg/ (save: and the
+  trace, out/trace.tgviz); returns the exit status and the trace."""
+  status, trace = trace_script(script, device, args, env)
   if trace is not None:
     write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs)
     if save: print(f"tgviz: trace:  {trace.save(out / 'trace.tgviz').resolve()} (tgviz open it, or tgviz.load it, anywhere)")
@@ -111,9 +111,9 @@ def _summary_row(name: str, link: str, trace: Trace | None, status: int) -> str:
 
 
 def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, svg: str, jobs: int | None = None,
-             save: bool = False) -> int:
+             save: bool = False, env: dict[str, Any] | None = None) -> int:
   """Run several scripts, each into out/<script name>/, and write out/index.html: each one's summary and links."""
-  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg, jobs, save)) for s in scripts]
+  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg, jobs, save, env)) for s in scripts]
   rows = "".join(_summary_row(s.name, s.stem, trace, rc) for s, rc, trace in results)
   (out / "index.html").write_text(
     "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>tgviz reports</title><style>"
@@ -166,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
   r.add_argument("script", type=Path, nargs="+", help="the script (several: each gets its own report, no script args)")
   r.add_argument("--device", default=None, help="tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90 (default: DEV, else CL)")
   r.add_argument("--save", action="store_true", help="also save the trace as DIR/trace.tgviz (tgviz open or tgviz.load it later)")
+  r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                 help="run under this tinygrad Context setting, e.g. --env BEAM=2 (repeatable)")
   o = sub.add_parser("open", help="write the HTML report and SVGs of a saved trace or of tinygrad's rewrites.pkl (VIZ=-1)")
   o.add_argument("file", type=Path, help="a file Trace.save wrote, or tinygrad's rewrites.pkl (read without running anything in it)")
   o.add_argument("--trust", action="store_true", help="unpickle the file as plain pickle, which can run code in it: only for a "
@@ -196,10 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     return compare_scripts((ns.script_a, ns.script_b), (ns.env + ns.env_a, ns.env + ns.env_b), ns.out, ns.device, ns.max_nodes)
   if ns.command == "open":
     return open_file(ns.file, ns.out, ns.max_nodes, ns.svg, ns.jobs, trusted=ns.trust)
+  try: env = parse_settings(ns.env)
+  except ValueError as e: parser.error(f"--env: {e}")
   if len(ns.script) > 1:
     if script_args: parser.error(f"arguments {script_args} can only be passed to a single script")
-    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg, ns.jobs, ns.save)
-  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs, ns.save)[0]
+    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg, ns.jobs, ns.save, env)
+  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs, ns.save, env)[0]
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,8 @@ STEPS_SHOWN = 10  # steps whose match counts differ most, in the summary
 
 @dataclass(frozen=True)
 class KernelPair:
-  """A kernel of trace a and its counterpart in trace b; how: "ast" (the same AST) or "name" (same name, other AST)."""
+  """A kernel of trace a and its counterpart in trace b; how: "ast" (the same AST), "name" (same name, other AST) or
+  "given" (paired by the caller, e.g. a kernel and its retry with other opts)."""
   a: Kernel
   b: Kernel
   how: str
@@ -70,10 +72,12 @@ def code_diff(a: Kernel, b: Kernel) -> str:
   return "\n".join(difflib.unified_diff(a.source.splitlines(), b.source.splitlines(), a.name, b.name, lineterm=""))
 
 
-def pair_kernels(a: list[Kernel], b: list[Kernel]) -> tuple[list[KernelPair], list[Kernel], list[Kernel]]:
-  """(pairs, unpaired of a, unpaired of b): paired by the same AST, then by name, each in compile order."""
-  pairs: list[KernelPair] = []
-  left, right = list(a), list(b)
+def pair_kernels(a: list[Kernel], b: list[Kernel], given: Sequence[tuple[Kernel, Kernel]] = ()) \
+    -> tuple[list[KernelPair], list[Kernel], list[Kernel]]:
+  """(pairs, unpaired of a, unpaired of b): the given pairs (how "given"), then the rest paired by the same AST, then by
+  name, each in compile order."""
+  pairs = [KernelPair(ka, kb, "given") for ka, kb in given]
+  left, right = [k for k in a if all(k is not ka for ka, _ in given)], [k for k in b if all(k is not kb for _, kb in given)]
   for how, key in (("ast", lambda k: k.ast_key), ("name", lambda k: k.name)):
     waiting: dict[str, list[Kernel]] = {}
     for k in right: waiting.setdefault(key(k), []).append(k)
@@ -114,9 +118,10 @@ class Comparison:
   """Two traces compared: kernels paired (``pairs``), the kernels only one side has (``only_a``, ``only_b``), what the
   compiler did on each side (``counts``) and the steps whose match counts differ most (``step_deltas``)."""
 
-  def __init__(self, a: Trace, b: Trace, labels: tuple[str, str] = ("a", "b")):
+  def __init__(self, a: Trace, b: Trace, labels: tuple[str, str] = ("a", "b"), pairs: Sequence[tuple[Kernel, Kernel]] = ()):
+    """pairs: (kernel of a, kernel of b) to pair as given, whatever their ASTs and names (e.g. a kernel and its retry)."""
     self.a, self.b, self.labels = a, b, labels
-    self.pairs, self.only_a, self.only_b = pair_kernels(a.kernels, b.kernels)
+    self.pairs, self.only_a, self.only_b = pair_kernels(a.kernels, b.kernels, pairs)
     self.counts = (side_counts(a), side_counts(b))
     self.step_deltas = step_deltas(a, b)
 
@@ -155,7 +160,8 @@ class Comparison:
     for p in self.pairs:
       code = "same code" if p.identical else "code differs (+{} -{} lines)".format(*p.lines_changed)
       launch = _launch(p.a) if _launch(p.a) == _launch(p.b) else f"{_launch(p.a)} -> {_launch(p.b)}"
-      lines.append(f"  {p.a.display_name} ~ {p.b.display_name}  same {'AST' if p.how == 'ast' else 'name'}, {code}, {launch}")
+      how = {"ast": "same AST", "name": "same name"}.get(p.how, "paired as given")
+      lines.append(f"  {p.a.display_name} ~ {p.b.display_name}  {how}, {code}, {launch}")
     for label, only in ((la, self.only_a), (lb, self.only_b)):
       lines.append(f"only in {label} ({len(only)}): {', '.join(k.display_name for k in only) or '-'}")
     if self.step_deltas:

@@ -39,8 +39,12 @@ class Kernel:
 
   def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], Any],
                lines: Callable[[str], list[tuple[Any, ...]] | None] | None = None, origins: tuple[tg.Origin, ...] = (),
-               run_times: Callable[[tg.Program], list[float]] | None = None, c_style: bool = False):
+               run_times: Callable[[tg.Program], list[float]] | None = None, c_style: bool = False,
+               search: tg.BeamSearch | None = None, trace: Trace | None = None, opts_seen: tuple = ()):
     self.group, self.device, self.renderer, self._load, self._lines = group, device, renderer, program, lines
+    self.trace = trace      # the trace the kernel is part of
+    self.search = search    # BEAM's search for this kernel (candidates, their times, the winner), None without one
+    self._opts_seen = opts_seen  # each opt application of its codegen with the index of the step it made
     self._c_style = c_style  # rendered by one of tinygrad's C-style renderers, whose lines tgviz maps (lines: None when
                              # the trace has no line data at all, e.g. tinygrad's rewrites.pkl)
     self._run_times = run_times
@@ -181,6 +185,25 @@ class Kernel:
     if self._program is None or self._run_times is None: return []
     return self._run_times(self._program)
 
+  @property
+  def opts(self) -> list[tg.Opt]:
+    """The optimizations tinygrad applied to this kernel, in order (its KernelInfo.applied_opts: UPCAST, LOCAL, UNROLL,
+    GROUP, TC, ... with axis and amount); who chose them: :attr:`opts_by`."""
+    return list(tg.applied_opts(self._program_uop)) if self._program_uop is not None else []
+
+  @property
+  def opt_steps(self) -> list[tuple[tg.Opt, Step | None]]:
+    """Each of :attr:`opts` with the rewrite step its application made (a ``shift ...`` substitute; None where tgviz did
+    not see it applied, e.g. in a trace of an older tgviz)."""
+    return [(o, self.group.steps[i] if i is not None and i < len(self.group.steps) else None)
+            for o, i in tg.opt_steps(tuple(self.opts), list(self._opts_seen))]
+
+  @property
+  def opts_by(self) -> str:
+    """Who chose :attr:`opts`: "heuristic", "BEAM", "BEAM cache", "user" (a retry's), "given" or "none"."""
+    if not self.group.steps: return "none"
+    return tg.chooser(self.group.steps[0].before(), tuple(self.opts), self.search.cached if self.search is not None else None)
+
   @functools.cached_property
   def ast_key(self) -> str:
     """The identity of the AST this kernel compiled (its first graph): equal for the same kernel in any trace."""
@@ -224,6 +247,7 @@ class Trace:
   """Everything tinygrad's compiler did inside one capture block."""
 
   step_type: ClassVar[type[Step]] = Step   # the class of the steps the trace makes (tgviz.api's adds pictures)
+  kernel_type: ClassVar[type[Kernel]] = Kernel  # the class of its kernels (tgviz.api's can be retried with other opts)
 
   def __init__(self, device: str):
     self.device = device
@@ -268,8 +292,9 @@ class Trace:
       group = Group(gi, graw.name, graw.kind, stack=graw.stack)
       group.steps = [self.step_type(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw) for si, sraw in enumerate(graw.steps)]
       if graw.kind == "kernel":
-        group.kernel = Kernel(group, graw.device, graw.renderer, functools.partial(rec.program_uop, graw),
-                              rec.source_lines if rec.lines is not None else None, graw.origins, rec.run_times, graw.c_style)
+        group.kernel = self.kernel_type(group, graw.device, graw.renderer, functools.partial(rec.program_uop, graw),
+                                        rec.source_lines if rec.lines is not None else None, graw.origins, rec.run_times,
+                                        graw.c_style, graw.search, self, graw.opt_steps)
       groups.append(group)
     for g, label in zip(groups, display_names([g.name if g.kind == "kernel" else None for g in groups]), strict=True):
       if label is not None: g.display_name = label

@@ -28,6 +28,7 @@ from tgviz import forked, runview
 from tgviz import layout as L
 from tgviz import programview as PV
 from tgviz import protocol as P
+from tgviz import whatif_view as W
 from tgviz.assets import esm, script_safe, styles
 from tgviz.graph import FAMILIES
 from tgviz.highlight import code_css
@@ -147,7 +148,7 @@ class Writer:
     return {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
             "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace),
             "error": trace.traceback or "", "config": config(self.max_nodes),
-            "notes": {k: tg.note_line(v) for k, v in trace.call_notes.items()}}
+            "notes": {k: tg.note_line(v) for k, v in trace.call_notes.items()}, "whatif": W.state(trace)}
 
   def summary(self) -> str:
     """The trace's summary under the page's title (the page shows its first line over the widget)."""
@@ -188,7 +189,8 @@ class Writer:
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as f, _no_gc():
       segments = (workers or forked.Workers(self, 0)).map(_segment, range(len(self.segments)))  # with workers: started now
-      f.write(_HEAD.format(title=L.text(self.title), css=styles("widget.css", "table.css", "program.css", "run.css")))
+      f.write(_HEAD.format(title=L.text(self.title), css=styles("widget.css", "table.css", "program.css", "run.css", "compare.css",
+                                                                "whatif.css")))
       f.write(_chunk("state", self.state()))
       f.write(_chunk("rules", P.rules_message(trace)))
       f.write(_chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs

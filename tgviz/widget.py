@@ -21,6 +21,7 @@ from tgviz import layout as L
 from tgviz import programview as PV
 from tgviz import protocol as P
 from tgviz import runview
+from tgviz import whatif_view as W
 from tgviz.assets import esm, styles
 from tgviz.highlight import code_css
 from tgviz.model import Trace
@@ -61,7 +62,7 @@ class TraceWidget(anywidget.AnyWidget):
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
   _esm = esm("widget.js")
-  _css = styles("widget.css", "table.css", "program.css", "run.css")
+  _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css")
 
   tree: t.List[P.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
@@ -73,6 +74,7 @@ class TraceWidget(anywidget.AnyWidget):
   error = t.Unicode("").tag(sync=True)
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
   kept_picture = t.Dict().tag(sync=True)                   # a protocol.PictureMsg: what a saved notebook shows
+  whatif = t.Dict().tag(sync=True)                         # whatif_view.state: per kernel its opts, BEAM's candidates, retries
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
                export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, **kwargs: Any):
@@ -85,7 +87,8 @@ class TraceWidget(anywidget.AnyWidget):
     self._latest: Selection | None = None
     self._worker: int | None = None
     super().__init__(tree=P.tree(trace, kernel), selected=P.first_selection(trace, kernel), code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
-                     summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir), **kwargs)
+                     summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir),
+                     whatif=W.state(trace), **kwargs)
     self.on_msg(self._on_msg)
     self.observe(lambda _: self._request(), names=["selected", "match", "view"])
     self._request()  # start on the first picture right away, so it is ready when the page asks
@@ -143,6 +146,16 @@ class TraceWidget(anywidget.AnyWidget):
                            box=tuple(float(v) for v in box[:4]) if isinstance(box, list) and len(box) >= 4 else None)
         self.send(P.exported_message(paths))
       except Exception as e: self.send(P.error_message(f"export failed: {type(e).__name__}: {e}"))
+    elif content.get("type") in ("allowed", "retry"):  # in the layout worker: tinygrad runs one thing at a time
+      self._pending = self._pool.submit(self._what_if, content)
+
+  def _what_if(self, content: dict) -> None:
+    try:
+      if content["type"] == "allowed": self.send(W.allowed_message(self.trace, content))
+      else:
+        self.send(W.retry(self.trace, content))
+        self.whatif = W.state(self.trace)  # the retry joins the kernel's retries (a saved notebook keeps them)
+    except Exception as e: self.send(P.error_message(f"{content['type']}: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def _send_run(self) -> None:
     try: self.send(runview.run_message(self.trace))

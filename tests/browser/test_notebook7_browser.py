@@ -37,6 +37,18 @@ def open_from_tree(context, url: str, token: str, name: str):
   return page
 
 
+def run_from_tree(context, url: str, token: str, name: str, cells: int = 2, timeout: float = 120_000):
+  """The notebook opened from the file list, its first cells run, its widget drawn and answering; the page's errors from
+  then on in page.errors (Notebook 7 itself raises "reading 'schema'" while it loads its settings)."""
+  page = open_from_tree(context, url, token, name)
+  run_all(page, cells)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=timeout)
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=30_000)
+  page.errors = []
+  page.on("pageerror", lambda e: page.errors.append(str(e)))
+  return page
+
+
 def cell_kinds(page) -> list[str]:
   return page.locator(CELLS).evaluate_all("cs => cs.map(c => c.classList.contains('jp-CodeCell') ? 'code' : 'other')")
 
@@ -101,12 +113,7 @@ def test_maximise_in_notebook7(nb7, browser):
   (root / "room7.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
   ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
   try:
-    page = open_from_tree(ctx, url, token, "room7.ipynb")
-    run_all(page, 2)
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
-    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=30_000)
-    page.errors = []  # from here on (Notebook 7 itself raises "reading 'schema'" while it loads its settings)
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page = run_from_tree(ctx, url, token, "room7.ipynb")
     page.locator(".tgviz-root").scroll_into_view_if_needed()
     check_maximise(page, "widget-maximised-notebook7.png")
     took = node_panel_ms(page)

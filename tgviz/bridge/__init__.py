@@ -7,6 +7,7 @@ keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad
 anything imports tinygrad. This file holds no logic of its own.
 """
 from tgviz.bridge import env  # first: the version check and the device set-up run before tinygrad is imported
+from tgviz.bridge.beam import BeamSearch, Candidate
 from tgviz.bridge.capture import Tracker
 from tgviz.bridge.env import (
   SUPPORTED_TINYGRAD,
@@ -21,6 +22,19 @@ from tgviz.bridge.env import (
 from tgviz.bridge.events import ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_null_device
 from tgviz.bridge.files import TraceFileError, load_recording, save_recording
 from tgviz.bridge.machine import binary, debug_listing, disassemble, linear_uops, print_uops, program_rows
+from tgviz.bridge.opts import (
+  OPT_OPS,
+  Opt,
+  OptRefused,
+  PairRun,
+  allowed_opts,
+  applied_opts,
+  chooser,
+  compile_with,
+  opt_steps,
+  opts_of,
+  run_pair,
+)
 from tgviz.bridge.peaks import device_peaks
 from tgviz.bridge.records import (
   KERNEL_LANDMARKS,
@@ -55,13 +69,19 @@ from tgviz.bridge.uops import (
 __all__ = [
   "KERNEL_LANDMARKS",
   "LANDMARKS",
+  "OPT_OPS",
   "SUPPORTED_TINYGRAD",
+  "BeamSearch",
+  "Candidate",
   "ExecRecord",
   "GroupRecord",
   "MemRecord",
   "NodeCache",
   "NodeTable",
+  "Opt",
+  "OptRefused",
   "Origin",
+  "PairRun",
   "Profile",
   "Program",
   "RangeRecord",
@@ -71,8 +91,12 @@ __all__ = [
   "TraceFileError",
   "Tracker",
   "UnsupportedTinygrad",
+  "allowed_opts",
+  "applied_opts",
   "binary",
+  "chooser",
   "clang_missing",
+  "compile_with",
   "context",
   "debug_listing",
   "default_device",
@@ -90,6 +114,8 @@ __all__ = [
   "note_line",
   "op_name",
   "opaque_call_bodies",
+  "opt_steps",
+  "opts_of",
   "page_replays",
   "parse_settings",
   "pattern_source",
@@ -99,6 +125,7 @@ __all__ = [
   "reaches",
   "render_step_index",
   "restore_environment",
+  "run_pair",
   "save_recording",
   "settings",
   "sources",

@@ -15,7 +15,9 @@ from tinygrad.helpers import Context, TracingKey
 from tinygrad.uop import ops
 from tinygrad.uop.ops import UOpMetaClass
 
+from tgviz.bridge.beam import BeamRecorder
 from tgviz.bridge.env import default_device
+from tgviz.bridge.opts import OptStepRecorder
 from tgviz.bridge.profiler import Profiler
 from tgviz.bridge.recorders import (
   KernelTimer,
@@ -97,6 +99,7 @@ class Tracker:
     self._tables, self._origins, self._lines, self._timer = TrackingTables(), OriginRecorder(), LineRecorder(), KernelTimer()
     self._profiler = Profiler(self.device or default_device())
     self._steps = StepRecorder(self._origins)
+    self._beam, self._opts = BeamRecorder(), OptStepRecorder()
     with ExitStack() as stack:
       if not self._tables.shared: stack.callback(_drop_trace_nums)  # last, once the table they index is handed over
       stack.enter_context(self._tables)
@@ -111,6 +114,8 @@ class Tracker:
       stack.enter_context(self._origins)
       if default_device().upper().startswith("NULL"): stack.enter_context(SourceOnlyCompilers())
       stack.enter_context(self._timer)
+      stack.enter_context(self._beam)
+      stack.enter_context(self._opts)
       if self.profile: stack.enter_context(self._profiler)         # after KernelTimer: its launch times come from there
       # our own group first, so rewrites outside any tinygrad group land in this capture and nowhere else
       ops.add_trace_group(TracingKey("capture", tb=None))
@@ -127,5 +132,5 @@ class Tracker:
     try: self._stack.close()
     finally:
       t = self._tables
-      self.recording = Recording(groups_from(t.keys, t.ctxs, self._out, self._origins.groups), t.fields, self._lines.lines, self._timer.runs,
-                                 self._profiler.profile())
+      groups = groups_from(t.keys, t.ctxs, self._out, self._origins.groups, self._beam.searches, self._opts.steps)
+      self.recording = Recording(groups, t.fields, self._lines.lines, self._timer.runs, self._profiler.profile())

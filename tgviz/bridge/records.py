@@ -14,7 +14,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tinygrad.helpers import TracingKey, ansistrip, printable
 from tinygrad.renderer import Renderer
@@ -24,6 +24,9 @@ from tinygrad.uop.ops import Ops, UOp, UOpMetaClass
 from tgviz.bridge.events import Profile
 from tgviz.bridge.replay import Replayer
 from tgviz.bridge.uops import node_key
+
+if TYPE_CHECKING:
+  from tgviz.bridge.beam import BeamSearch
 
 # step names tinygrad gives its "View ..." snapshots (graphs shown, not rewritten), the most telling first
 SNAPSHOT_PREFIX = "View "
@@ -77,6 +80,8 @@ class GroupRecord:
   renderer: str = ""
   origins: tuple[Origin, ...] = ()          # a kernel's Tensor operations, and the user's lines that called them
   c_style: bool = False                     # rendered by a C-style renderer (CStyleLanguage), whose lines tgviz maps
+  search: BeamSearch | None = None          # a kernel's BEAM search, as beam.BeamRecorder saw it
+  opt_steps: tuple = ()                     # (Opt, index of the step it made) per opt application (opts.OptStepRecorder)
 
 
 @dataclass(frozen=True)
@@ -187,6 +192,11 @@ class Recording:
     u0, u1, _, _ = step.matches[k]
     return self.uop(u0), self.uop(u1)
 
+  def only(self, group: GroupRecord, runs: dict[bytes, list[float]] | None = None) -> Recording:
+    """This recording with one of its groups alone (the UOp table and lines shared; no profile), with these run times
+    (default: its own)."""
+    return Recording([group], self.uop_fields, self.lines, self.runs if runs is None else runs)
+
   def program_uop(self, group: GroupRecord) -> UOp | None:
     """The last PROGRAM a kernel group's linearize/render step produced that holds its rendered source, if it got that far."""
     found = None
@@ -296,10 +306,12 @@ def _stack(tb: tuple[tuple, ...] | None) -> tuple[tuple[str, int, str, str], ...
   return tuple(f if len(f) == 4 else (*f, printable(f[:2])) for f in tb or ())
 
 
-def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origins: dict[int, tuple[Origin, ...]] | None = None) \
-    -> list[GroupRecord]:
+def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origins: dict[int, tuple[Origin, ...]] | None = None,
+                searches: dict[int, BeamSearch] | None = None, opt_steps: dict[int, list] | None = None) -> list[GroupRecord]:
   """Records of tinygrad's tracked groups and their steps (out: id(step) -> trace number of what it returned; origins:
-  tracked group index -> its kernel's origins). tgviz's own "capture" group is skipped when nothing landed in it."""
+  tracked group index -> its kernel's origins; searches: -> its BEAM search; opt_steps: -> its opts' steps). tgviz's
+  own "capture" group is skipped
+  when nothing landed in it."""
   from tinygrad.renderer.cstyle import CStyleLanguage
   groups = []
   for i, (key, steps) in enumerate(zip(keys, ctxs, strict=True)):
@@ -310,7 +322,8 @@ def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], o
     ren = key.ret if isinstance(key.ret, Renderer) else None
     groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, _stack(key.tb),
                               device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else "",
-                              origins=(origins or {}).get(i, ()), c_style=isinstance(ren, CStyleLanguage)))
+                              origins=(origins or {}).get(i, ()), c_style=isinstance(ren, CStyleLanguage),
+                              search=(searches or {}).get(i), opt_steps=tuple((opt_steps or {}).get(i, ()))))
   return groups
 
 

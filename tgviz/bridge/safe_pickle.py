@@ -30,7 +30,9 @@ from tinygrad.renderer import Renderer
 # NULL devices' renderers, and in tinygrad's own rewrites.pkl and profile.pkl of the same runs
 ALLOWED: dict[str, tuple[str, ...]] = {
   "decimal": ("Decimal",),                  # tinygrad's profile timestamps
+  "tgviz.bridge.beam": ("BeamSearch", "Candidate"),
   "tgviz.bridge.events": ("DeviceRecord", "ExecRecord", "MemRecord", "Profile", "RangeRecord", "SyncRecord"),
+  "tgviz.bridge.opts": ("Opt",),
   "tgviz.bridge.records": ("GroupRecord", "StepRecord", "Origin"),
   "tinygrad.codegen.opt": ("Opt", "OptOps"),
   "tinygrad.device": ("ProfileDeviceEvent", "ProfileGraphEntry", "ProfileGraphEvent", "ProfileProgramEvent"),

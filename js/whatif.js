@@ -1,0 +1,216 @@
+// What if: the shown kernel's optimizations (the opts tinygrad applied and who chose them, on a line under the code's
+// head) and a sheet over the columns, like the kernel table's, to change them: an editor of the opts (op, axis, amount;
+// add one of those tinygrad allows next, remove one, or none at all) that retries the kernel (tgviz/whatif_view.py's
+// messages: the kernel is compiled again, run on the original's inputs, timed, compared) and opens the retry's
+// comparison (compare.js) in the sheet; BEAM's candidates as a sortable table and a scatter of their times, the winner
+// marked (a click on one loads its opts into the editor). The HTML report shows it read-only: the opts, BEAM's
+// candidates and the retries made before it was written.
+import { h, svgEl } from "./dom.js";
+import { sortableTable } from "./table.js";
+import { open } from "./compare.js";
+
+/** @typedef {import("./ui.js").Ui} Ui */
+/** @typedef {import("./protocol.js").TreeGroup} TreeGroup */
+/** @typedef {[string, number|null, any]} OptSpec  [op, axis, amount] */
+/** @typedef {{index:number, round:number, opts:string[], compiled:boolean, time_us:number|null, winner:boolean}} BeamRow */
+/** @typedef {{type:"retried", kernel:string, opts:string[], summary:string, error:string|null, same:boolean,
+ *   times_us:(number|null)[], compare:any}} RetryMsg */
+/** @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
+ *   retries:RetryMsg[]}} OptsInfo */
+
+const OPT_OPS = ["UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "TC", "THREAD", "PADTO", "SWAP", "NOLOCALS"];
+
+/** An opt as tgviz writes it: UPCAST(0, 4). @param {OptSpec} o */
+const optText = (o) => (o[1] === null && o[2] === null ? o[0] : `${o[0]}(${o[1]}, ${Array.isArray(o[2]) ? `(${o[2].join(", ")})` : o[2]})`);
+
+/** BEAM's candidates: time (µs) against the candidate's number, the winner marked; a click picks one.
+ * @param {BeamRow[]} rows @param {(row: BeamRow) => void} pick */
+function beamScatter(rows, pick) {
+  const timed = rows.filter((r) => r.time_us !== null);
+  const W = 420, H = 160, L = 44, B = 22, top = 8;
+  const svg = svgEl("svg", { class: "tgviz-beam-scatter", width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img" });
+  const maxT = Math.max(...timed.map((r) => Number(r.time_us)), 1e-9), n = Math.max(rows.length - 1, 1);
+  const x = (/** @type {number} */ i) => L + (i / n) * (W - L - 8), y = (/** @type {number} */ t) => top + (1 - t / maxT) * (H - top - B);
+  svg.append(svgEl("line", { x1: L, y1: H - B, x2: W - 8, y2: H - B, class: "axis" }), svgEl("line", { x1: L, y1: top, x2: L, y2: H - B, class: "axis" }));
+  for (const [t, label] of [[maxT, maxT.toFixed(1)], [0, "0"]]) {
+    const tx = svgEl("text", { x: L - 4, y: y(Number(t)) + 4, "text-anchor": "end" });
+    tx.textContent = `${label}`;
+    svg.append(tx);
+  }
+  const cap = svgEl("text", { x: (W + L) / 2, y: H - 4, "text-anchor": "middle" });
+  cap.textContent = "candidate (in the order BEAM tried them) · time µs";
+  svg.append(cap);
+  for (const r of timed) {
+    const dot = svgEl("circle", { cx: x(r.index), cy: y(Number(r.time_us)), r: r.winner ? 5 : 3, class: r.winner ? "winner" : "candidate",
+                                  "data-index": r.index });
+    const tip = svgEl("title", {});
+    tip.textContent = `#${r.index} ${r.opts.join(", ") || "no opts"}: ${r.time_us} µs${r.winner ? " (BEAM's choice)" : ""}`;
+    dot.append(tip);
+    dot.addEventListener("click", () => pick(r));
+    svg.append(dot);
+  }
+  return svg;
+}
+
+/** The what-if line and sheet. show(group) when the shown kernel changes.
+ * @param {Ui} ui @param {import("./adapter.js").Adapter} state @param {boolean} page the HTML report (read-only)
+ * @param {(key: string) => void} go select a step (an opt's link: the step its application made) */
+export function whatIf(ui, state, page, go) {
+  /** @type {() => Record<string, OptsInfo>} the state's per kernel, by display name */
+  const infos = () => state.model.get("whatif") ?? {};
+  const line = h("div", { class: "tgviz-opts-line", title: "the opts tinygrad applied (each: the step where it shows)", hidden: "" });
+  ui.codeHead.after(line);
+  const sheet = h("div", { class: "tgviz-sheet tgviz-whatif-sheet" });
+  const box = h("details", { class: "tgviz-whatif" }, [h("summary", { title: "the shown kernel's opts, changed and retried" }, ["what if…"]), sheet]);
+  ui.kernels.after(box);
+  box.addEventListener("toggle", () => {
+    if (box.open) Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, maxHeight: `${ui.main.offsetHeight}px` });
+    if (box.open && kernel && !page) ask();
+  });
+  /** @type {string|null} the kernel shown (display name) */
+  let kernel = null;
+  /** @type {OptSpec[]} the opts in the editor */
+  let edited = [];
+  /** @type {OptSpec[]} the opts tinygrad allows next */
+  let allowed = [];
+  const status = h("div", { class: "tgviz-whatif-status", role: "status" });
+  const editor = h("div", { class: "tgviz-opts-editor" });
+  const results = h("div", { class: "tgviz-retries" });
+  const compare = h("div", { class: "tgviz-whatif-compare" });
+  const beam = h("div", { class: "tgviz-beam" });
+
+  const ask = () => state.send(/** @type {any} */ ({ type: "allowed", kernel, before: edited }));
+
+  function drawEditor() {
+    const rows = edited.map((o, i) => {
+      const op = h("select", { class: "tgviz-opt-op", title: "the opt" }, OPT_OPS.map((n) => h("option", n === o[0] ? { selected: "" } : {}, [n])));
+      const axis = h("input", { class: "tgviz-opt-axis", type: "number", min: "0", value: String(o[1] ?? ""), title: "axis" });
+      const amount = h("input", { class: "tgviz-opt-amount", value: o[2] === null ? "" : Array.isArray(o[2]) ? o[2].join(",") : String(o[2]), title: "amount (0: the whole axis)" });
+      const change = () => {
+        const a = amount.value.trim();
+        edited[i] = [op.value, axis.value === "" ? null : Number(axis.value),
+                     a === "" ? null : a.includes(",") ? a.split(",").map(Number) : Number(a)];
+        ask();
+      };
+      for (const e of [op, axis, amount]) e.addEventListener("change", change);
+      const remove = h("button", { class: "tgviz-opt-remove", title: "remove this opt" }, ["×"]);
+      remove.addEventListener("click", () => { edited.splice(i, 1); drawEditor(); ask(); });
+      return h("div", { class: "tgviz-opt", "data-opt": optText(o) }, [`${i + 1}.`, op, "axis", axis, "amount", amount, remove]);
+    });
+    const add = h("select", { class: "tgviz-opt-add", title: "add one of the opts tinygrad allows next" });
+    fillAdd(add);
+    add.addEventListener("change", () => { if (add.value) { edited.push(allowed[Number(add.value)]); drawEditor(); ask(); } });
+    const none = h("button", { class: "tgviz-opts-none", title: "no opts at all" }, ["no opts"]);
+    none.addEventListener("click", () => { edited = []; drawEditor(); ask(); });
+    const reset = h("button", { class: "tgviz-opts-reset", title: "the opts tinygrad applied" }, ["as applied"]);
+    reset.addEventListener("click", () => { edited = [...(infos()[kernel ?? ""]?.opts ?? [])]; drawEditor(); ask(); });
+    const go = h("button", { class: "tgviz-retry", title: "compile the kernel again with these opts, run it on the same inputs, compare" }, ["retry"]);
+    go.addEventListener("click", () => {
+      status.textContent = `retrying ${kernel} with ${edited.map(optText).join(", ") || "no opts"}…`;
+      compare.replaceChildren();
+      state.send(/** @type {any} */ ({ type: "retry", kernel, opts: edited }));
+    });
+    editor.replaceChildren(...rows, h("div", { class: "tgviz-opts-tools" }, [add, none, reset, go]));
+  }
+
+  /** The add list: the opts tinygrad allows after those in the editor (refilled as its answer comes, the rows kept as
+   * they are: a value being typed stays). @param {HTMLSelectElement} add */
+  function fillAdd(add) {
+    add.replaceChildren(h("option", { value: "" }, [allowed.length ? `+ add (${allowed.length} allowed)` : "+ add"]),
+                        ...allowed.map((o, i) => h("option", { value: String(i) }, [optText(o)])));
+  }
+
+  /** @param {RetryMsg} r */
+  function showRetry(r) {
+    status.textContent = r.error ?? "";
+    compare.replaceChildren();
+    if (r.compare) open(r.compare, compare);  // compare.js's page, on the retry's comparison
+  }
+
+  function drawResults() {
+    const info = kernel ? infos()[kernel] : undefined;
+    results.replaceChildren(...(info?.retries ?? []).map((r) => {
+      const b = h("button", { class: `tgviz-link tgviz-retry-result ${r.error ? "refused" : r.same ? "same" : "differs"}` }, [r.summary]);
+      b.addEventListener("click", () => showRetry(r));
+      return b;
+    }));
+  }
+
+  function drawBeam() {
+    const info = kernel ? infos()[kernel] : undefined;
+    beam.replaceChildren();
+    if (!info || info.beam_cached === null) return;
+    if (info.beam_cached) { beam.append(h("div", {}, ["BEAM's result cache answered: no search ran, so there are no candidates."])); return; }
+    const rows = info.beam, timed = rows.filter((r) => r.time_us !== null).length;
+    const pick = (/** @type {BeamRow} */ r) => {
+      edited = r.opts.map((t) => /** @type {OptSpec} */ (parseOpt(t)));
+      drawEditor();
+      if (!page) { ask(); state.send(/** @type {any} */ ({ type: "retry", kernel, opts: edited })); status.textContent = `retrying BEAM's candidate #${r.index}…`; }
+    };
+    beam.append(h("div", { class: "tgviz-beam-head" }, [`BEAM tried ${rows.length} candidates, timed ${timed}; its choice is marked` +
+                                                        (page ? "" : " (click one to retry it)")]),
+                beamScatter(rows, pick),
+                sortableTable([{ key: "index", label: "#", num: true }, { key: "round", label: "round", num: true },
+                  { key: "opts", label: "opts", fmt: (v) => v.join(", ") || "no opts" },
+                  { key: "compiled", label: "compiled", fmt: (v) => (v ? "yes" : "no") },
+                  { key: "time_us", label: "time (µs)", num: true, title: "the least of BEAM's timings; – : not timed" },
+                  { key: "winner", label: "chosen", fmt: (v) => (v ? "★" : "") }], rows, pick));
+  }
+
+  /** Show a group's kernel (null: none). @param {TreeGroup|null} group */
+  function show(group) {
+    const info = group?.kind === "kernel" ? infos()[group.name] : undefined;
+    kernel = info && group ? group.name : null;
+    line.hidden = box.hidden = !info;
+    if (!info) return;
+    const opener = h("button", { class: "tgviz-link tgviz-what-if", title: "change the opts and retry the kernel" }, ["what if…"]);
+    opener.addEventListener("click", () => { box.open = true; });
+    line.replaceChildren(`opts (${info.by}): `, ...info.text.flatMap((t, i) => {
+      const step = info.steps[i];
+      const link = h("button", { class: "tgviz-link tgviz-opt-link", title: step ? "the step where this opt shows" : "" }, [t]);
+      if (step) { link.dataset.step = step; link.addEventListener("click", () => go(step)); } else link.disabled = true;
+      return i ? [" · ", link] : [link];
+    }), ...(info.text.length ? [] : ["none"]), " ", opener);
+    line.dataset.by = info.by;
+    edited = [...info.opts];
+    allowed = [];
+    const head = h("div", { class: "tgviz-sheet-head" }, [`what if ${kernel} had other opts? tinygrad applied ${info.text.join(", ") || "none"} (chosen by ${info.by})`]);
+    const close = h("button", { class: "tgviz-sheet-close", title: "close" }, ["×"]);
+    close.addEventListener("click", () => { box.open = false; });
+    head.append(close);
+    status.textContent = "";
+    compare.replaceChildren();
+    if (page) sheet.replaceChildren(head, h("div", { class: "tgviz-hint" }, ["read-only: the retries made before this report was written"]), results, compare, beam);
+    else { drawEditor(); sheet.replaceChildren(head, editor, status, results, compare, beam); if (box.open) ask(); }
+    drawResults();
+    drawBeam();
+  }
+
+  state.listen((/** @type {any} */ msg) => {
+    if (msg.type === "allowed" && msg.kernel === kernel) {
+      allowed = msg.opts;
+      status.textContent = msg.error ?? "";
+      const add = editor.querySelector(".tgviz-opt-add");
+      if (add) fillAdd(/** @type {HTMLSelectElement} */ (add));
+    } else if (msg.type === "retried" && msg.kernel === kernel) {
+      showRetry(msg);
+      setTimeout(drawResults, 0);  // the kernel's retries (the whatif state) change with it
+    }
+  });
+  state.model.on("change:whatif", drawResults);
+  return { show };
+}
+
+/** The kernel table's rows with each kernel's opts and who chose them (from the what-if state).
+ * @param {import("./protocol.js").KernelRow[]} rows @param {Record<string, OptsInfo>|undefined} infos */
+export function withOpts(rows, infos) {
+  return rows.map((r) => ({ ...r, opts: infos?.[r.label] ? `${infos[r.label].text.join(" · ") || "none"} (${infos[r.label].by})` : null }));
+}
+
+/** An opt from its text, "UPCAST(0, 4)" or "NOLOCALS". @param {string} t @returns {OptSpec} */
+function parseOpt(t) {
+  const m = /^(\w+)\((\d+), (.*)\)$/.exec(t);
+  if (!m) return [t, null, null];
+  const arg = m[3].startsWith("(") ? m[3].slice(1, -1).split(", ").map(Number) : Number(m[3]);
+  return [m[1], Number(m[2]), arg];
+}

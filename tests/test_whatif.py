@@ -1,0 +1,188 @@
+"""What if (#25): a kernel's opts as tinygrad applied them, the kernel retried with other opts (compiled, traced, run on the
+same inputs as the original, compared), and BEAM's candidates, on the real compiler and the real PoCL / CPU devices."""
+import contextlib
+import io
+import re
+
+import pytest
+import workloads
+
+import tgviz
+
+MATMUL_OPTS = [[], [("UPCAST", 0, 4)], [("UPCAST", 1, 8)], [("LOCAL", 0, 8)], [("LOCAL", 0, 4), ("LOCAL", 1, 4)],
+               [("UPCAST", 0, 4), ("UNROLL", 0, 4)], [("GROUP", 0, 4)]]
+CONV_OPTS = [[], [("UPCAST", 0, 0)], [("UNROLL", 0, 0)], [("LOCAL", 0, 2)], [("LOCAL", 1, 2), ("UNROLL", 0, 0)], [("GROUP", 0, 0)]]
+
+
+@pytest.fixture(scope="module")
+def matmul_trace() -> tgviz.Trace:
+  from tinygrad import Tensor
+  Tensor.manual_seed(0)
+  a, b = Tensor.randn(32, 32).realize(), Tensor.randn(32, 32).realize()
+  out = io.StringIO()
+  with contextlib.redirect_stdout(out), tgviz.capture(env={"DEBUG": 3}) as trace: (a @ b).realize()
+  trace.debug_log = out.getvalue()
+  return trace
+
+
+def _check_retry(kernel: tgviz.Kernel, opts: list, runs: int = 3) -> tgviz.Retry:
+  r = kernel.retry(opts, runs=runs)
+  assert r.ok, r.error
+  assert r.same, f"{opts}: outputs differ by {r.run.max_diff}"
+  k = r.retried
+  assert [(o.op, o.axis, o.arg) for o in k.opts] == [tuple(o) for o in opts] and k.opts_by == "user"
+  assert len(r.run.times_a) == len(r.run.times_b) == runs and all(t > 0 for t in r.run.times_a + r.run.times_b)
+  assert k.run_times == r.run.times_b and None not in r.times_us()
+  assert all(s is not None and s.name.startswith("shift") for o, s in k.opt_steps if o.op not in ("SWAP", "NOLOCALS"))
+  names = [s.name for s in k.group.steps]
+  assert names[0] == "View Base AST" and "View Program" in names and "__kernel" in k.source
+  return r
+
+
+def test_opts_are_tinygrads_with_who_chose_them(tutorial_trace, matmul_trace):
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  assert [str(o) for o in conv.opts] == ["UNROLL(1, 0)", "UNROLL(0, 0)", "LOCAL(0, 2)", "LOCAL(0, 2)"] and conv.opts_by == "heuristic"
+  # each opt's step: the shift its application made, in the kernel's own steps
+  assert [(str(o), s.name) for o, s in conv.opt_steps] == [("UNROLL(1, 0)", "shift (1,) 2 unroll"), ("UNROLL(0, 0)", "shift (0,) 2 unroll"),
+                                                           ("LOCAL(0, 2)", "shift (2,) 2 local"), ("LOCAL(0, 2)", "shift (3,) 2 local")]
+  assert all(s.group is conv.group for _, s in conv.opt_steps)
+  e3 = [k for k in tutorial_trace.kernels if k.name == "E_3"]
+  assert e3 and all(k.opts == [] and k.opts_by == "none" for k in e3)
+  # tinygrad's own DEBUG=3 line for the kernel: "<name> opts: (Opt(op=OptOps.UPCAST, axis=0, arg=4), ...)"
+  (k,) = matmul_trace.kernels
+  printed = re.search(rf"{k.name}\s+opts: \((.*)\)", re.sub(r"\x1b\[[0-9;]*m", "", matmul_trace.debug_log)).group(1)
+  assert re.findall(r"OptOps\.(\w+), axis=(\d+), arg=(\d+)", printed) == [(o.op, str(o.axis), str(o.arg)) for o in k.opts]
+  assert k.opts and k.opts_by == "heuristic"
+
+
+def test_retry_the_tutorials_conv_with_six_opt_lists(tutorial_trace):
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  sources = {_check_retry(conv, opts).retried.source for opts in CONV_OPTS}
+  assert len(sources) >= 5  # the opts change the code
+
+
+def test_retry_a_matmul_with_seven_opt_lists(matmul_trace):
+  (k,) = matmul_trace.kernels
+  assert re.fullmatch(r"r_\w+", k.name)
+  retries = [_check_retry(k, opts) for opts in MATMUL_OPTS]
+  assert retries[0].retried.name == "r_32_32_32"  # no opts: tinygrad's name is the plain shape
+  assert len({r.retried.source for r in retries}) == len(MATMUL_OPTS)
+  same = _check_retry(k, [(o.op, o.axis, o.arg) for o in k.opts])  # the heuristic's own opts: the same code
+  assert same.retried.source == k.source and same.retried.name == k.name
+
+
+def test_a_refused_opt_gives_tinygrads_message(matmul_trace):
+  (k,) = matmul_trace.kernels
+  r = k.retry([("UPCAST", 0, 3)])
+  assert not r.ok and r.retried is None and r.run is None
+  assert "3 can't divide" in r.error and "\x1b" not in r.error and "UPCAST(0, 3)" in r.error
+  assert r.error in str(r)
+  with pytest.raises(ValueError, match="nothing to compare"): r.comparison()
+  bad = k.retry([("SHRINK", 0, 2)])
+  assert not bad.ok and "'SHRINK' is not one of tinygrad's opts: TC, UPCAST" in bad.error
+  assert "is not an opt" in k.retry([42]).error
+  with pytest.raises(ValueError, match="refused"): k.allowed_opts([("LOCAL", 0, 5)])
+
+
+def test_allowed_opts_all_retry(tutorial_trace):
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  allowed = conv.allowed_opts()
+  assert {str(o) for o in allowed} >= {"UPCAST(0, 0)", "UNROLL(0, 0)", "LOCAL(0, 2)", "GROUP(0, 0)"}
+  assert all(conv.retry([o], runs=1).same for o in allowed)
+  after = conv.allowed_opts([("UNROLL", 0, 0)])
+  assert after and all(o.op != "UNROLL" or o.axis == 0 for o in after)  # one reduce axis left to unroll
+
+
+def test_retry_opens_as_a_comparison(matmul_trace, tmp_path):
+  (k,) = matmul_trace.kernels
+  r = k.retry([("LOCAL", 0, 8)])
+  cmp = r.comparison()
+  assert [(p.a.name, p.b.name, p.how) for p in cmp.pairs] == [(k.name, r.retried.name, "given")] and not cmp.only_a and not cmp.only_b
+  assert cmp.pairs[0].code_diff and cmp.labels == ("original (heuristic)", "retry")
+  (row,) = cmp.kernel_table()
+  assert row["a_time_us"] == round(sum(r.run.times_a) * 1e6, 3) and row["b_time_us"] == round(sum(r.run.times_b) * 1e6, 3)
+  assert row["a_flops"] == k.flops and row["b_flops"] and row["a_bytes"] == k.bytes and row["b_bytes"]
+  assert row["b_local_size"] == [8, 1, 1] and row["a_name"] == k.name
+  page = r.to_html(tmp_path / "retry.html").read_text()
+  assert k.name in page and r.retried.name in page and "original (heuristic)" in page
+
+
+def _beam_log_count(log: str) -> int:
+  """How many candidates BEAM timed, as its DEBUG=2 log says: each round ends "from N -> M actions" (M timed)."""
+  return sum(int(m) for m in re.findall(r"from +\d+ -> +(\d+) actions\x1b\[K", log))
+
+
+def test_beam_candidates_are_every_one_the_search_timed(tmp_path):
+  from tinygrad import Tensor
+  a, b = Tensor.rand(8, 8, device="CPU").realize(), Tensor.rand(8, 8, device="CPU").realize()
+  out = io.StringIO()
+  with contextlib.redirect_stdout(out), tgviz.capture("CPU", env={"BEAM": 2, "CACHELEVEL": 0, "DEBUG": 2}) as trace:
+    c = (a @ b).realize()
+  assert c.tolist()
+  (k,) = trace.kernels
+  s = k.search
+  assert k.opts_by == "BEAM" and not s.cached and s.amount == 2
+  assert len(s.timed) == _beam_log_count(out.getvalue()) > 0
+  assert tuple(k.opts) == s.winner and s.winner in [c.opts for c in s.timed]
+  rows = k.beam_table()
+  assert len(rows) == len(s.candidates) and sum(r["winner"] for r in rows) >= 1
+  assert all((r["time_us"] is None) == (c.time is None) for r, c in zip(rows, s.candidates, strict=True))
+  # the search's own compiles are not the trace's kernels; the winner's opts are the kernel's rewrite steps
+  assert [g.kind for g in trace.groups].count("kernel") == 1
+  assert sum(n.name.startswith("shift") for n in k.group.steps) >= 1 and all(s is not None for _, s in k.opt_steps)
+  loaded = tgviz.load(trace.save(tmp_path / "beam.tgviz"))
+  assert loaded.kernels[0].beam_table() == rows and loaded.kernels[0].opts_by == "BEAM"
+  assert [s.name for _, s in loaded.kernels[0].opt_steps] == [s.name for _, s in k.opt_steps]
+
+
+def test_beam_cache_answering_is_reported():
+  from tinygrad import Tensor
+  a = Tensor.rand(4, 12, device="CPU").realize()
+  for _ in range(2):  # the first may search (and fill the cache); the second finds it there
+    with tgviz.capture("CPU", env={"BEAM": 1}) as trace: a.sum(axis=1).realize()
+  (k,) = trace.kernels
+  assert k.opts_by == "BEAM cache" and k.search.cached and k.search.candidates == [] and k.beam_table() == []
+  assert tuple(k.opts) == k.search.winner
+
+
+def test_the_widget_answers_allowed_and_retry(recording_comm):
+  from tgviz.widget import TraceWidget
+  with tgviz.capture() as trace: workloads.example("tutorial_conv2d.py")
+  w = TraceWidget(trace)
+  assert w.whatif["r_2_2_2_2"]["text"] == ["UNROLL(1, 0)", "UNROLL(0, 0)", "LOCAL(0, 2)", "LOCAL(0, 2)"]
+  assert w.whatif["r_2_2_2_2"]["by"] == "heuristic" and w.whatif["r_2_2_2_2"]["retries"] == []
+  w._on_msg(w, {"type": "allowed", "kernel": "r_2_2_2_2", "before": [["UNROLL", 0, 0]]}, [])
+  w.wait()
+  allowed = w.comm.custom()[-1]
+  assert allowed["type"] == "allowed" and allowed["error"] is None and ["UNROLL", 0, 0] in allowed["opts"]
+  w._on_msg(w, {"type": "retry", "kernel": "r_2_2_2_2", "opts": [["LOCAL", 0, 2]]}, [])  # answered from the worker thread
+  w.wait(120)
+  done = w.comm.custom()[-1]
+  assert done["type"] == "retried" and done["error"] is None and done["same"] and None not in done["times_us"]
+  assert done["compare"]["state"]["rows"][0]["how"] == "given" and done["compare"]["pairs"][0]["diff"]
+  assert [r["summary"] for r in w.whatif["r_2_2_2_2"]["retries"]] == [done["summary"]]
+  for bad, said in (({"kernel": "r_2_2_2_2", "opts": [["UPCAST", 0, 3]]}, "tinygrad refused UPCAST(0, 3)"),
+                    ({"kernel": "nope", "opts": []}, "no kernel 'nope'"), ({"kernel": "r_2_2_2_2", "opts": 5}, "opts must be a list"),
+                    ({"kernel": "r_2_2_2_2", "opts": [["UPCAST", "x", 2]]}, "")):
+    w._on_msg(w, {"type": "retry", **bad}, [])
+    w.wait(120)
+    answer = w.comm.custom()[-1]
+    assert answer["type"] == "retried" and answer["error"].startswith(said) and answer["compare"] is None, answer
+
+
+def test_tgviz_run_with_beam(tmp_path):
+  import subprocess
+  import sys
+  script = tmp_path / "mm.py"
+  script.write_text("from tinygrad import Tensor\na = Tensor.ones(8, 8).contiguous().realize()\nprint((a @ a).sum().item())\n")
+  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--device", "CPU", "--env", "BEAM=1", "--env", "CACHELEVEL=0",
+                         "--out", str(tmp_path / "out"), "--save", "--svg", "none"], capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 0, proc.stdout + proc.stderr
+  assert "running " in proc.stdout and " BEAM=1 CACHELEVEL=0 with tinygrad's compiler traced" in proc.stdout
+  trace = tgviz.load(tmp_path / "out" / "trace.tgviz")
+  assert trace.env == {"BEAM": 1, "CACHELEVEL": 0}
+  searched = [k for k in trace.kernels if k.search is not None]
+  assert searched and all(k.opts_by == "BEAM" and k.search.timed for k in searched)
+  assert (tmp_path / "out" / "index.html").stat().st_size > 10_000
+  bad = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--env", "BEEM=1"], capture_output=True, text=True, timeout=300)
+  assert bad.returncode == 2 and "tinygrad has no setting 'BEEM' (did you mean BEAM" in bad.stderr

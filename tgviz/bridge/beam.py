@@ -1,0 +1,91 @@
+"""BEAM's search as it ran: every candidate it compiled and timed for a kernel, and what its result cache answered.
+
+Owns: Candidate and BeamSearch (plain records a trace file may hold) and BeamRecorder, the Patch on tinygrad's
+``codegen/opt/search.py`` that records them: around ``beam_search`` (the kernel's group, the result cache's answer,
+the winner), ``_try_compile`` (each candidate's opts and whether it compiled) and ``_time_program`` (its time, the
+least of BEAM's timings, as BEAM ranks it). The search's own compiles and opt trials run untracked (hundreds of
+candidates are not the kernel's rewrites); the winner's opts are then applied again, tracked, on a fresh copy of the
+kernel, as tinygrad itself does when its cache answers, so the kernel's trace shows each opt's rewrite. It must not
+decide when it is entered (capture.Tracker does).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from tinygrad.helpers import Context
+from tinygrad.uop import ops
+
+from tgviz.bridge.opts import Opt, opts_of
+from tgviz.bridge.recorders import Patch
+
+
+@dataclass
+class Candidate:
+  """One candidate BEAM tried: its opts, the round of the search, whether it compiled, and its time (seconds; None where
+  BEAM did not time it: it did not compile, or its binary was one already timed, or it took far more compute)."""
+  opts: tuple[Opt, ...]
+  round: int
+  compiled: bool
+  time: float | None = None
+
+
+@dataclass
+class BeamSearch:
+  """BEAM's search for one kernel: its width (BEAM=N), whether the result cache answered (then there are no candidates),
+  the candidates in the order it tried them, and the opts it chose."""
+  amount: int
+  cached: bool = False
+  candidates: list[Candidate] = field(default_factory=list)
+  winner: tuple[Opt, ...] = ()
+
+  @property
+  def timed(self) -> list[Candidate]:
+    """The candidates BEAM timed (those its DEBUG=2 log counts)."""
+    return [c for c in self.candidates if c.time is not None]
+
+
+class BeamRecorder(Patch):
+  """Records each BEAM search of a capture (``searches``: the tracked group index of the kernel -> its BeamSearch)."""
+
+  def __init__(self) -> None:
+    self.searches: dict[int, BeamSearch] = {}
+    self._now: BeamSearch | None = None
+    self._round = -1
+
+  def patches(self) -> list[tuple[Any, dict[str, Any]]]:
+    from tinygrad.codegen.opt import search
+    beam_search, try_compile, time_program, cache_get = search.beam_search, search._try_compile, search._time_program, search.diskcache_get
+
+    def recorded_search(s, rawbufs, var_vals, amt, *args, **kwargs):
+      group = ops.active_group[-1] if ops.active_group else len(ops.tracked_ctxs) - 1
+      self._now, self._round = (found := BeamSearch(amt)), -1
+      try:
+        with Context(TRACK_MATCH_STATS=0): best = beam_search(s, rawbufs, var_vals, amt, *args, **kwargs)
+      finally: self._now = None
+      found.winner = opts_of(best.applied_opts)
+      self.searches[group] = found
+      ret = s.copy()  # the winner's opts again, tracked, as tinygrad applies a cached result
+      for o in best.applied_opts[len(s.applied_opts):]: ret.apply_opt(o)
+      return ret
+
+    def recorded_compile(x):
+      i, ret = try_compile(x)
+      if (now := self._now) is not None:
+        if i == 0: self._round += 1  # (without a worker pool, as in a capture, candidates compile in order)
+        now.candidates.append(Candidate(opts_of(x[1].applied_opts), self._round, ret is not None))
+      return i, ret
+
+    def recorded_time(*args, **kwargs):
+      tms = time_program(*args, **kwargs)
+      if (now := self._now) is not None and now.candidates: now.candidates[-1].time = min(tms) if tms else math.inf
+      return tms
+
+    def recorded_cache_get(table, key):
+      val = cache_get(table, key)
+      if table == "beam_search" and self._now is not None: self._now.cached = val is not None
+      return val
+
+    return [(search, {"beam_search": recorded_search, "_try_compile": recorded_compile, "_time_program": recorded_time,
+                      "diskcache_get": recorded_cache_get})]

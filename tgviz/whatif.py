@@ -1,0 +1,166 @@
+"""What if: one kernel compiled again with other optimizations, run on the same inputs as the original, compared with it.
+
+Owns: the Kernel of :mod:`tgviz.api`'s traces (``kernel.allowed_opts()``, ``kernel.retry(opts)``, ``kernel.beam_table()``)
+and Retry, what a retry gives: its own trace (traced like any capture: its rewrite steps, graphs and code), the times of
+both kernels measured on the same inputs, whether their outputs match, and the comparison of the two (code diff, steps
+side by side, time, FLOPs, bytes) with tgviz's compare view. tinygrad's side of it is :mod:`tgviz.bridge.opts`; this
+module draws nothing itself.
+"""
+from __future__ import annotations
+
+import functools
+import statistics
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from tgviz import bridge as tg
+from tgviz import compare_view, model
+from tgviz.comparison import Comparison
+
+BEAM_COLUMNS = ("index", "round", "opts", "compiled", "time_us", "winner")  # Kernel.beam_table
+
+
+class Retry:
+  """A kernel compiled again from its base AST with other opts (see :meth:`Kernel.retry`).
+
+  ``ok``: it compiled and ran. ``error``: why not (tinygrad's message for a refused opt), else None. ``trace``: the
+  retry's own trace (one kernel, ``retried``), ``run``: both kernels' launch times (s) on the same inputs and whether
+  their outputs match (``same``)."""
+
+  def __init__(self, kernel: model.Kernel, opts: tuple[tg.Opt, ...]):
+    self.kernel, self.opts = kernel, opts
+    self.error: str | None = None
+    self.traceback: str | None = None
+    self.trace: model.Trace | None = None
+    self.original: model.Trace | None = None    # the original kernel alone, with the times measured here
+    self.run: tg.PairRun | None = None
+
+  @property
+  def ok(self) -> bool:
+    return self.error is None and self.retried is not None
+
+  @property
+  def retried(self) -> model.Kernel | None:
+    """The retry's kernel (None where it was refused or did not compile)."""
+    return self.trace.kernels[-1] if self.trace is not None and self.trace.kernels else None
+
+  @property
+  def same(self) -> bool:
+    """Whether the retry computed what the original did (every output within tolerance, on the same inputs)."""
+    return self.run is not None and self.run.same
+
+  def times_us(self) -> tuple[float | None, float | None]:
+    """The median launch time (µs) of (the original, the retry), each run on the same inputs; None where not run."""
+    def med(ts: list[float]) -> float | None: return round(statistics.median(ts) * 1e6, 3) if ts else None
+    return (med(self.run.times_a), med(self.run.times_b)) if self.run is not None else (None, None)
+
+  def comparison(self) -> Comparison:
+    """The original kernel and its retry as a comparison (labels: who chose the original's opts, "retry"): code diff,
+    steps side by side, time (on the same inputs), FLOPs, bytes.
+    ValueError where there is no retry to compare (see error)."""
+    if self.original is None or self.retried is None: raise ValueError(f"nothing to compare: {self.error or 'no retry'}")
+    return Comparison(self.original, self.trace, self.labels, pairs=[(self.original.kernels[0], self.retried)])  # type: ignore[arg-type]
+
+  @property
+  def labels(self) -> tuple[str, str]:
+    return f"original ({self.kernel.opts_by})", "retry"
+
+  def to_html(self, path: str | Path, title: str | None = None) -> Path:
+    """Write the comparison (:meth:`comparison`) as a self-contained HTML page."""
+    return compare_view.write_comparison(self.comparison(), path, title or f"tgviz retry of {self.kernel.display_name}")
+
+  def summary(self) -> str:
+    head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(self.opts)}" if self.opts or self.error is None else "")
+    if self.error is not None: return f"{head}: {self.error}"
+    a, b = self.times_us()
+    k = self.retried
+    verdict = "outputs match" if self.same else f"OUTPUTS DIFFER (max |diff| {self.run.max_diff:.3g})" if self.run else "not run"
+    return f"{head}: {k.name if k else '?'}, {verdict}; median time {a} µs -> {b} µs (same inputs)"
+
+  __str__ = summary
+
+  def __repr__(self) -> str:
+    return f"<Retry {self.summary()}>"
+
+
+def _opts_text(opts: Iterable[tg.Opt]) -> str:
+  return ", ".join(map(str, opts)) or "no opts"
+
+
+def beam_rows(kernel: model.Kernel) -> list[dict[str, Any]]:
+  """BEAM's candidates for a kernel as plain rows (see Kernel.beam_table); [] without a search."""
+  s = kernel.search
+  if s is None: return []
+  def us(t: float | None) -> float | None: return round(t * 1e6, 3) if t is not None and t != float("inf") else None
+  return [dict(zip(BEAM_COLUMNS, (i, c.round, [str(o) for o in c.opts], c.compiled, us(c.time), c.opts == s.winner), strict=True))
+          for i, c in enumerate(s.candidates)]
+
+
+class Kernel(model.Kernel):
+  __doc__ = model.Kernel.__doc__
+
+  @functools.cached_property
+  def retries(self) -> list[Retry]:
+    """The retries of this kernel made so far, in order (the HTML report shows them)."""
+    return []
+
+  @property
+  def base_ast(self) -> Any:
+    """The AST this kernel was compiled from (its first graph, the View Base AST); None where the trace has no steps."""
+    return self.group.steps[0].before() if self.group.steps else None
+
+  def allowed_opts(self, before: Iterable[Any] = ()) -> list[tg.Opt]:
+    """The single opts tinygrad accepts on this kernel's axes after the opts before (those BEAM would try): what to
+    retry with. OptRefused (a ValueError) where tinygrad refuses the opts before."""
+    return tg.allowed_opts(self.base_ast, self.device, before)
+
+  def retry(self, opts: Iterable[Any] = (), runs: int = 5, seed: int = 0) -> Retry:
+    """Compile this kernel again from its base AST with exactly these opts (``[]``: none) on the same device, traced like
+    any capture; run it and the original runs times each on the same random inputs (seeded), time every launch with the
+    device's own timer (as the kernel table), and compare their outputs. opts: tgviz's Opt, tinygrad's Opt, or tuples
+    (op, axis, amount), e.g. ``[("UPCAST", 0, 4), ("LOCAL", 0, 8)]``. Never raises for a refused opt: the Retry's
+    ``error`` says what tinygrad said. ``retry.comparison()`` (or ``tgviz.CompareWidget(retry.comparison())``) shows
+    both side by side."""
+    try: wanted = tg.opts_of(opts)
+    except tg.OptRefused as e:
+      r = Retry(self, ())
+      r.error = str(e)
+      return r
+    r = Retry(self, wanted)
+    self.retries.append(r)
+    try: _run(self, r, runs, seed)
+    except tg.OptRefused as e: r.error = str(e)
+    except Exception as e:
+      r.error, r.traceback = f"{type(e).__name__}: {e}", traceback.format_exc()
+    return r
+
+  def beam_table(self) -> list[dict[str, Any]]:
+    """BEAM's candidates for this kernel, one plain row each in the order it tried them (see BEAM_COLUMNS): its round,
+    its opts, whether it compiled, its time (µs; None: not timed) and whether it is the winner. Empty without BEAM (or
+    where BEAM's cache answered: :attr:`search` says so)."""
+    return beam_rows(self)
+
+
+def _run(kernel: Kernel, r: Retry, runs: int, seed: int) -> None:
+  """Compile (traced), run and time a retry; fill r."""
+  trace = kernel.trace
+  if (ast := kernel.base_ast) is None or kernel._program_uop is None or trace is None:
+    raise ValueError(f"{kernel.display_name} has no base AST or program in this trace to retry")
+  env = {k: v for k, v in trace.env.items() if k not in ("BEAM", "DEBUG")}
+  tracker = tg.Tracker(kernel.device, profile=False)
+  with tg.context(env), tracker: program = tg.compile_with(ast, kernel.device, r.opts)
+  assert tracker.recording is not None
+  new, old = tg.program_of(program), kernel._program
+  if tg.is_null_device(kernel.device) or new is None or old is None:
+    r.error = f"compiled, not run: the {kernel.device} device runs nothing"
+  else:
+    r.run = tg.run_pair(kernel._program_uop, program, ast, kernel.device, max(runs, 1), seed)
+    tracker.recording.runs = {new.source_key: r.run.times_b}
+  r.trace = type(trace)(kernel.device)
+  r.trace.env = env
+  r.trace.fill(tracker.recording)
+  if trace._rec is not None:
+    r.original = type(trace)(kernel.device)
+    r.original.fill(trace._rec.only(trace._rec.groups[kernel.group.index], {old.source_key: r.run.times_a} if r.run and old else {}))

@@ -1,0 +1,107 @@
+"""What the trace browser's what-if panel (``js/whatif.js``) shows, for the widget and the HTML report.
+
+State ``whatif``: per kernel, by its display name, an OptsInfo: the opts applied (as [op, axis, amount] and as text),
+who chose them, BEAM's candidates (Kernel.beam_table's rows, and whether its cache answered), and the retries made so
+far (each a RetryMsg). Messages: the frontend asks ``{"type": "allowed", "kernel": name, "before": [[op, axis, amount],
+...]}`` (the opts tinygrad allows next) and ``{"type": "retry", "kernel": name, "opts": [...]}`` (the kernel compiled and
+run again with those opts); the answers are an AllowedMsg and a RetryMsg, whose ``compare`` is what ``js/compare.js``
+shows of the retry's comparison (its state and its one pair). Bad input is answered with an ``error``, never raised.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Literal, TypedDict
+
+from tgviz import compare_view as V
+from tgviz import protocol as P
+from tgviz import whatif
+from tgviz.model import Kernel, Trace
+
+
+class RetryMsg(TypedDict):
+  type: Literal["retried"]
+  kernel: str                        # the display name of the kernel retried
+  opts: list[str]                    # the opts asked, as text ("UPCAST(0, 4)")
+  summary: str
+  error: str | None                  # tinygrad's message for a refused opt, or what else went wrong
+  same: bool                         # the outputs matched the original's
+  times_us: list[float | None]       # the median launch time of (the original, the retry), on the same inputs
+  compare: dict[str, Any] | None     # {"state": compare_view.state, "pairs": [its one pair message]}
+
+
+class AllowedMsg(TypedDict):
+  type: Literal["allowed"]
+  kernel: str
+  opts: list[list[Any]]              # [op, axis, amount] per opt tinygrad accepts next
+  error: str | None
+
+
+class OptsInfo(TypedDict):
+  opts: list[list[Any]]
+  text: list[str]
+  steps: list[str | None]            # per opt, the StepKey of the rewrite step its application made (Kernel.opt_steps)
+  by: str                            # Kernel.opts_by
+  beam: list[dict[str, Any]]         # whatif.beam_rows: BEAM's candidates; [] without a search
+  beam_cached: bool | None           # BEAM's cache answered (no search ran); None without BEAM
+  retries: list[RetryMsg]
+
+
+def _plain(opts: list[Any]) -> list[list[Any]]:
+  return [[o.op, o.axis, list(o.arg) if isinstance(o.arg, tuple) else o.arg] for o in opts]
+
+
+def _opts(raw: Any) -> list[Any]:
+  """[[op, axis, amount], ...] from the page, as Kernel.retry takes them (a TC's amount list back to a tuple)."""
+  if not isinstance(raw, list): raise ValueError("opts must be a list of [op, axis, amount]")
+  return [tuple(tuple(x) if isinstance(x, list) else x for x in o) if isinstance(o, list) else o for o in raw]
+
+
+_MESSAGES: weakref.WeakKeyDictionary[whatif.Retry, RetryMsg] = weakref.WeakKeyDictionary()  # each laid out once
+
+
+def retry_message(r: whatif.Retry) -> RetryMsg:
+  """A retry as the panel shows it, with its comparison's state and pair (the pair's graphs laid out once per retry)."""
+  if (msg := _MESSAGES.get(r)) is not None: return msg
+  compare = None
+  if r.retried is not None and r.original is not None:
+    cmp = r.comparison()
+    compare = {"state": V.state(cmp), "pairs": [V.pair_message(cmp, 0)]}
+  _MESSAGES[r] = msg = RetryMsg(type="retried", kernel=r.kernel.display_name, opts=[str(o) for o in r.opts], summary=r.summary(),
+                                 error=r.error, same=r.same, times_us=list(r.times_us()), compare=compare)
+  return msg
+
+
+def opts_info(k: Kernel) -> OptsInfo:
+  s = k.search
+  return OptsInfo(opts=_plain(k.opts), text=[str(o) for o in k.opts], by=k.opts_by, beam=whatif.beam_rows(k),
+                  steps=[P.step_key(s) if s is not None else None for _, s in k.opt_steps],
+                  beam_cached=s.cached if s is not None else None,
+                  retries=[retry_message(r) for r in k.retries] if isinstance(k, whatif.Kernel) else [])
+
+
+def state(trace: Trace) -> dict[str, OptsInfo]:
+  """The ``whatif`` state: every kernel's OptsInfo by display name."""
+  return {k.display_name: opts_info(k) for k in trace.kernels}
+
+
+def _kernel(trace: Trace, name: Any) -> whatif.Kernel:
+  k = next((k for k in trace.kernels if k.display_name == name), None)
+  if not isinstance(k, whatif.Kernel): raise ValueError(f"no kernel {name!r} to retry in this trace")
+  return k
+
+
+def allowed_message(trace: Trace, content: dict) -> AllowedMsg:
+  """The opts tinygrad accepts next on a kernel after the opts given (an error where it refuses those)."""
+  name = str(content.get("kernel"))
+  try: opts = _plain(_kernel(trace, name).allowed_opts(_opts(content.get("before", []))))
+  except ValueError as e: return AllowedMsg(type="allowed", kernel=name, opts=[], error=str(e))
+  return AllowedMsg(type="allowed", kernel=name, opts=opts, error=None)
+
+
+def retry(trace: Trace, content: dict) -> RetryMsg:
+  """Retry a kernel with the opts asked (see Kernel.retry); a refused opt or bad input is the answer's error."""
+  name = str(content.get("kernel"))
+  try: k, opts = _kernel(trace, name), _opts(content.get("opts", []))
+  except ValueError as e:
+    return RetryMsg(type="retried", kernel=name, opts=[], summary=str(e), error=str(e), same=False, times_us=[None, None], compare=None)
+  return retry_message(k.retry(opts))
