@@ -235,6 +235,42 @@ class NodeTable:
     return ids[root]
 
 
+def op_families() -> dict[str, str]:
+  """Each op's family (by op name; "other" for the rest), for the report's page to unpack rows (see pack_rows)."""
+  return {op.name: family for op, family in _FAMILY.items()}
+
+
+def _derived(rows: list[list], contents: list[list], notes: dict[str, str], i: int) -> tuple[str, list[str], object]:
+  """What js/replay.js derives of row i from its content and sources (derivedRow): family, label lines, fold."""
+  _, _, _, srcs, _, content = rows[i]
+  own = contents[content][1]
+  op = own[0]
+  label = list(own)
+  for j, s in enumerate(srcs):
+    if f := rows[s][4]: label.append(_cut(f"{f[0]}{j} {f[1]}"))
+  if op == "CALL" and srcs and (note := notes.get(rows[srcs[0]][0])): label.append(note)
+  fold: object = 0
+  if op in ("RESHAPE", "EXPAND") and srcs and rows[srcs[0]][4]: fold = rows[srcs[0]][4]
+  elif op == "STACK" and all(rows[s][2][0] == "CONST" for s in srcs): fold = ["STACK", None]
+  elif op == "CONST" and len(own) > 1: fold = ["CONST", own[1]]
+  return _OP_FAMILY.get(op, "other"), label, fold
+
+
+_OP_FAMILY = op_families()
+
+
+def pack_rows(rows: list[list], contents: list[list], notes: dict[str, str]) -> dict[str, list]:
+  """A node table's rows as the report stores them: each row's content id, its sources as distances back (a row's
+  sources come before it), and only what the page cannot derive: [row, field, value] where the row's family, label or
+  fold differs from what js/replay.js derives (derivedRow; tinygrad's key is derived too: sha256 of the content's text
+  and the sources' keys). notes: the CALL notes' label lines by kernel AST key. js/report.js unpacks it exactly."""
+  over: list[list] = []
+  for i, row in enumerate(rows):
+    for field, value in zip((1, 2, 4), _derived(rows, contents, notes, i), strict=True):
+      if row[field] != value: over.append([i, field, row[field]])
+  return {"content": [r[5] for r in rows], "src": [[i - s for s in r[3]] for i, r in enumerate(rows)], "over": over}
+
+
 def op_name(u: UOp) -> str:
   return u.op.name
 
