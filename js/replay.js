@@ -71,8 +71,12 @@ function keyDigest(sha256, texts, contents, content, keys) {
   return sha256(data);
 }
 
-/** A report's node table as tgviz/bridge/uops.py pack_rows stores it: each row's content id, its sources as distances
- * back, and [row, field, value] where the row is not what derivedRow says.
+const TEMPLATES = 8;  // bridge/uops.py _TEMPLATES
+
+/** A report's node table as tgviz/bridge/uops.py pack_rows stores it: each row's content id, its sources told against
+ * an earlier row of the same content and arity (_packed_sources: [-q (the template: the q-th before the last such
+ * row)], then per source 0 for the template's, else how many rows back), and [row, field, value] where the row is not
+ * what derivedRow says.
  * @typedef {{content: number[], src: number[][], over: [number, number, any][]}} PackedRows */
 
 /** The rows of a packed table, each with tinygrad's key (computed: the keys are kept, for the replays) and what
@@ -87,8 +91,18 @@ export function unpackRows(packed, contents, sha256, notes, families) {
   /** @type {Map<number, [number, any][]>} */
   const over = new Map();
   for (const [i, field, value] of packed.over) { let o = over.get(i); if (!o) over.set(i, o = []); o.push([field, value]); }
+  /** @type {Map<string, number[]>} the last TEMPLATES rows of each content and arity */
+  const recent = new Map();
   packed.content.forEach((content, i) => {
-    const srcs = packed.src[i].map((d) => i - d);
+    let told = packed.src[i], q = 0;
+    if (told.length && told[0] < 0) { q = -told[0]; told = told.slice(1); }
+    const at = `${content}|${told.length}`;
+    let cands = recent.get(at);
+    if (!cands) recent.set(at, cands = []);
+    const template = cands.length ? rows[cands[cands.length - 1 - q]][3] : [];
+    const srcs = told.map((d, p) => (d === 0 ? template[p] : i - d));
+    cands.push(i);
+    if (cands.length > TEMPLATES) cands.shift();
     const key = keyDigest(sha256, texts, contents, content, srcs.map((s) => /** @type {Uint8Array} */ (keys.get(s))));
     keys.set(i, key);
     const [family, label, fold] = derivedRow(rows, contents, notes, families, content, srcs);

@@ -30,9 +30,9 @@ import { Replay, unpackRows } from "./replay.js";
  * @typedef {{info: Omit<StepInfo, "stack">, sides: string[], graphs: number[],
  *   after: number|null, replay: ReplayOptions|null, computed: number, group: number, pairs: [number, number][],
  *   matches: [number, number, boolean][]}} StepData */
-/** A segment as the report stores it (tgviz.report.Writer.segment_data): its steps by key, the contents of its node
- * table and its rows, packed. @typedef {import("./replay.js").PackedRows & {steps: Record<StepKey, StepData>,
- *   contents: Content[]}} SegmentData */
+/** A segment as the report stores it (tgviz.report.Writer.segment): its steps by key and its node table's rows,
+ * packed (its contents are in the "contents" chunk). @typedef {import("./replay.js").PackedRows &
+ *   {steps: Record<StepKey, StepData>}} SegmentData */
 /** A segment's node table: its rows unpacked (so every step's row ids hold), then the rows their replays rebuild (a
  * rebuilt node equal to a row is that row: the same UOp), what the replays share, its steps, and each step's replay.
  * @typedef {import("./replay.js").NodeTable & {steps: Record<StepKey, StepData>, replays: Map<StepKey, Replay>}} Segment */
@@ -71,6 +71,8 @@ class Decoded {
  * @param {(data: Uint8Array) => Uint8Array} sha256 @returns {PageData} */
 export function pageData(state, load, sha256) {
   const data = new Decoded(16, load);
+  /** @type {Promise<{contents: Content[], maps: Record<string, number[]>}>|undefined} the tables' contents (tgviz.report.Contents) */
+  let shared;
   /** @type {Map<number, Promise<Segment>>} the most recently used kept */
   const segments = new Map();
   /** @param {number} i @returns {Promise<Segment>} */
@@ -79,9 +81,10 @@ export function pageData(state, load, sha256) {
     if (seg) segments.delete(i);
     else seg = (async () => {
       /** @type {SegmentData} */
-      const d = await data.get(`t-${i}`);
+      const d = await data.get(`t-${i}`), all = await (shared ??= load("contents"));
       data.items.delete(`t-${i}`);  // kept unpacked, here
-      return { ...unpackRows(d, d.contents, sha256, state.notes, state.config.opFamilies), steps: d.steps, replays: new Map() };
+      const contents = all.maps[i].map((/** @type {number} */ c) => all.contents[c]);
+      return { ...unpackRows(d, contents, sha256, state.notes, state.config.opFamilies), steps: d.steps, replays: new Map() };
     })();
     segments.set(i, seg);
     if (segments.size > 8) segments.delete(/** @type {number} */ (segments.keys().next().value));

@@ -34,6 +34,8 @@ for (const { step, match, view, plain } of input.pictures) {
 /** @type {Record<string, any>} */
 const tables = {};
 for (const [name, d] of Object.entries(input.chunks)) {
-  if (input.tables && name.startsWith("t-")) tables[name] = unpackRows(d, d.contents, sha256, input.state.notes, input.state.config.opFamilies).rows;
+  if (!input.tables || !name.startsWith("t-")) continue;
+  const all = input.chunks.contents, contents = all.maps[name.slice(2)].map((/** @type {number} */ c) => all.contents[c]);
+  tables[name] = unpackRows(d, contents, sha256, input.state.notes, input.state.config.opFamilies).rows;
 }
 process.stdout.write(JSON.stringify({ graphs, pictures, tables }));

@@ -4,6 +4,8 @@ DOT text and, from the same dot output, SVG bytes (tgviz.picture, tgviz.layout),
 (tgviz.protocol), on the tutorial and on a CNN step. tests/js_parity.mjs is the node side;
 tests/browser/test_report_browser.py checks the page itself. And every module text tgviz ships (assets.esm) parses,
 its sibling modules inlined once each."""
+import base64
+import gzip
 import hashlib
 import itertools
 import json
@@ -19,7 +21,7 @@ from tgviz import layout as L
 from tgviz import picture as PI
 from tgviz import protocol as P
 from tgviz.assets import esm, modules, static_file
-from tgviz.report import Writer, pattern_rows, step_data
+from tgviz.report import Contents, Writer, pattern_rows, step_data
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is missing: scripts/install.sh test installs Debian's nodejs")
@@ -36,10 +38,14 @@ def _node(payload: dict, tmp_path: Path) -> dict:
 
 def _report_data(trace, steps) -> dict:
   """The report's state and its data chunks (tgviz.report.Writer's, as the page decodes them) for these steps."""
-  w, keys = Writer(trace), {P.step_key(s) for s in steps}
+  w, keys, contents = Writer(trace), {P.step_key(s) for s in steps}, Contents()
   chunks = dict(w.groups()) | {"patterns": pattern_rows(w.patterns)}
   for i, segment in enumerate(w.segments):
-    if keys & {P.step_key(s) for s in segment}: chunks[f"t-{i}"] = w.segment_data(i)
+    if keys & {P.step_key(s) for s in segment}:
+      chunk, own = w.segment(i)
+      chunks[f"t-{i}"] = json.loads(gzip.decompress(base64.b64decode(re.sub(r"<[^>]*>", "", chunk))))
+      contents.add(i, own)
+  chunks["contents"] = contents.data()
   return json.loads(json.dumps({"state": w.state(), "chunks": chunks}))
 
 

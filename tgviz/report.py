@@ -117,6 +117,32 @@ def _segments(steps: list[Step]) -> list[list[Step]]:
   return out
 
 
+class Contents:
+  """The contents of the report's node tables, each stored once (segments share most of theirs): a segment's table
+  refers to them through its map, segment -> the ids of its own contents in order (filled in segment order: the same
+  ids whoever wrote which segment)."""
+
+  def __init__(self) -> None:
+    self.items: list[list] = []
+    self.maps: dict[str, list[int]] = {}
+    self._ids: dict[str, int] = {}
+
+  def add(self, segment: int, contents: list[list]) -> None:
+    """A segment's contents, in order: each new one stored, the segment's map made."""
+    ids = []
+    for c in contents:
+      text = json.dumps(c)
+      if (n := self._ids.get(text)) is None:
+        n = self._ids[text] = len(self.items)
+        self.items.append(c)
+      ids.append(n)
+    self.maps[str(segment)] = ids
+
+  def data(self) -> dict[str, Any]:
+    """The "contents" chunk: {contents, maps}."""
+    return {"contents": self.items, "maps": self.maps}
+
+
 @contextlib.contextmanager
 def _no_gc() -> Iterator[None]:
   # replays make millions of short-lived UOps, and Python's cyclic collector would rescan the whole heap many times over
@@ -169,9 +195,11 @@ class Writer:
     steps = {P.step_key(s): step_data(s, table, self.patterns) for s in self.segments[i]}
     return {"steps": steps, "contents": table.contents, **tg.pack_rows(table.rows, table.contents, self.notes)}
 
-  def segment(self, i: int) -> str:
-    """The chunk of segment i."""
-    return _chunk(f"t-{i}", self.segment_data(i))
+  def segment(self, i: int) -> tuple[str, list[list]]:
+    """The chunk of segment i, and its table's contents (the report stores each once: see Contents)."""
+    data = self.segment_data(i)
+    contents = data.pop("contents")
+    return _chunk(f"t-{i}", data), contents
 
   def write(self, path: str | Path, workers: forked.Workers[Writer] | None = None,
             progress: Callable[[int, int], None] | None = None) -> Path:
@@ -185,17 +213,19 @@ class Writer:
       f.write(_chunk("state", self.state()))
       f.write(_chunk("rules", P.rules_message(trace)))
       for name, data in self.groups(): f.write(_chunk(name, data))
-      done = 0
-      for segment, text in zip(self.segments, segments, strict=True):
+      done, contents = 0, Contents()
+      for i, (segment, (text, own)) in enumerate(zip(self.segments, segments, strict=True)):
         f.write(text)
+        contents.add(i, own)
         done += len(segment)
         if progress is not None: progress(done, len(self.steps))
+      f.write(_chunk("contents", contents.data()))
       f.write(_chunk("patterns", pattern_rows(self.patterns)))
       f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
     return out
 
 
-def _segment(writer: Writer, i: int) -> str:
+def _segment(writer: Writer, i: int) -> tuple[str, list[list]]:
   return writer.segment(i)
 
 

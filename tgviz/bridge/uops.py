@@ -259,16 +259,40 @@ def _derived(rows: list[list], contents: list[list], notes: dict[str, str], i: i
 _OP_FAMILY = op_families()
 
 
+_TEMPLATES = 8  # how many earlier rows of the same content and arity a row's sources may be told against
+
+
+def _packed_sources(rows: list[list]) -> list[list[int]]:
+  """Each row's sources against a template: one of the last _TEMPLATES earlier rows of the same content and as many
+  sources (a replay rebuilds a node with one source changed), the most recent unless a leading -q picks the q-th before
+  it; then per source 0 for the template's, else how many rows back it is. A row with no template: distances back."""
+  out: list[list[int]] = []
+  recent: dict[tuple[int, int], list[int]] = {}
+  for i, row in enumerate(rows):
+    srcs = row[3]
+    cands = recent.setdefault((row[5], len(srcs)), [])
+    if not cands: out.append([i - s for s in srcs])
+    else:
+      same = [sum(s == t for s, t in zip(srcs, rows[c][3], strict=True)) for c in reversed(cands)]
+      q = same.index(max(same))
+      enc = [0 if s == t else i - s for s, t in zip(srcs, rows[cands[-1 - q]][3], strict=True)]
+      out.append([-q, *enc] if q else enc)
+    cands.append(i)
+    if len(cands) > _TEMPLATES: del cands[0]
+  return out
+
+
 def pack_rows(rows: list[list], contents: list[list], notes: dict[str, str]) -> dict[str, list]:
-  """A node table's rows as the report stores them: each row's content id, its sources as distances back (a row's
-  sources come before it), and only what the page cannot derive: [row, field, value] where the row's family, label or
-  fold differs from what js/replay.js derives (derivedRow; tinygrad's key is derived too: sha256 of the content's text
-  and the sources' keys). notes: the CALL notes' label lines by kernel AST key. js/report.js unpacks it exactly."""
+  """A node table's rows as the report stores them: each row's content id, its sources (a row's sources come before
+  it) told against a similar earlier row (see _packed_sources), and only what the page cannot derive: [row, field,
+  value] where the row's family, label or fold differs from what js/replay.js derives (derivedRow; tinygrad's key is
+  derived too: sha256 of the content's text and the sources' keys). notes: the CALL notes' label lines by kernel AST
+  key. js/replay.js unpackRows unpacks it exactly."""
   over: list[list] = []
   for i, row in enumerate(rows):
     for field, value in zip((1, 2, 4), _derived(rows, contents, notes, i), strict=True):
       if row[field] != value: over.append([i, field, row[field]])
-  return {"content": [r[5] for r in rows], "src": [[i - s for s in r[3]] for i, r in enumerate(rows)], "over": over}
+  return {"content": [r[5] for r in rows], "src": _packed_sources(rows), "over": over}
 
 
 def op_name(u: UOp) -> str:
