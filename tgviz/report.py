@@ -164,7 +164,7 @@ class Writer:
     self.steps = list(trace.steps)
     self.segments = _segments(self.steps)
     self.patterns = pattern_index(self.steps)
-    self.cache = tg.NodeCache(trace.call_notes)  # nodes live on from step to step: each is labelled once
+    self.cache = tg.NodeCache(trace.call_notes)  # nodes live on from step to step of a segment: each is labelled once
     self.notes = {k: tg.note_line(v) for k, v in trace.call_notes.items()}  # the CALL notes' label lines
 
   def state(self) -> dict[str, Any]:
@@ -190,7 +190,7 @@ class Writer:
   def segment_data(self, i: int) -> dict[str, Any]:
     """Segment i (consecutive steps of a group): each step's step_data by step key, and the node table they share, its
     rows packed (tg.pack_rows) with their contents; the page decodes it whole to draw any of its steps."""
-    if len(self.cache.drawn) > 200_000: self.cache.clear()  # bounded: later steps share few nodes with much older ones
+    self.cache.clear()  # its UOps: a segment shares few with the one before, and they hold the replays' graphs alive
     table = tg.NodeTable(self.cache)
     steps = {P.step_key(s): step_data(s, table, self.patterns) for s in self.segments[i]}
     return {"steps": steps, "contents": table.contents, **tg.pack_rows(table.rows, table.contents, self.notes)}
