@@ -1,16 +1,22 @@
-"""Model scale: the real-model example scripts (an MNIST Adam training step, a transformer block forward+backward) run
-plain, under `tgviz run`, and captured in-process.
+"""Model scale: four kinds of real training step (a ResNet block, an LSTM, a 2-layer GPT, an MNIST CNN) run plain, with
+tinygrad's own tracking dump (VIZ=-1), and under `tgviz run`; the report opened in Chromium.
 
-Run: python benchmarks/model_scale.py   (SCRIPTS=mnist_train_step,transformer_block picks the scripts)
-Prints, per script, each figure on its own line with its target:
-  plain run: the script in a fresh python that imports tgviz first (same device setup), wall time and peak RSS
-  `tgviz run SCRIPT --out DIR`: wall time (target at most 3x plain), peak RSS (target at most 2 GB), report folder size
-  in-process, after a warm-up run: the step plain (tinygrad's schedule/program caches cleared, as capture() clears them)
-    vs captured, the memory a trace holds (tracemalloc: what dropping it frees; RSS growth over the capture for reference)
-  device memory in use (GlobalCounters.mem_used) after the step captured vs plain, each in a fresh process (target: equal)
-Every child is a fresh process; one plain run first warms tinygrad's disk cache of compiled kernels.
+Run: nice -n 10 .venv/bin/python benchmarks/model_scale.py   (MODELS=gpt,mnist picks some; DETAILS=1 adds the
+in-process figures below). Minutes per model on 2 cores. Prints one table, a row per model:
+  plain       the script in a fresh python that imports tgviz first (same device setup): wall time, peak RSS
+  tgviz run   `tgviz run SCRIPT --svg none`: wall time, ratio to plain (target 2x), peak RSS of its largest process
+              (it, or one of the workers that write the report; target: plain + 500 MB)
+  report      the HTML report's size, and tinygrad's own dump of the same run (rewrites.pkl, VIZ=-1): the ratio (target
+              at most 1, aim 0.5)
+  first graph seconds from opening the report in Chromium (1600x1000) to the first graph drawn (target 1.5 s)
+DETAILS=1, per model: in-process, after a warm-up run, the step plain (tinygrad's schedule/program caches cleared, as
+capture() clears them) vs captured; the memory a trace holds (tracemalloc); device memory in use after the step
+captured vs plain, each in a fresh process (target: equal).
+Every child is a fresh process; one plain run first warms tinygrad's disk cache of compiled kernels. The device is
+DEV's, else CPU (clang): what the issue's figures used.
 """
 import gc
+import glob
 import json
 import os
 import runpy
@@ -25,6 +31,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PY, TGVIZ = sys.executable, str(Path(sys.executable).parent / "tgviz")
 MiB = 2**20
+MODELS = {"resnet": ROOT / "benchmarks" / "models" / "resnet_block_train_step.py",
+          "lstm": ROOT / "benchmarks" / "models" / "lstm_train_step.py",
+          "gpt": ROOT / "benchmarks" / "models" / "gpt_train_step.py",
+          "mnist": ROOT / "examples" / "scripts" / "mnist_train_step.py"}
+ENV = {**os.environ, "DEV": os.environ.get("DEV", "CPU")}
 
 
 def rss() -> int:
@@ -64,15 +75,16 @@ def child(mode: str, script: str) -> dict:
 
 
 def in_child(mode: str, script: Path) -> dict:
-  r = subprocess.run([PY, __file__, "--child", mode, str(script)], capture_output=True, text=True, cwd=ROOT)
+  r = subprocess.run([PY, __file__, "--child", mode, str(script)], capture_output=True, text=True, cwd=ROOT, env=ENV)
   if r.returncode: sys.exit(f"child {mode} {script.name} failed:\n{r.stderr}")
   return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def timed(cmd: list[str]) -> tuple[float, int]:
-  """Wall time and peak RSS (bytes) of a command, in a fresh process."""
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int]:
+  """Wall time and peak RSS (bytes) of a command in a fresh process: of its largest process (wait4's figure covers the
+  children it waited for, e.g. the report's workers)."""
   st = time.perf_counter()
-  p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+  p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env or ENV)
   _, status, ru = os.wait4(p.pid, 0)
   wall = time.perf_counter() - st
   p.returncode = os.waitstatus_to_exitcode(status)
@@ -80,30 +92,54 @@ def timed(cmd: list[str]) -> tuple[float, int]:
   return wall, ru.ru_maxrss * 1024
 
 
+def first_graph(html: Path) -> float:
+  """Seconds from opening the report in Chromium to its first graph drawn."""
+  sys.path.insert(0, str(ROOT / "tests" / "browser"))
+  from harness import chromium
+  with chromium() as browser:
+    page = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
+    t0 = time.perf_counter()
+    page.goto(html.as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+    return time.perf_counter() - t0
+
+
+def measure(name: str, script: Path) -> dict:
+  plain_cmd = [PY, "-c", "import tgviz, runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')", str(script)]
+  timed(plain_cmd)  # warm tinygrad's disk cache
+  plain, plain_peak = timed(plain_cmd)
+  with tempfile.TemporaryDirectory() as tmp:
+    timed([PY, str(script)], {**ENV, "VIZ": "-1", "TRACK_MATCH_STATS": "2", "TMPDIR": tmp})
+    dump = Path(glob.glob(f"{tmp}/rewrites.pkl*")[0]).stat().st_size
+    wall, peak = timed([TGVIZ, "run", str(script), "--out", tmp, "--svg", "none"])
+    html = Path(tmp) / "index.html"
+    size, graph = html.stat().st_size, first_graph(html)
+  return {"model": name, "plain": plain, "run": wall, "plain_peak": plain_peak, "peak": peak, "report": size,
+          "dump": dump, "graph": graph}
+
+
+def details(script: Path) -> None:
+  t = in_child("time", script)
+  print(f"  in-process step, tinygrad caches cleared: plain {t['plain']:.2f} s, captured {t['captured']:.2f} s = "
+        f"{t['captured'] / t['plain']:.1f}x (fastest of 2 each)")
+  held = in_child("tracemalloc", script)["held"]
+  print(f"  memory held by the trace: {held / MiB:.1f} MiB (tracemalloc: freed when dropped); "
+        f"RSS grew {t['rss'] / MiB:.1f} MiB over the first capture")
+  p, c = (in_child(m, script)["mem_used"] for m in ("plain", "captured"))
+  print(f"  device memory in use after the step: plain {p / MiB:.3f} MiB, captured {c / MiB:.3f} MiB, "
+        f"difference {(c - p) / 1024:+.1f} KiB (target: equal)")
+
+
 def main() -> None:
-  for name in os.environ.get("SCRIPTS", "mnist_train_step,transformer_block").split(","):
-    script = ROOT / "examples" / "scripts" / f"{name}.py"
-    plain_cmd = [PY, "-c", "import tgviz, runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')", str(script)]
-    timed(plain_cmd)  # warm tinygrad's disk cache
-    plain, plain_peak = timed(plain_cmd)
-    print(f"{name}:")
-    print(f"  plain run (fresh python, tgviz imported): {plain:.1f} s, peak RSS {plain_peak / MiB:.0f} MiB")
-    with tempfile.TemporaryDirectory() as tmp:
-      wall, peak = timed([TGVIZ, "run", str(script), "--out", tmp])
-      files = [f for f in Path(tmp).rglob("*") if f.is_file()]
-      size = sum(f.stat().st_size for f in files)
-    print(f"  tgviz run wall time: {wall:.1f} s = {wall / plain:.1f}x plain (target 3x)")
-    print(f"  tgviz run peak RSS: {peak / MiB:.0f} MiB (target 2048 MiB)")
-    print(f"  tgviz run report folder: {size / MiB:.1f} MiB in {len(files)} files")
-    t = in_child("time", script)
-    print(f"  in-process step, tinygrad caches cleared: plain {t['plain']:.2f} s, captured {t['captured']:.2f} s = "
-          f"{t['captured'] / t['plain']:.1f}x (fastest of 2 each)")
-    held = in_child("tracemalloc", script)["held"]
-    print(f"  memory held by the trace: {held / MiB:.1f} MiB (tracemalloc: freed when dropped); "
-          f"RSS grew {t['rss'] / MiB:.1f} MiB over the first capture")
-    p, c = (in_child(m, script)["mem_used"] for m in ("plain", "captured"))
-    print(f"  device memory in use after the step: plain {p / MiB:.3f} MiB, captured {c / MiB:.3f} MiB, "
-          f"difference {(c - p) / 1024:+.1f} KiB (target: equal)")
+  names = os.environ.get("MODELS", ",".join(MODELS)).split(",")
+  print(f"{'model':8s} {'plain':>7s} {'tgviz run':>9s} {'ratio':>6s} {'peak plain':>10s} {'peak run':>9s} "
+        f"{'report':>8s} {'VIZ dump':>8s} {'ratio':>6s} {'1st graph':>9s}")
+  for name in names:
+    r = measure(name, MODELS[name])
+    print(f"{name:8s} {r['plain']:6.1f}s {r['run']:8.1f}s {r['run'] / r['plain']:5.1f}x {r['plain_peak'] / MiB:7.0f}MiB "
+          f"{r['peak'] / MiB:6.0f}MiB {r['report'] / MiB:5.1f}MiB {r['dump'] / MiB:5.1f}MiB {r['report'] / r['dump']:5.2f}x "
+          f"{r['graph']:8.2f}s", flush=True)
+    if os.environ.get("DETAILS"): details(MODELS[name])
 
 
 if __name__ == "__main__":

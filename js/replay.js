@@ -35,12 +35,91 @@ const cut = (s) => { const cps = [...s]; return cps.length <= LINE ? s : cps.sli
 const hex = (/** @type {Uint8Array} */ b) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 const utf8 = new TextEncoder();
 
+/** A node's family, label lines and fold from its content and sources, as tgviz/bridge/uops.py _node labels it (and
+ * bridge.uops._derived says, which packs a report's rows: only what differs from this is stored); label null: a source
+ * folded into it whose text only tinygrad can say. @param {Row[]} rows @param {Content[]} contents
+ * @param {Record<string, string>} notes @param {Record<string, string>} families op -> family
+ * @param {number} content @param {number[]} srcs @returns {[string, string[]|null, import("./picture.js").Fold]} */
+export function derivedRow(rows, contents, notes, families, content, srcs) {
+  const own = contents[content][1], op = own[0];
+  /** @type {string[]|null} */
+  let label = [...own];
+  srcs.forEach((s, i) => {
+    const fold = rows[s][4];
+    if (!fold || !label) return;
+    if (fold[1] === null) label = null;
+    else label.push(cut(`${fold[0]}${i} ${fold[1]}`));
+  });
+  if (label && op === "CALL" && srcs.length && notes[rows[srcs[0]][0]]) label.push(notes[rows[srcs[0]][0]]);
+  /** @type {import("./picture.js").Fold} */
+  let fold = 0;
+  if ((op === "RESHAPE" || op === "EXPAND") && srcs.length && rows[srcs[0]][4]) fold = rows[srcs[0]][4];
+  else if (op === "STACK" && srcs.every((s) => rows[s][2][0] === "CONST")) fold = ["STACK", null];
+  else if (op === "CONST" && own.length > 1) fold = ["CONST", own[1]];
+  return [families[op] ?? "other", label, fold];
+}
+
+/** tinygrad's UOp.key: sha256 of the content's text (encoded once, in texts), then the sources' keys.
+ * @param {(data: Uint8Array) => Uint8Array} sha256 @param {Map<number, Uint8Array>} texts @param {Content[]} contents
+ * @param {number} content @param {Uint8Array[]} keys @returns {Uint8Array} */
+function keyDigest(sha256, texts, contents, content, keys) {
+  let text = texts.get(content);
+  if (!text) texts.set(content, text = utf8.encode(contents[content][0]));
+  const data = new Uint8Array(text.length + 32 * keys.length);
+  data.set(text);
+  keys.forEach((k, i) => data.set(k, text.length + 32 * i));
+  return sha256(data);
+}
+
+const TEMPLATES = 8;  // bridge/uops.py _TEMPLATES
+
+/** A report's node table as tgviz/bridge/uops.py pack_rows stores it: each row's content id, its sources told against
+ * an earlier row of the same content and arity (_packed_sources: [-q (the template: the q-th before the last such
+ * row)], then per source 0 for the template's, else how many rows back), and [row, field, value] where the row is not
+ * what derivedRow says.
+ * @typedef {{content: number[], src: number[][], over: [number, number, any][]}} PackedRows */
+
+/** The rows of a packed table, each with tinygrad's key (computed: the keys are kept, for the replays) and what
+ * derivedRow says unless stored. @param {PackedRows} packed @param {Content[]} contents
+ * @param {(data: Uint8Array) => Uint8Array} sha256 @param {Record<string, string>} notes
+ * @param {Record<string, string>} families @returns {NodeTable} */
+export function unpackRows(packed, contents, sha256, notes, families) {
+  /** @type {Row[]} */
+  const rows = [];
+  /** @type {Map<number, Uint8Array>} */
+  const keys = new Map(), texts = new Map();
+  /** @type {Map<number, [number, any][]>} */
+  const over = new Map();
+  for (const [i, field, value] of packed.over) { let o = over.get(i); if (!o) over.set(i, o = []); o.push([field, value]); }
+  /** @type {Map<string, number[]>} the last TEMPLATES rows of each content and arity */
+  const recent = new Map();
+  packed.content.forEach((content, i) => {
+    let told = packed.src[i], q = 0;
+    if (told.length && told[0] < 0) { q = -told[0]; told = told.slice(1); }
+    const at = `${content}|${told.length}`;
+    let cands = recent.get(at);
+    if (!cands) recent.set(at, cands = []);
+    const template = cands.length ? rows[cands[cands.length - 1 - q]][3] : [];
+    const srcs = told.map((d, p) => (d === 0 ? template[p] : i - d));
+    cands.push(i);
+    if (cands.length > TEMPLATES) cands.shift();
+    const key = keyDigest(sha256, texts, contents, content, srcs.map((s) => /** @type {Uint8Array} */ (keys.get(s))));
+    keys.set(i, key);
+    const [family, label, fold] = derivedRow(rows, contents, notes, families, content, srcs);
+    /** @type {any[]} */
+    const row = [hex(key.subarray(0, 6)), family, label, srcs, fold, content];
+    for (const [field, value] of over.get(i) ?? []) row[field] = value;
+    rows.push(/** @type {Row} */ (row));
+  });
+  return { rows, contents, keys, texts };
+}
+
 export class Replay {
   /**
    * @param {(data: Uint8Array) => Uint8Array} sha256
    * @param {NodeTable} table
    * @param {{graphs: number[], pairs: [number, number][], replay: ReplayOptions|null}} step
-   * @param {{opaqueBodies: string[]}} config
+   * @param {{opaqueBodies: string[], opFamilies: Record<string, string>}} config
    * @param {Record<string, string>} notes a kernel AST's node key -> its CALL nodes' note line
    */
   constructor(sha256, table, step, config, notes) {
@@ -54,6 +133,7 @@ export class Replay {
     this.walk = opts.walk;
     this.enterCalls = opts.enter_calls;
     this.opaqueBodies = new Set(config.opaqueBodies);
+    this.families = config.opFamilies;
     /** @type {Map<number, number>} graph k (after k matches) */
     this.graphs = new Map([[0, step.graphs[0]]]);
     /** @type {Map<number, [number[], number[]]>} each replaced node: the matches (1-based) that replaced it, and with what */
@@ -203,12 +283,7 @@ export class Replay {
   /** tinygrad's UOp.key of a node: sha256 of its content's text, then its sources' keys. @param {number} content
    * @param {number[]} srcs @returns {Uint8Array} */
   digest(content, srcs) {
-    const text = this.texts.get(content) || this.texts.set(content, utf8.encode(this.contents[content][0])).get(content);
-    const keys = srcs.map((s) => this.keyOf(s));
-    const data = new Uint8Array(text.length + 32 * keys.length);
-    data.set(text);
-    keys.forEach((k, i) => data.set(k, text.length + 32 * i));
-    return this.sha256(data);
+    return keyDigest(this.sha256, this.texts, this.contents, content, srcs.map((s) => this.keyOf(s)));
   }
 
   /** A row's UOp.key (memoized; sources first, without recursion: graphs can be deep). @param {number} root */
@@ -227,25 +302,14 @@ export class Replay {
   /** UOp(m.op, m.dtype, srcs, m.arg, m.tag): the row that holds it, else a new row with tinygrad's key and tgviz's
    * label (tgviz._tinygrad._node). @param {number} m @param {number[]} srcs */
   rebuild(m, srcs) {
-    const [, family, , , , content] = this.rows[m], id = `${content}|${srcs}`;
+    const content = this.rows[m][5], id = `${content}|${srcs}`;
     const found = this.index.get(id);
     if (found !== undefined) return found;
-    const [, own] = this.contents[content], rows = this.rows, op = own[0];
     const key = hex(this.digest(content, srcs));
-    const label = [...own];
-    srcs.forEach((s, i) => {
-      const fold = rows[s][4];
-      if (!fold) return;
-      if (fold[1] === null) throw new CannotReplay("a vector of constants changed (its text needs tinygrad)");
-      label.push(cut(`${fold[0]}${i} ${fold[1]}`));
-    });
-    if (op === "CALL" && srcs.length && this.notes[rows[srcs[0]][0]]) label.push(this.notes[rows[srcs[0]][0]]);
-    /** @type {any} */
-    let fold = 0;
-    if (op === "STACK" && srcs.every((s) => rows[s][2][0] === "CONST")) fold = ["STACK", null];
-    else if ((op === "RESHAPE" || op === "EXPAND") && srcs.length && rows[srcs[0]][4]) fold = rows[srcs[0]][4];
-    rows.push([key.slice(0, 12), family, label, srcs, fold, content]);
-    this.index.set(id, rows.length - 1);
-    return rows.length - 1;
+    const [family, label, fold] = derivedRow(this.rows, this.contents, this.notes, this.families, content, srcs);
+    if (!label) throw new CannotReplay("a vector of constants changed (its text needs tinygrad)");
+    this.rows.push([key.slice(0, 12), family, label, srcs, fold, content]);
+    this.index.set(id, this.rows.length - 1);
+    return this.rows.length - 1;
   }
 }

@@ -1,11 +1,11 @@
 // The standalone HTML report: the widget's own frontend (widget.js) on a stand-in for its model that answers from data
-// in the page. Each step's node table and each group's call stack and kernel code sit gzipped in their own
+// in the page. Each segment's steps and node table and each group's call stack and kernel code sit gzipped in their own
 // <script id="tgviz-..."> element (tgviz/report.py writes them) and are decoded when first looked at; the graph after
 // each match is computed here by replay.js where the step does not store it, and the messages are built by
 // protocol.js's ports of tgviz/protocol.py (pictures drawn by picture.js, laid out by graphviz compiled to WebAssembly).
 import { toposort } from "./picture.js";
 import { nodeMessage, pictureMessage } from "./protocol.js";
-import { Replay } from "./replay.js";
+import { Replay, unpackRows } from "./replay.js";
 
 /** @typedef {import("./picture.js").Row} Row */
 /** @typedef {import("./picture.js").Config} Config */
@@ -18,19 +18,24 @@ import { Replay } from "./replay.js";
 /** @typedef {import("./protocol.js").FrontendMsg} FrontendMsg */
 /** @typedef {import("./adapter.js").Model} Model */
 
-/** The report's state: the widget's synced state (tgviz/protocol.py), the drawing constants and the CALL notes.
+/** The report's state: the widget's synced state (tgviz/protocol.py), the drawing constants, the CALL notes and each
+ * step's segment.
  * @typedef {{tree: import("./protocol.js").TreeGroup[], selected: StepKey, match: number|null, view: import("./protocol.js").View,
  *   code_css: string, summary: string, kernels: import("./protocol.js").KernelRow[], error: string,
- *   config: Config & {maxNodes: number, opaqueBodies: string[]}, notes: Record<string, string>}} PageState */
-/** A step as the report stores it (tgviz.report.step_data): the rows and contents it adds to its segment's table, its
- * input's row, the graphs stored after the first `computed` matches, what the rewrite returned (null: the replay's
- * last), each match's [pattern, µs, raised] and [replaced, replacement] rows, and the step before it in its segment.
- * @typedef {{info: Omit<StepInfo, "stack">, sides: string[], rows: Row[], contents: Content[], graphs: number[],
+ *   config: Config & {maxNodes: number, opaqueBodies: string[], opFamilies: Record<string, string>},
+ *   notes: Record<string, string>, segments: Record<StepKey, number>}} PageState */
+/** A step as the report stores it (tgviz.report.step_data): its input's row in its segment's table, the graphs stored
+ * after the first `computed` matches, what the rewrite returned (null: the replay's last), each match's [pattern, µs,
+ * raised] and [replaced, replacement] rows.
+ * @typedef {{info: Omit<StepInfo, "stack">, sides: string[], graphs: number[],
  *   after: number|null, replay: ReplayOptions|null, computed: number, group: number, pairs: [number, number][],
- *   matches: [number, number, boolean][], base: StepKey|null, segment: StepKey}} StepData */
-/** A segment's node table: the rows and contents of its steps, in order, then the rows their replays rebuild (so every
- * step's row ids hold; a rebuilt node equal to a row is that row: the same UOp), what the replays share, and each step's
- * replay. @typedef {import("./replay.js").NodeTable & {replays: Map<StepKey, Replay>}} Segment */
+ *   matches: [number, number, boolean][]}} StepData */
+/** A segment as the report stores it (tgviz.report.Writer.segment): its steps by key and its node table's rows,
+ * packed (its contents are in the "contents" chunk). @typedef {import("./replay.js").PackedRows &
+ *   {steps: Record<StepKey, StepData>}} SegmentData */
+/** A segment's node table: its rows unpacked (so every step's row ids hold), then the rows their replays rebuild (a
+ * rebuilt node equal to a row is that row: the same UOp), what the replays share, its steps, and each step's replay.
+ * @typedef {import("./replay.js").NodeTable & {steps: Record<StepKey, StepData>, replays: Map<StepKey, Replay>}} Segment */
 /** A step with its segment's table. @typedef {{key: StepKey, s: StepData, rows: Row[], seg: Segment}} Table */
 /** The page's data as protocol.js reads it: the state, a decoded chunk by name ("patterns", "g-<group>", ...), a step's
  * table, the root of its graph after k matches and of what its rewrite returned.
@@ -66,24 +71,23 @@ class Decoded {
  * @param {(data: Uint8Array) => Uint8Array} sha256 @returns {PageData} */
 export function pageData(state, load, sha256) {
   const data = new Decoded(16, load);
-  /** @type {Map<StepKey, Promise<Segment>>} the most recently used kept */
+  /** @type {Promise<{contents: Content[], maps: Record<string, number[]>}>|undefined} the tables' contents (tgviz.report.Contents) */
+  let shared;
+  /** @type {Map<number, Promise<Segment>>} the most recently used kept */
   const segments = new Map();
-  /** @param {StepKey} last the segment's last step @returns {Promise<Segment>} */
-  function segmentOf(last) {
-    let seg = segments.get(last);
-    if (seg) segments.delete(last);
+  /** @param {number} i @returns {Promise<Segment>} */
+  function segmentOf(i) {
+    let seg = segments.get(i);
+    if (seg) segments.delete(i);
     else seg = (async () => {
-      const chain = [];
-      for (let k = last; k;) { /** @type {StepData} */ const s = await data.get(`s-${k}`); chain.unshift(s); k = s.base ?? ""; }
-      /** @type {Row[]} */
-      const rows = [];
-      /** @type {Content[]} */
-      const contents = [];
-      for (const c of chain) { for (const r of c.rows) rows.push(r); for (const x of c.contents) contents.push(x); }
-      return { rows, contents, replays: new Map() };
+      /** @type {SegmentData} */
+      const d = await data.get(`t-${i}`), all = await (shared ??= load("contents"));
+      data.items.delete(`t-${i}`);  // kept unpacked, here
+      const contents = all.maps[i].map((/** @type {number} */ c) => all.contents[c]);
+      return { ...unpackRows(d, contents, sha256, state.notes, state.config.opFamilies), steps: d.steps, replays: new Map() };
     })();
-    segments.set(last, seg);
-    if (segments.size > 8) segments.delete(/** @type {string} */ (segments.keys().next().value));
+    segments.set(i, seg);
+    if (segments.size > 8) segments.delete(/** @type {number} */ (segments.keys().next().value));
     return seg;
   }
   /** The root of a step's graph after k matches: computed by replay.js (the first `computed` ones), or stored.
@@ -98,8 +102,8 @@ export function pageData(state, load, sha256) {
     state,
     get: (name) => data.get(name),
     async table(key) {
-      const s = await data.get(`s-${key}`), seg = await segmentOf(s.segment);
-      return { key, s, rows: seg.rows, seg };
+      const seg = await segmentOf(state.segments[key]);
+      return { key, s: seg.steps[key], rows: seg.rows, seg };
     },
     graphAt,
     after: (t) => t.s.after ?? graphAt(t, t.s.pairs.length),  // what the rewrite returned: stored, or the replay's last
@@ -159,7 +163,7 @@ async function pageModel(mods, state) {
       if (msg.type === "rules") data.get("rules").then(reply);
       if (msg.type === "uops" || msg.type === "asm") {  // the kernel's tabs: held per group (report.py's p-<group>)
         const kind = msg.type;
-        data.get(`s-${msg.step}`).then((/** @type {StepData} */ s) => data.get(`p-${s.group}`)).then((p) => reply(p[kind]), failed);
+        data.table(msg.step).then((t) => data.get(`p-${t.s.group}`)).then((p) => reply(p[kind]), failed);
       }
       if (msg.type === "run") data.get("run").then(reply, (e) => reply({ type: "error", message: `run: ${e}` }));
     },

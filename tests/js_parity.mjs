@@ -2,11 +2,13 @@
 // prints what it computed. Input (a JSON file, argv[2]): {state, chunks (the report's data chunks by name, decoded),
 // graphs: [{step, ks}], pictures: [{step, match, view, plain}]}. Output (JSON on stdout): per graphs entry, per k, the
 // sha256 of the node keys of the step's graph after k matches (tinygrad's toposort order, one per line); per pictures
-// entry, the picture message computed with dot's plain output given (its DOT text, SVG, counts, panels).
+// entry, the picture message computed with dot's plain output given (its DOT text, SVG, counts, panels); with tables:
+// true, each segment's node table rows as the page unpacks them, by chunk name.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { toposort } from "../js/picture.js";
 import { pictureMessage } from "../js/protocol.js";
+import { unpackRows } from "../js/replay.js";
 import { pageData } from "../js/report.js";
 import { sha256 } from "../js/vendor/sha256.js";
 
@@ -29,4 +31,11 @@ for (const { step, match, view, plain } of input.pictures) {
   pictures.push({ dot: m.dot, svg: m.svg, shown: m.shown, total: m.total, partial: m.partial, message: m.message, info: m.info,
                   match_info: m.match_info, kernel: m.kernel, produced: m.produced, node_matches: m.node_matches });
 }
-process.stdout.write(JSON.stringify({ graphs, pictures }));
+/** @type {Record<string, any>} */
+const tables = {};
+for (const [name, d] of Object.entries(input.chunks)) {
+  if (!input.tables || !name.startsWith("t-")) continue;
+  const all = input.chunks.contents, contents = all.maps[name.slice(2)].map((/** @type {number} */ c) => all.contents[c]);
+  tables[name] = unpackRows(d, contents, sha256, input.state.notes, input.state.config.opFamilies).rows;
+}
+process.stdout.write(JSON.stringify({ graphs, pictures, tables }));

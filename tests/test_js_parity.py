@@ -4,6 +4,8 @@ DOT text and, from the same dot output, SVG bytes (tgviz.picture, tgviz.layout),
 (tgviz.protocol), on the tutorial and on a CNN step. tests/js_parity.mjs is the node side;
 tests/browser/test_report_browser.py checks the page itself. And every module text tgviz ships (assets.esm) parses,
 its sibling modules inlined once each."""
+import base64
+import gzip
 import hashlib
 import itertools
 import json
@@ -19,7 +21,7 @@ from tgviz import layout as L
 from tgviz import picture as PI
 from tgviz import protocol as P
 from tgviz.assets import esm, modules, static_file
-from tgviz.report import Writer, pattern_rows
+from tgviz.report import Contents, Writer, pattern_rows, step_data
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is missing: scripts/install.sh test installs Debian's nodejs")
@@ -36,10 +38,14 @@ def _node(payload: dict, tmp_path: Path) -> dict:
 
 def _report_data(trace, steps) -> dict:
   """The report's state and its data chunks (tgviz.report.Writer's, as the page decodes them) for these steps."""
-  w, keys = Writer(trace), {P.step_key(s) for s in steps}
+  w, keys, contents = Writer(trace), {P.step_key(s) for s in steps}, Contents()
   chunks = dict(w.groups()) | {"patterns": pattern_rows(w.patterns)}
   for i, segment in enumerate(w.segments):
-    if keys & {P.step_key(s) for s in segment}: chunks.update(w.segment_data(i))
+    if keys & {P.step_key(s) for s in segment}:
+      chunk, own = w.segment(i)
+      chunks[f"t-{i}"] = json.loads(gzip.decompress(base64.b64decode(re.sub(r"<[^>]*>", "", chunk))))
+      contents.add(i, own)
+  chunks["contents"] = contents.data()
   return json.loads(json.dumps({"state": w.state(), "chunks": chunks}))
 
 
@@ -87,6 +93,24 @@ def _check(trace, steps, sels, tmp_path, monkeypatch, every_match: bool = True) 
     assert js["node_matches"] == py["node_matches"], where
     if m is None: assert js["match_info"] is None
     else: assert js["match_info"] == {**py["match_info"], "diff": ""}, where  # the page has no UOps to diff
+
+
+@needs_node
+@pytest.mark.parametrize("name", ["tutorial_trace", "cnn_trace"])
+def test_packed_rows_unpack_to_the_node_tables_rows(name, request, tmp_path):
+  """The report stores a segment's rows packed (tg.pack_rows: keys, families, labels and folds left to the page where
+  it derives them); what the page unpacks is each row as tgviz.bridge.NodeTable made it, in every segment."""
+  trace = request.getfixturevalue(name)
+  w = Writer(trace)
+  got = _node({**_report_data(trace, trace.steps), "graphs": [], "pictures": [], "tables": True}, tmp_path)["tables"]
+  assert len(got) == len(w.segments)
+  derived = 0
+  for i, segment in enumerate(w.segments):
+    table = tg.NodeTable(tg.NodeCache(trace.call_notes))
+    for s in segment: step_data(s, table, w.patterns)
+    assert got[f"t-{i}"] == json.loads(json.dumps(table.rows)), f"segment {i}"
+    derived += len(table.rows) - len(w.segment_data(i)["over"])
+  assert derived > 0.95 * sum(len(t) for t in got.values())  # nearly all rows stored as content and sources only
 
 
 def _selections(steps, views=("auto", "raw:auto")) -> list:

@@ -5,8 +5,9 @@ rows its graphs need), each step's input, its matches' nodes and replacements, a
 computes the graph after each match itself (``js/replay.js``, the port of the Replayer, exact as far as
 ``tg.page_replays`` says; the graphs after that are stored) and lays them out: ``js/picture.js`` and ``js/layout.js``
 turn a selection into the same DOT text and SVG as :mod:`tgviz.picture` and :mod:`tgviz.layout`, and graphviz compiled
-to WebAssembly (``js/vendor/graphviz.js``, the same Graphviz as the Python side) places the nodes. Each step's data,
-and each group's call stack and kernel code, is gzipped apart and decoded only when looked at; ``js/report.js`` stands
+to WebAssembly (``js/vendor/graphviz.js``, the same Graphviz as the Python side) places the nodes. Each segment's
+data (its steps and their node table, its rows packed: tg.pack_rows), and each group's call stack and kernel code, is
+gzipped apart and decoded only when looked at; ``js/report.js`` stands
 in for the widget model and answers the widget's own frontend with ``js/protocol.js``'s ports of :mod:`tgviz.protocol`.
 tests/test_js_parity.py runs those ports in node on this module's data and holds them equal to the Python.
 """
@@ -69,20 +70,19 @@ def config(max_nodes: int) -> dict[str, Any]:
           "charW": L.CHAR_W, "lineH": L.LINE_H, "pad": L.PAD, "fastAbove": L.FAST_ABOVE, "maxFanIn": L.MAX_FAN_IN,
           "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies(), "nodesep": L.NODESEP,
           "ranksep": L.RANKSEP, "compressTo": L.COMPRESS_TO, "minRow": L.MIN_ROW, "maxRow": L.MAX_ROW, "maxStagger": L.MAX_STAGGER,
-          "rowArea": L.ROW_AREA, "fold": F.config()}
+          "rowArea": L.ROW_AREA, "fold": F.config(), "opFamilies": tg.op_families()}
 
 
-SEGMENT = 32  # consecutive steps of a group share one node table, which the page decodes whole to draw one
+SEGMENT = 32  # consecutive steps of a group share one node table, one chunk the page decodes whole to draw one
 
 
 def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], int]) -> dict[str, Any]:
-  """A step as the page draws it: the rows and contents its graphs add to the table (a step's graphs are mostly those
-  of the step before it), the input's row, each match's node and replacement (row ids), what the rewrite returned
-  (after), the panels' text and each match's [pattern, µs, whether it raised]; a pattern is its index in the report's
-  `patterns` (see pattern_index). The graphs after the first `computed` matches are not stored: js/replay.js computes
-  them exactly from those (`replay`: the rewrite's options; see tg.page_replays). `graphs`: the input's root, then the
-  roots of the graphs after each later match; `after` is null when it is the replay's last."""
-  start, cstart = len(table.rows), len(table.contents)
+  """A step as the page draws it, its graphs rows of its segment's table (step_data adds those that are new: a step's
+  graphs are mostly those of the step before it): the input's row, each match's node and replacement (row ids), what
+  the rewrite returned (after), the panels' text and each match's [pattern, µs, whether it raised]; a pattern is its
+  index in the report's `patterns` (see pattern_index). The graphs after the first `computed` matches are not stored:
+  js/replay.js computes them exactly from those (`replay`: the rewrite's options; see tg.page_replays). `graphs`: the
+  input's root, then the roots of the graphs after each later match; `after` is null when it is the replay's last."""
   pairs = step.pairs()
   graphs = [table.add(step.before())]
   refs = [[table.add(u0), table.add(u1)] for u0, u1 in pairs]
@@ -93,8 +93,7 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
     graphs += [table.add(g) for g in itertools.islice(step.replay(), computed + 1, None)]
     if after is None: after = graphs[-1]
   info = {k: v for k, v in P.step_info(step).items() if k != "stack"}  # the group's, stored once with it
-  return {"info": info, "sides": list(SIDES[sides(step)]),
-          "rows": table.rows[start:], "contents": table.contents[cstart:], "graphs": graphs, "after": after,
+  return {"info": info, "sides": list(SIDES[sides(step)]), "graphs": graphs, "after": after,
           "replay": step.options if computed else None, "computed": computed, "group": step.group.index, "pairs": refs,
           "matches": [[patterns[m.loc], round(m.time * 1e6, 2), m.is_error] for m in step.matches]}
 
@@ -119,6 +118,32 @@ def _segments(steps: list[Step]) -> list[list[Step]]:
   return out
 
 
+class Contents:
+  """The contents of the report's node tables, each stored once (segments share most of theirs): a segment's table
+  refers to them through its map, segment -> the ids of its own contents in order (filled in segment order: the same
+  ids whoever wrote which segment)."""
+
+  def __init__(self) -> None:
+    self.items: list[list] = []
+    self.maps: dict[str, list[int]] = {}
+    self._ids: dict[str, int] = {}
+
+  def add(self, segment: int, contents: list[list]) -> None:
+    """A segment's contents, in order: each new one stored, the segment's map made."""
+    ids = []
+    for c in contents:
+      text = json.dumps(c)
+      if (n := self._ids.get(text)) is None:
+        n = self._ids[text] = len(self.items)
+        self.items.append(c)
+      ids.append(n)
+    self.maps[str(segment)] = ids
+
+  def data(self) -> dict[str, Any]:
+    """The "contents" chunk: {contents, maps}."""
+    return {"contents": self.items, "maps": self.maps}
+
+
 @contextlib.contextmanager
 def _no_gc() -> Iterator[None]:
   # replays make millions of short-lived UOps, and Python's cyclic collector would rescan the whole heap many times over
@@ -140,7 +165,8 @@ class Writer:
     self.steps = list(trace.steps)
     self.segments = _segments(self.steps)
     self.patterns = pattern_index(self.steps)
-    self.cache = tg.NodeCache(trace.call_notes)  # nodes live on from step to step: each is labelled once
+    self.cache = tg.NodeCache(trace.call_notes)  # nodes live on from step to step of a segment: each is labelled once
+    self.notes = {k: tg.note_line(v) for k, v in trace.call_notes.items()}  # the CALL notes' label lines
 
   def state(self) -> dict[str, Any]:
     """The page's state: the widget's synced state (see tgviz.protocol), the drawing constants, the CALL notes."""
@@ -148,7 +174,8 @@ class Writer:
     return {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
             "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace),
             "error": trace.traceback or "", "config": config(self.max_nodes),
-            "notes": {k: tg.note_line(v) for k, v in trace.call_notes.items()}, "whatif": W.state(trace)}
+            "notes": self.notes, "segments": {P.step_key(s): i for i, seg in enumerate(self.segments) for s in seg},
+            "whatif": W.state(trace)}
 
   def summary(self) -> str:
     """The trace's summary under the page's title (the page shows its first line over the widget)."""
@@ -163,23 +190,19 @@ class Writer:
         yield f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(self.trace, g)}
       if g.kernel is not None: yield f"p-{g.index}", PV.program_data(g.kernel)  # the uops and asm tabs
 
-  def segment_data(self, i: int) -> list[tuple[str, dict[str, Any]]]:
-    """Segment i's steps (consecutive steps of a group, one node table): (chunk name, step_data), in order."""
-    out: list[tuple[str, dict[str, Any]]] = []
-    if len(self.cache.drawn) > 200_000: self.cache.clear()  # bounded: later steps share few nodes with much older ones
-    segment = self.segments[i]
-    table, base, last = tg.NodeTable(self.cache), None, P.step_key(segment[-1])
-    for s in segment:
-      data = step_data(s, table, self.patterns)
-      # the step whose rows come before these, and the segment's last step (the page reads the segment whole)
-      data["base"], data["segment"] = P.step_key(base) if base is not None else None, last
-      out.append((f"s-{P.step_key(s)}", data))
-      base = s
-    return out
+  def segment_data(self, i: int) -> dict[str, Any]:
+    """Segment i (consecutive steps of a group): each step's step_data by step key, and the node table they share, its
+    rows packed (tg.pack_rows) with their contents; the page decodes it whole to draw any of its steps."""
+    self.cache.clear()  # its UOps: a segment shares few with the one before, and they hold the replays' graphs alive
+    table = tg.NodeTable(self.cache)
+    steps = {P.step_key(s): step_data(s, table, self.patterns) for s in self.segments[i]}
+    return {"steps": steps, "contents": table.contents, **tg.pack_rows(table.rows, table.contents, self.notes)}
 
-  def segment(self, i: int) -> str:
-    """The chunks of segment i's steps."""
-    return "".join(_chunk(name, data) for name, data in self.segment_data(i))
+  def segment(self, i: int) -> tuple[str, list[list]]:
+    """The chunk of segment i, and its table's contents (the report stores each once: see Contents)."""
+    data = self.segment_data(i)
+    contents = data.pop("contents")
+    return _chunk(f"t-{i}", data), contents
 
   def write(self, path: str | Path, workers: forked.Workers[Writer] | None = None,
             progress: Callable[[int, int], None] | None = None) -> Path:
@@ -195,17 +218,19 @@ class Writer:
       f.write(_chunk("rules", P.rules_message(trace)))
       f.write(_chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs
       for name, data in self.groups(): f.write(_chunk(name, data))
-      done = 0
-      for segment, text in zip(self.segments, segments, strict=True):
+      done, contents = 0, Contents()
+      for i, (segment, (text, own)) in enumerate(zip(self.segments, segments, strict=True)):
         f.write(text)
+        contents.add(i, own)
         done += len(segment)
         if progress is not None: progress(done, len(self.steps))
+      f.write(_chunk("contents", contents.data()))
       f.write(_chunk("patterns", pattern_rows(self.patterns)))
       f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
     return out
 
 
-def _segment(writer: Writer, i: int) -> str:
+def _segment(writer: Writer, i: int) -> tuple[str, list[list]]:
   return writer.segment(i)
 
 

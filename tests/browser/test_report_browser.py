@@ -122,9 +122,9 @@ def test_report_pictures_are_the_python_pictures(tutorial_trace, tmp_path, page)
 
 
 def _steps_data(html: Path) -> dict[str, dict]:
-  """Each step's data as the report stores it (step key -> the decoded chunk)."""
-  chunks = re.findall(r'<script type="application/octet-stream" id="tgviz-s-([0-9:]+)">([^<]*)</script>', html.read_text())
-  return {k: json.loads(gzip.decompress(base64.b64decode(b))) for k, b in chunks}
+  """Each step's data as the report stores it (step key -> its step_data, from its segment's decoded chunk)."""
+  chunks = re.findall(r'<script type="application/octet-stream" id="tgviz-t-[0-9]+">([^<]*)</script>', html.read_text())
+  return {k: s for b in chunks for k, s in json.loads(gzip.decompress(base64.b64decode(b)))["steps"].items()}
 
 
 def _page_graphs_are_vizs(page, html: Path, checks: list) -> None:

@@ -159,7 +159,9 @@ def to_graph(root: UOp, notes: dict[str, str] | None = None) -> Graph:
 
 
 class NodeCache:
-  """What the node tables of one report share: each UOp's row, label and content, computed once."""
+  """What the node tables of one report share: each UOp's row, label and content, computed once. The UOps (drawn) are
+  worth keeping for one segment's table only: a report writer clears them at each (benchmarks/model_scale.py: kept
+  for 200,000 UOps, a worker's peak memory grew by a third and the report took longer to write)."""
 
   def __init__(self, notes: dict[str, str] | None = None) -> None:
     self.notes = notes
@@ -170,7 +172,7 @@ class NodeCache:
     self.texts: dict[tuple, bytes] = {}     # the same text, encoded
 
   def clear(self) -> None:
-    """Forget the UOps (bounded memory: later steps share few nodes with much older ones)."""
+    """Forget the UOps (and the graphs they hold alive): what their labels and contents are made of stays."""
     self.drawn.clear()
 
 
@@ -233,6 +235,66 @@ class NodeTable:
       ids[u] = len(rows)
       rows.append([d[0], d[1], d[2], [ids[s] for s in u.src], d[3], c])
     return ids[root]
+
+
+def op_families() -> dict[str, str]:
+  """Each op's family (by op name; "other" for the rest), for the report's page to unpack rows (see pack_rows)."""
+  return {op.name: family for op, family in _FAMILY.items()}
+
+
+def _derived(rows: list[list], contents: list[list], notes: dict[str, str], i: int) -> tuple[str, list[str], object]:
+  """What js/replay.js derives of row i from its content and sources (derivedRow): family, label lines, fold."""
+  _, _, _, srcs, _, content = rows[i]
+  own = contents[content][1]
+  op = own[0]
+  label = list(own)
+  for j, s in enumerate(srcs):
+    if f := rows[s][4]: label.append(_cut(f"{f[0]}{j} {f[1]}"))
+  if op == "CALL" and srcs and (note := notes.get(rows[srcs[0]][0])): label.append(note)
+  fold: object = 0
+  if op in ("RESHAPE", "EXPAND") and srcs and rows[srcs[0]][4]: fold = rows[srcs[0]][4]
+  elif op == "STACK" and all(rows[s][2][0] == "CONST" for s in srcs): fold = ["STACK", None]
+  elif op == "CONST" and len(own) > 1: fold = ["CONST", own[1]]
+  return _OP_FAMILY.get(op, "other"), label, fold
+
+
+_OP_FAMILY = op_families()
+
+
+_TEMPLATES = 8  # how many earlier rows of the same content and arity a row's sources may be told against
+
+
+def _packed_sources(rows: list[list]) -> list[list[int]]:
+  """Each row's sources against a template: one of the last _TEMPLATES earlier rows of the same content and as many
+  sources (a replay rebuilds a node with one source changed), the most recent unless a leading -q picks the q-th before
+  it; then per source 0 for the template's, else how many rows back it is. A row with no template: distances back."""
+  out: list[list[int]] = []
+  recent: dict[tuple[int, int], list[int]] = {}
+  for i, row in enumerate(rows):
+    srcs = row[3]
+    cands = recent.setdefault((row[5], len(srcs)), [])
+    if not cands: out.append([i - s for s in srcs])
+    else:
+      same = [sum(s == t for s, t in zip(srcs, rows[c][3], strict=True)) for c in reversed(cands)]
+      q = same.index(max(same))
+      enc = [0 if s == t else i - s for s, t in zip(srcs, rows[cands[-1 - q]][3], strict=True)]
+      out.append([-q, *enc] if q else enc)
+    cands.append(i)
+    if len(cands) > _TEMPLATES: del cands[0]
+  return out
+
+
+def pack_rows(rows: list[list], contents: list[list], notes: dict[str, str]) -> dict[str, list]:
+  """A node table's rows as the report stores them: each row's content id, its sources (a row's sources come before
+  it) told against a similar earlier row (see _packed_sources), and only what the page cannot derive: [row, field,
+  value] where the row's family, label or fold differs from what js/replay.js derives (derivedRow; tinygrad's key is
+  derived too: sha256 of the content's text and the sources' keys). notes: the CALL notes' label lines by kernel AST
+  key. js/replay.js unpackRows unpacks it exactly."""
+  over: list[list] = []
+  for i, row in enumerate(rows):
+    for field, value in zip((1, 2, 4), _derived(rows, contents, notes, i), strict=True):
+      if row[field] != value: over.append([i, field, row[field]])
+  return {"content": [r[5] for r in rows], "src": _packed_sources(rows), "over": over}
 
 
 def op_name(u: UOp) -> str:

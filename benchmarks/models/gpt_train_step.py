@@ -1,0 +1,49 @@
+"""A real model: one Adam training step of a 2-layer GPT (token and position embeddings, two pre-norm blocks of causal
+attention and MLP, a language-model head; vocabulary 64, width 32, 4 heads, batch 2 of 12 tokens), with tinygrad.nn."""
+import numpy as np
+from tinygrad import Context, Tensor, nn
+from tinygrad.nn.optim import Adam
+
+VOCAB, DIM, HEADS, SEQ, LAYERS = 64, 32, 4, 12, 2
+
+
+class Block:
+  def __init__(self):
+    self.ln1, self.ln2 = nn.LayerNorm(DIM), nn.LayerNorm(DIM)
+    self.qkv, self.proj = nn.Linear(DIM, 3 * DIM), nn.Linear(DIM, DIM)
+    self.fc1, self.fc2 = nn.Linear(DIM, 4 * DIM), nn.Linear(4 * DIM, DIM)
+
+  def __call__(self, x: Tensor) -> Tensor:
+    b, t, d = x.shape
+    q, k, v = self.qkv(self.ln1(x)).reshape(b, t, 3, HEADS, d // HEADS).permute(2, 0, 3, 1, 4)
+    att = q.scaled_dot_product_attention(k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
+    x = x + self.proj(att)
+    return x + self.fc2(self.fc1(self.ln2(x)).gelu())
+
+
+class GPT:
+  def __init__(self):
+    self.tok, self.pos = nn.Embedding(VOCAB, DIM), nn.Embedding(SEQ, DIM)
+    self.blocks = [Block() for _ in range(LAYERS)]
+    self.ln, self.head = nn.LayerNorm(DIM), nn.Linear(DIM, VOCAB, bias=False)
+
+  def __call__(self, idx: Tensor) -> Tensor:
+    x = self.tok(idx) + self.pos(Tensor.arange(idx.shape[1]))
+    for blk in self.blocks: x = blk(x)
+    return self.head(self.ln(x))
+
+
+Tensor.manual_seed(0)
+rng = np.random.default_rng(0)
+model = GPT()
+opt = Adam(nn.state.get_parameters(model), lr=1e-3)
+tokens = rng.integers(0, VOCAB, (2, SEQ + 1), dtype=np.int32)
+x, y = Tensor(tokens[:, :-1]), Tensor(tokens[:, 1:])
+with Context(TRAINING=1):
+  opt.zero_grad()
+  loss = model(x).sparse_categorical_crossentropy(y)
+  loss.backward()
+  opt.step()
+value = loss.item()
+assert np.isfinite(value)
+print(f"loss {value:.4f}")
