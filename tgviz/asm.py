@@ -76,3 +76,13 @@ def source_lines(disassembly: str, debug: str) -> tuple[list[list[int]], int, in
     if t is not None: last = [line] if (line := found.get(i)) is not None else []
     out[i] = list(last)
   return out, same, len(found) - same, len(insns)
+
+
+def linked(disassembly: str, debug: str) -> tuple[list[list[int]], str | None]:
+  """source_lines' lines, and a note of the instructions placed by mnemonic only or without a line (None: every one
+  has its line exactly)."""
+  lines, same, near, total = source_lines(disassembly, debug)
+  notes = [f"{near} of {total} instructions differ from the -g build's (registers, stack slots): each has the line of "
+           "the instruction of its mnemonic at its place there"] if near else []
+  if total - same - near: notes.append(f"{total - same - near} of {total} instructions have no line (not at their place in the -g build)")
+  return lines, "; ".join(notes) + "." if notes else None

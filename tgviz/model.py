@@ -89,12 +89,7 @@ class Kernel:
   def _asm_lines(self) -> tuple[list[list[int]] | None, str | None]:
     if not self.disassembly: return None, self.disassembly_note
     debug, why = tg.debug_listing(self.device, self.source)
-    if not debug: return None, f"Assembly is not linked to lines: {why}."
-    lines, same, near, total = asm.source_lines(self.disassembly, debug)
-    notes = [f"{near} of {total} instructions differ from the -g build's (registers, stack slots): each has the line of "
-             "the instruction of its mnemonic at its place there"] if near else []
-    if total - same - near: notes.append(f"{total - same - near} of {total} instructions have no line (not at their place in the -g build)")
-    return lines, "; ".join(notes) + "." if notes else None
+    return asm.linked(self.disassembly, debug) if debug else (None, f"Assembly is not linked to lines: {why}.")
 
   @property
   def disassembly_lines(self) -> list[list[int]] | None:
