@@ -49,11 +49,9 @@ export function runView(ui, request, open) {
   let asked = false;
   ui.run.addEventListener("toggle", () => {
     if (!ui.run.open) return;
-    ui.kernels.open = false;
     Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, height: `${ui.main.offsetHeight}px` });
     if (!asked) { asked = true; request(); }
   });
-  ui.kernels.addEventListener("toggle", () => { if (ui.kernels.open) ui.run.open = false; });
   /** @type {RunMsg|null} */
   let msg = null;
   return {
@@ -73,7 +71,5 @@ export function runView(ui, request, open) {
     },
     /** The run could not be read: say so in every tab. @param {string} message */
     failed(message) { if (!msg) panes.forEach((p) => { p.textContent = message; }); asked = false; },
-    /** Close the sheet: whether it was open (Escape's first work). */
-    close() { const was = ui.run.open; ui.run.open = false; return was; },
   };
 }

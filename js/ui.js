@@ -70,3 +70,15 @@ export function buildUi() {
   ui.root.append(ui.style, top, ui.errorBox, main);
   return { ...ui, left, centre, right, main };
 }
+
+/** The sheets that open over the columns (the kernel table, the run's tabs, what if…), one at a time: opening one
+ * closes the others. Returns close(): closes the open one, and says whether one was (Escape's work).
+ * @param {HTMLDetailsElement[]} sheets */
+export function oneSheet(sheets) {
+  for (const s of sheets) s.addEventListener("toggle", () => { if (s.open) for (const o of sheets) if (o !== s) o.open = false; });
+  return () => {
+    const open = sheets.filter((s) => s.open);
+    for (const s of open) s.open = false;
+    return open.length > 0;
+  };
+}

@@ -175,7 +175,7 @@ export function whatIf(ui, state, page, go) {
     edited = [...info.opts];
     allowed = [];
     const head = h("div", { class: "tgviz-sheet-head" }, [`what if ${kernel} had other opts? tinygrad applied ${info.text.join(", ") || "none"} (chosen by ${info.by})`]);
-    const close = h("button", { class: "tgviz-sheet-close", title: "close" }, ["×"]);
+    const close = h("button", { class: "tgviz-sheet-close", title: "close (Escape)" }, ["×"]);
     close.addEventListener("click", () => { box.open = false; });
     head.append(close);
     status.textContent = "";
@@ -198,7 +198,7 @@ export function whatIf(ui, state, page, go) {
     }
   });
   state.model.on("change:whatif", drawResults);
-  return { show };
+  return { show, box };
 }
 
 /** The kernel table's rows with each kernel's opts and who chose them (from the what-if state).

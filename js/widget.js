@@ -17,7 +17,7 @@ import { panZoom } from "./panzoom.js";
 import { programTabs } from "./program.js";
 import { runView } from "./runview.js";
 import { stepTree } from "./tree.js";
-import { buildUi } from "./ui.js";
+import { buildUi, oneSheet } from "./ui.js";
 import { whatIf, withOpts } from "./whatif.js";
 
 /** @typedef {import("./protocol.js").Selection} Selection */
@@ -76,6 +76,7 @@ function render({ model, el }) {
   const program = programTabs(ui, state, links);  // the code column's uops and asm tabs
   const run = runView(ui, () => state.send({ type: "run" }), (key) => select(key));  // the timeline, memory, roofline tabs
   const opts = whatIf(ui, state, page, (key) => select(key));
+  const closeSheet = oneSheet([ui.kernels, ui.run, opts.box]);  // the kernel table, the run's tabs, what if…
   /** @type {Selection|null} the selection drawn */
   let shown = null;
   /** @type {TreeGroup|null} its group */
@@ -241,9 +242,8 @@ function render({ model, el }) {
     ArrowRight: live(() => stepMatch(1)), Home: live(() => { if (lastMatch() >= 0) setMatch(0); }),
     End: live(() => { if (lastMatch() >= 0) setMatch(lastMatch()); }),
     f: view.fit, 1: view.oneToOne, z: view.toChange, r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": () => ui.filter.focus() },
-  () => {  // Escape: the kernel table closed, or the widget back in its place, first
-    if (ui.kernels.open) { ui.kernels.open = false; return true; }
-    if (run.close()) return true;
+  () => {  // Escape: an open sheet closed, or the widget back in its place, first
+    if (closeSheet()) return true;
     if (max.on()) { max.set(false); return true; }
     return false;
   });

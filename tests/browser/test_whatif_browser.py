@@ -113,4 +113,17 @@ def test_what_if_in_the_report(tmp_path, page):
   assert shown == sorted(shown, reverse=True) and len(shown) == len(k.search.timed)
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   sheet.screenshot(path=str(ARTIFACTS / "whatif-report.png"))
+  # one sheet at a time, and Escape closes the open one: what if… gives way to the kernel table and the run's tabs
+  sheets = {name: page.locator(f"details.tgviz-{name}") for name in ("whatif", "kernels", "run")}
+  def shown() -> list[str]: return [n for n, d in sheets.items() if d.evaluate("d => d.open")]
+  assert shown() == ["whatif"]
+  sheets["kernels"].locator("> summary").click()
+  assert shown() == ["kernels"]
+  sheets["run"].locator("> summary").click()
+  assert shown() == ["run"]
+  sheets["whatif"].locator("> summary").click()  # the top line's (the run's sheet covers the kernel's own line)
+  assert shown() == ["whatif"]
+  page.locator(".tgviz-root.tgviz-page").focus()
+  page.keyboard.press("Escape")
+  assert shown() == []
   assert not page.errors
