@@ -59,7 +59,7 @@ def measure(name: str, trace: tgviz.Trace, page, out: Path) -> None:
     page.locator(f".tgviz-step[data-key='{P.step_key(s)}']").click()
     shown(page, P.step_key(s))
     seen, total, _ = page.evaluate(READABLE_SHARE)  # (the label size: seen is 0 unless 11 px or more)
-    shares.append(seen / total)
+    shares.append((seen / total, total, s.path))
   # the busiest steps: the match's marked nodes at the last match and after z
   busy = []
   for s in sorted(trace.steps, key=lambda s: -len(s.matches))[:2]:
@@ -96,8 +96,9 @@ def measure(name: str, trace: tgviz.Trace, page, out: Path) -> None:
     lay = L.layout(L.focus(L.cap_fan_in(PI.scene_of(s, None)), L.DEFAULT_MAX_NODES), None)
     aspects.append(lay.width / lay.height)
   opening = sorted(shares)
-  print(f"{name:12s} opening: median {opening[len(opening) // 2]:.0%}, worst {opening[0]:.0%} of nodes on screen readable "
-        f"({len(opening)} steps of 10-150 nodes; target 60%)")
+  print(f"{name:12s} opening: median {opening[len(opening) // 2][0]:.0%}, worst {opening[0][0]:.0%} of nodes on screen readable "
+        f"({len(opening)} steps of 10-150 nodes; target 60%); the worst three: " +
+        ", ".join(f"{path} ({total} nodes) {share:.0%}" for share, total, path in opening[:3]))
   for step, n, end, z in busy:
     print(f"{'':12s} busiest {step} ({n} matches): at End {end[1]}/{end[0]} marked nodes on screen, after z {z[1]}/{z[0]} (target >= 1)")
   print(f"{'':12s} code lines of {kernel.name}: {ok}/{len(tried)} clicked statement lines show their UOps on screen (target all)")

@@ -76,7 +76,7 @@ function foldAnalysis(f, scene) {
         args.push(t); srcOps.push(/** @type {GNode} */ (nodes.get(i)).op); consts.push(""); isConst = isConst && konst.has(i);
       } else {
         if (i[1] === null) { ok = false; break; }
-        args.push(i[1]); srcOps.push("CONST"); consts.push(i[0]);
+        args.push(i[1]); srcOps.push("CONST"); consts.push(i[2] === "CONST" ? i[0] : "");  // a vector: (int)({0,1})
       }
     }
     if (!ok || (!n.intlike && n.op !== "CAST")) continue;
@@ -90,7 +90,8 @@ function foldAnalysis(f, scene) {
   const us = (/** @type {string} */ k) => /** @type {string[]} */ (users.get(k));
   const hidden = new Set([...text.keys()].filter((k) => us(k).length && (
     (expr.has(k) && us(k).every((u) => ops.has(u) || f.listOps.includes(/** @type {GNode} */ (nodes.get(u)).op)) && us(k).some((u) => ops.has(u))) ||
-    (konst.has(k) && !us(k).some((u) => marks.has(u))))));
+    (konst.has(k) && codePoints(/** @type {GNode} */ (nodes.get(k)).op) + 2 + codePoints(/** @type {string} */ (text.get(k))) <= f.line &&
+     !us(k).some((u) => marks.has(u))))));
   /** @type {Map<string, string[]>} */
   const holds = new Map();
   const hiddenIns = (/** @type {GNode} */ n) => [...n.inputs].reverse().filter((i) => typeof i === "string" && hidden.has(i) && !konst.has(i));

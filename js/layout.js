@@ -13,7 +13,7 @@
 /** A drawn node (graph.Node): its key, op, op family and label lines (the first is the op), what folding reads (dtype,
  * intlike, text, inputs, shape: see graph.Node) and, for a folded node, the keys it holds and their ops.
  * @typedef {{key:string, op:string, family:string, label:string[], dtype:string, intlike:boolean, text:string|null,
- *   inputs:(string|[string, string|null])[], shape:string, holds:string[], heldOps:string[]}} GNode */
+ *   inputs:(string|[string, string|null, string])[], shape:string, holds:string[], heldOps:string[]}} GNode */
 /** A drawable graph (graph.Graph). @typedef {{nodes:Map<string,GNode>, edges:[string,string][], root:string}} Graph */
 /** The Python side's drawing constants (tgviz.report.config). @typedef {{style:string, families:[string,string][],
  *   marks:string[], charW:number, lineH:number, pad:number, fastAbove:number, maxFanIn:number, focusHops:number,

@@ -38,8 +38,36 @@ export function toposort(rows, root) {
   return [...done];
 }
 
+/** bridge.uops._constant: whether a row is a CONST, a STACK of CONSTs, or a RESHAPE or EXPAND of one by a constant
+ * shape (a STACK of CONSTs or a CONST). @param {Row[]} rows @param {number} n @returns {boolean} */
+function constant(rows, n) {
+  const [, , [op], src] = rows[n];
+  if (op === "CONST") return true;
+  if (op === "STACK") return src.every((s) => rows[s][2][0] === "CONST");
+  return (op === "RESHAPE" || op === "EXPAND") && src.length === 2 && ["CONST", "STACK"].includes(rows[src[1]][2][0]) &&
+    constant(rows, src[1]) && constant(rows, src[0]);
+}
+
+/** A constant's text as tinygrad renders it (bridge.uops._input: UOp.render of a CONST, a STACK of CONSTs
+ * `{0,1,2}`, a RESHAPE or EXPAND of one `{0,1,2}.reshape((3,1))`), null for other forms. @param {Row[]} rows
+ * @param {Content[]} contents @param {number} n @returns {string|null} */
+function constText(rows, contents, n) {
+  if (!constant(rows, n)) return null;
+  const text = (/** @type {number} */ m) => /** @type {string} */ (contents[rows[m][5]][2][2]);  // a CONST's: str(arg)
+  const render = (/** @type {number} */ m) => {
+    const [, , [op], src] = rows[m];
+    if (op === "CONST") return text(m);
+    if (op === "STACK") return `{${src.map(text).join(",")}}`;
+    const shape = rows[src[1]][2][0] === "CONST" ? [text(src[1])] : rows[src[1]][3].map(text);
+    /** @type {string} */
+    const inner = render(src[0]);
+    return `${inner}.${op.toLowerCase()}(${shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(",")})`})`;
+  };
+  return render(n);
+}
+
 /** bridge.to_graph (with what folding reads: bridge.uops.fold_info of the node's content, each source's key or, for
- * a constant folded into the label, [its dtype, its text]). @param {Row[]} rows @param {Content[]} contents
+ * a constant folded into the label, [its dtype, its text, its op]). @param {Row[]} rows @param {Content[]} contents
  * @param {number} root @returns {Graph} */
 export function graphOf(rows, contents, root) {
   /** @type {Map<string, GNode>} */
@@ -53,8 +81,7 @@ export function graphOf(rows, contents, root) {
     const [dtype, intlike, text, shape] = contents[content][2];
     const inputs = src.map((s) => {
       if (!rows[s][4]) return rows[s][0];
-      const info = contents[rows[s][5]][2];
-      return /** @type {[string, string|null]} */ ([info[0], rows[s][2][0] === "CONST" ? info[2] : null]);
+      return /** @type {[string, string|null, string]} */ ([contents[rows[s][5]][2][0], constText(rows, contents, s), rows[s][2][0]]);
     });
     nodes.set(key, { key, op: label[0], family, label, dtype, intlike, text, inputs, shape, holds: [], heldOps: [] });
   }

@@ -30,6 +30,13 @@ def cnn_trace() -> tgviz.Trace:
   return trace
 
 
+@pytest.fixture(scope="session")
+def attention_trace() -> tgviz.Trace:
+  """The attention block, forward and backward: its matmul kernels' expander steps index with vectors of constants."""
+  with tgviz.capture() as trace: workloads.attention()
+  return trace
+
+
 class RecordingComm:
   """Stands in for the kernel's comm: records every message the widget sends (ipywidgets' own test approach)."""
   comm_id, kernel = "tgviz-test", "Truthy"

@@ -164,3 +164,29 @@ def test_a_uop_inside_a_fold_is_found(cnn_trace):
     n for n, line in enumerate(kernel.line_keys, 1) if set(line) & set(inside))))
   drawn = _drawn(msg["svg"])
   assert any(set(hs) & set(inside) for hs in drawn.values())
+
+
+def test_expander_vector_index_math_folds(attention_trace):
+  """After tinygrad's expander, index arithmetic over vectors of constants (`{0,1,2,3,4,5}.reshape((6,1,1))`) folds into
+  expressions as tinygrad renders them (UOp.render(simplify=False)): the attention's r_2_6_6_8 graph after the expander
+  draws 35 nodes raw and at most 24 folded (31 when folding stopped at the vectors), its index expressions drawn whole
+  (a constant too long for a label line is drawn as an expression); at every match of the expander no marked node is
+  folded away."""
+  k = next(k for k in attention_trace.kernels if k.name == "r_2_6_6_8")
+  expander, after = (next(s for s in k.group.steps if s.depth == 0 and s.name == n) for n in ("expander", "remove reduces"))
+  scene = _alone(after)
+  a, folded = F._Analysis(scene), F.fold(scene)
+  assert len(scene.nodes) == 35 and len(folded.nodes) <= 24, len(folded.nodes)
+  uops = {tg.node_key(u): u for u in tg.toposort(after.before())}
+  vectors = [key for key in a.ops if "{" in a.text[key]]
+  assert len(vectors) >= 4
+  for key in vectors: assert strip_parens(a.text[key]) == strip_parens(uops[key].render(simplify=False)), key
+  labels = ["".join(n.label[:-1]) for n in folded.nodes.values() if n.label[0].startswith("{") or n.label[0].startswith("({")]
+  assert "{0,1,2,3,4,5}.reshape((6,1,1))*8+{0,1,2,3,4,5,6,7}.reshape((1,1,8))+r7*48" in labels, labels
+  assert not any("…" in line for n in folded.nodes.values() for line in n.label if "{" in line and "STACK" not in line)
+  for m in (None, *range(len(expander.matches))):
+    scene = PI.scene_of(expander, m)
+    folded = F.fold(scene)
+    for key in scene.marks:
+      if key in scene.nodes: assert not folded.nodes[key].holds[1:] and folded.nodes[key].label == scene.nodes[key].label
+    assert not any(set(n.holds[1:]) & set(scene.marks) for n in folded.nodes.values())

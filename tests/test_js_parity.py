@@ -154,6 +154,20 @@ def test_folded_pictures_in_node_are_python(cnn_trace, tmp_path, monkeypatch):
   assert not any("data-holds=" in svg for svg, (_, _, v) in zip(folded, sels, strict=True) if v == "raw:auto")
 
 
+@needs_node
+def test_vector_index_math_in_node_is_python(attention_trace, tmp_path, monkeypatch):
+  """The expander's index arithmetic over vectors of constants (the attention's r_2_6_6_8: `{0,1,2,3,4,5}.reshape((6,1,1))`
+  feeding ADD and MUL) folds into expressions the same in node as in Python: the expander step (before it and after,
+  at every match) and the step after it, folded and raw; the page writes the vectors' text as tinygrad renders it."""
+  k = next(k for k in attention_trace.kernels if k.name == "r_2_6_6_8")
+  steps = [s for s in k.group.steps if s.depth == 0 and s.name in ("expander", "remove reduces")]
+  assert len(steps) == 2 and steps[0].matches
+  sels = [(s, m, v) for s in steps for m in [None, *range(len(s.matches))] for v in ("auto", "raw:auto")]
+  _check(attention_trace, steps, sels, tmp_path, monkeypatch)
+  folded = P.picture_message(attention_trace, P.step_key(steps[1]), None, "auto")["svg"]
+  assert "{0,1,2,3,4,5}.reshape((6,1,1))*8+{0,1,2,3,4,5,6,7}.reshape((" in folded
+
+
 def test_frontend_modules_are_small_and_ports_name_their_python():
   """One job per module (none over ~400 lines); a port of Python is named after it and says what each function mirrors."""
   js = static_file("widget.js").parent

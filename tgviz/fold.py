@@ -8,10 +8,11 @@ in order, the arg's shape) and knows no tinygrad. js/fold.js is its twin, functi
 holds them equal.
 
 Two folds:
-- index arithmetic: a scalar integer or bool ALU node whose sources are constants, RANGE, SPECIAL, variables or such
-  nodes (``expressible``) is absorbed into its users when they all are expressible too; the nodes left (``roots``) are
-  drawn labelled with their expression as tinygrad's renderer writes it (tinygrad/uop/render.py: ``lidx0*48+r1*4``). A
-  constant one (a CAST of a constant, arithmetic of constants) goes into its users' labels, as to_graph folds CONST.
+- index arithmetic: an integer or bool ALU node whose sources are constants (vectors of constants too, as after the
+  expander: ``{0,1,2,3}.reshape((4,1))*8``), RANGE, SPECIAL, variables or such nodes (``expressible``) is absorbed
+  into its users when they all are expressible too; the nodes left (``roots``) are drawn labelled with their expression
+  as tinygrad's renderer writes it (tinygrad/uop/render.py: ``lidx0*48+r1*4``). A constant one (a CAST of a constant,
+  arithmetic of constants) goes into its users' labels, as to_graph folds CONST, where its line reads whole.
 - lanes: nodes of one op, dtype and arg shape whose sources are the same nodes, lanes of one class or constants (values
   ignored), and whose users are the same nodes or lanes of one class, are drawn as one node "×N". Classes are interned
   bottom up (a structural class per node, constants ignored), then split top down by the classes of their users; a
@@ -52,7 +53,8 @@ def strip_parens(s: str) -> str:
 
 def render(n: Node, args: list[str], ops: list[str], consts: list[str]) -> str:
   """tinygrad's renderer (tinygrad/uop/render.py) on one node, its sources already written (args), with their ops
-  (ops; a constant's is CONST) and, for a constant source, its dtype (consts; "" for the others)."""
+  (ops; a constant's, a vector of constants' too, is CONST) and, for a CONST source, its dtype (consts; "" for the
+  others: tinygrad writes a CAST of a weak CONST as the CONST, of a vector as a CAST)."""
   op = n.op
   if op == "CAST": return args[0] if consts[0] in WEAK else f"({n.dtype})({args[0]})"
   if op == "NEG": return f"(-{args[0]})"
@@ -91,7 +93,7 @@ class _Analysis:
           args.append(self.text[i]); ops.append(nodes[i].op); consts.append(""); const = const and i in self.const
         else:
           if i[1] is None: break
-          args.append(i[1]); ops.append("CONST"); consts.append(i[0])
+          args.append(i[1]); ops.append("CONST"); consts.append(i[0] if i[2] == "CONST" else "")  # a vector: (int)({0,1})
       else:
         if not n.intlike and n.op != "CAST": continue  # a CAST to a float of an index (or a constant) ends one
         text = render(n, args, ops, consts)
@@ -100,12 +102,12 @@ class _Analysis:
         self.ops.add(k)
         if n.intlike: self.expr.add(k)
         if const: self.const.add(k)
-    # hidden: absorbed into users that are all expressions, or a constant whose users are all unmarked (its text goes
-    # into their labels)
+    # hidden: absorbed into users that are all expressions, or a constant whose users are all unmarked and whose text
+    # reads whole in their labels (a line "OP0 text"; a longer one, a vector's, is drawn as an expression)
     self.hidden = {k for k in self.text if self.users[k] and (
       (k in self.expr and all(u in self.ops or nodes[u].op in LIST_OPS for u in self.users[k]) and
        any(u in self.ops for u in self.users[k])) or
-      (k in self.const and not any(u in marks for u in self.users[k])))}
+      (k in self.const and len(nodes[k].op) + 2 + len(self.text[k]) <= LINE and not any(u in marks for u in self.users[k])))}
     # unit -> the nodes it stands for, itself first (hidden ones, depth first; not the constants: like CONSTs, in labels)
     self.holds: dict[str, list[str]] = {}
     inside = self.hidden - self.const

@@ -19,9 +19,10 @@ FAMILIES: dict[str, tuple[str, str]] = {
 }
 
 
-Input = str | tuple[str, str | None]
-"""A node's source: a drawn node's key, or a constant folded into its label as (dtype, text as tinygrad renders it;
-None where it is not a plain CONST)."""
+Input = str | tuple[str, str | None, str]
+"""A node's source: a drawn node's key, or a constant folded into its label as (dtype, text as tinygrad renders it,
+op): a CONST, or a vector of constants (a STACK of CONSTs, a RESHAPE or EXPAND of a constant by a constant shape:
+``{0,1,2,3}.reshape((4,1))``); text None where it is another form."""
 
 
 @dataclass(frozen=True)

@@ -114,10 +114,28 @@ def fold_info(u: UOp) -> tuple[str, bool, str | None, str]:
   return info
 
 
-def _input(s: UOp, key: str | None) -> str | tuple[str, str | None]:
-  """A source as graph.Node.inputs holds it: its key, or a constant folded into the label as (dtype, its text)."""
+def _constant(u: UOp) -> bool:
+  """Whether u is a CONST, a STACK of CONSTs, or a RESHAPE or EXPAND of one by a constant shape (a STACK of CONSTs or a
+  CONST): the constants whose text folding reads (js/picture.js constText writes them alike)."""
+  if u.op is Ops.CONST: return True
+  if u.op is Ops.STACK: return all(s.op is Ops.CONST for s in u.src)
+  return (u.op in (Ops.RESHAPE, Ops.EXPAND) and len(u.src) == 2 and u.src[1].op in (Ops.CONST, Ops.STACK) and
+          _constant(u.src[1]) and _constant(u.src[0]))
+
+
+_VECTORS: dict[bytes, str | None] = {}  # UOp.key -> its text (a vector of constants is rendered once)
+
+
+def _input(s: UOp, key: str | None) -> str | tuple[str, str | None, str]:
+  """A source as graph.Node.inputs holds it: its key, or a constant folded into the label as (dtype, its text as
+  tinygrad renders it (a vector of constants too: ``{0,1,2}.reshape((3,1))``), op)."""
   if key is not None: return key
-  return (str(s.dtype).removeprefix("dtypes."), str(s.arg) if s.op is Ops.CONST else None)
+  dt = str(s.dtype).removeprefix("dtypes.")
+  if s.op is Ops.CONST: return (dt, str(s.arg), "CONST")
+  if (text := _VECTORS.get(s.key, "")) == "":
+    if len(_VECTORS) > 100_000: _VECTORS.clear()
+    text = _VECTORS[s.key] = s.render(simplify=False) if _constant(s) else None
+  return (dt, text, s.op.name)
 
 
 def note_line(note: str) -> str:
