@@ -25,7 +25,7 @@ def _label(k: Kernel) -> str:
   return k.display_name
 
 
-LAUNCH_COLUMNS = ("lane", "name", "kind", "start_us", "duration_us", "kernel", "jit", "replay", "graph")  # Timeline.table
+LAUNCH_COLUMNS = ("lane", "name", "kind", "start_us", "duration_us", "kernel", "jit", "replay", "graph", "nbytes")  # Timeline.table
 
 
 @dataclass(eq=False, slots=True)
@@ -42,6 +42,7 @@ class Launch:
   replay: int | None = None                 # 0: the run of the captured batch; n: its n-th replay
   graph: int | None = None                  # the graph batch (a "graph" launch, by its order) this launch ran inside
   timed_by: str = ""                        # "device", "host" or "" (no time)
+  nbytes: int | None = None                 # what a copy moved, where the device's span says (VIZ shows it, and B/s)
 
   @property
   def end_us(self) -> float:
@@ -52,7 +53,7 @@ class Launch:
     return {"lane": self.lane, "name": self.name, "kind": self.kind, "start_us": round(self.start_us, 3),
             "duration_us": round(self.duration_us, 3) if self.duration_us is not None else None,
             "kernel": _label(self.kernel) if self.kernel is not None else None, "jit": self.jit, "replay": self.replay,
-            "graph": self.graph}
+            "graph": self.graph, "nbytes": self.nbytes}
 
 
 @dataclass
@@ -273,6 +274,11 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
   used: set[int] = set()
   null = functools.cache(tg.is_null_device)
   graph_marks: list[tuple[int | None, int | None]] = []  # per graph batch, the TinyJit run it ran in
+  batches: dict[int, tuple[float, float]] = {}  # per graph batch, the device's span of its launches (VIZ's "<dev> Graph" lane)
+  for r in prof.ranges:
+    if r.graph is not None:
+      a, b = batches.get(r.graph, (r.st, r.en))
+      batches[r.graph] = (min(a, r.st), max(b, r.en))
   for e in prof.execs:
     span = None
     if e.kind == "kernel":
@@ -280,6 +286,7 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
       while q and id(q[0]) in used: q.popleft()
       if q: used.add(id(span := q.popleft()))
     jit, replay = e.jit if e.jit is not None else (None, None)
+    if e.kind == "graph" and (g := batches.get(len(graph_marks))): span = tg.RangeRecord(e.device, e.name, *g)
     if span is not None: st, dur, by = span.st, (None if null(e.device) else span.en - span.st), ("" if null(e.device) else "device")
     elif e.dur is not None: st, dur, by = e.st, e.dur, "device"
     elif e.kind != "kernel" and e.wall is not None: st, dur, by = e.st, e.wall, "host"
@@ -293,7 +300,7 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
     jit, replay = graph_marks[r.graph] if r.graph is not None and r.graph < len(graph_marks) else (None, None)
     nothing = null(r.device)
     out.append(Launch(r.device, r.name, _kernel_kind(r.name, r.key, r.nbytes), r.st - t0, None if nothing else r.en - r.st,
-                      kernel(prof.progs.get(r.key)) if r.key else None, jit, replay, r.graph, "" if nothing else "device"))
+                      kernel(prof.progs.get(r.key)) if r.key else None, jit, replay, r.graph, "" if nothing else "device", r.nbytes))
   out += [Launch(s.device, "synchronize", "sync", s.st - t0, s.en - s.st, timed_by="host") for s in prof.syncs]
   out.sort(key=lambda x: x.start_us)
   timeline = Timeline(out, list(dict.fromkeys(x.lane for x in out)), list(prof.jits), _jit_runs(out, prof.jits),
