@@ -33,7 +33,7 @@ def test_the_run_message_is_the_runs_views(tutorial_trace):
   b, launches = m["buffers"], {id(x): i for i, x in enumerate(tl)}
   assert [(n, b["devices"][d], b["dtypes"][dt], sz, nb, a, f) for n, d, dt, sz, nb, a, f in zip(
     b["num"], b["device"], b["dtype"], b["size"], b["nbytes"], b["alloc"], b["free"], strict=True)] == \
-    [(r["num"], r["device"], r["dtype"], r["size"], r["nbytes"], r["alloc_us"], r["free_us"]) for r in map(lambda x: x.row(), mem.buffers)]
+    [(r["num"], r["device"], r["dtype"], r["size"], r["nbytes"], r["alloc_us"], r["free_us"]) for r in (x.row() for x in mem.buffers)]
   assert b["writes"] == [[launches[id(x)] for x in bl.writes] for bl in mem.buffers] and any(b["reads"])
   assert [b["num"][i] if i >= 0 else None for i in m["buf"]] == [e.buffer.num if e.buffer in mem.buffers else None for e in mem.events]
   assert msg["estimates"] == [[k.flops, k.bytes] if k.flops is not None else None for k in tutorial_trace.kernels]

@@ -225,7 +225,8 @@ def test_tinygrads_events_as_its_viz_reads_them(tmp_path):
   # every device span where VIZ puts it (flatten_events: the device's tdiff added, graph batches flattened)
   # (a graph batch on its device's lane, timed as VIZ's "NV Graph" lane times it: its launches' span)
   viz = {(e.device.removesuffix(" Graph"), ansistrip(e.name.display_name if isinstance(e.name, TracingKey) else e.name),
-          float(st) - t0, float(en - st)) for st, en, e in serve.flatten_events(events, {"NV": Decimal(-500)}) if not isinstance(e, ProfilePointEvent)}
+          float(st) - t0, float(en - st))
+         for st, en, e in serve.flatten_events(events, {"NV": Decimal(-500)}) if not isinstance(e, ProfilePointEvent)}
   mine = {(x.lane, x.name, x.start_us, x.duration_us) for x in tl if x.timed_by == "device"}
   assert mine == viz
   r4 = tl[0]  # the exec's launch, timed by the device span after it (as VIZ pairs them)

@@ -20,7 +20,8 @@ SLOWEST = 5  # kernel launches marked as the slowest
 class TimelineData(TypedDict):
   """The launches in start order, as columns: lane, name, kind (indices into lanes, names, KINDS), start and duration
   (µs; duration null where nothing was timed), kernel (index into RunMsg.kernels, -1: none), jit (-1: none) and replay;
-  jit_runs: [jit, replay, start, end, launches]; moved: [launch, bytes] of copies; slowest: the indices of the slowest kernel launches, slowest first."""
+  jit_runs: [jit, replay, start, end, launches]; moved: [launch, bytes] of copies; slowest: the indices of the slowest
+  kernel launches, slowest first."""
   lanes: list[str]
   names: list[str]
   kinds: list[str]
@@ -166,7 +167,8 @@ def timeline_data(trace: Trace, index: dict[int, int]) -> TimelineData:
     jit=[x.jit if x.jit is not None else -1 for x in ls], replay=[x.replay if x.replay is not None else -1 for x in ls],
     names=list(names), jits=list(tl.jits),
     jit_runs=[[r.jit, r.replay, _us(r.start_us), _us(r.end_us), r.launches] for r in tl.jit_runs],
-    moved=[[i, x.nbytes] for i, x in enumerate(ls) if x.nbytes is not None], slowest=slowest, duration=_us(tl.duration_us), source=tl.source, summary=tl.summary())
+    moved=[[i, x.nbytes] for i, x in enumerate(ls) if x.nbytes is not None],
+    slowest=slowest, duration=_us(tl.duration_us), source=tl.source, summary=tl.summary())
 
 
 def memory_data(trace: Trace, index: dict[int, int]) -> MemoryData:
