@@ -76,13 +76,15 @@ export function memoryTab(msg, openKernel) {
 
   /** @type {number|null} */
   let hover = null;
+  /** A buffer's kernels for the tip: the first few. @param {number[]} ks */
+  const memKernels = (ks) => (ks.length ? ` · ${ks.slice(0, 3).map((n) => msg.kernels[n][0]).join(", ")}${ks.length > 3 ? ` and ${ks.length - 3} more` : ""}` : "");
   /** What was in use at a time: the bytes and the run's buffers allocated then, biggest first. @param {number} us */
   function describe(us) {
     const i = memAt(us), inUse = i < 0 ? 0 : m.in_use[i];
     const alive = b.num.flatMap((_, k) => (b.alloc[k] <= us && (b.free[k] === null || us < (b.free[k] ?? 0)) ? [k] : []))
       .sort((p, q) => b.nbytes[q] - b.nbytes[p]);
     const lines = alive.slice(0, MEM_TIP).map((k) => `${b.num[k]}: ${b.devices[b.device[k]]} ${b.dtypes[b.dtype[k]]}[${b.size[k].toLocaleString("en-US")}]`
-      + ` ${fmtBytes(b.nbytes[k]).split(" (")[0]}${b.kernels[k].length ? ` · ${b.kernels[k].map((n) => msg.kernels[n][0]).join(", ")}` : ""}`);
+      + ` ${fmtBytes(b.nbytes[k]).split(" (")[0]}${memKernels(b.kernels[k])}`);
     if (alive.length > MEM_TIP) lines.push(`and ${alive.length - MEM_TIP} more`);
     tip.dataset.t = String(us); tip.dataset.inUse = String(inUse); tip.dataset.alive = JSON.stringify(alive.map((k) => b.num[k]));
     return `at ${fmtTime(us)}: ${fmtBytes(inUse)} in use, ${alive.length} buffers allocated${alive.length ? ":\n" : ""}${lines.join("\n")}`;
@@ -93,7 +95,8 @@ export function memoryTab(msg, openKernel) {
     hover = view.at(px);
     tip.textContent = describe(hover);
     tip.hidden = false;
-    Object.assign(tip.style, { left: `${Math.min(px + 12, view.width - 320)}px`, top: `${py + 14}px` });
+    const wide = tip.offsetWidth;  // beside the pointer, on the side with room
+    Object.assign(tip.style, { left: `${px + 12 + wide < view.width ? px + 12 : Math.max(0, px - 12 - wide)}px`, top: `${py + 14}px` });
     redraw();
   });
   canvas.addEventListener("pointerleave", () => { tip.hidden = true; hover = null; redraw(); });

@@ -103,17 +103,17 @@ def measure(device: str) -> dict[str, Any]:
   with Context(DEBUG=0, BEAM=0), timer:
     n, s, ops = _grown(_matmul(device), 256, MAX_MATMUL, 2, MATMUL_SECONDS, timer)
     computes = [(ops / s / 1e9, f"float32 matmul {n}x{n}")]
-    for dt in (dtypes.float32, dtypes.int32):
+    for dt, name in ((dtypes.float32, "float32"), (dtypes.int32, "int32")):
       m, s, ops = _grown(_chain(device, dt), 1 << 16, MAX_CHAIN, 4, COPY_SECONDS, timer)
-      computes.append((ops / s / 1e9, f"{dt.name} chain of {CHAIN} multiply-adds over {m:,} elements"))
+      computes.append((ops / s / 1e9, f"{name} chain of {CHAIN} multiply-adds over {m:,} elements"))
     def copy(m: int) -> Callable[[], Any]:
       x = Tensor.ones(m, device=device).contiguous().realize()
       return lambda: (x + 1).realize()
     m, t, _ = _grown(copy, 1 << 22, MAX_COPY, 4, COPY_SECONDS, timer)
   gflops, best = max(computes)
-  tried = ", ".join(f"{what} {g:,.1f}" for g, what in computes)
+  tried = ", ".join(f"{what.split(' of ')[0].split(' over ')[0]} {g:,.1f}" for g, what in computes)
   return {"gflops": gflops, "gbs": 2 * m * 4 / t / 1e9,
-          "how": f"best of {tried} GFLOP/s: {best}; x+1 over {m * 4 / 2**20:.0f} MiB: {t * 1e3:.2f} ms",
+          "how": f"{best}, the best of {tried} GFLOP/s; x+1 over {m * 4 / 2**20:.0f} MiB: {t * 1e3:.2f} ms",
           "measured": datetime.date.today().isoformat(), "tinygrad": SUPPORTED_TINYGRAD, "version": VERSION}
 
 
