@@ -85,7 +85,7 @@ export function drawTimeTicks(c, v, y0, y1, labelY, fg, grid) {
   for (const [s, label] of ticks) {
     const px = Math.round(v.x(s)) + 0.5;
     c.beginPath(); c.moveTo(px, y0); c.lineTo(px, y1); c.stroke();
-    c.fillText(label, px + 2, labelY);
+    if (px + 2 + c.measureText(label).width <= v.width) c.fillText(label, px + 2, labelY);  // none cut off at the edge
   }
   return ticks.map(([, label]) => label);
 }
