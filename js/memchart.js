@@ -1,13 +1,15 @@
 // The *memory* tab: the bytes the run's buffers held over time (a step chart on a canvas, after every allocation and
 // free, as tinygrad's GlobalCounters counts them), the peak marked, and the buffers alive at the peak, biggest first,
-// with size and dtype, each with the kernels that wrote or read it (a click opens one).
+// with size and dtype, each with the kernels that wrote or read it (a click opens one). Zoom and pan as the timeline's
+// (timeaxis.js); hover says the bytes in use at that time and the buffers allocated then, biggest first.
 import { h } from "./dom.js";
+import { drawTimeTicks, timeView } from "./timeaxis.js";
 import { fmtBytes, fmtTime } from "./units.js";
 
 /** @typedef {import("./runview.js").RunMsg} RunMsg */
 /** @typedef {import("./runview.js").OpenKernel} OpenKernel */
 
-const MEM_H = 220, MEM_LEFT = 80, MEM_TOP = 14, MEM_BOTTOM = 20, MEM_ROWS = 500;
+const MEM_H = 220, MEM_LEFT = 80, MEM_TOP = 14, MEM_BOTTOM = 20, MEM_ROWS = 500, MEM_TIP = 12;
 
 /** The memory tab of a run message. @param {RunMsg} msg @param {OpenKernel} openKernel @returns {HTMLElement} */
 export function memoryTab(msg, openKernel) {
@@ -19,30 +21,42 @@ export function memoryTab(msg, openKernel) {
     + (devices ? ` · per device: ${devices}` : "") + (m.before ? ` · ${fmtBytes(m.before)} in use before the run (not counted)` : "")]);
   if (!m.t.length) return h("div", { class: "tgviz-mem" }, [head, h("p", {}, ["no buffer was allocated or freed in the run"])]);
   const canvas = h("canvas", { class: "tgviz-mem-canvas" });
-  const box = h("div", { class: "tgviz-mem-box" }, [canvas]);
-  const end = Math.max(msg.timeline.duration, m.t[m.t.length - 1]) || 1, top = Math.max(m.peak, 1);
+  const tip = h("div", { class: "tgviz-mem-tip", hidden: "" });
+  const box = h("div", { class: "tgviz-mem-box" }, [canvas, tip]);
+  const fit = h("button", { class: "tgviz-mem-fit", title: "the whole run" }, ["fit"]);
+  const end = Math.max(msg.timeline.duration, m.t[m.t.length - 1]) || 1, top = Math.max(m.peak, 1), b = m.buffers;
+  let frame = 0;
+  const redraw = () => { if (!frame) frame = requestAnimationFrame(draw); };
+  const view = timeView(canvas, MEM_LEFT, end, redraw);
+  /** The index of the last event at or before a time (-1: none). @param {number} us */
+  const memAt = (us) => { let lo = 0, hi = m.t.length; while (lo < hi) { const mid = (lo + hi) >> 1; if (m.t[mid] <= us) lo = mid + 1; else hi = mid; } return lo - 1; };
 
   function draw() {
-    const width = box.clientWidth;
+    frame = 0;
+    const width = view.width = box.clientWidth, { v0, v1 } = view;
     if (!width) return;
     const dpr = window.devicePixelRatio || 1;
     canvas.width = Math.round(width * dpr); canvas.height = Math.round(MEM_H * dpr);
     Object.assign(canvas.style, { width: `${width}px`, height: `${MEM_H}px` });
     const c = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d"));
     c.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const fg = getComputedStyle(box).color, w = width - MEM_LEFT - 8, ph = MEM_H - MEM_TOP - MEM_BOTTOM;
-    const x = (/** @type {number} */ us) => MEM_LEFT + us / end * w, y = (/** @type {number} */ b) => MEM_TOP + ph - b / top * ph;
-    c.font = "11px system-ui, sans-serif"; c.fillStyle = fg; c.strokeStyle = fg;
+    const style = getComputedStyle(box), fg = style.color, grid = style.getPropertyValue("--tg-bg2") || "#f2f2f2";
+    const ph = MEM_H - MEM_TOP - MEM_BOTTOM, x = view.x, y = (/** @type {number} */ v) => MEM_TOP + ph - v / top * ph;
+    c.font = "11px system-ui, sans-serif"; c.textBaseline = "middle";
+    canvas.dataset.ticks = JSON.stringify(drawTimeTicks(c, view, MEM_TOP, MEM_TOP + ph, MEM_H - MEM_BOTTOM / 2, fg, grid));
+    c.fillStyle = fg; c.strokeStyle = fg;
     c.fillText(fmtBytes(top).split(" (")[0], 4, MEM_TOP + 4);
     c.fillText("0 B", 4, MEM_TOP + ph);
-    c.fillText(fmtTime(end), width - 70, MEM_H - 4);
-    c.fillText("0", MEM_LEFT, MEM_H - 4);
-    c.beginPath(); c.moveTo(MEM_LEFT, MEM_TOP); c.lineTo(MEM_LEFT, MEM_TOP + ph); c.lineTo(MEM_LEFT + w, MEM_TOP + ph); c.stroke();
-    // the step chart: bytes in use after each event, held until the next
-    c.beginPath(); c.moveTo(x(0), y(0));
-    let prev = 0;
-    for (let i = 0; i < m.t.length; i++) { const px = x(m.t[i]); c.lineTo(px, y(prev)); c.lineTo(px, y(prev = m.in_use[i])); }
-    c.lineTo(x(end), y(prev)); c.lineTo(x(end), y(0)); c.closePath();
+    c.save(); c.beginPath(); c.rect(MEM_LEFT, 0, width - MEM_LEFT, MEM_H); c.clip();
+    // the step chart: bytes in use after each event, held until the next; only the events in view are visited
+    const first = Math.max(0, memAt(v0));
+    let prev = first > 0 || m.t[0] <= v0 ? m.in_use[first] : 0;
+    c.beginPath(); c.moveTo(x(v0), y(0)); c.lineTo(x(v0), y(prev));
+    for (let i = m.t[first] <= v0 ? first + 1 : first; i < m.t.length && m.t[i] <= v1; i++) {
+      const px = x(m.t[i]); c.lineTo(px, y(prev)); c.lineTo(px, y(prev = m.in_use[i]));
+    }
+    const right = Math.min(v1, end);
+    c.lineTo(x(right), y(prev)); c.lineTo(x(right), y(0)); c.closePath();
     c.fillStyle = "rgba(78,121,167,0.35)"; c.fill(); c.strokeStyle = "#4e79a7"; c.stroke();
     if (m.peak_us !== null) {
       const px = x(m.peak_us);
@@ -51,9 +65,42 @@ export function memoryTab(msg, openKernel) {
       c.fillStyle = "#d00"; c.beginPath(); c.arc(px, y(m.peak), 4, 0, 2 * Math.PI); c.fill();
       const label = `peak ${fmtBytes(m.peak).split(" (")[0]} at ${fmtTime(m.peak_us)}`;
       c.fillText(label, Math.min(px + 6, width - c.measureText(label).width - 4), MEM_TOP + 8);
+      canvas.dataset.peakX = String(px);
     }
+    if (hover !== null) { c.strokeStyle = fg; c.beginPath(); c.moveTo(x(hover) + 0.5, MEM_TOP); c.lineTo(x(hover) + 0.5, MEM_TOP + ph); c.stroke(); }
+    c.restore();
+    c.beginPath(); c.strokeStyle = fg; c.moveTo(MEM_LEFT, MEM_TOP); c.lineTo(MEM_LEFT, MEM_TOP + ph); c.lineTo(width, MEM_TOP + ph); c.stroke();
+    canvas.dataset.view = JSON.stringify([v0, v1]);
   }
-  new ResizeObserver(draw).observe(box);
+  new ResizeObserver(redraw).observe(box);
+
+  /** @type {number|null} */
+  let hover = null;
+  /** A buffer's kernels for the tip: the first few. @param {number[]} ks */
+  const memKernels = (ks) => (ks.length ? ` · ${ks.slice(0, 3).map((n) => msg.kernels[n][0]).join(", ")}${ks.length > 3 ? ` and ${ks.length - 3} more` : ""}` : "");
+  /** What was in use at a time: the bytes and the run's buffers allocated then, biggest first. @param {number} us */
+  function describe(us) {
+    const i = memAt(us), inUse = i < 0 ? 0 : m.in_use[i];
+    const alive = b.num.flatMap((_, k) => (b.alloc[k] <= us && (b.free[k] === null || us < (b.free[k] ?? 0)) ? [k] : []))
+      .sort((p, q) => b.nbytes[q] - b.nbytes[p]);
+    const lines = alive.slice(0, MEM_TIP).map((k) => `${b.num[k]}: ${b.devices[b.device[k]]} ${b.dtypes[b.dtype[k]]}[${b.size[k].toLocaleString("en-US")}]`
+      + ` ${fmtBytes(b.nbytes[k]).split(" (")[0]}${memKernels(b.kernels[k])}`);
+    if (alive.length > MEM_TIP) lines.push(`and ${alive.length - MEM_TIP} more`);
+    tip.dataset.t = String(us); tip.dataset.inUse = String(inUse); tip.dataset.alive = JSON.stringify(alive.map((k) => b.num[k]));
+    return `at ${fmtTime(us)}: ${fmtBytes(inUse)} in use, ${alive.length} buffers allocated${alive.length ? ":\n" : ""}${lines.join("\n")}`;
+  }
+  canvas.addEventListener("pointermove", (ev) => {
+    const r = canvas.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top;
+    if (view.dragging || px < MEM_LEFT) { tip.hidden = true; hover = null; redraw(); return; }
+    hover = view.at(px);
+    tip.textContent = describe(hover);
+    tip.hidden = false;
+    const wide = tip.offsetWidth;  // beside the pointer, on the side with room
+    Object.assign(tip.style, { left: `${px + 12 + wide < view.width ? px + 12 : Math.max(0, px - 12 - wide)}px`, top: `${py + 14}px` });
+    redraw();
+  });
+  canvas.addEventListener("pointerleave", () => { tip.hidden = true; hover = null; redraw(); });
+  fit.addEventListener("click", () => view.set(0, end));
 
   const rows = m.at_peak.slice(0, MEM_ROWS).map((b) => h("tr", { "data-num": String(b.num) }, [
     h("td", { class: "num" }, [String(b.num)]), h("td", {}, [b.device]), h("td", {}, [b.dtype]),
@@ -68,5 +115,6 @@ export function memoryTab(msg, openKernel) {
     h("thead", {}, [h("tr", {}, ["buffer", "device", "dtype", "size", "bytes", "allocated", "freed", "kernels that wrote or read it"]
       .map((c, i) => h("th", i === 0 || (i >= 3 && i <= 6) ? { class: "num" } : {}, [c])))]), h("tbody", {}, rows)]);
   const more = m.at_peak.length > MEM_ROWS ? [h("p", {}, [`the ${MEM_ROWS} biggest of ${m.at_peak.length} buffers shown`])] : [];
-  return h("div", { class: "tgviz-mem" }, [head, box, h("div", { class: "tgviz-mem-list" }, ["alive at the peak, biggest first:"]), table, ...more]);
+  return h("div", { class: "tgviz-mem" }, [head, h("div", { class: "tgviz-tl-tools tgviz-mem-tools" }, [fit, "wheel: zoom, drag: pan, hover: what was allocated then"]),
+    box, h("div", { class: "tgviz-mem-list" }, ["alive at the peak, biggest first:"]), table, ...more]);
 }

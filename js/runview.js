@@ -12,18 +12,24 @@ import { timelineTab } from "./timeline.js";
 /** tgviz.runview.TimelineData: the launches as columns (lane, name, kind: indices; start, dur: µs; kernel: an index into
  * RunMsg.kernels or -1; jit, replay: -1 outside a TinyJit), jit_runs [jit, replay, start, end, launches], slowest.
  * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
- *   dur:(number|null)[], kernel:number[], jit:number[], replay:number[], jits:string[], jit_runs:number[][], slowest:number[],
+ *   dur:(number|null)[], kernel:number[], jit:number[], replay:number[], jits:string[], jit_runs:number[][], moved:number[][], slowest:number[],
  *   duration:number, source:string, summary:string}} TimelineData */
 /** @typedef {{num:number, device:string, dtype:string, size:number, nbytes:number, alloc_us:number, free_us:number|null,
  *   kernels:number[], writers:string[], readers:string[]}} BufferRow */
-/** tgviz.runview.MemoryData @typedef {{t:number[], in_use:number[], peak:number, peak_us:number|null, before:number,
- *   allocations:number, at_peak:BufferRow[], device_peaks:Record<string, number>, summary:string}} MemoryData */
+/** tgviz.runview.BufferTable: every buffer as columns (device, dtype: indices into devices, dtypes; writes, reads:
+ * launches; kernels: indices into RunMsg.kernels) @typedef {{num:number[], devices:string[], dtypes:string[], device:number[],
+ *   dtype:number[], size:number[], nbytes:number[], alloc:number[], free:(number|null)[], writes:number[][], reads:number[][],
+ *   kernels:number[][]}} BufferTable */
+/** tgviz.runview.MemoryData @typedef {{t:number[], in_use:number[], buf:number[], buffers:BufferTable, peak:number,
+ *   peak_us:number|null, before:number, allocations:number, at_peak:BufferRow[], device_peaks:Record<string, number>,
+ *   summary:string}} MemoryData */
 /** @typedef {{kernel:number, device:string, flops:number, bytes:number, runs:number, time_us:number, intensity:number|null,
  *   gflops:number, gbs:number, bound:string|null}} PointRow */
-/** @typedef {{gflops:number, gbs:number, ridge:number, how:string, measured:string}} PeaksRow */
+/** @typedef {{gflops:number, benchmark:number, gbs:number, ridge:number, how:string, measured:string}} PeaksRow */
 /** tgviz.runview.RooflineData @typedef {{points:PointRow[], peaks:Record<string, PeaksRow>, notes:string[], ran:number}} RooflineData */
-/** tgviz.runview.RunMsg: kernels are [display name, the step it opens]
- * @typedef {{type:"run", kernels:string[][], timeline:TimelineData, memory:MemoryData, roofline:RooflineData}} RunMsg */
+/** tgviz.runview.RunMsg: kernels are [display name, the step it opens], estimates tinygrad's [FLOPs, bytes] of each (or null)
+ * @typedef {{type:"run", kernels:string[][], estimates:(number[]|null)[], timeline:TimelineData, memory:MemoryData,
+ *   roofline:RooflineData}} RunMsg */
 /** Opens kernel i of RunMsg.kernels. @typedef {(i: number) => void} OpenKernel */
 
 const RUN_TABS = /** @type {const} */ (["timeline", "memory", "roofline"]);

@@ -1,12 +1,13 @@
 // The *timeline* tab: every launch, copy and sync of the run on a canvas, one lane per device (as tinygrad's VIZ, which
 // moved its timeline from SVG to canvas to draw tens of thousands of launches). Wheel zooms around the pointer, a drag
-// pans, hover names a box, a click opens that kernel's steps. Only what is in view is visited (per lane, a binary search
+// pans (timeaxis.js, shared with the memory chart, as are the ticks: times from the run's start), hover names a box, a click opens that kernel's steps. Only what is in view is visited (per lane, a binary search
 // over the running maximum of the launches' ends), and boxes under a pixel wide are drawn as one pixel column per lane.
 // The slowest kernel launches are outlined and numbered; TinyJit runs are a band over the lanes: the captured batch once,
 // each replay marked as one (and its launches drawn paler); hover names a run, a click zooms to it. The canvas's data-* attributes say what was drawn (the
 // slowest box's place, the last draw's time) for the tests and benchmarks/timeline_speed.py.
 import { h } from "./dom.js";
-import { fmtTime } from "./units.js";
+import { drawTimeTicks, timeView } from "./timeaxis.js";
+import { fmtBytes, fmtNum, fmtTime } from "./units.js";
 
 /** @typedef {import("./runview.js").RunMsg} RunMsg */
 /** @typedef {import("./runview.js").OpenKernel} OpenKernel */
@@ -39,18 +40,6 @@ function tlFirst(maxEnd, t) {
   return lo;
 }
 
-/** Round tick steps (1, 2, 5 × 10^k) for a span over about n ticks. @param {number} span @param {number} n */
-function tlTick(span, n) {
-  const raw = span / n, p = 10 ** Math.floor(Math.log10(raw));
-  return p * (raw / p >= 5 ? 5 : raw / p >= 2 ? 2 : 1);
-}
-
-/** A tick's label: in the tick step's unit, with the decimals the step needs. @param {number} us @param {number} step */
-function tlTickLabel(us, step) {
-  const [div, unit] = step >= 1e6 ? [1e6, "s"] : step >= 1e3 ? [1e3, "ms"] : step >= 1 ? [1, "µs"] : [1e-3, "ns"];
-  return `${(us / div).toFixed(Math.max(0, -Math.floor(Math.log10(step / div) + 1e-9)))} ${unit}`;
-}
-
 /** The timeline tab of a run message. @param {RunMsg} msg @param {OpenKernel} openKernel @returns {HTMLElement} */
 export function timelineTab(msg, openKernel) {
   const born = performance.now(), t = msg.timeline, cols = tlColumns(t);
@@ -81,14 +70,15 @@ export function timelineTab(msg, openKernel) {
         ["#d00", "the slowest kernel launches, numbered"]].map(([c, text]) => h("span", {}, [h("i", { style: `background:${c}` }), text]))]);
   const el = h("div", { class: "tgviz-tl" }, [head, h("div", { class: "tgviz-tl-tools" }, [fit, slow]), box, legend]);
   const span = Math.max(t.duration, ...t.lanes.map((_, l) => cols.lanes[l].maxEnd.at(-1) ?? 0)) || 1;
-  let v0 = 0, v1 = span, width = 0, frame = 0;
+  let frame = 0;
   const top = TL_AXIS + (t.jit_runs.length ? TL_JIT : 0), height = top + t.lanes.length * TL_LANE + TL_PAD;
   const rank = new Map(t.slowest.map((i, r) => [i, r]));
+  const view = timeView(canvas, TL_LEFT, span, () => redraw());
 
   function draw() {
     frame = 0;
     const t0 = performance.now();
-    width = box.clientWidth;
+    const width = view.width = box.clientWidth, { v0, v1 } = view;
     if (!width) return;
     const dpr = window.devicePixelRatio || 1;
     if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(height * dpr)) {
@@ -102,14 +92,7 @@ export function timelineTab(msg, openKernel) {
     const w = width - TL_LEFT, scale = w / (v1 - v0), x = (/** @type {number} */ us) => TL_LEFT + (us - v0) * scale;
     c.font = "11px system-ui, sans-serif";
     c.textBaseline = "middle";
-    // the time axis
-    const step = tlTick(v1 - v0, Math.max(2, w / 140));
-    c.fillStyle = fg; c.strokeStyle = bg2;
-    for (let s = Math.ceil(v0 / step) * step; s <= v1; s += step) {
-      const px = Math.round(x(s)) + 0.5;
-      c.beginPath(); c.moveTo(px, TL_AXIS - 4); c.lineTo(px, height); c.stroke();
-      c.fillText(tlTickLabel(s, step), px + 2, TL_AXIS / 2);
-    }
+    canvas.dataset.ticks = JSON.stringify(drawTimeTicks(c, view, TL_AXIS - 4, height, TL_AXIS / 2, fg, bg2));  // the time axis
     // the TinyJit runs: the captured batch, then its replays
     let batch = "";  // where the first captured batch was drawn (data-batch)
     if (t.jit_runs.length) {
@@ -193,7 +176,7 @@ export function timelineTab(msg, openKernel) {
   function hit(px, py) {
     const l = Math.floor((py - top) / TL_LANE);
     if (px < TL_LEFT || l < 0 || l >= t.lanes.length) return -1;
-    const scale = (width - TL_LEFT) / (v1 - v0), at = v0 + (px - TL_LEFT) / scale, slack = 3 / scale;
+    const scale = (view.width - TL_LEFT) / (view.v1 - view.v0), at = view.at(px), slack = 3 / scale;
     const { ids, maxEnd } = cols.lanes[l];
     let best = -1, bestD = Infinity;
     for (let k = tlFirst(maxEnd, at - slack); k < ids.length; k++) {
@@ -210,8 +193,17 @@ export function timelineTab(msg, openKernel) {
   /** The TinyJit run under a point of the band over the lanes (within 2 px), or -1. @param {number} px @param {number} py */
   function jitHit(px, py) {
     if (!t.jit_runs.length || py < TL_AXIS || py >= TL_AXIS + TL_JIT || px < TL_LEFT) return -1;
-    const scale = (width - TL_LEFT) / (v1 - v0), at = v0 + (px - TL_LEFT) / scale, slack = 2 / scale;
+    const scale = (view.width - TL_LEFT) / (view.v1 - view.v0), at = view.at(px), slack = 2 / scale;
     return t.jit_runs.findIndex(([, , st, en]) => st - slack <= at && at <= en + slack);
+  }
+
+  const moved = new Map(t.moved.map(([i, b]) => [i, b]));
+  /** A launch's rates, as VIZ's timeline gives them: a kernel's GFLOP/s and GB/s by tinygrad's estimates, a copy's bytes.
+   * @param {number} i */
+  function rates(i) {
+    const est = t.kernel[i] >= 0 ? msg.estimates[t.kernel[i]] : null, d = t.dur[i], b = moved.get(i);
+    const perf = est && d ? `\n${fmtNum(est[0] / d / 1e3)} GFLOP/s, ${fmtNum(est[1] / d / 1e3)} GB/s (tinygrad's estimates)` : "";
+    return perf + (b === undefined ? "" : `\n${fmtBytes(b)} moved${d ? `, ${fmtNum(b / d / 1e3)} GB/s` : ""}`);
   }
 
   /** @param {number} i */
@@ -219,47 +211,21 @@ export function timelineTab(msg, openKernel) {
     const k = t.kernel[i], jit = t.jit[i] >= 0 ? ` · TinyJit ${t.jits[t.jit[i]]}: ${t.replay[i] > 0 ? `replay ${t.replay[i]}` : "the captured batch"}` : "";
     return `${tlName(i)} (${t.kinds[t.kind[i]]}) on ${t.lanes[t.lane[i]]}\nstart ${fmtTime(t.start[i])}`
       + ` · duration ${t.dur[i] === null ? "not timed" : fmtTime(t.dur[i])}${jit}${rank.has(i) ? ` · slowest #${(rank.get(i) ?? 0) + 1}` : ""}`
-      + (k >= 0 ? "\nclick: its codegen steps" : "");
+      + rates(i) + (k >= 0 ? "\nclick: its codegen steps" : "");
   }
 
   /** Zoom to a launch, with some room around. @param {number} i */
   function zoomTo(i) {
     const d = Math.max(cols.end[i] - cols.start[i], span * 1e-6), mid = (cols.start[i] + cols.end[i]) / 2;
-    v0 = mid - d * 10; v1 = mid + d * 10;
-    redraw();
+    view.set(mid - d * 10, mid + d * 10);
   }
 
-  canvas.addEventListener("wheel", (ev) => {
-    ev.preventDefault();
-    const r = canvas.getBoundingClientRect(), at = v0 + (ev.clientX - r.left - TL_LEFT) / (width - TL_LEFT) * (v1 - v0);
-    const f = Math.exp(Math.max(-1, Math.min(1, ev.deltaY * 0.002)));
-    const n0 = at - (at - v0) * f, n1 = at + (v1 - at) * f;
-    if (n1 - n0 < 1e-3) return;  // a nanosecond across: close enough
-    [v0, v1] = n1 - n0 >= span * 1.5 ? [-span * 0.25, span * 1.25] : [n0, n1];
-    redraw();
-  }, { passive: false });
-  /** @type {{x: number, v0: number, v1: number, moved: boolean}|null} */
-  let drag = null;
-  canvas.addEventListener("pointerdown", (ev) => {
-    drag = { x: ev.clientX, v0, v1, moved: false };
-    canvas.setPointerCapture(ev.pointerId);
-  });
   canvas.addEventListener("pointermove", (ev) => {
     const r = canvas.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top;
-    if (drag) {
-      const dx = ev.clientX - drag.x;
-      if (Math.abs(dx) > 3) drag.moved = true;
-      if (drag.moved) {
-        const d = dx / (width - TL_LEFT) * (drag.v1 - drag.v0);
-        v0 = drag.v0 - d; v1 = drag.v1 - d;
-        tip.hidden = true;
-        redraw();
-        return;
-      }
-    }
+    if (view.dragging) { tip.hidden = true; return; }
     const i = hit(px, py), run = i < 0 ? jitHit(px, py) : -1;
     tip.hidden = i < 0 && run < 0;
-    canvas.style.cursor = (i >= 0 && t.kernel[i] >= 0) || run >= 0 ? "pointer" : drag ? "grabbing" : "default";
+    canvas.style.cursor = (i >= 0 && t.kernel[i] >= 0) || run >= 0 ? "pointer" : "default";
     if (i < 0 && run < 0) return;
     if (run >= 0) {
       const [jit, replay, st, en, n] = t.jit_runs[run];
@@ -267,19 +233,17 @@ export function timelineTab(msg, openKernel) {
         + `${n} launches from ${fmtTime(st)} over ${fmtTime(en - st)}\nclick: zoom to it`;
     } else tip.textContent = describe(i);
     tip.dataset.index = String(i);
-    Object.assign(tip.style, { left: `${Math.min(px + 12, width - 260)}px`, top: `${py + 14}px` });
+    Object.assign(tip.style, { left: `${Math.min(px + 12, view.width - 260)}px`, top: `${py + 14}px` });
   });
   canvas.addEventListener("pointerleave", () => { tip.hidden = true; });
   canvas.addEventListener("pointerup", (ev) => {
-    const was = drag;
-    drag = null;
-    if (!was || was.moved) return;
+    if (!view.clicked) return;
     const r = canvas.getBoundingClientRect(), i = hit(ev.clientX - r.left, ev.clientY - r.top);
     if (i >= 0 && t.kernel[i] >= 0) openKernel(t.kernel[i]);
     const run = i < 0 ? jitHit(ev.clientX - r.left, ev.clientY - r.top) : -1;
-    if (run >= 0) { const [, , st, en] = t.jit_runs[run], pad = (en - st) * 0.05 || 1; v0 = st - pad; v1 = en + pad; redraw(); }
+    if (run >= 0) { const [, , st, en] = t.jit_runs[run], pad = (en - st) * 0.05 || 1; view.set(st - pad, en + pad); }
   });
-  fit.addEventListener("click", () => { v0 = 0; v1 = span; redraw(); });
+  fit.addEventListener("click", () => view.set(0, span));
   redraw();
   return el;
 }

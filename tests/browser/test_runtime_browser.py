@@ -2,6 +2,7 @@
 (the tutorial, and a 1,000-step TinyJit training loop), in `tgviz run`'s report, in JupyterLab and in Notebook 7. The
 timeline counts the kernel table's launches, its slowest box opens that kernel, the memory peak is trace.memory()'s (and
 tinygrad's own high-water mark), the roofline has a point per kernel that ran, and a click opens it."""
+import json
 import re
 import subprocess
 import sys
@@ -101,27 +102,63 @@ def check_timeline(page, rows: list[dict], shot: str) -> str:
   slowest.click()
   page.wait_for_timeout(100)
   page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.slowest", timeout=5_000)
+  assert_short_ticks(canvas)  # zoomed in deep, far from the run's start
   x, y, w, h = eval(canvas.get_attribute("data-slowest"))
   box = canvas.bounding_box()
   page.mouse.move(box["x"] + x + w / 2, box["y"] + y + h / 2)
   tip = page.locator(".tgviz-tl-tip")
   tip.wait_for(state="visible", timeout=5_000)
   assert tip.inner_text().startswith(name + " (kernel) on ") and "slowest #1" in tip.inner_text() and "duration" in tip.inner_text()
+  assert re.search(r"\n[\d.,]+ GFLOP/s, [\d.,]+ GB/s \(tinygrad's estimates\)", tip.inner_text())  # as VIZ's FLOPS and B/s
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / shot))
   code_head_after(page, lambda: page.mouse.click(box["x"] + x + w / 2, box["y"] + y + h / 2), name)
   return f"timeline of {launches}: built and first drawn in {first_ms} ms, a zoomed or dragged frame drawn in {draw_ms} ms"
 
 
-def check_memory(page, peak: int, shot: str) -> None:
+def assert_short_ticks(canvas) -> None:
+  """The time axis's labels read at a glance however deep the zoom: at most 4 digits before the point (times from the
+  run's start, or, zoomed in deep, the first tick's time and the others' "+" offsets from it), never "564060 µs"."""
+  ticks = json.loads(canvas.get_attribute("data-ticks"))
+  assert len(ticks) >= 2 and all(re.fullmatch(r"\+?\d{1,4}(\.\d+)? (ns|µs|ms|s)", t) for t in ticks), ticks
+
+
+def check_memory(page, peak: int, shot: str, mem=None) -> None:
+  """The memory tab: its peak is tinygrad's; wheel zooms and a drag pans as the timeline's; hover at the peak says the
+  bytes in use then and the buffers allocated then (mem: trace.memory(), to check them against)."""
   open_tab(page, "memory")
   shown = page.locator(".tgviz-mem-peak")
   assert int(shown.get_attribute("data-bytes")) == peak > 0
   assert shown.inner_text().startswith(f"{peak:,} B") or f"({peak:,} B)" in shown.inner_text()
   assert page.locator(".tgviz-mem-table tbody tr").count() > 0
-  page.locator(".tgviz-run-memory canvas").wait_for()
+  canvas = page.locator(".tgviz-mem-canvas")
+  page.wait_for_function("document.querySelector('.tgviz-mem-canvas').dataset.peakX", timeout=10_000)
+  box = canvas.bounding_box()
+  for _ in range(3):  # zoom in around the peak
+    view = canvas.get_attribute("data-view")
+    page.mouse.move(box["x"] + float(canvas.get_attribute("data-peak-x")), box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -300)
+    page.wait_for_function(f"document.querySelector('.tgviz-mem-canvas').dataset.view !== '{view}'", timeout=5_000)
+  v0, v1 = json.loads(canvas.get_attribute("data-view"))
+  assert v0 > 0 and v1 - v0 < json.loads(view)[1] - json.loads(view)[0]
+  assert_short_ticks(canvas)
+  page.mouse.move(box["x"] + float(canvas.get_attribute("data-peak-x")) + 1, box["y"] + box["height"] / 2)
+  tip = page.locator(".tgviz-mem-tip")
+  tip.wait_for(state="visible", timeout=5_000)
+  at, in_use, alive = float(tip.get_attribute("data-t")), int(tip.get_attribute("data-in-use")), json.loads(tip.get_attribute("data-alive"))
+  assert tip.inner_text().startswith("at ") and f"{len(alive)} buffers allocated" in tip.inner_text() and alive
+  if mem is not None:  # what trace.memory() says of that time
+    assert in_use == next(e.in_use for e in reversed(mem.events) if round(e.t_us, 3) <= at)
+    assert sorted(alive) == sorted(b.num for b in mem.buffers if round(b.alloc_us, 3) <= at and (b.free_us is None or at < round(b.free_us, 3)))
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / shot))
+  before = canvas.get_attribute("data-view")
+  page.mouse.down()
+  page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] / 2, steps=5)
+  page.mouse.up()
+  page.wait_for_function(f"document.querySelector('.tgviz-mem-canvas').dataset.view !== '{before}'", timeout=5_000)
+  panned = json.loads(canvas.get_attribute("data-view"))
+  assert panned[1] - panned[0] == pytest.approx(v1 - v0) and panned[0] > v0  # dragged left: later times
   link = page.locator(".tgviz-mem-table .tgviz-link").first
   code_head_after(page, link.click, link.inner_text())
 
@@ -150,7 +187,7 @@ def test_report_tabs_on_the_tutorial(reports, page):
   rows = kernel_table(page)
   print(check_timeline(page, rows, "run-timeline-tutorial.png"))
   assert trace.memory().peak == high
-  check_memory(page, trace.memory().peak, "run-memory-tutorial.png")
+  check_memory(page, trace.memory().peak, "run-memory-tutorial.png", trace.memory())
   check_roofline(page, rows, "run-roofline-tutorial.png")
   # Escape closes the sheet first, the widget keeps the focus
   open_tab(page, "timeline")
@@ -183,7 +220,7 @@ def test_report_tabs_on_a_1000_step_tinyjit_training_loop(reports, page):
   assert v0 < run.start_us < run.end_us < v1 and v1 - v0 < 1.2 * (run.end_us - run.start_us) + 2
   print(check_timeline(page, rows, "run-timeline.png"))
   assert trace.memory().peak == high
-  check_memory(page, trace.memory().peak, "run-memory.png")
+  check_memory(page, trace.memory().peak, "run-memory.png", trace.memory())
   check_roofline(page, rows, "run-roofline.png")
   assert not page.errors
 

@@ -1,7 +1,8 @@
 """A device's peak compute and memory bandwidth, as tinygrad's own kernels reach them: measured once, cached per device.
 
-Owns: the small benchmark (a big float32 matmul for FLOP/s, a big elementwise copy for bytes/s, each grown until it runs
-long enough to time, timed by the device as a capture times launches: recorders.KernelTimer), the device's identity it
+Owns: the small benchmark (for FLOP/s the best of a big float32 matmul and float32 and int32 chains of multiply-adds, FLOPs
+counted as tinygrad counts them for its kernels; a big elementwise copy for bytes/s; each grown until it runs long enough
+to time, timed by the device as a capture times launches: recorders.KernelTimer), the device's identity it
 is cached under, and the cache, a JSON file in the user's cache folder (``TGVIZ_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/tgviz``, else ``~/.cache/tgviz``). It never runs inside a capture (the benchmark would land in the
 trace) and knows nothing of traces.
@@ -14,10 +15,11 @@ import json
 import os
 import platform
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tinygrad.helpers import Context
+from tinygrad.helpers import Context, GlobalCounters
 
 from tgviz.bridge.env import SUPPORTED_TINYGRAD
 from tgviz.bridge.events import is_null_device
@@ -27,6 +29,8 @@ from tgviz.bridge.recorders import KernelTimer
 CACHE_FILE = "device_peaks.json"
 MATMUL_SECONDS, COPY_SECONDS = 0.02, 0.005   # a benchmark grows until one run takes this long
 MAX_MATMUL, MAX_COPY = 4096, 1 << 28          # ... or reaches this size (elements: n of n x n, floats copied)
+CHAIN, MAX_CHAIN = 32, 1 << 22                # multiply-adds per element of the elementwise compute benchmark; its most elements
+VERSION = 2                                   # of the benchmark: peaks cached by an older one are measured again
 
 
 def cache_dir(where: str | os.PathLike | None = None) -> Path:
@@ -49,38 +53,68 @@ def _device_seconds(timer: KernelTimer) -> float:
   return sum(sum(v) for v in timer.runs.values())
 
 
-def _best(fn: Any, timer: KernelTimer, reps: int = 3) -> float:
-  """The least device time of reps runs of fn (its kernels' launches together)."""
-  best = float("inf")
+def _best(fn: Any, timer: KernelTimer, reps: int = 3) -> tuple[float, int]:
+  """The least device time of reps runs of fn (its kernels' launches together), and the FLOPs tinygrad counts for one
+  run (GlobalCounters.global_ops: its estimate, as the roofline's kernels are counted)."""
+  best, ops = float("inf"), 0
   for _ in range(reps):
-    before = _device_seconds(timer)
+    before, ops_before = _device_seconds(timer), GlobalCounters.global_ops
     fn()
-    best = min(best, _device_seconds(timer) - before)
-  return best
+    best, ops = min(best, _device_seconds(timer) - before), int(GlobalCounters.global_ops - ops_before)
+  return best, ops
+
+
+def _grown(make: Callable[[int], Callable[[], Any]], n: int, limit: int, factor: int, seconds: float, timer: KernelTimer) -> tuple[int, float, int]:
+  """fn = make(n) timed (_best), n grown by factor until one run takes seconds or n reaches limit: (n, seconds, ops)."""
+  while True:
+    s, ops = _best(make(n), timer)
+    if s >= seconds or n >= limit: return n, s, ops
+    n *= factor
+
+
+def _matmul(device: str) -> Callable[[int], Callable[[], Any]]:
+  from tinygrad import Tensor
+  def make(n: int) -> Callable[[], Any]:
+    a, b = (Tensor.ones(n, n, device=device).contiguous().realize() for _ in range(2))
+    return lambda: (a @ b).realize()
+  return make
+
+
+def _chain(device: str, dtype: Any) -> Callable[[int], Callable[[], Any]]:
+  """An elementwise chain of CHAIN multiply-adds per element, one kernel reading and writing each element once: as
+  compute-bound as an elementwise kernel gets (tinygrad counts its integer ALU ops as FLOPs too: a hash, a rand)."""
+  from tinygrad import Tensor
+  def make(m: int) -> Callable[[], Any]:
+    x = Tensor.ones(m, dtype=dtype, device=device).contiguous().realize()
+    def run() -> Any:
+      y = x
+      for _ in range(CHAIN): y = y * 3 + 1
+      return y.realize()
+    return run
+  return make
 
 
 def measure(device: str) -> dict[str, Any]:
-  """Run the benchmark on device: GFLOP/s of a float32 matmul and GB/s of an elementwise copy (x + 1: each element read
-  once and written once), the best of 3 runs at the first size that runs long enough to time."""
-  from tinygrad import Tensor
+  """Run the benchmark on device: the best GFLOP/s (as tinygrad counts FLOPs) of a float32 matmul and of float32 and
+  int32 multiply-add chains, and the GB/s of an elementwise copy (x + 1: each element read once and written once), each
+  the best of 3 runs at the first size that runs long enough to time."""
+  from tinygrad import Tensor, dtypes
   timer = KernelTimer()
   with Context(DEBUG=0, BEAM=0), timer:
-    n = 256
-    while True:
-      a, b = (Tensor.ones(n, n, device=device).contiguous().realize() for _ in range(2))
-      s = _best(lambda a=a, b=b: (a @ b).realize(), timer)
-      if s >= MATMUL_SECONDS or n >= MAX_MATMUL: break
-      n *= 2
-    gflops = 2 * n ** 3 / s / 1e9
-    m = 1 << 22
-    while True:
+    n, s, ops = _grown(_matmul(device), 256, MAX_MATMUL, 2, MATMUL_SECONDS, timer)
+    computes = [(ops / s / 1e9, f"float32 matmul {n}x{n}")]
+    for dt, name in ((dtypes.float32, "float32"), (dtypes.int32, "int32")):
+      m, s, ops = _grown(_chain(device, dt), 1 << 16, MAX_CHAIN, 4, COPY_SECONDS, timer)
+      computes.append((ops / s / 1e9, f"{name} chain of {CHAIN} multiply-adds over {m:,} elements"))
+    def copy(m: int) -> Callable[[], Any]:
       x = Tensor.ones(m, device=device).contiguous().realize()
-      t = _best(lambda x=x: (x + 1).realize(), timer)
-      if t >= COPY_SECONDS or m >= MAX_COPY: break
-      m *= 4
-    gbs = 2 * m * 4 / t / 1e9
-  return {"gflops": gflops, "gbs": gbs, "how": f"float32 matmul {n}x{n}: {s * 1e3:.2f} ms; x+1 over {m * 4 / 2**20:.0f} MiB: {t * 1e3:.2f} ms",
-          "measured": datetime.date.today().isoformat(), "tinygrad": SUPPORTED_TINYGRAD}
+      return lambda: (x + 1).realize()
+    m, t, _ = _grown(copy, 1 << 22, MAX_COPY, 4, COPY_SECONDS, timer)
+  gflops, best = max(computes)
+  tried = ", ".join(f"{what.split(' of ')[0].split(' over ')[0]} {g:,.1f}" for g, what in computes)
+  return {"gflops": gflops, "gbs": 2 * m * 4 / t / 1e9,
+          "how": f"{best}, the best of {tried} GFLOP/s; x+1 over {m * 4 / 2**20:.0f} MiB: {t * 1e3:.2f} ms",
+          "measured": datetime.date.today().isoformat(), "tinygrad": SUPPORTED_TINYGRAD, "version": VERSION}
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -97,7 +131,8 @@ def device_peaks(device: str, where: str | os.PathLike | None = None, measure_no
   except Exception as e: return None, f"the device cannot be opened here ({type(e).__name__}: {e})"
   path = cache_dir(where) / CACHE_FILE
   got = _read(path).get(key)
-  if isinstance(got, dict) and isinstance(got.get("gflops"), (int, float)) and isinstance(got.get("gbs"), (int, float)):
+  if isinstance(got, dict) and isinstance(got.get("gflops"), (int, float)) and isinstance(got.get("gbs"), (int, float)) \
+     and got.get("version") == VERSION:
     return {"device": device, "gflops": float(got["gflops"]), "gbs": float(got["gbs"]), "how": str(got.get("how", "")),
             "measured": str(got.get("measured", "")), "cached": True}, None
   if not measure_now: return None, f"not measured yet (cached in {path})"

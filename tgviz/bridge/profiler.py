@@ -164,7 +164,8 @@ class Profiler(Patch):
   def _number(self, buf: Buffer) -> int:
     """Buffer.trace_num: the buffer's number, made once (a view's notes the buffer it is part of)."""
     if (n := buf.__dict__.get("_trace_num")) is not None: return n
-    n = buf._trace_num = next(_NUMBERS)
+    # tinygrad profiling already keeps its lists whole: its own numbering stays unique (and fits VIZ's 32-bit keys)
+    n = buf._trace_num = len(Buffer.profile_events) if self._kept else next(_NUMBERS)
     if buf._base is not None: self.views[n] = (buf._base.trace_num, buf.offset)  # offset: bytes
     return n
 
