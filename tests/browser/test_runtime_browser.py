@@ -247,7 +247,7 @@ def test_tabs_in_jupyterlab(lab, browser):
   url, token, root = lab
   (root / "runtabs.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL, PEAK))
   with new_page(browser, 1600, 1100) as page:
-    page.goto(f"{url}/lab/tree/runtabs.ipynb?token={token}")
+    page.goto(f"{url}/lab/workspaces/runtabs/tree/runtabs.ipynb?token={token}&reset")  # its own workspace: no other notebook open
     run_all(page, 3)
     page.locator(".tgviz-root").wait_for(timeout=120_000)
     page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)

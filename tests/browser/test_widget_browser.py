@@ -25,7 +25,7 @@ def page(browser):
 def test_widget_in_jupyterlab(lab, page):
   url, token, root = lab
   (root / "tutorial.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
-  page.goto(f"{url}/lab/tree/tutorial.ipynb?token={token}")
+  page.goto(f"{url}/lab/workspaces/tutorial/tree/tutorial.ipynb?token={token}&reset")  # its own workspace: no other notebook open
   run_all(page, 2)
   widget = page.locator(".tgviz-root")
   widget.wait_for(timeout=120_000)
