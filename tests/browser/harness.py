@@ -110,6 +110,16 @@ def notebook(*cells: str) -> str:
 NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 
 
+def open_in_lab(page, lab, name: str, *cells: str) -> Path:
+  """Write a notebook of these cells into JupyterLab's root and open it in a workspace of its own, reset: JupyterLab
+  restores a workspace's tabs, and another test's notebook open beside it hid its cells. Returns the file's path."""
+  url, token, root = lab
+  path = root / f"{name}.ipynb"
+  path.write_text(notebook(*cells))
+  page.goto(f"{url}/lab/workspaces/{name}/tree/{name}.ipynb?token={token}&reset")
+  return path
+
+
 def _answering_kernel_dialogs(page, done, failure: str, shot: str, seconds: float = 60) -> None:
   """Wait until done(), answering JupyterLab's kernel dialog meanwhile: it asks for a kernel ("Select Kernel") when a
   notebook opens before the server lists its kernelspecs, as after shutting kernels down; its default answer is the

@@ -1,7 +1,7 @@
 """Comparisons in a real browser: the CompareWidget in JupyterLab (two %%tgviz cells, the second --compare'd with the
 first) and the HTML comparison page offline; the kernel tables of the trace widget and the report, sortable."""
 import pytest
-from harness import ARTIFACTS, new_page, notebook, run_all
+from harness import ARTIFACTS, new_page, open_in_lab, run_all
 from workloads import EXAMPLES, example
 
 import tgviz
@@ -29,10 +29,8 @@ def _open_row(page, name: str) -> None:
 
 
 def test_compare_widget_in_jupyterlab(lab, page):
-  url, token, root = lab
-  (root / "compare.ipynb").write_text(notebook("%load_ext tgviz", "%%tgviz -o general\n" + CONV,
-                                               "%%tgviz -o winograd --env WINO=1 --compare general\n" + CONV))
-  page.goto(f"{url}/lab/workspaces/compare/tree/compare.ipynb?token={token}&reset")
+  open_in_lab(page, lab, "compare", "%load_ext tgviz", "%%tgviz -o general\n" + CONV,
+              "%%tgviz -o winograd --env WINO=1 --compare general\n" + CONV)
   run_all(page, 3)
   page.wait_for_selector(".tgviz-compare .tgviz-pairs tbody tr", timeout=180_000)
   # the trace widget of the first cell: its kernel table, sortable; a row opens that kernel's first step

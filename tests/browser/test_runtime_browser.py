@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import workloads
-from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all
+from harness import ARTIFACTS, TUTORIAL, new_page, notebook, open_in_lab, run_all
 from test_timeline import counting_memory
 
 import tgviz
@@ -244,10 +244,8 @@ PEAK = "print('memory peak:', tgviz_trace.memory().peak)"
 
 
 def test_tabs_in_jupyterlab(lab, browser):
-  url, token, root = lab
-  (root / "runtabs.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL, PEAK))
   with new_page(browser, 1600, 1100) as page:
-    page.goto(f"{url}/lab/workspaces/runtabs/tree/runtabs.ipynb?token={token}&reset")  # its own workspace: no other notebook open
+    open_in_lab(page, lab, "runtabs", "%load_ext tgviz", TUTORIAL, PEAK)
     run_all(page, 3)
     page.locator(".tgviz-root").wait_for(timeout=120_000)
     page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)

@@ -2,7 +2,7 @@
 retries the kernel and the retry opens as a comparison; a refused opt says tinygrad's message), and the HTML report,
 read-only: the opts, the retries made before it was written, BEAM's candidates as a table and a scatter."""
 import pytest
-from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all
+from harness import ARTIFACTS, TUTORIAL, new_page, notebook, open_in_lab, run_all
 from test_notebook7_browser import run_from_tree
 
 import tgviz
@@ -59,9 +59,7 @@ def _retry_in_sheet(page, shot: str) -> None:
 
 
 def test_what_if_in_jupyterlab(lab, page):
-  url, token, root = lab
-  (root / "whatif.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
-  page.goto(f"{url}/lab/workspaces/whatif/tree/whatif.ipynb?token={token}&reset")
+  open_in_lab(page, lab, "whatif", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=180_000)
   _open_conv(page)

@@ -12,7 +12,7 @@ from harness import (
   label_px,
   new_page,
   node_panel_ms,
-  notebook,
+  open_in_lab,
   run_all,
 )
 
@@ -23,9 +23,8 @@ def page(browser):
 
 
 def test_widget_in_jupyterlab(lab, page):
-  url, token, root = lab
-  (root / "tutorial.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
-  page.goto(f"{url}/lab/workspaces/tutorial/tree/tutorial.ipynb?token={token}&reset")  # its own workspace: no other notebook open
+  root = lab[2]
+  open_in_lab(page, lab, "tutorial", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
   widget = page.locator(".tgviz-root")
   widget.wait_for(timeout=120_000)
@@ -116,9 +115,7 @@ def test_widget_in_jupyterlab(lab, page):
 
 
 def test_clicking_a_node_opens_its_panel(lab, page):
-  url, token, root = lab
-  (root / "nodes.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
-  page.goto(f"{url}/lab/workspaces/nodes/tree/nodes.ipynb?token={token}&reset")  # its own workspace: no other notebook open
+  open_in_lab(page, lab, "nodes", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
   page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=120_000)
   page.locator(".tgviz-step:not(.empty)", has_text="devectorize2").first.click()
@@ -144,11 +141,9 @@ def test_maximised_panels_and_kernel_table(lab, browser):
   within 100 ms of the click, docked in the code column beside the canvas (not over it), and the kernel's answer fills
   it in; side panels collapse to a strip that brings them back; the kernel table opens over the columns (the widget does
   not grow), numbers same-named kernels and has their matches."""
-  url, token, root = lab
   cell = TUTORIAL + "\nprint(Tensor.arange(2, 11, 3).tolist(), Tensor.arange(5, -1, -2).tolist())"  # two kernels E_3
-  (root / "room.ipynb").write_text(notebook("%load_ext tgviz", cell))
   with new_page(browser, 1600, 1000) as page:
-    page.goto(f"{url}/lab/workspaces/room/tree/room.ipynb?token={token}&reset")
+    open_in_lab(page, lab, "room", "%load_ext tgviz", cell)
     run_all(page, 2)
     page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
     page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=30_000)
@@ -210,17 +205,13 @@ def test_maximised_panels_and_kernel_table(lab, browser):
 
 
 def test_saved_notebook_shows_a_static_picture(lab, page):
-  url, token, root = lab
-  path = root / "saved.ipynb"
-  path.write_text(notebook("%load_ext tgviz", TUTORIAL))
-  page.goto(f"{url}/lab/workspaces/saved/tree/saved.ipynb?token={token}&reset")
+  url, token, _ = lab
+  path = open_in_lab(page, lab, "saved", "%load_ext tgviz", TUTORIAL)
   check_saved_notebook(page, path, url, token, "widget-saved.png")
 
 
 def test_code_lines_and_a_schedules_kernels(lab, page):
-  url, token, root = lab
-  (root / "code.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
-  page.goto(f"{url}/lab/workspaces/code/tree/code.ipynb?token={token}&reset")
+  open_in_lab(page, lab, "code", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
   page.wait_for_function("document.querySelector('.tgviz-code')?.innerText.includes('__kernel')", timeout=120_000)
   first = page.locator(".tgviz-code .tgviz-line[data-line='1']")
@@ -241,9 +232,7 @@ def test_raw_button_and_r_key_in_jupyterlab(lab, page):
   """The widget in JupyterLab opens folded (index arithmetic as expressions: nodes with data-holds); the raw button asks
   the kernel for the raw graph (every UOp its own node, more of them, the button lit), kept on the next step; r folds
   again."""
-  url, token, root = lab
-  (root / "raw.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
-  page.goto(f"{url}/lab/workspaces/raw/tree/raw.ipynb?token={token}&reset")
+  open_in_lab(page, lab, "raw", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
   count = lambda sel: page.locator(f".tgviz-stage svg g[data-side] {sel}").count()  # noqa: E731
