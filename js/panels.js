@@ -1,5 +1,6 @@
 // The widget's size and columns: the side panels' widths (dragged on their handles), collapsing them to a strip (a click
 // on the strip brings them back), the node panel docked in the code column, the rules tab widening the tree column,
+// the code column's uops and asm tabs widening it to their longest line (the graph keeps 320 px; longer lines scroll),
 // maximising (the widget fills the browser window), and the widget's height (the user drags its corner); widths,
 // collapsed panels and the height are kept for the browser session.
 import { h } from "./dom.js";
@@ -12,14 +13,28 @@ const STRIP = "22px";  // a collapsed panel: a strip that brings it back
  * click on the strip); the code column holds the node panel, and shows it even while collapsed; the tree column widens
  * while it shows the rules. Returns apply(), to call when the layout may have changed. @param {Ui} ui */
 export function sidePanels(ui) {
-  /** @type {{tree: number|null, code: number|null, treeHidden: boolean, codeHidden: boolean}} */
-  const st = { tree: null, code: null, treeHidden: false, codeHidden: false, ...JSON.parse(sessionStorage.getItem("tgviz-panels") || "{}") };
+  /** code: the code column's width dragged on the code tab; listing: on the uops and asm tabs
+   * @type {{tree: number|null, code: number|null, listing: number|null, treeHidden: boolean, codeHidden: boolean}} */
+  const st = { tree: null, code: null, listing: null, treeHidden: false, codeHidden: false, ...JSON.parse(sessionStorage.getItem("tgviz-panels") || "{}") };
+  /** The uops or asm pane shown, or null. */
+  const listing = () => (!ui.uops.hidden ? ui.uops : !ui.asm.hidden ? ui.asm : null);
+  /** Its longest line's width in px: its tables' own width (they fill the pane otherwise), and a scroll bar's room; 0: no table.
+   * @param {HTMLElement} pane */
+  function longest(pane) {
+    pane.classList.add("tgviz-measuring");
+    const w = Math.max(0, ...[...pane.querySelectorAll("table")].map((t) => t.offsetWidth));
+    pane.classList.remove("tgviz-measuring");
+    return w && w + 16;
+  }
   function apply() {
     const max = ui.root.classList.contains("maximised") || ui.root.classList.contains("tgviz-page");
-    const node = !ui.nodePanel.hidden, rules = !ui.rules.hidden;
-    // automatic widths: the maximised layout gives the graph most of the window (1100 px of 1600)
-    let tree = st.tree ? `${st.tree}px` : max ? "clamp(180px, 12.5%, 320px)" : "max(180px, 22%)";
+    const node = !ui.nodePanel.hidden, rules = !ui.rules.hidden, pane = listing(), wide = pane ? longest(pane) : 0;
+    // automatic widths: the maximised layout gives the graph most of the window (1100 px of 1600); a uops or asm listing
+    // shown: the tree at its narrowest, the code column as wide as the listing's longest line, the graph keeping 320 px,
+    // where the user has not dragged them to widths of their own
+    let tree = st.tree ? `${st.tree}px` : wide ? "180px" : max ? "clamp(180px, 12.5%, 320px)" : "max(180px, 22%)";
     let code = st.code ? `${st.code}px` : max ? "clamp(200px, 17.5%, 420px)" : "max(200px, 28%)";
+    if (wide) code = st.listing ? `${st.listing}px` : `max(${code}, min(${wide}px, calc(100% - ${tree} - 330px)))`;
     if (rules) tree = `max(${tree}, min(50%, 760px))`;  // the rules' patterns need room to be read
     if (st.treeHidden) tree = STRIP;
     if (st.codeHidden) code = node ? "max(260px, 17.5%)" : STRIP;  // collapsed: the node panel alone, else a strip
@@ -44,7 +59,7 @@ export function sidePanels(ui) {
       handle.setPointerCapture(ev.pointerId);
       const x0 = ev.clientX, w0 = panel.getBoundingClientRect().width;
       const move = (/** @type {PointerEvent} */ e) => {
-        st[which] = Math.round(Math.max(120, Math.min(ui.main.clientWidth * 0.6, w0 + dir * (e.clientX - x0))));
+        st[which === "code" && listing()?.querySelector("table") ? "listing" : which] = Math.round(Math.max(120, Math.min(ui.main.clientWidth * 0.6, w0 + dir * (e.clientX - x0))));
         apply();
       };
       const up = () => { handle.removeEventListener("pointermove", move); handle.removeEventListener("pointerup", up); };
@@ -60,9 +75,10 @@ export function sidePanels(ui) {
   ui.toggleCode.addEventListener("click", toggleCode);
   ui.treeStrip.addEventListener("click", toggleTree);
   ui.codeStrip.addEventListener("click", toggleCode);
-  // the node panel opening or closing, the rules tab shown or hidden: the columns follow
+  // the node panel opening or closing, the rules tab shown or hidden, a uops or asm tab shown or filled: the columns follow
   const watch = new MutationObserver(apply);
   for (const e of [ui.nodePanel, ui.rules]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"] });
+  for (const e of [ui.uops, ui.asm]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"], childList: true });
   apply();
   return apply;
 }

@@ -13,6 +13,25 @@ ON_SCREEN = """(n) => { const c = n.closest('.tgviz-root').querySelector('.tgviz
   return r.width > 0 && r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1; }"""
 
 
+LISTING = """(root) => { const pane = [...root.querySelectorAll('.tgviz-uops, .tgviz-asm')].find((p) => !p.hidden);
+  const main = root.querySelector('.tgviz-main').getBoundingClientRect(), right = root.querySelector('.tgviz-right').getBoundingClientRect();
+  const r = document.createRange(), box = pane.getBoundingClientRect(), ends = [...pane.querySelectorAll('tr[data-n] td:last-child')]
+    .map((e) => { r.selectNodeContents(e); return r.getBoundingClientRect().right; });  // where each line's text ends
+  return {column: right.width, share: right.width / main.width, graph: root.querySelector('.tgviz-centre').getBoundingClientRect().width,
+          cut: ends.filter((x) => x > box.left + pane.clientWidth).length, lines: ends.length, scrolls: pane.scrollWidth > pane.clientWidth + 1}; }"""
+
+
+def check_listing_width(root, code_width: float, asm: bool) -> dict:
+  """The uops or asm tab shown widens the code column to its longest line: each line's end on screen, no sideways
+  scrolling (asm's lines always); or, where that is wider than there is room, the graph at its narrowest, 320 px."""
+  root.page.wait_for_timeout(100)  # the columns follow the filled pane (a MutationObserver)
+  got = root.evaluate(LISTING)
+  assert got["lines"] > 0 and got["column"] > code_width + 50, (got, code_width)
+  if asm or got["graph"] > 321: assert got["cut"] == 0 and not got["scrolls"], got  # every line's end on screen
+  else: assert 319 <= got["graph"] <= 321, got
+  return got
+
+
 def _conv(trace):
   return next(k for k in trace.kernels if k.name == "r_2_2_2_2")
 
@@ -35,9 +54,11 @@ def check_program(page, root, trace, shot: str) -> None:
   first.click()
   root.locator(f".tgviz-stage[data-step='{key}'] svg g.node").first.wait_for(timeout=60_000)
   # uops: one row per UOp, numbered as print_uops numbers them, with its op
+  code_width = root.locator(".tgviz-right").bounding_box()["width"]
   root.locator(".tgviz-tab-uops").click()
   rows = root.locator(".tgviz-uops tr[data-n]")
   rows.nth(len(uops) - 1).wait_for(timeout=30_000)
+  check_listing_width(root, code_width, asm=False)
   assert rows.count() == len(uops)
   assert root.locator(".tgviz-uops .tgviz-uop-n").all_inner_texts() == [str(i) for i in range(len(uops))]
   assert root.locator(".tgviz-uops .tgviz-uop-op").all_inner_texts() == [str(u.op) for u in uops]
@@ -66,6 +87,8 @@ def check_program(page, root, trace, shot: str) -> None:
   line = next(i for i, ln in enumerate(conv.lines, 1) if ln and ln[0].op.name == "STORE")
   behind = [i for i, u in enumerate(uops) if u in conv.lines[line - 1]]
   root.locator(".tgviz-tab-code").click()
+  root.page.wait_for_timeout(100)
+  assert abs(root.locator(".tgviz-right").bounding_box()["width"] - code_width) <= 1  # the code tab: its own width again
   code_line = root.locator(f".tgviz-code [data-line='{line}']")
   code_line.hover()
   assert _numbers(root, ".tgviz-uops tr.tgviz-row-hover") == behind and n_store in behind
@@ -81,6 +104,9 @@ def check_program(page, root, trace, shot: str) -> None:
     return
   asm = root.locator(".tgviz-asm tr[data-n]")
   asm.first.wait_for(timeout=60_000)
+  wide = check_listing_width(root, code_width, asm=True)
+  print(f"\nasm tab: the code column {code_width:.0f} -> {wide['column']:.0f} px (the graph {wide['graph']:.0f} px), "
+        f"{wide['lines']} lines, none cut")
   texts = root.locator(".tgviz-asm .tgviz-asm-code").evaluate_all("es => es.map(e => e.title)")  # each row's objdump line
   assert texts == conv.disassembly.splitlines()
   shown = root.locator(".tgviz-asm .tgviz-asm-code").all_inner_texts()
@@ -107,7 +133,22 @@ def test_report_program_tabs(tutorial_trace, cpu_trace, tmp_path, page, device):
   trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
-  check_program(page, page.locator(".tgviz-root"), trace, f"report-program-{device.lower()}")
+  root = page.locator(".tgviz-root")
+  check_program(page, root, trace, f"report-program-{device.lower()}")
+  if device == "CPU":  # the asm tab's width is the user's to drag too; the code tab keeps its own
+    width = lambda: root.locator(".tgviz-right").bounding_box()["width"]  # noqa: E731
+    wide, handle = width(), root.locator(".tgviz-handle-code").bounding_box()
+    page.mouse.move(handle["x"] + 2, handle["y"] + 200)
+    page.mouse.down()
+    page.mouse.move(handle["x"] + 2 - 150, handle["y"] + 200, steps=5)
+    page.mouse.up()
+    assert abs(width() - (wide + 150)) <= 2
+    root.locator(".tgviz-tab-code").click()
+    page.wait_for_timeout(100)
+    assert width() < wide - 200
+    root.locator(".tgviz-tab-asm").click()
+    page.wait_for_timeout(100)
+    assert abs(width() - (wide + 150)) <= 2
   assert not page.errors
 
 
