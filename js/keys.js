@@ -1,4 +1,5 @@
-// The keyboard, only while the widget has focus: ↑/↓ step, ←/→ match, Home/End first/last match, r raw graph, f fit,
+// The keyboard, only while the widget has focus: ↑/↓ step, ←/→ match, Home/End first/last match, r raw graph, f fit (with
+// the run's timeline shown: its launches' span or the whole run),
 // 1 one-to-one,
 // z zoom to the change, m maximise, / the filter; Escape first closes what is open over the widget (the kernel table, the run's tabs)
 // and un-maximises, then goes back to the notebook; no other key reaches the notebook meanwhile.

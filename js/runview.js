@@ -60,7 +60,15 @@ export function runView(ui, request, open) {
   });
   /** @type {RunMsg|null} */
   let msg = null;
+  /** the timeline's fit: between the launches' span and the whole run */
+  let fitTimeline = () => {};
   return {
+    /** The f key: true where it switched the timeline's view (the sheet open on it). */
+    fit() {
+      if (!ui.run.open || ui.run.dataset.tab !== "timeline") return false;
+      fitTimeline();
+      return true;
+    },
     /** Draw the run message's tabs. @param {RunMsg} m */
     show(m) {
       msg = m;
@@ -71,7 +79,9 @@ export function runView(ui, request, open) {
         ui.run.open = false;
         open(step);
       };
-      panes[0].replaceChildren(timelineTab(m, openKernel));
+      const timeline = timelineTab(m, openKernel);
+      fitTimeline = timeline.fit;
+      panes[0].replaceChildren(timeline.el);
       panes[1].replaceChildren(memoryTab(m, openKernel));
       panes[2].replaceChildren(rooflineTab(m, openKernel));
     },

@@ -1,5 +1,7 @@
 // The *timeline* tab: every launch, copy and sync of the run on a canvas, one lane per device (as tinygrad's VIZ, which
-// moved its timeline from SVG to canvas to draw tens of thousands of launches). Wheel zooms around the pointer, a drag
+// moved its timeline from SVG to canvas to draw tens of thousands of launches). It opens on the launches' span (from the
+// first launch's start to the last one's end, 2% of it either side: the run before and after is compile time and
+// Python), *whole run* (or f) shows all of it, *launches* (f again) their span. Wheel zooms around the pointer, a drag
 // pans (timeaxis.js, shared with the memory chart, as are the ticks: times from the run's start), hover names a box, a click opens that kernel's steps. Only what is in view is visited (per lane, a binary search
 // over the running maximum of the launches' ends), and boxes under a pixel wide are drawn as one pixel column per lane.
 // The slowest kernel launches are outlined and numbered; TinyJit runs are a band over the lanes: the captured batch once,
@@ -40,7 +42,9 @@ function tlFirst(maxEnd, t) {
   return lo;
 }
 
-/** The timeline tab of a run message. @param {RunMsg} msg @param {OpenKernel} openKernel @returns {HTMLElement} */
+/** The timeline tab of a run message: its element, and fit(), which switches the view between the launches' span and
+ * the whole run (the f key's work while the tab is shown).
+ * @param {RunMsg} msg @param {OpenKernel} openKernel @returns {{el: HTMLElement, fit: () => void}} */
 export function timelineTab(msg, openKernel) {
   const born = performance.now(), t = msg.timeline, cols = tlColumns(t);
   const tlName = (/** @type {number} */ i) => (t.kernel[i] >= 0 ? msg.kernels[t.kernel[i]][0] : t.names[t.name[i]]);
@@ -53,9 +57,10 @@ export function timelineTab(msg, openKernel) {
     + ` over ${fmtTime(t.duration)}`
     + (t.jit_runs.length ? `; TinyJit ${t.jits.join(", ")}: the captured batch, then ${replays} replays (paler)` : "")
     + " · wheel: zoom, drag: pan, click a kernel: its steps"]);
-  if (!cols.n) return h("div", { class: "tgviz-tl" }, [head, h("p", {}, [t.source ? "no launches recorded" :
-    "no launches: this trace has no profile (a capture with profile=False, or tinygrad's rewrites.pkl)"])]);
-  const fit = h("button", { class: "tgviz-tl-fit", title: "the whole run" }, ["fit"]);
+  if (!cols.n) return { fit: () => {}, el: h("div", { class: "tgviz-tl" }, [head, h("p", {}, [t.source ? "no launches recorded" :
+    "no launches: this trace has no profile (a capture with profile=False, or tinygrad's rewrites.pkl)"])]) };
+  const fit = h("button", { class: "tgviz-tl-fit", title: "the whole run, compile time included (f)" }, ["whole run"]);
+  const toLaunches = h("button", { class: "tgviz-tl-launches", title: "the span where the launches ran (f)" }, ["launches"]);
   const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest: " : "no kernel launch was timed", ...t.slowest.map((i, r) => {
     const b = h("button", { class: "tgviz-link", title: "zoom to it", "data-index": String(i) }, [`${r + 1}. ${tlName(i)} ${fmtTime(t.dur[i])}`]);
     b.addEventListener("click", () => zoomTo(i));
@@ -68,12 +73,17 @@ export function timelineTab(msg, openKernel) {
     ...[["#4e79a7", "kernel (a colour per name)"], [TL_KIND_COLORS[1], "copy"], [TL_KIND_COLORS[3], "synchronize"],
         [TL_KIND_COLORS[2], "graph batch (thin)"], ["#1f7a6d", "TinyJit: the captured batch"], ["#9fd3c7", "a replay (its launches paler)"],
         ["#d00", "the slowest kernel launches, numbered"]].map(([c, text]) => h("span", {}, [h("i", { style: `background:${c}` }), text]))]);
-  const el = h("div", { class: "tgviz-tl" }, [head, h("div", { class: "tgviz-tl-tools" }, [fit, slow]), box, legend]);
+  const el = h("div", { class: "tgviz-tl" }, [head, h("div", { class: "tgviz-tl-tools" }, [toLaunches, fit, slow]), box, legend]);
   const span = Math.max(t.duration, ...t.lanes.map((_, l) => cols.lanes[l].maxEnd.at(-1) ?? 0)) || 1;
+  const first = cols.start.reduce((a, b) => Math.min(a, b), Infinity), last = cols.end.reduce((a, b) => Math.max(a, b), -Infinity);
+  const margin = Math.max((last - first) * 0.02, 1);  // µs
+  /** The launches' span, with its margin. @type {[number, number]} */
+  const launched = [first - margin, last + margin];
   let frame = 0;
   const top = TL_AXIS + (t.jit_runs.length ? TL_JIT : 0), height = top + t.lanes.length * TL_LANE + TL_PAD;
   const rank = new Map(t.slowest.map((i, r) => [i, r]));
   const view = timeView(canvas, TL_LEFT, span, () => redraw());
+  [view.v0, view.v1] = launched;
 
   function draw() {
     frame = 0;
@@ -162,6 +172,8 @@ export function timelineTab(msg, openKernel) {
     c.lineWidth = 1;
     canvas.dataset.slowest = placed[0] ? JSON.stringify(placed[0]) : "";
     canvas.dataset.view = JSON.stringify([v0, v1]);
+    const whole = v0 <= 0 && v1 >= span;
+    fit.classList.toggle("active", whole); toLaunches.classList.toggle("active", v0 === launched[0] && v1 === launched[1]);
     canvas.dataset.batch = batch;
     canvas.dataset.drawMs = (performance.now() - t0).toFixed(2);
     canvas.dataset.draws = String(Number(canvas.dataset.draws || 0) + 1);
@@ -244,6 +256,7 @@ export function timelineTab(msg, openKernel) {
     if (run >= 0) { const [, , st, en] = t.jit_runs[run], pad = (en - st) * 0.05 || 1; view.set(st - pad, en + pad); }
   });
   fit.addEventListener("click", () => view.set(0, span));
+  toLaunches.addEventListener("click", () => view.set(...launched));
   redraw();
-  return el;
+  return { el, fit: () => (view.v0 <= 0 && view.v1 >= span ? view.set(...launched) : view.set(0, span)) };
 }

@@ -197,6 +197,42 @@ def test_report_tabs_on_the_tutorial(reports, page):
   assert not page.errors
 
 
+@pytest.mark.parametrize("name", ["tutorial", "jit_train"])
+def test_timeline_opens_on_the_launches(reports, page, name):
+  """The timeline opens on the launches' span (first start to last end, 2% either side), not on the whole run, which is
+  mostly compile time before them; "whole run" (or f) shows all of it, "launches" (or f again) their span."""
+  path, trace, _ = reports[name]
+  tl = trace.timeline()
+  first, last = min(x.start_us for x in tl), max(x.end_us for x in tl)
+  margin = max((last - first) * 0.02, 1)
+  page.goto(path.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  open_tab(page, "timeline")
+  canvas = page.locator(CANVAS)
+  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=30_000)
+  view = lambda: json.loads(canvas.get_attribute("data-view"))  # noqa: E731
+  assert view() == pytest.approx([first - margin, last + margin], abs=0.01)
+  assert page.locator(".tgviz-tl-launches.active").count() == 1 and page.locator(".tgviz-tl-fit.active").count() == 0
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / f"run-timeline-opens-{name}.png"))
+  whole = max(tl.duration_us, last)
+  print(f"\n{name}: the launches span {(last - first) / whole:.0%} of the run ({(last - first) / 1e3:.1f} of {whole / 1e3:.1f} ms); "
+        f"the timeline opens on it, {whole / (last - first + 2 * margin):.2f}x the whole run's scale")
+  page.locator(".tgviz-run-head").click()  # the widget focused: f switches the timeline's view
+  page.keyboard.press("f")
+  page.wait_for_function(f"JSON.parse(document.querySelector('{CANVAS}').dataset.view)[0] === 0", timeout=5_000)
+  assert view() == pytest.approx([0, whole], abs=0.01) and page.locator(".tgviz-tl-fit.active").count() == 1
+  page.keyboard.press("f")
+  page.wait_for_function(f"JSON.parse(document.querySelector('{CANVAS}').dataset.view)[0] !== 0", timeout=5_000)
+  assert view() == pytest.approx([first - margin, last + margin], abs=0.01)
+  page.locator(".tgviz-tl-fit").click()
+  page.wait_for_function(f"JSON.parse(document.querySelector('{CANVAS}').dataset.view)[0] === 0", timeout=5_000)
+  page.locator(".tgviz-tl-launches").click()
+  page.wait_for_function(f"JSON.parse(document.querySelector('{CANVAS}').dataset.view)[0] !== 0", timeout=5_000)
+  assert view() == pytest.approx([first - margin, last + margin], abs=0.01)
+  assert not page.errors
+
+
 def test_report_tabs_on_a_1000_step_tinyjit_training_loop(reports, page):
   path, trace, high = reports["jit_train"]
   page.goto(path.as_uri())
