@@ -130,7 +130,8 @@ export function whatIf(ui, state, page, go) {
   function drawResults() {
     const info = kernel ? infos()[kernel] : undefined;
     results.replaceChildren(...(info?.retries ?? []).map((r) => {
-      const b = h("button", { class: `tgviz-link tgviz-retry-result ${r.error ? "refused" : r.same ? "same" : "differs"}` }, [r.summary]);
+      const b = h("button", { class: `tgviz-link tgviz-retry-result ${r.error ? "refused" : r.same ? "same" : "differs"}`,
+                              title: r.error ? "click: why" : "click: its comparison" }, [r.summary]);
       b.addEventListener("click", () => showRetry(r));
       return b;
     }));
@@ -180,7 +181,7 @@ export function whatIf(ui, state, page, go) {
     head.append(close);
     status.textContent = "";
     compare.replaceChildren();
-    if (page) sheet.replaceChildren(head, h("div", { class: "tgviz-hint" }, ["read-only: the retries made before this report was written"]), results, compare, beam);
+    if (page) sheet.replaceChildren(head, h("div", { class: "tgviz-hint" }, ["read-only: the retries made before this report was written"]), status, results, compare, beam);
     else { drawEditor(); sheet.replaceChildren(head, editor, status, results, compare, beam); if (box.open) ask(); }
     drawResults();
     drawBeam();

@@ -6,9 +6,12 @@ far (each a RetryMsg). Messages: the frontend asks ``{"type": "allowed", "kernel
 ...]}`` (the opts tinygrad allows next) and ``{"type": "retry", "kernel": name, "opts": [...]}`` (the kernel compiled and
 run again with those opts); the answers are an AllowedMsg and a RetryMsg, whose ``compare`` is what ``js/compare.js``
 shows of the retry's comparison (its state and its one pair). Bad input is answered with an ``error``, never raised.
+An ``error`` is a sentence for the user (``refusal``): what was refused and why, in tinygrad's words made readable (no
+UOp reprs), and what to try; the panel shows it once, the retry's entry in the list only says "refused".
 """
 from __future__ import annotations
 
+import re
 import weakref
 from typing import Any, Literal, TypedDict
 
@@ -46,6 +49,26 @@ class OptsInfo(TypedDict):
   retries: list[RetryMsg]
 
 
+TRY = "Try an opt from the + add list of the what-if editor (kernel.allowed_opts() in Python): tinygrad accepts those here."
+_REWORDED = (  # tinygrad's KernelOptError texts (codegen/opt/postrange.py) -> readable reasons
+  (re.compile(r"(\d+) can't divide UOp\(Ops\.CONST, [^,]+, arg=(\d+), src=\(\)\)\s*in[\s\d]*$"),
+   r"\1 does not divide the axis's size, \2 (an amount must divide it; 0 takes the whole axis)"),
+  (re.compile(r"invalid axis on axis=(\d+) op=<OptOps\.(\w+): \d+> self\.shape_len=(\d+)$"),
+   r"this kernel has no axis \1 for \2 (its shape has \3 axes, numbered from 0)"),
+  (re.compile(r"don't upcast more than (\d+)$"), r"tinygrad upcasts at most \1 elements"),
+)
+
+
+def refusal(error: str) -> str:
+  """A retry's error as the user reads it: tinygrad's refusal reworded where its text is Python's (UOp reprs, enum
+  reprs), any remaining UOp repr reduced to its value, and what to try."""
+  head, sep, why = error.partition(": ") if error.startswith("tinygrad refused ") else ("", "", error)
+  for pattern, reason in _REWORDED:
+    if pattern.search(why): why = pattern.sub(reason, why); break
+  why = re.sub(r"UOp\(Ops\.CONST, [^,]+, arg=([^,]+), src=\(\)\)", r"\1", why).strip()
+  return f"{head}{sep}{why.rstrip('.')}. {TRY}"
+
+
 def _plain(opts: list[Any]) -> list[list[Any]]:
   return [[o.op, o.axis, list(o.arg) if isinstance(o.arg, tuple) else o.arg] for o in opts]
 
@@ -66,8 +89,13 @@ def retry_message(r: whatif.Retry) -> RetryMsg:
   if r.retried is not None and r.original is not None:
     cmp = r.comparison()
     compare = {"state": V.state(cmp), "pairs": [V.pair_message(cmp, 0)]}
-  _MESSAGES[r] = msg = RetryMsg(type="retried", kernel=r.kernel.display_name, opts=[str(o) for o in r.opts], summary=r.summary(),
-                                 error=r.error, same=r.same, times_us=list(r.times_us()), compare=compare)
+  summary, error = r.summary(), r.error
+  if error is not None and r.retried is None:  # the list says refused or failed; the reason is the panel's, once
+    refused = error.startswith("tinygrad refused ")
+    summary = f"retry of {r.kernel.display_name} with {', '.join(map(str, r.opts)) or 'no opts'}: {'refused' if refused else 'failed'}"
+    if refused: error = refusal(error)
+  _MESSAGES[r] = msg = RetryMsg(type="retried", kernel=r.kernel.display_name, opts=[str(o) for o in r.opts], summary=summary,
+                                 error=error, same=r.same, times_us=list(r.times_us()), compare=compare)
   return msg
 
 
@@ -94,7 +122,8 @@ def allowed_message(trace: Trace, content: dict) -> AllowedMsg:
   """The opts tinygrad accepts next on a kernel after the opts given (an error where it refuses those)."""
   name = str(content.get("kernel"))
   try: opts = _plain(_kernel(trace, name).allowed_opts(_opts(content.get("before", []))))
-  except ValueError as e: return AllowedMsg(type="allowed", kernel=name, opts=[], error=str(e))
+  except ValueError as e:
+    return AllowedMsg(type="allowed", kernel=name, opts=[], error=refusal(str(e)) if str(e).startswith("tinygrad refused ") else str(e))
   return AllowedMsg(type="allowed", kernel=name, opts=opts, error=None)
 
 

@@ -28,6 +28,20 @@ def _open_conv(page) -> None:
   page.wait_for_function("document.querySelector('.tgviz-step.selected')?.innerText.startsWith('shift (3,) 2 local')", timeout=60_000)
 
 
+REFUSAL = ("tinygrad refused UPCAST(0, 3): 3 does not divide the axis's size, {size} (an amount must divide it; 0 takes the "
+           "whole axis). Try an opt from the + add list of the what-if editor (kernel.allowed_opts() in Python): tinygrad accepts those here.")
+
+
+def check_refusal(sheet, kernel: str, size: int) -> None:
+  """A refused opt (UPCAST by 3 of an axis of size) is said once, as a sentence (what, why, what to try), as text: no
+  Python repr of tinygrad's (UOp(...)), no markup; its entry in the retries' list only says it was refused."""
+  status = sheet.locator(".tgviz-whatif-status")
+  assert status.inner_text() == REFUSAL.format(size=size) and status.locator("*").count() == 0
+  text = sheet.inner_text()
+  assert text.count("does not divide") == 1 and "UOp(" not in text and "can't divide" not in text, text
+  assert sheet.locator(".tgviz-retry-result.refused").inner_text() == f"retry of {kernel} with UPCAST(0, 3): refused"
+
+
 def _retry_in_sheet(page, shot: str) -> None:
   """Open the sheet from the opts line; retry with no opts (the comparison opens, outputs match), then with an amount
   tinygrad refuses (its message, no comparison); the sheet's screenshot to ARTIFACTS/shot."""
@@ -51,8 +65,7 @@ def _retry_in_sheet(page, shot: str) -> None:
   sheet.locator(".tgviz-opt-amount").dispatch_event("change")
   sheet.locator(".tgviz-retry").click()
   page.wait_for_selector(".tgviz-retry-result.refused", timeout=60_000)
-  assert sheet.locator(".tgviz-whatif-status").inner_text().startswith("tinygrad refused UPCAST(0, 3): 3 can't divide")
-  assert "UPCAST(0, 3): tinygrad refused" in sheet.locator(".tgviz-retry-result.refused").inner_text()
+  check_refusal(sheet, "r_2_2_2_2", 2)
   assert sheet.locator(".tgviz-whatif-compare .tgviz-pairs").count() == 0
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   sheet.screenshot(path=str(ARTIFACTS / shot))
@@ -99,6 +112,9 @@ def test_what_if_in_the_report(tmp_path, page):
   assert sheet.locator(".tgviz-opts-editor").count() == 0 and "read-only" in sheet.inner_text()  # no kernel to retry with
   results = sheet.locator(".tgviz-retry-result")
   assert results.count() == 2 and "outputs match" in results.nth(0).inner_text() and "refused" in results.nth(1).inner_text()
+  results.nth(1).click()  # the refusal, said once
+  check_refusal(sheet, k.display_name, 8)
+  sheet.screenshot(path=str(ARTIFACTS / "whatif-report-refused.png"))
   results.nth(0).click()
   page.wait_for_selector(".tgviz-whatif-compare .tgviz-pairs tbody tr", timeout=30_000)
   # BEAM's candidates: every one in the table, the timed ones in the scatter, its choice marked
