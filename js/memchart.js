@@ -1,6 +1,7 @@
 // The *memory* tab: the bytes the run's buffers held over time (a step chart on a canvas, after every allocation and
 // free, as tinygrad's GlobalCounters counts them), the peak marked, and the buffers alive at the peak, biggest first,
-// with size and dtype, each with the kernels that wrote or read it (a click opens one). Zoom and pan as the timeline's
+// each named short and readable (dtype[size] #n: n its place in the run's allocations; tinygrad's long id on hover), with
+// the kernels that wrote or read it (a click opens one). Zoom and pan as the timeline's
 // (timeaxis.js); hover says the bytes in use at that time and the buffers allocated then, biggest first.
 import { h } from "./dom.js";
 import { drawTimeTicks, timeView } from "./timeaxis.js";
@@ -76,6 +77,10 @@ export function memoryTab(msg, openKernel) {
 
   /** @type {number|null} */
   let hover = null;
+  const place = new Map(b.num.map((n, k) => [n, k]));
+  /** A buffer's short name: dtype[size] #n (n: its place in the buffer table, the run's allocations, from 1).
+   * @param {string} dtype @param {number} size @param {number|undefined} k */
+  const memName = (dtype, size, k) => `${dtype}[${size.toLocaleString("en-US")}]${k === undefined ? "" : ` #${k + 1}`}`;
   /** A buffer's kernels for the tip: the first few. @param {number[]} ks */
   const memKernels = (ks) => (ks.length ? ` · ${ks.slice(0, 3).map((n) => msg.kernels[n][0]).join(", ")}${ks.length > 3 ? ` and ${ks.length - 3} more` : ""}` : "");
   /** What was in use at a time: the bytes and the run's buffers allocated then, biggest first. @param {number} us */
@@ -83,7 +88,7 @@ export function memoryTab(msg, openKernel) {
     const i = memAt(us), inUse = i < 0 ? 0 : m.in_use[i];
     const alive = b.num.flatMap((_, k) => (b.alloc[k] <= us && (b.free[k] === null || us < (b.free[k] ?? 0)) ? [k] : []))
       .sort((p, q) => b.nbytes[q] - b.nbytes[p]);
-    const lines = alive.slice(0, MEM_TIP).map((k) => `${b.num[k]}: ${b.devices[b.device[k]]} ${b.dtypes[b.dtype[k]]}[${b.size[k].toLocaleString("en-US")}]`
+    const lines = alive.slice(0, MEM_TIP).map((k) => `${memName(b.dtypes[b.dtype[k]], b.size[k], k)} on ${b.devices[b.device[k]]}`
       + ` ${fmtBytes(b.nbytes[k]).split(" (")[0]}${memKernels(b.kernels[k])}`);
     if (alive.length > MEM_TIP) lines.push(`and ${alive.length - MEM_TIP} more`);
     tip.dataset.t = String(us); tip.dataset.inUse = String(inUse); tip.dataset.alive = JSON.stringify(alive.map((k) => b.num[k]));
@@ -102,18 +107,18 @@ export function memoryTab(msg, openKernel) {
   canvas.addEventListener("pointerleave", () => { tip.hidden = true; hover = null; redraw(); });
   fit.addEventListener("click", () => view.set(0, end));
 
-  const rows = m.at_peak.slice(0, MEM_ROWS).map((b) => h("tr", { "data-num": String(b.num) }, [
-    h("td", { class: "num" }, [String(b.num)]), h("td", {}, [b.device]), h("td", {}, [b.dtype]),
-    h("td", { class: "num" }, [b.size.toLocaleString("en-US")]), h("td", { class: "num" }, [b.nbytes.toLocaleString("en-US")]),
-    h("td", { class: "num" }, [fmtTime(b.alloc_us)]), h("td", { class: "num" }, [b.free_us === null ? "never" : fmtTime(b.free_us)]),
-    h("td", {}, b.kernels.length ? b.kernels.map((k) => {
+  const rows = m.at_peak.slice(0, MEM_ROWS).map((r) => h("tr", { "data-num": String(r.num) }, [
+    h("td", { class: "tgviz-mem-name", title: `tinygrad's buffer id: ${r.num}` }, [memName(r.dtype, r.size, place.get(r.num))]),
+    h("td", {}, [r.device]), h("td", { class: "num" }, [r.nbytes.toLocaleString("en-US")]),
+    h("td", { class: "num" }, [fmtTime(r.alloc_us)]), h("td", { class: "num" }, [r.free_us === null ? "never" : fmtTime(r.free_us)]),
+    h("td", {}, r.kernels.length ? r.kernels.map((k) => {
       const a = h("button", { class: "tgviz-link", "data-kernel": String(k), title: "open this kernel's steps" }, [msg.kernels[k][0]]);
       a.addEventListener("click", () => openKernel(k));
       return a;
-    }) : [[...b.writers, ...b.readers].join(", ") || "–"])]));
+    }) : [[...r.writers, ...r.readers].join(", ") || "–"])]));
   const table = h("table", { class: "tgviz-table tgviz-mem-table" }, [
-    h("thead", {}, [h("tr", {}, ["buffer", "device", "dtype", "size", "bytes", "allocated", "freed", "kernels that wrote or read it"]
-      .map((c, i) => h("th", i === 0 || (i >= 3 && i <= 6) ? { class: "num" } : {}, [c])))]), h("tbody", {}, rows)]);
+    h("thead", {}, [h("tr", {}, ["buffer (dtype[size] #n; hover: its id)", "device", "bytes", "allocated", "freed", "kernels that wrote or read it"]
+      .map((c, i) => h("th", i >= 2 && i <= 4 ? { class: "num" } : {}, [c])))]), h("tbody", {}, rows)]);
   const more = m.at_peak.length > MEM_ROWS ? [h("p", {}, [`the ${MEM_ROWS} biggest of ${m.at_peak.length} buffers shown`])] : [];
   return h("div", { class: "tgviz-mem" }, [head, h("div", { class: "tgviz-tl-tools tgviz-mem-tools" }, [fit, "wheel: zoom, drag: pan, hover: what was allocated then"]),
     box, h("div", { class: "tgviz-mem-list" }, ["alive at the peak, biggest first:"]), table, ...more]);

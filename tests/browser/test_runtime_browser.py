@@ -131,6 +131,7 @@ def check_memory(page, peak: int, shot: str, mem=None) -> None:
   assert int(shown.get_attribute("data-bytes")) == peak > 0
   assert shown.inner_text().startswith(f"{peak:,} B") or f"({peak:,} B)" in shown.inner_text()
   assert page.locator(".tgviz-mem-table tbody tr").count() > 0
+  if mem is not None: check_buffer_names(page, mem)
   canvas = page.locator(".tgviz-mem-canvas")
   page.wait_for_function("document.querySelector('.tgviz-mem-canvas').dataset.peakX", timeout=10_000)
   box = canvas.bounding_box()
@@ -150,6 +151,8 @@ def check_memory(page, peak: int, shot: str, mem=None) -> None:
   if mem is not None:  # what trace.memory() says of that time
     assert in_use == next(e.in_use for e in reversed(mem.events) if round(e.t_us, 3) <= at)
     assert sorted(alive) == sorted(b.num for b in mem.buffers if round(b.alloc_us, 3) <= at and (b.free_us is None or at < round(b.free_us, 3)))
+    names = {b.num: f"{b.dtype}[{b.size:,}] #{i}" for i, b in enumerate(mem.buffers, 1)}  # the tip names them short too
+    assert all(names[n] in tip.inner_text() for n in alive[:12]) and not any(str(n) in tip.inner_text() for n in alive)
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / shot))
   before = canvas.get_attribute("data-view")
@@ -161,6 +164,22 @@ def check_memory(page, peak: int, shot: str, mem=None) -> None:
   assert panned[1] - panned[0] == pytest.approx(v1 - v0) and panned[0] > v0  # dragged left: later times
   link = page.locator(".tgviz-mem-table .tgviz-link").first
   code_head_after(page, link.click, link.inner_text())
+
+
+def check_buffer_names(page, mem) -> None:
+  """The buffers alive at the peak are named short and readable: dtype[size] #n, n their place in the run's allocations
+  (trace.memory().buffers), tinygrad's long id (2**40 and up) on hover only; each name whole on screen."""
+  rows = page.locator(".tgviz-mem-table tbody tr")
+  place = {b.num: (i, b) for i, b in enumerate(mem.buffers, 1)}
+  shown = rows.evaluate_all("""rs => rs.map(r => { const c = r.cells[0], range = document.createRange(); range.selectNodeContents(c);
+    return {num: Number(r.dataset.num), text: c.innerText, title: c.title,
+            fits: range.getBoundingClientRect().right <= c.getBoundingClientRect().right + 1}; })""")
+  assert shown
+  for row in shown:
+    i, b = place[row["num"]]
+    assert row["text"] == f"{b.dtype}[{b.size:,}] #{i}" and len(row["text"]) <= 24 and row["fits"], row
+    assert row["title"] == f"tinygrad's buffer id: {b.num}" and str(b.num) not in row["text"]
+  print(f"\nmemory table: {len(shown)} buffers named as {shown[0]['text']!r} (was {shown[0]['num']})")
 
 
 def check_roofline(page, rows: list[dict], shot: str) -> None:
