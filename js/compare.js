@@ -4,17 +4,20 @@
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
 
-/** The columns of the pair table: how paired, each side's name, launch, estimates and time. @param {string[]} labels */
+/** The columns of the pair table: how paired, each side's name, code, runs and their total time (labelled so: a retry's
+ * summary gives the median), launch, estimates. @param {string[]} labels */
 function columns(labels) {
   const [a, b] = labels;
   return [
     { key: "how", label: "paired by", title: "the same AST, the same name, or a kernel only one side has" },
     { key: "a_name", label: `${a} kernel` }, { key: "b_name", label: `${b} kernel` },
     { key: "code", label: "code", title: "same code, or the lines the diff adds and removes" },
+    { key: "a_runs", label: `${a} runs`, num: true, title: "its launches that were timed" }, { key: "b_runs", label: `${b} runs`, num: true, title: "its launches that were timed" },
+    { key: "a_time_us", label: `${a} total µs`, num: true, title: "measured device time of all its runs, summed" },
+    { key: "b_time_us", label: `${b} total µs`, num: true, title: "measured device time of all its runs, summed" },
     { key: "a_launch", label: `${a} global, local` }, { key: "b_launch", label: `${b} global, local` },
     { key: "a_flops", label: `${a} FLOPs`, num: true, title: "tinygrad's estimate" }, { key: "b_flops", label: `${b} FLOPs`, num: true },
     { key: "a_bytes", label: `${a} bytes`, num: true, title: "tinygrad's estimate of the bytes moved" }, { key: "b_bytes", label: `${b} bytes`, num: true },
-    { key: "a_time_us", label: `${a} µs`, num: true, title: "measured device time of its launches" }, { key: "b_time_us", label: `${b} µs`, num: true },
   ];
 }
 

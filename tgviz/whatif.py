@@ -77,7 +77,8 @@ class Retry:
     a, b = self.times_us()
     k = self.retried
     verdict = "outputs match" if self.same else f"OUTPUTS DIFFER (max |diff| {self.run.max_diff:.3g})" if self.run else "not run"
-    return f"{head}: {k.name if k else '?'}, {verdict}; median time {a} µs -> {b} µs (same inputs)"
+    runs = len(self.run.times_a) if self.run else 0  # the comparison's times are these runs' totals
+    return f"{head}: {k.name if k else '?'}, {verdict}; median of {runs} runs {a} µs -> {b} µs (same inputs)"
 
   __str__ = summary
 

@@ -1,6 +1,8 @@
 """What if (#25) in a real browser: the shown kernel's opts and the what-if sheet in JupyterLab and Notebook 7 (the editor
 retries the kernel and the retry opens as a comparison; a refused opt says tinygrad's message), and the HTML report,
 read-only: the opts, the retries made before it was written, BEAM's candidates as a table and a scatter."""
+import re
+
 import pytest
 from harness import ARTIFACTS, TUTORIAL, new_page, notebook, open_in_lab, run_all
 from test_notebook7_browser import run_from_tree
@@ -42,6 +44,23 @@ def check_refusal(sheet, kernel: str, size: int) -> None:
   assert sheet.locator(".tgviz-retry-result.refused").inner_text() == f"retry of {kernel} with UPCAST(0, 3): refused"
 
 
+def check_time_labels(sheet, runs: int, by: str) -> None:
+  """Each time says what it is: the retry's entry the median of its runs, the comparison the runs and their total."""
+  summary = sheet.locator(".tgviz-retry-result.same").first.inner_text()
+  median = re.search(rf"median of {runs} runs ([\d.]+) µs -> ([\d.]+) µs \(same inputs\)$", summary)
+  assert median, summary
+  heads = [t.rstrip(" ▲▼") for t in sheet.locator(".tgviz-whatif-compare .tgviz-pairs th").all_inner_texts()]
+  at = heads.index(f"original ({by}) runs")  # right after the code column, on screen
+  assert heads[at - 1: at + 4] == ["code", f"original ({by}) runs", "retry runs", f"original ({by}) total µs", "retry total µs"], heads
+  cells = sheet.locator(".tgviz-whatif-compare .tgviz-pairs tbody tr").first.locator("td")
+  assert [int(cells.nth(at + i).inner_text()) for i in (0, 1)] == [runs, runs]
+  assert all(cells.nth(at + i).is_visible() and cells.nth(at + i).bounding_box()["x"] + cells.nth(at + i).bounding_box()["width"]
+             <= sheet.page.viewport_size["width"] for i in range(4))
+  total_a, total_b = (float(cells.nth(at + i).inner_text().replace(",", "")) for i in (2, 3))  # over half the runs took the median or longer
+  least = (runs // 2 + 1) * 0.99
+  assert total_a >= least * float(median.group(1)) and total_b >= least * float(median.group(2)), (cells, summary)
+
+
 def _retry_in_sheet(page, shot: str) -> None:
   """Open the sheet from the opts line; retry with no opts (the comparison opens, outputs match), then with an amount
   tinygrad refuses (its message, no comparison); the sheet's screenshot to ARTIFACTS/shot."""
@@ -57,6 +76,7 @@ def _retry_in_sheet(page, shot: str) -> None:
   assert "original (heuristic) vs retry" in sheet.locator(".tgviz-whatif-compare .tgviz-summary").inner_text()
   page.wait_for_selector(".tgviz-retry-result.same", timeout=30_000)
   assert "retry of r_2_2_2_2 with no opts: r_2_2_2_2, outputs match" in sheet.locator(".tgviz-retry-result").first.inner_text()
+  check_time_labels(sheet, 5, "heuristic")
   sheet.locator(".tgviz-whatif-compare .tgviz-pairs tbody tr").first.click()  # the pair: the code diff, both kernels' graphs
   page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=60_000)
   # an opt tinygrad refuses: UPCAST by 3 of an axis of 2
@@ -117,6 +137,7 @@ def test_what_if_in_the_report(tmp_path, page):
   sheet.screenshot(path=str(ARTIFACTS / "whatif-report-refused.png"))
   results.nth(0).click()
   page.wait_for_selector(".tgviz-whatif-compare .tgviz-pairs tbody tr", timeout=30_000)
+  check_time_labels(sheet, 5, "BEAM")
   # BEAM's candidates: every one in the table, the timed ones in the scatter, its choice marked
   assert sheet.locator(".tgviz-beam tbody tr").count() == len(k.search.candidates)
   assert sheet.locator(".tgviz-beam-scatter circle").count() == len(k.search.timed)
