@@ -1,6 +1,6 @@
 // The widget's size and columns: the side panels' widths (dragged on their handles), collapsing them to a strip (a click
 // on the strip brings them back), the node panel docked in the code column, the rules tab widening the tree column,
-// the code column's uops and asm tabs widening it to their longest line (the graph keeps 320 px; longer lines scroll),
+// the code column's uops and asm tabs widening it to their longest line (the graph keeps 320 px; longer lines wrap),
 // maximising (the widget fills the browser window), and the widget's height (the user drags its corner); widths,
 // collapsed panels and the height are kept for the browser session.
 import { h } from "./dom.js";

@@ -18,17 +18,20 @@ LISTING = """(root) => { const pane = [...root.querySelectorAll('.tgviz-uops, .t
   const r = document.createRange(), box = pane.getBoundingClientRect(), ends = [...pane.querySelectorAll('tr[data-n] td:last-child')]
     .map((e) => { r.selectNodeContents(e); return r.getBoundingClientRect().right; });  // where each line's text ends
   return {column: right.width, share: right.width / main.width, graph: root.querySelector('.tgviz-centre').getBoundingClientRect().width,
-          cut: ends.filter((x) => x > box.left + pane.clientWidth).length, lines: ends.length, scrolls: pane.scrollWidth > pane.clientWidth + 1}; }"""
+          cut: ends.filter((x) => x > box.left + pane.clientWidth).length,
+          wrapped: [...pane.querySelectorAll('tr[data-n] td:last-child')].filter((e) => e.offsetHeight > 20).length,
+          lines: ends.length, scrolls: pane.scrollWidth > pane.clientWidth + 1}; }"""
 
 
-def check_listing_width(root, code_width: float, asm: bool) -> dict:
-  """The uops or asm tab shown widens the code column to its longest line: each line's end on screen, no sideways
-  scrolling (asm's lines always); or, where that is wider than there is room, the graph at its narrowest, 320 px."""
+def check_listing_width(root, code_width: float) -> dict:
+  """The uops or asm tab shown widens the code column to its longest line, the graph keeping at least 320 px; each
+  line's end on screen, nothing to scroll sideways (a line longer than there is room for wraps: then the graph is at
+  its narrowest)."""
   root.page.wait_for_timeout(100)  # the columns follow the filled pane (a MutationObserver)
   got = root.evaluate(LISTING)
-  assert got["lines"] > 0 and got["column"] > code_width + 50, (got, code_width)
-  if asm or got["graph"] > 321: assert got["cut"] == 0 and not got["scrolls"], got  # every line's end on screen
-  else: assert 319 <= got["graph"] <= 321, got
+  assert got["lines"] > 0 and got["column"] > code_width + 50 and got["graph"] >= 319, (got, code_width)
+  assert got["cut"] == 0 and not got["scrolls"], got  # every line's end on screen
+  assert got["wrapped"] == 0 or got["graph"] <= 321, got  # wrapped only where there was no more room
   return got
 
 
@@ -58,7 +61,7 @@ def check_program(page, root, trace, shot: str) -> None:
   root.locator(".tgviz-tab-uops").click()
   rows = root.locator(".tgviz-uops tr[data-n]")
   rows.nth(len(uops) - 1).wait_for(timeout=30_000)
-  check_listing_width(root, code_width, asm=False)
+  check_listing_width(root, code_width)
   assert rows.count() == len(uops)
   assert root.locator(".tgviz-uops .tgviz-uop-n").all_inner_texts() == [str(i) for i in range(len(uops))]
   assert root.locator(".tgviz-uops .tgviz-uop-op").all_inner_texts() == [str(u.op) for u in uops]
@@ -104,9 +107,9 @@ def check_program(page, root, trace, shot: str) -> None:
     return
   asm = root.locator(".tgviz-asm tr[data-n]")
   asm.first.wait_for(timeout=60_000)
-  wide = check_listing_width(root, code_width, asm=True)
+  wide = check_listing_width(root, code_width)
   print(f"\nasm tab: the code column {code_width:.0f} -> {wide['column']:.0f} px (the graph {wide['graph']:.0f} px), "
-        f"{wide['lines']} lines, none cut")
+        f"{wide['lines']} lines, none cut, {wide['wrapped']} wrapped")
   texts = root.locator(".tgviz-asm .tgviz-asm-code").evaluate_all("es => es.map(e => e.title)")  # each row's objdump line
   assert texts == conv.disassembly.splitlines()
   shown = root.locator(".tgviz-asm .tgviz-asm-code").all_inner_texts()
