@@ -31,8 +31,14 @@ export class CannotReplay extends Error {
 
 const LINE = 60;  // bridge/uops.py _LINE
 /** bridge/uops.py _cut: at most LINE code points. @param {string} s */
-const cut = (s) => { const cps = [...s]; return cps.length <= LINE ? s : cps.slice(0, LINE - 1).join("") + "…"; };
-const hex = (/** @type {Uint8Array} */ b) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+const cut = (s) => {
+  if (s.length <= LINE) return s;  // no more code points than UTF-16 units
+  const cps = [...s];
+  return cps.length <= LINE ? s : cps.slice(0, LINE - 1).join("") + "…";
+};
+const HEX = Array.from({ length: 256 }, (_, x) => x.toString(16).padStart(2, "0"));
+/** @param {Uint8Array} b */
+const hex = (b) => { let out = ""; for (const x of b) out += HEX[x]; return out; };
 const utf8 = new TextEncoder();
 
 /** A node's family, label lines and fold from its content and sources, as tgviz/bridge/uops.py _node labels it (and

@@ -46,7 +46,10 @@ import { Replay, unpackRows } from "./replay.js";
 async function decode(name) {
   const el = document.getElementById(`tgviz-${name}`);
   if (!el) throw new Error(`the report has no data "${name}"`);
-  const bytes = Uint8Array.from(atob(/** @type {string} */ (el.textContent).trim()), (c) => c.charCodeAt(0));
+  const text = /** @type {string} */ (el.textContent).trim();
+  /** @type {any} */
+  const U8 = Uint8Array;  // fromBase64: native (Chromium 140, Firefox 133, Safari 18.2), far faster than atob's string
+  const bytes = U8.fromBase64 ? U8.fromBase64(text) : Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return JSON.parse(await new Response(stream).text());
 }
