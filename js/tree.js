@@ -40,8 +40,8 @@ export function stepTree(ui, groups, selected, onSelect) {
                 `<summary><span class="tgviz-kind">${escapeHtml(g.kind)}</span> ${escapeHtml(g.name)} <span class="tgviz-count">${g.matches}</span></summary>`);
       for (const s of steps) {
         const name = escapeHtml(s.name);
-        html.push(`<div class="tgviz-step${s.snapshot ? " snapshot" : ""}${s.matches ? "" : " empty"}" role="treeitem" data-key="${escapeHtml(s.key)}">`,
-                  `<span class="tgviz-indent" style="width:${s.depth * 12}px"></span><span class="tgviz-name" title="${name}">${name}</span>`,
+        html.push(`<div class="tgviz-step${s.snapshot ? " snapshot" : ""}${s.matches ? "" : " empty"}" role="treeitem" data-key="${escapeHtml(s.key)}"`,
+                  ` style="padding-left:${14 + s.depth * 12}px"><span class="tgviz-name" title="${name}">${name}</span>`,  // indented by depth
                   `<span class="tgviz-count">${s.matches}</span></div>`);
       }
       html.push("</details>");
