@@ -107,6 +107,10 @@ export function keyOf(table, sha256, root) {
   return /** @type {Uint8Array} */ (keys.get(root));
 }
 
+/** A row's key as rows hold it (its UOp.key's first 6 bytes, hex), computed where missing (keyOf).
+ * @param {NodeTable} table @param {(data: Uint8Array) => Uint8Array} sha256 @param {number} row */
+export const rowKey = (table, sha256, row) => { keyOf(table, sha256, row); return table.rows[row][0]; };
+
 /** The rows of a packed table, each with what derivedRow says unless stored, and tinygrad's key: computed for every row
  * (the keys are kept, for the replays), or with lazy only where a CALL's note needs it, the others "" until keyOf
  * computes them (the page: a table holds many steps' rows, and a picture needs the keys of the rows it draws).
@@ -117,7 +121,7 @@ export function unpackRows(packed, contents, sha256, notes, families, lazy = fal
   const rows = [];
   /** @type {NodeTable & {keys: Map<number, Uint8Array>}} */
   const table = { rows, contents, keys: new Map(), texts: new Map() };
-  const key = (/** @type {number} */ row) => (keyOf(table, sha256, row), rows[row][0]);
+  const key = (/** @type {number} */ row) => rowKey(table, sha256, row);
   /** @type {Map<number, [number, any][]>} */
   const over = new Map();
   for (const [i, field, value] of packed.over) { let o = over.get(i); if (!o) over.set(i, o = []); o.push([field, value]); }
@@ -323,7 +327,7 @@ export class Replay {
     if (found !== undefined) return found;
     const key = hex(this.digest(content, srcs));
     const [family, label, fold] = derivedRow(this.rows, this.contents, this.notes, this.families, content, srcs,
-                                             (s) => (keyOf(this.table, this.sha256, s), this.rows[s][0]));
+                                             (s) => rowKey(this.table, this.sha256, s));
     if (!label) throw new CannotReplay("a vector of constants changed (its text needs tinygrad)");
     this.rows.push([key.slice(0, 12), family, label, srcs, fold, content]);
     this.index.set(id, this.rows.length - 1);

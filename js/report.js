@@ -5,7 +5,7 @@
 // protocol.js's ports of tgviz/protocol.py (pictures drawn by picture.js, laid out by graphviz compiled to WebAssembly).
 import { toposort } from "./picture.js";
 import { nodeMessage, pictureMessage } from "./protocol.js";
-import { Replay, keyOf, unpackRows } from "./replay.js";
+import { Replay, keyOf, rowKey, unpackRows } from "./replay.js";
 
 /** @typedef {import("./picture.js").Row} Row */
 /** @typedef {import("./picture.js").Config} Config */
@@ -116,7 +116,7 @@ export function pageData(state, load, sha256) {
       return { key, s, rows: seg.rows, seg };
     },
     graphAt,
-    key: (t, row) => { keyOf(t.seg, sha256, row); return t.rows[row][0]; },
+    key: (t, row) => rowKey(t.seg, sha256, row),
     after: (t) => t.s.after ?? graphAt(t, t.s.pairs.length),  // what the rewrite returned: stored, or the replay's last
   };
 }
