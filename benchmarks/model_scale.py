@@ -2,13 +2,15 @@
 tinygrad's own tracking dump (VIZ=-1), and under `tgviz run`; the report opened in Chromium.
 
 Run: nice -n 10 .venv/bin/python benchmarks/model_scale.py   (MODELS=gpt,mnist picks some; DETAILS=1 adds the
-in-process figures below). Minutes per model on 2 cores. Prints one table, a row per model:
+in-process figures below; KEEP=DIR keeps each report there, for report_speed.py). Minutes per model on 2 cores. Prints one table, a row per model:
   plain       the script in a fresh python that imports tgviz first (same device setup): wall time, peak RSS
   tgviz run   `tgviz run SCRIPT --svg none`: wall time, ratio to plain (target 2x), peak RSS of its largest process
               (it, or one of the workers that write the report; target: plain + 500 MB)
   report      the HTML report's size, and tinygrad's own dump of the same run (rewrites.pkl, VIZ=-1): the ratio (target
               at most 1, aim 0.5)
-  first graph seconds from opening the report in Chromium (1600x1000) to the first graph drawn (target 1.5 s)
+  1st graph   seconds from opening the report in Chromium (1600x1000) to the first graph drawn (target 1.5 s)
+  busiest     seconds from a click on "most matches" to that step's graph (target 1 s)
+  End         seconds from End (on the busiest step) to its last match's graph (target 0.5 s)
 DETAILS=1, per model: in-process, after a warm-up run, the step plain (tinygrad's schedule/program caches cleared, as
 capture() clears them) vs captured; the memory a trace holds (tracemalloc); device memory in use after the step
 captured vs plain, each in a fresh process (target: equal).
@@ -20,6 +22,7 @@ import glob
 import json
 import os
 import runpy
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -92,16 +95,14 @@ def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int]:
   return wall, ru.ru_maxrss * 1024
 
 
-def first_graph(html: Path) -> float:
-  """Seconds from opening the report in Chromium to its first graph drawn."""
+def page_times(html: Path) -> dict[str, float]:
+  """The report in Chromium (1600x1000), seconds: first graph after opening, the busiest step after a click, its last
+  match after End (report_speed.open_timed)."""
   sys.path.insert(0, str(ROOT / "tests" / "browser"))
+  sys.path.insert(0, str(ROOT / "benchmarks"))
   from harness import chromium
-  with chromium() as browser:
-    page = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
-    t0 = time.perf_counter()
-    page.goto(html.as_uri())
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
-    return time.perf_counter() - t0
+  from report_speed import open_timed
+  with chromium() as browser: return open_timed(browser, html)[1]
 
 
 def measure(name: str, script: Path) -> dict:
@@ -113,9 +114,10 @@ def measure(name: str, script: Path) -> dict:
     dump = Path(glob.glob(f"{tmp}/rewrites.pkl*")[0]).stat().st_size
     wall, peak = timed([TGVIZ, "run", str(script), "--out", tmp, "--svg", "none"])
     html = Path(tmp) / "index.html"
-    size, graph = html.stat().st_size, first_graph(html)
+    size, page = html.stat().st_size, page_times(html)
+    if os.environ.get("KEEP"): shutil.copy(html, Path(os.environ["KEEP"]) / f"{name}.html")
   return {"model": name, "plain": plain, "run": wall, "plain_peak": plain_peak, "peak": peak, "report": size,
-          "dump": dump, "graph": graph}
+          "dump": dump, **page}
 
 
 def details(script: Path) -> None:
@@ -133,12 +135,12 @@ def details(script: Path) -> None:
 def main() -> None:
   names = os.environ.get("MODELS", ",".join(MODELS)).split(",")
   print(f"{'model':8s} {'plain':>7s} {'tgviz run':>9s} {'ratio':>6s} {'peak plain':>10s} {'peak run':>9s} "
-        f"{'report':>8s} {'VIZ dump':>8s} {'ratio':>6s} {'1st graph':>9s}")
+        f"{'report':>8s} {'VIZ dump':>8s} {'ratio':>6s} {'1st graph':>9s} {'busiest':>8s} {'End':>6s}")
   for name in names:
     r = measure(name, MODELS[name])
     print(f"{name:8s} {r['plain']:6.1f}s {r['run']:8.1f}s {r['run'] / r['plain']:5.1f}x {r['plain_peak'] / MiB:7.0f}MiB "
           f"{r['peak'] / MiB:6.0f}MiB {r['report'] / MiB:5.1f}MiB {r['dump'] / MiB:5.1f}MiB {r['report'] / r['dump']:5.2f}x "
-          f"{r['graph']:8.2f}s", flush=True)
+          f"{r['first']:8.2f}s {r['busiest']:7.2f}s {r['end']:5.2f}s", flush=True)
     if os.environ.get("DETAILS"): details(MODELS[name])
 
 

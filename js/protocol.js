@@ -143,15 +143,15 @@ export async function history(data, key, groupIndex) {
   };
   for (const [i, step] of (group ? group.steps : []).entries()) {
     const t = await data.table(step.key), { s, rows } = t;
-    const holds = (/** @type {number} */ root) => toposort(rows, root).some((n) => rows[n][0] === key);
+    const holds = (/** @type {number} */ root) => (data.key(t, root), toposort(rows, root).some((n) => rows[n][0] === key));
     const opOf = (/** @type {number} */ x) => rows[x][2][0];
     const inBefore = holds(s.graphs[0]);
     let here = inBefore, made = false, replaced = false;
     if (here && !out.length) add("input", step.key, s, null);
     for (const [k, [u0, u1]] of s.pairs.entries()) {
-      if (rows[u0][0] === key) { add("replaced", step.key, s, k, opOf(u1), rows[u1][0]); replaced = true; here = false; }
+      if (data.key(t, u0) === key) { add("replaced", step.key, s, k, opOf(u1), data.key(t, u1)); replaced = true; here = false; }
       else if (!here && holds(u1)) {
-        add("created", step.key, s, k, opOf(u0), rows[u0][0]);
+        add("created", step.key, s, k, opOf(u0), data.key(t, u0));
         made = here = true;
       }
     }

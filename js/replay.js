@@ -31,16 +31,23 @@ export class CannotReplay extends Error {
 
 const LINE = 60;  // bridge/uops.py _LINE
 /** bridge/uops.py _cut: at most LINE code points. @param {string} s */
-const cut = (s) => { const cps = [...s]; return cps.length <= LINE ? s : cps.slice(0, LINE - 1).join("") + "…"; };
-const hex = (/** @type {Uint8Array} */ b) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+const cut = (s) => {
+  if (s.length <= LINE) return s;  // no more code points than UTF-16 units
+  const cps = [...s];
+  return cps.length <= LINE ? s : cps.slice(0, LINE - 1).join("") + "…";
+};
+const HEX = Array.from({ length: 256 }, (_, x) => x.toString(16).padStart(2, "0"));
+/** @param {Uint8Array} b */
+const hex = (b) => { let out = ""; for (const x of b) out += HEX[x]; return out; };
 const utf8 = new TextEncoder();
 
 /** A node's family, label lines and fold from its content and sources, as tgviz/bridge/uops.py _node labels it (and
  * bridge.uops._derived says, which packs a report's rows: only what differs from this is stored); label null: a source
  * folded into it whose text only tinygrad can say. @param {Row[]} rows @param {Content[]} contents
  * @param {Record<string, string>} notes @param {Record<string, string>} families op -> family
- * @param {number} content @param {number[]} srcs @returns {[string, string[]|null, import("./picture.js").Fold]} */
-export function derivedRow(rows, contents, notes, families, content, srcs) {
+ * @param {number} content @param {number[]} srcs @param {(row: number) => string} key a row's key (a CALL's note is
+ * its first source's) @returns {[string, string[]|null, import("./picture.js").Fold]} */
+export function derivedRow(rows, contents, notes, families, content, srcs, key) {
   const own = contents[content][1], op = own[0];
   /** @type {string[]|null} */
   let label = [...own];
@@ -50,7 +57,7 @@ export function derivedRow(rows, contents, notes, families, content, srcs) {
     if (fold[1] === null) label = null;
     else label.push(cut(`${fold[0]}${i} ${fold[1]}`));
   });
-  if (label && op === "CALL" && srcs.length && notes[rows[srcs[0]][0]]) label.push(notes[rows[srcs[0]][0]]);
+  if (label && op === "CALL" && srcs.length && notes[key(srcs[0])]) label.push(notes[key(srcs[0])]);
   /** @type {import("./picture.js").Fold} */
   let fold = 0;
   if ((op === "RESHAPE" || op === "EXPAND") && srcs.length && rows[srcs[0]][4]) fold = rows[srcs[0]][4];
@@ -79,15 +86,42 @@ const TEMPLATES = 8;  // bridge/uops.py _TEMPLATES
  * what derivedRow says.
  * @typedef {{content: number[], src: number[][], over: [number, number, any][]}} PackedRows */
 
-/** The rows of a packed table, each with tinygrad's key (computed: the keys are kept, for the replays) and what
- * derivedRow says unless stored. @param {PackedRows} packed @param {Content[]} contents
- * @param {(data: Uint8Array) => Uint8Array} sha256 @param {Record<string, string>} notes
- * @param {Record<string, string>} families @returns {NodeTable} */
-export function unpackRows(packed, contents, sha256, notes, families) {
+/** tinygrad's UOp.key of a row, and of every row below it that lacks it (sources first, without recursion: graphs can
+ * be deep): kept in the table's keys, and written into each row (its first 6 bytes, hex) where that is "" (see
+ * unpackRows). @param {NodeTable} table @param {(data: Uint8Array) => Uint8Array} sha256 @param {number} root
+ * @returns {Uint8Array} */
+export function keyOf(table, sha256, root) {
+  const keys = table.keys ??= new Map(), texts = table.texts ??= new Map(), rows = table.rows;
+  let key = keys.get(root);
+  if (key) return key;
+  const stack = [root];
+  while (stack.length) {
+    const n = /** @type {number} */ (stack[stack.length - 1]);
+    if (keys.has(n)) { stack.pop(); continue; }
+    const srcs = rows[n][3], todo = srcs.filter((s) => !keys.has(s));
+    if (todo.length) { stack.push(...todo); continue; }
+    keys.set(n, key = keyDigest(sha256, texts, table.contents, rows[n][5], srcs.map((s) => /** @type {Uint8Array} */ (keys.get(s)))));
+    if (rows[n][0] === "") rows[n][0] = hex(key.subarray(0, 6));
+    stack.pop();
+  }
+  return /** @type {Uint8Array} */ (keys.get(root));
+}
+
+/** A row's key as rows hold it (its UOp.key's first 6 bytes, hex), computed where missing (keyOf).
+ * @param {NodeTable} table @param {(data: Uint8Array) => Uint8Array} sha256 @param {number} row */
+export const rowKey = (table, sha256, row) => { keyOf(table, sha256, row); return table.rows[row][0]; };
+
+/** The rows of a packed table, each with what derivedRow says unless stored, and tinygrad's key: computed for every row
+ * (the keys are kept, for the replays), or with lazy only where a CALL's note needs it, the others "" until keyOf
+ * computes them (the page: a table holds many steps' rows, and a picture needs the keys of the rows it draws).
+ * @param {PackedRows} packed @param {Content[]} contents @param {(data: Uint8Array) => Uint8Array} sha256
+ * @param {Record<string, string>} notes @param {Record<string, string>} families @returns {NodeTable} */
+export function unpackRows(packed, contents, sha256, notes, families, lazy = false) {
   /** @type {Row[]} */
   const rows = [];
-  /** @type {Map<number, Uint8Array>} */
-  const keys = new Map(), texts = new Map();
+  /** @type {NodeTable & {keys: Map<number, Uint8Array>}} */
+  const table = { rows, contents, keys: new Map(), texts: new Map() };
+  const key = (/** @type {number} */ row) => rowKey(table, sha256, row);
   /** @type {Map<number, [number, any][]>} */
   const over = new Map();
   for (const [i, field, value] of packed.over) { let o = over.get(i); if (!o) over.set(i, o = []); o.push([field, value]); }
@@ -103,15 +137,14 @@ export function unpackRows(packed, contents, sha256, notes, families) {
     const srcs = told.map((d, p) => (d === 0 ? template[p] : i - d));
     cands.push(i);
     if (cands.length > TEMPLATES) cands.shift();
-    const key = keyDigest(sha256, texts, contents, content, srcs.map((s) => /** @type {Uint8Array} */ (keys.get(s))));
-    keys.set(i, key);
-    const [family, label, fold] = derivedRow(rows, contents, notes, families, content, srcs);
+    const [family, label, fold] = derivedRow(rows, contents, notes, families, content, srcs, key);
     /** @type {any[]} */
-    const row = [hex(key.subarray(0, 6)), family, label, srcs, fold, content];
+    const row = ["", family, label, srcs, fold, content];
     for (const [field, value] of over.get(i) ?? []) row[field] = value;
     rows.push(/** @type {Row} */ (row));
+    if (!lazy) keyOf(table, sha256, i);
   });
-  return { rows, contents, keys, texts };
+  return table;
 }
 
 export class Replay {
@@ -125,6 +158,7 @@ export class Replay {
   constructor(sha256, table, step, config, notes) {
     const rows = table.rows, opts = /** @type {ReplayOptions} */ (step.replay);  // set where the page computes graphs
     this.sha256 = sha256;
+    this.table = table;
     this.rows = rows;
     this.contents = table.contents;
     this.notes = notes;
@@ -145,7 +179,6 @@ export class Replay {
     }
     /** @type {Map<number, number>} keytime: the first match whose replaced node is reachable from a node */
     this.kt = new Map();
-    this.keys = table.keys ??= new Map();
     this.texts = table.texts ??= new Map();
     this.index = table.index ??= new Map(rows.map((r, i) => [`${r[5]}|${r[3]}`, i]));
     let below = this.walk && !this.bottomUp ? 1 : this.n + 1;  // a walk step: the chain (as Replayer)
@@ -283,20 +316,7 @@ export class Replay {
   /** tinygrad's UOp.key of a node: sha256 of its content's text, then its sources' keys. @param {number} content
    * @param {number[]} srcs @returns {Uint8Array} */
   digest(content, srcs) {
-    return keyDigest(this.sha256, this.texts, this.contents, content, srcs.map((s) => this.keyOf(s)));
-  }
-
-  /** A row's UOp.key (memoized; sources first, without recursion: graphs can be deep). @param {number} root */
-  keyOf(root) {
-    const keys = this.keys, rows = this.rows, stack = [root];
-    while (stack.length) {
-      const n = /** @type {number} */ (stack[stack.length - 1]);
-      if (keys.has(n)) { stack.pop(); continue; }
-      const todo = rows[n][3].filter((s) => !keys.has(s));
-      if (todo.length) stack.push(...todo);
-      else { keys.set(n, this.digest(rows[n][5], rows[n][3])); stack.pop(); }
-    }
-    return /** @type {Uint8Array} */ (keys.get(root));
+    return keyDigest(this.sha256, this.texts, this.contents, content, srcs.map((s) => keyOf(this.table, this.sha256, s)));
   }
 
   /** UOp(m.op, m.dtype, srcs, m.arg, m.tag): the row that holds it, else a new row with tinygrad's key and tgviz's
@@ -306,7 +326,8 @@ export class Replay {
     const found = this.index.get(id);
     if (found !== undefined) return found;
     const key = hex(this.digest(content, srcs));
-    const [family, label, fold] = derivedRow(this.rows, this.contents, this.notes, this.families, content, srcs);
+    const [family, label, fold] = derivedRow(this.rows, this.contents, this.notes, this.families, content, srcs,
+                                             (s) => rowKey(this.table, this.sha256, s));
     if (!label) throw new CannotReplay("a vector of constants changed (its text needs tinygrad)");
     this.rows.push([key.slice(0, 12), family, label, srcs, fold, content]);
     this.index.set(id, this.rows.length - 1);

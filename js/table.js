@@ -6,8 +6,9 @@
 /** @param {any} v */
 const blank = (v) => v === null || v === undefined || v === "";
 
+const grouped = new Intl.NumberFormat("en-US", { maximumFractionDigits: 3 });  // made once: toLocaleString makes one a call
 /** A number with thousands grouped, or "–" for none. @param {any} v */
-const num = (v) => (blank(v) ? "–" : Number(v).toLocaleString("en-US", { maximumFractionDigits: 3 }));
+const num = (v) => (blank(v) ? "–" : grouped.format(Number(v)));
 
 /** A <table class="tgviz-table"> of rows under columns; onRow(row, tr) on a click of a row.
  * @param {Column[]} columns @param {any[]} rows @param {(row:any, tr:HTMLElement)=>void} [onRow] */
