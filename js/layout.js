@@ -239,17 +239,19 @@ const seen = (c, lay, sides) => Math.min(1, c.compressTo[0] * 72 / (sides * lay.
   Math.min(1, c.compressTo[1] * 72 / lay.height);
 
 /** layout.layout: dot's layout of the scene (run by `layout`, to "plain" output), a tall graph of up to fastAbove nodes
- * also wrapped into 2 (then 3) columns, the one the canvas shows the most of kept; with the DOT text it laid out.
+ * also wrapped into 2 columns, kept where the canvas shows more of it, and while still too tall into 3; with the DOT
+ * text it laid out.
  * @param {Config} c @param {Scene} scene @param {number} sides @param {(dot: string) => string} layout
  * @returns {{lay: Layout, dot: string}} */
 export function layOut(c, scene, sides, layout) {
   const fast = scene.nodes.size > c.fastAbove;
   const laid = (/** @type {number} */ cols) => { const { dot, ids } = dotOf(c, scene, fast, cols); return { lay: parsePlain(layout(dot), ids), dot }; };
-  let best = laid(1), now = best;
+  let best = laid(1);
   for (let cols = 2; cols <= c.maxColumns; cols++) {
-    if (fast || now.lay.height <= c.compressTo[1] * 72) break;
-    now = laid(cols);
-    if (now.lay.width <= 4 * now.lay.height && seen(c, now.lay, sides) > seen(c, best.lay, sides)) best = now;
+    if (fast || best.lay.height <= c.compressTo[1] * 72) break;
+    const now = laid(cols);
+    if (now.lay.width > 4 * now.lay.height || seen(c, now.lay, sides) <= seen(c, best.lay, sides)) break;  // more columns: wider still
+    best = now;
   }
   return best;
 }

@@ -268,15 +268,16 @@ def _laid(scene: Scene, fast: bool, cols: int, timeout: float | None) -> Layout:
 
 def layout(scene: Scene, timeout: float | None = DEFAULT_TIMEOUT, sides: int = 1) -> Layout:
   """Lay the scene out with dot; big scenes get dot's cheaper settings. A graph of up to FAST_ABOVE nodes taller than
-  the maximised canvas at 11 px (COMPRESS_TO) is laid out again wrapped into 2 (then 3) columns side by side, and the
-  layout whose picture of `sides` copies side by side the canvas shows the most of (_seen) is kept, where it is no more
-  than 4 times wider than tall. js/layout.js layOut mirrors it."""
+  the maximised canvas at 11 px (COMPRESS_TO) is laid out again wrapped into 2 columns side by side, kept where the
+  canvas shows more of a picture of `sides` copies of it side by side (_seen) and it is no more than 4 times wider than
+  tall; and while the kept one is still too tall, into 3. js/layout.js layOut mirrors it."""
   fast = len(scene.nodes) > FAST_ABOVE
-  best = lay = _laid(scene, fast, 1, timeout)
+  best = _laid(scene, fast, 1, timeout)
   for cols in range(2, MAX_COLUMNS + 1):
-    if fast or lay.height <= COMPRESS_TO[1] * 72: break
+    if fast or best.height <= COMPRESS_TO[1] * 72: break
     lay = _laid(scene, fast, cols, timeout)
-    if lay.width <= 4 * lay.height and _seen(lay, sides) > _seen(best, sides): best = lay
+    if lay.width > 4 * lay.height or _seen(lay, sides) <= _seen(best, sides): break  # more columns: wider still
+    best = lay
   return best
 
 
