@@ -5,10 +5,13 @@
 //   fmt          Python's f"{x:.Nf}"          text, attr   layout.text, layout.attr (xml.sax.saxutils)
 //   makeScene    layout.make_scene            focus        layout.focus           capFanIn   layout.cap_fan_in
 //   box          layout._box                  dotOf        layout._dot            parsePlain layout.layout (reading dot's plain output)
-//   ranks        layout._ranks
+//   seen         layout._seen                 layOut       layout.layout (dot run by the caller's function)
 //   path         layout._path                 nodeSvg      layout._node_svg       sideSvg    layout.side_svg
 //   legend       layout._legend               sceneSvg     layout.scene_svg
+// ranks.js, the port of tgviz/ranks.py, says the rows and columns the DOT text puts the nodes in.
 // tests/test_js_parity.py holds them equal to the Python (DOT text and SVG bytes) on the tests' workloads.
+
+import { columnCuts, rankRows } from "./ranks.js";
 
 /** A drawn node (graph.Node): its key, op, op family and label lines (the first is the op), what folding reads (dtype,
  * intlike, text, inputs, shape: see graph.Node) and, for a folded node, the keys it holds and their ops.
@@ -17,7 +20,7 @@
 /** A drawable graph (graph.Graph). @typedef {{nodes:Map<string,GNode>, edges:[string,string][], root:string}} Graph */
 /** The Python side's drawing constants (tgviz.report.config). @typedef {{style:string, families:[string,string][],
  *   marks:string[], charW:number, lineH:number, pad:number, fastAbove:number, maxFanIn:number, focusHops:number,
- *   nodesep:number, ranksep:number, compressTo:[number, number], minRow:number, maxRow:number, maxStagger:number, rowArea:number,
+ *   nodesep:number, ranksep:number, compressTo:[number, number], minRow:number, maxRow:number, maxStagger:number, rowArea:number, maxColumns:number,
  *   fold:import("./fold.js").FoldConfig}} Config */
 /** layout.Scene; its edge sets are maps keyed "src dst".
  * @typedef {{nodes:Map<string,GNode>, afterLabel:Map<string,GNode>, edgesBefore:Map<string,[string,string]>,
@@ -147,56 +150,12 @@ function box(c, n, other) {
   return [Math.max(...lines.map(len)) * c.charW + 2 * c.pad, Math.max(n.label.length, other ? other.label.length : 0) * c.lineH + 2 * c.pad];
 }
 
-/** layout._ranks: every layout id's rank, no row much wider than the graph's limit. @param {Config} c
- * @param {string[]} ids @param {[string, string][]} edges @param {Map<string, number>} widths
- * @param {Map<string, number>} heights @returns {Map<string, number>} */
-function ranks(c, ids, edges, widths, heights) {
-  const nodes = ids.filter((k) => !k.includes(":"));
-  /** @type {Map<string, string[]>} */
-  const users = new Map(nodes.map((k) => [k, []]));
-  for (const [s, d] of edges) if (!s.includes(":") && !d.includes(":")) /** @type {string[]} */ (users.get(s)).push(d);
-  /** @type {Map<string, number>} */
-  const depth = new Map();
-  for (let j = nodes.length - 1; j >= 0; j--) {
-    const stack = [nodes[j]];
-    while (stack.length) {
-      const n = stack[stack.length - 1];
-      if (depth.has(n)) { stack.pop(); continue; }
-      const us = /** @type {string[]} */ (users.get(n));
-      const todo = us.filter((u) => !depth.has(u) && !stack.includes(u));
-      if (todo.length) { stack.push(...todo); continue; }
-      depth.set(n, 1 + us.reduce((m, u) => Math.max(m, depth.get(u) ?? -1), -1));
-      stack.pop();
-    }
-  }
-  const dep = (/** @type {string} */ k) => /** @type {number} */ (depth.get(k));
-  for (const k of ids) if (k.includes(":")) depth.set(k, dep(k.split(":")[0]) + (k.endsWith(":in") ? 1 : -1));
-  /** @type {Map<number, string[]>} */
-  const rows = new Map();
-  for (const k of ids) { const r = rows.get(dep(k)); if (r) r.push(k); else rows.set(dep(k), [k]); }
-  const wd = (/** @type {string} */ k) => /** @type {number} */ (widths.get(k));
-  let area = 0;
-  for (const k of ids) area += (wd(k) + c.nodesep) * (/** @type {number} */ (heights.get(k)) + c.ranksep);
-  const limit = Math.min(c.maxRow, Math.max(c.minRow, Math.sqrt(c.rowArea * area)));
-  /** @type {Map<string, number>} */
-  const rank = new Map();
-  let top = 0;
-  for (const d of [...rows.keys()].sort((a, b) => b - a)) {
-    const row = /** @type {string[]} */ (rows.get(d));
-    let width = 0;
-    for (const k of row) width += wd(k) + c.nodesep;
-    const n = Math.min(c.maxStagger, Math.trunc(width / limit) + 1);
-    row.forEach((k, i) => rank.set(k, top + i % n));
-    top += n;
-  }
-  return rank;
-}
-
 /** Python's f"{x:g}" for the few plain numbers the DOT options hold. @param {number} x */
 const g = (x) => String(Number(x.toPrecision(6)));
 
-/** layout._dot: the DOT text and the layout ids in order. @param {Config} c @param {Scene} scene @param {boolean} fast */
-export function dotOf(c, scene, fast) {
+/** layout._dot: the DOT text and the layout ids in order. @param {Config} c @param {Scene} scene @param {boolean} fast
+ * @param {number} [cols] columns the graph is wrapped into */
+export function dotOf(c, scene, fast, cols = 1) {
   const ids = [...scene.nodes.keys(), ...[...scene.hidden].filter(([, [i]]) => i).map(([k]) => `${k}:in`),
                ...[...scene.hidden].filter(([, [, o]]) => o).map(([k]) => `${k}:out`)];
   const name = new Map(ids.map((k, i) => [k, `n${i}`]));
@@ -222,11 +181,27 @@ export function dotOf(c, scene, fast) {
   const at = (/** @type {string} */ k) => /** @type {number} */ (order.get(k));
   edges.push(...[...new Map([...scene.edgesBefore, ...scene.edgesAfter]).values()]
     .sort((a, b) => (at(a[0]) - at(b[0])) || (at(a[1]) - at(b[1]))));
-  const rank = ranks(c, ids, edges, widths, heights);
+  const rank = rankRows(c, ids, edges, widths, heights);
   const rk = (/** @type {string} */ k) => /** @type {number} */ (rank.get(k));
+  // a tall graph wrapped into columns side by side: each a cluster, its ranks as above less its first's (the edges
+  // between columns constrain nothing)
+  const cuts = cols > 1 ? columnCuts(c, rank, heights, edges, cols) : [];
+  const column = new Map(ids.map((k) => [k, cuts.filter((cut) => rk(k) >= cut).length]));
+  if (cuts.length) {  // each column's top held in one row by an invisible anchor, the columns in order left to right
+    const anchors = cuts.concat([0]).map((_, col) => `a${col}`);
+    out.push(`graph [newrank=true]; node [width=0.01 height=0.01]; { rank=same; ${anchors.join(" ")} }`);
+    anchors.forEach((a, col) => {
+      const members = ids.filter((k) => column.get(k) === col);
+      out.push(`subgraph cluster${col} { ${a} ${members.map((k) => name.get(k)).join(" ")} }`);
+      const top = members.reduce((t, k) => (rk(k) < rk(t) ? k : t));
+      out.push(`${a} -> ${name.get(top)} [style=invis weight=0];`);
+    });
+    out.push(`${anchors.join(" -> ")} [style=invis];`);
+  }
   for (const [s, d] of edges) {
     const m = rk(d) - rk(s);
-    out.push(`${name.get(s)} -> ${name.get(d)}` + (m > 1 ? ` [minlen=${m}];` : ";"));
+    out.push(`${name.get(s)} -> ${name.get(d)}` +
+             (column.get(s) !== column.get(d) ? " [constraint=false];" : m > 1 ? ` [minlen=${m}];` : ";"));
   }
   out.push("}");
   return { dot: out.join("\n"), ids };
@@ -245,6 +220,7 @@ export function parsePlain(plain, ids) {
     const p = line.trim().split(/\s+/);
     if (!p[0]) continue;
     if (p[0] === "graph") { width = Number(p[2]) * 72; height = Number(p[3]) * 72; }
+    else if (!byName.has(p[1])) continue;  // a wrapped graph's column anchors, a<i>
     else if (p[0] === "node") nodes.set(id(p[1]), [Number(p[2]) * 72, height - Number(p[3]) * 72, Number(p[4]) * 72, Number(p[5]) * 72]);
     else if (p[0] === "edge") {
       const n = Number(p[3]), s = id(p[1]), d = id(p[2]);
@@ -255,6 +231,29 @@ export function parsePlain(plain, ids) {
     }
   }
   return { width, height, nodes, edges };
+}
+
+/** layout._seen: the share of a picture of `sides` copies of the layout that the maximised canvas shows at 11 px, were
+ * its nodes spread evenly. @param {Config} c @param {Layout} lay @param {number} sides */
+const seen = (c, lay, sides) => Math.min(1, c.compressTo[0] * 72 / (sides * lay.width + (sides - 1) * 40)) *
+  Math.min(1, c.compressTo[1] * 72 / lay.height);
+
+/** layout.layout: dot's layout of the scene (run by `layout`, to "plain" output), a tall graph of up to fastAbove nodes
+ * also wrapped into 2 columns, kept where the canvas shows more of it, and while still too tall into 3; with the DOT
+ * text it laid out.
+ * @param {Config} c @param {Scene} scene @param {number} sides @param {(dot: string) => string} layout
+ * @returns {{lay: Layout, dot: string}} */
+export function layOut(c, scene, sides, layout) {
+  const fast = scene.nodes.size > c.fastAbove;
+  const laid = (/** @type {number} */ cols) => { const { dot, ids } = dotOf(c, scene, fast, cols); return { lay: parsePlain(layout(dot), ids), dot }; };
+  let best = laid(1);
+  for (let cols = 2; cols <= c.maxColumns; cols++) {
+    if (fast || best.lay.height <= c.compressTo[1] * 72) break;
+    const now = laid(cols);
+    if (now.lay.width > 4 * now.lay.height || seen(c, now.lay, sides) <= seen(c, best.lay, sides)) break;  // more columns: wider still
+    best = now;
+  }
+  return best;
 }
 
 /** layout._path. @param {[number, number][]} pts */

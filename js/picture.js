@@ -8,7 +8,7 @@
 // tests/test_js_parity.py holds them equal to the Python on the tests' workloads; tests/browser/test_report_browser.py
 // checks the page's pictures too.
 import { drawnAs, foldScene } from "./fold.js";
-import { capFanIn, dotOf, focus, makeScene, parsePlain, sceneSvg } from "./layout.js";
+import { capFanIn, focus, layOut, makeScene, sceneSvg } from "./layout.js";
 
 /** @typedef {import("./layout.js").Config} Config */
 /** @typedef {import("./layout.js").GNode} GNode */
@@ -136,8 +136,7 @@ export function picture(c, table, before, after, sides, title, view, maxNodes, l
   full = capFanIn(full, c.maxFanIn);
   const total = full.nodes.size;
   const scene = view === "full" ? full : focus(full, maxNodes, c.focusHops, view === "focus", around);
-  const { dot, ids } = dotOf(c, scene, scene.nodes.size > c.fastAbove);
-  const lay = parsePlain(layout(dot), ids);
+  const { lay, dot } = layOut(c, scene, sides.length, layout);
   const partial = scene.nodes.size < scene.total;
   let message = null;
   if (partial) {

@@ -2,7 +2,8 @@
 // prints what it computed. Input (a JSON file, argv[2]): {state, chunks (the report's data chunks by name, decoded),
 // graphs: [{step, ks}], pictures: [{step, match, view, plain}]}. Output (JSON on stdout): per graphs entry, per k, the
 // sha256 of the node keys of the step's graph after k matches (tinygrad's toposort order, one per line); per pictures
-// entry, the picture message computed with dot's plain output given (its DOT text, SVG, counts, panels); with tables:
+// entry, the picture message computed with dot's plain output of each DOT text given (the DOT texts it laid out, its
+// SVG, counts, panels); with tables:
 // true, each segment's node table rows as the page unpacks them, by chunk name.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -27,8 +28,14 @@ for (const { step, ks } of input.graphs) {
 }
 const pictures = [];
 for (const { step, match, view, plain } of input.pictures) {
-  const m = await pictureMessage(data, { step, match, view }, () => plain);
-  pictures.push({ dot: m.dot, svg: m.svg, shown: m.shown, total: m.total, partial: m.partial, message: m.message, info: m.info,
+  /** @type {string[]} */
+  const dots = [];
+  const m = await pictureMessage(data, { step, match, view }, (dot) => {
+    dots.push(dot);
+    if (!(dot in plain)) throw new Error(`${step}: a DOT text Python did not lay out`);
+    return plain[dot];
+  });
+  pictures.push({ dots, svg: m.svg, shown: m.shown, total: m.total, partial: m.partial, message: m.message, info: m.info,
                   match_info: m.match_info, kernel: m.kernel, produced: m.produced, node_matches: m.node_matches });
 }
 /** @type {Record<string, any>} */

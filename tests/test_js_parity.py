@@ -53,8 +53,9 @@ def _digest(graph) -> str:
   return hashlib.sha256("\n".join(tg.node_key(u) for u in tg.toposort(graph)).encode()).hexdigest()
 
 
-def _pictures(trace, sels, monkeypatch) -> list[tuple[dict, str, str]]:
-  """Python's picture message of each (step, match, view), with the DOT text it laid out and dot's plain output of it."""
+def _pictures(trace, sels, monkeypatch) -> list[tuple[dict, list[tuple[str, str]]]]:
+  """Python's picture message of each (step, match, view), with each DOT text it laid out (a tall graph is laid out
+  again wrapped into columns) and dot's plain output of it."""
   laid: list[tuple[str, str]] = []
   run_dot = L.run_dot
   def recording(dot, fmt="plain", timeout=L.DEFAULT_TIMEOUT):
@@ -67,7 +68,7 @@ def _pictures(trace, sels, monkeypatch) -> list[tuple[dict, str, str]]:
   for step, m, view in sels:
     laid.clear()
     msg = P.picture_message(trace, P.step_key(step), m, view)
-    out.append((msg, *laid[-1]))
+    out.append((msg, list(laid)))
   return out
 
 
@@ -77,16 +78,16 @@ def _check(trace, steps, sels, tmp_path, monkeypatch, every_match: bool = True) 
   graphs = [(s, list(range(len(s.matches) + 1)) if every_match else [0]) for s in steps]
   pics = _pictures(trace, sels, monkeypatch)
   got = _node({**_report_data(trace, steps), "graphs": [{"step": P.step_key(s), "ks": ks} for s, ks in graphs],
-               "pictures": [{"step": P.step_key(s), "match": m, "view": v, "plain": plain}
-                            for (s, m, v), (_, _, plain) in zip(sels, pics, strict=True)]},
+               "pictures": [{"step": P.step_key(s), "match": m, "view": v, "plain": dict(laid)}
+                            for (s, m, v), (_, laid) in zip(sels, pics, strict=True)]},
               tmp_path)
   for (step, ks), js in zip(graphs, got["graphs"], strict=True):
     py = [_digest(g) for g in itertools.islice(step.replay(), len(ks))]
     assert len(py) == len(js) == len(ks)
     for k in ks: assert js[k] == py[k], f"{step.path}: the graph after match {k} differs"
-  for (step, m, view), (py, dot, _), js in zip(sels, pics, got["pictures"], strict=True):
+  for (step, m, view), (py, laid), js in zip(sels, pics, got["pictures"], strict=True):
     where = f"{step.path}, match {m}, {view}"
-    assert js["dot"] == dot, where
+    assert js["dots"] == [dot for dot, _ in laid], where
     assert js["svg"] == py["svg"], where
     assert (js["shown"], js["total"], js["partial"], js["message"]) == (py["shown"], py["total"], py["partial"], py["message"]), where
     assert js["info"] == py["info"] and (js["kernel"], js["produced"]) == (py["kernel"], py["produced"]), where
@@ -168,12 +169,25 @@ def test_vector_index_math_in_node_is_python(attention_trace, tmp_path, monkeypa
   assert "{0,1,2,3,4,5}.reshape((6,1,1))*8+{0,1,2,3,4,5,6,7}.reshape((" in folded
 
 
+@needs_node
+def test_wrapped_columns_in_node_are_python(attention_trace, tmp_path, monkeypatch):
+  """A graph too tall for the canvas is laid out again wrapped into columns (clusters, the edges between them
+  constraining nothing) and the one the canvas shows most of kept: the attention's threefry kernel E_3_32_2, a chain of
+  some 24 rows, step by step, folded and raw: the same DOT texts laid out, and the same SVG, in node as in Python."""
+  k = next(k for k in attention_trace.kernels if k.name == "E_3_32_2")
+  steps = [s for s in k.group.steps if s.depth == 0][::3]
+  sels = [(s, None, v) for s in steps for v in ("auto", "raw:auto")]
+  pics = _pictures(attention_trace, sels, monkeypatch)
+  assert sum(any("subgraph cluster" in dot for dot, _ in laid) for _, laid in pics) >= 4
+  _check(attention_trace, steps, sels, tmp_path, monkeypatch, every_match=False)
+
+
 def test_frontend_modules_are_small_and_ports_name_their_python():
   """One job per module (none over ~400 lines); a port of Python is named after it and says what each function mirrors."""
   js = static_file("widget.js").parent
   for path in js.glob("*.js"): assert len(path.read_text().splitlines()) <= 400, f"{path.name}: split it by job"
-  for port, python in (("picture.js", "tgviz/picture.py"), ("layout.js", "tgviz/layout.py"), ("fold.js", "tgviz/fold.py"),
-                       ("replay.js", "tgviz/bridge/replay.py"), ("protocol.js", "tgviz/protocol.py")):
+  for port, python in (("picture.js", "tgviz/picture.py"), ("layout.js", "tgviz/layout.py"), ("ranks.js", "tgviz/ranks.py"),
+                       ("fold.js", "tgviz/fold.py"), ("replay.js", "tgviz/bridge/replay.py"), ("protocol.js", "tgviz/protocol.py")):
     head = (js / port).read_text().split("\nimport ", 1)[0].split("\n/**", 1)[0]
     assert python in head and "mirrors" in head, port
 

@@ -8,8 +8,10 @@ from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat, graph_rewrite
 
 import tgviz
 from tgviz import bridge as tg
+from tgviz import fold as F
 from tgviz import layout as L
 from tgviz import picture as P
+from tgviz import ranks as R
 from tgviz.graph import Graph, Node
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -131,9 +133,9 @@ def test_big_step_picture_says_it_is_partial(cnn_trace):
 def test_timeout_falls_back_to_smaller_view(cnn_trace, monkeypatch):
   step = max(cnn_trace.steps, key=lambda s: len(P.scene_of(s, None).nodes))
   real = L.layout
-  def slow_for_big(scene, timeout=None):
+  def slow_for_big(scene, timeout=None, sides=1):
     if len(scene.nodes) > 100: raise TimeoutError("too slow")
-    return real(scene, timeout)
+    return real(scene, timeout, sides)
   monkeypatch.setattr(L, "layout", slow_for_big)
   pic = P.picture(step, max_nodes=250, timeout=1)
   assert pic.partial and pic.shown <= 100 and "took over" in pic.message
@@ -212,8 +214,8 @@ def test_big_steps_lay_out_no_wider_than_four_times_their_height(cnn_trace):
       lay = L.layout(scene, None)
       worst = max(worst, lay.width / lay.height)
       rows: dict[int, float] = {}
-      for _, y, w, _ in lay.nodes.values(): rows[round(y)] = rows.get(round(y), 0) + w + L.NODESEP
-      assert max(rows.values()) < 3 * L.MAX_ROW, step.path
+      for _, y, w, _ in lay.nodes.values(): rows[round(y)] = rows.get(round(y), 0) + w + R.NODESEP
+      assert max(rows.values()) < 3 * R.MAX_ROW, step.path
   assert worst <= 4, worst
 
 
@@ -229,3 +231,20 @@ def test_a_match_picture_marks_the_match_own_nodes(cnn_trace):
       assert own, (k, fold)
       if not fold: assert tg.node_key(u0) in own or tg.node_key(u1) in own
   assert not re.search(r"<g class=\"node [^\"]*match-node", P.picture(step).svg)  # a whole step has no single match
+
+
+def test_a_deep_graph_is_wrapped_into_columns_that_fit_the_canvas(attention_trace):
+  """A graph too tall for the maximised canvas at 11 px (the attention's threefry kernel E_3_32_2: a chain of some 24
+  rows) is laid out again wrapped into columns side by side, kept where the canvas shows more of it: the layout that
+  was 1460 pt tall against the canvas's 806 now (nearly) fits it, no more than 4 times wider than tall, every node drawn
+  and every edge, the ones between columns too. A graph that fits is laid out as before, in one column."""
+  step = next(s for s in attention_trace.steps if s.path == "E_3_32_2 / add local buffers")
+  scene = L.cap_fan_in(F.fold(P.scene_of(step, None)))
+  one = L._laid(scene, False, 1, None)
+  lay = L.layout(scene, None)
+  assert one.height > 1.5 * L.COMPRESS_TO[1] * 72 and lay.columns > 1
+  assert lay.height < 0.7 * one.height and lay.width <= 4 * lay.height
+  assert lay.width * lay.height < one.width * one.height
+  assert set(lay.nodes) == set(one.nodes) and set(lay.edges) == set(one.edges)
+  small = next(s for s in attention_trace.steps if 10 <= len(P.scene_of(s, None).nodes) <= 20)
+  assert L.layout(L.cap_fan_in(P.scene_of(small, None)), None).columns == 1

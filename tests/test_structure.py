@@ -71,7 +71,8 @@ def test_imports_form_a_dag():
                     ("protocol", "widget"), ("protocol", "report"), ("bridge", "asm"), ("asm", "model"), ("protocol", "programview"),
                     ("programview", "widget"), ("programview", "report"), ("protocol", "runview"), ("runview", "widget"),
                     ("runview", "report"), ("report", "api"), ("compare_view", "api"), ("widget", "magic"),
-                    ("compare_widget", "magic"), ("api", "cli"), ("compare_view", "whatif"), ("whatif", "api")]:
+                    ("compare_widget", "magic"), ("api", "cli"), ("compare_view", "whatif"), ("whatif", "api"),
+                    ("ranks", "layout")]:
     assert pos[low] < pos[high], (low, high, order)
   assert not g["graph"] and g["bridge"] <= {"graph"}
 

@@ -3,11 +3,11 @@
 The layout engine is graphviz's ``dot``: by default the ``graphviz-pure`` executable from PyPI, or a system ``dot``
 when asked for (``TGVIZ_ENGINE=dot`` or :func:`set_engine`). Node boxes are sized here and laid out once on the union
 of the before and after graphs, so a node sits in the same place on both sides. Big graphs are shown as a focused
-view around what changed, and every layout runs in a child process with a time budget.
+view around what changed, and every layout runs in a child process with a time budget. The rows nodes go in, and
+where a graph too tall for a screen is wrapped into columns, are tgviz.ranks'.
 """
 from __future__ import annotations
 
-import math
 import os
 import re
 import shutil
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from xml.sax.saxutils import escape, quoteattr
 
 from tgviz.graph import FAMILIES, Graph, Node
+from tgviz.ranks import NODESEP, RANKSEP, column_cuts, rank_rows
 
 FONT_SIZE = 10
 CHAR_W, LINE_H, PAD = FONT_SIZE * 0.6, FONT_SIZE * 1.25, 6
@@ -30,12 +31,9 @@ DEFAULT_TIMEOUT = 10.0        # seconds a layout may take before a smaller view 
 FOCUS_HOPS = 3
 MAX_FAN_IN = 24               # edges drawn into one node; dot's layout time explodes on fan-ins of hundreds
 FAST_ABOVE = 150              # above this many nodes dot runs with cheaper (less tidy) settings
-NODESEP, RANKSEP = 14.4, 14.4  # points between boxes of a row, and between rows (dot's nodesep and ranksep 0.2 in)
 COMPRESS_TO = (13.7, 11.2)    # inches: dot packs a layout of up to FAST_ABOVE nodes this narrow where it can (ratio=compress;
                               # the report's maximised canvas at 11 px labels is some 990x810 points)
-MIN_ROW, MAX_ROW = 1000.0, 1400.0  # points: rows wider than the graph's limit between these are spread over several (_ranks)
-MAX_STAGGER = 24              # ... over at most this many
-ROW_AREA = 1.0                # rows as wide as the square root of this many times the area the boxes take (_ranks)
+MAX_COLUMNS = 3               # a graph of up to FAST_ABOVE nodes taller than COMPRESS_TO is tried wrapped into up to this many columns
 MARKS = {"added": "#1a9e3a", "removed": "#d62728", "changed": "#ff8c00"}
 
 
@@ -202,43 +200,10 @@ class Layout:
   nodes: dict[str, tuple[float, float, float, float]]   # id -> centre x, centre y, width, height
   edges: dict[tuple[str, str], list[tuple[float, float]]]
   seconds: float
+  columns: int = 1                                       # the columns a tall graph was wrapped into, side by side
 
 
-def _ranks(ids: list[str], edges: list[tuple[str, str]], widths: dict[str, float], heights: dict[str, float]) -> dict[str, int]:
-  """The rank (row, top down) of every layout id, so that no row of boxes is much wider than the graph's limit (the
-  side of a square of ROW_AREA times the boxes' area, between MIN_ROW and MAX_ROW): rows as dot ranks a graph (each node as close
-  above its users as it can be: its longest path to a node without users), and a wider row split into several, its
-  k-th node in sub-row k mod their number (graphviz's unflatten staggers leaves so). Every edge then gets minlen = the
-  rank difference, which makes this ranking dot's own (all edges at their minimum). js/layout.js ranks mirrors it."""
-  nodes = [k for k in ids if ":" not in k]  # (the rest count a node's hidden inputs or users: just above or below it)
-  users: dict[str, list[str]] = {k: [] for k in nodes}
-  for s, d in edges:
-    if ":" not in s and ":" not in d: users[s].append(d)
-  depth: dict[str, int] = {}
-  for k in reversed(nodes):
-    stack = [k]
-    while stack:
-      n = stack[-1]
-      if n in depth: stack.pop(); continue
-      todo = [u for u in users[n] if u not in depth and u not in stack]  # (a cycle's back edge is ignored)
-      if todo: stack.extend(todo); continue
-      depth[n] = 1 + max((depth.get(u, -1) for u in users[n]), default=-1)
-      stack.pop()
-  for k in ids:
-    if ":" in k: depth[k] = depth[k.split(":")[0]] + (1 if k.endswith(":in") else -1)
-  rows: dict[int, list[str]] = {}
-  for k in ids: rows.setdefault(depth[k], []).append(k)
-  limit = min(MAX_ROW, max(MIN_ROW, math.sqrt(ROW_AREA * sum((w + NODESEP) * (heights[k] + RANKSEP) for k, w in widths.items()))))
-  rank, top = {}, 0
-  for level in sorted(rows, reverse=True):
-    row = rows[level]
-    n_rows = min(MAX_STAGGER, int(sum(widths[k] + NODESEP for k in row) / limit) + 1)
-    for i, k in enumerate(row): rank[k] = top + i % n_rows
-    top += n_rows
-  return rank
-
-
-def _dot(scene: Scene, fast: bool) -> tuple[str, list[str]]:
+def _dot(scene: Scene, fast: bool, cols: int = 1) -> tuple[str, list[str]]:
   ids = list(scene.nodes) + [f"{k}:in" for k, (i, _) in scene.hidden.items() if i] + \
     [f"{k}:out" for k, (_, o) in scene.hidden.items() if o]
   name = {k: f"n{i}" for i, k in enumerate(ids)}
@@ -256,17 +221,34 @@ def _dot(scene: Scene, fast: bool) -> tuple[str, list[str]]:
     if o: out.append(f"{name[k + ':out']} [width=1.1 height=0.3];"); edges.append((k, k + ":out"))
   order = {k: i for i, k in enumerate(ids)}
   edges += sorted(scene.edges_before | scene.edges_after, key=lambda e: (order[e[0]], order[e[1]]))
-  rank = _ranks(ids, edges, widths, heights)
+  rank = rank_rows(ids, edges, widths, heights)
+  # a tall graph wrapped into columns side by side: each a cluster, its ranks as above less its first's (the edges
+  # between columns constrain nothing)
+  cuts = column_cuts(rank, heights, edges, cols) if cols > 1 else []
+  column = {k: sum(rank[k] >= c for c in cuts) for k in ids}
+  if cuts:  # each column's top held in one row by an invisible anchor, the columns in order left to right
+    out.append(f"graph [newrank=true]; node [width=0.01 height=0.01]; {{ rank=same; {' '.join(f'a{c}' for c in range(len(cuts) + 1))} }}")
+    for c in range(len(cuts) + 1):
+      members = [k for k in ids if column[k] == c]
+      out.append(f"subgraph cluster{c} {{ a{c} {' '.join(name[k] for k in members)} }}")
+      out.append(f"a{c} -> {name[min(members, key=lambda k: rank[k])]} [style=invis weight=0];")
+    out.append(" -> ".join(f"a{c}" for c in range(len(cuts) + 1)) + " [style=invis];")
   for s, d in edges:
-    out.append(f"{name[s]} -> {name[d]}" + (f" [minlen={m}];" if (m := rank[d] - rank[s]) > 1 else ";"))
+    m = rank[d] - rank[s]
+    out.append(f"{name[s]} -> {name[d]}" + (" [constraint=false];" if column[s] != column[d] else f" [minlen={m}];" if m > 1 else ";"))
   out.append("}")
   return "\n".join(out), ids
 
 
-def layout(scene: Scene, timeout: float | None = DEFAULT_TIMEOUT) -> Layout:
-  """Lay the scene out with dot; big scenes get dot's cheaper settings."""
+def _seen(lay: Layout, sides: int) -> float:
+  """The share of a picture of sides copies of the layout that the maximised canvas shows at 11 px labels (COMPRESS_TO),
+  were its nodes spread evenly: what picks a tall graph's columns. js/layout.js seen mirrors it."""
+  return min(1.0, COMPRESS_TO[0] * 72 / (sides * lay.width + (sides - 1) * 40)) * min(1.0, COMPRESS_TO[1] * 72 / lay.height)
+
+
+def _laid(scene: Scene, fast: bool, cols: int, timeout: float | None) -> Layout:
   st = time.perf_counter()
-  text, ids = _dot(scene, fast=len(scene.nodes) > FAST_ABOVE)
+  text, ids = _dot(scene, fast, cols)
   plain = run_dot(text, "plain", timeout)
   by_name = {f"n{i}": k for i, k in enumerate(ids)}
   height, width, nodes, edges = 0.0, 0.0, {}, {}
@@ -274,14 +256,29 @@ def layout(scene: Scene, timeout: float | None = DEFAULT_TIMEOUT) -> Layout:
     parts = line.split()  # node names are n<i> and labels empty, so plain output splits on whitespace
     if not parts: continue
     if parts[0] == "graph": width, height = float(parts[2]) * 72, float(parts[3]) * 72
-    elif parts[0] == "node":
+    elif parts[0] == "node" and parts[1] in by_name:  # (not a wrapped graph's column anchors, a<i>)
       nodes[by_name[parts[1]]] = (float(parts[2]) * 72, height - float(parts[3]) * 72, float(parts[4]) * 72,
                                   float(parts[5]) * 72)
-    elif parts[0] == "edge":
+    elif parts[0] == "edge" and parts[1] in by_name:
       n = int(parts[3])
       pts = [(float(parts[4 + 2 * i]) * 72, height - float(parts[5 + 2 * i]) * 72) for i in range(n)]
       edges[(by_name[parts[1]], by_name[parts[2]])] = pts
-  return Layout(width, height, nodes, edges, time.perf_counter() - st)
+  return Layout(width, height, nodes, edges, time.perf_counter() - st, cols)
+
+
+def layout(scene: Scene, timeout: float | None = DEFAULT_TIMEOUT, sides: int = 1) -> Layout:
+  """Lay the scene out with dot; big scenes get dot's cheaper settings. A graph of up to FAST_ABOVE nodes taller than
+  the maximised canvas at 11 px (COMPRESS_TO) is laid out again wrapped into 2 columns side by side, kept where the
+  canvas shows more of a picture of `sides` copies of it side by side (_seen) and it is no more than 4 times wider than
+  tall; and while the kept one is still too tall, into 3. js/layout.js layOut mirrors it."""
+  fast = len(scene.nodes) > FAST_ABOVE
+  best = _laid(scene, fast, 1, timeout)
+  for cols in range(2, MAX_COLUMNS + 1):
+    if fast or best.height <= COMPRESS_TO[1] * 72: break
+    lay = _laid(scene, fast, cols, timeout)
+    if lay.width > 4 * lay.height or _seen(lay, sides) <= _seen(best, sides): break  # more columns: wider still
+    best = lay
+  return best
 
 
 # *** SVG ***

@@ -114,7 +114,7 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
   message = None
   while True:
     try:
-      lay = L.layout(scene, timeout)
+      lay = L.layout(scene, timeout, len(SIDES[side]))
       break
     except TimeoutError:
       if len(scene.nodes) <= MIN_FOCUS: raise

@@ -29,6 +29,7 @@ from tgviz import forked, runview
 from tgviz import layout as L
 from tgviz import programview as PV
 from tgviz import protocol as P
+from tgviz import ranks as R
 from tgviz import whatif_view as W
 from tgviz.assets import esm, script_safe, styles
 from tgviz.graph import FAMILIES
@@ -68,9 +69,9 @@ def config(max_nodes: int) -> dict[str, Any]:
   """The drawing constants of tgviz.layout, for js/picture.js: one source of truth for both sides."""
   return {"style": L.STYLE, "families": [[f, name] for f, (_, name) in FAMILIES.items()], "marks": list(L.MARKS),
           "charW": L.CHAR_W, "lineH": L.LINE_H, "pad": L.PAD, "fastAbove": L.FAST_ABOVE, "maxFanIn": L.MAX_FAN_IN,
-          "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies(), "nodesep": L.NODESEP,
-          "ranksep": L.RANKSEP, "compressTo": L.COMPRESS_TO, "minRow": L.MIN_ROW, "maxRow": L.MAX_ROW, "maxStagger": L.MAX_STAGGER,
-          "rowArea": L.ROW_AREA, "fold": F.config(), "opFamilies": tg.op_families()}
+          "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies(), "nodesep": R.NODESEP,
+          "ranksep": R.RANKSEP, "compressTo": L.COMPRESS_TO, "minRow": R.MIN_ROW, "maxRow": R.MAX_ROW, "maxStagger": R.MAX_STAGGER,
+          "rowArea": R.ROW_AREA, "maxColumns": L.MAX_COLUMNS, "fold": F.config(), "opFamilies": tg.op_families()}
 
 
 SEGMENT = 32  # consecutive steps of a group share one node table, one chunk the page decodes whole to draw one

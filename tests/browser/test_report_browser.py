@@ -89,10 +89,12 @@ def test_report_opens_offline_and_steps_through_every_match(report, page):
 
 
 def _python_side(step, match, fold=True):
-  """What tgviz.picture lays out for a selection (folded, or raw): the DOT text and dot's plain output of it."""
+  """What tgviz.picture lays out for a selection (folded, or raw): the DOT text of the layout it keeps (a tall graph's
+  wrapped into columns, where that shows more) and dot's plain output of it."""
   scene = PI.scene_of(step, match)
   scene = L.focus(L.cap_fan_in(F.fold(scene) if fold else scene), L.DEFAULT_MAX_NODES)
-  dot = L._dot(scene, fast=len(scene.nodes) > L.FAST_ABOVE)[0]
+  kept = L.layout(scene, None, len(PI.SIDES[PI.sides(step)]))
+  dot = L._dot(scene, fast=len(scene.nodes) > L.FAST_ABOVE, cols=kept.columns)[0]
   return dot, L.run_dot(dot, "plain")
 
 
