@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from tinygrad.uop.ops import REWRITE_STACK_LIMIT, Ops, UOp, _rebuild_dtype
@@ -60,6 +60,17 @@ def page_replays(pairs: list[tuple[UOp, UOp]], table: NodeTable, rows: list[int]
   values: dict[UOp, list[UOp]] = {}
   for u0, u1 in pairs[:n]: values.setdefault(u0, []).append(u1)
   return 0 if _fixpoint_cycle(values) else n
+
+
+def _below(roots: list[UOp], known: set[UOp]) -> set[UOp]:
+  """The nodes of the roots' graphs, not looking below nodes in known."""
+  seen: set[UOp] = set()
+  stack = [u for u in roots if u not in known]
+  while stack:
+    if (u := stack.pop()) in seen: continue
+    seen.add(u)
+    stack.extend(s for s in u.src if s not in known)
+  return seen
 
 
 class _Fallback(Exception):
@@ -135,6 +146,7 @@ class Replayer:
     self.size = 0
     self.counting = False
     self._direct_below: int | None = None
+    self._kept: set[UOp] | None = None      # each(): the nodes whose keytimes it keeps (the input's and the matches')
 
   # *** the public API ***
 
@@ -159,6 +171,26 @@ class Replayer:
       return self._at(k)
     finally:
       if was: gc.enable()
+
+  FORGET_EVERY = 32                         # each() drops what the graphs behind it made, every so many matches
+
+  def each(self) -> Iterator[UOp]:
+    """Every graph in order (at(0), at(1), ...) along the chain, holding only the graph the next one is made from: a
+    pass over a whole step keeps one graph alive, not all of them (a schedule step's graphs over a whole model's
+    graph are some 1,500 graphs of 5,000 nodes). Graphs it has passed are not kept, so use a Replayer made for it."""
+    yield self.g0
+    for k in range(1, self.n + 1):
+      g = self.at(k)
+      if k > 1 and self.error_at is None: self.graphs[k - 1] = None
+      yield g
+      if k % self.FORGET_EVERY == 0: self._forget(g)
+
+  def _forget(self, g: UOp) -> None:
+    """Keep the keytimes of the nodes of g, the input and the matches only (each() passes graphs by; the keytimes of
+    the nodes rebuilt for them would keep those alive)."""
+    if self._kept is None: self._kept = _below([self.g0, *(u for p in self.pairs for u in p)], set())
+    live = _below([g], self._kept)
+    self.keytime = {u: t for u, t in self.keytime.items() if u in live or u in self._kept}
 
   @property
   def direct_below(self) -> int:
