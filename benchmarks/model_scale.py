@@ -9,6 +9,8 @@ in-process figures below). Minutes per model on 2 cores. Prints one table, a row
   report      the HTML report's size, and tinygrad's own dump of the same run (rewrites.pkl, VIZ=-1): the ratio (target
               at most 1, aim 0.5)
   first graph seconds from opening the report in Chromium (1600x1000) to the first graph drawn (target 1.5 s)
+and under each row where `tgviz run`'s memory went: the peak RSS of the process that captured when its capture ended
+and at the end (after writing the report's head and gathering the workers' steps), and of its report workers.
 DETAILS=1, per model: in-process, after a warm-up run, the step plain (tinygrad's schedule/program caches cleared, as
 capture() clears them) vs captured; the memory a trace holds (tracemalloc); device memory in use after the step
 captured vs plain, each in a fresh process (target: equal).
@@ -23,6 +25,7 @@ import runpy
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from contextlib import nullcontext
@@ -92,6 +95,45 @@ def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int]:
   return wall, ru.ru_maxrss * 1024
 
 
+def _hwm(pid: int) -> int:
+  """A process's peak RSS so far (VmHWM), bytes; 0 once it is gone."""
+  try:
+    with open(f"/proc/{pid}/status") as f: return next(int(ln.split()[1]) * 1024 for ln in f if ln.startswith("VmHWM"))
+  except (OSError, StopIteration): return 0
+
+
+def _children(pid: int) -> list[int]:
+  try:
+    with open(f"/proc/{pid}/task/{pid}/children") as f: return [int(c) for c in f.read().split()]
+  except OSError: return []
+
+
+def timed_run(cmd: list[str]) -> tuple[float, int, dict]:
+  """timed(cmd) for `tgviz run`, and where its memory went, sampled every 0.2 s: the parent's peak when the capture
+  ended ("traced in" printed) and at the end, and the peak of its report workers."""
+  st = time.perf_counter()
+  p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT, env=ENV, text=True)
+  where = {"capture": 0, "parent": 0, "workers": 0}
+  def read() -> None:
+    assert p.stdout is not None
+    for line in p.stdout:
+      if line.startswith("tgviz: traced in"): where["capture"] = _hwm(p.pid)
+  reader = threading.Thread(target=read, daemon=True)
+  reader.start()
+  seen: dict[int, int] = {}
+  while True:
+    pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+    if pid: break
+    where["parent"] = max(where["parent"], _hwm(p.pid))
+    for c in _children(p.pid): seen[c] = max(seen.get(c, 0), _hwm(c))
+    time.sleep(0.2)
+  reader.join()
+  where["workers"] = max(seen.values(), default=0)
+  p.returncode = os.waitstatus_to_exitcode(status)
+  assert p.returncode == 0, f"{cmd} exited with {p.returncode}"
+  return time.perf_counter() - st, ru.ru_maxrss * 1024, where
+
+
 def first_graph(html: Path) -> float:
   """Seconds from opening the report in Chromium to its first graph drawn."""
   sys.path.insert(0, str(ROOT / "tests" / "browser"))
@@ -111,11 +153,11 @@ def measure(name: str, script: Path) -> dict:
   with tempfile.TemporaryDirectory() as tmp:
     timed([PY, str(script)], {**ENV, "VIZ": "-1", "TRACK_MATCH_STATS": "2", "TMPDIR": tmp})
     dump = Path(glob.glob(f"{tmp}/rewrites.pkl*")[0]).stat().st_size
-    wall, peak = timed([TGVIZ, "run", str(script), "--out", tmp, "--svg", "none"])
+    wall, peak, where = timed_run([TGVIZ, "run", str(script), "--out", tmp, "--svg", "none"])
     html = Path(tmp) / "index.html"
     size, graph = html.stat().st_size, first_graph(html)
   return {"model": name, "plain": plain, "run": wall, "plain_peak": plain_peak, "peak": peak, "report": size,
-          "dump": dump, "graph": graph}
+          "dump": dump, "graph": graph, **where}
 
 
 def details(script: Path) -> None:
@@ -139,6 +181,9 @@ def main() -> None:
     print(f"{name:8s} {r['plain']:6.1f}s {r['run']:8.1f}s {r['run'] / r['plain']:5.1f}x {r['plain_peak'] / MiB:7.0f}MiB "
           f"{r['peak'] / MiB:6.0f}MiB {r['report'] / MiB:5.1f}MiB {r['dump'] / MiB:5.1f}MiB {r['report'] / r['dump']:5.2f}x "
           f"{r['graph']:8.2f}s", flush=True)
+    print(f"  tgviz run's peak RSS: {r['capture'] / MiB:.0f} MiB when the capture ended, {r['parent'] / MiB:.0f} MiB "
+          f"writing the report (the process that captured); {r['workers'] / MiB:.0f} MiB in its report workers "
+          f"(sampled every 0.2 s)", flush=True)
     if os.environ.get("DETAILS"): details(MODELS[name])
 
 
