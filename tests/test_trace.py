@@ -170,6 +170,25 @@ def test_a_whole_replay_is_vizs_and_holds_one_graph_at_a_time(attention_trace):
   assert together > 50_000 and peak < together / 5, (together, peak)
 
 
+def test_stepping_through_every_match_keeps_a_bounded_number_of_graphs(attention_trace):
+  """A replay kept for stepping (Step.at, as the widget's slider steps) lets go of its graphs past Replayer.KEEP, and
+  computes one let go of again when asked: stepping through all 4,106 matches, then jumping around, every graph is
+  VIZ's, while the UOps alive stay far below what the step's graphs hold together."""
+  step = next(s for s in attention_trace.steps if s.group.display_name == "r_2_6_6_8" and s.name == "devectorize2")
+  viz = [v.key for v in _viz_replay(step)]  # the graphs by key: VIZ's own UOps die with its replay
+  gc.collect()
+  alive, rp = len(ops.UOpMetaClass.ucache), step._rec.new_replayer(step._raw)
+  peak = 0
+  for k in range(len(viz)):
+    assert rp.at(k).key == viz[k], k
+    peak = max(peak, len(ops.UOpMetaClass.ucache) - alive)
+  assert rp.KEEP < len(viz) / 20 and len(rp.graphs) - rp.graphs.count(None) <= rp.KEEP + 1
+  ks = list(range(len(viz)))
+  random.Random(3).shuffle(ks)
+  for k in ks[:300]: assert rp.at(k).key == viz[k], k
+  assert peak < 20_000, peak  # all the step's graphs together: some 84,000 UOps
+
+
 def test_after_is_what_the_rewrite_returned():
   a = Tensor.ones(4).contiguous().realize()
   seen = []
