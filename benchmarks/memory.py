@@ -8,7 +8,8 @@ process; prints the growth of its resident memory over the 100 cells, and the ra
 notebook: benchmarks/models/gpt_train_step.py as a cell in a fresh Jupyter kernel (jupyter_client, ipykernel; DEV, else
 CPU), plain and as a `%%tgviz` cell (which shows its widget, its first picture computed), then the messages the widget
 builds when a page asks: the pictures of the busiest step and of the schedule's busiest (the whole step and three
-matches each), the rules and the run's tabs. Prints the kernel process's peak RSS (VmHWM) after each (target: the plain
+matches each), the rules and the run's tabs; then every graph of that schedule step, in order (Step.at, as the
+slider steps through its matches). Prints the kernel process's peak RSS (VmHWM) after each (target: the plain
 cell's + 500 MB).
 """
 import gc
@@ -63,6 +64,9 @@ for s in (busiest, schedule):
 P.rules_message(t), runview.run_message(t)
 print(busiest.path, len(busiest.matches), schedule.path, len(schedule.matches))
 """
+STEPPING = """
+for k in range(len(schedule.matches) + 1): schedule.at(k)  # as the slider steps, every match (the replay kept)
+"""
 
 
 def _kernel_peak(cells: list[str]) -> list[int]:
@@ -86,11 +90,12 @@ def _kernel_peak(cells: list[str]) -> list[int]:
 def notebook() -> None:
   script = GPT.read_text()
   plain = _kernel_peak(["import tgviz", script])[-1]
-  ours = _kernel_peak(["%load_ext tgviz", f"%%tgviz -o trace\n{script}", MESSAGES.format(out="trace")])
+  ours = _kernel_peak(["%load_ext tgviz", f"%%tgviz -o trace\n{script}", MESSAGES.format(out="trace"), STEPPING])
   print(f"GPT step in a Jupyter kernel, peak RSS of the kernel: plain cell {plain / MiB:.0f} MiB; %%tgviz cell (its "
         f"widget's first picture) {ours[1] / MiB:.0f} MiB (+{(ours[1] - plain) / MiB:.0f}); then the pictures of the "
         f"busiest step and of the schedule's, whole and at three matches, the rules and run tabs {ours[2] / MiB:.0f} MiB "
-        f"(+{(ours[2] - plain) / MiB:.0f}; target: plain + 500 MB = +{500e6 / MiB:.0f} MiB)")
+        f"(+{(ours[2] - plain) / MiB:.0f}); then every graph of that schedule step in order, as the slider steps "
+        f"{ours[3] / MiB:.0f} MiB (+{(ours[3] - plain) / MiB:.0f}; target: plain + 500 MB = +{500e6 / MiB:.0f} MiB)")
 
 
 if __name__ == "__main__":
