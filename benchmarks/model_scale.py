@@ -11,6 +11,8 @@ in-process figures below; KEEP=DIR keeps each report there, for report_speed.py)
   1st graph   seconds from opening the report in Chromium (1600x1000) to the first graph drawn (target 1.5 s)
   busiest     seconds from a click on "most matches" to that step's graph (target 1 s)
   End         seconds from End (on the busiest step) to its last match's graph (target 0.5 s)
+and under each row where `tgviz run`'s memory went: the peak RSS of the process that captured when its capture ended
+and at the end (after writing the report's head and gathering the workers' steps), and of its report workers.
 DETAILS=1, per model: in-process, after a warm-up run, the step plain (tinygrad's schedule/program caches cleared, as
 capture() clears them) vs captured; the memory a trace holds (tracemalloc); device memory in use after the step
 captured vs plain, each in a fresh process (target: equal).
@@ -26,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from contextlib import nullcontext
@@ -95,6 +98,45 @@ def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int]:
   return wall, ru.ru_maxrss * 1024
 
 
+def _hwm(pid: int) -> int:
+  """A process's peak RSS so far (VmHWM), bytes; 0 once it is gone."""
+  try:
+    with open(f"/proc/{pid}/status") as f: return next(int(ln.split()[1]) * 1024 for ln in f if ln.startswith("VmHWM"))
+  except (OSError, StopIteration): return 0
+
+
+def _children(pid: int) -> list[int]:
+  try:
+    with open(f"/proc/{pid}/task/{pid}/children") as f: return [int(c) for c in f.read().split()]
+  except OSError: return []
+
+
+def timed_run(cmd: list[str]) -> tuple[float, int, dict]:
+  """timed(cmd) for `tgviz run`, and where its memory went, sampled every 0.2 s: the parent's peak when the capture
+  ended ("traced in" printed) and at the end, and the peak of its report workers."""
+  st = time.perf_counter()
+  p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT, env=ENV, text=True)
+  where = {"capture": 0, "parent": 0, "workers": 0}
+  def read() -> None:
+    assert p.stdout is not None
+    for line in p.stdout:
+      if line.startswith("tgviz: traced in"): where["capture"] = _hwm(p.pid)
+  reader = threading.Thread(target=read, daemon=True)
+  reader.start()
+  seen: dict[int, int] = {}
+  while True:
+    pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+    if pid: break
+    where["parent"] = max(where["parent"], _hwm(p.pid))
+    for c in _children(p.pid): seen[c] = max(seen.get(c, 0), _hwm(c))
+    time.sleep(0.2)
+  reader.join()
+  where["workers"] = max(seen.values(), default=0)
+  p.returncode = os.waitstatus_to_exitcode(status)
+  assert p.returncode == 0, f"{cmd} exited with {p.returncode}"
+  return time.perf_counter() - st, ru.ru_maxrss * 1024, where
+
+
 def page_times(html: Path) -> dict[str, float]:
   """The report in Chromium (1600x1000), seconds: first graph after opening, the busiest step after a click, its last
   match after End (report_speed.open_timed)."""
@@ -112,12 +154,12 @@ def measure(name: str, script: Path) -> dict:
   with tempfile.TemporaryDirectory() as tmp:
     timed([PY, str(script)], {**ENV, "VIZ": "-1", "TRACK_MATCH_STATS": "2", "TMPDIR": tmp})
     dump = Path(glob.glob(f"{tmp}/rewrites.pkl*")[0]).stat().st_size
-    wall, peak = timed([TGVIZ, "run", str(script), "--out", tmp, "--svg", "none"])
+    wall, peak, where = timed_run([TGVIZ, "run", str(script), "--out", tmp, "--svg", "none"])
     html = Path(tmp) / "index.html"
     size, page = html.stat().st_size, page_times(html)
     if os.environ.get("KEEP"): shutil.copy(html, Path(os.environ["KEEP"]) / f"{name}.html")
   return {"model": name, "plain": plain, "run": wall, "plain_peak": plain_peak, "peak": peak, "report": size,
-          "dump": dump, **page}
+          "dump": dump, **page, **where}
 
 
 def details(script: Path) -> None:
@@ -141,6 +183,12 @@ def main() -> None:
     print(f"{name:8s} {r['plain']:6.1f}s {r['run']:8.1f}s {r['run'] / r['plain']:5.1f}x {r['plain_peak'] / MiB:7.0f}MiB "
           f"{r['peak'] / MiB:6.0f}MiB {r['report'] / MiB:5.1f}MiB {r['dump'] / MiB:5.1f}MiB {r['report'] / r['dump']:5.2f}x "
           f"{r['first']:8.2f}s {r['busiest']:7.2f}s {r['end']:5.2f}s", flush=True)
+    print(f"  tgviz run's peak RSS: {r['capture'] / MiB:.0f} MiB when the capture ended, {r['parent'] / MiB:.0f} MiB "
+          f"writing the report (the process that captured); {r['workers'] / MiB:.0f} MiB in its report workers "
+          f"(sampled every 0.2 s)", flush=True)
+    print(f"  tgviz run's peak RSS: {r['capture'] / MiB:.0f} MiB when the capture ended, {r['parent'] / MiB:.0f} MiB "
+          f"writing the report (the process that captured); {r['workers'] / MiB:.0f} MiB in its report workers "
+          f"(sampled every 0.2 s)", flush=True)
     if os.environ.get("DETAILS"): details(MODELS[name])
 
 

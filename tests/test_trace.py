@@ -150,6 +150,43 @@ def test_random_access_stops_at_a_replay_error_like_viz(tutorial_trace):
   for k in [len(cycle.matches), *ks]:  # the last graph first: nothing has met the cycle yet
     if k <= mid: assert rp.at(k) is viz[k], k
     else: assert rp.at(k).op is Ops.REWRITE_ERROR and "fixed_point" in rp.at(k).arg, k
+  streamed = list(step._rec.new_replayer(cycle).each())  # a whole replay in one pass stops there too
+  assert len(streamed) == len(cycle.matches) + 1 and all(g is v for g, v in zip(streamed, viz[:mid + 1], strict=False))
+  assert all(g.op is Ops.REWRITE_ERROR and "fixed_point" in g.arg for g in streamed[mid + 1:])
+
+
+def test_a_whole_replay_is_vizs_and_holds_one_graph_at_a_time(attention_trace):
+  """Step.replay, every graph of a step in one pass (the report writes the graphs it stores from it), is VIZ's replay
+  graph for graph, and holds about one graph at a time: the UOps alive while it runs stay far below what the step's
+  graphs hold together (kept, the graphs of the GPT's whole-model schedule step took 1.1 GB of a report worker)."""
+  step = next(s for s in attention_trace.steps if s.group.display_name == "r_2_6_6_8" and s.name == "devectorize2")
+  viz = _viz_replay(step)
+  assert all(g is v for g, v in zip(step.replay(), viz, strict=True))
+  together = len(set().union(*(g.toposort() for g in viz)))
+  del viz
+  gc.collect()
+  alive = len(ops.UOpMetaClass.ucache)
+  peak = max(len(ops.UOpMetaClass.ucache) - alive for _ in step.replay())
+  assert together > 50_000 and peak < together / 5, (together, peak)
+
+
+def test_stepping_through_every_match_keeps_a_bounded_number_of_graphs(attention_trace):
+  """A replay kept for stepping (Step.at, as the widget's slider steps) lets go of its graphs past Replayer.KEEP, and
+  computes one let go of again when asked: stepping through all 4,106 matches, then jumping around, every graph is
+  VIZ's, while the UOps alive stay far below what the step's graphs hold together."""
+  step = next(s for s in attention_trace.steps if s.group.display_name == "r_2_6_6_8" and s.name == "devectorize2")
+  viz = [v.key for v in _viz_replay(step)]  # the graphs by key: VIZ's own UOps die with its replay
+  gc.collect()
+  alive, rp = len(ops.UOpMetaClass.ucache), step._rec.new_replayer(step._raw)
+  peak = 0
+  for k in range(len(viz)):
+    assert rp.at(k).key == viz[k], k
+    peak = max(peak, len(ops.UOpMetaClass.ucache) - alive)
+  assert len(viz) > 20 * rp.KEEP and len(rp.graphs) - rp.graphs.count(None) <= rp.KEEP + 1
+  ks = list(range(len(viz)))
+  random.Random(3).shuffle(ks)
+  for k in ks[:300]: assert rp.at(k).key == viz[k], k
+  assert peak < 20_000, peak  # all the step's graphs together: some 84,000 UOps
 
 
 def test_after_is_what_the_rewrite_returned():

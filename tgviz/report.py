@@ -75,6 +75,7 @@ def config(max_nodes: int) -> dict[str, Any]:
 
 
 SEGMENT = 32  # consecutive steps of a group share one node table, one chunk the page decodes whole to draw one
+FORGET_EVERY = 32  # stored graphs of a step, between two times its table lets go of the UOps of the graphs behind
 
 
 def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], int]) -> dict[str, Any]:
@@ -91,7 +92,9 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
   after = table.add(returned) if returned is not None else None
   computed = tg.page_replays(pairs, table, [graphs[0], *(i for p in refs for i in p)])
   if computed < len(pairs):
-    graphs += [table.add(g) for g in itertools.islice(step.replay(), computed + 1, None)]
+    for n, g in enumerate(itertools.islice(step.replay(), computed + 1, None), 1):
+      graphs.append(table.add(g))
+      if n % FORGET_EVERY == 0: table.forget(g)  # one graph's UOps held at a time, not hundreds of graphs'
     if after is None: after = graphs[-1]
   info = {k: v for k, v in P.step_info(step).items() if k != "stack"}  # the group's, stored once with it
   return {"info": info, "sides": list(SIDES[sides(step)]), "graphs": graphs, "after": after,

@@ -230,10 +230,11 @@ class Recording:
 
   def replay(self, step: StepRecord) -> Iterator[UOp]:
     """Every graph of a step in order, the input first, then the graph after each match (as Recording.at, in one pass
-    along the chain that keeps nothing afterwards)."""
-    rp = self.new_replayer(step)
-    for k in range(len(step.matches) + 1):
-      with self._lock: g = rp.at(k)
+    along the chain, holding one graph at a time: see Replayer.each)."""
+    graphs = self.new_replayer(step).each()
+    while True:
+      with self._lock: g = next(graphs, None)
+      if g is None: return
       yield g
 
   def _holds_live_buffers(self, step: StepRecord) -> bool:

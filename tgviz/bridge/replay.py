@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from tinygrad.uop.ops import REWRITE_STACK_LIMIT, Ops, UOp, _rebuild_dtype
@@ -135,6 +135,7 @@ class Replayer:
     self.size = 0
     self.counting = False
     self._direct_below: int | None = None
+    self._kept: set[UOp] | None = None      # each(): the nodes whose keytimes it keeps (the input's and the matches')
 
   # *** the public API ***
 
@@ -155,10 +156,43 @@ class Replayer:
         if self._direct(target) is None:
           if k <= self.cur_k: self._jump(0)  # graph k is behind the chain: the chain again, from the input
         elif target > self.cur_k: self._jump(target)
-        if (g := self.graphs[k]) is not None: return g
-      return self._at(k)
+        if (g := self.graphs[k]) is not None: return self._keep(k, g)
+      if k <= self.cur_k: self._jump(max(j for j in range(k) if self.graphs[j] is not None))  # let go of: see _keep
+      return self._keep(k, self._at(k))
     finally:
       if was: gc.enable()
+
+  KEEP = 64                                 # graphs a Replayer keeps at most; past that it keeps the last few asked
+
+  def _keep(self, k: int, g: UOp) -> UOp:
+    """g, graph k; past KEEP graphs kept, let go of all but the input, the chain's head, k and a replay error (stepping
+    through a whole-model schedule step would keep 1,500 graphs of 5,000 nodes): asked again, one is computed again."""
+    if len(self.graphs) - self.graphs.count(None) > self.KEEP:
+      keep = {0, k, self.cur_k, self.error_at}
+      self.graphs = [x if j in keep else None for j, x in enumerate(self.graphs)]
+      self._forget(*(x for x in self.graphs if x is not None))
+    return g
+
+  FORGET_EVERY = 32                         # each() drops what the graphs behind it made, every so many matches
+
+  def each(self) -> Iterator[UOp]:
+    """Every graph in order (at(0), at(1), ...) along the chain, holding only the graph the next is made from, not
+    all of them (graphs it has passed are not kept: use a Replayer made for it)."""
+    yield self.g0
+    for k in range(1, self.n + 1):
+      g = self.at(k)
+      if k > 1 and self.error_at is None: self.graphs[k - 1] = None
+      yield g
+      if k % self.FORGET_EVERY == 0: self._forget(g)
+
+  def _forget(self, *graphs: UOp) -> None:
+    """Keep the keytimes of the nodes of these graphs, the input and the matches only (graphs passed by or let go of:
+    the keytimes of the nodes rebuilt for them would keep those alive)."""
+    if (kept := self._kept) is None:
+      kept = self._kept = set()
+      for r in (self.g0, *(u for p in self.pairs for u in p)): kept.update(r.toposort(gate=lambda u: u not in kept))
+    live = {u for g in graphs for u in g.toposort(gate=lambda u: u not in kept)}
+    self.keytime = {u: t for u, t in self.keytime.items() if u in live or u in kept}
 
   @property
   def direct_below(self) -> int:

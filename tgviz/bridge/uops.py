@@ -208,6 +208,17 @@ class NodeTable:
     self._ids: dict[UOp, int] = {}
     self._content_ids: dict[tuple, int] = {}
     self._cache = cache
+    self._forgotten: dict[bytes, int] = {}  # UOp.key and content id -> row, of the UOps forget() let go of
+
+  def forget(self, keep: UOp) -> None:
+    """Let go of the UOps seen but those of keep's graph (the table and its cache hold every UOp they have seen alive,
+    and the graphs a report stores of a big step are hundreds of thousands of UOps). A UOp let go of and made again
+    later is found by its key: its row is the same, as if it had been kept."""
+    live = set(keep.toposort())
+    drawn, content_ids = self._cache.drawn, self._content_ids
+    for u in [u for u in self._ids if u not in live]:
+      d = drawn.pop(u)
+      self._forgotten[d[5] + content_ids[d[4]].to_bytes(4, "little")] = self._ids.pop(u)
 
   def reach(self, roots: list[int]) -> int:
     """How many rows the graphs of these rows hold together."""
@@ -250,6 +261,9 @@ class NodeTable:
       if (c := content_ids.get(d[4])) is None:
         c = content_ids[d[4]] = len(self.contents)
         self.contents.append(cache.contents[d[4]])
+      if self._forgotten and (i := self._forgotten.get(d[5] + c.to_bytes(4, "little"))) is not None:
+        ids[u] = i
+        continue
       ids[u] = len(rows)
       rows.append([d[0], d[1], d[2], [ids[s] for s in u.src], d[3], c])
     return ids[root]

@@ -1,0 +1,43 @@
+"""The report's writer holds a bounded part of a big step: a step whose graphs the report stores (from a replacement
+that changes a dtype on, see tgviz.bridge.page_replays) is written one graph at a time, its node table letting go of
+the UOps of the graphs behind it (NodeTable.forget), with the same rows as if it had kept them. Real tinygrad: the
+attention block's devectorize2 steps, thousands of matches each, most of their graphs stored."""
+import gc
+
+from tinygrad.uop.ops import UOpMetaClass
+
+from tgviz import bridge as tg
+from tgviz.report import Writer, step_data
+
+
+def _stored_step(trace, kernel: str):
+  return next(s for s in trace.steps if s.group.display_name == kernel and s.name == "devectorize2")
+
+
+def test_a_table_that_forgets_makes_the_rows_of_one_that_keeps(attention_trace):
+  """Rows by UOp (kept) and rows of UOps let go of and made again (found by key): the same table, row for row."""
+  step = _stored_step(attention_trace, "E_2_6_6")
+  kept = tg.NodeTable(tg.NodeCache(attention_trace.call_notes))
+  roots = [kept.add(g) for g in step.replay()]
+  for every in (1, 7):
+    forgetting = tg.NodeTable(tg.NodeCache(attention_trace.call_notes))
+    again = []
+    for n, g in enumerate(step.replay(), 1):  # the graphs behind die: their UOps are made anew where they come back
+      again.append(forgetting.add(g))
+      if n % every == 0: forgetting.forget(g)
+    assert again == roots and forgetting.rows == kept.rows and forgetting.contents == kept.contents, every
+  assert len(kept.rows) > 5 * len(tg.toposort(step.before()))  # the step's graphs are many: much for the table to forget
+
+
+def test_writing_a_stored_step_holds_a_bounded_part_of_it(attention_trace):
+  """step_data of a step whose graphs are stored (thousands of graphs): once written, the table it wrote into holds
+  the UOps of about one graph, not of every graph it stored (the GPT's schedule step: 340,000 rows, 1.1 GB)."""
+  step = _stored_step(attention_trace, "r_2_6_6_8")
+  gc.collect()
+  alive = len(UOpMetaClass.ucache)
+  table = tg.NodeTable(tg.NodeCache(attention_trace.call_notes))
+  data = step_data(step, table, Writer(attention_trace).patterns)
+  held = len(UOpMetaClass.ucache) - alive
+  stored = len(data["graphs"]) - 1
+  assert stored > 0.9 * len(step.matches) > 3000
+  assert len(table.rows) > 50_000 and held < len(table.rows) / 20, (len(table.rows), held)
