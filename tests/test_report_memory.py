@@ -41,3 +41,20 @@ def test_writing_a_stored_step_holds_a_bounded_part_of_it(attention_trace):
   stored = len(data["graphs"]) - 1
   assert stored > 0.9 * len(step.matches) > 3000
   assert len(table.rows) > 50_000 and held < len(table.rows) / 20, (len(table.rows), held)
+
+
+def test_a_uop_made_again_over_a_differently_tagged_source_gets_its_own_row():
+  """tinygrad's UOp.key leaves out tags: a graph let go of whose node differs from a later one only in a source's tag
+  (the MLP step's "stage to store" retags RANGEs) must not lend it its row, whose sources are the other UOps."""
+  from tinygrad.dtype import dtypes
+  from tinygrad.uop.ops import UOp
+  a = UOp.const(3, dtypes.int)
+  untagged, tagged = (a + a), (a + a).replace(tag=())
+  before, after = untagged * 5, tagged * 5
+  assert before.key == after.key and before is not after  # what makes the two alike to a table that finds rows by key
+  table = tg.NodeTable(tg.NodeCache({}))
+  row_before = table.add(before)
+  table.forget(a)
+  row_after = table.add(after)
+  assert row_after != row_before and table.rows[row_after][3] != table.rows[row_before][3]
+  assert table.add(untagged * 5) == row_before  # made again exactly: found, the same row

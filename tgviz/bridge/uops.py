@@ -208,17 +208,18 @@ class NodeTable:
     self._ids: dict[UOp, int] = {}
     self._content_ids: dict[tuple, int] = {}
     self._cache = cache
-    self._forgotten: dict[bytes, int] = {}  # UOp.key and content id -> row, of the UOps forget() let go of
+    # (content id, source rows) -> row, of the UOps forget() let go of: a UOp's identity (tinygrad's key leaves out tags)
+    self._forgotten: dict[tuple[int, tuple[int, ...]], int] = {}
 
   def forget(self, keep: UOp) -> None:
     """Let go of the UOps seen but those of keep's graph (the table and its cache hold every UOp they have seen alive,
     and the graphs a report stores of a big step are hundreds of thousands of UOps). A UOp let go of and made again
-    later is found by its key: its row is the same, as if it had been kept."""
+    later is found by its content and its sources' rows: its row is the same, as if it had been kept."""
     live = set(keep.toposort())
-    drawn, content_ids = self._cache.drawn, self._content_ids
+    drawn, content_ids, rows = self._cache.drawn, self._content_ids, self.rows
     for u in [u for u in self._ids if u not in live]:
-      d = drawn.pop(u)
-      self._forgotten[d[5] + content_ids[d[4]].to_bytes(4, "little")] = self._ids.pop(u)
+      i = self._ids.pop(u)
+      self._forgotten[(content_ids[drawn.pop(u)[4]], tuple(rows[i][3]))] = i
 
   def reach(self, roots: list[int]) -> int:
     """How many rows the graphs of these rows hold together."""
@@ -261,7 +262,7 @@ class NodeTable:
       if (c := content_ids.get(d[4])) is None:
         c = content_ids[d[4]] = len(self.contents)
         self.contents.append(cache.contents[d[4]])
-      if self._forgotten and (i := self._forgotten.get(d[5] + c.to_bytes(4, "little"))) is not None:
+      if self._forgotten and (i := self._forgotten.get((c, tuple([ids[s] for s in u.src])))) is not None:
         ids[u] = i
         continue
       ids[u] = len(rows)
