@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -121,10 +122,14 @@ _LISTINGS = "tgviz_debug_listing"  # tinygrad's disk cache table of the -g build
 
 def _cached(cmd: list[str], source: str) -> str | None:
   """A -g build's listing from tinygrad's disk cache (where tinygrad keeps its compiled binaries; CACHELEVEL=0 turns
-  both off), or None. A clang build takes ~80 ms a kernel: a report of a real model waits seconds for them."""
+  both off), or None. A clang build takes ~80 ms a kernel: a report of a real model waits seconds for them. Only on
+  the main thread: tinygrad's one sqlite connection serves only the thread that opened it, and opened on another (the
+  widget's), it would refuse tinygrad's own compiles after."""
+  if threading.current_thread() is not threading.main_thread(): return None
   try: return diskcache_get(_LISTINGS, {"cmd": " ".join(cmd), "src": source})
-  except Exception: return None  # the cache cannot be read here (e.g. a thread other than the one that opened it)
+  except Exception: return None  # the cache cannot be read: build it
 
 
 def _cache(cmd: list[str], source: str, listing: str) -> None:
+  if threading.current_thread() is not threading.main_thread(): return
   with contextlib.suppress(Exception): diskcache_put(_LISTINGS, {"cmd": " ".join(cmd), "src": source}, listing)
