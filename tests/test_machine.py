@@ -65,3 +65,16 @@ def test_devices_without_machine_code_say_why(tutorial_trace):
   assert null.disassembly == "" and "NULL device" in null.disassembly_note
   assert null.program_uops and "__global__" in null.source
   assert tg.disassemble("CPU", None)[1].startswith("no binary was recorded")
+
+
+@needs_objdump
+def test_debug_listing_is_built_once_per_kernel(cpu_trace, monkeypatch):
+  """The -g build's objdump listing (the asm tab's line table) is kept in tinygrad's disk cache beside its binaries: the
+  same kernel's is not built again (here, with no clang to be found), a changed source's is."""
+  conv = next(k for k in cpu_trace.kernels if k.name == "r_2_2_2_2")
+  listing, why = tg.debug_listing("CPU", conv.source)
+  assert why is None and "r_2_2_2_2" in listing and re.search(r"^\S+:\d+", listing, re.M)  # objdump -l's line markers
+  monkeypatch.setenv("PATH", "")
+  assert tg.debug_listing("CPU", conv.source) == (listing, None)
+  listing2, why2 = tg.debug_listing("CPU", conv.source + "\n// another kernel\n")
+  assert listing2 == "" and why2 is not None and why2.startswith("compiling the kernel again with -g for its line info failed")

@@ -4,7 +4,8 @@ compiled binary, as the device's own compiler disassembles it (objdump for the C
 Owns: reading both from a rendered PROGRAM UOp (its LINEAR and BINARY sources) and running tinygrad's own print_uops
 and Compiler.disassemble, which print, into text; the columns of a print_uops row; saying in one line why there is no
 machine code where tinygrad can give none; and, for the view only (never the run), compiling a kernel's source again
-with the CPU device's clang flags plus -g, for the line table objdump reads from it. It records nothing and keeps no UOp.
+with the CPU device's clang flags plus -g, for the line table objdump reads from it (its listing kept in tinygrad's disk
+cache). It records nothing and keeps no UOp.
 """
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from tinygrad.device import Compiler
-from tinygrad.helpers import ansistrip, getenv
+from tinygrad.helpers import ansistrip, diskcache_get, diskcache_put, getenv
 from tinygrad.runtime.support.compiler_cpu import ClangCompiler
 from tinygrad.uop.ops import Ops, UOp, multirange_str
 
@@ -93,18 +95,41 @@ def clang_command(compiler: ClangCompiler, *extra: str) -> list[str]:
 
 def debug_listing(device: str, source: str) -> tuple[str, str | None]:
   """objdump's disassembly with line numbers (-d -l) of a kernel's source compiled again by the device's clang with its
-  flags plus -g, and None; or "" and one line saying why there is none. Slow (a compile): for a view that asks."""
+  flags plus -g, and None; or "" and one line saying why there is none. Slow (a compile): for a view that asks; kept in
+  tinygrad's disk cache beside its binaries, so the same kernel's is built once."""
   if device.split(":")[0].upper() == "NULL": return "", "a NULL device compiles nothing"
   compiler, why = _compiler(device)
   if compiler is None: return "", why
   if not isinstance(compiler, ClangCompiler):
     return "", f"line info comes from clang -g, and {device} compiles with tinygrad's {type(compiler).__name__}, not clang"
+  cmd = clang_command(compiler, "-g")
+  if (cached := _cached(cmd, source)) is not None: return cached, None
   try:
-    obj = subprocess.run(clang_command(compiler, "-g"), input=source.encode(), capture_output=True, check=True, timeout=120).stdout
+    obj = subprocess.run(cmd, input=source.encode(), capture_output=True, check=True, timeout=120).stdout
     with tempfile.TemporaryDirectory() as d:
       (path := Path(d) / "kernel.o").write_bytes(obj)
-      return subprocess.run(["objdump", "-d", "-l", str(path)], capture_output=True, check=True, text=True, timeout=120).stdout, None
+      listing = subprocess.run(["objdump", "-d", "-l", str(path)], capture_output=True, check=True, text=True, timeout=120).stdout
   except (OSError, subprocess.SubprocessError) as e:
     err = getattr(e, "stderr", None)
     detail = (err.decode(errors="replace") if isinstance(err, bytes) else err or str(e)).strip().splitlines()
     return "", f"compiling the kernel again with -g for its line info failed ({detail[0] if detail else type(e).__name__})"
+  _cache(cmd, source, listing)
+  return listing, None
+
+
+_LISTINGS = "tgviz_debug_listing"  # tinygrad's disk cache table of the -g builds' listings, by clang command and source
+
+
+def _cached(cmd: list[str], source: str) -> str | None:
+  """A -g build's listing from tinygrad's disk cache (where tinygrad keeps its compiled binaries; CACHELEVEL=0 turns
+  both off), or None. A clang build takes ~80 ms a kernel: a report of a real model waits seconds for them. Only on
+  the main thread: tinygrad's one sqlite connection serves only the thread that opened it, and opened on another (the
+  widget's), it would refuse tinygrad's own compiles after."""
+  if threading.current_thread() is not threading.main_thread(): return None
+  try: return diskcache_get(_LISTINGS, {"cmd": " ".join(cmd), "src": source})
+  except Exception: return None  # the cache cannot be read: build it
+
+
+def _cache(cmd: list[str], source: str, listing: str) -> None:
+  if threading.current_thread() is not threading.main_thread(): return
+  with contextlib.suppress(Exception): diskcache_put(_LISTINGS, {"cmd": " ".join(cmd), "src": source}, listing)

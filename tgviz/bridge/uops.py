@@ -7,6 +7,7 @@ source line). It only reads UOps: it records nothing, patches nothing and knows 
 from __future__ import annotations
 
 import hashlib
+import operator
 import re
 
 from tinygrad.dtype import dtypes
@@ -143,16 +144,22 @@ def note_line(note: str) -> str:
   return _clip(note, 1)[0]
 
 
-def _node(u: UOp, notes: dict[str, str] | None = None, keys: list[str | None] | None = None) -> Node:
-  """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it ("CONST1 2.0": source
-  1); a kernel's CALL also says the kernel's Tensor operations (notes: see Recording.call_notes). js/replay.js labels
-  the nodes a report's page rebuilds the same way. keys: its sources' keys (None: folded), for what folding reads."""
+def _label(u: UOp, notes: dict[str, str] | None = None) -> list[str]:
+  """A UOp's label lines (see _node)."""
   label = _base_label(u)
   for i, s in enumerate(u.src):
     if _foldable(s):
       head, first = _fold_text(s)
       label.append(_cut(f"{head}{i} {first}"))
   if notes and u.op is Ops.CALL and u.src and (note := notes.get(node_key(u.src[0]))): label.append(note_line(note))
+  return label
+
+
+def _node(u: UOp, notes: dict[str, str] | None = None, keys: list[str | None] | None = None) -> Node:
+  """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it ("CONST1 2.0": source
+  1); a kernel's CALL also says the kernel's Tensor operations (notes: see Recording.call_notes). js/replay.js labels
+  the nodes a report's page rebuilds the same way. keys: its sources' keys (None: folded), for what folding reads."""
+  label = _label(u, notes)
   if keys is None: return Node(node_key(u), u.op.name, family(u), tuple(label))
   dt, intlike, text, shape = fold_info(u)
   return Node(node_key(u), u.op.name, family(u), tuple(label), dt, intlike, text,
@@ -236,28 +243,30 @@ class NodeTable:
     if (i := ids.get(root)) is not None: return i
     cache, rows, content_ids = self._cache, self.rows, self._content_ids
     drawn = cache.drawn
-    stack = [(root, False)]
+    stack = [root]  # a node is added once its sources are: it stays under them, and is met again when they are in
     while stack:
-      u, ready = stack.pop()
-      if u in ids: continue
-      if not ready:
-        stack.append((u, True))
-        stack.extend([(s, False) for s in u.src if s not in ids])
+      if (u := stack[-1]) in ids:
+        stack.pop()
         continue
+      src = u.src
+      if missing := [s for s in src if s not in ids]:
+        stack.extend(missing)
+        continue
+      stack.pop()
       if (d := drawn.get(u)) is None:
-        below = [drawn[s] for s in u.src]  # the sources are in already
-        arg = repr(u.arg) if isinstance(u.arg, float) else u.arg  # 0.0 == -0.0, drawn apart
-        folded = tuple((i, s) for i, (s, e) in enumerate(zip(u.src, below, strict=True)) if e[3])  # constants its label folds in
-        made_of = (u.op, u.dtype, type(arg), arg, folded, u.src[0] if u.op is Ops.CALL and u.src else None)
-        if (lab := cache.labels.get(made_of)) is None:
-          n = _node(u, cache.notes)
-          lab = cache.labels[made_of] = (n.family, list(n.label))
-        content = (u.op, u.dtype, type(arg), arg, u.tag)
-        if content not in cache.contents:
-          text = str((u.op, u.dtype, u.arg))
-          cache.contents[content], cache.texts[content] = [text, _base_label(u), list(fold_info(u))], text.encode()
+        below = [drawn[s] for s in src]  # the sources are in already
+        op, dtype, uarg = u.op, u.dtype, u.arg
+        arg = repr(uarg) if isinstance(uarg, float) else uarg  # 0.0 == -0.0, drawn apart
+        folds = [e[3] for e in below]
+        folded = tuple([(i, src[i]) for i, f in enumerate(folds) if f]) if any(folds) else ()  # constants its label folds in
+        made_of = (op, dtype, type(arg), arg, folded, src[0] if op is Ops.CALL and src else None)
+        if (lab := cache.labels.get(made_of)) is None: lab = cache.labels[made_of] = (family(u), _label(u, cache.notes))
+        content = (op, dtype, type(arg), arg, u.tag)
+        if (text_bytes := cache.texts.get(content)) is None:
+          text = str((op, dtype, uarg))
+          cache.contents[content], cache.texts[content] = [text, _base_label(u), list(fold_info(u))], (text_bytes := text.encode())
         # UOp.key from its sources' keys, already here (tinygrad's property walks the whole graph below each new node)
-        key = hashlib.sha256(cache.texts[content] + b"".join([e[5] for e in below])).digest()
+        key = hashlib.sha256(text_bytes + b"".join([e[5] for e in below])).digest()
         d = drawn[u] = (key.hex()[:12], lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content, key)
       if (c := content_ids.get(d[4])) is None:
         c = content_ids[d[4]] = len(self.contents)
@@ -266,7 +275,7 @@ class NodeTable:
         ids[u] = i
         continue
       ids[u] = len(rows)
-      rows.append([d[0], d[1], d[2], [ids[s] for s in u.src], d[3], c])
+      rows.append([d[0], d[1], d[2], [ids[s] for s in src], d[3], c])
     return ids[root]
 
 
@@ -307,10 +316,11 @@ def _packed_sources(rows: list[list]) -> list[list[int]]:
     srcs = row[3]
     cands = recent.setdefault((row[5], len(srcs)), [])
     if not cands: out.append([i - s for s in srcs])
+    elif srcs == (last := rows[cands[-1]][3]): out.append([0] * len(srcs))  # the most recent one is the same: it wins
     else:
-      same = [sum(s == t for s, t in zip(srcs, rows[c][3], strict=True)) for c in reversed(cands)]
+      same = [sum(map(operator.eq, srcs, rows[c][3])) for c in reversed(cands)]  # (same lengths: the key says so)
       q = same.index(max(same))
-      enc = [0 if s == t else i - s for s, t in zip(srcs, rows[cands[-1 - q]][3], strict=True)]
+      enc = [0 if s == t else i - s for s, t in zip(srcs, rows[cands[-1 - q]][3] if q else last, strict=True)]
       out.append([-q, *enc] if q else enc)
     cands.append(i)
     if len(cands) > _TEMPLATES: del cands[0]
