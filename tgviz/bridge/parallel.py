@@ -4,15 +4,17 @@ what the workers recorded in task order, so the trace is the one a PARALLEL=0 ca
 
 Owns: ParallelCompiles (the capture's patch: the pool lower_and_compile gets runs traced_compile, and each task's records
 are merged), traced_compile (one task in a worker: tgviz's recorders on around tinygrad's own _compile_kernel, what they
-recorded returned as plain data), CallCaches (tinygrad's rewriting helpers' caches, shared between the capture and its
-workers) and the merge. The workers stay tinygrad's: a task puts its patches on and takes them all off again, so between
+recorded returned as plain data; MissRecorder) and the merge, which also takes the workers' results of tinygrad's cached
+rewriting helpers into the capture's caches. The workers stay tinygrad's: a task puts its patches on and takes them all off again, so between
 tasks and after the capture the pool is the plain kind. It must not decide when it is entered (capture.Tracker does).
 """
 from __future__ import annotations
 
+import gc
 import importlib
 import itertools
 import sys
+import types
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from multiprocessing.pool import ExceptionWithTraceback
@@ -42,7 +44,7 @@ _BLOCKS = itertools.count(1 << 8)
 class TaskRecord:
   """What one compile task recorded, numbered as the capture's table: tinygrad's tracked groups (a kernel's renderer
   left out, ``kernel`` says which) and steps, the UOps the task made, what each step returned (by group and step
-  index), the lines each rendered source maps to, the opts' steps, the rewriting helpers' misses (CallCaches)."""
+  index), the lines each rendered source maps to, the opts' steps, the rewriting helpers' misses (MissRecorder)."""
   keys: list[TracingKey]
   kernel: list[bool]
   ctxs: list[list[TrackedGraphRewrite]]
@@ -79,49 +81,69 @@ class TaskTables(Patch):
         if (u := ref()) is not None: u.__dict__.pop(_TRACE_NUM, None)
 
 
-_MISSING = object()
+def _shim(*args: Any, _tgviz_miss: Any = None, **kwargs: Any) -> Any:
+  """The code a cached helper runs while MissRecorder watches it: its miss handed to the recorder."""
+  return _tgviz_miss(args, kwargs)
 
 
-class CallCaches(Patch):
-  """tinygrad's functools caches of helpers that run graph rewrites (a hit hides the steps a call would make), each
-  replaced for a block by a dict over the uncached function, wherever tinygrad's modules bind it: a capture starts them
-  empty, and merges into them what its compile workers computed, so that a helper's call is a hit where it would have
-  been one had every kernel compiled here, in order. ``record``: note each miss (a worker's), as a tree of
-  [cache index, key, result, group, first step, end step, inner misses] in ``calls``."""
+def _cache_key(args: tuple, kwargs: dict) -> Any:
+  """The key functools' C cache stores a call's result under (None: a call with keywords, not followed)."""
+  if kwargs: return None
+  return args[0] if len(args) == 1 and type(args[0]) in (int, str) else args
 
-  def __init__(self, caches: list[Any], record: bool = False) -> None:
-    self.caches, self.record = caches, record
-    self.names = [(c.__module__, c.__name__) for c in caches]  # how a worker finds them (the objects, while patched, are not)
-    self.results: list[dict] = [{} for _ in caches]
+
+def cache_dict(cache: Any) -> dict | None:
+  """The dict an unbounded functools cache (functools.cache) keeps its results in, by _cache_key; None for a bounded one
+  (its dict holds the links of its LRU list)."""
+  if cache.cache_parameters()["maxsize"] is not None: return None
+  return next((d for d in gc.get_referents(cache) if type(d) is dict and d is not cache.__dict__), None)
+
+
+class MissRecorder:
+  """In a compile worker, for one task: tinygrad's caches of helpers that run graph rewrites emptied, and each miss noted
+  (the function the cache calls runs _shim's code meanwhile: the module globals that name the cache, which tinygrad's
+  compiled patterns copy, are left alone), as a tree of [cache index, key, result, group, first step, end step, inner
+  misses] in ``calls``."""
+
+  def __init__(self, caches: list[Any]) -> None:
+    self.caches = caches
     self.calls: list[list] = []
     self._open: list[list] = []              # the misses running now, innermost last
+    self._undo: list[tuple[Any, Any, Any]] = []
 
-  def patches(self) -> list[tuple[Any, dict[str, Any]]]:
-    found: dict[int, int] = {id(c): i for i, c in enumerate(self.caches)}
-    out = []
-    for name, mod in list(sys.modules.items()):
-      if not name.startswith("tinygrad.") or mod is None: continue
-      bound = {attr: self._cached(found[id(v)]) for attr, v in list(vars(mod).items()) if id(v) in found}
-      if bound: out.append((mod, bound))
-    return out
+  def __enter__(self) -> MissRecorder:
+    try:
+      for i, cache in enumerate(self.caches):
+        cache.cache_clear()
+        fn = cache.__wrapped__
+        if cache_dict(cache) is None or not isinstance(fn, types.FunctionType) or fn.__closure__ is not None: continue
+        own = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__)
+        own.__kwdefaults__ = fn.__kwdefaults__
+        self._undo.append((fn, fn.__code__, fn.__kwdefaults__))
+        fn.__code__, fn.__kwdefaults__ = _shim.__code__, {"_tgviz_miss": self._miss(i, own)}
+    except BaseException:
+      self.__exit__()
+      raise
+    return self
 
-  def _cached(self, i: int) -> Any:
-    fn, results, record, opened = self.caches[i].__wrapped__, self.results[i], self.record, self._open
-    def cached(*args: Any, **kwargs: Any) -> Any:
-      key = (args, tuple(kwargs.items())) if kwargs else args
-      if (hit := results.get(key, _MISSING)) is not _MISSING: return hit
-      if not record:
-        results[key] = ret = fn(*args, **kwargs)
-        return ret
+  def __exit__(self, *exc: object) -> None:
+    while self._undo:
+      fn, code, kwdefaults = self._undo.pop()
+      fn.__code__, fn.__kwdefaults__ = code, kwdefaults
+
+  def _miss(self, i: int, fn: Any) -> Any:
+    opened = self._open
+    def miss(args: tuple, kwargs: dict) -> Any:
+      if (key := _cache_key(args, kwargs)) is None: return fn(*args, **kwargs)
       g = ops.active_group[-1] if ops.active_group else len(ops.tracked_ctxs) - 1
       call = [i, key, None, g, len(ops.tracked_ctxs[g]), 0, []]
-      (opened[-1][6] if opened else self.calls).append(call)
       opened.append(call)
-      try: results[key] = call[2] = fn(*args, **kwargs)
+      try: call[2] = fn(*args, **kwargs)
       finally: opened.pop()
       call[5] = len(ops.tracked_ctxs[g])
+      (opened[-1][6] if opened else self.calls).append(call)
       return call[2]
-    return cached
+    return miss
 
 
 Job = tuple[tuple[int, tuple[UOp, Renderer], dict], list[tuple[str, str]], list[int], int]
@@ -131,12 +153,12 @@ def traced_compile(job: Job) -> tuple[int, UOp | None, TaskRecord, Any]:
   """One of lower_and_compile's tasks (with the rewriting helpers' names, the numbers of the AST's nodes in toposort
   order and the first number of the task's block), run in a worker under tgviz's recorders: (index, program or None,
   what it recorded, the error it raised or None). Like the capture, a task starts from empty caches: tinygrad's program
-  cache (the worker's may hold this kernel from before) and the rewriting helpers' (CallCaches)."""
+  cache (the worker's may hold this kernel from before) and the rewriting helpers' (MissRecorder)."""
   task, names, numbers, first = job
   to_program_cache.clear()
   ast, renderer = task[1]
   tables, lines, opts = TaskTables(ast, numbers, first), LineRecorder(), OptStepRecorder()
-  calls = CallCaches([getattr(importlib.import_module(module), name) for module, name in names], record=True)
+  calls = MissRecorder([getattr(importlib.import_module(module), name) for module, name in names])
   steps = StepRecorder(OriginRecorder())     # (a kernel's origins are the capture's to find: it saw the lines that made them)
   prg, error = None, None
   with ExitStack() as stack:
@@ -166,7 +188,7 @@ class _TracedPool:
     # the stack of a PARALLEL=0 compile outside _compile_kernel: lower_and_compile's frame and those calling it
     outer = helpers.get_stacktrace(sys._getframe(0)) or ()
     asts = [list(t[1][0].toposort()) for t in todo]
-    jobs = [(t, self.parallel.calls.names, [u.trace_num for u in ast], _BLOCK * next(_BLOCKS)) for t, ast in zip(todo, asts, strict=True)]
+    jobs = [(t, self.parallel.names, [u.trace_num for u in ast], _BLOCK * next(_BLOCKS)) for t, ast in zip(todo, asts, strict=True)]
     return self._merged(todo, asts, self.pool.imap(traced_compile, jobs), outer)
 
   def _merged(self, todo: list, asts: list[list[UOp]], results: Any, outer: tuple) -> Any:
@@ -179,18 +201,18 @@ class _TracedPool:
 class ParallelCompiles(Patch):
   """While a capture runs, the worker pool lower_and_compile compiles in (PARALLEL > 0, several kernels, no BEAM) runs
   traced_compile, and each task's records join the capture's tables in task order: groups and steps appended as
-  tinygrad appends them, but for the steps of a helper's call that would have been a cache hit here (CallCaches); the
+  tinygrad appends them, but for the steps of a helper's call that would have been a cache hit here (see _hits); the
   task's UOps into the capture's table; outputs in ``out`` (id(step) -> trace number), lines, origins and opts' steps in
   the recorders the capture hands over. ``caches``: tinygrad's caches of helpers that run graph rewrites. ``serial``:
   compile in the capture's own process instead (as PARALLEL=0)."""
 
   def __init__(self, origins: OriginRecorder, lines: LineRecorder, opts: OptStepRecorder, caches: list[Any]) -> None:
     self.origins, self.lines, self.opts, self.serial = origins, lines, opts, False
-    self.calls = CallCaches(caches)
+    self.caches, self.names = caches, [(c.__module__, c.__name__) for c in caches]  # how a worker finds them
     self.out: dict[int, int] = {}
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
-    return [(realize, {"get_worker_pool": self._pool}), *self.calls.patches()]
+    return [(realize, {"get_worker_pool": self._pool})]
 
   def _pool(self) -> _TracedPool | None:
     if self.serial or (pool := worker.get_worker_pool()) is None: return None
@@ -228,10 +250,12 @@ class ParallelCompiles(Patch):
     hit, its steps (its inner calls' too) never made (group -> step indices); a miss is cached here, and its inner calls
     taken in turn."""
     hidden: dict[int, set[int]] = {}
+    dicts = [cache_dict(c) for c in self.caches]
     todo = list(reversed(calls))
     while todo:
       i, key, result, g, start, end, inner = todo.pop()
-      if key in (results := self.calls.results[i]): hidden.setdefault(g, set()).update(range(start, end))
+      if (results := dicts[i]) is None: continue
+      if key in results: hidden.setdefault(g, set()).update(range(start, end))
       else:
         results[key] = result
         todo.extend(reversed(inner))
