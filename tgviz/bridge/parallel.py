@@ -17,7 +17,7 @@ import sys
 import types
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from multiprocessing.pool import ExceptionWithTraceback
+from multiprocessing.pool import ExceptionWithTraceback  # type: ignore[attr-defined]  # (the pool's own, untyped)
 from typing import Any
 
 from tinygrad import helpers
@@ -71,7 +71,11 @@ class TaskTables(Patch):
 
   def __enter__(self) -> TaskTables:
     super().__enter__()
-    for u, n in zip(self.ast.toposort(), self.numbers, strict=True): u.__dict__[_TRACE_NUM] = n
+    try:
+      for u, n in zip(self.ast.toposort(), self.numbers, strict=True): u.__dict__[_TRACE_NUM] = n
+    except BaseException:
+      self.__exit__()
+      raise
     return self
 
   def __exit__(self, *exc: object) -> None:
