@@ -1,11 +1,11 @@
 """Many cores: a capture that compiles its kernels in tinygrad's worker pool (PARALLEL > 0, each worker traced, the records
 merged in task order) against a plain run with the same PARALLEL; and, per kernel, what predicts the ratio on more cores.
 
-Run: nice -n 10 .venv/bin/python benchmarks/parallel_capture.py   (MODEL=mnist|gpt|resnet|lstm, default mnist; REPS=2;
-DEV defaults to CPU, as benchmarks/model_scale.py). Minutes on 2 cores. Prints:
-  measured   per PARALLEL in 1, 2, 4: the model's step in a fresh process (tgviz imported in both, so the same device
-             set-up), plain and under tgviz.capture(), the fastest of REPS (interleaved), the ratio; and how much of each
-             was lower_and_compile (tinygrad's compile of the kernels, in the pool).
+Run: nice -n 10 .venv/bin/python benchmarks/parallel_capture.py   (MODEL=mnist|gpt|resnet|lstm, default mnist; REPS=1;
+PARALLELS=1,2,4; DEV defaults to CPU, as benchmarks/model_scale.py). Minutes on 2 cores. Prints:
+  measured   per PARALLEL: the model's step in a fresh process (tgviz imported in both, so the same device set-up),
+             plain and under tgviz.capture(), the fastest of REPS (interleaved), the ratio; and how much of each was
+             lower_and_compile (tinygrad's compile of the kernels, in the pool when PARALLEL > 0).
   per kernel in one process, each of the step's compile tasks again: tinygrad's _compile_kernel as a plain worker runs it,
              and traced_compile as a capture's worker runs it (its pickled result's round trip included), caches emptied
              before each, as a capture's workers empty them; the capture's merge of a task's records (from a
@@ -14,7 +14,7 @@ DEV defaults to CPU, as benchmarks/model_scale.py). Minutes on 2 cores. Prints:
   expected   the ratio on 1, 2, 4, 16 and 64 cores from those figures: each compile batch (one lower_and_compile) takes
              max(sum of its tasks / N, its longest task) in workers, and for the capture at least its merges, done one
              after another in the capture's process; the rest of the step as measured at PARALLEL=0 (its schedule and
-             runs: tracked in the capture, not in the plain run).
+             runs: tracked in the capture, not in the plain run) as measured at the first PARALLEL.
 """
 import json
 import os
@@ -129,18 +129,19 @@ def expected(n: int, k: dict, rest_plain: float, rest_captured: float, extra_imp
 
 def main() -> None:
   name = os.environ.get("MODEL", "mnist")
-  script, reps = str(MODELS[name]), int(os.environ.get("REPS", "2"))
+  script, reps = str(MODELS[name]), int(os.environ.get("REPS", "1"))
+  counts = [int(n) for n in os.environ.get("PARALLELS", "1,2,4").split(",")]
   print(f"{name} ({os.environ.get('DEV', 'CPU')}), {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
         f"(a shared machine: the times are noisy)")
-  child(["step", "plain", script], {**ENV, "PARALLEL": "0"})  # warm tinygrad's disk cache of compiled kernels
+  child(["step", "plain", script], {**ENV, "PARALLEL": str(counts[0])})  # warm tinygrad's disk cache of compiled kernels
   runs: dict[tuple[int, str], list[dict]] = {}
   for _ in range(reps):
-    for workers in (0, 1, 2, 4):
+    for workers in counts:
       for mode in ("plain", "captured"):
         runs.setdefault((workers, mode), []).append(child(["step", mode, script], {**ENV, "PARALLEL": str(workers)}))
   best = {key: min(rs, key=lambda r: r["wall"]) for key, rs in runs.items()}
   print(f"{'PARALLEL':>8s} {'plain':>8s} {'(compile)':>9s} {'captured':>9s} {'(compile)':>9s} {'ratio':>6s}")
-  for workers in (0, 1, 2, 4):
+  for workers in counts:
     p, c = best[(workers, "plain")], best[(workers, "captured")]
     print(f"{workers:8d} {p['wall']:7.1f}s {p['compile']:8.1f}s {c['wall']:8.1f}s {c['compile']:8.1f}s {c['wall'] / p['wall']:5.2f}x")
   k = child(["kernels", script])
@@ -150,9 +151,10 @@ def main() -> None:
         f"compile plain {1e3 * sum(plain_k) / len(plain_k):.0f} ms, traced in a worker {1e3 * sum(traced_k) / len(traced_k):.0f} ms "
         f"({sum(traced_k) / sum(plain_k):.2f}x), merged in the capture {1e3 * sum(k['merges']) / max(1, len(k['merges'])):.1f} ms; "
         f"tgviz's import in a worker {extra:.2f} s")
-  rest_p = best[(0, "plain")]["wall"] - best[(0, "plain")]["compile"]
-  rest_c = best[(0, "captured")]["wall"] - best[(0, "captured")]["compile"]
-  print(f"the rest of the step (schedule, runs) at PARALLEL=0: plain {rest_p:.1f} s, captured {rest_c:.1f} s ({rest_c / rest_p:.2f}x)")
+  first_p, first_c = best[(counts[0], "plain")], best[(counts[0], "captured")]
+  rest_p, rest_c = first_p["wall"] - first_p["compile"], first_c["wall"] - first_c["compile"]
+  print(f"the rest of the step (schedule, runs) at PARALLEL={counts[0]}: plain {rest_p:.1f} s, captured {rest_c:.1f} s "
+        f"({rest_c / rest_p:.2f}x)")
   print("expected on N cores: " + ", ".join(f"{n}: {c:.1f} s / {p:.1f} s = {c / p:.2f}x"
                                             for n in (1, 2, 4, 16, 64) for p, c in [expected(n, k, rest_p, rest_c, extra)]))
 
