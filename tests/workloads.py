@@ -42,18 +42,20 @@ def softmax() -> None:
   Tensor.randn(8, 33).softmax(1).realize()
 
 
-def mlp_train() -> None:
-  """One SGD training step of a 784-128-10 MLP on a batch of 32 (its biggest rewrite step has thousands of matches)."""
+def mlp_train(sizes: tuple[int, int, int] = (784, 128, 10), batch: int = 32) -> list:
+  """One SGD training step of a 784-128-10 MLP on a batch of 32 (its biggest rewrite step has thousands of matches), or
+  of other sizes; returns the loss and both weights after the step (Tensors)."""
   from tinygrad import Context, Tensor, nn
   from tinygrad.nn.optim import SGD
   Tensor.manual_seed(0)
-  l1, l2 = nn.Linear(784, 128), nn.Linear(128, 10)
+  l1, l2 = nn.Linear(sizes[0], sizes[1]), nn.Linear(sizes[1], sizes[2])
   opt = SGD([l1.weight, l1.bias, l2.weight, l2.bias], lr=0.01)
-  x, y = Tensor.randn(32, 784), Tensor.randint(32, high=10)
+  x, y = Tensor.randn(batch, sizes[0]), Tensor.randint(batch, high=sizes[2])
   with Context(TRAINING=1):
     opt.zero_grad()
-    l2(l1(x).relu()).sparse_categorical_crossentropy(y).backward()
+    loss = l2(l1(x).relu()).sparse_categorical_crossentropy(y).backward()
     opt.step()
+  return [loss, l1.weight, l2.weight]
 
 
 def jit_train(steps: int = 4) -> None:

@@ -46,6 +46,9 @@ class BeamSearch:
     return [c for c in self.candidates if c.time is not None]
 
 
+def _no_pool() -> None: return None
+
+
 class BeamRecorder(Patch):
   """Records each BEAM search of a capture (``searches``: the tracked group index of the kernel -> its BeamSearch)."""
 
@@ -73,7 +76,7 @@ class BeamRecorder(Patch):
     def recorded_compile(x):
       i, ret = try_compile(x)
       if (now := self._now) is not None:
-        if i == 0: self._round += 1  # (without a worker pool, as in a capture, candidates compile in order)
+        if i == 0: self._round += 1  # (candidates compile in order: no worker pool)
         now.candidates.append(Candidate(opts_of(x[1].applied_opts), self._round, ret is not None))
       return i, ret
 
@@ -87,5 +90,7 @@ class BeamRecorder(Patch):
       if table == "beam_search" and self._now is not None: self._now.cached = val is not None
       return val
 
+    # candidates compile in the capture's process, in order, where _try_compile sees them (a capture keeps the user's
+    # PARALLEL for kernels' compiles only: see parallel.ParallelCompiles)
     return [(search, {"beam_search": recorded_search, "_try_compile": recorded_compile, "_time_program": recorded_time,
-                      "diskcache_get": recorded_cache_get})]
+                      "diskcache_get": recorded_cache_get, "get_worker_pool": _no_pool})]

@@ -18,6 +18,7 @@ from tinygrad.uop.ops import UOpMetaClass
 from tgviz.bridge.beam import BeamRecorder
 from tgviz.bridge.env import default_device
 from tgviz.bridge.opts import OptStepRecorder
+from tgviz.bridge.parallel import ParallelCompiles
 from tgviz.bridge.profiler import Profiler
 from tgviz.bridge.recorders import (
   KernelTimer,
@@ -100,22 +101,25 @@ class Tracker:
     self._profiler = Profiler(self.device or default_device())
     self._steps = StepRecorder(self._origins)
     self._beam, self._opts = BeamRecorder(), OptStepRecorder()
+    self._parallel = ParallelCompiles(self._origins, self._lines, self._opts, _rewriting_caches(len(sys.modules)))
     with ExitStack() as stack:
       if not self._tables.shared: stack.callback(_drop_trace_nums)  # last, once the table they index is handed over
       stack.enter_context(self._tables)
       stack.callback(self._number_outputs)                         # while the capture's UOp table is still tinygrad's
       stack.enter_context(MatchRecorder())
       stack.enter_context(self._steps)
-      ctx: dict[str, Any] = {"TRACK_MATCH_STATS": 2, "VIZ": -1, "PARALLEL": 0}
+      ctx: dict[str, Any] = {"TRACK_MATCH_STATS": 2, "VIZ": -1}  # PARALLEL stays the user's: see ParallelCompiles
       if self.device is not None: ctx["DEV"] = self.device
       stack.enter_context(Context(**ctx))
       stack.enter_context(StackRecorder())
       stack.enter_context(self._lines)
       stack.enter_context(self._origins)
-      if default_device().upper().startswith("NULL"): stack.enter_context(SourceOnlyCompilers())
+      if (null := default_device().upper().startswith("NULL")): stack.enter_context(SourceOnlyCompilers())
       stack.enter_context(self._timer)
       stack.enter_context(self._beam)
       stack.enter_context(self._opts)
+      self._parallel.serial = null   # a NULL device's source-only compilers do not travel to compile workers
+      stack.enter_context(self._parallel)
       if self.profile: stack.enter_context(self._profiler)         # after KernelTimer: its launch times come from there
       # our own group first, so rewrites outside any tinygrad group land in this capture and nowhere else
       ops.add_trace_group(TracingKey("capture", tb=None))
@@ -126,6 +130,7 @@ class Tracker:
     """What each step returned, by trace number in the capture's table (numbering every result as the capture runs
     would cost capture time: those still alive at the end are numbered now)."""
     self._out = {sid: u.trace_num for sid, ref in self._steps.io.items() if (u := ref()) is not None}
+    self._out.update(self._parallel.out)  # what compile workers' steps returned
     self._steps.io = {}
 
   def __exit__(self, *exc: object) -> None:

@@ -234,6 +234,10 @@ class OriginRecorder(Patch):
     """Note the graph a group starts from (a kernel's AST: its origins). Whether the group is a kernel's codegen."""
     g = ops.active_group[-1] if ops.active_group else len(ops.tracked_ctxs) - 1
     if (kernel := self.kinds.get(g)) is not None: return kernel
+    return self.note(g, root)
+
+  def note(self, g: int, root: UOp) -> bool:
+    """Note the graph tracked group g starts from (see seen; a compile worker's group is noted when merged)."""
     kernel = self.kinds[g] = root.op is Ops.SINK and isinstance(root.arg, ops.KernelInfo)
     if kernel:
       found = {id(m): m for u in root.toposort() for m in self._meta(u)}
