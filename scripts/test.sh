@@ -8,4 +8,8 @@ bash scripts/install.sh test
 .venv/bin/ruff check .
 .venv/bin/mypy
 node_modules/.bin/tsc -p tsconfig.json  # the JS (js/*.js) type-checked from its JSDoc: checkJs, see tsconfig.json
+# tinygrad compiles in a pool of worker processes by default (PARALLEL: the core count), and so do captures; each of the
+# suite's many short-lived processes (`tgviz run`s, notebook kernels) would start and stop a pool of its own. The suite
+# compiles in-process unless PARALLEL is set; tests/test_parallel.py sets PARALLEL itself and covers the pool.
+export PARALLEL="${PARALLEL:-0}"
 exec .venv/bin/python -m pytest -q "$@"

@@ -112,17 +112,17 @@ print(json.dumps({{"seen": seen(trace), "loss": float(ns["value"]), "kernels": l
 
 
 @pytest.mark.slow
-def test_the_mnist_step_traced_with_2_and_4_workers_is_the_trace_of_parallel_0(tmp_path):
-  """Each in a fresh process: tinygrad makes its pool once, of PARALLEL's size then."""
+def test_the_mnist_step_traced_with_4_workers_is_the_trace_of_parallel_0(tmp_path):
+  """Each in a fresh process: tinygrad makes its pool once, of PARALLEL's size then (2 workers: the MLP test above)."""
   script = tmp_path / "run.py"
   script.write_text(SCRIPT.format(tests=str(ROOT / "tests"), script=str(workloads.EXAMPLES / "mnist_train_step.py")))
   env = {**os.environ, "PYTHONPATH": str(ROOT), "DEV": "CPU"}
   runs = {}
-  for workers in (0, 2, 4):
+  for workers in (0, 4):
     r = subprocess.run([sys.executable, str(script), str(workers)], capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     runs[workers] = json.loads(r.stdout.strip().splitlines()[-1])
   assert runs[0]["kernels"] > 50
-  for workers in (2, 4):
+  for workers in (4,):
     assert runs[workers]["loss"] == runs[0]["loss"]
     assert runs[workers]["seen"] == runs[0]["seen"]
