@@ -186,9 +186,6 @@ def main() -> None:
     print(f"  tgviz run's peak RSS: {r['capture'] / MiB:.0f} MiB when the capture ended, {r['parent'] / MiB:.0f} MiB "
           f"writing the report (the process that captured); {r['workers'] / MiB:.0f} MiB in its report workers "
           f"(sampled every 0.2 s)", flush=True)
-    print(f"  tgviz run's peak RSS: {r['capture'] / MiB:.0f} MiB when the capture ended, {r['parent'] / MiB:.0f} MiB "
-          f"writing the report (the process that captured); {r['workers'] / MiB:.0f} MiB in its report workers "
-          f"(sampled every 0.2 s)", flush=True)
     if os.environ.get("DETAILS"): details(MODELS[name])
 
 
