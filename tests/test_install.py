@@ -68,12 +68,12 @@ def test_runtime_dependencies_are_ranges_without_caps():
 @pytest.mark.slow
 def test_quick_tests_pass_with_every_dependency_at_its_minimum(tmp_path):
   """uv's lowest-direct resolution: every direct dependency at the minimum pyproject.toml declares (their own
-  dependencies at the newest that fit), then the quick tests (not slow, not browser) against it."""
+  dependencies at the newest that fit), then the quick tests (not slow, not browser) against it, on two workers."""
   venv = tmp_path / "lowest"
   run([sys.executable, "-m", "venv", "--without-pip", venv])
   python = venv / "bin" / "python"
-  pytest_pin = str(locked()["pytest"][0])
-  run([sys.executable, "-m", "uv", "pip", "install", "-q", "--python", python, "--resolution", "lowest-direct", "-e", REPO, pytest_pin])
+  pins = [str(locked()[name][0]) for name in ("pytest", "pytest-xdist")]
+  run([sys.executable, "-m", "uv", "pip", "install", "-q", "--python", python, "--resolution", "lowest-direct", "-e", REPO, *pins])
   frozen = run([sys.executable, "-m", "uv", "pip", "freeze", "--python", python]).splitlines()
   versions = {canonicalize_name(n): v for n, _, v in (ln.partition("==") for ln in frozen) if v}
   for req in RUNTIME:
@@ -81,9 +81,10 @@ def test_quick_tests_pass_with_every_dependency_at_its_minimum(tmp_path):
       (spec,) = req.specifier
       found = versions[canonicalize_name(req.name)]
       assert Version(found) == Version(spec.version), f"lowest-direct installed {req.name} {found}, not {spec.version}"
-  # test_examples.py (all slow) needs the notebook runner of the test extra
+  # test_examples.py (all slow) needs the notebook runner of the test extra. Two workers (pytest-xdist), a test file
+  # each at a time: the run is some 5 minutes on one, a fifth of the whole suite's
   out = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow and not browser", "--ignore", "tests/test_examples.py",
-             "--basetemp", tmp_path / "pytest"], cwd=REPO, timeout=900)
+             "-n", "2", "--dist", "loadfile", "--basetemp", tmp_path / "pytest"], cwd=REPO, timeout=900)
   assert " passed" in out and " failed" not in out
 
 
