@@ -1,5 +1,6 @@
-"""Many cores: a capture that compiles its kernels in tinygrad's worker pool (PARALLEL > 0, each worker traced, the records
-merged in task order) against a plain run with the same PARALLEL; and, per kernel, what predicts the ratio on more cores.
+"""Many cores: a capture that compiles its kernels in tinygrad's worker pool (PARALLEL of 3 or more, each worker traced, the
+records merged in task order; below 3 the capture compiles in its own process, see parallel.POOL_FROM) against a plain
+run with the same PARALLEL; and, per kernel, what predicts the ratio on more cores.
 
 Run: nice -n 10 .venv/bin/python benchmarks/parallel_capture.py   (MODEL=mnist|gpt|resnet|lstm, default mnist; REPS=1;
 PARALLELS=1,2,4; DEV defaults to CPU, as benchmarks/model_scale.py). Minutes on 2 cores. Prints:
@@ -9,7 +10,7 @@ PARALLELS=1,2,4; DEV defaults to CPU, as benchmarks/model_scale.py). Minutes on 
   per kernel in one process, each of the step's compile tasks again: tinygrad's _compile_kernel as a plain worker runs it,
              and traced_compile as a capture's worker runs it (its pickled result's round trip included), caches emptied
              before each, as a capture's workers empty them; the capture's merge of a task's records (from a
-             PARALLEL=2 capture); the import a traced worker adds (tgviz, once per worker process: tinygrad replaces a
+             PARALLEL=3 capture); the import a traced worker adds (tgviz, once per worker process: tinygrad replaces a
              worker after 16 tasks).
   expected   the ratio on 1, 2, 4, 16 and 64 cores from those figures: each compile batch (one lower_and_compile) takes
              max(sum of its tasks / N, its longest task) in workers, and for the capture at least its merges, done one
@@ -60,7 +61,7 @@ def child_step(mode: str, script: str) -> dict:
 
 def child_kernels(script: str) -> dict:
   """Per compile task of the step: plain and traced compile seconds, batch by batch; the merge seconds of each task of a
-  PARALLEL=2 capture."""
+  PARALLEL=3 capture."""
   from tinygrad.codegen import to_program_cache
   from tinygrad.engine import realize
   from tinygrad.helpers import Context
@@ -97,7 +98,7 @@ def child_kernels(script: str) -> dict:
     try: return merge(self, *args)
     finally: merges.append(time.perf_counter() - st)
   parallel.ParallelCompiles.merge = timed_merge
-  with tgviz.capture(env={"PARALLEL": 2}): runpy.run_path(script, run_name="__main__")
+  with tgviz.capture(env={"PARALLEL": parallel.POOL_FROM}): runpy.run_path(script, run_name="__main__")  # (fewer: no pool)
   return {"plain": plain, "traced": traced, "merges": merges}
 
 

@@ -78,3 +78,23 @@ def test_debug_listing_is_built_once_per_kernel(cpu_trace, monkeypatch):
   assert tg.debug_listing("CPU", conv.source) == (listing, None)
   listing2, why2 = tg.debug_listing("CPU", conv.source + "\n// another kernel\n")
   assert listing2 == "" and why2 is not None and why2.startswith("compiling the kernel again with -g for its line info failed")
+
+
+@needs_objdump
+def test_a_runs_listings_are_built_as_its_kernels_compile(monkeypatch):
+  """tgviz run's report shows every kernel's asm tab with line info: under ListingBuilds each kernel the CPU device
+  compiles has its -g build started in the background at once, and debug_listing takes that build (here with no clang
+  to be found by then) rather than building it again; a kernel compiled outside gets none started."""
+  from tgviz.bridge import machine
+  monkeypatch.setattr(machine, "_cached", lambda cmd, source: None)  # as on a first run: tinygrad's disk cache has none
+  from tinygrad import Tensor
+  with tg.ListingBuilds(), tgviz.capture(device="CPU") as trace: (Tensor([[1.0, 2, 3], [4, 5, 6]], device="CPU") * 3).sum(1).numpy()
+  kernel = next(k for k in trace.kernels if k.name.startswith("r_"))
+  started = {source: build for (_, source), build in machine._started.items()}
+  assert started[kernel.source].result()[1] is None  # built (the background thread's clang ran: it had PATH)
+  monkeypatch.setenv("PATH", "")
+  listing, why = tg.debug_listing("CPU", kernel.source)
+  assert why is None and kernel.name in listing and re.search(r"^\S+:\d+", listing, re.M)
+  assert kernel.source not in {source for _, source in machine._started}  # taken once
+  with tgviz.capture(device="CPU") as outside: (Tensor([[1.0, 2, 3, 4], [4, 5, 6, 7]], device="CPU") * 5).sum(1).numpy()
+  assert outside.kernels and not {k.source for k in outside.kernels} & {source for _, source in machine._started}

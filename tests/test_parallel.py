@@ -1,4 +1,4 @@
-"""Captures with tinygrad's compile workers (PARALLEL > 0): each kernel compiles in one of tinygrad's worker processes,
+"""Captures with tinygrad's compile workers (PARALLEL of 3 or more): each kernel compiles in one of tinygrad's worker processes,
 traced there, and the trace is the one PARALLEL=0 gives: the same kernels in the same order, the same steps, matches,
 graphs (before, at the last match, after), code, line map, stacks and origins; the program's outputs unchanged; the
 workers plain again afterwards. Real tinygrad, its real worker pool, the real PoCL and CPU devices."""
@@ -70,7 +70,7 @@ def merged(monkeypatch) -> list[int]:
 
 def test_compiles_in_the_workers_give_the_trace_of_compiles_in_the_capture(merged):
   plain = train_step()
-  (serial, serial_out, none), (parallel_trace, parallel_out, compiled) = [captured(workers, merged) for workers in (0, 2)]
+  (serial, serial_out, none), (parallel_trace, parallel_out, compiled) = [captured(workers, merged) for workers in (0, 3)]
   # the workers compiled the kernels (all but those compiled one at a time, which tinygrad never sends to its pool), and
   # made steps a compile here would not have made
   assert none == 0 and compiled >= len(parallel_trace.kernels) - 3 and len(parallel_trace.kernels) >= 8
@@ -82,10 +82,18 @@ def test_compiles_in_the_workers_give_the_trace_of_compiles_in_the_capture(merge
     assert a.tobytes() == b.tobytes() == c.tobytes()
 
 
+def test_a_pool_of_two_compiles_in_the_capture(merged):
+  """PARALLEL=2 (tinygrad's default on 2 cores) compiles in the capture's process, which is faster there (see
+  parallel.POOL_FROM): no task merged, the same trace and outputs."""
+  (serial, serial_out, _), (two, two_out, compiled) = [captured(workers, merged) for workers in (0, 2)]
+  assert compiled == 0 and seen(two) == seen(serial)
+  assert all(a.tobytes() == b.tobytes() for a, b in zip(serial_out, two_out, strict=True))
+
+
 def test_the_workers_are_plain_again_after_the_capture():
-  with tgviz.capture(env={"PARALLEL": 2}) as trace: workloads.mlp()
+  with tgviz.capture(env={"PARALLEL": 3}) as trace: workloads.mlp()
   assert len(trace.kernels) > 3
-  with Context(PARALLEL=2): pool = worker.get_worker_pool()  # the capture's pool (tinygrad makes it once)
+  with Context(PARALLEL=3): pool = worker.get_worker_pool()  # the capture's pool (tinygrad makes it once)
   assert pool is not None
   state = ("(lambda ops, pm, helpers, indexing: (ops.TRACK_MATCH_STATS.value, ops.tracked_keys, ops.uop_fields, "
            "pm.rewrite is pm.__dict__['rewrite'], helpers.get_stacktrace.__module__, indexing._apply_reshape.__wrapped__.__code__.co_name))"
@@ -95,7 +103,7 @@ def test_the_workers_are_plain_again_after_the_capture():
     assert got == (0, [], {}, True, "tinygrad.helpers", "_apply_reshape")
   # and a plain run compiles in them, with the right answer
   expected = train_step()
-  with Context(PARALLEL=2): again = train_step()
+  with Context(PARALLEL=3): again = train_step()
   assert all(a.tobytes() == b.tobytes() for a, b in zip(expected, again, strict=True))
 
 
@@ -113,7 +121,7 @@ print(json.dumps({{"seen": seen(trace), "loss": float(ns["value"]), "kernels": l
 
 @pytest.mark.slow
 def test_the_mnist_step_traced_with_4_workers_is_the_trace_of_parallel_0(tmp_path):
-  """Each in a fresh process: tinygrad makes its pool once, of PARALLEL's size then (2 workers: the MLP test above)."""
+  """Each in a fresh process: tinygrad makes its pool once, of PARALLEL's size then (3 workers: the MLP test above)."""
   script = tmp_path / "run.py"
   script.write_text(SCRIPT.format(tests=str(ROOT / "tests"), script=str(workloads.EXAMPLES / "mnist_train_step.py")))
   env = {**os.environ, "PYTHONPATH": str(ROOT), "DEV": "CPU"}

@@ -74,8 +74,9 @@ def capture(device: str | None = None, env: Mapping[str, Any] | None = None, pro
   launches inside the block wait for completion, so their device time is measured (``trace.kernel_table()``); results
   are unchanged. profile: record the run as tinygrad's profiler does (``trace.timeline()``, ``trace.memory()``); it costs
   tinygrad's own PROFILE=1 bookkeeping, about 25 µs a launch (noticeable only in long TinyJit loops): False leaves it out.
-  Kernels compile in tinygrad's worker pool as in a plain run (``env={"PARALLEL": 4}`` sets its size, 0 compiles in this
-  process), each traced in its worker: the trace is the one ``PARALLEL=0`` gives.
+  Kernels compile in tinygrad's worker pool as in a plain run (``env={"PARALLEL": 4}`` sets its size; below 3, the
+  default on 2 cores, they compile in this process, which is faster there), each traced in its worker: the trace is the
+  one ``PARALLEL=0`` gives.
   """
   settings = tg.settings(dict(env or {}))
   trace = Trace(device or tg.default_device())

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tgviz import bridge as tg
 from tgviz import forked, report
 from tgviz import layout as L
 from tgviz.api import Trace, TraceFileError, capture, compare, load
@@ -72,7 +73,7 @@ def trace_script(script: Path, device: str | None, args: list[str], env: dict[st
   sys.argv = [str(script), *args]
   trace: Trace | None = None
   try:
-    with capture(device=device, env=env) as trace:
+    with tg.ListingBuilds(), capture(device=device, env=env) as trace:  # the report's -g builds, as kernels compile
       runpy.run_path(str(script), run_name="__main__")
   except SystemExit as e:
     status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)

@@ -21,7 +21,7 @@ from tgviz.bridge.env import (
 )
 from tgviz.bridge.events import ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_null_device
 from tgviz.bridge.files import TraceFileError, load_recording, save_recording
-from tgviz.bridge.machine import binary, debug_listing, disassemble, linear_uops, print_uops, program_rows
+from tgviz.bridge.machine import ListingBuilds, binary, debug_listing, disassemble, linear_uops, print_uops, program_rows
 from tgviz.bridge.opts import (
   OPT_OPS,
   Opt,
@@ -77,6 +77,7 @@ __all__ = [
   "Candidate",
   "ExecRecord",
   "GroupRecord",
+  "ListingBuilds",
   "MemRecord",
   "NodeCache",
   "NodeTable",

@@ -3,20 +3,23 @@ compiled binary, as the device's own compiler disassembles it (objdump for the C
 
 Owns: reading both from a rendered PROGRAM UOp (its LINEAR and BINARY sources) and running tinygrad's own print_uops
 and Compiler.disassemble, which print, into text; the columns of a print_uops row; saying in one line why there is no
-machine code where tinygrad can give none; and, for the view only (never the run), compiling a kernel's source again
-with the CPU device's clang flags plus -g, for the line table objdump reads from it (its listing kept in tinygrad's disk
-cache). It records nothing and keeps no UOp.
+machine code where tinygrad can give none; and, for the view, compiling a kernel's source again with the CPU device's
+clang flags plus -g, for the line table objdump reads from it (its listing kept in tinygrad's disk cache): when a view
+asks, or, for a report that will show every kernel's (ListingBuilds), in the background as the run compiles each. It
+records nothing and keeps no UOp.
 """
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import shutil
 import subprocess
 import tempfile
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from tinygrad.device import Compiler
@@ -24,6 +27,7 @@ from tinygrad.helpers import ansistrip, diskcache_get, diskcache_put, getenv
 from tinygrad.runtime.support.compiler_cpu import ClangCompiler
 from tinygrad.uop.ops import Ops, UOp, multirange_str
 
+from tgviz.bridge.recorders import Patch
 from tgviz.bridge.uops import family, node_key, plain_arg
 
 
@@ -103,7 +107,15 @@ def debug_listing(device: str, source: str) -> tuple[str, str | None]:
   if not isinstance(compiler, ClangCompiler):
     return "", f"line info comes from clang -g, and {device} compiles with tinygrad's {type(compiler).__name__}, not clang"
   cmd = clang_command(compiler, "-g")
-  if (cached := _cached(cmd, source)) is not None: return cached, None
+  if (started := _started.pop((tuple(cmd), source), None)) is not None: listing, why = started.result()
+  elif (cached := _cached(cmd, source)) is not None: return cached, None
+  else: listing, why = _build(cmd, source)
+  if why is None: _cache(cmd, source, listing)
+  return listing, why
+
+
+def _build(cmd: list[str], source: str) -> tuple[str, str | None]:
+  """The -g build and its objdump listing (two child processes; no tinygrad state: any thread may run it)."""
   try:
     obj = subprocess.run(cmd, input=source.encode(), capture_output=True, check=True, timeout=120).stdout
     with tempfile.TemporaryDirectory() as d:
@@ -113,8 +125,39 @@ def debug_listing(device: str, source: str) -> tuple[str, str | None]:
     err = getattr(e, "stderr", None)
     detail = (err.decode(errors="replace") if isinstance(err, bytes) else err or str(e)).strip().splitlines()
     return "", f"compiling the kernel again with -g for its line info failed ({detail[0] if detail else type(e).__name__})"
-  _cache(cmd, source, listing)
   return listing, None
+
+
+# -g builds started ahead (ListingBuilds), by clang command and source: debug_listing takes each once
+_started: dict[tuple[tuple[str, ...], str], Future[tuple[str, str | None]]] = {}
+
+
+class ListingBuilds(Patch):
+  """For a report, which shows every kernel's asm tab with its line info: while entered, each kernel that the CPU
+  device's clang compiles in this process (a capture compiles in-process on 2 cores, see parallel.ParallelCompiles)
+  has its -g build started at once, unless tinygrad's disk cache has it, in background threads (clang and objdump
+  are child processes, on a core the run leaves idle), and debug_listing takes the result; on exit it waits for the
+  builds still running. On a first run of a model, the report would otherwise wait for some 65 ms of clang a kernel."""
+
+  def __init__(self, threads: int = max(1, min(4, (os.cpu_count() or 2) - 1))) -> None:
+    self.threads = threads
+
+  def patches(self) -> list[tuple[object, dict[str, object]]]:
+    compile_cached, pool = ClangCompiler.compile_cached, ThreadPoolExecutor(self.threads, "tgviz-listing")
+    def compiled(compiler: ClangCompiler, src: str) -> bytes:
+      lib = compile_cached(compiler, src)
+      cmd = clang_command(compiler, "-g")
+      if (tuple(cmd), src) not in _started and threading.current_thread() is threading.main_thread() and _cached(cmd, src) is None:
+        _started[(tuple(cmd), src)] = pool.submit(_build, cmd, src)
+      return lib
+    self._pool = pool
+    return [(ClangCompiler, {"compile_cached": compiled})]
+
+  def __exit__(self, *exc: object) -> None:
+    super().__exit__(*exc)
+    # the last few builds end here: no thread may be left running when the report's workers fork (a forked worker
+    # holding the write end of clang's stdin would leave clang, and this thread, waiting for the end of its input)
+    self._pool.shutdown(wait=True)
 
 
 _LISTINGS = "tgviz_debug_listing"  # tinygrad's disk cache table of the -g builds' listings, by clang command and source

@@ -1,6 +1,7 @@
-"""Compiles in tinygrad's worker pool, traced: with PARALLEL > 0 a capture compiles its kernels in tinygrad's compile
-workers as a plain run does; each worker records its kernel's rewrites as the capture would have, and the capture merges
-what the workers recorded in task order, so the trace is the one a PARALLEL=0 capture gives.
+"""Compiles in tinygrad's worker pool, traced: with PARALLEL of 3 or more a capture compiles its kernels in tinygrad's
+compile workers as a plain run does (below that, in its own process: see POOL_FROM); each worker records its kernel's
+rewrites as the capture would have, and the capture merges what the workers recorded in task order, so the trace is
+the one a PARALLEL=0 capture gives.
 
 Owns: ParallelCompiles (the capture's patch: the pool lower_and_compile gets runs traced_compile, and each task's records
 are merged), traced_compile (one task in a worker: tgviz's recorders on around tinygrad's own _compile_kernel, what they
@@ -31,6 +32,10 @@ from tinygrad.uop.ops import TrackedGraphRewrite, UOp, UOpMetaClass
 from tgviz.bridge.opts import OptStepRecorder
 from tgviz.bridge.recorders import LineRecorder, MatchRecorder, OriginRecorder, Patch, StackRecorder, StepRecorder
 
+# PARALLEL below this compiles in the capture's own process. A pool of 2 (tinygrad's default on 2 cores) gains nothing
+# there: its workers start (and import tinygrad) as the run goes, beside a capture that keeps one core busy; the
+# ResNet step, PARALLEL=0 against 2 on 2 cores: plain 5.1 s against 7.1, captured 6.0 s against 9.4
+POOL_FROM = 3
 _TRACE_NUM = "_RECURSIVE_PROPERTY_trace_num"
 _MAX_FRAMES = 30                            # tinygrad's get_stacktrace keeps this many
 _OUTSIDE = 0                                # a task's first group: rewrites outside any of tinygrad's groups land there
@@ -203,7 +208,7 @@ class _TracedPool:
 
 
 class ParallelCompiles(Patch):
-  """While a capture runs, the worker pool lower_and_compile compiles in (PARALLEL > 0, several kernels, no BEAM) runs
+  """While a capture runs, the worker pool lower_and_compile compiles in (PARALLEL >= POOL_FROM, several kernels, no BEAM) runs
   traced_compile, and each task's records join the capture's tables in task order: groups and steps appended as
   tinygrad appends them, but for the steps of a helper's call that would have been a cache hit here (see _hits); the
   task's UOps into the capture's table; outputs in ``out`` (id(step) -> trace number), lines, origins and opts' steps in
@@ -219,7 +224,7 @@ class ParallelCompiles(Patch):
     return [(realize, {"get_worker_pool": self._pool})]
 
   def _pool(self) -> _TracedPool | None:
-    if self.serial or (pool := worker.get_worker_pool()) is None: return None
+    if self.serial or helpers.PARALLEL.value < POOL_FROM or (pool := worker.get_worker_pool()) is None: return None
     return _TracedPool(pool, self)
 
   def merge(self, rec: TaskRecord, ast: list[UOp], renderer: Renderer, outer: tuple) -> None:
