@@ -151,7 +151,7 @@ export class Replay {
   /**
    * @param {(data: Uint8Array) => Uint8Array} sha256
    * @param {NodeTable} table
-   * @param {{graphs: number[], pairs: [number, number][], replay: ReplayOptions|null}} step
+   * @param {{graphs: number[], stored: number[]|null, computed: number, pairs: [number, number][], replay: ReplayOptions|null}} step
    * @param {{opaqueBodies: string[], opFamilies: Record<string, string>}} config
    * @param {Record<string, string>} notes a kernel AST's node key -> its CALL nodes' note line
    */
@@ -168,8 +168,10 @@ export class Replay {
     this.enterCalls = opts.enter_calls;
     this.opaqueBodies = new Set(config.opaqueBodies);
     this.families = config.opFamilies;
-    /** @type {Map<number, number>} graph k (after k matches) */
-    this.graphs = new Map([[0, step.graphs[0]]]);
+    /** @type {Map<number, number>} graph k (after k matches): the input, the graphs stored, those computed */
+    this.graphs = new Map([[0, step.graphs[0]], ...(step.stored ?? []).map((k, i) => /** @type {[number, number]} */ ([k, step.graphs[i + 1]]))]);
+    /** the matches the one pass follows from the input (past them: the chain, from the graphs stored) */
+    this.computed = step.computed;
     /** @type {Map<number, [number[], number[]]>} each replaced node: the matches (1-based) that replaced it, and with what */
     this.hist = new Map();
     for (const [i, [u0, u1]] of step.pairs.entries()) {
@@ -196,10 +198,11 @@ export class Replay {
   at(k) {
     let g = this.graphs.get(k);
     if (g !== undefined) return g;
-    if (this.bottomUp || k < this.directBelow) g = this.substitute(/** @type {number} */ (this.graphs.get(0)), k);
-    else {  // the chain, from the last graph it has computed (or the last one the one pass gives exactly)
+    const direct = (/** @type {number} */ j) => j < this.directBelow && j <= this.computed;  // the one pass gives graph j exactly
+    if (this.bottomUp || direct(k)) g = this.substitute(/** @type {number} */ (this.graphs.get(0)), k);
+    else {  // the chain, from the last graph it has (computed or stored) or the last one the one pass gives exactly
       let j = k - 1;
-      while (j >= this.directBelow && !this.graphs.has(j)) j--;
+      while (!direct(j) && !this.graphs.has(j)) j--;
       g = this.at(j);
       for (let i = j + 1; i <= k; i++) this.graphs.set(i, g = this.substitute(g, i));
     }

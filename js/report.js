@@ -24,10 +24,11 @@ import { Replay, keyOf, rowKey, unpackRows } from "./replay.js";
  *   code_css: string, summary: string, kernels: import("./protocol.js").KernelRow[], error: string,
  *   config: Config & {maxNodes: number, opaqueBodies: string[], opFamilies: Record<string, string>},
  *   notes: Record<string, string>, segments: Record<StepKey, number>}} PageState */
-/** A step as the report stores it (tgviz.report.step_data): its input's row in its segment's table, the graphs stored
- * after the first `computed` matches, what the rewrite returned (null: the replay's last), each match's [pattern, µs,
- * raised] and [replaced, replacement] rows.
- * @typedef {{info: Omit<StepInfo, "stack">, sides: string[], graphs: number[],
+/** A step as the report stores it (tgviz.report.step_data): its input's row in its segment's table, then the graphs
+ * stored past the first `computed` matches (those after the matches in `stored`, the replay chains to the others; null:
+ * after every later match), what the rewrite returned (null: the replay's last), each match's [pattern, µs, raised]
+ * and [replaced, replacement] rows.
+ * @typedef {{info: Omit<StepInfo, "stack">, sides: string[], graphs: number[], stored: number[]|null,
  *   after: number|null, replay: ReplayOptions|null, computed: number, group: number, pairs: [number, number][],
  *   matches: [number, number, boolean][]}} StepData */
 /** A segment as the report stores it (tgviz.report.Writer.segment): its steps by key and its node table's rows,
@@ -99,10 +100,10 @@ export function pageData(state, load, sha256) {
   /** A graph's root, the keys of its rows computed (the rows of a segment get theirs as they are first shown).
    * @param {Segment} seg @param {number} root */
   const drawn = (seg, root) => { keyOf(seg, sha256, root); return root; };
-  /** The root of a step's graph after k matches: computed by replay.js (the first `computed` ones), or stored.
+  /** The root of a step's graph after k matches: stored, or computed by replay.js.
    * @param {Table} t @param {number} k */
   function graphAt(t, k) {
-    if (k === 0 || k > t.s.computed) return drawn(t.seg, t.s.graphs[k === 0 ? 0 : k - t.s.computed]);
+    if (k === 0 || (k > t.s.computed && t.s.stored === null)) return drawn(t.seg, t.s.graphs[k === 0 ? 0 : k - t.s.computed]);
     let r = t.seg.replays.get(t.key);
     if (!r) t.seg.replays.set(t.key, r = new Replay(sha256, t.seg, t.s, state.config, state.notes));
     return drawn(t.seg, r.at(k));

@@ -3,7 +3,7 @@
 Graphs are stored as data, not pictures: a table of the nodes of a run of steps (shared nodes once; each step adds the
 rows its graphs need), each step's input, its matches' nodes and replacements, and what the rewrite returned. The page
 computes the graph after each match itself (``js/replay.js``, the port of the Replayer, exact as far as
-``tg.page_replays`` says; the graphs after that are stored) and lays them out: ``js/picture.js`` and ``js/layout.js``
+``tg.page_replays`` says; the graphs it cannot make are stored) and lays them out: ``js/picture.js`` and ``js/layout.js``
 turn a selection into the same DOT text and SVG as :mod:`tgviz.picture` and :mod:`tgviz.layout`, and graphviz compiled
 to WebAssembly (``js/vendor/graphviz.js``, the same Graphviz as the Python side) places the nodes. Each segment's
 data (its steps and their node table, its rows packed: tg.pack_rows), and each group's call stack and kernel code, is
@@ -17,7 +17,6 @@ import base64
 import contextlib
 import gc
 import gzip
-import itertools
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -82,23 +81,29 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
   """A step as the page draws it, its graphs rows of its segment's table (step_data adds those that are new: a step's
   graphs are mostly those of the step before it): the input's row, each match's node and replacement (row ids), what
   the rewrite returned (after), the panels' text and each match's [pattern, µs, whether it raised]; a pattern is its
-  index in the report's `patterns` (see pattern_index). The graphs after the first `computed` matches are not stored:
-  js/replay.js computes them exactly from those (`replay`: the rewrite's options; see tg.page_replays). `graphs`: the
-  input's root, then the roots of the graphs after each later match; `after` is null when it is the replay's last."""
+  index in the report's `patterns` (see pattern_index). The graphs after each of the first `computed` matches are not
+  stored: js/replay.js computes them exactly from those (`replay`: the rewrite's options; see tg.page_replays). Past
+  them, either the page goes on along the chain from the graphs stored of the matches listed in `stored` (those whose
+  step only tinygrad derives: Step.page_graphs), or, `stored` null, every later graph is stored. `graphs`: the input's
+  root, then the stored graphs' roots; `after` is null when it is the replay's last."""
   pairs = step.pairs()
   graphs = [table.add(step.before())]
   refs = [[table.add(u0), table.add(u1)] for u0, u1 in pairs]
   returned = step.returned()
   after = table.add(returned) if returned is not None else None
-  computed = tg.page_replays(pairs, table, [graphs[0], *(i for p in refs for i in p)])
+  computed, chain = tg.page_replays(pairs, table, [graphs[0], *(i for p in refs for i in p)], step.options["bottom_up"])
+  stored: list[int] | None = None
   if computed < len(pairs):
-    for n, g in enumerate(itertools.islice(step.replay(), computed + 1, None), 1):
+    stored = []
+    for n, (k, g) in enumerate(step.page_graphs(computed, every=not chain), 1):
       graphs.append(table.add(g))
+      stored.append(k)
       if n % FORGET_EVERY == 0: table.forget(g)  # one graph's UOps held at a time, not hundreds of graphs'
-    if after is None: after = graphs[-1]
+    if after is None and not chain: after = graphs[-1]
   info = {k: v for k, v in P.step_info(step).items() if k != "stack"}  # the group's, stored once with it
   return {"info": info, "sides": list(SIDES[sides(step)]), "graphs": graphs, "after": after,
-          "replay": step.options if computed else None, "computed": computed, "group": step.group.index, "pairs": refs,
+          "replay": step.options if computed or chain else None, "computed": computed,
+          "stored": None if stored is None or not chain else stored, "group": step.group.index, "pairs": refs,
           "matches": [[patterns[m.loc], round(m.time * 1e6, 2), m.is_error] for m in step.matches]}
 
 

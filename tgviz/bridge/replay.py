@@ -47,23 +47,32 @@ def opaque_call_bodies() -> list[str]:
   return sorted(o.name for o in UOp._OPAQUE_CALL_BODIES)
 
 
-def page_replays(pairs: list[tuple[UOp, UOp]], table: NodeTable, rows: list[int]) -> int:
+def page_replays(pairs: list[tuple[UOp, UOp]], table: NodeTable, rows: list[int], bottom_up: bool) -> tuple[int, bool]:
   """How many of a step's matches js/replay.js, the Replayer's one pass and chain on a report's node table, follows
-  exactly as VIZ from the step's input and its matches' (node, replacement) pairs: up to the first replacement that
-  changes a dtype (nodes rebuilt over it change theirs, which only tinygrad derives); none where those replacements
-  hold a fixpoint cycle (where VIZ's replay stops at an error) or the step is big enough for REWRITE_STACK_LIMIT (rows:
-  the input's and the replacements' rows in the table). The page refuses, with a message, what only the whole graph
-  shows: a cyclic dependency, an opaque call body that holds a replaced node."""
+  exactly as VIZ from the step's input and its matches' (node, replacement) pairs alone: up to the first replacement
+  that changes a dtype (nodes rebuilt over it change theirs, which only tinygrad derives); none where those
+  replacements hold a fixpoint cycle (where VIZ's replay stops at an error) or the step is big enough for
+  REWRITE_STACK_LIMIT (rows: the input's and the replacements' rows in the table). And whether it follows the later
+  ones along the chain (a top-down rewrite: each graph made from the one before), given the graphs of the matches
+  whose step only tinygrad derives (Replayer.tinygrad_only); else the report stores every later graph. The page
+  refuses, with a message, what only the whole graph shows: a cyclic dependency, an opaque call body that holds a
+  replaced node."""
   # the table's size bounds the step's, and mostly settles it; else count
-  if 8 * len(table.rows) > REWRITE_STACK_LIMIT.value and 8 * table.reach(rows) > REWRITE_STACK_LIMIT.value: return 0
+  if 8 * len(table.rows) > REWRITE_STACK_LIMIT.value and 8 * table.reach(rows) > REWRITE_STACK_LIMIT.value: return 0, False
   n = next((i for i, (u0, u1) in enumerate(pairs) if u0.dtype is not u1.dtype), len(pairs))
   values: dict[UOp, list[UOp]] = {}
   for u0, u1 in pairs[:n]: values.setdefault(u0, []).append(u1)
-  return 0 if _fixpoint_cycle(values) else n
+  return (0, False) if _fixpoint_cycle(values) else (n, not bottom_up)
 
 
 class _Fallback(Exception):
   pass
+
+
+def _constants(srcs: tuple[UOp, ...]) -> bool:
+  """Whether a STACK over these sources is a vector of constants, whose text a node over it shows (tinygrad renders
+  it: the page, which labels the nodes it rebuilds itself, cannot)."""
+  return all(s.op is Ops.CONST for s in srcs)
 
 
 class Replayer:
@@ -136,6 +145,11 @@ class Replayer:
     self.counting = False
     self._direct_below: int | None = None
     self._kept: set[UOp] | None = None      # each(): the nodes whose keytimes it keeps (the input's and the matches')
+    # the matches whose step along the chain rebuilt a node whose dtype or label text only tinygrad derives (over a
+    # source of another dtype, or over a new vector of constants), or that tinygrad's own substitute made: the
+    # graphs js/replay.js cannot chain to (see page_replays)
+    self.tinygrad_only: set[int] = set()
+    self._derives = False
 
   # *** the public API ***
 
@@ -256,7 +270,9 @@ class Replayer:
       j = self.cur_k + 1
       u0, u1 = self.pairs[j - 1]
       self.cur_dict[u0] = u1
+      self._derives = False
       g = self._sub(self.g0 if self.bottom_up else cast(UOp, self.graphs[j - 1]), j, self.cur_dict.get)
+      if self._derives: self.tinygrad_only.add(j)
       self.graphs[j], self.cur_k = g, j
       if g.op is Ops.REWRITE_ERROR:
         self.error_at = j
@@ -296,6 +312,7 @@ class Replayer:
       pass
     except Exception:  # anything unexpected: let tinygrad decide
       pass
+    self._derives = True
     try:
       return g.substitute(self._replaces(k), walk=self.walk, enter_calls=self.enter_calls)
     except RuntimeError as e:
@@ -330,7 +347,7 @@ class Replayer:
   def _unified(self, root: UOp, k: int, get, direct: bool = False) -> UOp:
     # res holds R(n) for the dirty nodes visited (keytime <= k); a clean node is its own result and is not stored
     ktd, ktf, opaque_ok, first = self.keytime, self._kt, not self.enter_calls, self.first
-    FUNCTION, CALL, BODIES = Ops.FUNCTION, Ops.CALL, UOp._OPAQUE_CALL_BODIES
+    FUNCTION, CALL, BODIES, STACK = Ops.FUNCTION, Ops.CALL, UOp._OPAQUE_CALL_BODIES, Ops.STACK
     res: dict[UOp, UOp] = {}
     busy: set[UOp] = set()
     t = ktd.get(root)
@@ -369,10 +386,11 @@ class Replayer:
         else:
           for a, b in zip(srcs, new, strict=True):
             if a.dtype is not b.dtype:
-              dt = _rebuild_dtype(m, new)
+              dt, self._derives = _rebuild_dtype(m, new), True
               break
           else: dt = m.dtype
           nn = UOp(m.op, dt, new, m.arg, m.tag)
+          if nn.op is STACK and not self._derives and _constants(new): self._derives = True
           push((n, 2, nn))
           if (t := ktd.get(nn)) is None:
             t = first.get(nn, _INF)  # keytime of nn: its srcs' are all known (results, or clean)
@@ -414,5 +432,7 @@ class Replayer:
         srcs = n.src
         if self._opaque(n): new = (srcs[0], *(res[s] for s in srcs[1:]))
         else: new = tuple(res[s] for s in srcs)
+        if new != srcs and ((n.op is Ops.STACK and _constants(new)) or any(a.dtype is not b.dtype for a, b in zip(srcs, new, strict=True))):
+          self._derives = True
         res[n] = UOp(n.op, _rebuild_dtype(n, new), new, n.arg, n.tag) if new != srcs else n
     return res[root]
