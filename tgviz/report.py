@@ -75,6 +75,10 @@ def config(max_nodes: int) -> dict[str, Any]:
 
 SEGMENT = 32  # consecutive steps of a group share one node table, one chunk the page decodes whole to draw one
 FORGET_EVERY = 32  # stored graphs of a step, between two times its table lets go of the UOps of the graphs behind
+# past a step's first dtype change, every so many matches a graph is stored though the page could chain to it: the
+# page chains from the nearest graph it has, some 1 ms a match (the ResNet step's busiest step, opened: 1.9 s chaining
+# 1,900 matches to its last graph, 0.64 s before it chained any)
+CHECKPOINT = 128
 
 
 def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], int]) -> dict[str, Any]:
@@ -84,7 +88,8 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
   index in the report's `patterns` (see pattern_index). The graphs after each of the first `computed` matches are not
   stored: js/replay.js computes them exactly from those (`replay`: the rewrite's options; see tg.page_replays). Past
   them, either the page goes on along the chain from the graphs stored of the matches listed in `stored` (those whose
-  step only tinygrad derives: Step.page_graphs), or, `stored` null, every later graph is stored. `graphs`: the input's
+  step only tinygrad derives: Step.later_graphs; and every CHECKPOINT-th and the last, so that the page chains at most
+  CHECKPOINT matches to any), or, `stored` null, every later graph is stored. `graphs`: the input's
   root, then the stored graphs' roots; `after` is null when it is the replay's last."""
   pairs = step.pairs()
   graphs = [table.add(step.before())]
@@ -95,11 +100,12 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
   stored: list[int] | None = None
   if computed < len(pairs):
     stored = []
-    for n, (k, g) in enumerate(step.page_graphs(computed, every=not chain), 1):
+    for k, g, derived in step.later_graphs(computed):
+      if chain and not derived and k % CHECKPOINT and k < len(pairs): continue  # the page chains to it
       graphs.append(table.add(g))
       stored.append(k)
-      if n % FORGET_EVERY == 0: table.forget(g)  # one graph's UOps held at a time, not hundreds of graphs'
-    if after is None and not chain: after = graphs[-1]
+      if len(stored) % FORGET_EVERY == 0: table.forget(g)  # one graph's UOps held at a time, not hundreds of graphs'
+    if after is None: after = graphs[-1]
   info = {k: v for k, v in P.step_info(step).items() if k != "stack"}  # the group's, stored once with it
   return {"info": info, "sides": list(SIDES[sides(step)]), "graphs": graphs, "after": after,
           "replay": step.options if computed or chain else None, "computed": computed,

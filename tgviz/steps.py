@@ -166,10 +166,10 @@ class Step:
     """Every graph of the step in order: before, then after each match (at(0), at(1), ...), in one pass."""
     return self._rec.replay(self._raw)
 
-  def page_graphs(self, after: int, every: bool) -> Iterator[tuple[int, Any]]:
-    """The graphs past the first `after` matches that an HTML report stores, as (k, the graph after match k), in one
-    pass: every one, or (every=False) those its page cannot make from the graph before it (see tg.page_replays)."""
-    return self._rec.page_graphs(self._raw, after, every)
+  def later_graphs(self, after: int) -> Iterator[tuple[int, Any, bool]]:
+    """The graphs past the first `after` matches, in one pass, as (k, the graph after match k, whether only tinygrad
+    derives it from the graph before: a node rebuilt over a source of another dtype, say; see tg.page_replays)."""
+    return self._rec.later_graphs(self._raw, after)
 
   def diff(self) -> Diff:
     """What the step added, removed and changed."""

@@ -238,16 +238,15 @@ class Recording:
       if g is None: return
       yield g
 
-  def page_graphs(self, step: StepRecord, after: int, every: bool) -> Iterator[tuple[int, UOp]]:
-    """The graphs past the first `after` matches of a step that a report stores, each as (k, the graph after match k),
-    one at a time along the chain: every one, or (every=False) only those the page cannot make from the graph before
-    (Replayer.tinygrad_only; see page_replays)."""
+  def later_graphs(self, step: StepRecord, after: int) -> Iterator[tuple[int, UOp, bool]]:
+    """The graphs of a step past its first `after` matches, one at a time along the chain, each as (k, the graph after
+    match k, whether only tinygrad derives it from the graph before: see Replayer.tinygrad_only)."""
     replayer = self.new_replayer(step)
     graphs = replayer.each()
     for k in itertools.count():
       with self._lock: g = next(graphs, None)
       if g is None: return
-      if k > after and (every or k in replayer.tinygrad_only): yield k, g
+      if k > after: yield k, g, k in replayer.tinygrad_only
 
   def _holds_live_buffers(self, step: StepRecord) -> bool:
     """Whether the step's graph reaches a BUFFER UOp that has a device Buffer now (tinygrad maps them weakly)."""
