@@ -242,8 +242,8 @@ class Recording:
     """The graphs of a step past its first `after` matches, one at a time along the chain, each as (k, the graph after
     match k, whether only tinygrad derives it from the graph before: see Replayer.tinygrad_only)."""
     replayer = self.new_replayer(step)
-    graphs = replayer.each()
-    for k in itertools.count():
+    graphs = replayer.each(after)  # (graph `after` in one pass where it can: the chain starts there)
+    for k in itertools.count(after):
       with self._lock: g = next(graphs, None)
       if g is None: return
       if k > after: yield k, g, k in replayer.tinygrad_only

@@ -8,6 +8,7 @@ substitute.
 from __future__ import annotations
 
 import bisect
+import functools
 import gc
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
@@ -189,11 +190,12 @@ class Replayer:
 
   FORGET_EVERY = 32                         # each() drops what the graphs behind it made, every so many matches
 
-  def each(self) -> Iterator[UOp]:
-    """Every graph in order (at(0), at(1), ...) along the chain, holding only the graph the next is made from, not
-    all of them (graphs it has passed are not kept: use a Replayer made for it)."""
-    yield self.g0
-    for k in range(1, self.n + 1):
+  def each(self, start: int = 0) -> Iterator[UOp]:
+    """Every graph in order from graph `start` on (at(start), at(start + 1), ...) along the chain, holding only the
+    graph the next is made from, not all of them (graphs it has passed are not kept: use a Replayer made for it).
+    Graph `start` is made in one pass from the input where that is exact (see at)."""
+    yield self.at(start)
+    for k in range(start + 1, self.n + 1):
       g = self.at(k)
       if k > 1 and self.error_at is None: self.graphs[k - 1] = None
       yield g
@@ -231,6 +233,13 @@ class Replayer:
 
   def _has_fixpoint_cycle(self) -> bool:
     return _fixpoint_cycle({u: vs for u, (_, vs) in self.hist.items()})
+
+  @functools.cached_property
+  def small(self) -> bool:
+    """Whether no substitute of this step can come near REWRITE_STACK_LIMIT: any graph of the step is at most the
+    input's and the values' nodes (a rebuilt node takes the place of one of them), and a substitute touches at most
+    that graph and as many rebuilt nodes, some 4 stack entries each (as page_replays reckons)."""
+    return 8 * self._node_bound() <= REWRITE_STACK_LIMIT.value
 
   def _node_bound(self) -> int:
     """At least the number of nodes one substitute of this step can touch, halved: the input's and the values'."""
@@ -403,7 +412,7 @@ class Replayer:
         res[n] = rget(m, m)
         busy.discard(n)
     # tinygrad's stack holds at most ~4 entries per node it touches: the input graph and what we touched here
-    if 4 * (len(ktd) + len(res)) > REWRITE_STACK_LIMIT.value:
+    if 4 * (len(ktd) + len(res)) > REWRITE_STACK_LIMIT.value and not self.small:
       if direct: raise _Fallback("graph too big to rule out REWRITE_STACK_LIMIT without the chain")
       if not self.counting:  # start counting the input graph's nodes exactly, then keep the count by churn
         self.counting = True
