@@ -6,6 +6,7 @@
 //   makeScene    layout.make_scene            focus        layout.focus           capFanIn   layout.cap_fan_in
 //   box          layout._box                  dotOf        layout._dot            parsePlain layout.layout (reading dot's plain output)
 //   seen         layout._seen                 layOut       layout.layout (dot run by the caller's function)
+//   sideW        layout._side_w               hiddenText   layout._hidden_text
 //   path         layout._path                 nodeSvg      layout._node_svg       sideSvg    layout.side_svg
 //   legend       layout._legend               sceneSvg     layout.scene_svg
 // ranks.js, the port of tgviz/ranks.py, says the rows and columns the DOT text puts the nodes in.
@@ -19,7 +20,7 @@ import { columnCuts, rankRows } from "./ranks.js";
  *   inputs:(string|[string, string|null, string])[], shape:string, holds:string[], heldOps:string[]}} GNode */
 /** A drawable graph (graph.Graph). @typedef {{nodes:Map<string,GNode>, edges:[string,string][], root:string}} Graph */
 /** The Python side's drawing constants (tgviz.report.config). @typedef {{style:string, families:[string,string][],
- *   marks:string[], charW:number, lineH:number, pad:number, fastAbove:number, maxFanIn:number, focusHops:number,
+ *   marks:string[], charW:number, lineH:number, pad:number, countH:number, fastAbove:number, maxFanIn:number, focusHops:number,
  *   nodesep:number, ranksep:number, compressTo:[number, number], minRow:number, maxRow:number, maxStagger:number, rowArea:number, maxColumns:number,
  *   fold:import("./fold.js").FoldConfig}} Config */
 /** layout.Scene; its edge sets are maps keyed "src dst".
@@ -157,7 +158,7 @@ function box(c, ...labels) {
 const g = (x) => String(Number(x.toPrecision(6)));
 
 /** layout._dot: the DOT text and the layout ids in order. @param {Config} c @param {Scene} scene @param {boolean} fast
- * @param {number} [cols] columns the graph is wrapped into */
+ * @param {number} [cols] columns the graph is wrapped into @param {number} [sides] copies of the layout a picture draws */
 export function dotOf(c, scene, fast, cols = 1, sides = 1) {
   const where = (/** @type {string} */ k) => Number(scene.onBefore.has(k)) - Number(scene.onAfter.has(k));
   const ids = [...[...scene.nodes.keys()].sort((a, b) => where(a) - where(b)), ...[...scene.hidden].filter(([, [i]]) => i).map(([k]) => `${k}:in`),
@@ -181,7 +182,7 @@ export function dotOf(c, scene, fast, cols = 1, sides = 1) {
   for (const [k, [i, o]] of scene.hidden) {
     for (const [suffix, count, what] of /** @type {const} */ ([[":in", i, "inputs"], [":out", o, "users"]])) {
       if (!count) continue;
-      const [w, h] = box(c, [hiddenText(count, what)]);
+      const [w] = box(c, [hiddenText(count, what)]), h = c.countH;
       widths.set(k + suffix, w); heights.set(k + suffix, h);
       out.push(`${name.get(k + suffix)} [width=${fmt(w / 72, 3)} height=${fmt(h / 72, 3)}];`);
       edges.push(suffix === ":in" ? [k + suffix, k] : [k, k + suffix]);

@@ -25,7 +25,7 @@ from tgviz.graph import FAMILIES, Graph, Node
 from tgviz.ranks import NODESEP, RANKSEP, column_cuts, rank_rows
 
 FONT_SIZE = 10
-CHAR_W, LINE_H, PAD = FONT_SIZE * 0.6, FONT_SIZE * 1.15, 3
+CHAR_W, LINE_H, PAD = FONT_SIZE * 0.6, FONT_SIZE * 1.1, 3
 DEFAULT_MAX_NODES = 300       # above this many nodes the focused view is the default
 DEFAULT_TIMEOUT = 10.0        # seconds a layout may take before a smaller view is drawn
 FOCUS_HOPS = 3
@@ -34,6 +34,7 @@ FAST_ABOVE = 150              # above this many nodes dot runs with cheaper (les
 COMPRESS_TO = (13.7, 11.2)    # inches: dot packs a layout of up to FAST_ABOVE nodes this narrow where it can (ratio=compress;
                               # the report's maximised canvas at 11 px labels is some 990x810 points)
 MAX_COLUMNS = 3               # a graph of up to FAST_ABOVE nodes taller than COMPRESS_TO is tried wrapped into up to this many columns
+COUNT_H = 0.3 * 72            # points: the height of the (round-ended) box that counts a node's hidden inputs or users
 MARKS = {"added": "#1a9e3a", "removed": "#d62728", "changed": "#ff8c00"}
 
 
@@ -227,7 +228,7 @@ def _dot(scene: Scene, fast: bool, cols: int = 1, sides: int = 1) -> tuple[str, 
   for k, (i, o) in scene.hidden.items():
     for suffix, count, what in ((":in", i, "inputs"), (":out", o, "users")):
       if not count: continue
-      w, h = _box((_hidden_text(count, what),))
+      w, h = _box((_hidden_text(count, what),))[0], COUNT_H
       widths[k + suffix], heights[k + suffix] = w, h
       out.append(f"{name[k + suffix]} [width={w / 72:.3f} height={h / 72:.3f}];")
       edges.append((k + suffix, k) if suffix == ":in" else (k, k + suffix))
@@ -284,10 +285,11 @@ def _laid(scene: Scene, fast: bool, cols: int, timeout: float | None, sides: int
 
 
 def layout(scene: Scene, timeout: float | None = DEFAULT_TIMEOUT, sides: int = 1) -> Layout:
-  """Lay the scene out with dot; big scenes get dot's cheaper settings. A graph of up to FAST_ABOVE nodes taller than
-  the maximised canvas at 11 px (COMPRESS_TO) is laid out again wrapped into 2 columns side by side, kept where the
-  canvas shows more of a picture of `sides` copies of it side by side (_seen) and it is no more than 4 times wider than
-  tall; and while the kept one is still too tall, into 3. js/layout.js layOut mirrors it."""
+  """Lay the scene out with dot, for a picture of `sides` copies of it side by side (its rows and, for up to
+  FAST_ABOVE nodes, its packed width a share of the canvas's each); big scenes get dot's cheaper settings. A graph of
+  up to FAST_ABOVE nodes taller than the maximised canvas at 11 px (COMPRESS_TO) is laid out again wrapped into 2
+  columns side by side, kept where the canvas shows more of the picture (_seen) and it is no more than 4 times wider
+  than tall; and while the kept one is still too tall, into 3. js/layout.js layOut mirrors it."""
   fast = len(scene.nodes) > FAST_ABOVE
   best = _laid(scene, fast, 1, timeout, sides)
   for cols in range(2, MAX_COLUMNS + 1):
