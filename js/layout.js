@@ -261,8 +261,9 @@ export function layOut(c, scene, sides, layout) {
   const fast = scene.nodes.size > c.fastAbove;
   const laid = (/** @type {number} */ cols) => { const { dot, ids } = dotOf(c, scene, fast, cols, sides); return { lay: parsePlain(layout(dot), ids), dot }; };
   let best = laid(1);
+  const wraps = best.lay.height <= c.maxColumns * c.compressTo[1] * 72;  // (taller, no columns fit it)
   for (let cols = 2; cols <= c.maxColumns; cols++) {
-    if (fast || best.lay.height <= c.compressTo[1] * 72) break;
+    if (fast || !wraps || best.lay.height <= c.compressTo[1] * 72) break;
     const now = laid(cols);
     if (now.lay.width > 4 * now.lay.height || seen(c, now.lay, sides) <= seen(c, best.lay, sides)) break;  // more columns: wider still
     best = now;

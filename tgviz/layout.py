@@ -287,13 +287,15 @@ def _laid(scene: Scene, fast: bool, cols: int, timeout: float | None, sides: int
 def layout(scene: Scene, timeout: float | None = DEFAULT_TIMEOUT, sides: int = 1) -> Layout:
   """Lay the scene out with dot, for a picture of `sides` copies of it side by side (its rows and, for up to
   FAST_ABOVE nodes, its packed width a share of the canvas's each); big scenes get dot's cheaper settings. A graph of
-  up to FAST_ABOVE nodes taller than the maximised canvas at 11 px (COMPRESS_TO) is laid out again wrapped into 2
-  columns side by side, kept where the canvas shows more of the picture (_seen) and it is no more than 4 times wider
-  than tall; and while the kept one is still too tall, into 3. js/layout.js layOut mirrors it."""
+  up to FAST_ABOVE nodes taller than the maximised canvas at 11 px (COMPRESS_TO), but no more than MAX_COLUMNS times,
+  is laid out again wrapped into 2 columns side by side, kept where the canvas shows more of the picture (_seen) and
+  it is no more than 4 times wider than tall; and while the kept one is still too tall, into 3. js/layout.js layOut
+  mirrors it."""
   fast = len(scene.nodes) > FAST_ABOVE
   best = _laid(scene, fast, 1, timeout, sides)
+  wraps = best.height <= MAX_COLUMNS * COMPRESS_TO[1] * 72  # (taller, no columns fit it, and each try is a layout more)
   for cols in range(2, MAX_COLUMNS + 1):
-    if fast or best.height <= COMPRESS_TO[1] * 72: break
+    if fast or not wraps or best.height <= COMPRESS_TO[1] * 72: break
     lay = _laid(scene, fast, cols, timeout, sides)
     if lay.width > 4 * lay.height or _seen(lay, sides) <= _seen(best, sides): break  # more columns: wider still
     best = lay
