@@ -6,6 +6,7 @@
 //   makeScene    layout.make_scene            focus        layout.focus           capFanIn   layout.cap_fan_in
 //   box          layout._box                  dotOf        layout._dot            parsePlain layout.layout (reading dot's plain output)
 //   seen         layout._seen                 layOut       layout.layout (dot run by the caller's function)
+//   sideW        layout._side_w               hiddenText   layout._hidden_text
 //   path         layout._path                 nodeSvg      layout._node_svg       sideSvg    layout.side_svg
 //   legend       layout._legend               sceneSvg     layout.scene_svg
 // ranks.js, the port of tgviz/ranks.py, says the rows and columns the DOT text puts the nodes in.
@@ -19,7 +20,7 @@ import { columnCuts, rankRows } from "./ranks.js";
  *   inputs:(string|[string, string|null, string])[], shape:string, holds:string[], heldOps:string[]}} GNode */
 /** A drawable graph (graph.Graph). @typedef {{nodes:Map<string,GNode>, edges:[string,string][], root:string}} Graph */
 /** The Python side's drawing constants (tgviz.report.config). @typedef {{style:string, families:[string,string][],
- *   marks:string[], charW:number, lineH:number, pad:number, fastAbove:number, maxFanIn:number, focusHops:number,
+ *   marks:string[], charW:number, lineH:number, pad:number, countH:number, fastAbove:number, maxFanIn:number, focusHops:number,
  *   nodesep:number, ranksep:number, compressTo:[number, number], minRow:number, maxRow:number, maxStagger:number, rowArea:number, maxColumns:number,
  *   fold:import("./fold.js").FoldConfig}} Config */
 /** layout.Scene; its edge sets are maps keyed "src dst".
@@ -144,44 +145,54 @@ export function capFanIn(scene, limit) {
   return { ...scene, edgesBefore: before, edgesAfter: after, hidden };
 }
 
-/** layout._box. @param {Config} c @param {GNode} n @param {GNode} [other] */
-function box(c, n, other) {
-  const lines = [...n.label, ...(other ? other.label : [])];
-  return [Math.max(...lines.map(len)) * c.charW + 2 * c.pad, Math.max(n.label.length, other ? other.label.length : 0) * c.lineH + 2 * c.pad];
+/** layout._hidden_text. @param {number} count @param {string} what */
+const hiddenText = (count, what) => `… ${count} ${what}`;
+
+/** layout._box. @param {Config} c @param {string[][]} labels */
+function box(c, ...labels) {
+  const lines = labels.flat();
+  return [Math.max(...lines.map(len)) * c.charW + 2 * c.pad, Math.max(...labels.map((l) => l.length)) * c.lineH + 2 * c.pad];
 }
 
 /** Python's f"{x:g}" for the few plain numbers the DOT options hold. @param {number} x */
 const g = (x) => String(Number(x.toPrecision(6)));
 
 /** layout._dot: the DOT text and the layout ids in order. @param {Config} c @param {Scene} scene @param {boolean} fast
- * @param {number} [cols] columns the graph is wrapped into */
-export function dotOf(c, scene, fast, cols = 1) {
-  const ids = [...scene.nodes.keys(), ...[...scene.hidden].filter(([, [i]]) => i).map(([k]) => `${k}:in`),
+ * @param {number} [cols] columns the graph is wrapped into @param {number} [sides] copies of the layout a picture draws */
+export function dotOf(c, scene, fast, cols = 1, sides = 1) {
+  const where = (/** @type {string} */ k) => Number(scene.onBefore.has(k)) - Number(scene.onAfter.has(k));
+  const ids = [...[...scene.nodes.keys()].sort((a, b) => where(a) - where(b)), ...[...scene.hidden].filter(([, [i]]) => i).map(([k]) => `${k}:in`),
                ...[...scene.hidden].filter(([, [, o]]) => o).map(([k]) => `${k}:out`)];
   const name = new Map(ids.map((k, i) => [k, `n${i}`]));
   const opts = `nodesep=${g(c.nodesep / 72)} ranksep=${g(c.ranksep / 72)}` +
-    (fast ? " mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line" : ` ratio=compress size="${g(c.compressTo[0])},${g(c.compressTo[1])}"`);
+    (fast ? " mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line" : ` ratio=compress size="${g(sideW(c, sides))},${g(c.compressTo[1])}"`);
   const out = [`digraph G { graph [${opts}]; node [shape=box fixedsize=true label=""];`];
   /** @type {Map<string, number>} */
-  const widths = new Map(ids.map((k) => [k, 1.1 * 72]));
+  const widths = new Map();
   /** @type {Map<string, number>} */
-  const heights = new Map(ids.map((k) => [k, 0.3 * 72]));
-  for (const [k, n] of scene.nodes) {
-    const [w, h] = box(c, n, scene.afterLabel.get(k));
+  const heights = new Map();
+  for (const k of ids.slice(0, scene.nodes.size)) {
+    const after = scene.afterLabel.get(k);
+    const [w, h] = box(c, /** @type {GNode} */ (scene.nodes.get(k)).label, ...(after ? [after.label] : []));
     widths.set(k, w); heights.set(k, h);
     out.push(`${name.get(k)} [width=${fmt(w / 72, 3)} height=${fmt(h / 72, 3)}];`);
   }
   /** @type {[string, string][]} */
   const edges = [];
   for (const [k, [i, o]] of scene.hidden) {
-    if (i) { out.push(`${name.get(k + ":in")} [width=1.1 height=0.3];`); edges.push([k + ":in", k]); }
-    if (o) { out.push(`${name.get(k + ":out")} [width=1.1 height=0.3];`); edges.push([k, k + ":out"]); }
+    for (const [suffix, count, what] of /** @type {const} */ ([[":in", i, "inputs"], [":out", o, "users"]])) {
+      if (!count) continue;
+      const [w] = box(c, [hiddenText(count, what)]), h = c.countH;
+      widths.set(k + suffix, w); heights.set(k + suffix, h);
+      out.push(`${name.get(k + suffix)} [width=${fmt(w / 72, 3)} height=${fmt(h / 72, 3)}];`);
+      edges.push(suffix === ":in" ? [k + suffix, k] : [k, k + suffix]);
+    }
   }
   const order = new Map(ids.map((k, i) => [k, i]));
   const at = (/** @type {string} */ k) => /** @type {number} */ (order.get(k));
   edges.push(...[...new Map([...scene.edgesBefore, ...scene.edgesAfter]).values()]
     .sort((a, b) => (at(a[0]) - at(b[0])) || (at(a[1]) - at(b[1]))));
-  const rank = rankRows(c, ids, edges, widths, heights);
+  const rank = rankRows(c, ids, edges, widths, heights, sides);
   const rk = (/** @type {string} */ k) => /** @type {number} */ (rank.get(k));
   // a tall graph wrapped into columns side by side: each a cluster, its ranks as above less its first's (the edges
   // between columns constrain nothing)
@@ -233,6 +244,9 @@ export function parsePlain(plain, ids) {
   return { width, height, nodes, edges };
 }
 
+/** layout._side_w: the width (inches) one of `sides` copies of a layout side by side gets of the maximised canvas.
+ * @param {Config} c @param {number} sides */
+const sideW = (c, sides) => (c.compressTo[0] * 72 - (sides - 1) * 40) / sides / 72;
 /** layout._seen: the share of a picture of `sides` copies of the layout that the maximised canvas shows at 11 px, were
  * its nodes spread evenly. @param {Config} c @param {Layout} lay @param {number} sides */
 const seen = (c, lay, sides) => Math.min(1, c.compressTo[0] * 72 / (sides * lay.width + (sides - 1) * 40)) *
@@ -245,10 +259,11 @@ const seen = (c, lay, sides) => Math.min(1, c.compressTo[0] * 72 / (sides * lay.
  * @returns {{lay: Layout, dot: string}} */
 export function layOut(c, scene, sides, layout) {
   const fast = scene.nodes.size > c.fastAbove;
-  const laid = (/** @type {number} */ cols) => { const { dot, ids } = dotOf(c, scene, fast, cols); return { lay: parsePlain(layout(dot), ids), dot }; };
+  const laid = (/** @type {number} */ cols) => { const { dot, ids } = dotOf(c, scene, fast, cols, sides); return { lay: parsePlain(layout(dot), ids), dot }; };
   let best = laid(1);
+  const wraps = best.lay.height <= c.maxColumns * c.compressTo[1] * 72;  // (taller, no columns fit it)
   for (let cols = 2; cols <= c.maxColumns; cols++) {
-    if (fast || best.lay.height <= c.compressTo[1] * 72) break;
+    if (fast || !wraps || best.lay.height <= c.compressTo[1] * 72) break;
     const now = laid(cols);
     if (now.lay.width > 4 * now.lay.height || seen(c, now.lay, sides) <= seen(c, best.lay, sides)) break;  // more columns: wider still
     best = now;
@@ -303,7 +318,7 @@ function sideSvg(c, scene, lay, side) {
       if (!count) continue;
       const [x, y, w, h] = place(k + suffix);
       out.push(`<g class="hidden-count" data-for=${attr(k)} transform="translate(${fmt(x - w / 2, 1)},${fmt(y - h / 2, 1)})">` +
-               `<rect width="${fmt(w, 1)}" height="${fmt(h, 1)}" rx="8"/><text x="${c.pad}" y="${fmt(h / 2 + 3, 1)}">… ${count} ${what}` +
+               `<rect width="${fmt(w, 1)}" height="${fmt(h, 1)}" rx="8"/><text x="${c.pad}" y="${fmt(h / 2 + 3, 1)}">${hiddenText(count, what)}` +
                "</text></g>");
     }
   }

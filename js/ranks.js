@@ -8,7 +8,7 @@
 /** ranks.rank_rows: every layout id's rank, no row much wider than the graph's limit. @param {Config} c
  * @param {string[]} ids @param {[string, string][]} edges @param {Map<string, number>} widths
  * @param {Map<string, number>} heights @returns {Map<string, number>} */
-export function rankRows(c, ids, edges, widths, heights) {
+export function rankRows(c, ids, edges, widths, heights, sides = 1) {
   const nodes = ids.filter((k) => !k.includes(":"));
   /** @type {Map<string, string[]>} */
   const users = new Map(nodes.map((k) => [k, []]));
@@ -35,7 +35,7 @@ export function rankRows(c, ids, edges, widths, heights) {
   const wd = (/** @type {string} */ k) => /** @type {number} */ (widths.get(k));
   let area = 0;
   for (const k of ids) area += (wd(k) + c.nodesep) * (/** @type {number} */ (heights.get(k)) + c.ranksep);
-  const limit = Math.min(c.maxRow, Math.max(c.minRow, Math.sqrt(c.rowArea * area)));
+  const limit = Math.min(c.maxRow, Math.max(c.minRow, Math.sqrt(c.rowArea * area))) / sides;
   /** @type {Map<string, number>} */
   const rank = new Map();
   let top = 0;

@@ -236,15 +236,56 @@ def test_a_match_picture_marks_the_match_own_nodes(cnn_trace):
 def test_a_deep_graph_is_wrapped_into_columns_that_fit_the_canvas(attention_trace):
   """A graph too tall for the maximised canvas at 11 px (the attention's threefry kernel E_3_32_2: a chain of some 24
   rows) is laid out again wrapped into columns side by side, kept where the canvas shows more of it: the layout that
-  was 1460 pt tall against the canvas's 806 now (nearly) fits it, no more than 4 times wider than tall, every node drawn
-  and every edge, the ones between columns too. A graph that fits is laid out as before, in one column."""
+  is 1100 pt tall in one column against the canvas's 806 (1460 pt before boxes were made smaller) now fits it, no more
+  than 4 times wider than tall, every node drawn and every edge, the ones between columns too. A graph that fits is
+  laid out as before, in one column."""
   step = next(s for s in attention_trace.steps if s.path == "E_3_32_2 / add local buffers")
   scene = L.cap_fan_in(F.fold(P.scene_of(step, None)))
   one = L._laid(scene, False, 1, None)
   lay = L.layout(scene, None)
-  assert one.height > 1.5 * L.COMPRESS_TO[1] * 72 and lay.columns > 1
-  assert lay.height < 0.7 * one.height and lay.width <= 4 * lay.height
+  assert one.height > 1.3 * L.COMPRESS_TO[1] * 72 and lay.columns > 1
+  assert lay.height < 0.7 * one.height and lay.height <= L.COMPRESS_TO[1] * 72 and lay.width <= 4 * lay.height
   assert lay.width * lay.height < one.width * one.height
   assert set(lay.nodes) == set(one.nodes) and set(lay.edges) == set(one.edges)
   small = next(s for s in attention_trace.steps if 10 <= len(P.scene_of(s, None).nodes) <= 20)
   assert L.layout(L.cap_fan_in(P.scene_of(small, None)), None).columns == 1
+
+
+def test_what_a_step_added_lies_next_to_what_it_removed_across_the_gap(cnn_trace):
+  """One layout for before and after: the nodes only the after side draws (added) are placed left of those only the
+  before side draws (removed), so that across the gap between the sides (before left, after right) they are near each
+  other, in one window of the canvas. On the CNN's conv kernel's check_merge_1_2 (every node of the before side removed,
+  every one of the after side added) the two sets lie apart, the added ones left; the picture's SVG agrees."""
+  step = next(s for s in cnn_trace.steps if s.path == "r_10_5_4_3_2_3_4_3_3_3 / check_merge_1_2")
+  scene = L.cap_fan_in(F.fold(P.scene_of(step, None)))
+  lay = L.layout(scene, None, sides=2)
+  added, removed = scene.on_after - scene.on_before, scene.on_before - scene.on_after
+  assert len(added) >= 10 and len(removed) >= 10
+  right_of_added = max(lay.nodes[k][0] for k in added)
+  assert sum(lay.nodes[k][0] > right_of_added for k in removed) >= 0.8 * len(removed)
+  svg = P.picture(step).svg  # each side's nodes at their layout's x (the side's group moves them)
+  x = lambda t: float(re.match(r"translate\(([-\d.]+)", t).group(1))  # noqa: E731
+  gone = [x(t) for cls, t in nodes_of(svg, "before").values() if "removed" in cls.split()]
+  new = [x(t) for cls, t in nodes_of(svg, "after").values() if "added" in cls.split()]
+  assert len(gone) >= 10 and sum(g > max(new) for g in gone) >= 0.8 * len(gone)
+
+
+def test_a_two_sided_picture_packs_each_side_narrower(attention_trace):
+  """A step drawn before and after side by side is laid out for half the canvas's width per side: its rows are spread
+  from half the width and dot packs it to half the width where it can, so the picture of both sides is narrower than
+  the same layout made for one side drawn twice (the attention's memory coalescing: 75 nodes)."""
+  step = next(s for s in attention_trace.steps if s.path == "r_2_2_3_8_6 #2 / memory coalescing")
+  scene = L.cap_fan_in(F.fold(P.scene_of(step, None)))
+  one, two = L._laid(scene, False, 1, None, 1), L._laid(scene, False, 1, None, 2)
+  assert two.width < 0.9 * one.width and set(two.nodes) == set(one.nodes)
+  assert f'size="{L._side_w(2):g},' in L._dot(scene, False, 1, 2)[0] and L._side_w(2) < L.COMPRESS_TO[0] / 2
+
+
+def test_param_labels_leave_out_the_dtype_their_dtype_line_says(cnn_trace):
+  """A PARAM's or BUFFER's arg (tinygrad's ParamArg) is drawn without the dtype the label's next line says, and its
+  address space by name alone: "ParamArg(0, device='CL')", "ParamArg(1, REG)"; boxes narrow to fit."""
+  steps = [s for k in cnn_trace.kernels for s in k.group.steps if s.name in ("View Base AST", "add local buffers")]
+  labels = {n.label for s in steps for n in P.scene_of(s, None).nodes.values() if n.op in ("PARAM", "BUFFER")}
+  args = [lab[1] for lab in labels if len(lab) > 1 and lab[1].startswith("ParamArg(")]
+  assert args and not any("dtypes." in a or "AddrSpace." in a or "addrspace=" in a for a in args)
+  assert any(re.fullmatch(r"ParamArg\(\d+, device='CL'\)", a) for a in args)

@@ -25,7 +25,7 @@ from tgviz.graph import FAMILIES, Graph, Node
 from tgviz.ranks import NODESEP, RANKSEP, column_cuts, rank_rows
 
 FONT_SIZE = 10
-CHAR_W, LINE_H, PAD = FONT_SIZE * 0.6, FONT_SIZE * 1.25, 6
+CHAR_W, LINE_H, PAD = FONT_SIZE * 0.6, FONT_SIZE * 1.1, 3
 DEFAULT_MAX_NODES = 300       # above this many nodes the focused view is the default
 DEFAULT_TIMEOUT = 10.0        # seconds a layout may take before a smaller view is drawn
 FOCUS_HOPS = 3
@@ -34,6 +34,7 @@ FAST_ABOVE = 150              # above this many nodes dot runs with cheaper (les
 COMPRESS_TO = (13.7, 11.2)    # inches: dot packs a layout of up to FAST_ABOVE nodes this narrow where it can (ratio=compress;
                               # the report's maximised canvas at 11 px labels is some 990x810 points)
 MAX_COLUMNS = 3               # a graph of up to FAST_ABOVE nodes taller than COMPRESS_TO is tried wrapped into up to this many columns
+COUNT_H = 0.3 * 72            # points: the height of the (round-ended) box that counts a node's hidden inputs or users
 MARKS = {"added": "#1a9e3a", "removed": "#d62728", "changed": "#ff8c00"}
 
 
@@ -185,11 +186,15 @@ def cap_fan_in(scene: Scene, limit: int = MAX_FAN_IN) -> Scene:
 
 # *** layout ***
 
-def _box(n: Node, other: Node | None = None) -> tuple[float, float]:
-  lines = [*n.label, *(other.label if other else ())]
-  width = max(len(ln) for ln in lines) * CHAR_W + 2 * PAD
-  height = max(len(n.label), len(other.label) if other else 0) * LINE_H + 2 * PAD
-  return width, height
+def _hidden_text(count: int, what: str) -> str:
+  """What the box of a node's hidden inputs or users (see Scene.hidden) says."""
+  return f"… {count} {what}"
+
+
+def _box(*labels: Sequence[str]) -> tuple[float, float]:
+  """The box (points) that holds each of some labels (a changed node's before and after label lines, in one spot)."""
+  width = max(len(ln) for label in labels for ln in label) * CHAR_W + 2 * PAD
+  return width, max(len(label) for label in labels) * LINE_H + 2 * PAD
 
 
 @dataclass
@@ -203,25 +208,33 @@ class Layout:
   columns: int = 1                                       # the columns a tall graph was wrapped into, side by side
 
 
-def _dot(scene: Scene, fast: bool, cols: int = 1) -> tuple[str, list[str]]:
-  ids = list(scene.nodes) + [f"{k}:in" for k, (i, _) in scene.hidden.items() if i] + \
+def _dot(scene: Scene, fast: bool, cols: int = 1, sides: int = 1) -> tuple[str, list[str]]:
+  # the after side's own nodes first, the before side's own last: dot draws nodes in about this order left to right, so
+  # what a step added lies at the left of its (right-hand) after side and what it removed at the right of its before
+  # side, next to each other across the gap between the sides (in one window)
+  where = {k: (k in scene.on_before) - (k in scene.on_after) for k in scene.nodes}
+  ids = sorted(scene.nodes, key=where.__getitem__) + [f"{k}:in" for k, (i, _) in scene.hidden.items() if i] + \
     [f"{k}:out" for k, (_, o) in scene.hidden.items() if o]
   name = {k: f"n{i}" for i, k in enumerate(ids)}
   opts = f'nodesep={NODESEP / 72:g} ranksep={RANKSEP / 72:g}' + \
-    (' mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line' if fast else f' ratio=compress size="{COMPRESS_TO[0]:g},{COMPRESS_TO[1]:g}"')
+    (' mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line' if fast else f' ratio=compress size="{_side_w(sides):g},{COMPRESS_TO[1]:g}"')
   out = [f"digraph G {{ graph [{opts}]; node [shape=box fixedsize=true label=\"\"];"]
-  widths, heights = dict.fromkeys(ids, 1.1 * 72), dict.fromkeys(ids, 0.3 * 72)
-  for k, n in scene.nodes.items():
-    w, h = _box(n, scene.after_label.get(k))
+  widths, heights = dict.fromkeys(ids, 0.0), dict.fromkeys(ids, 0.0)  # (in the order of ids: ranks.rank_rows sums them so)
+  for k in ids[:len(scene.nodes)]:
+    w, h = _box(scene.nodes[k].label, *((a.label,) if (a := scene.after_label.get(k)) else ()))
     widths[k], heights[k] = w, h
     out.append(f"{name[k]} [width={w / 72:.3f} height={h / 72:.3f}];")
   edges = []
   for k, (i, o) in scene.hidden.items():
-    if i: out.append(f"{name[k + ':in']} [width=1.1 height=0.3];"); edges.append((k + ":in", k))
-    if o: out.append(f"{name[k + ':out']} [width=1.1 height=0.3];"); edges.append((k, k + ":out"))
+    for suffix, count, what in ((":in", i, "inputs"), (":out", o, "users")):
+      if not count: continue
+      w, h = _box((_hidden_text(count, what),))[0], COUNT_H
+      widths[k + suffix], heights[k + suffix] = w, h
+      out.append(f"{name[k + suffix]} [width={w / 72:.3f} height={h / 72:.3f}];")
+      edges.append((k + suffix, k) if suffix == ":in" else (k, k + suffix))
   order = {k: i for i, k in enumerate(ids)}
   edges += sorted(scene.edges_before | scene.edges_after, key=lambda e: (order[e[0]], order[e[1]]))
-  rank = rank_rows(ids, edges, widths, heights)
+  rank = rank_rows(ids, edges, widths, heights, sides)
   # a tall graph wrapped into columns side by side: each a cluster, its ranks as above less its first's (the edges
   # between columns constrain nothing)
   cuts = column_cuts(rank, heights, edges, cols) if cols > 1 else []
@@ -240,15 +253,20 @@ def _dot(scene: Scene, fast: bool, cols: int = 1) -> tuple[str, list[str]]:
   return "\n".join(out), ids
 
 
+def _side_w(sides: int) -> float:
+  """The width (inches) one of `sides` copies of a layout side by side gets of the maximised canvas (COMPRESS_TO)."""
+  return (COMPRESS_TO[0] * 72 - (sides - 1) * 40) / sides / 72
+
+
 def _seen(lay: Layout, sides: int) -> float:
   """The share of a picture of sides copies of the layout that the maximised canvas shows at 11 px labels (COMPRESS_TO),
   were its nodes spread evenly: what picks a tall graph's columns. js/layout.js seen mirrors it."""
   return min(1.0, COMPRESS_TO[0] * 72 / (sides * lay.width + (sides - 1) * 40)) * min(1.0, COMPRESS_TO[1] * 72 / lay.height)
 
 
-def _laid(scene: Scene, fast: bool, cols: int, timeout: float | None) -> Layout:
+def _laid(scene: Scene, fast: bool, cols: int, timeout: float | None, sides: int = 1) -> Layout:
   st = time.perf_counter()
-  text, ids = _dot(scene, fast, cols)
+  text, ids = _dot(scene, fast, cols, sides)
   plain = run_dot(text, "plain", timeout)
   by_name = {f"n{i}": k for i, k in enumerate(ids)}
   height, width, nodes, edges = 0.0, 0.0, {}, {}
@@ -267,15 +285,18 @@ def _laid(scene: Scene, fast: bool, cols: int, timeout: float | None) -> Layout:
 
 
 def layout(scene: Scene, timeout: float | None = DEFAULT_TIMEOUT, sides: int = 1) -> Layout:
-  """Lay the scene out with dot; big scenes get dot's cheaper settings. A graph of up to FAST_ABOVE nodes taller than
-  the maximised canvas at 11 px (COMPRESS_TO) is laid out again wrapped into 2 columns side by side, kept where the
-  canvas shows more of a picture of `sides` copies of it side by side (_seen) and it is no more than 4 times wider than
-  tall; and while the kept one is still too tall, into 3. js/layout.js layOut mirrors it."""
+  """Lay the scene out with dot, for a picture of `sides` copies of it side by side (its rows and, for up to
+  FAST_ABOVE nodes, its packed width a share of the canvas's each); big scenes get dot's cheaper settings. A graph of
+  up to FAST_ABOVE nodes taller than the maximised canvas at 11 px (COMPRESS_TO), but no more than MAX_COLUMNS times,
+  is laid out again wrapped into 2 columns side by side, kept where the canvas shows more of the picture (_seen) and
+  it is no more than 4 times wider than tall; and while the kept one is still too tall, into 3. js/layout.js layOut
+  mirrors it."""
   fast = len(scene.nodes) > FAST_ABOVE
-  best = _laid(scene, fast, 1, timeout)
+  best = _laid(scene, fast, 1, timeout, sides)
+  wraps = best.height <= MAX_COLUMNS * COMPRESS_TO[1] * 72  # (taller, no columns fit it, and each try is a layout more)
   for cols in range(2, MAX_COLUMNS + 1):
-    if fast or best.height <= COMPRESS_TO[1] * 72: break
-    lay = _laid(scene, fast, cols, timeout)
+    if fast or not wraps or best.height <= COMPRESS_TO[1] * 72: break
+    lay = _laid(scene, fast, cols, timeout, sides)
     if lay.width > 4 * lay.height or _seen(lay, sides) <= _seen(best, sides): break  # more columns: wider still
     best = lay
   return best
@@ -353,7 +374,7 @@ def side_svg(scene: Scene, lay: Layout, side: str) -> str:
       if not count: continue
       x, y, w, h = lay.nodes[k + suffix]
       out.append(f'<g class="hidden-count" data-for={attr(k)} transform="translate({x - w / 2:.1f},{y - h / 2:.1f})">'
-                 f'<rect width="{w:.1f}" height="{h:.1f}" rx="8"/><text x="{PAD}" y="{h / 2 + 3:.1f}">… {count} {what}'
+                 f'<rect width="{w:.1f}" height="{h:.1f}" rx="8"/><text x="{PAD}" y="{h / 2 + 3:.1f}">{_hidden_text(count, what)}'
                  f'</text></g>')
   return "".join(out)
 

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import math
 
-NODESEP, RANKSEP = 7.2, 10.8    # points between boxes of a row, and between rows (dot's nodesep 0.1 in and ranksep 0.15 in)
-MIN_ROW, MAX_ROW = 1000.0, 1400.0  # points: rows wider than the graph's limit between these are spread over several
+NODESEP, RANKSEP = 5.4, 9.0    # points between boxes of a row, and between rows (dot's nodesep 0.075 in and ranksep 0.125 in)
+MIN_ROW, MAX_ROW = 850.0, 1400.0  # points: rows wider than the graph's limit between these are spread over several
 MAX_STAGGER = 24              # ... over at most this many
 ROW_AREA = 1.0                # rows as wide as the square root of this many times the area the boxes take
 
 
-def rank_rows(ids: list[str], edges: list[tuple[str, str]], widths: dict[str, float], heights: dict[str, float]) -> dict[str, int]:
+def rank_rows(ids: list[str], edges: list[tuple[str, str]], widths: dict[str, float], heights: dict[str, float],
+              sides: int = 1) -> dict[str, int]:
   """The rank (row, top down) of every layout id, so that no row of boxes is much wider than the graph's limit (the
-  side of a square of ROW_AREA times the boxes' area, between MIN_ROW and MAX_ROW): rows as dot ranks a graph (each node as close
+  side of a square of ROW_AREA times the boxes' area, between MIN_ROW and MAX_ROW, over `sides`: the copies of the layout
+  a picture draws side by side, before and after): rows as dot ranks a graph (each node as close
   above its users as it can be: its longest path to a node without users), and a wider row split into several, its
   k-th node in sub-row k mod their number (graphviz's unflatten staggers leaves so). Every edge then gets minlen = the
   rank difference, which makes this ranking dot's own (all edges at their minimum). js/ranks.js rankRows mirrors it."""
@@ -36,7 +38,7 @@ def rank_rows(ids: list[str], edges: list[tuple[str, str]], widths: dict[str, fl
     if ":" in k: depth[k] = depth[k.split(":")[0]] + (1 if k.endswith(":in") else -1)
   rows: dict[int, list[str]] = {}
   for k in ids: rows.setdefault(depth[k], []).append(k)
-  limit = min(MAX_ROW, max(MIN_ROW, math.sqrt(ROW_AREA * sum((w + NODESEP) * (heights[k] + RANKSEP) for k, w in widths.items()))))
+  limit = min(MAX_ROW, max(MIN_ROW, math.sqrt(ROW_AREA * sum((w + NODESEP) * (heights[k] + RANKSEP) for k, w in widths.items())))) / sides
   rank, top = {}, 0
   for level in sorted(rows, reverse=True):
     row = rows[level]

@@ -67,7 +67,7 @@ def _chunk(name: str, data: Any) -> str:
 def config(max_nodes: int) -> dict[str, Any]:
   """The drawing constants of tgviz.layout, for js/picture.js: one source of truth for both sides."""
   return {"style": L.STYLE, "families": [[f, name] for f, (_, name) in FAMILIES.items()], "marks": list(L.MARKS),
-          "charW": L.CHAR_W, "lineH": L.LINE_H, "pad": L.PAD, "fastAbove": L.FAST_ABOVE, "maxFanIn": L.MAX_FAN_IN,
+          "charW": L.CHAR_W, "lineH": L.LINE_H, "pad": L.PAD, "countH": L.COUNT_H, "fastAbove": L.FAST_ABOVE, "maxFanIn": L.MAX_FAN_IN,
           "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies(), "nodesep": R.NODESEP,
           "ranksep": R.RANKSEP, "compressTo": L.COMPRESS_TO, "minRow": R.MIN_ROW, "maxRow": R.MAX_ROW, "maxStagger": R.MAX_STAGGER,
           "rowArea": R.ROW_AREA, "maxColumns": L.MAX_COLUMNS, "fold": F.config(), "opFamilies": tg.op_families()}

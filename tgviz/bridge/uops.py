@@ -53,6 +53,9 @@ def _arg_text(u: UOp) -> str | None:
     try: return str(u.marg)
     except Exception: pass
   if u.op is Ops.BINARY: return f"<{len(u.arg)} bytes>"
+  if isinstance(u.arg, ParamArg):  # without what the label's dtype line says, and the address space by its name alone
+    text = repr(u.arg).replace(f", {u.arg.dtype!r}", "", 1) if u.arg.dtype == u.dtype else repr(u.arg)
+    return text.replace("addrspace=AddrSpace.", "")
   return str(u.arg)
 
 
