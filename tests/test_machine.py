@@ -75,6 +75,8 @@ def test_debug_listing_is_built_once_per_kernel(cpu_trace, monkeypatch):
   listing, why = tg.debug_listing("CPU", conv.source)
   assert why is None and "r_2_2_2_2" in listing and re.search(r"^\S+:\d+", listing, re.M)  # objdump -l's line markers
   monkeypatch.setenv("PATH", "")
+  from tgviz.bridge import machine
+  machine._listings.clear()  # (the listings this process has had: the disk cache is what answers a new process)
   assert tg.debug_listing("CPU", conv.source) == (listing, None)
   listing2, why2 = tg.debug_listing("CPU", conv.source + "\n// another kernel\n")
   assert listing2 == "" and why2 is not None and why2.startswith("compiling the kernel again with -g for its line info failed")

@@ -200,10 +200,14 @@ class Writer:
   def groups(self) -> Iterator[tuple[str, dict[str, Any]]]:
     """What every step of a group shows alike, per group with steps: its call stack, its kernel's code, a schedule's
     kernels; and per kernel its uops and asm tabs; (chunk name, data)."""
-    for g in self.trace.groups:
-      if g.steps:
-        yield f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(self.trace, g)}
-      if g.kernel is not None: yield f"p-{g.index}", PV.program_data(g.kernel)  # the uops and asm tabs
+    for i in range(len(self.trace.groups)): yield from self.group(i)
+
+  def group(self, i: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Group i's part of groups()."""
+    g = self.trace.groups[i]
+    if g.steps:
+      yield f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(self.trace, g)}
+    if g.kernel is not None: yield f"p-{g.index}", PV.program_data(g.kernel)  # the uops and asm tabs
 
   def segment_data(self, i: int) -> dict[str, Any]:
     """Segment i (consecutive steps of a group): each step's step_data by step key, and the node table they share, its
@@ -226,13 +230,19 @@ class Writer:
     out, trace = Path(path), self.trace
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as f, _no_gc():
-      segments = (workers or forked.Workers(self, 0)).map(_segment, range(len(self.segments)))  # with workers: started now
+      for k in trace.kernels:  # the asm tabs' -g listings, had here: the workers are forked after it (see debug_listing)
+        if k.source: tg.debug_listing(k.device, k.source)
+      pool = workers or forked.Workers(self, 0)
+      # with workers, all started now: the groups' chunks first (the biggest kernels' code, highlighted, and their asm
+      # linked to it, take seconds), then the segments'
+      groups = pool.map(_group, range(len(trace.groups)))
+      segments = pool.map(_segment, range(len(self.segments)))
       f.write(_HEAD.format(title=L.text(self.title), css=styles("widget.css", "table.css", "program.css", "run.css", "compare.css",
                                                                 "whatif.css")))
       f.write(_chunk("state", self.state()))
       f.write(_chunk("rules", P.rules_message(trace)))
       f.write(_chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs
-      for name, data in self.groups(): f.write(_chunk(name, data))
+      for texts in groups: f.writelines(texts)
       done, contents = 0, Contents()
       for i, (segment, (text, own)) in enumerate(zip(self.segments, segments, strict=True)):
         f.write(text)
@@ -247,6 +257,10 @@ class Writer:
 
 def _segment(writer: Writer, i: int) -> tuple[str, list[list]]:
   return writer.segment(i)
+
+
+def _group(writer: Writer, i: int) -> list[str]:
+  return [_chunk(name, data) for name, data in writer.group(i)]
 
 
 def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max_nodes: int = L.DEFAULT_MAX_NODES,

@@ -107,11 +107,20 @@ def debug_listing(device: str, source: str) -> tuple[str, str | None]:
   if not isinstance(compiler, ClangCompiler):
     return "", f"line info comes from clang -g, and {device} compiles with tinygrad's {type(compiler).__name__}, not clang"
   cmd = clang_command(compiler, "-g")
+  if (known := _listings.get((tuple(cmd), source))) is not None: return known
   if (started := _started.pop((tuple(cmd), source), None)) is not None: listing, why = started.result()
-  elif (cached := _cached(cmd, source)) is not None: return cached, None
+  elif (cached := _cached(cmd, source)) is not None: listing, why = cached, None
   else: listing, why = _build(cmd, source)
   if why is None: _cache(cmd, source, listing)
+  _listings[(tuple(cmd), source)] = listing, why
+  while len(_listings) > _KEEP_LISTINGS: del _listings[next(iter(_listings))]
   return listing, why
+
+
+# the listings this process has had, the latest few: asked again (a report's workers, forked after the writer had them
+# all, never touch the disk cache's sqlite connection, which serves one process), they are not read again
+_KEEP_LISTINGS = 512
+_listings: dict[tuple[tuple[str, ...], str], tuple[str, str | None]] = {}
 
 
 def _build(cmd: list[str], source: str) -> tuple[str, str | None]:
@@ -147,8 +156,9 @@ class ListingBuilds(Patch):
     def compiled(compiler: ClangCompiler, src: str) -> bytes:
       lib = compile_cached(compiler, src)
       cmd = clang_command(compiler, "-g")
-      if (tuple(cmd), src) not in _started and threading.current_thread() is threading.main_thread() and _cached(cmd, src) is None:
-        _started[(tuple(cmd), src)] = pool.submit(_build, cmd, src)
+      key = (tuple(cmd), src)
+      if key not in _started and key not in _listings and threading.current_thread() is threading.main_thread() and _cached(cmd, src) is None:
+        _started[key] = pool.submit(_build, cmd, src)
       return lib
     self._pool = pool
     return [(ClangCompiler, {"compile_cached": compiled})]
