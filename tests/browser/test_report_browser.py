@@ -93,8 +93,9 @@ def _python_side(step, match, fold=True):
   wrapped into columns, where that shows more) and dot's plain output of it."""
   scene = PI.scene_of(step, match)
   scene = L.focus(L.cap_fan_in(F.fold(scene) if fold else scene), L.DEFAULT_MAX_NODES)
-  kept = L.layout(scene, None, len(PI.SIDES[PI.sides(step)]))
-  dot = L._dot(scene, fast=len(scene.nodes) > L.FAST_ABOVE, cols=kept.columns)[0]
+  sides = len(PI.SIDES[PI.sides(step)])
+  kept = L.layout(scene, None, sides)
+  dot = L._dot(scene, fast=len(scene.nodes) > L.FAST_ABOVE, cols=kept.columns, sides=sides)[0]
   return dot, L.run_dot(dot, "plain")
 
 
