@@ -94,11 +94,12 @@ def test_the_dag_sees_lazy_imports(tmp_path):
 
 def test_the_bridge_inside_imports_one_way_env_first():
   """Inside the bridge too, imports run one way: env (tinygrad's version and device set-up) at the bottom, then uops,
-  replay, events, records, recorders, opts, beam, profiler, peaks, parallel,
+  replay, page_replay, events, records, safe_pickle, recorders, machine (its ListingBuilds is a recorders.Patch), opts,
+  beam, profiler, peaks, parallel,
   capture and files; the package's __init__ only re-exports, importing env first."""
   inside = {name: {i.split(".")[2] for i in imports(path) if i.startswith("tgviz.bridge.") and i.split(".")[2] in BRIDGE} - {name}
             for name, path in BRIDGE.items()}
-  order = ["env", "uops", "replay", "events", "records", "safe_pickle", "machine", "recorders", "opts", "beam", "profiler", "peaks",
+  order = ["env", "uops", "replay", "page_replay", "events", "records", "safe_pickle", "recorders", "machine", "opts", "beam", "profiler", "peaks",
            "parallel", "capture",
            "files",
            "__init__"]

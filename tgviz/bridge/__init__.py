@@ -35,6 +35,7 @@ from tgviz.bridge.opts import (
   opts_of,
   run_pair,
 )
+from tgviz.bridge.page_replay import opaque_call_bodies, page_replays
 from tgviz.bridge.peaks import device_peaks
 from tgviz.bridge.records import (
   KERNEL_LANDMARKS,
@@ -49,7 +50,6 @@ from tgviz.bridge.records import (
   program_of,
   render_step_index,
 )
-from tgviz.bridge.replay import opaque_call_bodies, page_replays
 from tgviz.bridge.uops import (
   NodeCache,
   NodeTable,
