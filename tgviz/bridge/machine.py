@@ -117,9 +117,9 @@ def debug_listing(device: str, source: str) -> tuple[str, str | None]:
   return listing, why
 
 
-# the listings this process has had, the latest few: asked again (a report's workers, forked after the writer had them
-# all, never touch the disk cache's sqlite connection, which serves one process), they are not read again
-_KEEP_LISTINGS = 512
+# the listings this process has had, the latest few: asked again they are not read again (a report's writer has them
+# all before its workers fork, and they inherit them)
+_KEEP_LISTINGS = 256
 _listings: dict[tuple[tuple[str, ...], str], tuple[str, str | None]] = {}
 
 
@@ -157,7 +157,7 @@ class ListingBuilds(Patch):
       lib = compile_cached(compiler, src)
       cmd = clang_command(compiler, "-g")
       key = (tuple(cmd), src)
-      if key not in _started and key not in _listings and threading.current_thread() is threading.main_thread() and _cached(cmd, src) is None:
+      if key not in _started and key not in _listings and _db_ok() and _cached(cmd, src) is None:
         _started[key] = pool.submit(_build, cmd, src)
       return lib
     self._pool = pool
@@ -176,13 +176,22 @@ _LISTINGS = "tgviz_debug_listing"  # tinygrad's disk cache table of the -g build
 def _cached(cmd: list[str], source: str) -> str | None:
   """A -g build's listing from tinygrad's disk cache (where tinygrad keeps its compiled binaries; CACHELEVEL=0 turns
   both off), or None. A clang build takes ~80 ms a kernel: a report of a real model waits seconds for them. Only on
-  the main thread: tinygrad's one sqlite connection serves only the thread that opened it, and opened on another (the
-  widget's), it would refuse tinygrad's own compiles after."""
-  if threading.current_thread() is not threading.main_thread(): return None
+  the main thread of the process that imported this (_db_ok): tinygrad's one sqlite connection serves only the thread
+  that opened it, and opened on another (the widget's), it would refuse tinygrad's own compiles after."""
+  if not _db_ok(): return None
   try: return diskcache_get(_LISTINGS, {"cmd": " ".join(cmd), "src": source})
   except Exception: return None  # the cache cannot be read: build it
 
 
 def _cache(cmd: list[str], source: str, listing: str) -> None:
-  if threading.current_thread() is not threading.main_thread(): return
-  with contextlib.suppress(Exception): diskcache_put(_LISTINGS, {"cmd": " ".join(cmd), "src": source}, listing)
+  if _db_ok():
+    with contextlib.suppress(Exception): diskcache_put(_LISTINGS, {"cmd": " ".join(cmd), "src": source}, listing)
+
+
+_PID = os.getpid()
+
+
+def _db_ok() -> bool:
+  """Whether tinygrad's sqlite connection may be used here: on the main thread, not in a process forked since (a
+  report's workers: a connection must not cross a fork)."""
+  return threading.current_thread() is threading.main_thread() and os.getpid() == _PID
