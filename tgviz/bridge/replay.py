@@ -191,7 +191,7 @@ class Replayer:
     if self._direct_below is None:
       found = self.n + 1
       if self.bottom_up:
-        if self._has_fixpoint_cycle() or 8 * self._node_bound() > REWRITE_STACK_LIMIT.value: found = 1
+        if self._has_fixpoint_cycle() or not self.small: found = 1
       else:
         kt, ktf = self.keytime, self._kt
         for u, (ks, _) in self.hist.items():
