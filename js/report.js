@@ -31,9 +31,11 @@ import { Replay, keyOf, rowKey, unpackRows } from "./replay.js";
  * @typedef {{info: Omit<StepInfo, "stack">, sides: string[], graphs: number[], stored: number[]|null,
  *   after: number|null, replay: ReplayOptions|null, computed: number, group: number, pairs: [number, number][],
  *   matches: [number, number, boolean][]}} StepData */
+/** A step as stored: its panel without its group's name and its title (the page has the group's from the tree).
+ * @typedef {Omit<StepData, "info"> & {info: Omit<StepInfo, "stack" | "group" | "title">}} StoredStep */
 /** A segment as the report stores it (tgviz.report.Writer.segment): its steps by key and its node table's rows,
  * packed (its contents are in the "contents" chunk). @typedef {import("./replay.js").PackedRows &
- *   {steps: Record<StepKey, StepData>}} SegmentData */
+ *   {steps: Record<StepKey, StoredStep>}} SegmentData */
 /** A segment's node table: its rows unpacked (so every step's row ids hold), then the rows their replays rebuild (a
  * rebuilt node equal to a row is that row: the same UOp), what the replays share, its steps, and each step's replay.
  * @typedef {import("./replay.js").NodeTable & {steps: Record<StepKey, StepData>, replays: Map<StepKey, Replay>}} Segment */
@@ -81,6 +83,7 @@ export function pageData(state, load, sha256) {
   let shared;
   /** @type {Map<number, Promise<Segment>>} the most recently used kept */
   const segments = new Map();
+  const groupNames = new Map(state.tree.map((g) => [g.index, g.name]));
   /** @param {number} i @returns {Promise<Segment>} */
   function segmentOf(i) {
     let seg = segments.get(i);
@@ -90,8 +93,14 @@ export function pageData(state, load, sha256) {
       const d = await data.get(`t-${i}`), all = await (shared ??= load("contents"));
       data.items.delete(`t-${i}`);  // kept unpacked, here
       const contents = all.maps[i].map((/** @type {number} */ c) => all.contents[c]);
+      /** @type {Record<StepKey, StepData>} */
+      const steps = {};
+      for (const [key, s] of Object.entries(d.steps)) {
+        const group = groupNames.get(s.group) ?? "";
+        steps[key] = { ...s, info: { ...s.info, group, title: `${group} / ${s.info.name}` } };  // as Step.path
+      }
       // keys left to compute (lazy): a picture needs only those of the rows it shows (see drawn)
-      return { ...unpackRows(d, contents, sha256, state.notes, state.config.opFamilies, true), steps: d.steps, replays: new Map() };
+      return { ...unpackRows(d, contents, sha256, state.notes, state.config.opFamilies, true), steps, replays: new Map() };
     })();
     segments.set(i, seg);
     if (segments.size > 8) segments.delete(/** @type {number} */ (segments.keys().next().value));

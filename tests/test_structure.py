@@ -72,7 +72,8 @@ def test_imports_form_a_dag():
                     ("programview", "widget"), ("programview", "report"), ("protocol", "runview"), ("runview", "widget"),
                     ("runview", "report"), ("report", "api"), ("compare_view", "api"), ("widget", "magic"),
                     ("compare_widget", "magic"), ("api", "cli"), ("compare_view", "whatif"), ("whatif", "api"),
-                    ("ranks", "layout")]:
+                    ("ranks", "layout"), ("api", "early"), ("report", "early"), ("early", "cli"), ("remembered", "asm"),
+                    ("remembered", "highlight")]:
     assert pos[low] < pos[high], (low, high, order)
   assert not g["graph"] and g["bridge"] <= {"graph"}
 

@@ -43,6 +43,7 @@ class Trace(model.Trace):
 
   step_type: ClassVar[type[steps.Step]] = Step
   kernel_type: ClassVar[type[model.Kernel]] = whatif.Kernel
+  tracker: tg.Tracker | None = None  # while its capture() block runs (tgviz.early writes from what it recorded so far)
 
   def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "auto",
                  max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto", landmarks: bool = False,
@@ -84,6 +85,7 @@ def capture(device: str | None = None, env: Mapping[str, Any] | None = None, pro
   tracker = tg.Tracker(device, profile)
   try:
     with tg.context(settings), tracker:
+      trace.tracker = tracker
       yield trace
   except BaseException as e:
     if isinstance(e, FileNotFoundError) and "clang" in str(e) and (msg := tg.clang_missing()): e.add_note(msg)
@@ -91,6 +93,7 @@ def capture(device: str | None = None, env: Mapping[str, Any] | None = None, pro
       trace.error, trace.traceback = e, "".join(traceback.format_exception(e))
     raise
   finally:
+    trace.tracker = None
     if tracker.recording is not None: trace.fill(tracker.recording)
 
 

@@ -14,6 +14,8 @@ import difflib
 import re
 from collections.abc import Iterator
 
+from tgviz.remembered import remembered
+
 # an instruction row of objdump -d: address, bytes, then (but on a row continuing a long instruction's bytes) its text
 _ROW = re.compile(r"^\s*([0-9a-f]+):\t[0-9a-f]{2}(?: [0-9a-f]{2})*\s*(?:\t(.*))?$")
 # a line marker of objdump -l: file:line, maybe with a discriminator (line 0: code the compiler made for no line)
@@ -78,6 +80,7 @@ def source_lines(disassembly: str, debug: str) -> tuple[list[list[int]], int, in
   return out, same, len(found) - same, len(insns)
 
 
+@remembered()
 def linked(disassembly: str, debug: str) -> tuple[list[list[int]], str | None]:
   """source_lines' lines, and a note of the instructions placed by mnemonic only or without a line (None: every one
   has its line exactly)."""

@@ -19,6 +19,7 @@ from tgviz import forked, report
 from tgviz import layout as L
 from tgviz.api import Trace, TraceFileError, capture, compare, load
 from tgviz.bridge import parse_settings
+from tgviz.early import EarlySegments
 
 
 def _progress(label: str) -> Callable[[int, int], None]:
@@ -39,13 +40,19 @@ def _svgs(writer: report.Writer, which: tuple[Path, int, bool]) -> int:
   return len(writer.trace.export_svg(directory, max_nodes=max_nodes, landmarks=landmarks))
 
 
-def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: int | None = None) -> None:
+def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: int | None = None,
+          early: EarlySegments | None = None) -> None:
   """out/index.html (every step and match) and the SVG files asked for in out/svg/, written by `jobs` forked worker
-  processes at once (default: one per core, see tgviz.forked; 0: in this process)."""
+  processes at once (default: one per core, see tgviz.forked; 0: in this process); early: the segments written during
+  the capture, taken where they hold."""
   writer = report.Writer(trace, title, max_nodes)
+  done = early.take(writer) if early is not None else {}
+  if early is not None and early.written:
+    print(f"  written during the run: {early.taken} of {len(writer.segments)} report segments ({early.written} written by "
+          f"{early.forks} processes), {early.kernels} kernels' code highlighted and asm linked")
   with forked.Workers(writer, forked.cores() if jobs is None else jobs) as workers:
     svgs = workers.submit(_svgs, (out / "svg", max_nodes, svg == "landmarks")) if svg != "none" else None
-    html = writer.write(out / "index.html", workers, progress=_progress("report steps"))
+    html = writer.write(out / "index.html", workers, progress=_progress("report steps"), written=done)
     print(f"  wrote {svgs.result() if svgs is not None else 0} SVG files ({svg})")
   print(f"tgviz: report: {html.resolve()}" + (f"\n       SVGs:   {(out / 'svg').resolve()}/" if svgs is not None else ""))
 
@@ -54,16 +61,18 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[
         jobs: int | None = None, save: bool = False, env: dict[str, Any] | None = None) -> tuple[int, Trace | None]:
   """Run script under capture (with tinygrad Context settings env), write out/index.html and out/svg/ (save: and the
   trace, out/trace.tgviz); returns the exit status and the trace."""
-  status, trace = trace_script(script, device, args, env)
-  if trace is not None:
-    write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs)
-    if save: print(f"tgviz: trace:  {trace.save(out / 'trace.tgviz').resolve()} (tgviz open it, or tgviz.load it, anywhere)")
+  with EarlySegments(on=jobs != 0) as early:
+    status, trace = trace_script(script, device, args, env, early)
+    if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs, early)
+  if trace is not None and save:
+    print(f"tgviz: trace:  {trace.save(out / 'trace.tgviz').resolve()} (tgviz open it, or tgviz.load it, anywhere)")
   return status, trace
 
 
-def trace_script(script: Path, device: str | None, args: list[str], env: dict[str, Any] | None = None) -> tuple[int, Trace | None]:
-  """Run script under capture (with tinygrad Context settings env); returns the exit status and the trace (None when
-  there is no script or the capture could not start)."""
+def trace_script(script: Path, device: str | None, args: list[str], env: dict[str, Any] | None = None,
+                 early: EarlySegments | None = None) -> tuple[int, Trace | None]:
+  """Run script under capture (with tinygrad Context settings env; early: writing its report's segments as it runs);
+  returns the exit status and the trace (None when there is no script or the capture could not start)."""
   if not script.is_file():
     print(f"tgviz: no such script: {script}", file=sys.stderr)
     return 2, None
@@ -73,7 +82,8 @@ def trace_script(script: Path, device: str | None, args: list[str], env: dict[st
   sys.argv = [str(script), *args]
   trace: Trace | None = None
   try:
-    with tg.ListingBuilds(), capture(device=device, env=env) as trace:  # the report's -g builds, as kernels compile
+    # the report's -g builds, and its segments, made as the script runs
+    with tg.ListingBuilds(), capture(device=device, env=env) as trace, (early or EarlySegments(on=False)).during(trace):
       runpy.run_path(str(script), run_name="__main__")
   except SystemExit as e:
     status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)

@@ -1,13 +1,14 @@
 """Generated device code as highlighted HTML (pygments), light and dark."""
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import cache
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 
 from tgviz import bridge as tg
+from tgviz.remembered import remembered
 
 
 @cache
@@ -20,7 +21,7 @@ def code_css() -> str:
   return f"{light}\n{dark}\n@media (prefers-color-scheme: dark) {{\n{system}\n}}"
 
 
-@lru_cache(maxsize=256)
+@remembered()
 def highlight_code(source: str, renderer: str) -> str:
   """Generated device code as highlighted HTML (pygments escapes the text); renderer is the renderer's class name. Each
   source line is its own element, ``<span class="tgviz-line" data-line="N">`` (N from 1), whose number the stylesheet

@@ -18,7 +18,7 @@ import contextlib
 import gc
 import gzip
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,10 +106,16 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
       stored.append(k)
       if len(stored) % FORGET_EVERY == 0: table.forget(g)  # one graph's UOps held at a time, not hundreds of graphs'
     if after is None: after = graphs[-1]
-  info = {k: v for k, v in P.step_info(step).items() if k != "stack"}  # the group's, stored once with it
-  return {"info": info, "sides": list(SIDES[sides(step)]), "graphs": graphs, "after": after,
-          "replay": step.options if computed or chain else None, "computed": computed,
-          "stored": None if stored is None or not chain else stored, "group": step.group.index, "pairs": refs,
+  return {**step_fields(step, patterns), "graphs": graphs, "after": after, "replay": step.options if computed or chain else None,
+          "computed": computed, "stored": None if stored is None or not chain else stored, "pairs": refs}
+
+
+def step_fields(step: Step, patterns: dict[tuple[str, int], int]) -> dict[str, Any]:
+  """What step_data holds of a step besides its graphs: its panel (without the call stack, the group's, stored once
+  with it, nor its group's name and its title, which the page takes from the tree: see tgviz.early), its sides, its
+  group, its matches."""
+  info = {k: v for k, v in P.step_info(step).items() if k not in ("stack", "group", "title")}
+  return {"info": info, "sides": list(SIDES[sides(step)]), "group": step.group.index,
           "matches": [[patterns[m.loc], round(m.time * 1e6, 2), m.is_error] for m in step.matches]}
 
 
@@ -223,10 +229,20 @@ class Writer:
     contents = data.pop("contents")
     return _chunk(f"t-{i}", data), contents
 
+  def segment_check(self, i: int, fresh: int) -> str:
+    """All that segment i's chunk is made of besides its steps' graphs (recorded once and for all): each step's key and
+    step_fields, and what it returned: its trace number if below `fresh`, else its node key (tgviz.early compares a
+    segment written from a capture's snapshot, whose `fresh` that is, with the trace's own)."""
+    def returned(s: Step) -> list | None:
+      if (num := s.returned_num) is None: return None
+      return ["n", num] if num < fresh else ["k", tg.node_key(s.after())]  # (after: what it returned, here)
+    return json.dumps([[P.step_key(s), step_fields(s, self.patterns), returned(s)] for s in self.segments[i]])
+
   def write(self, path: str | Path, workers: forked.Workers[Writer] | None = None,
-            progress: Callable[[int, int], None] | None = None) -> Path:
-    """Write the report to path (the steps by workers, if given: their state must be this writer). progress(done,
-    total) is called as steps are written. Returns the path."""
+            progress: Callable[[int, int], None] | None = None, written: Mapping[int, tuple[str, list[list]]] | None = None) -> Path:
+    """Write the report to path (the steps by workers, if given: their state must be this writer; segments in `written`,
+    by index, as written already: Writer.segment's). progress(done, total) is called as steps are written. Returns the
+    path."""
     out, trace = Path(path), self.trace
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as f, _no_gc():
@@ -236,7 +252,9 @@ class Writer:
       # with workers, all started now: the groups' chunks first (the biggest kernels' code, highlighted, and their asm
       # linked to it, take seconds), then the segments'
       groups = pool.map(_group, range(len(trace.groups)))
-      segments = pool.map(_segment, range(len(self.segments)))
+      written = written or {}
+      todo = pool.map(_segment, (i for i in range(len(self.segments)) if i not in written))
+      segments = (written[i] if i in written else next(todo) for i in range(len(self.segments)))
       f.write(_HEAD.format(title=L.text(self.title), css=styles("widget.css", "table.css", "program.css", "run.css", "compare.css",
                                                                 "whatif.css")))
       f.write(_chunk("state", self.state()))

@@ -131,6 +131,11 @@ class Step:
     """What tinygrad's rewrite returned, if that lived to the end of the capture (else None, and after() replays)."""
     return self._rec.returned(self._raw)
 
+  @property
+  def returned_num(self) -> int | None:
+    """The trace number of what returned() gives (None where it gives None)."""
+    return self._raw.out
+
   def at(self, k: int) -> Any:
     """The UOp graph after the first k matches of this step, exactly as tinygrad's VIZ replays it. A replay that failed
     stops at its REWRITE_ERROR, which every later k returns too."""

@@ -8,7 +8,7 @@ anything imports tinygrad. This file holds no logic of its own.
 """
 from tgviz.bridge import env  # first: the version check and the device set-up run before tinygrad is imported
 from tgviz.bridge.beam import BeamSearch, Candidate
-from tgviz.bridge.capture import Tracker
+from tgviz.bridge.capture import Snapshot, Tracker
 from tgviz.bridge.env import (
   SUPPORTED_TINYGRAD,
   UnsupportedTinygrad,
@@ -89,6 +89,7 @@ __all__ = [
   "Program",
   "RangeRecord",
   "Recording",
+  "Snapshot",
   "StepRecord",
   "SyncRecord",
   "TraceFileError",

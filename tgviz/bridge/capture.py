@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
 from tinygrad.helpers import Context, TracingKey
@@ -83,6 +85,16 @@ class TrackingTables(Patch):
                    "active_group": [], "active_rewrites": []})]
 
 
+@dataclass(frozen=True)
+class Snapshot:
+  """A capture's recording so far (Tracker.snapshot): its groups no later rewrite can add to (their indices in it:
+  closed, tinygrad puts a rewrite outside any group into the last group made), and the first trace number given by
+  the snapshot (what steps returned numbered below it are numbered so in the capture too)."""
+  recording: Recording
+  closed: set[int]
+  fresh: int
+
+
 class Tracker:
   """Switches tinygrad's rewrite tracking on for a block and hands back what it recorded.
 
@@ -129,9 +141,28 @@ class Tracker:
   def _number_outputs(self) -> None:
     """What each step returned, by trace number in the capture's table (numbering every result as the capture runs
     would cost capture time: those still alive at the end are numbered now)."""
-    self._out = {sid: u.trace_num for sid, ref in self._steps.io.items() if (u := ref()) is not None}
-    self._out.update(self._parallel.out)  # what compile workers' steps returned
+    self._out = self._outputs()
     self._steps.io = {}
+
+  def _outputs(self) -> dict[int, int]:
+    out = {sid: u.trace_num for sid, ref in self._steps.io.items() if (u := ref()) is not None}
+    out.update(self._parallel.out)  # what compile workers' steps returned
+    return out
+
+  def quiet(self, fn: Callable[[], None] | None) -> None:
+    """Have fn called on the capturing thread each time an outermost tracked rewrite has walked its graph (between
+    kernels' rewrites, with no rewrite half-recorded: a point to fork at, see snapshot); None: no longer."""
+    self._steps.quiet = fn
+
+  def snapshot(self) -> Snapshot:
+    """What the running capture recorded so far, as the Recording it would hand back if it ended now (see Snapshot).
+    Only in a process forked from the capture at a quiet point: it numbers the live outputs of steps."""
+    t = self._tables
+    fresh = next(ops.ucount)  # numbers from here on were first given here
+    groups = groups_from(t.keys, t.ctxs, self._outputs(), self._origins.groups, self._beam.searches, self._opts.steps)
+    first = len(t.keys) - len(groups)  # tgviz's own group, left out while nothing landed in it
+    closed = {i - first for i in range(first, len(t.keys) - 1) if i not in ops.active_group}
+    return Snapshot(Recording(groups, t.fields, self._lines.lines, self._timer.runs), closed, fresh)
 
   def __exit__(self, *exc: object) -> None:
     try: self._stack.close()

@@ -108,13 +108,20 @@ def debug_listing(device: str, source: str) -> tuple[str, str | None]:
     return "", f"line info comes from clang -g, and {device} compiles with tinygrad's {type(compiler).__name__}, not clang"
   cmd = clang_command(compiler, "-g")
   if (known := _listings.get((tuple(cmd), source))) is not None: return known
-  if (started := _started.pop((tuple(cmd), source), None)) is not None: listing, why = started.result()
+  # a build started ahead; in a process forked since, only one that had ended (no thread there finishes the others)
+  if (started := _started.get((tuple(cmd), source))) is not None and (os.getpid() == _PID or started.done()):
+    del _started[(tuple(cmd), source)]
+    listing, why = started.result()
   elif (cached := _cached(cmd, source)) is not None: listing, why = cached, None
   else: listing, why = _build(cmd, source)
   if why is None: _cache(cmd, source, listing)
-  _listings[(tuple(cmd), source)] = listing, why
-  while len(_listings) > _KEEP_LISTINGS: del _listings[next(iter(_listings))]
+  _remember((tuple(cmd), source), (listing, why))
   return listing, why
+
+
+def _remember(key: tuple[tuple[str, ...], str], listing: tuple[str, str | None]) -> None:
+  _listings[key] = listing
+  while len(_listings) > _KEEP_LISTINGS: del _listings[next(iter(_listings))]
 
 
 # the listings this process has had, the latest few: asked again they are not read again (a report's writer has them
@@ -144,9 +151,9 @@ _started: dict[tuple[tuple[str, ...], str], Future[tuple[str, str | None]]] = {}
 class ListingBuilds(Patch):
   """For a report, which shows every kernel's asm tab with its line info: while entered, each kernel that the CPU
   device's clang compiles in this process (a capture compiles in-process on 2 cores, see parallel.ParallelCompiles)
-  has its -g build started at once, unless tinygrad's disk cache has it, in background threads (clang and objdump
-  are child processes, on a core the run leaves idle), and debug_listing takes the result; on exit it waits for the
-  builds still running. On a first run of a model, the report would otherwise wait for some 65 ms of clang a kernel."""
+  has its -g build started at once, in background threads (clang and objdump are child processes, on a core the run
+  leaves idle), and debug_listing takes the result; one in tinygrad's disk cache is read at once (a process forked from
+  this one, tgviz.early's, cannot read the cache but has what was read). On exit it waits for the builds still running. On a first run of a model, the report would otherwise wait for some 65 ms of clang a kernel."""
 
   def __init__(self, threads: int = max(1, min(4, (os.cpu_count() or 2) - 1))) -> None:
     self.threads = threads
@@ -157,8 +164,10 @@ class ListingBuilds(Patch):
       lib = compile_cached(compiler, src)
       cmd = clang_command(compiler, "-g")
       key = (tuple(cmd), src)
-      if key not in _started and key not in _listings and _db_ok() and _cached(cmd, src) is None:
-        _started[key] = pool.submit(_build, cmd, src)
+      if key not in _started and key not in _listings and _db_ok():
+        # (one in tinygrad's disk cache is had now: a process forked from this one cannot read that cache)
+        if (cached := _cached(cmd, src)) is not None: _remember(key, (cached, None))
+        else: _started[key] = pool.submit(_build, cmd, src)
       return lib
     self._pool = pool
     return [(ClangCompiler, {"compile_cached": compiled})]

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -342,6 +343,7 @@ class StepRecorder(Patch):
   def __init__(self, origins: OriginRecorder) -> None:
     self.io: dict[int, weakref.ref[UOp]] = {}
     self.origins = origins
+    self.quiet: Callable[[], None] | None = None  # called as each outermost tracked rewrite's walk ends (Tracker.quiet)
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
     return [(RewriteContext, {"unified_rewrite": self._recording(RewriteContext.unified_rewrite),
@@ -358,6 +360,7 @@ class StepRecorder(Patch):
       if step is not None and id(step) not in io: io[id(step)] = weakref.ref(ret)
       if tracked and not empty: origins.rewritten(rctx, root)
       elif tracked: origins.seen(root)
+      if tracked and self.quiet is not None and len(ops.active_rewrites) == 1: self.quiet()
       return ret
     wrapped.__wrapped__ = method
     return wrapped

@@ -1,0 +1,71 @@
+"""`tgviz run` writes its report's segments, and highlights and links its kernels' code, while the script still runs
+(tgviz.early): the report is the one its trace gives, byte for byte."""
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+import workloads
+
+import tgviz
+from tgviz import cli, early, forked, report
+from tgviz import protocol as P
+
+pytestmark = pytest.mark.skipif(forked.cores() < 2, reason="nothing is written early on one core")
+TESTS = Path(__file__).resolve().parent
+SCRIPT = f"import sys\nsys.path.insert(0, {str(TESTS)!r})\nimport workloads\nworkloads.mlp_train((64, 32, 10), 8)\n"
+
+
+@pytest.fixture
+def often(monkeypatch, tmp_path):
+  """A writer forked at every quiet point where the one before has ended (a small script gives few otherwise); its files
+  in tmp_path/tmp."""
+  monkeypatch.setattr(early.EarlySegments, "EVERY", 0.0)
+  monkeypatch.setattr(early.EarlySegments, "MIN_STEPS", 1)
+  (tmp := tmp_path / "tmp").mkdir()
+  monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+  return tmp
+
+
+def test_a_report_written_as_the_script_runs_is_its_traces_report(tmp_path, capsys, often):
+  script = tmp_path / "mlp.py"
+  script.write_text(SCRIPT)
+  status, _ = cli.run(script, tmp_path / "out", "CPU", 300, [], "none", jobs=2, save=True)
+  out = capsys.readouterr().out
+  m = re.search(r"written during the run: (\d+) of (\d+) report segments \(\d+ written by (\d+) processes\), (\d+) kernels'", out)
+  assert status == 0 and m, out
+  taken, total, forks, kernels = (int(x) for x in m.groups())
+  assert 0 < taken < total and forks > 1 and kernels > 0, out
+  assert not list(often.iterdir()), "the writers' files are gone"
+  # the same trace's report, written from its file in a fresh process (nothing highlighted or linked there before)
+  again = tmp_path / "again.html"
+  code = (f"import tgviz; from tgviz.report import write_report; write_report(tgviz.load({str(tmp_path / 'out' / 'trace.tgviz')!r}), "
+          f"{str(again)!r}, {f'tgviz: {script.name}'!r}, workers=2)")
+  subprocess.run([sys.executable, "-c", code], check=True, cwd=TESTS.parent)
+  assert (tmp_path / "out" / "index.html").read_bytes() == again.read_bytes()
+
+
+def test_a_segment_is_taken_only_where_all_it_was_written_from_holds(often):
+  with early.EarlySegments() as e:
+    with tgviz.capture(device="CPU") as trace, e.during(trace): workloads.mlp_train((64, 32, 10), 8)
+    writer = report.Writer(trace)
+    files = sorted(often.glob("*/s-*.json"))
+    assert e.forks > 1 and len(files) > 3
+    # one whose first step differs now (its depth), one whose labels read a CALL note that differs
+    for path, change in zip(files[:2], ("check", "notes"), strict=True):
+      data = json.loads(path.read_text())
+      if change == "check":
+        check = json.loads(data["check"])
+        check[0][1]["info"]["depth"] += 1
+        data["check"] = json.dumps(check)
+      else: data["notes"] = {"0123456789ab": ["ops: relu", "ops: relu"]}
+      path.write_text(json.dumps(data))
+    changed = {tuple(json.loads(p.read_text())["keys"]) for p in files[:2]}
+    taken = e.take(writer)
+  keys = {i: tuple(P.step_key(s) for s in seg) for i, seg in enumerate(writer.segments)}
+  assert e.written == len(files) and e.taken == len(files) - 2 == len(taken)
+  assert not {keys[i] for i in taken} & changed
+  for i, written in taken.items(): assert written == writer.segment(i), keys[i]  # what the writer writes now

@@ -1,0 +1,179 @@
+"""A report's segments written while `tgviz run` still runs its script, on a core the capture leaves idle.
+
+A capture that compiles in its own process (below PARALLEL=3: see bridge.parallel) keeps one core busy, and a report's
+segments (each run of a group's steps, its graphs replayed and tabled: report.Writer.segment) are most of the work
+after it. So now and then, between two rewrites (Tracker.quiet), the capture forks a writer: it takes what was
+recorded so far (Tracker.snapshot) and writes the segments of the kernels' groups that no later rewrite can add to,
+each to a file. When the run ends, the report takes each such segment whose every input is what the whole trace gives
+(Writer.segment_check: the same steps, panels, matches and outputs; and the CALL notes its labels looked up): that is
+the very chunk a worker would write then. The others (the last kernels', the schedules', any a later kernel renamed or
+a dead output changed) are written after the run as before.
+
+Owns: when to fork (one writer at a time, some steps and a second after the last), what a writer does, and taking its
+segments back. It must not change a byte of the report (tests/test_early.py).
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tgviz import asm, forked, model, report
+from tgviz import bridge as tg
+from tgviz import protocol as P
+from tgviz.api import Trace
+from tgviz.highlight import highlight_code
+
+
+class _Asked(dict):
+  """A dict that notes each key looked up in it (get), and is never empty to `if notes` (so that every lookup a label
+  could make is made)."""
+
+  def __init__(self, data: dict[str, str], asked: set[str]) -> None:
+    super().__init__(data)
+    self.asked = asked
+
+  def get(self, key: Any, default: Any = None) -> Any:
+    self.asked.add(key)
+    return super().get(key, default)
+
+  def __bool__(self) -> bool:
+    return True
+
+
+def _notes(trace: model.Trace, writer: report.Writer, key: str) -> list[str | None]:
+  """What a label reads of a kernel's CALL note: the note, and its label line."""
+  return [dict.get(trace.call_notes, key), dict.get(writer.notes, key)]
+
+
+class EarlySegments:
+  """Segments written during a capture, for its report: ``with EarlySegments() as early:``, in it
+  ``with early.during(trace):`` inside the capture's block (trace: the one capture() yields), then
+  ``writer.write(..., written=early.take(writer))``. on=False, on one core, or where fork is unavailable: nothing is
+  written early, and take() gives nothing."""
+
+  EVERY = 1.0                               # seconds between two forks, at least: each costs the capture its page faults
+  MIN_STEPS = 32                            # outermost rewrites between two forks, at least
+
+  def __init__(self, on: bool = True) -> None:
+    self.on = on and forked.cores() > 1
+    self.forks = 0                          # writers forked
+    self.written = self.taken = 0           # segments written early; of those, taken into the report
+    self.kernels = 0                        # kernels whose code was highlighted and asm linked early
+    self._dir: Path | None = None
+    self._pid: int | None = None
+    self._steps, self._last = 0, 0.0
+    self._trace: Trace | None = None
+
+  def __enter__(self) -> EarlySegments:
+    return self
+
+  def __exit__(self, *exc: object) -> None:
+    if self._dir is not None: shutil.rmtree(self._dir, ignore_errors=True)
+
+  @contextlib.contextmanager
+  def during(self, trace: Trace) -> Iterator[None]:
+    """Fork writers while the block runs (between the capture's rewrites); the last one still writing at its end is
+    stopped (what it wrote stays)."""
+    tracker = trace.tracker
+    if not self.on or tracker is None:
+      yield
+      return
+    self._trace, self._dir, self._last = trace, Path(tempfile.mkdtemp(prefix="tgviz-early-")), time.perf_counter()
+    tracker.quiet(self._quiet)
+    try: yield
+    finally:
+      tracker.quiet(None)
+      if self._pid is not None:
+        with contextlib.suppress(ProcessLookupError): os.kill(self._pid, signal.SIGKILL)
+        os.waitpid(self._pid, 0)
+        self._pid = None
+
+  def _quiet(self) -> None:
+    self._steps += 1
+    if self._steps < self.MIN_STEPS or time.perf_counter() - self._last < self.EVERY: return
+    if self._pid is not None:
+      if os.waitpid(self._pid, os.WNOHANG)[0] == 0: return  # still writing
+      self._pid = None
+    self._steps, self._last = 0, time.perf_counter()
+    if (pid := os.fork()) == 0: self._write()
+    self._pid, self.forks = pid, self.forks + 1
+
+  def _write(self) -> NoReturn:
+    """In the forked writer: every closed kernel group's segments not written yet, a file each; then exit, running no
+    handler the capture's process registered (its buffered output, tinygrad's atexit) and holding none of its files."""
+    status = 1
+    try:
+      os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # a pipe it held open (clang's stdin, a compile worker's) would stall its owner
+      gc.disable()                          # as a report's workers (see forked)
+      os.nice(10)                           # never slower for the capture, on a busier machine
+      assert self._trace is not None and self._trace.tracker is not None and self._dir is not None
+      snap = self._trace.tracker.snapshot()
+      trace = type(self._trace)(self._trace.device)
+      trace.fill(snap.recording)
+      writer = report.Writer(trace)
+      asked: set[str] = set()
+      writer.notes, writer.cache.notes = _Asked(writer.notes, asked), _Asked(writer.cache.notes or {}, asked)
+      for i, seg in enumerate(writer.segments):
+        group = seg[0].group
+        if group.index not in snap.closed or group.kind != "kernel": continue
+        if (path := self._dir / f"s-{_name([P.step_key(s) for s in seg])}.json").exists(): continue
+        text, contents = writer.segment(i)
+        _put(path, {"keys": [P.step_key(s) for s in seg], "text": text, "contents": contents, "fresh": snap.fresh,
+                    "check": writer.segment_check(i, snap.fresh), "notes": {k: _notes(trace, writer, k) for k in asked}})
+        if seg is not writer.segments[-1] and writer.segments[i + 1][0].group is group: continue
+        if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
+          _put(path, _kernel_work(k))       # its group's last segment written: its code, highlighted, and asm, linked
+      status = 0
+    finally: os._exit(status)
+
+  def take(self, writer: report.Writer) -> dict[int, tuple[str, list[list]]]:
+    """The segments written early that `writer` (of the whole trace) would write alike: Writer.segment's, by index. The
+    kernels' code highlighted and asm linked early are given to highlight_code and asm.linked."""
+    if self._dir is None: return {}
+    found = {}
+    for path in self._dir.glob("s-*.json"):
+      data = json.loads(path.read_text())
+      found[tuple(data["keys"])] = data
+    for path in self._dir.glob("k-*.json"):
+      kernel = json.loads(path.read_text())
+      for key, html in kernel["html"].items(): highlight_code.give(key, html)
+      for key, (lines, note) in kernel["asm"].items(): asm.linked.give(key, (lines, note))
+      self.kernels += 1
+    out: dict[int, tuple[str, list[list]]] = {}
+    for i, seg in enumerate(writer.segments):
+      if (data := found.get(tuple(P.step_key(s) for s in seg))) is None: continue
+      if data["check"] != writer.segment_check(i, data["fresh"]): continue
+      if any(_notes(writer.trace, writer, k) != v for k, v in data["notes"].items()): continue
+      out[i] = data["text"], data["contents"]
+    self.written, self.taken = len(found), len(out)
+    return out
+
+
+def _kernel_work(k: model.Kernel) -> dict[str, dict[str, Any]]:
+  """A kernel's code highlighted, and its asm linked to its lines (the slow parts of its report chunks), as
+  Remembered.give takes them."""
+  out: dict[str, dict[str, Any]] = {"html": {highlight_code.key(k.source, k.renderer): highlight_code(k.source, k.renderer)}, "asm": {}}
+  if k.disassembly and (debug := tg.debug_listing(k.device, k.source)[0]):
+    out["asm"][asm.linked.key(k.disassembly, debug)] = asm.linked(k.disassembly, debug)
+  return out
+
+
+def _put(path: Path, data: dict[str, Any]) -> None:
+  """A file, whole or not there (a writer may be stopped at any point)."""
+  (tmp := path.with_suffix(".tmp")).write_text(json.dumps(data))
+  tmp.replace(path)
+
+
+def _name(keys: list[str]) -> str:
+  """A segment's file name, from its steps' keys."""
+  return hashlib.sha1(" ".join(keys).encode()).hexdigest()

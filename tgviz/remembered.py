@@ -1,0 +1,42 @@
+"""Results of slow pure functions of text, kept by a digest of their arguments, and handed between processes: a writer
+forked during a capture (tgviz.early) highlights and links each finished kernel's code, and the report's writer takes
+its results instead of doing the same work again. Owns only that memo; it knows nothing of what the functions do."""
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+R = TypeVar("R")
+
+
+class Remembered(Generic[R]):
+  """fn(*texts), computed once per distinct arguments while this process keeps the result (the `limit` latest). key(*texts)
+  names a call; give(key, result) hands over one made in another process."""
+
+  def __init__(self, fn: Callable[..., R], limit: int = 256) -> None:
+    self.fn, self.limit = fn, limit
+    self._results: dict[str, R] = {}
+    functools.update_wrapper(self, fn)
+
+  @staticmethod
+  def key(*texts: str) -> str:
+    h = hashlib.sha256()
+    for t in texts: h.update(t.encode()); h.update(b"\0")
+    return h.hexdigest()
+
+  def __call__(self, *texts: str) -> R:
+    key = self.key(*texts)
+    if (known := self._results.get(key)) is not None: return known
+    result = self._results[key] = self.fn(*texts)
+    while len(self._results) > self.limit: del self._results[next(iter(self._results))]
+    return result
+
+  def give(self, key: str, result: R) -> None:
+    self._results[key] = result
+
+
+def remembered(limit: int = 256) -> Callable[[Callable[..., R]], Remembered[R]]:
+  """A decorator: the function, Remembered."""
+  return lambda fn: Remembered(fn, limit)
