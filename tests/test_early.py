@@ -35,7 +35,7 @@ def test_a_report_written_as_the_script_runs_is_its_traces_report(tmp_path, caps
   script.write_text(SCRIPT)
   status, _ = cli.run(script, tmp_path / "out", "CPU", 300, [], "none", jobs=2, save=True)
   out = capsys.readouterr().out
-  m = re.search(r"written during the run: (\d+) of (\d+) report segments \(\d+ written by (\d+) processes\), (\d+) kernels'", out)
+  m = re.search(r"written during the run: (\d+) of (\d+) report segments \(\d+ written by (\d+) processes\), (\d+) kernels' code and asm", out)
   assert status == 0 and m, out
   taken, total, forks, kernels = (int(x) for x in m.groups())
   assert 0 < taken < total and forks > 1 and kernels > 0, out

@@ -49,7 +49,7 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
   done = early.take(writer) if early is not None else {}
   if early is not None and early.written:
     print(f"  written during the run: {early.taken} of {len(writer.segments)} report segments ({early.written} written by "
-          f"{early.forks} processes), {early.kernels} kernels' code highlighted and asm linked")
+          f"{early.forks} processes), {early.kernels} kernels' code and asm tabs made")
   with forked.Workers(writer, forked.cores() if jobs is None else jobs) as workers:
     svgs = workers.submit(_svgs, (out / "svg", max_nodes, svg == "landmarks")) if svg != "none" else None
     html = writer.write(out / "index.html", workers, progress=_progress("report steps"), written=done)
