@@ -126,13 +126,13 @@ class EarlySegments:
       for i, seg in enumerate(writer.segments):
         group = seg[0].group
         if group.index not in snap.closed or group.kind != "kernel": continue
-        if (path := self._dir / f"s-{_name([P.step_key(s) for s in seg])}.json").exists(): continue
-        text, contents = writer.segment(i)
-        _put(path, {"keys": [P.step_key(s) for s in seg], "text": text, "contents": contents, "fresh": snap.fresh,
-                    "check": writer.segment_check(i, snap.fresh), "notes": {k: _notes(trace, writer, k) for k in asked}})
-        if seg is not writer.segments[-1] and writer.segments[i + 1][0].group is group: continue
+        if not (path := self._dir / f"s-{_name([P.step_key(s) for s in seg])}.json").exists():
+          text, contents = writer.segment(i)
+          _put(path, {"keys": [P.step_key(s) for s in seg], "text": text, "contents": contents, "fresh": snap.fresh,
+                      "check": writer.segment_check(i, snap.fresh), "notes": {k: _notes(trace, writer, k) for k in asked}})
+        if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
         if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
-          _put(path, _kernel_work(k))       # its group's last segment written: its code, highlighted, and asm, linked
+          _put(path, _kernel_work(k))       # after its group's last segment: its code, highlighted, and asm, linked
       status = 0
     finally: os._exit(status)
 

@@ -156,7 +156,10 @@ class Tracker:
 
   def snapshot(self) -> Snapshot:
     """What the running capture recorded so far, as the Recording it would hand back if it ended now (see Snapshot).
-    Only in a process forked from the capture at a quiet point: it numbers the live outputs of steps."""
+    Only in a process forked from the capture at a quiet point: it numbers the live outputs of steps, and this process
+    records no more (its own rewrites, a replay's, are not the capture's; nor does it fork at quiet points)."""
+    self._steps.quiet = None
+    ops.TRACK_MATCH_STATS.value = 0
     t = self._tables
     fresh = next(ops.ucount)  # numbers from here on were first given here
     groups = groups_from(t.keys, t.ctxs, self._outputs(), self._origins.groups, self._beam.searches, self._opts.steps)

@@ -153,7 +153,8 @@ class ListingBuilds(Patch):
   device's clang compiles in this process (a capture compiles in-process on 2 cores, see parallel.ParallelCompiles)
   has its -g build started at once, in background threads (clang and objdump are child processes, on a core the run
   leaves idle), and debug_listing takes the result; one in tinygrad's disk cache is read at once (a process forked from
-  this one, tgviz.early's, cannot read the cache but has what was read). On exit it waits for the builds still running. On a first run of a model, the report would otherwise wait for some 65 ms of clang a kernel."""
+  this one, tgviz.early's, cannot read the cache but has what was read). On exit it waits for the builds still
+  running. On a first run of a model, the report would otherwise wait for some 65 ms of clang a kernel."""
 
   def __init__(self, threads: int = max(1, min(4, (os.cpu_count() or 2) - 1))) -> None:
     self.threads = threads
