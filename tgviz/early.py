@@ -5,9 +5,10 @@ segments (each run of a group's steps, its graphs replayed and tabled: report.Wr
 after it. So now and then, between two rewrites (Tracker.quiet), the capture forks a writer: it takes what was
 recorded so far (Tracker.snapshot) and writes the segments of the kernels' groups that no later rewrite can add to,
 each to a file. When the run ends, the report takes each such segment whose every input is what the whole trace gives
-(Writer.segment_check: the same steps, panels, matches and outputs; and the CALL notes its labels looked up): that is
-the very chunk a worker would write then. The others (the last kernels', the schedules', any a later kernel renamed or
-a dead output changed) are written after the run as before.
+(Writer.segment_check: the same steps, panels, matches and outputs): that is the very chunk a worker would write then.
+(A kernel's CALL note is in no segment: both a row's label and the one the page derives have it, or neither.) The
+others (the schedules', the last kernels', any whose output was dropped since) are written after the run as before.
+Each writer also highlights its kernels' code and links their asm (remembered.Remembered hands those over).
 
 Owns: when to fork (one writer at a time, some steps and a second after the last), what a writer does, and taking its
 segments back. It must not change a byte of the report (tests/test_early.py).
@@ -32,27 +33,6 @@ from tgviz import bridge as tg
 from tgviz import protocol as P
 from tgviz.api import Trace
 from tgviz.highlight import highlight_code
-
-
-class _Asked(dict):
-  """A dict that notes each key looked up in it (get), and is never empty to `if notes` (so that every lookup a label
-  could make is made)."""
-
-  def __init__(self, data: dict[str, str], asked: set[str]) -> None:
-    super().__init__(data)
-    self.asked = asked
-
-  def get(self, key: Any, default: Any = None) -> Any:
-    self.asked.add(key)
-    return super().get(key, default)
-
-  def __bool__(self) -> bool:
-    return True
-
-
-def _notes(trace: model.Trace, writer: report.Writer, key: str) -> list[str | None]:
-  """What a label reads of a kernel's CALL note: the note, and its label line."""
-  return [dict.get(trace.call_notes, key), dict.get(writer.notes, key)]
 
 
 class EarlySegments:
@@ -109,7 +89,7 @@ class EarlySegments:
     self._pid, self.forks = pid, self.forks + 1
 
   def _write(self) -> NoReturn:
-    """In the forked writer: every closed kernel group's segments not written yet, a file each; then exit, running no
+    """In the forked writer: every closed kernel group's segments not written yet, a file each, and its kernel's tabs; then exit, running no
     handler the capture's process registered (its buffered output, tinygrad's atexit) and holding none of its files."""
     status = 1
     try:
@@ -121,15 +101,14 @@ class EarlySegments:
       trace = type(self._trace)(self._trace.device)
       trace.fill(snap.recording)
       writer = report.Writer(trace)
-      asked: set[str] = set()
-      writer.notes, writer.cache.notes = _Asked(writer.notes, asked), _Asked(writer.cache.notes or {}, asked)
       for i, seg in enumerate(writer.segments):
-        group = seg[0].group
-        if group.index not in snap.closed or group.kind != "kernel": continue
+        # (a schedule's segments are left to the report's workers: few, but slow, they would hold up a writer for
+        # seconds while kernels close, and be lost if the run ends meanwhile)
+        if (group := seg[0].group).index not in snap.closed or group.kind != "kernel": continue
         if not (path := self._dir / f"s-{_name([P.step_key(s) for s in seg])}.json").exists():
           text, contents = writer.segment(i)
           _put(path, {"keys": [P.step_key(s) for s in seg], "text": text, "contents": contents, "fresh": snap.fresh,
-                      "check": writer.segment_check(i, snap.fresh), "notes": {k: _notes(trace, writer, k) for k in asked}})
+                      "check": writer.segment_check(i, snap.fresh)})
         if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
         if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
           _put(path, _kernel_work(k))       # after its group's last segment: its code, highlighted, and asm, linked
@@ -152,9 +131,7 @@ class EarlySegments:
     out: dict[int, tuple[str, list[list]]] = {}
     for i, seg in enumerate(writer.segments):
       if (data := found.get(tuple(P.step_key(s) for s in seg))) is None: continue
-      if data["check"] != writer.segment_check(i, data["fresh"]): continue
-      if any(_notes(writer.trace, writer, k) != v for k, v in data["notes"].items()): continue
-      out[i] = data["text"], data["contents"]
+      if data["check"] == writer.segment_check(i, data["fresh"]): out[i] = data["text"], data["contents"]
     self.written, self.taken = len(found), len(out)
     return out
 
