@@ -53,6 +53,9 @@ def _pairs(a: list[str], b: list[str]) -> Iterator[tuple[int, int, bool]]:
   """Instructions of a aligned with instructions of b, in order: (index in a, index in b, whether they are the same
   instruction); where a stretch differs, its instructions of the same mnemonic are aligned (registers and stack slots
   are what -g changes most)."""
+  if a == b:  # the usual case, -g changed no instruction: what difflib would say, in a fraction of its time
+    yield from ((k, k, True) for k in range(len(a)))
+    return
   for tag, a0, a1, b0, b1 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
     if tag == "equal": yield from ((a0 + k, b0 + k, True) for k in range(a1 - a0))
     elif tag == "replace":
