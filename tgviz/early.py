@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from tgviz import asm, forked, model, report
-from tgviz import bridge as tg
 from tgviz import protocol as P
 from tgviz.api import Trace
 from tgviz.highlight import highlight_code
+from tgviz.remembered import Remembered
 
 
 class EarlySegments:
@@ -124,9 +124,8 @@ class EarlySegments:
       data = json.loads(path.read_text())
       found[tuple(data["keys"])] = data
     for path in self._dir.glob("k-*.json"):
-      kernel = json.loads(path.read_text())
-      for key, html in kernel["html"].items(): highlight_code.give(key, html)
-      for key, (lines, note) in kernel["asm"].items(): asm.linked.give(key, (lines, note))
+      for name, results in json.loads(path.read_text()).items():
+        for key, result in results.items(): _REMEMBERED[name].give(key, tuple(result) if isinstance(result, list) else result)
       self.kernels += 1
     out: dict[int, tuple[str, list[list]]] = {}
     for i, seg in enumerate(writer.segments):
@@ -137,12 +136,16 @@ class EarlySegments:
 
 
 def _kernel_work(k: model.Kernel) -> dict[str, dict[str, Any]]:
-  """A kernel's code highlighted, and its asm linked to its lines (the slow parts of its report chunks), as
-  Remembered.give takes them."""
-  out: dict[str, dict[str, Any]] = {"html": {highlight_code.key(k.source, k.renderer): highlight_code(k.source, k.renderer)}, "asm": {}}
-  if k.disassembly and (debug := tg.debug_listing(k.device, k.source)[0]):
-    out["asm"][asm.linked.key(k.disassembly, debug)] = asm.linked(k.disassembly, debug)
-  return out
+  """A kernel's code highlighted, its binary disassembled and its asm linked to its lines (the slow parts of its report
+  chunks), as made() gives them and give() takes them."""
+  highlight_code(k.source, k.renderer)
+  _ = k.disassembly_lines
+  made = {name: fn.made() for name, fn in _REMEMBERED.items()}
+  made["dis"] = {key: r for key, r in made["dis"].items() if r[0]}  # none that failed here: the report's process tries again
+  return made
+
+
+_REMEMBERED: dict[str, Remembered] = {"html": highlight_code, "asm": asm.linked, "dis": model.disassembled}
 
 
 def _put(path: Path, data: dict[str, Any]) -> None:

@@ -16,9 +16,11 @@ from typing import Any, ClassVar, Self
 
 from tgviz import asm, runtime
 from tgviz import bridge as tg
+from tgviz.remembered import Remembered
 from tgviz.steps import Event, Rule, Step, rebuilt_event
 
 KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us")  # Trace.kernel_table
+disassembled = Remembered(tg.disassemble)  # by device and binary (objdump, on the CPU device; tgviz.early hands them over)
 
 
 def display_names(names: list[str | None]) -> list[str | None]:
@@ -72,7 +74,8 @@ class Kernel:
 
   @functools.cached_property
   def _disassembly(self) -> tuple[str, str | None]:
-    return tg.disassemble(self.device, tg.binary(self._program_uop) if self._program_uop is not None else None)
+    lib = tg.binary(self._program_uop) if self._program_uop is not None else None
+    return disassembled(self.device, lib) if lib is not None else tg.disassemble(self.device, None)
 
   @property
   def disassembly(self) -> str:

@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from tinygrad.helpers import Context, TracingKey
+from tinygrad.helpers import ALLOW_DEVICE_USAGE, Context, TracingKey
 from tinygrad.uop import ops
 from tinygrad.uop.ops import UOpMetaClass
 
@@ -157,9 +157,11 @@ class Tracker:
   def snapshot(self) -> Snapshot:
     """What the running capture recorded so far, as the Recording it would hand back if it ended now (see Snapshot).
     Only in a process forked from the capture at a quiet point: it numbers the live outputs of steps, and this process
-    records no more (its own rewrites, a replay's, are not the capture's; nor does it fork at quiet points)."""
+    records no more (its own rewrites, a replay's, are not the capture's; nor does it fork at quiet points) and may use
+    the devices the capture opened."""
     self._steps.quiet = None
     ops.TRACK_MATCH_STATS.value = 0
+    ALLOW_DEVICE_USAGE.value = 1  # (the rewrite it forked in may forbid it) to disassemble with the compilers the capture opened
     t = self._tables
     fresh = next(ops.ucount)  # numbers from here on were first given here
     groups = groups_from(t.keys, t.ctxs, self._outputs(), self._origins.groups, self._beam.searches, self._opts.steps)
