@@ -4,12 +4,13 @@
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
+import { MARGIN, around, fullestWindow } from "./fullest.js";
+
 /** @typedef {import("./ui.js").Ui} Ui */
-/** A box in SVG units. @typedef {{x:number, y:number, w:number, h:number}} Box */
+/** @typedef {import("./fullest.js").Box} Box */
 
 const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
 const MIN_READABLE = 1.101;  // ... and at this one at 11 px: a graph that fits at it opens whole (not cut by a few px)
-const MARGIN = 10;  // CSS px kept clear round what a view fits in the canvas
 
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
 export function panZoom(/** @type {Ui} */ ui) {
@@ -26,12 +27,6 @@ export function panZoom(/** @type {Ui} */ ui) {
     const b = /** @type {SVGGraphicsElement} */ (n).getBBox(), o = nodeOffset(n);
     return { x: b.x + o.x, y: b.y + o.y, w: b.width, h: b.height };
   });
-  /** The box around some boxes, null for none. @param {Box[]} boxes */
-  function around(boxes) {
-    if (!boxes.length) return null;
-    const x0 = Math.min(...boxes.map((b) => b.x)), y0 = Math.min(...boxes.map((b) => b.y));
-    return { x: x0, y: y0, w: Math.max(...boxes.map((b) => b.x + b.w)) - x0, h: Math.max(...boxes.map((b) => b.y + b.h)) - y0 };
-  }
   /** The box (in SVG units) around some nodes of the SVG, null for none. @param {Element[]} nodes */
   const boxOf = (nodes) => around(rects(nodes));
   /** The box (in SVG units) to show of what changed, at scale s: all of it where it fits the canvas, else the
@@ -198,109 +193,13 @@ export function panZoom(/** @type {Ui} */ ui) {
     return all.length ? all.reduce((a, b) => (b.y > a.y ? b : a)) : null;
   }
   /** The top left corner (SVG units) of the window the canvas shows at scale s (a margin all round) that holds the box
-   * `must` (null: anything) and the most of the nodes whole, each counted once (a node drawn on both sides is one), none
-   * of them under the overview, one of `marked` among them where there are any: null where `must` does not fit. The best
-   * window has a node's edge on one of its edges, so only those are tried: for each left edge, the top edges in one
-   * sweep (a node counts over the run of top edges that holds it whole and clear of the overview), not node by node
-   * (the LSTM's busiest step, 314 nodes: 1,800 top edges for each of 600 left edges, 200 ms node by node).
+   * `must` (null: anything) and the most of the nodes whole, none of them under the overview, one of `marked` among
+   * them where there are any (fullest.js): null where `must` does not fit.
    * @param {Element[]} nodes @param {Box|null} must @param {number} s @param {Element[]} marked */
   function fullest(nodes, must, s, marked) {
-    const c = size(), W = (c.w - 2 * MARGIN) / s, H = (c.h - 2 * MARGIN) / s;
-    if (must && (must.w > W || must.h > H)) return null;
-    const boxes = rects(nodes), ids = new Map(), id = nodes.map((n) => {
-      const key = n.getAttribute("data-node") ?? "";
-      if (!ids.has(key)) ids.set(key, ids.size);
-      return /** @type {number} */ (ids.get(key));
-    });
-    const o = mini.footprint(svgOf());  // the overview's box on the canvas (CSS px), where it will show
-    /** Candidate window edges along one axis: each box's near edge, or its far edge at the window's far side, kept where
-     * the window still holds `must`. @param {number[]} lo @param {number[]} len @param {number} span @param {number} m0 @param {number} m1 */
-    const edges = (lo, len, span, m0, m1) => {
-      const min = must ? m1 - span : -Infinity, max = must ? m0 : Infinity;
-      const all = lo.flatMap((v, i) => [v, v + len[i] - span]).map((v) => Math.min(max, Math.max(min, v)));
-      return [...new Set(all)];
-    };
-    const xs = edges(boxes.map((b) => b.x), boxes.map((b) => b.w), W, must?.x ?? 0, (must?.x ?? 0) + (must?.w ?? 0));
-    const marks = new Set(marked), mark = nodes.map((n) => marks.has(n));
-    /** Whether a box (SVG units) lies under the overview across, with the window's left edge at x0. @param {Box} b @param {number} x0 */
-    const underX = (b, x0) => !!o && MARGIN + (b.x - x0) * s < o.x + o.w && MARGIN + (b.x + b.w - x0) * s > o.x;
-    /** ... and down, with its top edge at y0. @param {Box} b @param {number} y0 */
-    const underY = (b, y0) => !!o && MARGIN + (b.y - y0) * s < o.y + o.h && MARGIN + (b.y + b.h - y0) * s > o.y;
-    /** Whether a box lies whole within the rows of a window at y0. @param {Box} b @param {number} y0 */
-    const within = (b, y0) => !(b.y < y0 - 0.5 || b.y + b.h > y0 + H + 0.5);
-    /** How many nodes the window at x0, y0 shows whole, clear of the overview, and how many of its boxes are marked (-1:
-     * `must` under the overview). @param {number} x0 @param {number} y0 @param {number[]} inX boxes within x0's columns */
-    const count = (x0, y0, inX) => {
-      if (must && underX(must, x0) && underY(must, y0)) return [-1, 0];
-      const shown = new Set();
-      let m = 0;
-      for (const i of inX) {
-        if (!within(boxes[i], y0) || (underX(boxes[i], x0) && underY(boxes[i], y0))) continue;
-        shown.add(id[i]); m += Number(mark[i]);
-      }
-      return [shown.size, m];
-    };
-    /** The first of the sorted values ys where ok holds (ok: false, then true along ys). @param {number[]} ys
-     * @param {(y: number) => boolean} ok */
-    const first = (ys, ok) => {
-      let lo = 0, hi = ys.length;
-      while (lo < hi) { const mid = (lo + hi) >> 1; if (ok(ys[mid])) hi = mid; else lo = mid + 1; }
-      return lo;
-    };
-    /** count() at every top edge ys (sorted) of the window at x0: each box counts over the runs of ys that hold it whole
-     * and clear of the overview (each condition holds along a run of ys: found by bisection), a node once over the
-     * union of its boxes' runs. @param {number} x0 @param {number[]} ys @param {number[]} inX */
-    const sweep = (x0, ys, inX) => {
-      /** @type {Map<number, [number, number][]>} */
-      const runs = new Map();
-      const n = new Int32Array(ys.length + 1), m = new Int32Array(ys.length + 1);
-      for (const i of inX) {
-        const b = boxes[i];
-        const lo = first(ys, (y) => !(b.y + b.h > y + H + 0.5)), hi = first(ys, (y) => b.y < y - 0.5);
-        /** @type {[number, number][]} */
-        let own = [[lo, hi]];
-        if (underX(b, x0)) {  // less the run of ys that puts it under the overview
-          const u0 = first(ys, (y) => MARGIN + (b.y - y) * s < /** @type {Box} */ (o).y + /** @type {Box} */ (o).h);
-          const u1 = first(ys, (y) => !(MARGIN + (b.y + b.h - y) * s > /** @type {Box} */ (o).y));
-          if (u0 < u1) own = [[lo, Math.min(hi, u0)], [Math.max(lo, u1), hi]];
-        }
-        own = own.filter(([a, z]) => a < z);
-        for (const [a, z] of own) if (mark[i]) { m[a]++; m[z]--; }
-        const r = runs.get(id[i]);
-        if (r) r.push(...own); else runs.set(id[i], own);
-      }
-      for (const r of runs.values()) {  // a node once: the union of its boxes' runs
-        r.sort((p, q) => p[0] - q[0]);
-        let a = -1, z = -1;
-        for (const [p, q] of r) {
-          if (p > z) { if (z > a) { n[a]++; n[z]--; } a = p; z = q; } else z = Math.max(z, q);
-        }
-        if (z > a) { n[a]++; n[z]--; }
-      }
-      for (let k = 1; k <= ys.length; k++) { n[k] += n[k - 1]; m[k] += m[k - 1]; }
-      return { n, m };
-    };
-    /** The boxes within the columns of a window at x0. @param {number} x0 */
-    const columns = (x0) => boxes.flatMap((b, i) => (b.x >= x0 - 0.5 && b.x + b.w <= x0 + W + 0.5 ? [i] : []));
-    let best = null, most = -1;
-    for (const x0 of xs) {
-      const inX = columns(x0);
-      const ys = edges(inX.map((i) => boxes[i].y), inX.map((i) => boxes[i].h), H, must?.y ?? 0, (must?.y ?? 0) + (must?.h ?? 0));
-      const sorted = [...ys].sort((p, q) => p - q), at = new Map(sorted.map((y, k) => [y, k])), counts = sweep(x0, sorted, inX);
-      const mustX = !!must && underX(must, x0);
-      for (const y0 of ys) {  // in the order tried before: the first of equal windows wins
-        const k = /** @type {number} */ (at.get(y0)), n = mustX && underY(/** @type {Box} */ (must), y0) ? -1 : counts.n[k];
-        if (n > most && (counts.m[k] > 0 || !marked.length)) { most = n; best = { x: x0, y: y0, w: W, h: H }; }
-      }
-    }
-    // the graph centred across (or down) where all of it fits that way, if that shows as many
-    const whole = around(boxes);
-    if (best && whole) {
-      const x = whole.w <= W ? whole.x + (whole.w - W) / 2 : best.x, y = whole.h <= H ? whole.y + (whole.h - H) / 2 : best.y;
-      const [n, m] = count(x, y, columns(x));
-      if (n >= most && (m > 0 || !marked.length)) best = { x, y, w: W, h: H };
-    }
-    return best;
+    const c = size(), marks = new Set(marked);
+    return fullestWindow(rects(nodes), nodes.map((n) => n.getAttribute("data-node") ?? ""), nodes.map((n) => marks.has(n)),
+                         must, (c.w - 2 * MARGIN) / s, (c.h - 2 * MARGIN) / s, s, mini.footprint(svgOf()));
   }
   /** After stepping to another match: keep the zoom, bring the change back into view if it left it. */
   function follow() {
