@@ -54,35 +54,46 @@ export function fullestWindow(boxes, keys, mark, must, W, H, s, o) {
     }
     return [shown.size, m];
   };
-  /** The first of the sorted values ys where ok holds (ok: false, then true along ys). @param {number[]} ys
+  /** The first of the sorted values ys where ok holds (ok: false, then true along ys). @param {Float64Array} ys
    * @param {(y: number) => boolean} ok */
   const first = (ys, ok) => {
     let lo = 0, hi = ys.length;
     while (lo < hi) { const mid = (lo + hi) >> 1; if (ok(ys[mid])) hi = mid; else lo = mid + 1; }
     return lo;
   };
-  /** count() at every top edge ys (sorted) of the window at x0: each box counts over the runs of ys that hold it whole
-   * and clear of the overview (each condition holds along a run of ys: found by bisection), a node once over the
-   * union of its boxes' runs. @param {number} x0 @param {number[]} ys @param {number[]} inX */
+  const mustY0 = must?.y ?? 0, mustY1 = (must?.y ?? 0) + (must?.h ?? 0), ny = new Int32Array(ids.size).fill(-1);
+  /** count() at every top edge ys (sorted, each once) of the window at x0: each box counts over the runs of ys that hold
+   * it whole and clear of the overview (each condition holds along a run of ys: found by bisection), a node once over
+   * the union of its boxes' runs. @param {number} x0 @param {Float64Array} ys @param {number[]} inX */
   const sweep = (x0, ys, inX) => {
-    /** @type {Map<number, [number, number][]>} */
+    /** @type {Map<number, [number, number][]>} the runs of the nodes drawn twice in these columns */
     const runs = new Map();
     const n = new Int32Array(ys.length + 1), m = new Int32Array(ys.length + 1);
+    for (const i of inX) ny[id[i]] = ny[id[i]] === -1 ? i : -2;  // -2: more than one box
+    const last = ys.length;
     for (const i of inX) {
-      const b = boxes[i];
-      const lo = first(ys, (y) => !(b.y + b.h > y + H + 0.5)), hi = first(ys, (y) => b.y < y - 0.5);
-      /** @type {[number, number][]} */
-      let own = [[lo, hi]];
-      if (underX(b, x0)) {  // less the run of ys that puts it under the overview
-        const u0 = first(ys, (y) => MARGIN + (b.y - y) * s < /** @type {Box} */ (o).y + /** @type {Box} */ (o).h);
-        const u1 = first(ys, (y) => !(MARGIN + (b.y + b.h - y) * s > /** @type {Box} */ (o).y));
-        if (u0 < u1) own = [[lo, Math.min(hi, u0)], [Math.max(lo, u1), hi]];
+      const b = boxes[i], top = b.y, foot = b.y + b.h;
+      // the runs of ys (bisected: each condition turns from false to true along ys once) that hold the box whole ...
+      let lo = 0, hi = last;
+      for (let z = last; lo < z;) { const k = (lo + z) >> 1; if (!(foot > ys[k] + H + 0.5)) z = k; else lo = k + 1; }
+      for (let a = lo; a < hi;) { const k = (a + hi) >> 1; if (top < ys[k] - 0.5) hi = k; else a = k + 1; }
+      let a1 = lo, z1 = hi, a2 = hi, z2 = hi;
+      if (o && underX(b, x0)) {  // ... less the run that puts it under the overview
+        const oFoot = o.y + o.h;
+        let u0 = 0, u1 = 0;
+        for (let z = last; u0 < z;) { const k = (u0 + z) >> 1; if (MARGIN + (top - ys[k]) * s < oFoot) z = k; else u0 = k + 1; }
+        for (let z = last; u1 < z;) { const k = (u1 + z) >> 1; if (!(MARGIN + (foot - ys[k]) * s > o.y)) z = k; else u1 = k + 1; }
+        if (u0 < u1) { z1 = Math.min(hi, u0); a2 = Math.max(lo, u1); }
       }
-      own = own.filter(([a, z]) => a < z);
-      for (const [a, z] of own) if (mark[i]) { m[a]++; m[z]--; }
-      const r = runs.get(id[i]);
-      if (r) r.push(...own); else runs.set(id[i], own);
+      const once = ny[id[i]] === i;  // its node's only box here
+      for (const [a, z] of [[a1, z1], [a2, z2]]) {
+        if (a >= z) continue;
+        if (mark[i]) { m[a]++; m[z]--; }
+        if (once) { n[a]++; n[z]--; }
+        else { const r = runs.get(id[i]); if (r) r.push([a, z]); else runs.set(id[i], [[a, z]]); }
+      }
     }
+    for (const i of inX) ny[id[i]] = -1;
     for (const r of runs.values()) {  // a node once: the union of its boxes' runs
       r.sort((p, q) => p[0] - q[0]);
       let a = -1, z = -1;
@@ -99,12 +110,26 @@ export function fullestWindow(boxes, keys, mark, must, W, H, s, o) {
   let best = null, most = -1;
   for (const x0 of xs) {
     const inX = columns(x0);
-    const ys = edges(inX.map((i) => boxes[i].y), inX.map((i) => boxes[i].h), H, must?.y ?? 0, (must?.y ?? 0) + (must?.h ?? 0));
-    const sorted = [...ys].sort((p, q) => p - q), at = new Map(sorted.map((y, k) => [y, k])), counts = sweep(x0, sorted, inX);
+    // the top edges (as edges() gives them, in its order), then sorted, each once
+    const ys = new Float64Array(2 * inX.length);
+    inX.forEach((i, j) => {
+      const min = must ? mustY1 - H : -Infinity, max = must ? mustY0 : Infinity, b = boxes[i];
+      ys[2 * j] = Math.min(max, Math.max(min, b.y)); ys[2 * j + 1] = Math.min(max, Math.max(min, b.y + b.h - H));
+    });
+    const all = ys.slice().sort();
+    let u = 0;
+    for (let k = 0; k < all.length; k++) if (!u || all[k] !== all[u - 1]) all[u++] = all[k];
+    const sorted = all.subarray(0, u), counts = sweep(x0, sorted, inX);
     const mustX = !!must && underX(must, x0);
-    for (const y0 of ys) {  // in the candidates' order: the first of equal windows wins
-      const k = /** @type {number} */ (at.get(y0)), n = mustX && underY(/** @type {Box} */ (must), y0) ? -1 : counts.n[k];
-      if (n > most && (counts.m[k] > 0 || !marked)) { most = n; best = { x: x0, y: y0, w: W, h: H }; }
+    const shows = (/** @type {number} */ k) => (mustX && underY(/** @type {Box} */ (must), sorted[k]) ? -1 : counts.n[k]);
+    const ok = (/** @type {number} */ k) => counts.m[k] > 0 || !marked;
+    let top = -1;
+    for (let k = 0; k < u; k++) if (ok(k)) top = Math.max(top, shows(k));
+    if (top <= most) continue;
+    // the first of the best windows in edges()' order wins, as where each is tried in turn
+    for (const y0 of ys) {
+      const k = first(sorted, (y) => y >= y0);
+      if (ok(k) && shows(k) === top) { most = top; best = { x: x0, y: y0, w: W, h: H }; break; }
     }
   }
   // the graph centred across (or down) where all of it fits that way, if that shows as many
