@@ -15,8 +15,9 @@
 /** A content ([the text UOp.key hashes before its sources' keys, the node's own label lines, what folding reads]).
  * @typedef {import("./picture.js").Content} Content */
 /** The node table the step's rows are in (rebuilt nodes are appended to its rows), its contents by content id, and
- * what its replays share, made here when missing: the hash-consing index (content and sources -> row), each row's
- * UOp.key and each content's text, encoded. @typedef {{rows: Row[], contents: Content[], index?: Map<string, number>,
+ * what its replays share, made here when missing: the hash-consing index (a hash of content and sources -> the rows
+ * with it: see consHash), each row's
+ * UOp.key and each content's text, encoded. @typedef {{rows: Row[], contents: Content[], index?: Map<number, number[]>,
  *   keys?: Map<number, Uint8Array>, texts?: Map<number, Uint8Array>}} NodeTable */
 /** The rewrite's options (Step.options). @typedef {{bottom_up: boolean, walk: boolean, enter_calls: boolean}} ReplayOptions */
 
@@ -98,8 +99,9 @@ export function keyOf(table, sha256, root) {
   while (stack.length) {
     const n = /** @type {number} */ (stack[stack.length - 1]);
     if (keys.has(n)) { stack.pop(); continue; }
-    const srcs = rows[n][3], todo = srcs.filter((s) => !keys.has(s));
-    if (todo.length) { stack.push(...todo); continue; }
+    const srcs = rows[n][3], depth = stack.length;
+    for (const s of srcs) if (!keys.has(s)) stack.push(s);
+    if (stack.length > depth) continue;
     keys.set(n, key = keyDigest(sha256, texts, table.contents, rows[n][5], srcs.map((s) => /** @type {Uint8Array} */ (keys.get(s)))));
     if (rows[n][0] === "") rows[n][0] = hex(key.subarray(0, 6));
     stack.pop();
@@ -147,6 +149,14 @@ export function unpackRows(packed, contents, sha256, notes, families, lazy = fal
   return table;
 }
 
+/** A hash of a node's content and sources (the rows of a table with both alike are one UOp). @param {number} content
+ * @param {number[]} srcs */
+const consHash = (content, srcs) => {
+  let h = content | 0;
+  for (const s of srcs) h = (Math.imul(h, 0x01000193) ^ s) | 0;
+  return h;
+};
+
 export class Replay {
   /**
    * @param {(data: Uint8Array) => Uint8Array} sha256
@@ -182,7 +192,14 @@ export class Replay {
     /** @type {Map<number, number>} keytime: the first match whose replaced node is reachable from a node */
     this.kt = new Map();
     this.texts = table.texts ??= new Map();
-    this.index = table.index ??= new Map(rows.map((r, i) => [`${r[5]}|${r[3]}`, i]));
+    if (!table.index) {
+      table.index = new Map();
+      for (let i = 0; i < rows.length; i++) {
+        const h = consHash(rows[i][5], rows[i][3]), at = table.index.get(h);
+        if (at) at.push(i); else table.index.set(h, [i]);
+      }
+    }
+    this.index = table.index;
     let below = this.walk && !this.bottomUp ? 1 : this.n + 1;  // a walk step: the chain (as Replayer)
     if (!this.bottomUp && !this.walk) {  // Replayer.direct_below: from there on only the chain is exact
       for (const [u, [ks]] of this.hist) {
@@ -325,15 +342,17 @@ export class Replay {
   /** UOp(m.op, m.dtype, srcs, m.arg, m.tag): the row that holds it, else a new row with tinygrad's key and tgviz's
    * label (tgviz._tinygrad._node). @param {number} m @param {number[]} srcs */
   rebuild(m, srcs) {
-    const content = this.rows[m][5], id = `${content}|${srcs}`;
-    const found = this.index.get(id);
-    if (found !== undefined) return found;
+    const content = this.rows[m][5], h = consHash(content, srcs), same = this.index.get(h) ?? [];
+    for (let j = same.length - 1; j >= 0; j--) {  // (the last row of a content and sources, as a map of them holds it)
+      const r = this.rows[same[j]];
+      if (r[5] === content && r[3].length === srcs.length && r[3].every((s, i) => s === srcs[i])) return same[j];
+    }
     const key = hex(this.digest(content, srcs));
     const [family, label, fold] = derivedRow(this.rows, this.contents, this.notes, this.families, content, srcs,
                                              (s) => rowKey(this.table, this.sha256, s));
     if (!label) throw new CannotReplay("a vector of constants changed (its text needs tinygrad)");
     this.rows.push([key.slice(0, 12), family, label, srcs, fold, content]);
-    this.index.set(id, this.rows.length - 1);
+    if (same.length) same.push(this.rows.length - 1); else this.index.set(h, [this.rows.length - 1]);
     return this.rows.length - 1;
   }
 }
