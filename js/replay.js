@@ -50,15 +50,15 @@ const utf8 = new TextEncoder();
  * its first source's) @returns {[string, string[]|null, import("./picture.js").Fold]} */
 export function derivedRow(rows, contents, notes, families, content, srcs, key) {
   const own = contents[content][1], op = own[0];
-  /** @type {string[]|null} */
-  let label = [...own];
-  srcs.forEach((s, i) => {
-    const fold = rows[s][4];
-    if (!fold || !label) return;
+  /** @type {string[]|null} the content's own lines (shared: rows never change their labels) until more are added */
+  let label = own;
+  for (let i = 0; i < srcs.length && label; i++) {
+    const fold = rows[srcs[i]][4];
+    if (!fold) continue;
     if (fold[1] === null) label = null;
-    else label.push(cut(`${fold[0]}${i} ${fold[1]}`));
-  });
-  if (label && op === "CALL" && srcs.length && notes[key(srcs[0])]) label.push(notes[key(srcs[0])]);
+    else label = [...label, cut(`${fold[0]}${i} ${fold[1]}`)];
+  }
+  if (label && op === "CALL" && srcs.length && notes[key(srcs[0])]) label = [...label, notes[key(srcs[0])]];
   /** @type {import("./picture.js").Fold} */
   let fold = 0;
   if ((op === "RESHAPE" || op === "EXPAND") && srcs.length && rows[srcs[0]][4]) fold = rows[srcs[0]][4];
@@ -127,12 +127,12 @@ export function unpackRows(packed, contents, sha256, notes, families, lazy = fal
   /** @type {Map<number, [number, any][]>} */
   const over = new Map();
   for (const [i, field, value] of packed.over) { let o = over.get(i); if (!o) over.set(i, o = []); o.push([field, value]); }
-  /** @type {Map<string, number[]>} the last TEMPLATES rows of each content and arity */
+  /** @type {Map<number|string, number[]>} the last TEMPLATES rows of each content and arity */
   const recent = new Map();
   packed.content.forEach((content, i) => {
     let told = packed.src[i], q = 0;
     if (told.length && told[0] < 0) { q = -told[0]; told = told.slice(1); }
-    const at = `${content}|${told.length}`;
+    const at = told.length < 65536 ? content * 65536 + told.length : `${content}|${told.length}`;
     let cands = recent.get(at);
     if (!cands) recent.set(at, cands = []);
     const template = cands.length ? rows[cands[cands.length - 1 - q]][3] : [];
@@ -142,7 +142,8 @@ export function unpackRows(packed, contents, sha256, notes, families, lazy = fal
     const [family, label, fold] = derivedRow(rows, contents, notes, families, content, srcs, key);
     /** @type {any[]} */
     const row = ["", family, label, srcs, fold, content];
-    for (const [field, value] of over.get(i) ?? []) row[field] = value;
+    const o = over.get(i);
+    if (o) for (const [field, value] of o) row[field] = value;
     rows.push(/** @type {Row} */ (row));
     if (!lazy) keyOf(table, sha256, i);
   });
