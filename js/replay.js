@@ -18,7 +18,7 @@
  * what its replays share, made here when missing: the hash-consing index (a hash of content and sources -> the rows
  * with it: see consHash), each row's
  * UOp.key and each content's text, encoded. @typedef {{rows: Row[], contents: Content[], index?: Map<number, number[]>,
- *   keys?: Map<number, Uint8Array>, texts?: Map<number, Uint8Array>}} NodeTable */
+ *   keys?: (Uint8Array|undefined)[], texts?: Map<number, Uint8Array>}} NodeTable  keys: by row */
 /** The rewrite's options (Step.options). @typedef {{bottom_up: boolean, walk: boolean, enter_calls: boolean}} ReplayOptions */
 
 /** A graph the page cannot compute; the Python side can. */
@@ -92,21 +92,28 @@ const TEMPLATES = 8;  // bridge/uops.py _TEMPLATES
  * unpackRows). @param {NodeTable} table @param {(data: Uint8Array) => Uint8Array} sha256 @param {number} root
  * @returns {Uint8Array} */
 export function keyOf(table, sha256, root) {
-  const keys = table.keys ??= new Map(), texts = table.texts ??= new Map(), rows = table.rows;
-  let key = keys.get(root);
+  const keys = keysOf(table), texts = table.texts ??= new Map(), rows = table.rows;
+  let key = keys[root];
   if (key) return key;
   const stack = [root];
   while (stack.length) {
     const n = /** @type {number} */ (stack[stack.length - 1]);
-    if (keys.has(n)) { stack.pop(); continue; }
+    if (keys[n]) { stack.pop(); continue; }
     const srcs = rows[n][3], depth = stack.length;
-    for (const s of srcs) if (!keys.has(s)) stack.push(s);
+    for (const s of srcs) if (!keys[s]) stack.push(s);
     if (stack.length > depth) continue;
-    keys.set(n, key = keyDigest(sha256, texts, table.contents, rows[n][5], srcs.map((s) => /** @type {Uint8Array} */ (keys.get(s)))));
+    keys[n] = key = keyDigest(sha256, texts, table.contents, rows[n][5], srcs.map((s) => /** @type {Uint8Array} */ (keys[s])));
     if (rows[n][0] === "") rows[n][0] = hex(key.subarray(0, 6));
     stack.pop();
   }
-  return /** @type {Uint8Array} */ (keys.get(root));
+  return /** @type {Uint8Array} */ (keys[root]);
+}
+
+/** The table's keys by row, one slot per row (a dense array: rows are keyed in any order). @param {NodeTable} table */
+function keysOf(table) {
+  const keys = table.keys ??= [];
+  while (keys.length < table.rows.length) keys.push(undefined);
+  return keys;
 }
 
 /** A row's key as rows hold it (its UOp.key's first 6 bytes, hex), computed where missing (keyOf).
@@ -121,8 +128,8 @@ export const rowKey = (table, sha256, row) => { keyOf(table, sha256, row); retur
 export function unpackRows(packed, contents, sha256, notes, families, lazy = false) {
   /** @type {Row[]} */
   const rows = [];
-  /** @type {NodeTable & {keys: Map<number, Uint8Array>}} */
-  const table = { rows, contents, keys: new Map(), texts: new Map() };
+  /** @type {NodeTable} */
+  const table = { rows, contents, keys: [], texts: new Map() };
   const key = (/** @type {number} */ row) => rowKey(table, sha256, row);
   /** @type {Map<number, [number, any][]>} */
   const over = new Map();
@@ -348,11 +355,12 @@ export class Replay {
       const r = this.rows[same[j]];
       if (r[5] === content && r[3].length === srcs.length && r[3].every((s, i) => s === srcs[i])) return same[j];
     }
-    const key = hex(this.digest(content, srcs));
+    const digest = this.digest(content, srcs), key = hex(digest);
     const [family, label, fold] = derivedRow(this.rows, this.contents, this.notes, this.families, content, srcs,
                                              (s) => rowKey(this.table, this.sha256, s));
     if (!label) throw new CannotReplay("a vector of constants changed (its text needs tinygrad)");
     this.rows.push([key.slice(0, 12), family, label, srcs, fold, content]);
+    keysOf(this.table)[this.rows.length - 1] = digest;  // (keyOf asks for it again where the graph is drawn)
     if (same.length) same.push(this.rows.length - 1); else this.index.set(h, [this.rows.length - 1]);
     return this.rows.length - 1;
   }
