@@ -161,7 +161,8 @@ class Contents:
 
   def chunks(self) -> Iterator[tuple[str, Any]]:
     """The "contents" chunk, {maps, pieces: the first id of each piece}, then each piece's, "c-<piece>": its contents."""
-    starts, size = [], 0
+    starts: list[int] = []
+    size = 0
     for i, n in enumerate(self._sizes):
       if not starts or size + n > self.piece_bytes: starts.append(i); size = 0
       size += n
