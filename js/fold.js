@@ -268,9 +268,15 @@ export function foldScene(f, scene) {
   const side = (es) => {
     /** @type {Map<string, [string, string]>} */
     const out = new Map();
-    for (const [s, d] of unitEdges(a, es.values())) {
-      const x = at(s), y = at(d), key = `${x} ${y}`;
-      if (x !== y && !out.has(key)) out.set(key, [x, y]);
+    /** @param {string} key the scene's key of the edge s -> d @param {string} s @param {string} d */
+    const add = (key, s, d) => {
+      const x = at(s), y = at(d), k = x === s && y === d ? key : `${x} ${y}`;  // (an edge between units: its own key)
+      if (x !== y && !out.has(k)) out.set(k, [x, y]);
+    };
+    for (const [key, [s, d]] of es) {  // unitEdges(es) in one pass: a pair seen before adds nothing new
+      if (a.hidden.has(s) || !a.holds.has(s)) continue;
+      if (a.holds.has(d)) { if (d !== s) add(key, s, d); }
+      else for (const u of a.owners.get(d) ?? []) if (u !== s) add(`${s} ${u}`, s, u);
     }
     return out;
   };
