@@ -248,13 +248,13 @@ export class Replay {
   keytime(root) {
     const kt = this.kt;
     if (kt.has(root)) return /** @type {number} */ (kt.get(root));
-    const stack = [[root, 0]];
+    const stack = [root];  // a row to visit, or ~row (negative): its sources are done
     while (stack.length) {
-      const [n, done] = /** @type {[number, number]} */ (stack.pop());
+      const x = /** @type {number} */ (stack.pop()), n = x < 0 ? ~x : x;
       if (kt.has(n)) continue;
-      if (!done) {
-        stack.push([n, 1]);
-        for (const s of this.own(n)) if (!kt.has(s)) stack.push([s, 0]);
+      if (x >= 0) {
+        stack.push(~n);
+        for (const s of this.own(n)) if (!kt.has(s)) stack.push(s);
       } else {
         const h = this.hist.get(n);
         let t = h ? h[0][0] : Infinity;
@@ -310,31 +310,31 @@ export class Replay {
     /** @type {Map<number, number>} */
     const res = new Map();
     const busy = new Set(), rows = this.rows;
-    const stack = [[root, 0, -1]];
+    const stack = [root, 0, -1];  // [node, stage, the node it was replaced by] per entry, flat
     while (stack.length) {
-      const [n, stage, m0] = /** @type {[number, number, number]} */ (stack.pop());
+      const m0 = /** @type {number} */ (stack.pop()), stage = /** @type {number} */ (stack.pop()), n = /** @type {number} */ (stack.pop());
       if (stage === 0) {
         if (res.has(n)) continue;
         if (busy.has(n)) throw new CannotReplay("a node's replacement holds the node itself (a cyclic dependency)");
         busy.add(n);
-        let m = n, v;
-        const seen = new Set([n]);
+        let m = n, v, seen = null;
         while ((v = this.value(m, k)) !== undefined && v !== m) {
+          seen ??= new Set([n]);
           if (seen.has(v)) throw new CannotReplay("replacements that come back to a replaced node");
           seen.add(v); m = v;
         }
         if (this.opaque(m) && this.keytime(rows[m][3][0]) <= k) throw new CannotReplay("a replaced node inside a call's body");
-        stack.push([n, 1, m]);
+        stack.push(n, 1, m);
         const srcs = this.own(m);
-        for (let i = srcs.length - 1; i >= 0; i--) if (!res.has(srcs[i]) && this.keytime(srcs[i]) <= k) stack.push([srcs[i], 0, -1]);
+        for (let i = srcs.length - 1; i >= 0; i--) if (!res.has(srcs[i]) && this.keytime(srcs[i]) <= k) stack.push(srcs[i], 0, -1);
       } else if (stage === 1) {
         const srcs = rows[m0][3], opaque = this.opaque(m0);
         const now = srcs.map((s, i) => (opaque && i === 0) || !res.has(s) ? s : /** @type {number} */ (res.get(s)));
         if (now.every((s, i) => s === srcs[i])) { res.set(n, m0); busy.delete(n); }
         else {
           const nn = this.rebuild(m0, now);
-          stack.push([n, 2, nn]);
-          if (this.keytime(nn) <= k) stack.push([nn, 0, -1]);
+          stack.push(n, 2, nn);
+          if (this.keytime(nn) <= k) stack.push(nn, 0, -1);
         }
       } else { res.set(n, res.get(m0) ?? m0); busy.delete(n); }
     }
