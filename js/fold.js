@@ -298,8 +298,13 @@ export function foldScene(f, scene) {
 /** fold.drawn_as: the layout ids of a folded scene's nodes that are or hold these keys, in order, each once.
  * @param {Scene} scene @param {string[]} keys */
 export function drawnAs(scene, keys) {
-  /** @type {Map<string, string>} */
+  if (!keys.length) return [];
+  const wanted = new Set(keys);
+  /** @type {Map<string, string>} where each key wanted is drawn: the first node that is or holds it */
   const where = new Map();
-  for (const [k, n] of scene.nodes) for (const h of n.holds.length ? n.holds : [k]) if (!where.has(h)) where.set(h, k);
+  for (const [k, n] of scene.nodes) {
+    if (!n.holds.length) { if (wanted.has(k) && !where.has(k)) where.set(k, k); }
+    else for (const h of n.holds) if (wanted.has(h) && !where.has(h)) where.set(h, k);
+  }
   return [...new Set(keys.filter((k) => where.has(k)).map((k) => /** @type {string} */ (where.get(k))))];
 }
