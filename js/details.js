@@ -2,6 +2,7 @@
 // kernel's code with its Tensor operations (a schedule: the kernels compiled after it), and the kernel table (opened
 // over the columns, as wide as the widget). Kernels are named by their display name (Python's: "E_2 #2" where kernels
 // share a name).
+import { showCode } from "./codelines.js";
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
 
@@ -37,7 +38,7 @@ export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg,
   const k = msg.kernel;
   ui.codeHead.textContent = k ? `${k.label ?? k.name} · ${k.device} (${k.renderer}) · global ${JSON.stringify(k.global_size)} · local ${JSON.stringify(k.local_size)}`
                               : `${info.group}: no device code (${info.kind})`;
-  ui.code.innerHTML = k ? k.html : "";  // pygments output: the source is escaped by pygments
+  showCode(ui.code, k ? k.html : "");
   showOrigins(ui, k ? k.origins : []);
   ui.linesNote.textContent = k?.lines_note || "";
   ui.linesNote.hidden = !k?.lines_note;

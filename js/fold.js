@@ -55,7 +55,7 @@ function foldAnalysis(f, scene) {
   const nodes = scene.nodes, marks = scene.marks;
   /** @type {Map<string, string[]>} */
   const users = new Map([...nodes.keys()].map((k) => [k, []]));
-  for (const [s, d] of [...scene.edgesBefore.values(), ...scene.edgesAfter.values()]) if (users.has(s) && nodes.has(d)) users.get(s)?.push(d);
+  for (const es of [scene.edgesBefore, scene.edgesAfter]) for (const [s, d] of es.values()) if (nodes.has(d)) users.get(s)?.push(d);
   /** @type {Map<string, string>} */
   const text = new Map();
   const konst = new Set(), expr = new Set(), ops = new Set();
@@ -94,33 +94,46 @@ function foldAnalysis(f, scene) {
      !us(k).some((u) => marks.has(u))))));
   /** @type {Map<string, string[]>} */
   const holds = new Map();
-  const hiddenIns = (/** @type {GNode} */ n) => [...n.inputs].reverse().filter((i) => typeof i === "string" && hidden.has(i) && !konst.has(i));
+  /** Push onto stack the inputs of n it holds (hidden, not constants), last first. @param {GNode} n @param {string[]} stack */
+  const hiddenIns = (n, stack) => {
+    for (let j = n.inputs.length - 1; j >= 0; j--) { const i = n.inputs[j]; if (typeof i === "string" && hidden.has(i) && !konst.has(i)) stack.push(i); }
+    return stack;
+  };
   for (const [k, n] of nodes) {
     if (hidden.has(k)) continue;
-    const held = [k], stack = hiddenIns(n);
+    const held = [k], stack = hiddenIns(n, []);
     while (stack.length) {
       const h = /** @type {string} */ (stack.pop());
       if (held.includes(h)) continue;
       held.push(h);
-      stack.push(...hiddenIns(/** @type {GNode} */ (nodes.get(h))));
+      hiddenIns(/** @type {GNode} */ (nodes.get(h)), stack);
     }
     holds.set(k, held);
   }
   /** @type {Map<string, string[]>} */
   const owners = new Map();
-  for (const [u, held] of holds) for (const h of held.slice(1)) { const o = owners.get(h); if (o) o.push(u); else owners.set(h, [u]); }
+  for (const [u, held] of holds) for (let j = 1; j < held.length; j++) { const h = held[j], o = owners.get(h); if (o) o.push(u); else owners.set(h, [u]); }
   return { users, text, konst, expr, ops, hidden, holds, owners };
 }
 
 /** fold._Analysis.unit_edges. @param {Analysis} a @param {Iterable<[string, string]>} edges @returns {[string, string][]} */
 function unitEdges(a, edges) {
-  /** @type {Map<string, [string, string]>} */
-  const out = new Map();
+  /** @type {[string, string][]} */
+  const out = [];
+  /** @type {Map<string, Set<string>>} the pairs out holds, by source (each once, in the order first seen) */
+  const seen = new Map();
+  const add = (/** @type {string} */ s, /** @type {string} */ u) => {
+    if (u === s) return;
+    let us = seen.get(s);
+    if (!us) seen.set(s, us = new Set());
+    if (!us.has(u)) { us.add(u); out.push([s, u]); }
+  };
   for (const [s, d] of edges) {
     if (a.hidden.has(s) || !a.holds.has(s)) continue;
-    for (const u of a.holds.has(d) ? [d] : a.owners.get(d) ?? []) if (u !== s) out.set(`${s} ${u}`, [s, u]);
+    if (a.holds.has(d)) add(s, d);
+    else for (const u of a.owners.get(d) ?? []) add(s, u);
   }
-  return [...out.values()];
+  return out;
 }
 
 /** fold._classes. @param {Map<string, string|number>} of @returns {Map<string, number>} */
@@ -146,28 +159,31 @@ export function lanes(f, scene, a, edges) {
   /** @type {Map<string, number>} */
   const ids = new Map();
   const id = (/** @type {string} */ s) => { let i = ids.get(s); if (i === undefined) ids.set(s, i = ids.size); return i; };
-  const lone = (/** @type {string} */ k) => marks.has(k) || a.konst.has(k) || !f.laneOps.includes(/** @type {GNode} */ (nodes.get(k)).op);
-  /** @type {Map<string, number>} */
+  const laneOps = new Set(f.laneOps), gatherOps = new Set(f.gatherOps), chainOps = new Set(f.chainOps);
+  const lone = (/** @type {string} */ k) => marks.has(k) || a.konst.has(k) || !laneOps.has(/** @type {GNode} */ (nodes.get(k)).op);
+  /** @type {Map<string, number>} a node's class: a lone node its own (negative: apart from the others, which only
+   * equality reads), the others by op, dtype, shape and their inputs' classes */
   const cls = new Map();
   for (const [k, n] of nodes) {
-    if (lone(k)) { cls.set(k, id(`#${k}`)); continue; }
+    if (lone(k)) { cls.set(k, -1 - cls.size); continue; }
     const ins = n.inputs.map((i) => (typeof i !== "string" || a.konst.has(i) ? "C" : String(cls.get(i) ?? i)));
     cls.set(k, id(`${n.op}|${n.dtype}|${n.shape}|${ins.join(",")}`));
   }
   const link = (/** @type {string} */ d) => {  // a link of a chain of one associative op: its input or user
     const n = /** @type {GNode} */ (nodes.get(d));
     const same = (/** @type {string} */ x) => nodes.get(x)?.op === n.op && nodes.get(x)?.dtype === n.dtype;
-    return f.chainOps.includes(n.op) && (n.inputs.some((i) => typeof i === "string" && same(i)) || (a.users.get(d) ?? []).some(same));
+    return chainOps.has(n.op) && (n.inputs.some((i) => typeof i === "string" && same(i)) || (a.users.get(d) ?? []).some(same));
   };
   /** @type {Map<string, string[]>} */
   const users = new Map([...a.holds.keys()].map((u) => [u, []]));
-  const gather = new Set([...a.holds.keys()].filter((d) => f.gatherOps.includes(/** @type {GNode} */ (nodes.get(d)).op) || link(d)));
+  const gather = new Set([...a.holds.keys()].filter((d) => gatherOps.has(/** @type {GNode} */ (nodes.get(d)).op) || link(d)));
   for (const [s, d] of edges) if (!gather.has(d)) users.get(s)?.push(d);
   /** @type {Map<string, number>} */
   const lane = new Map();
   for (const k of [...a.holds.keys()].reverse()) {
     if (lone(k)) continue;
-    const outs = [...new Set((/** @type {string[]} */ (users.get(k))).map((u) => (lane.has(u) ? `c${lane.get(u)}` : `k${u}`)))].sort();
+    const us = /** @type {string[]} */ (users.get(k)), out = (/** @type {string} */ u) => (lane.has(u) ? `c${lane.get(u)}` : `k${u}`);
+    const outs = us.length < 2 ? us.map(out) : [...new Set(us.map(out))].sort();
     lane.set(k, id(`${cls.get(k)};${outs.join(",")}`));
   }
   /** @type {Map<string, number>} */
@@ -212,7 +228,8 @@ function unitNode(f, scene, a, k) {
     return [heldBy(scene, nodeWith(n, { label: tail, text: null }), held), tail];
   }
   const extra = [];
-  for (const [j, i] of n.inputs.entries()) {
+  for (let j = 0; j < n.inputs.length; j++) {
+    const i = n.inputs[j];
     if (typeof i === "string" && a.hidden.has(i)) extra.push(cutLine(f, `${scene.nodes.get(i)?.op}${j} ${a.text.get(i)}`));
   }
   const named = n.text !== null && a.text.has(k) && !n.label.includes(n.text);
@@ -251,20 +268,43 @@ export function foldScene(f, scene) {
   const side = (es) => {
     /** @type {Map<string, [string, string]>} */
     const out = new Map();
-    for (const [s, d] of unitEdges(a, es.values())) if (at(s) !== at(d)) out.set(`${at(s)} ${at(d)}`, [at(s), at(d)]);
+    /** @param {string} key the scene's key of the edge s -> d @param {string} s @param {string} d */
+    const add = (key, s, d) => {
+      const x = at(s), y = at(d), k = x === s && y === d ? key : `${x} ${y}`;  // (an edge between units: its own key)
+      if (x !== y && !out.has(k)) out.set(k, [x, y]);
+    };
+    for (const [key, [s, d]] of es) {  // unitEdges(es) in one pass: a pair seen before adds nothing new
+      if (a.hidden.has(s) || !a.holds.has(s)) continue;
+      if (a.holds.has(d)) { if (d !== s) add(key, s, d); }
+      else for (const u of a.owners.get(d) ?? []) if (u !== s) add(`${s} ${u}`, s, u);
+    }
     return out;
   };
-  const holders = (/** @type {string} */ k) => (a.holds.has(k) ? [k] : a.owners.get(k) ?? []).map(at);
+  /** The nodes drawn that are or hold these. @param {Set<string>} keys */
+  const holders = (keys) => {
+    /** @type {Set<string>} */
+    const out = new Set();
+    for (const k of keys) {
+      if (a.holds.has(k)) out.add(at(k));
+      else for (const o of a.owners.get(k) ?? []) out.add(at(o));
+    }
+    return out;
+  };
   return { nodes, afterLabel: new Map(scene.afterLabel), edgesBefore: side(scene.edgesBefore), edgesAfter: side(scene.edgesAfter),
-           onBefore: new Set([...scene.onBefore].flatMap(holders)), onAfter: new Set([...scene.onAfter].flatMap(holders)),
+           onBefore: holders(scene.onBefore), onAfter: holders(scene.onAfter),
            marks: new Map(scene.marks), hidden: new Map(), total: 0, matchNodes: new Set() };
 }
 
 /** fold.drawn_as: the layout ids of a folded scene's nodes that are or hold these keys, in order, each once.
  * @param {Scene} scene @param {string[]} keys */
 export function drawnAs(scene, keys) {
-  /** @type {Map<string, string>} */
+  if (!keys.length) return [];
+  const wanted = new Set(keys);
+  /** @type {Map<string, string>} where each key wanted is drawn: the first node that is or holds it */
   const where = new Map();
-  for (const [k, n] of scene.nodes) for (const h of n.holds.length ? n.holds : [k]) if (!where.has(h)) where.set(h, k);
+  for (const [k, n] of scene.nodes) {
+    if (!n.holds.length) { if (wanted.has(k) && !where.has(k)) where.set(k, k); }
+    else for (const h of n.holds) if (wanted.has(h) && !where.has(h)) where.set(h, k);
+  }
   return [...new Set(keys.filter((k) => where.has(k)).map((k) => /** @type {string} */ (where.get(k))))];
 }

@@ -7,6 +7,8 @@
 // Node keys come from Python (the SVG's data-node, the kernel's per-line keys) and are only compared here; a UOp inside
 // a folded node (tgviz.fold: its data-holds) is found as that node.
 
+import { codeLine } from "./codelines.js";
+
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./adapter.js").Adapter} Adapter */
 /** @typedef {import("./protocol.js").KernelInfo} KernelInfo */
@@ -45,7 +47,7 @@ function markCodeLines(ui, nums) {
   for (const e of ui.code.querySelectorAll(".tgviz-line-hl")) e.classList.remove("tgviz-line-hl");
   let first = null;
   for (const n of nums) {
-    const e = ui.code.querySelector(`[data-line="${n}"]`);
+    const e = codeLine(ui.code, n);
     e?.classList.add("tgviz-line-hl");
     first ??= e;
   }
@@ -109,7 +111,7 @@ export function linking(ui, state, view, select) {
   function markLine(n) {
     const marked = markLineNodes(ui.stage, n !== null ? lineKeys(n) : pinned?.keys ?? lineKeys(pinnedLine));
     for (const e of ui.code.querySelectorAll(".tgviz-line-pinned")) e.classList.remove("tgviz-line-pinned");
-    if (pinnedLine !== null) ui.code.querySelector(`[data-line="${pinnedLine}"]`)?.classList.add("tgviz-line-pinned");
+    if (pinnedLine !== null) codeLine(ui.code, pinnedLine)?.classList.add("tgviz-line-pinned");
     return marked;
   }
   /** A hovered code line (null: none) marks its UOps; where the graph shown has none of them, the status line says

@@ -4,12 +4,13 @@
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
+import { MARGIN, around, fullestWindow } from "./fullest.js";
+
 /** @typedef {import("./ui.js").Ui} Ui */
-/** A box in SVG units. @typedef {{x:number, y:number, w:number, h:number}} Box */
+/** @typedef {import("./fullest.js").Box} Box */
 
 const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
 const MIN_READABLE = 1.101;  // ... and at this one at 11 px: a graph that fits at it opens whole (not cut by a few px)
-const MARGIN = 10;  // CSS px kept clear round what a view fits in the canvas
 
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
 export function panZoom(/** @type {Ui} */ ui) {
@@ -26,12 +27,6 @@ export function panZoom(/** @type {Ui} */ ui) {
     const b = /** @type {SVGGraphicsElement} */ (n).getBBox(), o = nodeOffset(n);
     return { x: b.x + o.x, y: b.y + o.y, w: b.width, h: b.height };
   });
-  /** The box around some boxes, null for none. @param {Box[]} boxes */
-  function around(boxes) {
-    if (!boxes.length) return null;
-    const x0 = Math.min(...boxes.map((b) => b.x)), y0 = Math.min(...boxes.map((b) => b.y));
-    return { x: x0, y: y0, w: Math.max(...boxes.map((b) => b.x + b.w)) - x0, h: Math.max(...boxes.map((b) => b.y + b.h)) - y0 };
-  }
   /** The box (in SVG units) around some nodes of the SVG, null for none. @param {Element[]} nodes */
   const boxOf = (nodes) => around(rects(nodes));
   /** The box (in SVG units) to show of what changed, at scale s: all of it where it fits the canvas, else the
@@ -198,64 +193,13 @@ export function panZoom(/** @type {Ui} */ ui) {
     return all.length ? all.reduce((a, b) => (b.y > a.y ? b : a)) : null;
   }
   /** The top left corner (SVG units) of the window the canvas shows at scale s (a margin all round) that holds the box
-   * `must` (null: anything) and the most of the nodes whole, each counted once (a node drawn on both sides is one), none
-   * of them under the overview, one of `marked` among them where there are any: null where `must` does not fit. The best
-   * window has a node's edge on one of its edges, so only those are tried.
+   * `must` (null: anything) and the most of the nodes whole, none of them under the overview, one of `marked` among
+   * them where there are any (fullest.js): null where `must` does not fit.
    * @param {Element[]} nodes @param {Box|null} must @param {number} s @param {Element[]} marked */
   function fullest(nodes, must, s, marked) {
-    const c = size(), W = (c.w - 2 * MARGIN) / s, H = (c.h - 2 * MARGIN) / s;
-    if (must && (must.w > W || must.h > H)) return null;
-    const boxes = rects(nodes), ids = new Map(), id = nodes.map((n) => {
-      const key = n.getAttribute("data-node") ?? "";
-      if (!ids.has(key)) ids.set(key, ids.size);
-      return /** @type {number} */ (ids.get(key));
-    });
-    const o = mini.footprint(svgOf());  // the overview's box on the canvas (CSS px), where it will show
-    /** Candidate window edges along one axis: each box's near edge, or its far edge at the window's far side, kept where
-     * the window still holds `must`. @param {number[]} lo @param {number[]} len @param {number} span @param {number} m0 @param {number} m1 */
-    const edges = (lo, len, span, m0, m1) => {
-      const min = must ? m1 - span : -Infinity, max = must ? m0 : Infinity;
-      const all = lo.flatMap((v, i) => [v, v + len[i] - span]).map((v) => Math.min(max, Math.max(min, v)));
-      return [...new Set(all)];
-    };
-    const xs = edges(boxes.map((b) => b.x), boxes.map((b) => b.w), W, must?.x ?? 0, (must?.x ?? 0) + (must?.w ?? 0));
-    const stamp = new Array(ids.size).fill(-1), marks = new Set(marked), mark = nodes.map((n) => marks.has(n));
-    let tries = 0;
-    /** How many nodes the window at x0, y0 shows whole, clear of the overview, and how many of them are marked (-1:
-     * `must` under the overview). @param {number} x0 @param {number} y0 @param {number[]} inX boxes within x0's columns */
-    const count = (x0, y0, inX) => {
-      /** Whether a box (SVG units) lies under the overview with the window at x0, y0. @param {Box} b */
-      const under = (b) => !!o && MARGIN + (b.x - x0) * s < o.x + o.w && MARGIN + (b.x + b.w - x0) * s > o.x &&
-                           MARGIN + (b.y - y0) * s < o.y + o.h && MARGIN + (b.y + b.h - y0) * s > o.y;
-      if (must && under(must)) return [-1, 0];
-      let n = 0, m = 0;
-      tries++;
-      for (const i of inX) {
-        const b = boxes[i];
-        if (b.y < y0 - 0.5 || b.y + b.h > y0 + H + 0.5 || stamp[id[i]] === tries || under(b)) continue;
-        stamp[id[i]] = tries; n++; m += Number(mark[i]);
-      }
-      return [n, m];
-    };
-    /** The boxes within the columns of a window at x0. @param {number} x0 */
-    const columns = (x0) => boxes.flatMap((b, i) => (b.x >= x0 - 0.5 && b.x + b.w <= x0 + W + 0.5 ? [i] : []));
-    let best = null, most = -1;
-    for (const x0 of xs) {
-      const inX = columns(x0);
-      const ys = edges(inX.map((i) => boxes[i].y), inX.map((i) => boxes[i].h), H, must?.y ?? 0, (must?.y ?? 0) + (must?.h ?? 0));
-      for (const y0 of ys) {
-        const [n, m] = count(x0, y0, inX);
-        if (n > most && (m > 0 || !marked.length)) { most = n; best = { x: x0, y: y0, w: W, h: H }; }
-      }
-    }
-    // the graph centred across (or down) where all of it fits that way, if that shows as many
-    const whole = around(boxes);
-    if (best && whole) {
-      const x = whole.w <= W ? whole.x + (whole.w - W) / 2 : best.x, y = whole.h <= H ? whole.y + (whole.h - H) / 2 : best.y;
-      const [n, m] = count(x, y, columns(x));
-      if (n >= most && (m > 0 || !marked.length)) best = { x, y, w: W, h: H };
-    }
-    return best;
+    const c = size(), marks = new Set(marked);
+    return fullestWindow(rects(nodes), nodes.map((n) => n.getAttribute("data-node") ?? ""), nodes.map((n) => marks.has(n)),
+                         must, (c.w - 2 * MARGIN) / s, (c.h - 2 * MARGIN) / s, s, mini.footprint(svgOf()));
   }
   /** After stepping to another match: keep the zoom, bring the change back into view if it left it. */
   function follow() {

@@ -24,15 +24,14 @@ import { capFanIn, focus, layOut, makeScene, sceneSvg } from "./layout.js";
 export function toposort(rows, root) {
   /** @type {Set<number>} */
   const done = new Set();
-  /** @type {[number, boolean][]} */
-  const stack = [[root, false]];
+  const stack = [root];  // a row to visit, or ~row (negative): its sources are done
   while (stack.length) {
-    const [n, visited] = /** @type {[number, boolean]} */ (stack.pop());
+    const x = /** @type {number} */ (stack.pop()), n = x < 0 ? ~x : x;
     if (done.has(n)) continue;
-    if (!visited) {
-      stack.push([n, true]);
+    if (x >= 0) {
+      stack.push(~n);
       const src = rows[n][3];
-      for (let i = src.length - 1; i >= 0; i--) stack.push([src[i], false]);
+      for (let i = src.length - 1; i >= 0; i--) stack.push(src[i]);
     } else done.add(n);
   }
   return [...done];
@@ -68,16 +67,16 @@ function constText(rows, contents, n) {
 
 /** bridge.to_graph (with what folding reads: bridge.uops.fold_info of the node's content, each source's key or, for
  * a constant folded into the label, [its dtype, its text, its op]). @param {Row[]} rows @param {Content[]} contents
- * @param {number} root @returns {Graph} */
-export function graphOf(rows, contents, root) {
+ * @param {number} root @param {number[]} [order] its rows in toposort order, where known @returns {Graph} */
+export function graphOf(rows, contents, root, order = toposort(rows, root)) {
   /** @type {Map<string, GNode>} */
   const nodes = new Map();
-  /** @type {Map<string, [string, string]>} */
-  const edges = new Map();
-  for (const n of toposort(rows, root)) {
+  /** @type {[string, string][]} each once: a node's edges are its own (a row's key is its own in its table) */
+  const edges = [];
+  for (const n of order) {
     const [key, family, label, src, foldable, content] = rows[n];
     if (n !== root && foldable) continue;
-    for (const s of src) if (!rows[s][4]) edges.set(`${rows[s][0]} ${key}`, [rows[s][0], key]);
+    src.forEach((s, i) => { if (!rows[s][4] && src.indexOf(s) === i) edges.push([rows[s][0], key]); });
     const [dtype, intlike, text, shape] = contents[content][2];
     const inputs = src.map((s) => {
       if (!rows[s][4]) return rows[s][0];
@@ -85,13 +84,13 @@ export function graphOf(rows, contents, root) {
     });
     nodes.set(key, { key, op: label[0], family, label, dtype, intlike, text, inputs, shape, holds: [], heldOps: [] });
   }
-  return { nodes, edges: [...edges.values()], root: rows[root][0] };
+  return { nodes, edges, root: rows[root][0] };
 }
 
 /** steps.diff_graphs, as node keys: {added, removed, changed (before key -> after key)}. @param {Row[]} rows
- * @param {number} before @param {number} after root ids */
-export function diffGraphs(rows, before, after) {
-  const bNodes = toposort(rows, before), aNodes = toposort(rows, after);
+ * @param {number} before @param {number} after root ids @param {number[]} [bNodes] before's rows in toposort order
+ * @param {number[]} [aNodes] after's */
+export function diffGraphs(rows, before, after, bNodes = toposort(rows, before), aNodes = toposort(rows, after)) {
   const bSet = new Set(bNodes), aSet = new Set(aNodes);
   /** @type {Map<number, number>} */
   const changed = new Map();
@@ -120,8 +119,9 @@ export function diffGraphs(rows, before, after) {
  * @returns {{svg:string, shown:number, total:number, message:string|null, partial:boolean, dot:string}} */
 export function picture(c, table, before, after, sides, title, view, maxNodes, layout, around = /** @type {string[]} */ ([]),
                         fold = false, match = /** @type {[number, number]|null} */ (null)) {
-  const { rows, contents } = table, d = diffGraphs(rows, before, after);
-  let full = makeScene(graphOf(rows, contents, before), graphOf(rows, contents, after), d.added, d.removed, d.changed);
+  const { rows, contents } = table, bNodes = toposort(rows, before), aNodes = toposort(rows, after);
+  const d = diffGraphs(rows, before, after, bNodes, aNodes);
+  let full = makeScene(graphOf(rows, contents, before, bNodes), graphOf(rows, contents, after, aNodes), d.added, d.removed, d.changed);
   if (match) {  // the match's own nodes: what it replaced, and its replacement (where it took that one's place)
     const inPlace = new Map([...d.changed].map(([b, a]) => [a, b]));
     const [u0, u1] = [rows[match[0]][0], rows[match[1]][0]];

@@ -15,9 +15,10 @@
 /** A content ([the text UOp.key hashes before its sources' keys, the node's own label lines, what folding reads]).
  * @typedef {import("./picture.js").Content} Content */
 /** The node table the step's rows are in (rebuilt nodes are appended to its rows), its contents by content id, and
- * what its replays share, made here when missing: the hash-consing index (content and sources -> row), each row's
- * UOp.key and each content's text, encoded. @typedef {{rows: Row[], contents: Content[], index?: Map<string, number>,
- *   keys?: Map<number, Uint8Array>, texts?: Map<number, Uint8Array>}} NodeTable */
+ * what its replays share, made here when missing: the hash-consing index (a hash of content and sources -> the rows
+ * with it: see consHash), each row's
+ * UOp.key and each content's text, encoded. @typedef {{rows: Row[], contents: Content[], index?: Map<number, number[]>,
+ *   keys?: (Uint8Array|undefined)[], texts?: Map<number, Uint8Array>}} NodeTable  keys: by row */
 /** The rewrite's options (Step.options). @typedef {{bottom_up: boolean, walk: boolean, enter_calls: boolean}} ReplayOptions */
 
 /** A graph the page cannot compute; the Python side can. */
@@ -49,15 +50,15 @@ const utf8 = new TextEncoder();
  * its first source's) @returns {[string, string[]|null, import("./picture.js").Fold]} */
 export function derivedRow(rows, contents, notes, families, content, srcs, key) {
   const own = contents[content][1], op = own[0];
-  /** @type {string[]|null} */
-  let label = [...own];
-  srcs.forEach((s, i) => {
-    const fold = rows[s][4];
-    if (!fold || !label) return;
+  /** @type {string[]|null} the content's own lines (shared: rows never change their labels) until more are added */
+  let label = own;
+  for (let i = 0; i < srcs.length && label; i++) {
+    const fold = rows[srcs[i]][4];
+    if (!fold) continue;
     if (fold[1] === null) label = null;
-    else label.push(cut(`${fold[0]}${i} ${fold[1]}`));
-  });
-  if (label && op === "CALL" && srcs.length && notes[key(srcs[0])]) label.push(notes[key(srcs[0])]);
+    else label = [...label, cut(`${fold[0]}${i} ${fold[1]}`)];
+  }
+  if (label && op === "CALL" && srcs.length && notes[key(srcs[0])]) label = [...label, notes[key(srcs[0])]];
   /** @type {import("./picture.js").Fold} */
   let fold = 0;
   if ((op === "RESHAPE" || op === "EXPAND") && srcs.length && rows[srcs[0]][4]) fold = rows[srcs[0]][4];
@@ -91,20 +92,28 @@ const TEMPLATES = 8;  // bridge/uops.py _TEMPLATES
  * unpackRows). @param {NodeTable} table @param {(data: Uint8Array) => Uint8Array} sha256 @param {number} root
  * @returns {Uint8Array} */
 export function keyOf(table, sha256, root) {
-  const keys = table.keys ??= new Map(), texts = table.texts ??= new Map(), rows = table.rows;
-  let key = keys.get(root);
+  const keys = keysOf(table), texts = table.texts ??= new Map(), rows = table.rows;
+  let key = keys[root];
   if (key) return key;
   const stack = [root];
   while (stack.length) {
     const n = /** @type {number} */ (stack[stack.length - 1]);
-    if (keys.has(n)) { stack.pop(); continue; }
-    const srcs = rows[n][3], todo = srcs.filter((s) => !keys.has(s));
-    if (todo.length) { stack.push(...todo); continue; }
-    keys.set(n, key = keyDigest(sha256, texts, table.contents, rows[n][5], srcs.map((s) => /** @type {Uint8Array} */ (keys.get(s)))));
+    if (keys[n]) { stack.pop(); continue; }
+    const srcs = rows[n][3], depth = stack.length;
+    for (const s of srcs) if (!keys[s]) stack.push(s);
+    if (stack.length > depth) continue;
+    keys[n] = key = keyDigest(sha256, texts, table.contents, rows[n][5], srcs.map((s) => /** @type {Uint8Array} */ (keys[s])));
     if (rows[n][0] === "") rows[n][0] = hex(key.subarray(0, 6));
     stack.pop();
   }
-  return /** @type {Uint8Array} */ (keys.get(root));
+  return /** @type {Uint8Array} */ (keys[root]);
+}
+
+/** The table's keys by row, one slot per row (a dense array: rows are keyed in any order). @param {NodeTable} table */
+function keysOf(table) {
+  const keys = table.keys ??= [];
+  while (keys.length < table.rows.length) keys.push(undefined);
+  return keys;
 }
 
 /** A row's key as rows hold it (its UOp.key's first 6 bytes, hex), computed where missing (keyOf).
@@ -119,18 +128,18 @@ export const rowKey = (table, sha256, row) => { keyOf(table, sha256, row); retur
 export function unpackRows(packed, contents, sha256, notes, families, lazy = false) {
   /** @type {Row[]} */
   const rows = [];
-  /** @type {NodeTable & {keys: Map<number, Uint8Array>}} */
-  const table = { rows, contents, keys: new Map(), texts: new Map() };
+  /** @type {NodeTable} */
+  const table = { rows, contents, keys: [], texts: new Map() };
   const key = (/** @type {number} */ row) => rowKey(table, sha256, row);
   /** @type {Map<number, [number, any][]>} */
   const over = new Map();
   for (const [i, field, value] of packed.over) { let o = over.get(i); if (!o) over.set(i, o = []); o.push([field, value]); }
-  /** @type {Map<string, number[]>} the last TEMPLATES rows of each content and arity */
+  /** @type {Map<number|string, number[]>} the last TEMPLATES rows of each content and arity */
   const recent = new Map();
   packed.content.forEach((content, i) => {
     let told = packed.src[i], q = 0;
     if (told.length && told[0] < 0) { q = -told[0]; told = told.slice(1); }
-    const at = `${content}|${told.length}`;
+    const at = told.length < 65536 ? content * 65536 + told.length : `${content}|${told.length}`;
     let cands = recent.get(at);
     if (!cands) recent.set(at, cands = []);
     const template = cands.length ? rows[cands[cands.length - 1 - q]][3] : [];
@@ -140,12 +149,21 @@ export function unpackRows(packed, contents, sha256, notes, families, lazy = fal
     const [family, label, fold] = derivedRow(rows, contents, notes, families, content, srcs, key);
     /** @type {any[]} */
     const row = ["", family, label, srcs, fold, content];
-    for (const [field, value] of over.get(i) ?? []) row[field] = value;
+    const o = over.get(i);
+    if (o) for (const [field, value] of o) row[field] = value;
     rows.push(/** @type {Row} */ (row));
     if (!lazy) keyOf(table, sha256, i);
   });
   return table;
 }
+
+/** A hash of a node's content and sources (the rows of a table with both alike are one UOp). @param {number} content
+ * @param {number[]} srcs */
+const consHash = (content, srcs) => {
+  let h = content | 0;
+  for (const s of srcs) h = (Math.imul(h, 0x01000193) ^ s) | 0;
+  return h;
+};
 
 export class Replay {
   /**
@@ -182,7 +200,14 @@ export class Replay {
     /** @type {Map<number, number>} keytime: the first match whose replaced node is reachable from a node */
     this.kt = new Map();
     this.texts = table.texts ??= new Map();
-    this.index = table.index ??= new Map(rows.map((r, i) => [`${r[5]}|${r[3]}`, i]));
+    if (!table.index) {
+      table.index = new Map();
+      for (let i = 0; i < rows.length; i++) {
+        const h = consHash(rows[i][5], rows[i][3]), at = table.index.get(h);
+        if (at) at.push(i); else table.index.set(h, [i]);
+      }
+    }
+    this.index = table.index;
     let below = this.walk && !this.bottomUp ? 1 : this.n + 1;  // a walk step: the chain (as Replayer)
     if (!this.bottomUp && !this.walk) {  // Replayer.direct_below: from there on only the chain is exact
       for (const [u, [ks]] of this.hist) {
@@ -223,13 +248,13 @@ export class Replay {
   keytime(root) {
     const kt = this.kt;
     if (kt.has(root)) return /** @type {number} */ (kt.get(root));
-    const stack = [[root, 0]];
+    const stack = [root];  // a row to visit, or ~row (negative): its sources are done
     while (stack.length) {
-      const [n, done] = /** @type {[number, number]} */ (stack.pop());
+      const x = /** @type {number} */ (stack.pop()), n = x < 0 ? ~x : x;
       if (kt.has(n)) continue;
-      if (!done) {
-        stack.push([n, 1]);
-        for (const s of this.own(n)) if (!kt.has(s)) stack.push([s, 0]);
+      if (x >= 0) {
+        stack.push(~n);
+        for (const s of this.own(n)) if (!kt.has(s)) stack.push(s);
       } else {
         const h = this.hist.get(n);
         let t = h ? h[0][0] : Infinity;
@@ -285,31 +310,31 @@ export class Replay {
     /** @type {Map<number, number>} */
     const res = new Map();
     const busy = new Set(), rows = this.rows;
-    const stack = [[root, 0, -1]];
+    const stack = [root, 0, -1];  // [node, stage, the node it was replaced by] per entry, flat
     while (stack.length) {
-      const [n, stage, m0] = /** @type {[number, number, number]} */ (stack.pop());
+      const m0 = /** @type {number} */ (stack.pop()), stage = /** @type {number} */ (stack.pop()), n = /** @type {number} */ (stack.pop());
       if (stage === 0) {
         if (res.has(n)) continue;
         if (busy.has(n)) throw new CannotReplay("a node's replacement holds the node itself (a cyclic dependency)");
         busy.add(n);
-        let m = n, v;
-        const seen = new Set([n]);
+        let m = n, v, seen = null;
         while ((v = this.value(m, k)) !== undefined && v !== m) {
+          seen ??= new Set([n]);
           if (seen.has(v)) throw new CannotReplay("replacements that come back to a replaced node");
           seen.add(v); m = v;
         }
         if (this.opaque(m) && this.keytime(rows[m][3][0]) <= k) throw new CannotReplay("a replaced node inside a call's body");
-        stack.push([n, 1, m]);
+        stack.push(n, 1, m);
         const srcs = this.own(m);
-        for (let i = srcs.length - 1; i >= 0; i--) if (!res.has(srcs[i]) && this.keytime(srcs[i]) <= k) stack.push([srcs[i], 0, -1]);
+        for (let i = srcs.length - 1; i >= 0; i--) if (!res.has(srcs[i]) && this.keytime(srcs[i]) <= k) stack.push(srcs[i], 0, -1);
       } else if (stage === 1) {
         const srcs = rows[m0][3], opaque = this.opaque(m0);
         const now = srcs.map((s, i) => (opaque && i === 0) || !res.has(s) ? s : /** @type {number} */ (res.get(s)));
         if (now.every((s, i) => s === srcs[i])) { res.set(n, m0); busy.delete(n); }
         else {
           const nn = this.rebuild(m0, now);
-          stack.push([n, 2, nn]);
-          if (this.keytime(nn) <= k) stack.push([nn, 0, -1]);
+          stack.push(n, 2, nn);
+          if (this.keytime(nn) <= k) stack.push(nn, 0, -1);
         }
       } else { res.set(n, res.get(m0) ?? m0); busy.delete(n); }
     }
@@ -325,15 +350,18 @@ export class Replay {
   /** UOp(m.op, m.dtype, srcs, m.arg, m.tag): the row that holds it, else a new row with tinygrad's key and tgviz's
    * label (tgviz._tinygrad._node). @param {number} m @param {number[]} srcs */
   rebuild(m, srcs) {
-    const content = this.rows[m][5], id = `${content}|${srcs}`;
-    const found = this.index.get(id);
-    if (found !== undefined) return found;
-    const key = hex(this.digest(content, srcs));
+    const content = this.rows[m][5], h = consHash(content, srcs), same = this.index.get(h) ?? [];
+    for (let j = same.length - 1; j >= 0; j--) {  // (the last row of a content and sources, as a map of them holds it)
+      const r = this.rows[same[j]];
+      if (r[5] === content && r[3].length === srcs.length && r[3].every((s, i) => s === srcs[i])) return same[j];
+    }
+    const digest = this.digest(content, srcs), key = hex(digest);
     const [family, label, fold] = derivedRow(this.rows, this.contents, this.notes, this.families, content, srcs,
                                              (s) => rowKey(this.table, this.sha256, s));
     if (!label) throw new CannotReplay("a vector of constants changed (its text needs tinygrad)");
     this.rows.push([key.slice(0, 12), family, label, srcs, fold, content]);
-    this.index.set(id, this.rows.length - 1);
+    keysOf(this.table)[this.rows.length - 1] = digest;  // (keyOf asks for it again where the graph is drawn)
+    if (same.length) same.push(this.rows.length - 1); else this.index.set(h, [this.rows.length - 1]);
     return this.rows.length - 1;
   }
 }

@@ -34,7 +34,7 @@ import { Replay, keyOf, rowKey, unpackRows } from "./replay.js";
 /** A step as stored: its panel without its group's name and its title (the page has the group's from the tree).
  * @typedef {Omit<StepData, "info"> & {info: Omit<StepInfo, "stack" | "group" | "title">}} StoredStep */
 /** A segment as the report stores it (tgviz.report.Writer.segment): its steps by key and its node table's rows,
- * packed (its contents are in the "contents" chunk). @typedef {import("./replay.js").PackedRows &
+ * packed (its contents are in the "c-<piece>" chunks: see contentsOf). @typedef {import("./replay.js").PackedRows &
  *   {steps: Record<StepKey, StoredStep>}} SegmentData */
 /** A segment's node table: its rows unpacked (so every step's row ids hold), then the rows their replays rebuild (a
  * rebuilt node equal to a row is that row: the same UOp), what the replays share, its steps, and each step's replay.
@@ -59,6 +59,23 @@ async function decode(name) {
   return JSON.parse(await new Response(stream).text());
 }
 
+/** Segment i's contents, in its table's order, from the pieces that hold them (each asked for once).
+ * @param {{maps: Record<string, number[]>, pieces: number[]}} all the "contents" chunk: each segment's content ids, the
+ * first id of each piece @param {number} i @param {(piece: number) => Promise<Content[]>} piece
+ * @returns {Promise<Content[]>} */
+export async function contentsOf(all, i, piece) {
+  const starts = all.pieces, ids = all.maps[i];
+  /** The piece that holds content id c: the last that starts at or before it. @param {number} c */
+  const pieceOf = (c) => {
+    let lo = 0, hi = starts.length - 1;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (starts[mid] <= c) lo = mid; else hi = mid - 1; }
+    return lo;
+  };
+  const held = ids.map(pieceOf), need = [...new Set(held)], got = new Map();
+  await Promise.all(need.map(async (p) => got.set(p, await piece(p))));
+  return ids.map((c, j) => got.get(held[j])[c - starts[held[j]]]);
+}
+
 /** Decoded data, the most recently used kept. */
 class Decoded {
   /** @param {number} max @param {(name: string) => Promise<any>} load */
@@ -79,8 +96,11 @@ class Decoded {
  * @param {(data: Uint8Array) => Uint8Array} sha256 @returns {PageData} */
 export function pageData(state, load, sha256) {
   const data = new Decoded(16, load);
-  /** @type {Promise<{contents: Content[], maps: Record<string, number[]>}>|undefined} the tables' contents (tgviz.report.Contents) */
+  /** @type {Promise<{maps: Record<string, number[]>, pieces: number[]}>|undefined} where the tables' contents are
+   * (tgviz.report.Contents) */
   let shared;
+  /** @type {Map<number, Promise<Content[]>>} the pieces of the contents decoded, kept */
+  const pieces = new Map();
   /** @type {Map<number, Promise<Segment>>} the most recently used kept */
   const segments = new Map();
   const groupNames = new Map(state.tree.map((g) => [g.index, g.name]));
@@ -92,7 +112,11 @@ export function pageData(state, load, sha256) {
       /** @type {SegmentData} */
       const d = await data.get(`t-${i}`), all = await (shared ??= load("contents"));
       data.items.delete(`t-${i}`);  // kept unpacked, here
-      const contents = all.maps[i].map((/** @type {number} */ c) => all.contents[c]);
+      const contents = await contentsOf(all, i, (p) => {
+        let got = pieces.get(p);
+        if (!got) pieces.set(p, got = load(`c-${p}`));
+        return got;
+      });
       /** @type {Record<StepKey, StepData>} */
       const steps = {};
       for (const [key, s] of Object.entries(d.steps)) {

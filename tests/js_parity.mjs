@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { toposort } from "../js/picture.js";
 import { pictureMessage } from "../js/protocol.js";
 import { unpackRows } from "../js/replay.js";
-import { pageData } from "../js/report.js";
+import { contentsOf, pageData } from "../js/report.js";
 import { sha256 } from "../js/vendor/sha256.js";
 
 const input = JSON.parse(readFileSync(process.argv[2], "utf8"));
@@ -42,7 +42,7 @@ for (const { step, match, view, plain } of input.pictures) {
 const tables = {};
 for (const [name, d] of Object.entries(input.chunks)) {
   if (!input.tables || !name.startsWith("t-")) continue;
-  const all = input.chunks.contents, contents = all.maps[name.slice(2)].map((/** @type {number} */ c) => all.contents[c]);
+  const contents = await contentsOf(input.chunks.contents, Number(name.slice(2)), async (p) => input.chunks[`c-${p}`]);
   tables[name] = unpackRows(d, contents, sha256, input.state.notes, input.state.config.opFamilies).rows;
 }
 process.stdout.write(JSON.stringify({ graphs, pictures, tables }));

@@ -45,7 +45,7 @@ def _report_data(trace, steps) -> dict:
       chunk, own = w.segment(i)
       chunks[f"t-{i}"] = json.loads(gzip.decompress(base64.b64decode(re.sub(r"<[^>]*>", "", chunk))))
       contents.add(i, own)
-  chunks["contents"] = contents.data()
+  chunks.update(contents.chunks())
   return json.loads(json.dumps({"state": w.state(), "chunks": chunks}))
 
 

@@ -1,4 +1,5 @@
-"""The workloads tests and benchmarks trace: the tutorial's code, a small CNN, a 2-layer MLP, an attention block."""
+"""The workloads tests and benchmarks trace: the tutorial's code, a small CNN, a 2-layer MLP, an attention block, a long
+kernel."""
 from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "scripts"
@@ -33,6 +34,15 @@ def mlp() -> None:
   loss = x.matmul(w1).relu().matmul(w2).log_softmax().mean()
   loss.backward()
   Tensor.realize(loss, w1.grad, w2.grad)
+
+
+def long_kernel(n: int = 120) -> None:
+  """One elementwise kernel of hundreds of lines of code: a chain of n products, each value used twice (its own line)."""
+  from tinygrad import Tensor
+  Tensor.manual_seed(0)
+  y = Tensor.rand(8).realize()
+  for i in range(n): y = y * (y + i)
+  y.realize()
 
 
 def softmax() -> None:

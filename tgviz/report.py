@@ -6,8 +6,8 @@ computes the graph after each match itself (``js/replay.js``, the port of the Re
 ``tg.page_replays`` says; the graphs it cannot make are stored) and lays them out: ``js/picture.js`` and ``js/layout.js``
 turn a selection into the same DOT text and SVG as :mod:`tgviz.picture` and :mod:`tgviz.layout`, and graphviz compiled
 to WebAssembly (``js/vendor/graphviz.js``, the same Graphviz as the Python side) places the nodes. Each segment's
-data (its steps and their node table, its rows packed: tg.pack_rows), and each group's call stack and kernel code, is
-gzipped apart and decoded only when looked at; ``js/report.js`` stands
+data (its steps and their node table, its rows packed: tg.pack_rows), each piece of the tables' contents, and each
+group's call stack and kernel code, is gzipped apart and decoded only when looked at; ``js/report.js`` stands
 in for the widget model and answers the widget's own frontend with ``js/protocol.js``'s ports of :mod:`tgviz.protocol`.
 tests/test_js_parity.py runs those ports in node on this module's data and holds them equal to the Python.
 """
@@ -142,12 +142,16 @@ def _segments(steps: list[Step]) -> list[list[Step]]:
 class Contents:
   """The contents of the report's node tables, each stored once (segments share most of theirs): a segment's table
   refers to them through its map, segment -> the ids of its own contents in order (filled in segment order: the same
-  ids whoever wrote which segment)."""
+  ids whoever wrote which segment). They are stored in pieces of consecutive ids, some piece_bytes of JSON each, that
+  the page decodes as a segment needs them (an LSTM's are 4.9 MB, kernel binaries among them; its first step needs a
+  few kB)."""
 
-  def __init__(self) -> None:
+  def __init__(self, piece_bytes: int = 1 << 16) -> None:
     self.items: list[list] = []
     self.maps: dict[str, list[int]] = {}
+    self.piece_bytes = piece_bytes
     self._ids: dict[str, int] = {}
+    self._sizes: list[int] = []
 
   def add(self, segment: int, contents: list[list]) -> None:
     """A segment's contents, in order: each new one stored, the segment's map made."""
@@ -157,12 +161,19 @@ class Contents:
       if (n := self._ids.get(text)) is None:
         n = self._ids[text] = len(self.items)
         self.items.append(c)
+        self._sizes.append(len(text))
       ids.append(n)
     self.maps[str(segment)] = ids
 
-  def data(self) -> dict[str, Any]:
-    """The "contents" chunk: {contents, maps}."""
-    return {"contents": self.items, "maps": self.maps}
+  def chunks(self) -> Iterator[tuple[str, Any]]:
+    """The "contents" chunk, {maps, pieces: the first id of each piece}, then each piece's, "c-<piece>": its contents."""
+    starts: list[int] = []
+    size = 0
+    for i, n in enumerate(self._sizes):
+      if not starts or size + n > self.piece_bytes: starts.append(i); size = 0
+      size += n
+    yield "contents", {"maps": self.maps, "pieces": starts}
+    for p, start in enumerate(starts): yield f"c-{p}", self.items[start:starts[p + 1] if p + 1 < len(starts) else None]
 
 
 @contextlib.contextmanager
@@ -267,7 +278,7 @@ class Writer:
         contents.add(i, own)
         done += len(segment)
         if progress is not None: progress(done, len(self.steps))
-      f.write(_chunk("contents", contents.data()))
+      f.writelines(_chunk(name, data) for name, data in contents.chunks())
       f.write(_chunk("patterns", pattern_rows(self.patterns)))
       f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
     return out

@@ -249,6 +249,47 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   assert not page.errors
 
 
+# the number of code lines in the page when its first picture is drawn (read in the same task, before any idle time)
+LINES_AT_DRAW = """new MutationObserver((_, obs) => {
+  if (!document.querySelector('.tgviz-stage svg g.node')) return;
+  obs.disconnect();
+  window.linesAtDraw = document.querySelectorAll('.tgviz-code .tgviz-line').length;
+}).observe(document, {childList: true, subtree: true});"""
+
+# the code line at the top of the code panel, and its text
+TOP_LINE = """() => { const c = document.querySelector('.tgviz-code'), r = c.getBoundingClientRect();
+  const e = document.elementFromPoint(r.left + 60, r.top + 12)?.closest('[data-line]');
+  return e ? [Number(e.dataset.line), e.textContent] : null; }"""
+
+
+def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
+  """A kernel's code of hundreds of lines (an LSTM's: thousands, tens of thousands of elements, which held its picture
+  up by some 300 ms): not all of it is in the page when the picture is drawn, yet scrolled anywhere the panel shows the
+  right lines, as tall as they will be, and soon all of it is there (the browser's find sees it)."""
+  with tgviz.capture() as trace: workloads.long_kernel()
+  kernel = max(trace.kernels, key=lambda k: len(k.source.splitlines()))
+  source = kernel.source.splitlines()
+  assert len(source) > 400, len(source)
+  assert P.first_selection(trace) in {P.step_key(s) for s in kernel.group.steps}  # the page opens on it
+  trace.to_html(tmp_path / "long.html")
+  page.add_init_script(LINES_AT_DRAW)
+  page.goto((tmp_path / "long.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  assert 0 < page.evaluate("window.linesAtDraw") < len(source)
+  code = page.locator(".tgviz-code")
+  assert code.locator(".tgviz-line").first.text_content() == source[0]
+  height = code.evaluate("c => c.scrollHeight")
+  for part in (0.75, 0.4):  # lines not put in yet, scrolled to: there, and the lines they should be
+    code.evaluate("(c, part) => { c.scrollTop = c.scrollHeight * part; }", part)
+    page.wait_for_function(f"({TOP_LINE})() !== null", timeout=5_000)
+    n, text = page.evaluate(TOP_LINE)
+    assert abs(n - part * len(source)) <= 3 and text == source[n - 1], (part, n, text)
+  page.wait_for_function("n => document.querySelectorAll('.tgviz-code .tgviz-line').length === n", arg=len(source), timeout=10_000)
+  assert code.locator(".tgviz-line").all_text_contents() == source
+  assert code.evaluate("c => c.scrollHeight") == height  # the lines put in later took the room kept for them
+  assert not page.errors
+
+
 ON_SCREEN = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
   const within = (r) => r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1;
   const all = [...document.querySelectorAll('.tgviz-stage g.side g.node')], rs = all.map((n) => n.getBoundingClientRect());
