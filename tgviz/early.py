@@ -53,6 +53,7 @@ class EarlySegments:
     self._pid: int | None = None
     self._steps, self._last = 0, 0.0
     self._trace: Trace | None = None
+    self._owner = 0                         # the capture's process
 
   def __enter__(self) -> EarlySegments:
     return self
@@ -69,6 +70,7 @@ class EarlySegments:
       yield
       return
     self._trace, self._dir, self._last = trace, Path(tempfile.mkdtemp(prefix="tgviz-early-")), time.perf_counter()
+    self._owner = os.getpid()
     tracker.quiet(self._quiet)
     try: yield
     finally:
@@ -81,6 +83,7 @@ class EarlySegments:
   def _quiet(self) -> None:
     self._steps += 1
     if self._steps < self.MIN_STEPS or time.perf_counter() - self._last < self.EVERY: return
+    if os.getpid() != self._owner: return   # a process the script forked, which inherited the capture's patches
     if self._pid is not None:
       if os.waitpid(self._pid, os.WNOHANG)[0] == 0: return  # still writing
       self._pid = None
