@@ -100,3 +100,17 @@ def attention() -> None:
   loss = (scores.softmax(-1) @ v).sum()
   loss.backward()
   Tensor.realize(loss, wq.grad, wk.grad, wv.grad)
+
+
+def mlp_train_until(done, seconds: float = 60) -> None:
+  """A small MLP's training step (mlp_train (64, 32, 10) on 8), then a small kernel of a new size every 0.1 s (each one
+  rewrites, compiles and runs) until done() or seconds pass: time for a capture's background work (tgviz.early)."""
+  import time
+
+  from tinygrad import Tensor
+  mlp_train((64, 32, 10), 8)
+  deadline, n = time.time() + seconds, 1
+  while not done() and time.time() < deadline:
+    n += 1
+    (Tensor.ones(n).contiguous() * 2).realize()
+    time.sleep(0.1)
