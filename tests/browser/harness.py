@@ -95,6 +95,9 @@ def new_page(browser, width: int = 1500, height: int = 1000, offline: bool = Fal
   page = ctx.new_page()
   page.errors = []
   page.on("pageerror", lambda e: page.errors.append(str(e)))
+  # JupyterLab may ask for a kernel ("Select Kernel") whenever its kernelspecs come late, also after the notebook's
+  # kernel is up (a loaded machine): answered as _answering_kernel_dialogs does, before any action it would block
+  page.add_locator_handler(page.locator(".jp-Dialog:has-text('Select Kernel') .jp-mod-accept"), lambda accept: accept.click())
   try: yield page
   finally: ctx.close()
 
