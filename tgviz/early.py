@@ -92,8 +92,9 @@ class EarlySegments:
     self._pid, self.forks = pid, self.forks + 1
 
   def _write(self) -> NoReturn:
-    """In the forked writer: every closed kernel group's segments not written yet, a file each, and its kernel's tabs; then exit, running no
-    handler the capture's process registered (its buffered output, tinygrad's atexit) and holding none of its files."""
+    """In the forked writer: every closed kernel group's segments not written yet, a file each, and its kernel's tabs;
+    then exit, running no handler the capture's process registered (its buffered output, tinygrad's atexit) and holding
+    none of its files."""
     status = 1
     try:
       os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # a pipe it held open (clang's stdin, a compile worker's) would stall its owner
@@ -108,9 +109,10 @@ class EarlySegments:
         # (a schedule's segments are left to the report's workers: few, but slow, they would hold up a writer for
         # seconds while kernels close, and be lost if the run ends meanwhile)
         if (group := seg[0].group).index not in snap.closed or group.kind != "kernel": continue
-        if not (path := self._dir / f"s-{_name([P.step_key(s) for s in seg])}.json").exists():
+        keys = [P.step_key(s) for s in seg]
+        if not (path := self._dir / f"s-{_name(keys)}.json").exists():
           text, contents = writer.segment(i)
-          _put(path, {"keys": [P.step_key(s) for s in seg], "text": text, "contents": contents, "fresh": snap.fresh,
+          _put(path, {"keys": keys, "text": text, "contents": contents, "fresh": snap.fresh,
                       "check": writer.segment_check(i, snap.fresh)})
         if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
         if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():

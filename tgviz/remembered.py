@@ -31,7 +31,10 @@ class Remembered(Generic[R]):
     key = self.key(*texts)
     if (known := self._results.get(key)) is not None: return known
     result = self._results[key] = self._made[key] = self.fn(*texts)
-    while len(self._results) > self.limit: del self._results[next(iter(self._results))]
+    while len(self._results) > self.limit:
+      old = next(iter(self._results))
+      del self._results[old]
+      self._made.pop(old, None)  # (made() is asked for only in a writer: elsewhere it would keep every result)
     return result
 
   def made(self) -> dict[str, R]:
