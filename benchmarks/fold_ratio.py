@@ -20,8 +20,8 @@ import workloads
 
 import tgviz
 from tgviz import bridge as tg
-from tgviz import fold as F
-from tgviz import layout as L
+from tgviz.draw import fold as F
+from tgviz.draw.scene import make_scene
 
 TARGET = 3.0
 SMALL = 100  # kernels whose codegen graphs stay under this many nodes are summed up in one line
@@ -38,7 +38,7 @@ WORKLOADS = {
 def counts(step: tgviz.Step) -> tuple[int, int]:
   """Raw and folded nodes of the step's input graph, drawn alone."""
   g = tg.to_graph(step.before(), step.call_notes)
-  scene = L.make_scene(g, g, set(), set(), {})
+  scene = make_scene(g, g, set(), set(), {})
   return len(scene.nodes), len(F.fold(scene).nodes)
 
 

@@ -15,8 +15,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import workloads
 
 import tgviz
-from tgviz import layout as L
-from tgviz import picture as P
+from tgviz.draw import dot as Dot
+from tgviz.draw.engine import run_dot, set_engine
+from tgviz.draw.scene import focus
+from tgviz.views import picture as P
 
 
 def p95(xs): return sorted(xs)[max(0, int(len(xs) * 0.95) - 1)]
@@ -47,17 +49,17 @@ def main() -> None:
   biggest = sorted({id(t[1]): t for t in times}.values(), key=lambda t: -t[2].total)
   dots = []
   for _, step, _ in biggest[:: max(1, len(biggest) // 12)][:12]:
-    scene = L.focus(P.scene_of(step, None), 300)
-    dots.append((len(scene.nodes), L._dot(scene, fast=len(scene.nodes) > 400)[0]))
+    scene = focus(P.scene_of(step, None), 300)
+    dots.append((len(scene.nodes), Dot._dot(scene, fast=len(scene.nodes) > 400)[0]))
   if shutil.which("dot"):
     ratios = []
     for n, dot in dots:
-      L.set_engine("graphviz-pure"); st = time.perf_counter(); L.run_dot(dot, timeout=None); ours = time.perf_counter() - st
-      L.set_engine("dot"); st = time.perf_counter(); L.run_dot(dot, timeout=None); theirs = time.perf_counter() - st
+      set_engine("graphviz-pure"); st = time.perf_counter(); run_dot(dot, timeout=None); ours = time.perf_counter() - st
+      set_engine("dot"); st = time.perf_counter(); run_dot(dot, timeout=None); theirs = time.perf_counter() - st
       ratios.append(ours / theirs)
       print(f"  {n:4d} nodes: graphviz-pure {ours*1e3:7.1f} ms  dot {theirs*1e3:7.1f} ms  ratio {ours/theirs:.2f}")
     print(f"engine ratio graphviz-pure/dot: median {statistics.median(ratios):.2f}x over {len(ratios)} graphs")
-    L.set_engine(None)
+    set_engine(None)
   else: print("Debian's dot not installed (apt-get install graphviz): engine ratio not measured")
   # 4. the largest full layout within 30 s: graphs of growing size until one does not finish
   if os.environ.get("FULL", "1") != "0":

@@ -54,7 +54,8 @@ def run(captured: bool, offset: int = 0) -> int:
 
 GPT = Path(__file__).resolve().parent / "models" / "gpt_train_step.py"
 MESSAGES = """
-from tgviz import protocol as P, runview
+from tgviz.views import protocol as P
+from tgviz.views import run as runview
 t = {out}
 busiest = max(t.steps, key=lambda s: len(s.matches))
 schedule = max((s for s in t.steps if s.group.kind != "kernel"), key=lambda s: len(s.matches))

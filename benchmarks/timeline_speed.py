@@ -20,7 +20,7 @@ import workloads  # noqa: E402
 from harness import chromium  # noqa: E402
 
 import tgviz  # noqa: E402
-from tgviz import runview  # noqa: E402
+from tgviz.views import run as runview  # noqa: E402
 
 OPEN = """async () => {
   const t0 = performance.now();

@@ -21,9 +21,10 @@ from playwright.sync_api import sync_playwright
 
 import tgviz
 from tgviz import bridge as tg
-from tgviz import layout as L
-from tgviz import picture as PI
-from tgviz import protocol as P
+from tgviz.draw.dot import layout
+from tgviz.draw.scene import DEFAULT_MAX_NODES, cap_fan_in, focus
+from tgviz.views import picture as PI
+from tgviz.views import protocol as P
 
 READABLE_SHARE = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
   const t = document.querySelector('.tgviz-stage svg g.side g.node text tspan');
@@ -51,7 +52,7 @@ def measure(name: str, trace: tgviz.Trace, page, out: Path) -> None:
   page.goto(html.as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
   # opening views of the kernel steps of up to 150 (drawn) nodes
-  small = [s for s in trace.steps if s.group.kind == "kernel" and 10 <= len(L.cap_fan_in(PI.scene_of(s, None)).nodes) <= 150]
+  small = [s for s in trace.steps if s.group.kind == "kernel" and 10 <= len(cap_fan_in(PI.scene_of(s, None)).nodes) <= 150]
   small = small[:: max(1, len(small) // 15)]
   shares = []
   for s in small:
@@ -92,8 +93,8 @@ def measure(name: str, trace: tgviz.Trace, page, out: Path) -> None:
     page.locator(f".tgviz-code [data-line='{n}']").click()
   # layout aspect of the focused views of the biggest steps
   aspects = []
-  for s in sorted(trace.steps, key=lambda s: -len(L.cap_fan_in(PI.scene_of(s, None)).nodes))[:8]:
-    lay = L.layout(L.focus(L.cap_fan_in(PI.scene_of(s, None)), L.DEFAULT_MAX_NODES), None)
+  for s in sorted(trace.steps, key=lambda s: -len(cap_fan_in(PI.scene_of(s, None)).nodes))[:8]:
+    lay = layout(focus(cap_fan_in(PI.scene_of(s, None)), DEFAULT_MAX_NODES), None)
     aspects.append(lay.width / lay.height)
   opening = sorted(shares)
   print(f"{name:12s} opening: median {opening[len(opening) // 2][0]:.0%}, worst {opening[0][0]:.0%} of nodes on screen readable "

@@ -10,9 +10,9 @@ from workloads import EXAMPLES, example
 
 import tgviz
 from tgviz import cli
-from tgviz.compare_widget import CompareWidget
-from tgviz.protocol import step_of
-from tgviz.widget import TraceWidget
+from tgviz.notebook.compare_widget import CompareWidget
+from tgviz.views.protocol import step_of
+from tgviz.notebook.widget import TraceWidget
 
 RAND = [("E_2", "E_2"), ("E_6_3_2", "E_6_3_2"), ("E_2", "E_2"), ("E_3_3", "E_3_3")]  # the kernels that make x and w
 

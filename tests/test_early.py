@@ -11,8 +11,11 @@ import pytest
 import workloads
 
 import tgviz
-from tgviz import cli, early, forked, report
-from tgviz import protocol as P
+from tgviz import cli
+from tgviz.report import early
+from tgviz.work import forked
+from tgviz.report import writer as report
+from tgviz.views import protocol as P
 
 pytestmark = pytest.mark.skipif(forked.cores() < 2, reason="nothing is written early on one core")
 TESTS = Path(__file__).resolve().parent

@@ -7,18 +7,18 @@ import xml.etree.ElementTree as ET
 from tinygrad.helpers import strip_parens
 
 from tgviz import bridge as tg
-from tgviz import fold as F
-from tgviz import layout as L
-from tgviz import picture as PI
-from tgviz import protocol as P
+from tgviz.draw import fold as F
+from tgviz.draw.scene import Scene, make_scene
+from tgviz.views import picture as PI
+from tgviz.views import protocol as P
 
 NS = "{http://www.w3.org/2000/svg}"
 
 
-def _alone(step) -> L.Scene:
+def _alone(step) -> Scene:
   """The scene of a step's input graph drawn alone (nothing marked)."""
   g = tg.to_graph(step.before(), step.call_notes)
-  return L.make_scene(g, g, set(), set(), {})
+  return make_scene(g, g, set(), set(), {})
 
 
 def _codegen(kernel) -> list:

@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from tgviz import cli, forked
+from tgviz import cli
+from tgviz.work import forked
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="workers fork only on Linux")
 

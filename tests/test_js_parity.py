@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from tgviz import bridge as tg
-from tgviz import layout as L
-from tgviz import picture as PI
-from tgviz import protocol as P
-from tgviz.assets import esm, modules, static_file
-from tgviz.report import Contents, Writer, pattern_rows, step_data
+from tgviz.draw.engine import DEFAULT_TIMEOUT, run_dot
+from tgviz.views import picture as PI
+from tgviz.views import protocol as P
+from tgviz.views.assets import esm, modules, static_file
+from tgviz.report.writer import Contents, Writer, pattern_rows, step_data
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is missing: scripts/install.sh test installs Debian's nodejs")
@@ -57,8 +57,8 @@ def _pictures(trace, sels, monkeypatch) -> list[tuple[dict, list[tuple[str, str]
   """Python's picture message of each (step, match, view), with each DOT text it laid out (a tall graph is laid out
   again wrapped into columns) and dot's plain output of it."""
   laid: list[tuple[str, str]] = []
-  run_dot = L.run_dot
-  def recording(dot, fmt="plain", timeout=L.DEFAULT_TIMEOUT):
+  run_dot = run_dot
+  def recording(dot, fmt="plain", timeout=DEFAULT_TIMEOUT):
     out = run_dot(dot, fmt, timeout)
     laid.append((dot, out))
     return out

@@ -8,11 +8,15 @@ from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat, graph_rewrite
 
 import tgviz
 from tgviz import bridge as tg
-from tgviz import fold as F
-from tgviz import layout as L
-from tgviz import picture as P
-from tgviz import ranks as R
-from tgviz.graph import Graph, Node
+from tgviz.draw import fold as F
+from tgviz.draw.dot import COMPRESS_TO, layout
+from tgviz.draw import dot as Dot
+from tgviz.draw.engine import DEFAULT_TIMEOUT, LayoutCancelled, LayoutError, run_dot, set_engine
+from tgviz.draw.scene import DEFAULT_MAX_NODES, cap_fan_in, focus, make_scene
+from tgviz.draw.svg import scene_svg
+from tgviz.views import picture as P
+from tgviz.draw import ranks as R
+from tgviz.draw.graph import Graph, Node
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -86,8 +90,8 @@ def test_hostile_labels_are_escaped():
   evil = 'x<script>alert("1")</script>]]> & \' "q" \x1b[31m'
   g = Graph({"a": Node("a", "CUSTOM", "other", ("CUSTOM", evil)), "b": Node("b", "SINK<>", "other", ("SINK", evil))},
             (("a", "b"),), "b")
-  scene = L.make_scene(g, g, set(), set(), {})
-  svg = L.scene_svg(scene, L.layout(scene), ("before",), f"title {evil}", message=evil)
+  scene = make_scene(g, g, set(), set(), {})
+  svg = scene_svg(scene, layout(scene), ("before",), f"title {evil}", message=evil)
   root = ET.fromstring(svg)  # valid XML
   assert not root.findall(f".//{NS}script")
   texts = ["".join(t.itertext()) for t in root.iter(f"{NS}text")]
@@ -113,12 +117,12 @@ def _big_graph(n: int) -> Graph:
 
 def test_huge_graph_degrades_to_a_partial_picture_in_time():
   g = _big_graph(3000)
-  scene = L.make_scene(g, g, added=set(), removed=set(), changed={"k2000": "k2000"})
+  scene = make_scene(g, g, added=set(), removed=set(), changed={"k2000": "k2000"})
   st = time.perf_counter()
-  focused = L.focus(L.cap_fan_in(scene), L.DEFAULT_MAX_NODES)
-  svg = L.scene_svg(focused, L.layout(focused, timeout=L.DEFAULT_TIMEOUT), ("before", "after"), "big", "partial")
-  assert time.perf_counter() - st < L.DEFAULT_TIMEOUT
-  assert focused.partial and focused.total == 3000 and len(focused.nodes) <= L.DEFAULT_MAX_NODES
+  focused = focus(cap_fan_in(scene), DEFAULT_MAX_NODES)
+  svg = scene_svg(focused, layout(focused, timeout=DEFAULT_TIMEOUT), ("before", "after"), "big", "partial")
+  assert time.perf_counter() - st < DEFAULT_TIMEOUT
+  assert focused.partial and focused.total == 3000 and len(focused.nodes) <= DEFAULT_MAX_NODES
   assert "k2000" in focused.nodes and "hidden-count" in svg
   ET.fromstring(svg)
 
@@ -132,7 +136,7 @@ def test_big_step_picture_says_it_is_partial(cnn_trace):
 
 def test_timeout_falls_back_to_smaller_view(cnn_trace, monkeypatch):
   step = max(cnn_trace.steps, key=lambda s: len(P.scene_of(s, None).nodes))
-  real = L.layout
+  real = layout
   def slow_for_big(scene, timeout=None, sides=1):
     if len(scene.nodes) > 100: raise TimeoutError("too slow")
     return real(scene, timeout, sides)
@@ -162,14 +166,14 @@ def test_export_svg_files_are_valid_unique_and_safe(tutorial_trace, tmp_path):
 
 def test_missing_engine_is_a_clear_error(monkeypatch):
   monkeypatch.setenv("PATH", "/nonexistent")
-  with pytest.raises(L.LayoutError, match=r"pip install graphviz-pure.*apt-get install graphviz"):
-    L.set_engine("no-such-dot")
-  L.set_engine(None)
+  with pytest.raises(LayoutError, match=r"pip install graphviz-pure.*apt-get install graphviz"):
+    set_engine("no-such-dot")
+  set_engine(None)
 
 
 def test_a_running_layout_can_be_cancelled():
   import threading
-  scene = L.make_scene(_big_graph(1500), _big_graph(1500), set(), set(), {})
+  scene = make_scene(_big_graph(1500), _big_graph(1500), set(), set(), {})
   result, worker = {}, threading.Thread(target=lambda: result.update(out=_try_layout(scene)))
   worker.start()
   deadline = time.time() + 10
@@ -177,12 +181,12 @@ def test_a_running_layout_can_be_cancelled():
   st = time.perf_counter()
   L.cancel(worker.ident)
   worker.join(10)
-  assert isinstance(result["out"], L.LayoutCancelled) and time.perf_counter() - st < 5
+  assert isinstance(result["out"], LayoutCancelled) and time.perf_counter() - st < 5
 
 
 def _try_layout(scene):
-  try: return L.layout(scene, timeout=60)
-  except L.LayoutError as e: return e
+  try: return layout(scene, timeout=60)
+  except LayoutError as e: return e
 
 
 @pytest.fixture
@@ -191,27 +195,27 @@ def crashing_engine(tmp_path):
   exe = tmp_path / "crashing-dot"
   exe.write_text("#!/bin/sh\nkill -SEGV $$\n")
   exe.chmod(0o755)
-  L.set_engine(str(exe))
+  set_engine(str(exe))
   yield exe
-  L.set_engine(None)
+  set_engine(None)
 
 
 def test_a_crashing_engine_is_an_error_not_a_cancel(crashing_engine):
-  with pytest.raises(L.LayoutError, match="crashed") as e: L.run_dot("digraph { a -> b }")
-  assert not isinstance(e.value, L.LayoutCancelled)
+  with pytest.raises(LayoutError, match="crashed") as e: run_dot("digraph { a -> b }")
+  assert not isinstance(e.value, LayoutCancelled)
 
 
 def test_big_steps_lay_out_no_wider_than_four_times_their_height(cnn_trace):
   """Wide rows (a linearized program's hundreds of UOps, devectorize's lanes) are spread over several rows: the focused
   view of every big step of a real kernel, at its first and last match, is at most about 4 times wider than tall, and
   no row holds boxes much wider than the graph's limit."""
-  big = [s for s in cnn_trace.steps if len(L.cap_fan_in(P.scene_of(s, None)).nodes) > 100]
+  big = [s for s in cnn_trace.steps if len(cap_fan_in(P.scene_of(s, None)).nodes) > 100]
   assert len(big) >= 10
   worst = 0.0
   for step in big:
     for match in {None, len(step.matches) - 1} - {-1}:
-      scene = L.focus(L.cap_fan_in(P.scene_of(step, match)), L.DEFAULT_MAX_NODES)
-      lay = L.layout(scene, None)
+      scene = focus(cap_fan_in(P.scene_of(step, match)), DEFAULT_MAX_NODES)
+      lay = layout(scene, None)
       worst = max(worst, lay.width / lay.height)
       rows: dict[int, float] = {}
       for _, y, w, _ in lay.nodes.values(): rows[round(y)] = rows.get(round(y), 0) + w + R.NODESEP
@@ -240,15 +244,15 @@ def test_a_deep_graph_is_wrapped_into_columns_that_fit_the_canvas(attention_trac
   than 4 times wider than tall, every node drawn and every edge, the ones between columns too. A graph that fits is
   laid out as before, in one column."""
   step = next(s for s in attention_trace.steps if s.path == "E_3_32_2 / add local buffers")
-  scene = L.cap_fan_in(F.fold(P.scene_of(step, None)))
-  one = L._laid(scene, False, 1, None)
-  lay = L.layout(scene, None)
-  assert one.height > 1.3 * L.COMPRESS_TO[1] * 72 and lay.columns > 1
-  assert lay.height < 0.7 * one.height and lay.height <= L.COMPRESS_TO[1] * 72 and lay.width <= 4 * lay.height
+  scene = cap_fan_in(F.fold(P.scene_of(step, None)))
+  one = Dot._laid(scene, False, 1, None)
+  lay = layout(scene, None)
+  assert one.height > 1.3 * COMPRESS_TO[1] * 72 and lay.columns > 1
+  assert lay.height < 0.7 * one.height and lay.height <= COMPRESS_TO[1] * 72 and lay.width <= 4 * lay.height
   assert lay.width * lay.height < one.width * one.height
   assert set(lay.nodes) == set(one.nodes) and set(lay.edges) == set(one.edges)
   small = next(s for s in attention_trace.steps if 10 <= len(P.scene_of(s, None).nodes) <= 20)
-  assert L.layout(L.cap_fan_in(P.scene_of(small, None)), None).columns == 1
+  assert layout(cap_fan_in(P.scene_of(small, None)), None).columns == 1
 
 
 def test_what_a_step_added_lies_next_to_what_it_removed_across_the_gap(cnn_trace):
@@ -257,8 +261,8 @@ def test_what_a_step_added_lies_next_to_what_it_removed_across_the_gap(cnn_trace
   other, in one window of the canvas. On the CNN's conv kernel's check_merge_1_2 (every node of the before side removed,
   every one of the after side added) the two sets lie apart, the added ones left; the picture's SVG agrees."""
   step = next(s for s in cnn_trace.steps if s.path == "r_10_5_4_3_2_3_4_3_3_3 / check_merge_1_2")
-  scene = L.cap_fan_in(F.fold(P.scene_of(step, None)))
-  lay = L.layout(scene, None, sides=2)
+  scene = cap_fan_in(F.fold(P.scene_of(step, None)))
+  lay = layout(scene, None, sides=2)
   added, removed = scene.on_after - scene.on_before, scene.on_before - scene.on_after
   assert len(added) >= 10 and len(removed) >= 10
   right_of_added = max(lay.nodes[k][0] for k in added)
@@ -275,10 +279,10 @@ def test_a_two_sided_picture_packs_each_side_narrower(attention_trace):
   from half the width and dot packs it to half the width where it can, so the picture of both sides is narrower than
   the same layout made for one side drawn twice (the attention's memory coalescing: 75 nodes)."""
   step = next(s for s in attention_trace.steps if s.path == "r_2_2_3_8_6 #2 / memory coalescing")
-  scene = L.cap_fan_in(F.fold(P.scene_of(step, None)))
-  one, two = L._laid(scene, False, 1, None, 1), L._laid(scene, False, 1, None, 2)
+  scene = cap_fan_in(F.fold(P.scene_of(step, None)))
+  one, two = Dot._laid(scene, False, 1, None, 1), Dot._laid(scene, False, 1, None, 2)
   assert two.width < 0.9 * one.width and set(two.nodes) == set(one.nodes)
-  assert f'size="{L._side_w(2):g},' in L._dot(scene, False, 1, 2)[0] and L._side_w(2) < L.COMPRESS_TO[0] / 2
+  assert f'size="{Dot._side_w(2):g},' in Dot._dot(scene, False, 1, 2)[0] and Dot._side_w(2) < COMPRESS_TO[0] / 2
 
 
 def test_param_labels_leave_out_the_dtype_their_dtype_line_says(cnn_trace):

@@ -7,9 +7,9 @@ import pytest
 
 import tgviz
 from tgviz import bridge as tg
-from tgviz import fold as F
-from tgviz import picture as PI
-from tgviz import protocol as P
+from tgviz.draw import fold as F
+from tgviz.views import picture as PI
+from tgviz.views import protocol as P
 
 # the variable a line declares -> the op tinygrad names that way (CStyleLanguage._render's prefixes)
 PREFIX_OPS = {"val": {"LOAD"}, "cast": {"CAST", "BITCAST", "STACK"}, "bidx": {"INDEX"}, "buf": {"BUFFER"}, "wmma": {"WMMA"}}

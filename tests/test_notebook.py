@@ -7,10 +7,10 @@ import xml.etree.ElementTree as ET
 from tinygrad import Tensor
 
 import tgviz
-from tgviz import layout as L
-from tgviz import protocol as P
-from tgviz.protocol import step_key, step_of
-from tgviz.widget import TraceWidget, kept_picture
+from tgviz.draw.engine import set_engine
+from tgviz.views import protocol as P
+from tgviz.views.protocol import step_key, step_of
+from tgviz.notebook.widget import TraceWidget, kept_picture
 
 CELL = """from tinygrad import Tensor
 x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
@@ -170,7 +170,7 @@ def test_a_trimmed_kept_picture_crosses_whole_as_a_message(tutorial_trace, recor
 def test_kernels_sharing_a_name_are_told_apart(tutorial_trace):
   """The tutorial's two E_3 kernels are E_3 #1 and E_3 #2 wherever tgviz names them (the tree, the kernel table, the
   code header, step titles, schedules' kernel lists, the text summary); kernel.name and kernel_table() keep tinygrad's."""
-  from tgviz.model import display_names
+  from tgviz.trace.trace import display_names
   assert display_names(["E_2", None, "r_4", "E_2", "E_2"]) == ["E_2 #1", None, "r_4", "E_2 #2", "E_2 #3"]
   e3 = [k for k in tutorial_trace.kernels if k.name == "E_3"]
   conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
@@ -208,11 +208,11 @@ def test_widget_shows_an_error_when_the_engine_crashes(recording_comm, tmp_path)
   exe.write_text("#!/bin/sh\nkill -SEGV $$\n")
   exe.chmod(0o755)
   with tgviz.capture() as trace: (Tensor.ones(7).contiguous() * 5).realize()
-  L.set_engine(str(exe))
+  set_engine(str(exe))
   try:
     w = TraceWidget(trace)
     w.wait()
-  finally: L.set_engine(None)
+  finally: set_engine(None)
   msgs = w.comm.custom()
   assert msgs[0]["type"] == "busy" and msgs[-1]["type"] == "error", msgs  # not a spinner forever
   assert "crashed" in msgs[-1]["message"]

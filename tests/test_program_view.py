@@ -14,14 +14,14 @@ from tinygrad import Device
 from tinygrad.helpers import ansistrip
 from tinygrad.uop.render import print_uops
 
-from tgviz import asm
+from tgviz.trace import asm
 from tgviz import bridge as tg
-from tgviz import programview as PV
-from tgviz import protocol as P
+from tgviz.views import program as PV
+from tgviz.views import protocol as P
 from tgviz.bridge.machine import clang_command
-from tgviz.picture import picture, view_options
-from tgviz.report import Writer
-from tgviz.widget import TraceWidget
+from tgviz.views.picture import picture, view_options
+from tgviz.report.writer import Writer
+from tgviz.notebook.widget import TraceWidget
 
 needs_objdump = pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (Debian's binutils) is missing")
 _ROW = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f]{2}(?: [0-9a-f]{2})*)")

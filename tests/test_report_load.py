@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tgviz.report import Contents, Writer, pattern_rows
+from tgviz.report.writer import Contents, Writer, pattern_rows
 
 NODE = shutil.which("node")
 DRIVER = Path(__file__).with_name("report_load.mjs")

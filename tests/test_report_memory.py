@@ -8,7 +8,7 @@ import gc
 from tinygrad.uop.ops import UOpMetaClass
 
 from tgviz import bridge as tg
-from tgviz.report import Writer, step_data
+from tgviz.report.writer import Writer, step_data
 
 
 def _stored_step(trace, kernel: str):

@@ -9,9 +9,9 @@ import time
 from test_timeline import jit_loop, kernel_launches
 
 import tgviz
-from tgviz import protocol as P
-from tgviz import runview
-from tgviz.widget import TraceWidget
+from tgviz.views import protocol as P
+from tgviz.views import run as runview
+from tgviz.notebook.widget import TraceWidget
 
 
 def test_the_run_message_is_the_runs_views(tutorial_trace):

@@ -17,7 +17,7 @@ from tinygrad.helpers import Context, ProfilePointEvent, ansistrip, cpu_events
 from tinygrad.viz import serve
 
 import tgviz
-from tgviz import runview
+from tgviz.views import run as runview
 
 HOST_LANES = ("TINY", "USER", "GC")  # tinygrad's host-side spans (its rewrites, Tensor methods): not launches
 

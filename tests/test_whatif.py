@@ -146,7 +146,7 @@ def test_beam_cache_answering_is_reported():
 
 
 def test_the_widget_answers_allowed_and_retry(recording_comm):
-  from tgviz.widget import TraceWidget
+  from tgviz.notebook.widget import TraceWidget
   with tgviz.capture() as trace: workloads.example("tutorial_conv2d.py")
   w = TraceWidget(trace)
   assert w.whatif["r_2_2_2_2"]["text"] == ["UNROLL(1, 0)", "UNROLL(0, 0)", "LOCAL(0, 2)", "LOCAL(0, 2)"]

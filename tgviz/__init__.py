@@ -15,12 +15,11 @@ In Jupyter: ``%load_ext tgviz`` then a ``%%tgviz`` cell. In Python::
     kernel.opts; kernel.retry([("UPCAST", 0, 4)])       # the opts applied; the kernel again with others, run and compared
 """
 from tgviz import bridge
-from tgviz.api import Comparison, Step, Trace, TraceFileError, capture, compare, load
-from tgviz.comparison import KernelPair
-from tgviz.model import Group
-from tgviz.runtime import BufferLife, Launch, Memory, Roofline, Timeline
-from tgviz.steps import Diff, Match
-from tgviz.whatif import Kernel, Retry
+from tgviz.api import Comparison, Kernel, Retry, Step, Trace, TraceFileError, capture, compare, load
+from tgviz.trace.comparison import KernelPair
+from tgviz.trace.run import BufferLife, Launch, Memory, Roofline, Timeline
+from tgviz.trace.steps import Diff, Match
+from tgviz.trace.trace import Group
 
 Opt = bridge.Opt
 
@@ -53,7 +52,7 @@ __version__ = "0.1.0"
 
 def load_ipython_extension(ipython) -> None:
   """%load_ext tgviz: registers the %%tgviz cell magic (tinygrad may be imported before or after)."""
-  from tgviz.magic import TgvizMagics
+  from tgviz.notebook.magic import TgvizMagics
   if (msg := bridge.clang_missing()): print(f"tgviz: {msg}")
   ipython.register_magics(TgvizMagics)
 
@@ -68,6 +67,6 @@ def unload_ipython_extension(ipython) -> None:
 def __getattr__(name: str):
   """tgviz.CompareWidget, imported when first asked for (it needs the notebook's widget libraries)."""
   if name == "CompareWidget":
-    from tgviz.compare_widget import CompareWidget
+    from tgviz.notebook.compare_widget import CompareWidget
     return CompareWidget
   raise AttributeError(f"module 'tgviz' has no attribute {name!r}")

@@ -1,9 +1,9 @@
-"""The public API: :func:`capture` and :func:`compare`, and the Trace, Step and Comparison a user holds, with their
-pictures and reports.
+"""The public API: :func:`capture` and :func:`compare`, and the Trace, Step, Kernel, Retry and Comparison a user holds,
+with their pictures and reports.
 
-These classes are the model's (:mod:`tgviz.model`, :mod:`tgviz.comparison`) plus the methods that draw (``Step.svg``,
-``Trace.export_svg``) and write reports (``Trace.to_html``, ``Comparison.to_html``). They live here, above the picture
-and report modules, so that those modules build on the model without the model ever importing them back.
+These classes are the model's (:mod:`tgviz.trace`) plus the methods that draw (``Step.svg``, ``Trace.export_svg``) and
+write reports (``Trace.to_html``, ``Comparison.to_html``, ``Retry.to_html``). They live here, above the views and the
+report, so that those build on the model without the model ever importing them back.
 """
 from __future__ import annotations
 
@@ -14,9 +14,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from tgviz import bridge as tg
-from tgviz import compare_view, model, picture, report, steps, whatif
-from tgviz import comparison as C
-from tgviz import layout as L
+from tgviz.draw.engine import DEFAULT_TIMEOUT
+from tgviz.draw.scene import DEFAULT_MAX_NODES
+from tgviz.report import writer as report
+from tgviz.trace import comparison as C
+from tgviz.trace import steps, whatif
+from tgviz.trace import trace as model
+from tgviz.views import compare as compare_view
+from tgviz.views import picture
 
 TraceFileError = tg.TraceFileError
 
@@ -24,8 +29,8 @@ TraceFileError = tg.TraceFileError
 class Step(steps.Step):
   __doc__ = steps.Step.__doc__
 
-  def svg(self, side: str = "both", match: int | None = None, max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto",
-          timeout: float | None = L.DEFAULT_TIMEOUT, around: tuple[str, ...] = (), fold: bool = True) -> str:
+  def svg(self, side: str = "both", match: int | None = None, max_nodes: int = DEFAULT_MAX_NODES, view: str = "auto",
+          timeout: float | None = DEFAULT_TIMEOUT, around: tuple[str, ...] = (), fold: bool = True) -> str:
     """This step's graph as a standalone SVG: side "before", "after" or "both" (side by side, one layout, with what was
     added, removed and changed marked), or "auto" (both, or the one graph of a step that matched nothing). match=k
     shows the graph before and after the k-th (0-based) match instead. view "auto" focuses on what changed above
@@ -38,15 +43,27 @@ class Step(steps.Step):
     return picture.picture(self, side, match, max_nodes, view, timeout, around, fold).svg
 
 
+class Retry(whatif.Retry):
+  __doc__ = whatif.Retry.__doc__
+
+  def to_html(self, path: str | Path, title: str | None = None) -> Path:
+    """Write the comparison (:meth:`comparison`) as a self-contained HTML page."""
+    return compare_view.write_comparison(self.comparison(), path, title or f"tgviz retry of {self.kernel.display_name}")
+
+
+class Kernel(whatif.Kernel):
+  __doc__ = whatif.Kernel.__doc__
+  retry_type: ClassVar[type[whatif.Retry]] = Retry
+
+
 class Trace(model.Trace):
   """Everything tinygrad's compiler did inside one :func:`capture` block."""
 
   step_type: ClassVar[type[steps.Step]] = Step
-  kernel_type: ClassVar[type[model.Kernel]] = whatif.Kernel
-  tracker: tg.Tracker | None = None  # while its capture() block runs (tgviz.early writes from what it recorded so far)
+  kernel_type: ClassVar[type[model.Kernel]] = Kernel
 
   def export_svg(self, directory: str | Path, kernel: str | None = None, step: str | None = None, side: str = "auto",
-                 max_nodes: int = L.DEFAULT_MAX_NODES, view: str = "auto", landmarks: bool = False,
+                 max_nodes: int = DEFAULT_MAX_NODES, view: str = "auto", landmarks: bool = False,
                  fold: bool = True) -> list[Path]:
     """Write one standalone SVG per selected step (see :meth:`select`) into directory; returns the paths. side and fold
     as in :meth:`Step.svg`: by default a step's before and after, a snapshot's (or a step without matches') one graph,
@@ -114,7 +131,7 @@ def load(path: str | Path, trusted: bool = False) -> Trace:
 class Comparison(C.Comparison):
   __doc__ = C.Comparison.__doc__
 
-  def to_html(self, path: str | Path, title: str | None = None, max_nodes: int = L.DEFAULT_MAX_NODES) -> Path:
+  def to_html(self, path: str | Path, title: str | None = None, max_nodes: int = DEFAULT_MAX_NODES) -> Path:
     """Write a self-contained HTML page (no server, kernel or network) of this comparison: the counts, the sortable kernel
     table of both sides, and per kernel pair the code diff and the landmark graphs side by side. title: the page's
     title, by default "tgviz comparison: <label a> vs <label b>". Returns the path."""

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from tgviz import bridge as tg
-from tgviz import forked, report
-from tgviz import layout as L
 from tgviz.api import Trace, TraceFileError, capture, compare, load
 from tgviz.bridge import parse_settings
-from tgviz.early import EarlySegments
+from tgviz.draw.scene import DEFAULT_MAX_NODES
+from tgviz.draw.svg import text as escaped
+from tgviz.report import writer as report
+from tgviz.report.early import EarlySegments
+from tgviz.work import forked
 
 
 def _progress(label: str) -> Callable[[int, int], None]:
@@ -112,13 +114,13 @@ def _script_traceback(e: BaseException, script: Path) -> str:
 
 
 def _summary_row(name: str, link: str, trace: Trace | None, status: int) -> str:
-  if trace is None: return f"<tr><td>{L.text(name)}</td><td colspan='5'>not traced (exit status {status})</td></tr>"
+  if trace is None: return f"<tr><td>{escaped(name)}</td><td colspan='5'>not traced (exit status {status})</td></tr>"
   steps = list(trace.steps)
   error = f"{type(trace.error).__name__}: {trace.error}" if trace.error is not None else ("" if status == 0 else f"exit status {status}")
   kernels = ", ".join(k.display_name for k in trace.kernels[:8]) + (f", … ({len(trace.kernels)})" if len(trace.kernels) > 8 else "")
-  return (f"<tr><td><a href='{L.text(link)}/index.html'>{L.text(name)}</a></td><td>{len(trace.kernels)}: {L.text(kernels)}</td>"
-          f"<td>{len(steps)}</td><td>{sum(len(s.matches) for s in steps)}</td><td class='err'>{L.text(error)}</td>"
-          f"<td><a href='{L.text(link)}/svg/'>SVGs</a></td></tr>")
+  return (f"<tr><td><a href='{escaped(link)}/index.html'>{escaped(name)}</a></td><td>{len(trace.kernels)}: {escaped(kernels)}</td>"
+          f"<td>{len(steps)}</td><td>{sum(len(s.matches) for s in steps)}</td><td class='err'>{escaped(error)}</td>"
+          f"<td><a href='{escaped(link)}/svg/'>SVGs</a></td></tr>")
 
 
 def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, svg: str, jobs: int | None = None,
@@ -192,10 +194,10 @@ def main(argv: list[str] | None = None) -> int:
   c.add_argument("--env-b", action="append", default=[], metavar="NAME=VALUE", help="... for side b only, e.g. --env-b WINO=1")
   c.add_argument("--out", type=Path, default=Path("tgviz-compare"), help="output folder (default: tgviz-compare)")
   c.add_argument("--device", default=None, help="tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90 (default: DEV, else CL)")
-  c.add_argument("--max-nodes", type=int, default=L.DEFAULT_MAX_NODES, help="node budget of the focused view")
+  c.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, help="node budget of the focused view")
   for p in (r, o):
     p.add_argument("--out", type=Path, default=Path("tgviz-report"), help="output folder (default: tgviz-report)")
-    p.add_argument("--max-nodes", type=int, default=L.DEFAULT_MAX_NODES, help="node budget of the focused view")
+    p.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, help="node budget of the focused view")
     p.add_argument("--svg", choices=("landmarks", "all", "none"), default="landmarks",
                    help="which steps get an SVG file in DIR/svg/: tinygrad's 'View ...' landmarks of every group (default), "
                         "every step (thousands on a real model), or none")

@@ -5,7 +5,7 @@ import pytest
 from harness import ARTIFACTS, TUTORIAL, label_px, new_page, notebook, run_all
 
 from tgviz import bridge as tg
-from tgviz import protocol as P
+from tgviz.views import protocol as P
 
 
 @pytest.fixture(params=["offline page", "JupyterLab"])

@@ -15,10 +15,13 @@ from harness import ARTIFACTS, new_page, node_panel_ms
 
 import tgviz
 from tgviz import bridge as tg
-from tgviz import fold as F
-from tgviz import layout as L
-from tgviz import picture as PI
-from tgviz import protocol as P
+from tgviz.draw import fold as F
+from tgviz.draw.dot import FAST_ABOVE, layout
+from tgviz.draw import dot as Dot
+from tgviz.draw.engine import run_dot
+from tgviz.draw.scene import DEFAULT_MAX_NODES, cap_fan_in, focus
+from tgviz.views import picture as PI
+from tgviz.views import protocol as P
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scripts" / "tutorial_conv2d.py"
 
@@ -92,11 +95,11 @@ def _python_side(step, match, fold=True):
   """What tgviz.picture lays out for a selection (folded, or raw): the DOT text of the layout it keeps (a tall graph's
   wrapped into columns, where that shows more) and dot's plain output of it."""
   scene = PI.scene_of(step, match)
-  scene = L.focus(L.cap_fan_in(F.fold(scene) if fold else scene), L.DEFAULT_MAX_NODES)
+  scene = focus(cap_fan_in(F.fold(scene) if fold else scene), DEFAULT_MAX_NODES)
   sides = len(PI.SIDES[PI.sides(step)])
-  kept = L.layout(scene, None, sides)
-  dot = L._dot(scene, fast=len(scene.nodes) > L.FAST_ABOVE, cols=kept.columns, sides=sides)[0]
-  return dot, L.run_dot(dot, "plain")
+  kept = layout(scene, None, sides)
+  dot = Dot._dot(scene, fast=len(scene.nodes) > FAST_ABOVE, cols=kept.columns, sides=sides)[0]
+  return dot, run_dot(dot, "plain")
 
 
 def test_report_pictures_are_the_python_pictures(tutorial_trace, tmp_path, page):
@@ -322,7 +325,7 @@ def test_big_steps_open_on_what_changed(cnn_trace, tmp_path, page):
     page.keyboard.press("z")
     assert page.evaluate(ON_SCREEN)["shown"] >= 1
   page.screenshot(path=str(ARTIFACTS / "report-big-step.png"))
-  snap = next(s for s in cnn_trace.steps if s.is_snapshot and len(tg.toposort(s.before())) > L.DEFAULT_MAX_NODES)
+  snap = next(s for s in cnn_trace.steps if s.is_snapshot and len(tg.toposort(s.before())) > DEFAULT_MAX_NODES)
   page.locator(".tgviz-filter").fill(snap.group.name)
   page.locator(f".tgviz-step[data-key='{P.step_key(snap)}']").click()
   assert shown(P.step_key(snap), "")["lowest_row_shown"], snap.path

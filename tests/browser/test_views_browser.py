@@ -6,7 +6,7 @@ import pytest
 from harness import ARTIFACTS, label_px, new_page
 
 from tgviz import bridge as tg
-from tgviz import protocol as P
+from tgviz.views import protocol as P
 
 ON_SCREEN = """(sel) => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
   const ns = [...document.querySelectorAll(sel)];

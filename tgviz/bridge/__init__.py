@@ -7,7 +7,6 @@ keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad
 anything imports tinygrad. This file holds no logic of its own.
 """
 from tgviz.bridge import env  # first: the version check and the device set-up run before tinygrad is imported
-from tgviz.bridge.beam import BeamSearch, Candidate
 from tgviz.bridge.capture import Snapshot, Tracker
 from tgviz.bridge.env import (
   SUPPORTED_TINYGRAD,
@@ -23,9 +22,6 @@ from tgviz.bridge.events import ExecRecord, MemRecord, Profile, RangeRecord, Syn
 from tgviz.bridge.files import TraceFileError, load_recording, save_recording
 from tgviz.bridge.machine import ListingBuilds, binary, debug_listing, disassemble, linear_uops, print_uops, program_rows
 from tgviz.bridge.opts import (
-  OPT_OPS,
-  Opt,
-  OptRefused,
   PairRun,
   allowed_opts,
   applied_opts,
@@ -35,12 +31,16 @@ from tgviz.bridge.opts import (
   opts_of,
   run_pair,
 )
-from tgviz.bridge.page_replay import opaque_call_bodies, page_replays
 from tgviz.bridge.peaks import device_peaks
 from tgviz.bridge.records import (
   KERNEL_LANDMARKS,
   LANDMARKS,
+  OPT_OPS,
+  BeamSearch,
+  Candidate,
   GroupRecord,
+  Opt,
+  OptRefused,
   Origin,
   Program,
   Recording,
@@ -50,6 +50,7 @@ from tgviz.bridge.records import (
   program_of,
   render_step_index,
 )
+from tgviz.bridge.replay import opaque_call_bodies, page_replays
 from tgviz.bridge.uops import (
   NodeCache,
   NodeTable,

@@ -1,49 +1,24 @@
 """BEAM's search as it ran: every candidate it compiled and timed for a kernel, and what its result cache answered.
 
-Owns: Candidate and BeamSearch (plain records a trace file may hold) and BeamRecorder, the Patch on tinygrad's
-``codegen/opt/search.py`` that records them: around ``beam_search`` (the kernel's group, the result cache's answer,
-the winner), ``_try_compile`` (each candidate's opts and whether it compiled) and ``_time_program`` (its time, the
-least of BEAM's timings, as BEAM ranks it). The search's own compiles and opt trials run untracked (hundreds of
-candidates are not the kernel's rewrites); the winner's opts are then applied again, tracked, on a fresh copy of the
-kernel, as tinygrad itself does when its cache answers, so the kernel's trace shows each opt's rewrite. It must not
-decide when it is entered (capture.Tracker does).
+Owns: BeamRecorder, the Patch on tinygrad's ``codegen/opt/search.py`` that records them (as records.Candidate and
+records.BeamSearch): around ``beam_search`` (the kernel's group, the result cache's answer, the winner),
+``_try_compile`` (each candidate's opts and whether it compiled) and ``_time_program`` (its time, the least of BEAM's
+timings, as BEAM ranks it). The search's own compiles and opt trials run untracked (hundreds of candidates are not the
+kernel's rewrites); the winner's opts are then applied again, tracked, on a fresh copy of the kernel, as tinygrad
+itself does when its cache answers, so the kernel's trace shows each opt's rewrite. It must not decide when it is
+entered (capture.Tracker does).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 from tinygrad.helpers import Context
 from tinygrad.uop import ops
 
-from tgviz.bridge.opts import Opt, opts_of
+from tgviz.bridge.opts import opts_of
 from tgviz.bridge.recorders import Patch
-
-
-@dataclass
-class Candidate:
-  """One candidate BEAM tried: its opts, the round of the search, whether it compiled, and its time (seconds; None where
-  BEAM did not time it: it did not compile, or its binary was one already timed, or it took far more compute)."""
-  opts: tuple[Opt, ...]
-  round: int
-  compiled: bool
-  time: float | None = None
-
-
-@dataclass
-class BeamSearch:
-  """BEAM's search for one kernel: its width (BEAM=N), whether the result cache answered (then there are no candidates),
-  the candidates in the order it tried them, and the opts it chose."""
-  amount: int
-  cached: bool = False
-  candidates: list[Candidate] = field(default_factory=list)
-  winner: tuple[Opt, ...] = ()
-
-  @property
-  def timed(self) -> list[Candidate]:
-    """The candidates BEAM timed (those its DEBUG=2 log counts)."""
-    return [c for c in self.candidates if c.time is not None]
+from tgviz.bridge.records import BeamSearch, Candidate
 
 
 def _no_pool() -> None: return None

@@ -1,6 +1,6 @@
 """A kernel's optimizations (tinygrad's OptOps) as data, and a kernel compiled and run again with other ones.
 
-Owns: Opt (one of tinygrad's opts in plain fields), reading the opts a kernel's PROGRAM applied and who chose them (from
+Owns: reading the opts a kernel's PROGRAM applied and who chose them (from
 its AST's KernelInfo), the opts tinygrad allows next on a kernel's axes (the actions BEAM tries), compiling a kernel's AST
 with given opts (``KernelInfo(opts_to_apply=...)``; a refused opt raises OptRefused with tinygrad's message), and running
 two programs of one AST on the same inputs, each launch timed as the capture's KernelTimer times them, their outputs
@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 from tinygrad import Device
 from tinygrad.codegen import to_program
-from tinygrad.codegen.opt import KernelOptError, OptOps
-from tinygrad.codegen.opt import Opt as TinyOpt
+from tinygrad.codegen.opt import KernelOptError
 from tinygrad.codegen.opt.postrange import Scheduler, args_from_ast
 from tinygrad.device import Buffer
 from tinygrad.dtype import _to_np_dtype, dtypes
@@ -25,38 +24,7 @@ from tinygrad.uop import ops
 from tinygrad.uop.ops import KernelInfo, Ops, UOp
 
 from tgviz.bridge.recorders import KernelTimer, Patch
-
-OPT_OPS = tuple(o.name for o in OptOps)   # the opts tinygrad knows, by name
-
-
-class OptRefused(ValueError):
-  """tinygrad refused an opt on this kernel (its KernelOptError), or the opt is not one tinygrad knows."""
-
-
-@dataclass(frozen=True)
-class Opt:
-  """One of tinygrad's kernel optimizations: op (UPCAST, LOCAL, UNROLL, GROUP, GROUPTOP, TC, THREAD, PADTO, SWAP,
-  NOLOCALS), the axis it works on and its amount (0: the whole axis; a tuple for TC)."""
-  op: str
-  axis: int | None = None
-  arg: int | tuple | None = None
-
-  def __str__(self) -> str:
-    return self.op if self.axis is None and self.arg is None else f"{self.op}({self.axis}, {self.arg})"  # UPCAST(0, 4)
-
-  @classmethod
-  def of(cls, x: Any) -> Opt:
-    """An Opt from an Opt, tinygrad's Opt, or a tuple (op name, axis, amount); ValueError (OptRefused) for anything else."""
-    if isinstance(x, Opt): return x
-    if isinstance(x, TinyOpt): return cls(x.op.name, x.axis, x.arg)
-    if isinstance(x, (tuple, list)) and 1 <= len(x) <= 3 and isinstance(x[0], str):
-      op = x[0].upper()
-      if op not in OPT_OPS: raise OptRefused(f"{x[0]!r} is not one of tinygrad's opts: {', '.join(OPT_OPS)}")
-      return cls(op, *x[1:])
-    raise OptRefused(f"{x!r} is not an opt: write (op, axis, amount), e.g. ('UPCAST', 0, 4)")
-
-  def tinygrad(self) -> TinyOpt:
-    return TinyOpt(OptOps[self.op], self.axis, self.arg)
+from tgviz.bridge.records import Opt, OptRefused
 
 
 def opts_of(opts: Any) -> tuple[Opt, ...]:

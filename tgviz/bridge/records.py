@@ -1,7 +1,8 @@
 """What a capture or a trace file holds, as records a Trace owns.
 
-Owns: StepRecord, GroupRecord, Origin, Program and Recording (tinygrad's tracking table of plain UOp fields, rebuilt
-into UOps when looked at; the run's profile records, events.Profile), reading tinygrad's tracked groups into records,
+Owns every record type a trace holds but the run's (events.Profile's): StepRecord, GroupRecord, Origin, Program,
+Opt (one of tinygrad's opts in plain fields), Candidate and BeamSearch (BEAM's search as beam.BeamRecorder saw it) and
+Recording (tinygrad's tracking table of plain UOp fields, rebuilt into UOps when looked at); reading tinygrad's tracked groups into records,
 and the names tinygrad gives its steps. It never patches tinygrad and never keeps a live UOp or Buffer strongly: a
 Trace must change no refcount tinygrad relies on.
 """
@@ -14,9 +15,11 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
+from tinygrad.codegen.opt import Opt as TinyOpt
+from tinygrad.codegen.opt import OptOps
 from tinygrad.helpers import TracingKey, ansistrip, printable
 from tinygrad.renderer import Renderer
 from tinygrad.uop import ops
@@ -25,9 +28,6 @@ from tinygrad.uop.ops import Ops, UOp, UOpMetaClass
 from tgviz.bridge.events import Profile
 from tgviz.bridge.replay import Replayer
 from tgviz.bridge.uops import node_key
-
-if TYPE_CHECKING:
-  from tgviz.bridge.beam import BeamSearch
 
 # step names tinygrad gives its "View ..." snapshots (graphs shown, not rewritten), the most telling first
 SNAPSHOT_PREFIX = "View "
@@ -55,6 +55,67 @@ def lexer_name(renderer: str) -> str:
   """The pygments lexer for the code a renderer (by class name) writes."""
   return _LEXERS.get(renderer, "c")
 
+
+
+
+# *** a kernel's opts and BEAM's search (bridge.opts and bridge.beam read and record them) ***
+
+OPT_OPS = tuple(o.name for o in OptOps)   # the opts tinygrad knows, by name
+
+
+class OptRefused(ValueError):
+  """tinygrad refused an opt on this kernel (its KernelOptError), or the opt is not one tinygrad knows."""
+
+
+@dataclass(frozen=True)
+class Opt:
+  """One of tinygrad's kernel optimizations: op (UPCAST, LOCAL, UNROLL, GROUP, GROUPTOP, TC, THREAD, PADTO, SWAP,
+  NOLOCALS), the axis it works on and its amount (0: the whole axis; a tuple for TC)."""
+  op: str
+  axis: int | None = None
+  arg: int | tuple | None = None
+
+  def __str__(self) -> str:
+    return self.op if self.axis is None and self.arg is None else f"{self.op}({self.axis}, {self.arg})"  # UPCAST(0, 4)
+
+  @classmethod
+  def of(cls, x: Any) -> Opt:
+    """An Opt from an Opt, tinygrad's Opt, or a tuple (op name, axis, amount); ValueError (OptRefused) for anything else."""
+    if isinstance(x, Opt): return x
+    if isinstance(x, TinyOpt): return cls(x.op.name, x.axis, x.arg)
+    if isinstance(x, (tuple, list)) and 1 <= len(x) <= 3 and isinstance(x[0], str):
+      op = x[0].upper()
+      if op not in OPT_OPS: raise OptRefused(f"{x[0]!r} is not one of tinygrad's opts: {', '.join(OPT_OPS)}")
+      return cls(op, *x[1:])
+    raise OptRefused(f"{x!r} is not an opt: write (op, axis, amount), e.g. ('UPCAST', 0, 4)")
+
+  def tinygrad(self) -> TinyOpt:
+    return TinyOpt(OptOps[self.op], self.axis, self.arg)
+
+
+@dataclass
+class Candidate:
+  """One candidate BEAM tried: its opts, the round of the search, whether it compiled, and its time (seconds; None where
+  BEAM did not time it: it did not compile, or its binary was one already timed, or it took far more compute)."""
+  opts: tuple[Opt, ...]
+  round: int
+  compiled: bool
+  time: float | None = None
+
+
+@dataclass
+class BeamSearch:
+  """BEAM's search for one kernel: its width (BEAM=N), whether the result cache answered (then there are no candidates),
+  the candidates in the order it tried them, and the opts it chose."""
+  amount: int
+  cached: bool = False
+  candidates: list[Candidate] = field(default_factory=list)
+  winner: tuple[Opt, ...] = ()
+
+  @property
+  def timed(self) -> list[Candidate]:
+    """The candidates BEAM timed (those its DEBUG=2 log counts)."""
+    return [c for c in self.candidates if c.time is not None]
 
 
 @dataclass

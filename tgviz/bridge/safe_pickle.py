@@ -30,10 +30,8 @@ from tinygrad.renderer import Renderer
 # NULL devices' renderers, and in tinygrad's own rewrites.pkl and profile.pkl of the same runs
 ALLOWED: dict[str, tuple[str, ...]] = {
   "decimal": ("Decimal",),                  # tinygrad's profile timestamps
-  "tgviz.bridge.beam": ("BeamSearch", "Candidate"),
   "tgviz.bridge.events": ("DeviceRecord", "ExecRecord", "MemRecord", "Profile", "RangeRecord", "SyncRecord"),
-  "tgviz.bridge.opts": ("Opt",),
-  "tgviz.bridge.records": ("GroupRecord", "StepRecord", "Origin"),
+  "tgviz.bridge.records": ("GroupRecord", "StepRecord", "Origin", "Opt", "BeamSearch", "Candidate"),
   "tinygrad.codegen.opt": ("Opt", "OptOps"),
   "tinygrad.device": ("ProfileDeviceEvent", "ProfileGraphEntry", "ProfileGraphEvent", "ProfileProgramEvent"),
   "tinygrad.dtype": ("AddrSpace", "ConstFloat", "DType", "InvalidType"),
@@ -43,8 +41,11 @@ ALLOWED: dict[str, tuple[str, ...]] = {
   "tinygrad.uop": ("Ops",),
   "tinygrad.uop.ops": ("AxisType", "CallInfo", "KernelInfo", "ParamArg", "ProgramInfo", "RewriteTrace", "TrackedGraphRewrite", "UOp"),
 }
-# traces saved before the bridge was a package name its records here
-MOVED = {("tgviz._tinygrad", n): ("tgviz.bridge.records", n) for n in ALLOWED["tgviz.bridge.records"]}
+# traces saved before the bridge was a package name its records here; before the records were all in records.py, BEAM's
+# search and opts were in beam.py and opts.py
+MOVED = {("tgviz._tinygrad", n): ("tgviz.bridge.records", n) for n in ("GroupRecord", "StepRecord", "Origin")} | \
+  {("tgviz.bridge.beam", n): ("tgviz.bridge.records", n) for n in ("BeamSearch", "Candidate")} | \
+  {("tgviz.bridge.opts", "Opt"): ("tgviz.bridge.records", "Opt")}
 # tinygrad's rewrites.pkl holds each kernel's renderer, whose constructor loads its compiler (a C compiler, nvrtc, comgr):
 # it is read as a bare instance of its class that holds only its target, which is all a trace reads of it
 RENDERER_MODULES = ("tinygrad.renderer.cstyle", "tinygrad.renderer.ptx", "tinygrad.renderer.llvmir", "tinygrad.renderer.wgsl")

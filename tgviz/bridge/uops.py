@@ -15,7 +15,7 @@ from tinygrad.helpers import ansistrip, printable
 from tinygrad.uop.ops import GroupOp, Ops, ParamArg, UOp
 from tinygrad.uop.render import renderer
 
-from tgviz.graph import Graph, Node
+from tgviz.draw.graph import Graph, Node
 
 
 def pattern_source(loc: tuple[str, int]) -> str:

@@ -8,7 +8,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 
 from tgviz import bridge as tg
-from tgviz.remembered import remembered
+from tgviz.work.remembered import remembered
 
 
 @cache

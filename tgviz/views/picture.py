@@ -14,9 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from tgviz import bridge as tg
-from tgviz import fold as F
-from tgviz import layout as L
-from tgviz.steps import Step, diff_graphs
+from tgviz.draw import fold as F
+from tgviz.draw.dot import layout
+from tgviz.draw.engine import DEFAULT_TIMEOUT
+from tgviz.draw.scene import DEFAULT_MAX_NODES, Scene, cap_fan_in, focus, make_scene
+from tgviz.draw.svg import scene_svg
+from tgviz.trace.steps import Step, diff_graphs
 
 SIDES = {"before": ("before",), "after": ("after",), "both": ("before", "after")}
 VIEWS = ("auto", "focus", "full")
@@ -67,15 +70,15 @@ class _Cache:
 CACHE = _Cache(max_items=512, max_chars=64 * 2**20)
 
 
-def scene_of(step: Step, match: int | None) -> L.Scene:
+def scene_of(step: Step, match: int | None) -> Scene:
   """The union of the graphs before and after the step (or one match), with the changes marked."""
   before, after = step.graphs(match)
   notes = step.call_notes
   drawn = tg.to_graph(before, notes)
-  if after is before: return L.make_scene(drawn, drawn, added=set(), removed=set(), changed={})  # a snapshot
+  if after is before: return make_scene(drawn, drawn, added=set(), removed=set(), changed={})  # a snapshot
   d = diff_graphs(before, after)
   key = tg.node_key
-  scene = L.make_scene(drawn, tg.to_graph(after, notes), added={key(u) for u in d.added},
+  scene = make_scene(drawn, tg.to_graph(after, notes), added={key(u) for u in d.added},
                        removed={key(u) for u in d.removed}, changed={key(b): key(a) for b, a in d.changed})
   if match is not None:  # the match's own nodes: what it replaced, and its replacement (where it took that one's place)
     u0, u1 = step.matches[match].uops()
@@ -92,8 +95,8 @@ def sides(step: Step, side: str = "auto") -> str:
   return side
 
 
-def picture(step: Step, side: str = "both", match: int | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
-            view: str = "auto", timeout: float | None = L.DEFAULT_TIMEOUT, around: tuple[str, ...] = (),
+def picture(step: Step, side: str = "both", match: int | None = None, max_nodes: int = DEFAULT_MAX_NODES,
+            view: str = "auto", timeout: float | None = DEFAULT_TIMEOUT, around: tuple[str, ...] = (),
             fold: bool = FOLD) -> Picture:
   """Render a step (or one of its matches); see :meth:`tgviz.Step.svg`. Cached per step. around: node keys a partial
   view is built around (a code line's UOps), instead of what changed. fold: draw index arithmetic as expressions and
@@ -108,24 +111,24 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
     own, full = full.match_nodes, F.fold(full)
     full.match_nodes = frozenset(F.drawn_as(full, tuple(own)))
     around = tuple(F.drawn_as(full, around))  # a UOp inside a fold: the node that holds it
-  full = L.cap_fan_in(full)
+  full = cap_fan_in(full)
   total = len(full.nodes)
-  scene = full if view == "full" else L.focus(full, max_nodes, force=view == "focus", around=around)
+  scene = full if view == "full" else focus(full, max_nodes, force=view == "focus", around=around)
   message = None
   while True:
     try:
-      lay = L.layout(scene, timeout, len(SIDES[side]))
+      lay = layout(scene, timeout, len(SIDES[side]))
       break
     except TimeoutError:
       if len(scene.nodes) <= MIN_FOCUS: raise
       message = f"layout of {len(scene.nodes)} nodes took over {timeout:.0f} s"
-      scene = L.focus(full, max(MIN_FOCUS, len(scene.nodes) // 2), force=True, around=around)
+      scene = focus(full, max(MIN_FOCUS, len(scene.nodes) // 2), force=True, around=around)
   if scene.partial:
     why = message or ("focused view" if view == "focus" else f"{total} nodes is over the budget of {max_nodes}")
     what = "the code line's UOps" if any(k in full.nodes for k in around) else "what changed"
     message = (f"Partial view: {len(scene.nodes)} of {total} nodes, around {what} ({why}). "
                "Full graph: the widget's 'full graph' button, or step.svg(view='full', timeout=None).")
-  svg = L.scene_svg(scene, lay, SIDES[side], step.title(match), message)
+  svg = scene_svg(scene, lay, SIDES[side], step.title(match), message)
   pic = Picture(svg, len(scene.nodes), total, message, time.perf_counter() - st)
   CACHE.put(key, pic)
   return pic
@@ -167,7 +170,7 @@ def safe_name(s: str, limit: int = 60) -> str:
   return _UNSAFE.sub("_", s).strip("._")[:limit] or "x"
 
 
-def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "auto", max_nodes: int = L.DEFAULT_MAX_NODES,
+def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "auto", max_nodes: int = DEFAULT_MAX_NODES,
            view: str = "auto", match: int | None = None, around: tuple[str, ...] = (), fold: bool = FOLD,
            box: tuple[float, ...] | None = None) -> list[Path]:
   """Write one standalone SVG per step (or of one match of each) into directory; returns the paths (side: see sides;

@@ -7,126 +7,13 @@ kernel is an index into ``kernels``, each with the step it opens (its first, as 
 """
 from __future__ import annotations
 
-from typing import Literal, TypedDict
-
-from tgviz.model import Kernel, Trace
-from tgviz.protocol import step_key
-from tgviz.runtime import Launch, Roofline
+from tgviz.trace.run import Launch, Roofline
+from tgviz.trace.trace import Kernel, Trace
+from tgviz.views.messages import BufferRow, BufferTable, MemoryData, PeaksRow, PointRow, RooflineData, RunMsg, TimelineData
+from tgviz.views.protocol import step_key
 
 KINDS = ("kernel", "copy", "graph", "sync", "other")  # Launch.kind, by index
 SLOWEST = 5  # kernel launches marked as the slowest
-
-
-class TimelineData(TypedDict):
-  """The launches in start order, as columns: lane, name, kind (indices into lanes, names, KINDS), start and duration
-  (µs; duration null where nothing was timed), kernel (index into RunMsg.kernels, -1: none), jit (-1: none) and replay;
-  jit_runs: [jit, replay, start, end, launches]; moved: [launch, bytes] of copies; slowest: the indices of the slowest
-  kernel launches, slowest first."""
-  lanes: list[str]
-  names: list[str]
-  kinds: list[str]
-  lane: list[int]
-  name: list[int]
-  kind: list[int]
-  start: list[float]
-  dur: list[float | None]
-  kernel: list[int]
-  jit: list[int]
-  replay: list[int]
-  jits: list[str]
-  jit_runs: list[list[float]]
-  moved: list[list[int]]          # [launch, bytes]: what a copy moved, where the device said
-  slowest: list[int]
-  duration: float
-  source: str
-  summary: str
-
-
-class BufferRow(TypedDict):
-  num: int
-  device: str
-  dtype: str
-  size: int
-  nbytes: int
-  alloc_us: float
-  free_us: float | None
-  kernels: list[int]              # the kernels that wrote or read it (indices into RunMsg.kernels)
-  writers: list[str]
-  readers: list[str]
-
-
-class BufferTable(TypedDict):
-  """Every buffer the run allocated, as columns (as tinygrad's VIZ lists them in its memory lanes: each allocation with
-  its size and dtype, its free, and the launches that used it): device and dtype are indices into devices and dtypes,
-  free null where it was never freed, writes and reads the launches (indices into the timeline's columns), kernels the
-  trace's kernels among them (indices into RunMsg.kernels)."""
-  num: list[int]
-  devices: list[str]
-  dtypes: list[str]
-  device: list[int]
-  dtype: list[int]
-  size: list[int]
-  nbytes: list[int]
-  alloc: list[float]
-  free: list[float | None]
-  writes: list[list[int]]
-  reads: list[list[int]]
-  kernels: list[list[int]]
-
-
-class MemoryData(TypedDict):
-  """Bytes in use after each allocation and free (t: µs, in_use: bytes, buf: the buffer, an index into buffers, -1 for
-  one allocated before the run; as columns), every buffer, the peak (bytes, when) and the buffers alive at it, biggest
-  first; before: what was in use when the run began (tinygrad's high-water mark is before + peak)."""
-  t: list[float]
-  in_use: list[int]
-  buf: list[int]
-  buffers: BufferTable
-  peak: int
-  peak_us: float | None
-  before: int
-  allocations: int
-  at_peak: list[BufferRow]
-  device_peaks: dict[str, int]
-  summary: str
-
-
-class PointRow(TypedDict):
-  kernel: int
-  device: str
-  flops: int
-  bytes: int
-  runs: int
-  time_us: float
-  intensity: float | None
-  gflops: float
-  gbs: float
-  bound: str | None
-
-
-class PeaksRow(TypedDict):
-  gflops: float
-  benchmark: float                # what the benchmark reached (gflops: the roof, a faster kernel's where one was)
-  gbs: float
-  ridge: float
-  how: str
-  measured: str
-
-
-class RooflineData(TypedDict):
-  points: list[PointRow]
-  peaks: dict[str, PeaksRow]
-  notes: list[str]
-  ran: int                        # kernels that ran inside the capture (a point each, where tinygrad estimated them)
-
-
-class RunMsg(TypedDict):
-  type: Literal["run"]
-  kernels: list[list[str]]        # [display name, the step it opens ("" for none)], by index
-  estimates: list[list[int] | None]  # tinygrad's [FLOPs, bytes] estimate of each kernel (per launch: VIZ's FLOPS and B/s)
-  timeline: TimelineData
-  memory: MemoryData
-  roofline: RooflineData
 
 
 def _us(v: float) -> float:

@@ -14,7 +14,7 @@ import difflib
 import re
 from collections.abc import Iterator
 
-from tgviz.remembered import remembered
+from tgviz.work.remembered import remembered
 
 # an instruction row of objdump -d: address, bytes, then (but on a row continuing a long instruction's bytes) its text
 _ROW = re.compile(r"^\s*([0-9a-f]+):\t[0-9a-f]{2}(?: [0-9a-f]{2})*\s*(?:\t(.*))?$")

@@ -16,228 +16,46 @@ import linecache
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal, NotRequired, TypedDict
 
 from tgviz import bridge as tg
-from tgviz import layout as L
-from tgviz.highlight import highlight_code
-from tgviz.model import Group, Trace
-from tgviz.picture import picture, view_options
-from tgviz.steps import Step, where
+from tgviz.draw.scene import DEFAULT_MAX_NODES
+from tgviz.trace.steps import Step, where
+from tgviz.trace.trace import Group, Trace
+from tgviz.views.highlight import highlight_code
+from tgviz.views.messages import (
+  BusyMsg,
+  ErrorMsg,
+  ExportedMsg,
+  HistoryEvent,
+  KernelInfo,
+  KernelRow,
+  MatchInfo,
+  NodeMsg,
+  NodeSource,
+  OriginInfo,
+  PictureMsg,
+  ProducedKernel,
+  RuleInfo,
+  RulesMsg,
+  StepInfo,
+  StepKey,
+  TreeGroup,
+  TreeStep,
+  View,
+)
+from tgviz.views.picture import picture, view_options
 
-StepKey = str
-View = str  # "auto", "full", "line:N" (the auto view around the UOps of line N, from 1, of the step's kernel) or "node:KEY"
-            # (around that node), each folded, or the raw graph with a "raw:" prefix (see picture.view_options)
 UOP_DIFF_LINES = 80
 DRAWN = re.compile(r'data-node="([^"]+)"')  # a node's key in an SVG of tgviz.layout
 
 
 # *** state ***
 
-class TreeStep(TypedDict):
-  key: StepKey
-  name: str
-  depth: int
-  matches: int
-  snapshot: bool
-
-
-class TreeGroup(TypedDict):
-  index: int
-  name: str            # as shown: a kernel's display name ("E_2 #2" where kernels share a name)
-  kind: str
-  matches: int
-  kernel: str | None
-  steps: list[TreeStep]
-
-
-class KernelRow(TypedDict):
-  """A row of the kernel table (Trace.kernel_table's), with the name shown, the matches of its steps and the step it
-  opens (the kernel's first)."""
-  name: str
-  label: str            # Kernel.display_name: "E_2 #2" where kernels share a name
-  matches: int
-  device: str
-  global_size: list[int]
-  local_size: list[int] | None
-  flops: int | None
-  bytes: int | None
-  runs: int
-  time_us: float | None
-  step: StepKey
-
 
 # *** kernel -> frontend ***
 
-class BusyMsg(TypedDict):
-  """A picture is being computed for this selection."""
-  type: Literal["busy"]
-  step: StepKey
-  match: int | None
-  view: View
-
-
-class StepInfo(TypedDict):
-  title: str
-  name: str
-  group: str
-  kind: str
-  depth: int
-  matches: int
-  where: str
-  file: str
-  line: int
-  error: str | None
-  stack: list[str]
-
-
-class MatchInfo(TypedDict):
-  index: int
-  title: str
-  file: str
-  line: int
-  where: str
-  source: str
-  us: float
-  error: bool
-  diff: str
-
-
-class OriginInfo(TypedDict):
-  """A Tensor operation the kernel computes and the user's line that called it."""
-  op: str
-  backward: bool
-  where: str            # "Cell In[2], line 4" or "train.py:12"; "" when the call was made before the capture
-  source: str
-  context: list[str]    # the lines around it, each "  12  text", the origin's line marked "→"
-
-
-class KernelInfo(TypedDict):
-  name: str
-  label: str                      # Kernel.display_name
-  device: str
-  renderer: str
-  global_size: list[int]
-  local_size: list[int] | None
-  html: str
-  source: str
-  lines: list[list[str]] | None   # per source line, the keys (as in the SVG's data-node) of the UOps behind it
-  lines_note: str | None          # why lines is None
-  codegen_step: StepKey | None    # the step whose graph the renderer consumed: where a line's UOps are drawn
-  origins: list[OriginInfo]
-
-
-class ProducedKernel(TypedDict):
-  """A kernel compiled after a schedule: its name (as shown: Kernel.display_name), its group and the step to open it on."""
-  name: str
-  group: int
-  step: StepKey
-
-
-class PictureMsg(TypedDict):
-  """The picture of one selection, with what the panels around it show."""
-  type: Literal["picture"]
-  step: StepKey
-  match: int | None
-  view: View
-  svg: str
-  partial: bool
-  message: str | None
-  shown: int
-  total: int
-  info: StepInfo
-  match_info: MatchInfo | None
-  kernel: KernelInfo | None
-  produced: list[ProducedKernel]
-  node_matches: dict[str, list[list[int]]]  # Step.node_matches of the nodes drawn: the node panel's, with no round trip
-  trimmed: NotRequired[bool]  # the kept picture, lightened to fit a saved notebook (widget.kept_picture)
-
-
-class ErrorMsg(TypedDict, total=False):
-  type: Literal["error"]
-  message: str
-  traceback: str
-
-
-class ExportedMsg(TypedDict):
-  type: Literal["exported"]
-  paths: list[str]
-
-
-class NodeSource(TypedDict):
-  key: str
-  label: str
-
-
-class HistoryEvent(TypedDict):
-  """One event of a node's life in its group (see Trace.history); a run of steps it lives through is one "lives" event."""
-  kind: Literal["input", "created", "lives", "replaced", "removed"]
-  step: StepKey        # where to jump (the first step of a "lives" run)
-  match: int | None
-  title: str
-  other: str           # created: the op it came from; replaced: the op that replaced it
-  other_key: str       # that node's key (drawn in the match's picture), "" when there is none
-  steps: int           # "lives": how many steps in a row
-
-
-class NodeMsg(TypedDict):
-  """The node panel: one node of the selection's graphs (key as in the SVG's data-node)."""
-  type: Literal["node"]
-  step: StepKey
-  key: str
-  op: str
-  dtype: str
-  arg: str
-  tag: str
-  python: str
-  label: NotRequired[list[str]]  # the HTML report's, which has no full dtype, arg and tag: the label lines drawn after the op
-  sources: list[NodeSource]
-  created: list[int]   # the matches of the step whose replacement is (or holds) this node
-  replaced: list[int]  # the matches of the step that replaced this node
-  history: list[HistoryEvent]  # its life across its group's steps
-
-
-class RuleInfo(TypedDict):
-  """A pattern that fired in the trace (see Trace.rules), and where it first fired."""
-  where: str
-  file: str
-  line: int
-  source: str
-  count: int
-  us: float
-  steps: int
-  step: StepKey
-  match: int
-
-
-class RulesMsg(TypedDict):
-  type: Literal["rules"]
-  rules: list[RuleInfo]
-  total: int           # how many rules fired (the list may be shorter)
-
 
 # *** frontend -> kernel ***
-
-class ReadyMsg(TypedDict):
-  """The frontend is drawn and wants the current picture."""
-  type: Literal["ready"]
-
-
-class ExportMsg(TypedDict):
-  """Write the current view as SVG: the part on screen (box: x, y, width, height in the SVG's units), or the whole."""
-  type: Literal["export"]
-  box: NotRequired[list[float]]
-
-
-class NodeRequest(TypedDict):
-  """The node panel of a node of the current selection's graphs."""
-  type: Literal["node"]
-  key: str
-
-
-class RulesRequest(TypedDict):
-  """The rules tab: every pattern that fired."""
-  type: Literal["rules"]
 
 
 # *** building them ***
@@ -358,7 +176,7 @@ def busy_message(key: StepKey, match: int | None, view: View) -> BusyMsg:
 
 
 def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: View = "auto",
-                    max_nodes: int = L.DEFAULT_MAX_NODES, cell_label: CellLabel | None = None) -> PictureMsg:
+                    max_nodes: int = DEFAULT_MAX_NODES, cell_label: CellLabel | None = None) -> PictureMsg:
   """Everything the browser shows for one selection: the SVG, the step and match details, the kernel's code."""
   s = step_of(trace, key)
   pic = picture(s, side="auto", match=match, max_nodes=max_nodes, **view_options(s, view))

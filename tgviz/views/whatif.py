@@ -13,41 +13,13 @@ from __future__ import annotations
 
 import re
 import weakref
-from typing import Any, Literal, TypedDict
+from typing import Any, cast
 
-from tgviz import compare_view as V
-from tgviz import protocol as P
-from tgviz import whatif
-from tgviz.model import Kernel, Trace
-
-
-class RetryMsg(TypedDict):
-  type: Literal["retried"]
-  kernel: str                        # the display name of the kernel retried
-  opts: list[str]                    # the opts asked, as text ("UPCAST(0, 4)")
-  summary: str
-  error: str | None                  # tinygrad's message for a refused opt, or what else went wrong
-  same: bool                         # the outputs matched the original's
-  times_us: list[float | None]       # the median launch time of (the original, the retry), on the same inputs
-  compare: dict[str, Any] | None     # {"state": compare_view.state, "pairs": [its one pair message]}
-
-
-class AllowedMsg(TypedDict):
-  type: Literal["allowed"]
-  kernel: str
-  opts: list[list[Any]]              # [op, axis, amount] per opt tinygrad accepts next
-  error: str | None
-
-
-class OptsInfo(TypedDict):
-  opts: list[list[Any]]
-  text: list[str]
-  steps: list[str | None]            # per opt, the StepKey of the rewrite step its application made (Kernel.opt_steps)
-  by: str                            # Kernel.opts_by
-  beam: list[dict[str, Any]]         # whatif.beam_rows: BEAM's candidates; [] without a search
-  beam_cached: bool | None           # BEAM's cache answered (no search ran); None without BEAM
-  retries: list[RetryMsg]
-
+from tgviz.trace import whatif
+from tgviz.trace.trace import Kernel, Trace
+from tgviz.views import compare as V
+from tgviz.views import protocol as P
+from tgviz.views.messages import AllowedMsg, BeamRow, OptsInfo, OptSpec, RetryMsg
 
 TRY = "Try an opt from the + add list of the what-if editor (kernel.allowed_opts() in Python): tinygrad accepts those here."
 _REWORDED = (  # tinygrad's KernelOptError texts (codegen/opt/postrange.py) -> readable reasons
@@ -69,8 +41,8 @@ def refusal(error: str) -> str:
   return f"{head}{sep}{why.rstrip('.')}. {TRY}"
 
 
-def _plain(opts: list[Any]) -> list[list[Any]]:
-  return [[o.op, o.axis, list(o.arg) if isinstance(o.arg, tuple) else o.arg] for o in opts]
+def _plain(opts: list[Any]) -> list[OptSpec]:
+  return [(o.op, o.axis, list(o.arg) if isinstance(o.arg, tuple) else o.arg) for o in opts]
 
 
 def _opts(raw: Any) -> list[Any]:
@@ -101,7 +73,7 @@ def retry_message(r: whatif.Retry) -> RetryMsg:
 
 def opts_info(k: Kernel) -> OptsInfo:
   s = k.search
-  return OptsInfo(opts=_plain(k.opts), text=[str(o) for o in k.opts], by=k.opts_by, beam=whatif.beam_rows(k),
+  return OptsInfo(opts=_plain(k.opts), text=[str(o) for o in k.opts], by=k.opts_by, beam=cast(list[BeamRow], whatif.beam_rows(k)),
                   steps=[P.step_key(s) if s is not None else None for _, s in k.opt_steps],
                   beam_cached=s.cached if s is not None else None,
                   retries=[retry_message(r) for r in k.retries] if isinstance(k, whatif.Kernel) else [])

@@ -4,7 +4,7 @@ Owns: the Kernel of :mod:`tgviz.api`'s traces (``kernel.allowed_opts()``, ``kern
 and Retry, what a retry gives: its own trace (traced like any capture: its rewrite steps, graphs and code), the times of
 both kernels measured on the same inputs, whether their outputs match, and the comparison of the two (code diff, steps
 side by side, time, FLOPs, bytes) with tgviz's compare view. tinygrad's side of it is :mod:`tgviz.bridge.opts`; this
-module draws nothing itself.
+module draws nothing itself (:mod:`tgviz.api` adds ``Retry.to_html``).
 """
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import functools
 import statistics
 import traceback
 from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from tgviz import bridge as tg
-from tgviz import compare_view, model
-from tgviz.comparison import Comparison
+from tgviz.trace import kernel as model
+from tgviz.trace.comparison import Comparison
+from tgviz.trace.trace import Trace
 
 BEAM_COLUMNS = ("index", "round", "opts", "compiled", "time_us", "winner")  # Kernel.beam_table
 
@@ -33,8 +33,8 @@ class Retry:
     self.kernel, self.opts = kernel, opts
     self.error: str | None = None
     self.traceback: str | None = None
-    self.trace: model.Trace | None = None
-    self.original: model.Trace | None = None    # the original kernel alone, with the times measured here
+    self.trace: Trace | None = None
+    self.original: Trace | None = None    # the original kernel alone, with the times measured here
     self.run: tg.PairRun | None = None
 
   @property
@@ -67,10 +67,6 @@ class Retry:
   def labels(self) -> tuple[str, str]:
     return f"original ({self.kernel.opts_by})", "retry"
 
-  def to_html(self, path: str | Path, title: str | None = None) -> Path:
-    """Write the comparison (:meth:`comparison`) as a self-contained HTML page."""
-    return compare_view.write_comparison(self.comparison(), path, title or f"tgviz retry of {self.kernel.display_name}")
-
   def summary(self) -> str:
     head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(self.opts)}" if self.opts or self.error is None else "")
     if self.error is not None: return f"{head}: {self.error}"
@@ -102,6 +98,8 @@ def beam_rows(kernel: model.Kernel) -> list[dict[str, Any]]:
 class Kernel(model.Kernel):
   __doc__ = model.Kernel.__doc__
 
+  retry_type: ClassVar[type[Retry]] = Retry  # the class of its retries (tgviz.api's can write themselves as HTML)
+
   @functools.cached_property
   def retries(self) -> list[Retry]:
     """The retries of this kernel made so far, in order (the HTML report shows them)."""
@@ -126,10 +124,10 @@ class Kernel(model.Kernel):
     both side by side."""
     try: wanted = tg.opts_of(opts)
     except tg.OptRefused as e:
-      r = Retry(self, ())
+      r = self.retry_type(self, ())
       r.error = str(e)
       return r
-    r = Retry(self, wanted)
+    r = self.retry_type(self, wanted)
     self.retries.append(r)
     try: _run(self, r, runs, seed)
     except tg.OptRefused as e: r.error = str(e)

@@ -3,19 +3,20 @@ code as a diff and their landmark graphs side by side (``js/compare.js``, state 
 from __future__ import annotations
 
 import traceback
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 import anywidget
 import traitlets as t
 
-from tgviz import compare_view as V
-from tgviz import layout as L
-from tgviz import protocol as P
-from tgviz.assets import esm, styles
-from tgviz.comparison import Comparison
-from tgviz.model import Trace
-from tgviz.widget import text_fallback
+from tgviz.draw.scene import DEFAULT_MAX_NODES
+from tgviz.notebook.widget import text_fallback
+from tgviz.trace.comparison import Comparison
+from tgviz.trace.trace import Trace
+from tgviz.views import compare as V
+from tgviz.views import protocol as P
+from tgviz.views.assets import esm, styles
+from tgviz.work.threads import Busy, Worker
 
 
 class CompareWidget(anywidget.AnyWidget):
@@ -34,19 +35,22 @@ class CompareWidget(anywidget.AnyWidget):
   code_css = t.Unicode("").tag(sync=True)
 
   def __init__(self, a: Trace | Comparison, b: Trace | None = None, labels: tuple[str, str] = ("a", "b"),
-               max_nodes: int = L.DEFAULT_MAX_NODES, **kwargs: Any):
+               max_nodes: int = DEFAULT_MAX_NODES, **kwargs: Any):
     """CompareWidget(a, b, labels=("WINO=0", "WINO=1")) compares two traces; CompareWidget(comparison) shows one."""
     if isinstance(a, Comparison): self.comparison = a
     elif b is not None: self.comparison = Comparison(a, b, labels)
     else: raise TypeError("CompareWidget(a, b) takes two traces, or one Comparison")
     self.max_nodes = max_nodes
-    self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tgviz-compare")
+    self._work = Worker("tgviz-compare")
     self._pending: Future | None = None
     super().__init__(**V.state(self.comparison), **kwargs)
     self.on_msg(self._on_msg)
 
   def _on_msg(self, _widget: Any, content: dict, _buffers: list) -> None:
-    if content.get("type") == "pair": self._pending = self._pool.submit(self._answer, content.get("index"))
+    if content.get("type") != "pair": return
+    index = content.get("index")
+    try: self._pending = self._work.submit(lambda: self._answer(index), kind="pair")  # a newer row supersedes an older one
+    except Busy as e: self.send(P.error_message(f"not now: {e}"))
 
   def _answer(self, index: Any) -> None:
     try: self.send(V.pair_message(self.comparison, int(index), self.max_nodes))

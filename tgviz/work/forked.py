@@ -1,20 +1,23 @@
-"""Work spread over forked worker processes that inherit the parent's memory (a trace, with everything it has built)
-instead of receiving it pickled: ``tgviz run`` writes the report's steps and the SVG files on every core.
+"""Work in forked processes that inherit the parent's memory (a trace, with everything it has built) instead of
+receiving it pickled: :class:`Workers`, a pool (``tgviz run`` writes the report's steps and the SVG files on every
+core), and :class:`Child`, one process that runs a function once, beside the parent, at a lower priority (the early
+writers of tgviz.report.early).
 
-Only on Linux, where fork is safe and cheap; elsewhere, and with no workers asked for, the work runs in this process,
-in order, with the same results. A worker that dies (killed, out of memory) loses nothing: what it was given is done
-here instead.
+Only on Linux, where fork is safe and cheap; elsewhere, and with no workers asked for, a pool's work runs in this
+process, in order, with the same results. A worker that dies (killed, out of memory) loses nothing: what it was given is
+done here instead. Owns only the processes; knows nothing of what they do.
 """
 from __future__ import annotations
 
 import gc
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
 
 S = TypeVar("S")
 A = TypeVar("A")
@@ -98,3 +101,40 @@ class Workers(Generic[S]):
 
   def __exit__(self, *exc: object) -> None:
     if self._pool is not None: self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Child:
+  """fn() in a process forked now, at `nice` priority, that exits when fn returns (status 0) or raises (1), running no
+  exit handler of this process (its buffered output, tinygrad's atexit) and holding none of its files (a pipe such as a
+  compiler's stdin would otherwise stall its owner). Its cyclic garbage collector is off (see Workers). Only where
+  FORKS; this process carries on at once."""
+
+  def __init__(self, fn: Callable[[], object], nice: int = 10) -> None:
+    if (pid := os.fork()) == 0: self._child(fn, nice)
+    self.pid: int | None = pid
+
+  @staticmethod
+  def _child(fn: Callable[[], object], nice: int) -> NoReturn:
+    status = 1
+    try:
+      os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+      gc.disable()
+      os.nice(nice)
+      fn()
+      status = 0
+    finally: os._exit(status)
+
+  def running(self) -> bool:
+    """Whether it still runs (an ended one is reaped)."""
+    if self.pid is None: return False
+    if os.waitpid(self.pid, os.WNOHANG)[0] == 0: return True
+    self.pid = None
+    return False
+
+  def stop(self) -> None:
+    """Kill it if it still runs (what it wrote stays), and reap it."""
+    if self.pid is None: return
+    try: os.kill(self.pid, signal.SIGKILL)
+    except ProcessLookupError: pass
+    os.waitpid(self.pid, 0)
+    self.pid = None

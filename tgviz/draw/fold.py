@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from tgviz.graph import Node
+from tgviz.draw.graph import Node
 from tgviz.layout import Scene
 
 SYMS = {"ADD": "+", "SUB": "-", "FLOORDIV": "//", "FLOORMOD": "%", "SHL": "<<", "SHR": ">>", "MUL": "*", "CMPLT": "<",

@@ -16,23 +16,24 @@ segments back. It must not change a byte of the report (tests/test_early.py).
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import json
 import os
 import shutil
-import signal
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from tgviz import asm, forked, model, report
-from tgviz import protocol as P
-from tgviz.api import Trace
-from tgviz.highlight import highlight_code
-from tgviz.remembered import Remembered
+from tgviz.report import writer as report
+from tgviz.trace import asm
+from tgviz.trace import kernel as K
+from tgviz.trace.trace import Trace
+from tgviz.views import protocol as P
+from tgviz.views.highlight import highlight_code
+from tgviz.work import forked
+from tgviz.work.remembered import Remembered
 
 
 class EarlySegments:
@@ -50,7 +51,7 @@ class EarlySegments:
     self.written = self.taken = 0           # segments written early; of those, taken into the report
     self.kernels = 0                        # kernels whose code was highlighted and asm linked early
     self._dir: Path | None = None
-    self._pid: int | None = None
+    self._child: forked.Child | None = None
     self._steps, self._last = 0, 0.0
     self._trace: Trace | None = None
     self._owner = 0                         # the capture's process
@@ -75,50 +76,37 @@ class EarlySegments:
     try: yield
     finally:
       tracker.quiet(None)
-      if self._pid is not None:
-        with contextlib.suppress(ProcessLookupError): os.kill(self._pid, signal.SIGKILL)
-        os.waitpid(self._pid, 0)
-        self._pid = None
+      if self._child is not None: self._child.stop()
+      self._child = None
 
   def _quiet(self) -> None:
     self._steps += 1
     if self._steps < self.MIN_STEPS or time.perf_counter() - self._last < self.EVERY: return
     if os.getpid() != self._owner: return   # a process the script forked, which inherited the capture's patches
-    if self._pid is not None:
-      if os.waitpid(self._pid, os.WNOHANG)[0] == 0: return  # still writing
-      self._pid = None
+    if self._child is not None and self._child.running(): return  # still writing
     self._steps, self._last = 0, time.perf_counter()
-    if (pid := os.fork()) == 0: self._write()
-    self._pid, self.forks = pid, self.forks + 1
+    self._child = forked.Child(self._write)  # at nice 10: never slower for the capture, on a busier machine
+    self.forks += 1
 
-  def _write(self) -> NoReturn:
-    """In the forked writer: every closed kernel group's segments not written yet, a file each, and its kernel's tabs;
-    then exit, running no handler the capture's process registered (its buffered output, tinygrad's atexit) and holding
-    none of its files."""
-    status = 1
-    try:
-      os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # a pipe it held open (clang's stdin, a compile worker's) would stall its owner
-      gc.disable()                          # as a report's workers (see forked)
-      os.nice(10)                           # never slower for the capture, on a busier machine
-      assert self._trace is not None and self._trace.tracker is not None and self._dir is not None
-      snap = self._trace.tracker.snapshot()
-      trace = type(self._trace)(self._trace.device)
-      trace.fill(snap.recording)
-      writer = report.Writer(trace)
-      for i, seg in enumerate(writer.segments):
-        # (a schedule's segments are left to the report's workers: few, but slow, they would hold up a writer for
-        # seconds while kernels close, and be lost if the run ends meanwhile)
-        if (group := seg[0].group).index not in snap.closed or group.kind != "kernel": continue
-        keys = [P.step_key(s) for s in seg]
-        if not (path := self._dir / f"s-{_name(keys)}.json").exists():
-          text, contents = writer.segment(i)
-          _put(path, {"keys": keys, "text": text, "contents": contents, "fresh": snap.fresh,
-                      "check": writer.segment_check(i, snap.fresh)})
-        if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
-        if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
-          _put(path, _kernel_work(k))       # after its group's last segment: its code, highlighted, and asm, linked
-      status = 0
-    finally: os._exit(status)
+  def _write(self) -> None:
+    """In the forked writer: every closed kernel group's segments not written yet, a file each, and its kernel's tabs."""
+    assert self._trace is not None and self._trace.tracker is not None and self._dir is not None
+    snap = self._trace.tracker.snapshot()
+    trace = type(self._trace)(self._trace.device)
+    trace.fill(snap.recording)
+    writer = report.Writer(trace)
+    for i, seg in enumerate(writer.segments):
+      # (a schedule's segments are left to the report's workers: few, but slow, they would hold up a writer for
+      # seconds while kernels close, and be lost if the run ends meanwhile)
+      if (group := seg[0].group).index not in snap.closed or group.kind != "kernel": continue
+      keys = [P.step_key(s) for s in seg]
+      if not (path := self._dir / f"s-{_name(keys)}.json").exists():
+        text, contents = writer.segment(i)
+        _put(path, {"keys": keys, "text": text, "contents": contents, "fresh": snap.fresh,
+                    "check": writer.segment_check(i, snap.fresh)})
+      if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
+      if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
+        _put(path, _kernel_work(k))       # after its group's last segment: its code, highlighted, and asm, linked
 
   def take(self, writer: report.Writer) -> dict[int, tuple[str, list[list]]]:
     """The segments written early that `writer` (of the whole trace) would write alike: Writer.segment's, by index. The
@@ -140,7 +128,7 @@ class EarlySegments:
     return out
 
 
-def _kernel_work(k: model.Kernel) -> dict[str, dict[str, Any]]:
+def _kernel_work(k: K.Kernel) -> dict[str, dict[str, Any]]:
   """A kernel's code highlighted, its binary disassembled and its asm linked to its lines (the slow parts of its report
   chunks), as made() gives them and give() takes them."""
   highlight_code(k.source, k.renderer)
@@ -150,7 +138,7 @@ def _kernel_work(k: model.Kernel) -> dict[str, dict[str, Any]]:
   return made
 
 
-_REMEMBERED: dict[str, Remembered] = {"html": highlight_code, "asm": asm.linked, "dis": model.disassembled}
+_REMEMBERED: dict[str, Remembered] = {"html": highlight_code, "asm": asm.linked, "dis": K.disassembled}
 
 
 def _put(path: Path, data: dict[str, Any]) -> None:

@@ -10,35 +10,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any
 
 from tgviz import bridge as tg
-from tgviz import layout as L
-from tgviz.assets import esm, script_safe, styles
-from tgviz.comparison import Comparison, KernelPair
-from tgviz.highlight import code_css, highlight_code
-from tgviz.model import Kernel
-from tgviz.picture import picture
-from tgviz.steps import Step
-
-
-class Landmark(TypedDict):
-  step: str
-  svg: str
-
-
-class PairSide(TypedDict):
-  name: str
-  head: str
-  html: str
-  graphs: list[Landmark]
-
-
-class PairMsg(TypedDict):
-  type: Literal["pair"]
-  index: int
-  diff: str
-  sides: list[PairSide | None]
+from tgviz.draw.scene import DEFAULT_MAX_NODES
+from tgviz.draw.svg import text as escaped
+from tgviz.trace.comparison import Comparison, KernelPair
+from tgviz.trace.steps import Step
+from tgviz.trace.trace import Kernel
+from tgviz.views.assets import esm, script_safe, styles
+from tgviz.views.highlight import code_css, highlight_code
+from tgviz.views.messages import Landmark, PairMsg, PairSide
+from tgviz.views.picture import picture
 
 
 def entries(cmp: Comparison) -> list[tuple[Kernel | None, Kernel | None]]:
@@ -79,7 +62,7 @@ def _side(k: Kernel | None, max_nodes: int) -> PairSide | None:
   return PairSide(name=k.display_name, head=head, html=highlight_code(k.source, k.renderer) if k.source else "", graphs=graphs)
 
 
-def pair_message(cmp: Comparison, index: int, max_nodes: int = L.DEFAULT_MAX_NODES) -> PairMsg:
+def pair_message(cmp: Comparison, index: int, max_nodes: int = DEFAULT_MAX_NODES) -> PairMsg:
   """Row index of the kernel table opened: the code diff, and per side the kernel's landmark graphs and code (IndexError
   for a row the table does not have)."""
   a, b = entries(cmp)[index]
@@ -100,7 +83,7 @@ mod.open(JSON.parse(document.getElementById("tgviz-compare").textContent), docum
 """
 
 
-def write_comparison(cmp: Comparison, path: str | Path, title: str | None = None, max_nodes: int = L.DEFAULT_MAX_NODES) -> Path:
+def write_comparison(cmp: Comparison, path: str | Path, title: str | None = None, max_nodes: int = DEFAULT_MAX_NODES) -> Path:
   """Write the self-contained HTML page of a comparison (no server, kernel or network): the state and every pair's
   message, and the frontend. title: default "tgviz comparison: <label a> vs <label b>". Returns the path."""
   if title is None: title = "tgviz comparison: {} vs {}".format(*cmp.labels)
@@ -108,6 +91,6 @@ def write_comparison(cmp: Comparison, path: str | Path, title: str | None = None
   out.parent.mkdir(parents=True, exist_ok=True)
   data = {"state": state(cmp), "pairs": [pair_message(cmp, i, max_nodes) for i in range(len(entries(cmp)))]}
   css = styles("widget.css", "table.css", "compare.css")
-  out.write_text(_PAGE.format(title=L.text(title), css=css, data=script_safe(json.dumps(data, separators=(",", ":"))),
+  out.write_text(_PAGE.format(title=escaped(title), css=css, data=script_safe(json.dumps(data, separators=(",", ":"))),
                               module=script_safe(json.dumps(esm("compare.js")))), encoding="utf-8")
   return out

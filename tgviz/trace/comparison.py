@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tgviz.model import KERNEL_COLUMNS, Kernel, Trace
+from tgviz.trace.kernel import KERNEL_COLUMNS, Kernel
+from tgviz.trace.trace import Trace
 
 STEPS_SHOWN = 10  # steps whose match counts differ most, in the summary
 

@@ -9,53 +9,12 @@ HTML report holds both per kernel (``program_data``). Every text goes as plain s
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, TypedDict
 
 from tgviz import bridge as tg
-from tgviz.graph import FAMILIES
-from tgviz.model import Kernel, Trace
-from tgviz.protocol import ErrorMsg, StepKey, error_message, step_of
-
-
-class UopRow(TypedDict):
-  """One UOp of the linearized program, in print_uops' columns."""
-  n: int               # its number in print_uops
-  op: str              # "Ops.STORE", as tinygrad prints it
-  family: str          # its op family (graph.FAMILIES)
-  fill: str            # that family's colour, its node's fill in the graph
-  ranges: str          # the ranges it is inside ("2,3")
-  dtype: str
-  srcs: list[int | str]  # its sources by number; a constant by its value, "--" for one outside the list
-  arg: str
-  key: str             # its node key (as in the SVG's data-node)
-
-
-class UopsMsg(TypedDict):
-  """The uops tab: the kernel's linearized program."""
-  type: Literal["uops"]
-  kernel: str          # Kernel.display_name: which kernel's
-  rows: list[UopRow]
-  note: str | None     # why there are no rows
-
-
-class AsmRow(TypedDict):
-  text: str            # the line of the disassembly, as objdump printed it
-  lines: list[int]     # the source lines (from 1) its instruction was compiled from
-
-
-class AsmMsg(TypedDict):
-  """The asm tab: the kernel's disassembly, or one line saying why there is none."""
-  type: Literal["asm"]
-  kernel: str
-  rows: list[AsmRow]
-  note: str | None        # why there is no disassembly (Kernel.disassembly_note)
-  lines_note: str | None  # why rows have no source lines, or which have none (Kernel.disassembly_lines_note)
-
-
-class ProgramRequest(TypedDict):
-  """The uops or asm tab of the kernel of a step."""
-  type: Literal["uops", "asm"]
-  step: StepKey
+from tgviz.draw.graph import FAMILIES
+from tgviz.trace.trace import Kernel, Trace
+from tgviz.views.messages import AsmMsg, AsmRow, ErrorMsg, UopRow, UopsMsg
+from tgviz.views.protocol import error_message, step_of
 
 
 def uops_message(kernel: Kernel) -> UopsMsg:

@@ -1,8 +1,9 @@
 """The notebook widget: trace tree, before/after graphs with per-match stepping, generated code, SVG export.
 
 Only small state is synced as traits (the tree, the selection); graphs and code are sent as messages of
-:mod:`tgviz.protocol` when a step is selected, computed in a worker thread so the kernel stays responsive. The one
-picture synced is the kept picture: the selected step's, whole, which a saved notebook shows without its kernel.
+:mod:`tgviz.views.protocol` when a step is selected, computed in a background worker (tgviz.work: a newer selection
+supersedes an older one's layout) so the kernel stays responsive. The one picture synced is the kept picture: the
+selected step's, whole, which a saved notebook shows without its kernel.
 """
 from __future__ import annotations
 
@@ -10,28 +11,32 @@ import html
 import json
 import threading
 import traceback
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, cast
 
 import anywidget
 import traitlets as t
 
-from tgviz import layout as L
-from tgviz import programview as PV
-from tgviz import protocol as P
-from tgviz import runview
-from tgviz import whatif_view as W
-from tgviz.assets import esm, styles
-from tgviz.highlight import code_css
-from tgviz.model import Trace
-from tgviz.picture import export_svg, view_options
+from tgviz.draw.scene import DEFAULT_MAX_NODES
+from tgviz.trace.trace import Trace
+from tgviz.views import messages as M
+from tgviz.views import program as PV
+from tgviz.views import protocol as P
+from tgviz.views import run as runview
+from tgviz.views import whatif as W
+from tgviz.views.assets import esm, styles
+from tgviz.views.highlight import code_css
+from tgviz.views.picture import export_svg, view_options
+from tgviz.work.cancel import Cancelled
+from tgviz.work.threads import Busy, Worker
 
 DEFAULT_EXPORT_DIR = "tgviz-svg"
 PICTURE_WAIT = 5.0  # seconds the output waits for the first picture, to keep it for frontends without widgets
 KEPT_PICTURE_CHARS = 300_000  # a saved notebook keeps at most this much picture (its JSON: SVG, code, panels) per widget
 LINES_NOTE = "Lines are linked to UOps while the kernel runs: run the cell again."
-Selection = tuple[P.StepKey, int | None, P.View]
+Selection = tuple[M.StepKey, int | None, M.View]
 
 
 def _cell_label(filename: str) -> str | None:
@@ -42,18 +47,18 @@ def _cell_label(filename: str) -> str | None:
   return f"{name[0]} {name[1]}" if name else None
 
 
-def kept_picture(msg: P.PictureMsg, limit: int = KEPT_PICTURE_CHARS) -> P.PictureMsg:
+def kept_picture(msg: M.PictureMsg, limit: int = KEPT_PICTURE_CHARS) -> M.PictureMsg:
   """The picture a saved notebook keeps, at most limit characters of JSON: the message as it is; else without what a
   static picture does without (the code's source, which its highlighted HTML shows, and the line map), marked trimmed;
   else without the SVG and code too, saying so."""
   size = len(json.dumps(msg))
   if size <= limit: return msg
   k = msg["kernel"]
-  lighter = P.PictureMsg(**{**msg, "trimmed": True,
-                            "kernel": P.KernelInfo(**{**k, "source": "", "lines": None, "lines_note": LINES_NOTE}) if k else None})
+  lighter = M.PictureMsg(**{**msg, "trimmed": True,
+                            "kernel": M.KernelInfo(**{**k, "source": "", "lines": None, "lines_note": LINES_NOTE}) if k else None})
   if len(json.dumps(lighter)) <= limit: return lighter
-  kernel = P.KernelInfo(**{**k, "html": "", "source": "", "lines": None, "lines_note": LINES_NOTE}) if k else None
-  return P.PictureMsg(**{**msg, "svg": "", "kernel": kernel, "node_matches": {}, "trimmed": True,
+  kernel = M.KernelInfo(**{**k, "html": "", "source": "", "lines": None, "lines_note": LINES_NOTE}) if k else None
+  return M.PictureMsg(**{**msg, "svg": "", "kernel": kernel, "node_matches": {}, "trimmed": True,
                          "message": f"this picture ({size // 1000} kB) is too big to keep in the notebook"})
 
 
@@ -64,28 +69,30 @@ class TraceWidget(anywidget.AnyWidget):
   _esm = esm("widget.js")
   _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css")
 
-  tree: t.List[P.TreeGroup] = t.List().tag(sync=True)
+  tree: t.List[M.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
   match = t.Int(None, allow_none=True).tag(sync=True)      # None: the whole step
   view = t.Unicode("auto").tag(sync=True)
   code_css = t.Unicode("").tag(sync=True)
   summary = t.Unicode("").tag(sync=True)
-  kernels: t.List[P.KernelRow] = t.List().tag(sync=True)    # the kernel table
+  kernels: t.List[M.KernelRow] = t.List().tag(sync=True)    # the kernel table
   error = t.Unicode("").tag(sync=True)
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
   kept_picture = t.Dict().tag(sync=True)                   # a protocol.PictureMsg: what a saved notebook shows
   whatif = t.Dict().tag(sync=True)                         # whatif_view.state: per kernel its opts, BEAM's candidates, retries
 
-  def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = L.DEFAULT_MAX_NODES,
+  def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = DEFAULT_MAX_NODES,
                export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, **kwargs: Any):
     """error_note: where the traceback of an exception that ended the capture is shown instead of in the widget (the
     magic: IPython shows it under the widget); without it the widget shows the traceback."""
     self.trace, self.max_nodes = trace, max_nodes
-    self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tgviz-layout")
+    # tinygrad's side (pictures, retries) one request at a time, a newer picture superseding the older; the code
+    # column's tabs and the run's sheet on a second thread, so that a slow layout does not hold them up
+    self._work = Worker("tgviz-layout")
+    self._side = Worker("tgviz-tabs")
     self._lock = threading.Lock()
     self._pending: Future | None = None
     self._latest: Selection | None = None
-    self._worker: int | None = None
     super().__init__(tree=P.tree(trace, kernel), selected=P.first_selection(trace, kernel), code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
                      summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir),
                      whatif=W.state(trace), **kwargs)
@@ -104,16 +111,15 @@ class TraceWidget(anywidget.AnyWidget):
     key: Selection = (self.selected, self.match, self.view)
     with self._lock:
       self._latest = key
-      if self._worker is not None: L.cancel(self._worker)  # a slow layout of an older selection stops here
       self.send(P.busy_message(*key))
-      self._pending = self._pool.submit(self._compute, key)
+      # a slow layout of an older selection stops here (its dot process is killed)
+      self._pending = self._work.submit(lambda: self._compute(key), kind="picture")
       return self._pending
 
   def _compute(self, key: Selection) -> None:
-    self._worker = threading.get_ident()
-    msg: P.PictureMsg | P.ErrorMsg
+    msg: M.PictureMsg | M.ErrorMsg
     try: msg = P.picture_message(self.trace, *key, max_nodes=self.max_nodes, cell_label=_cell_label)
-    except L.LayoutCancelled: return
+    except Cancelled: return
     except Exception as e: msg = P.error_message(f"{type(e).__name__}: {e}", traceback.format_exc())
     with self._lock:
       if key != self._latest: return  # a newer selection supersedes this one
@@ -133,11 +139,11 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "rules":
       try: self.send(P.rules_message(self.trace))
       except Exception as e: self.send(P.error_message(f"rules: {type(e).__name__}: {e}"))
-    elif content.get("type") in PV.REQUESTS:  # the uops or asm tab: what prints here, the rest (a compile) in a thread
+    elif content.get("type") in PV.REQUESTS:  # the uops or asm tab: what prints here, the rest (a compile) in the background
       rest = PV.answer_later(self.trace, content)
-      threading.Thread(target=lambda: self.send(rest()), daemon=True).start()
+      self._background(self._side, lambda: self.send(rest()), kind=str(content["type"]))
     elif content.get("type") == "run":  # the timeline, memory and roofline tabs: peaks may be measured, so not here
-      threading.Thread(target=self._send_run, name="tgviz-run", daemon=True).start()
+      self._background(self._side, self._send_run, kind="run")
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)
@@ -147,7 +153,14 @@ class TraceWidget(anywidget.AnyWidget):
         self.send(P.exported_message(paths))
       except Exception as e: self.send(P.error_message(f"export failed: {type(e).__name__}: {e}"))
     elif content.get("type") in ("allowed", "retry"):  # in the layout worker: tinygrad runs one thing at a time
-      self._pending = self._pool.submit(self._what_if, content)
+      self._pending = self._background(self._work, lambda: self._what_if(content))
+
+  def _background(self, worker: Worker, fn: Callable[[], None], kind: str | None = None) -> Future | None:
+    """fn in a background worker; a request the worker cannot take now is answered with an error saying so."""
+    try: return worker.submit(fn, kind)
+    except Busy as e:
+      self.send(P.error_message(f"not now: {e}"))
+      return None
 
   def _what_if(self, content: dict) -> None:
     try:

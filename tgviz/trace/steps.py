@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from tgviz import bridge as tg
 
 if TYPE_CHECKING:
-  from tgviz.model import Group
+  from tgviz.trace.trace import Group
 
 
 @dataclass(eq=False)

@@ -13,29 +13,31 @@ tests/test_js_parity.py runs those ports in node on this module's data and holds
 """
 from __future__ import annotations
 
-import base64
 import contextlib
 import gc
-import gzip
 import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from tgviz import bridge as tg
-from tgviz import fold as F
-from tgviz import forked, runview
-from tgviz import layout as L
-from tgviz import programview as PV
-from tgviz import protocol as P
-from tgviz import ranks as R
-from tgviz import whatif_view as W
-from tgviz.assets import esm, script_safe, styles
-from tgviz.graph import FAMILIES
-from tgviz.highlight import code_css
-from tgviz.model import Trace
-from tgviz.picture import SIDES, sides
-from tgviz.steps import Step, where
+from tgviz.draw import fold as F
+from tgviz.draw import ranks as R
+from tgviz.draw.dot import CHAR_W, COMPRESS_TO, COUNT_H, FAST_ABOVE, LINE_H, MAX_COLUMNS, PAD
+from tgviz.draw.graph import FAMILIES
+from tgviz.draw.scene import DEFAULT_MAX_NODES, FOCUS_HOPS, MAX_FAN_IN
+from tgviz.draw.svg import MARKS, STYLE
+from tgviz.draw.svg import text as escaped
+from tgviz.report.contents import Contents, chunk, pattern_index, pattern_rows, segments, step_data, step_fields
+from tgviz.trace.steps import Step
+from tgviz.trace.trace import Trace
+from tgviz.views import program as PV
+from tgviz.views import protocol as P
+from tgviz.views import run as runview
+from tgviz.views import whatif as W
+from tgviz.views.assets import esm, script_safe, styles
+from tgviz.views.highlight import code_css
+from tgviz.work import forked
 
 _HEAD = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
@@ -57,123 +59,13 @@ def _js(name: str) -> str:
   return script_safe(json.dumps(esm(name)))
 
 
-def _chunk(name: str, data: Any) -> str:
-  """One piece of the page's data: JSON, gzipped, base64, in an inert <script> element the page decodes on demand."""
-  # level 4: some 4% bigger than level 9, in a third of the time
-  blob = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), 4, mtime=0)).decode()
-  return f'<script type="application/octet-stream" id="tgviz-{name}">{blob}</script>\n'
-
-
 def config(max_nodes: int) -> dict[str, Any]:
   """The drawing constants of tgviz.layout, for js/picture.js: one source of truth for both sides."""
-  return {"style": L.STYLE, "families": [[f, name] for f, (_, name) in FAMILIES.items()], "marks": list(L.MARKS),
-          "charW": L.CHAR_W, "lineH": L.LINE_H, "pad": L.PAD, "countH": L.COUNT_H, "fastAbove": L.FAST_ABOVE, "maxFanIn": L.MAX_FAN_IN,
-          "focusHops": L.FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies(), "nodesep": R.NODESEP,
-          "ranksep": R.RANKSEP, "compressTo": L.COMPRESS_TO, "minRow": R.MIN_ROW, "maxRow": R.MAX_ROW, "maxStagger": R.MAX_STAGGER,
-          "rowArea": R.ROW_AREA, "maxColumns": L.MAX_COLUMNS, "fold": F.config(), "opFamilies": tg.op_families()}
-
-
-SEGMENT = 32  # consecutive steps of a group share one node table, one chunk the page decodes whole to draw one
-FORGET_EVERY = 32  # stored graphs of a step, between two times its table lets go of the UOps of the graphs behind
-# past a step's first dtype change, every so many matches a graph is stored though the page could chain to it: the
-# page chains from the nearest graph it has, some 1 ms a match (the ResNet step's busiest step, opened: 1.9 s chaining
-# 1,900 matches to its last graph, 0.64 s before it chained any)
-CHECKPOINT = 128
-
-
-def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], int]) -> dict[str, Any]:
-  """A step as the page draws it, its graphs rows of its segment's table (step_data adds those that are new: a step's
-  graphs are mostly those of the step before it): the input's row, each match's node and replacement (row ids), what
-  the rewrite returned (after), the panels' text and each match's [pattern, µs, whether it raised]; a pattern is its
-  index in the report's `patterns` (see pattern_index). The graphs after each of the first `computed` matches are not
-  stored: js/replay.js computes them exactly from those (`replay`: the rewrite's options; see tg.page_replays). Past
-  them, either the page goes on along the chain from the graphs stored of the matches listed in `stored` (those whose
-  step only tinygrad derives: Step.later_graphs; and every CHECKPOINT-th and the last, so that the page chains at most
-  CHECKPOINT matches to any), or, `stored` null, every later graph is stored. `graphs`: the input's
-  root, then the stored graphs' roots; `after` is null when it is the replay's last."""
-  pairs = step.pairs()
-  graphs = [table.add(step.before())]
-  refs = [[table.add(u0), table.add(u1)] for u0, u1 in pairs]
-  returned = step.returned()
-  after = table.add(returned) if returned is not None else None
-  computed, chain = tg.page_replays(pairs, table, [graphs[0], *(i for p in refs for i in p)], step.options["bottom_up"])
-  stored: list[int] | None = None
-  if computed < len(pairs):
-    stored = []
-    for k, g, derived in step.later_graphs(computed):
-      if chain and not derived and k % CHECKPOINT and k < len(pairs): continue  # the page chains to it
-      graphs.append(table.add(g))
-      stored.append(k)
-      if len(stored) % FORGET_EVERY == 0: table.forget(g)  # one graph's UOps held at a time, not hundreds of graphs'
-    if after is None: after = graphs[-1]
-  return {**step_fields(step, patterns), "graphs": graphs, "after": after, "replay": step.options if computed or chain else None,
-          "computed": computed, "stored": None if stored is None or not chain else stored, "pairs": refs}
-
-
-def step_fields(step: Step, patterns: dict[tuple[str, int], int]) -> dict[str, Any]:
-  """What step_data holds of a step besides its graphs: its panel (without the call stack, the group's, stored once
-  with it, nor its group's name and its title, which the page takes from the tree: see tgviz.early), its sides, its
-  group, its matches."""
-  info = {k: v for k, v in P.step_info(step).items() if k not in ("stack", "group", "title")}
-  return {"info": info, "sides": list(SIDES[sides(step)]), "group": step.group.index,
-          "matches": [[patterns[m.loc], round(m.time * 1e6, 2), m.is_error] for m in step.matches]}
-
-
-def pattern_index(steps: list[Step]) -> dict[tuple[str, int], int]:
-  """Each pattern the steps' matches name -> its index in the report's `patterns`, in the order they first fire."""
-  return {loc: i for i, loc in enumerate(dict.fromkeys(m.loc for s in steps for m in s.matches))}
-
-
-def pattern_rows(patterns: dict[tuple[str, int], int]) -> list[list]:
-  """The patterns the steps' matches name, each once: [file, line, "file.py:line", source]; the page makes each match's
-  panel (protocol.match_info, without the diff) from them."""
-  return [[file, line, where(file, line), tg.pattern_source((file, line))] for file, line in patterns]
-
-
-def _segments(steps: list[Step]) -> list[list[Step]]:
-  """Runs of at most SEGMENT consecutive steps of one group."""
-  out: list[list[Step]] = []
-  for s in steps:
-    if not out or s.group is not out[-1][-1].group or len(out[-1]) == SEGMENT: out.append([])
-    out[-1].append(s)
-  return out
-
-
-class Contents:
-  """The contents of the report's node tables, each stored once (segments share most of theirs): a segment's table
-  refers to them through its map, segment -> the ids of its own contents in order (filled in segment order: the same
-  ids whoever wrote which segment). They are stored in pieces of consecutive ids, some piece_bytes of JSON each, that
-  the page decodes as a segment needs them (an LSTM's are 4.9 MB, kernel binaries among them; its first step needs a
-  few kB)."""
-
-  def __init__(self, piece_bytes: int = 1 << 16) -> None:
-    self.items: list[list] = []
-    self.maps: dict[str, list[int]] = {}
-    self.piece_bytes = piece_bytes
-    self._ids: dict[str, int] = {}
-    self._sizes: list[int] = []
-
-  def add(self, segment: int, contents: list[list]) -> None:
-    """A segment's contents, in order: each new one stored, the segment's map made."""
-    ids = []
-    for c in contents:
-      text = json.dumps(c)
-      if (n := self._ids.get(text)) is None:
-        n = self._ids[text] = len(self.items)
-        self.items.append(c)
-        self._sizes.append(len(text))
-      ids.append(n)
-    self.maps[str(segment)] = ids
-
-  def chunks(self) -> Iterator[tuple[str, Any]]:
-    """The "contents" chunk, {maps, pieces: the first id of each piece}, then each piece's, "c-<piece>": its contents."""
-    starts: list[int] = []
-    size = 0
-    for i, n in enumerate(self._sizes):
-      if not starts or size + n > self.piece_bytes: starts.append(i); size = 0
-      size += n
-    yield "contents", {"maps": self.maps, "pieces": starts}
-    for p, start in enumerate(starts): yield f"c-{p}", self.items[start:starts[p + 1] if p + 1 < len(starts) else None]
+  return {"style": STYLE, "families": [[f, name] for f, (_, name) in FAMILIES.items()], "marks": list(MARKS),
+          "charW": CHAR_W, "lineH": LINE_H, "pad": PAD, "countH": COUNT_H, "fastAbove": FAST_ABOVE, "maxFanIn": MAX_FAN_IN,
+          "focusHops": FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies(), "nodesep": R.NODESEP,
+          "ranksep": R.RANKSEP, "compressTo": COMPRESS_TO, "minRow": R.MIN_ROW, "maxRow": R.MAX_ROW, "maxStagger": R.MAX_STAGGER,
+          "rowArea": R.ROW_AREA, "maxColumns": MAX_COLUMNS, "fold": F.config(), "opFamilies": tg.op_families()}
 
 
 @contextlib.contextmanager
@@ -192,10 +84,10 @@ class Writer:
   workers (forked.Workers with this writer as their state): each segment is independent of the others, and each
   process keeps its own labels of the nodes it has seen (the output is the same whoever writes which segment)."""
 
-  def __init__(self, trace: Trace, title: str = "tgviz trace", max_nodes: int = L.DEFAULT_MAX_NODES):
+  def __init__(self, trace: Trace, title: str = "tgviz trace", max_nodes: int = DEFAULT_MAX_NODES):
     self.trace, self.title, self.max_nodes = trace, title, max_nodes
     self.steps = list(trace.steps)
-    self.segments = _segments(self.steps)
+    self.segments = segments(self.steps)
     self.patterns = pattern_index(self.steps)
     self.cache = tg.NodeCache(trace.call_notes)  # nodes live on from step to step of a segment: each is labelled once
     self.notes = {k: tg.note_line(v) for k, v in trace.call_notes.items()}  # the CALL notes' label lines
@@ -238,7 +130,7 @@ class Writer:
     """The chunk of segment i, and its table's contents (the report stores each once: see Contents)."""
     data = self.segment_data(i)
     contents = data.pop("contents")
-    return _chunk(f"t-{i}", data), contents
+    return chunk(f"t-{i}", data), contents
 
   def segment_check(self, i: int, fresh: int) -> str:
     """All that segment i's chunk is made of besides its steps' graphs (recorded once and for all): each step's key and
@@ -266,11 +158,11 @@ class Writer:
       written = written or {}
       todo = pool.map(_segment, (i for i in range(len(self.segments)) if i not in written))
       segments = (written[i] if i in written else next(todo) for i in range(len(self.segments)))
-      f.write(_HEAD.format(title=L.text(self.title), css=styles("widget.css", "table.css", "program.css", "run.css", "compare.css",
+      f.write(_HEAD.format(title=escaped(self.title), css=styles("widget.css", "table.css", "program.css", "run.css", "compare.css",
                                                                 "whatif.css")))
-      f.write(_chunk("state", self.state()))
-      f.write(_chunk("rules", P.rules_message(trace)))
-      f.write(_chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs
+      f.write(chunk("state", self.state()))
+      f.write(chunk("rules", P.rules_message(trace)))
+      f.write(chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs
       for texts in groups: f.writelines(texts)
       done, contents = 0, Contents()
       for i, (segment, (text, own)) in enumerate(zip(self.segments, segments, strict=True)):
@@ -278,8 +170,8 @@ class Writer:
         contents.add(i, own)
         done += len(segment)
         if progress is not None: progress(done, len(self.steps))
-      f.writelines(_chunk(name, data) for name, data in contents.chunks())
-      f.write(_chunk("patterns", pattern_rows(self.patterns)))
+      f.writelines(chunk(name, data) for name, data in contents.chunks())
+      f.write(chunk("patterns", pattern_rows(self.patterns)))
       f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
     return out
 
@@ -289,10 +181,10 @@ def _segment(writer: Writer, i: int) -> tuple[str, list[list]]:
 
 
 def _group(writer: Writer, i: int) -> list[str]:
-  return [_chunk(name, data) for name, data in writer.group(i)]
+  return [chunk(name, data) for name, data in writer.group(i)]
 
 
-def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max_nodes: int = L.DEFAULT_MAX_NODES,
+def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max_nodes: int = DEFAULT_MAX_NODES,
                  progress: Callable[[int, int], None] | None = None, workers: int = 0) -> Path:
   """Write one self-contained HTML file to browse the trace (tree, every step and match, the kernels' code) with no
   server, kernel or network. Steps are written a segment at a time, so a process holds the graphs of one segment at a
@@ -300,3 +192,4 @@ def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max
   text to the file in order. progress(done, total) is called as steps are written. Returns the path."""
   writer = Writer(trace, title, max_nodes)
   with forked.Workers(writer, workers) as pool: return writer.write(path, pool, progress)
+

@@ -8,11 +8,11 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from tgviz import layout as L
 from tgviz.api import Trace, capture, compare
 from tgviz.bridge import parse_settings
-from tgviz.compare_widget import CompareWidget
-from tgviz.widget import DEFAULT_EXPORT_DIR, TraceWidget
+from tgviz.draw.scene import DEFAULT_MAX_NODES
+from tgviz.notebook.compare_widget import CompareWidget
+from tgviz.notebook.widget import DEFAULT_EXPORT_DIR, TraceWidget
 
 
 @magics_class
@@ -24,8 +24,8 @@ class TgvizMagics(Magics):
             help="tinygrad device for the cell, e.g. CL, CPU, or NULL:CUDA:sm_90 to see another target's code "
                  "without its hardware (default: DEV, else OpenCL on PoCL)")
   @argument("--export", default=None, metavar="DIR", help="write SVGs of every step of the cell's kernels into DIR")
-  @argument("--max-nodes", type=int, default=L.DEFAULT_MAX_NODES, metavar="N",
-            help=f"graphs above N nodes open on a focused view around what changed (default {L.DEFAULT_MAX_NODES})")
+  @argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, metavar="N",
+            help=f"graphs above N nodes open on a focused view around what changed (default {DEFAULT_MAX_NODES})")
   @argument("--kernel", default=None, metavar="PATTERN", help="show only kernels whose name matches this glob pattern")
   @argument("--env", action="append", default=[], metavar="NAME=VALUE",
             help="run the cell under this tinygrad Context setting, e.g. --env WINO=1 (repeatable)")

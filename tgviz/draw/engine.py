@@ -1,0 +1,57 @@
+"""The layout engine: graphviz's ``dot`` in a child process, with a time budget, cancellable.
+
+By default the ``graphviz-pure`` executable from PyPI, or a system ``dot`` when asked for (``TGVIZ_ENGINE=dot`` or
+:func:`set_engine`). Owns only running the engine on DOT text; what is laid out is :mod:`tgviz.draw.dot`'s. A layout
+run as a request of a :class:`tgviz.work.threads.Worker` is cancelled with it (its process killed).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+from tgviz.work.cancel import Cancelled, run_child
+
+DEFAULT_TIMEOUT = 10.0        # seconds a layout may take before a smaller view is drawn
+
+
+class LayoutError(RuntimeError):
+  """The layout engine is missing or failed."""
+
+
+class LayoutCancelled(LayoutError, Cancelled):
+  """The layout was cancelled: the request it was part of was superseded."""
+
+
+_engine: list[str] | None = None
+
+
+def set_engine(name: str | None) -> list[str]:
+  """Pick the layout engine: "graphviz-pure" (default, from PyPI), "dot" (a system graphviz), or a path."""
+  global _engine
+  name = name or os.environ.get("TGVIZ_ENGINE") or "graphviz-pure"
+  exe = shutil.which(name) or shutil.which(name, path=os.path.dirname(sys.executable))
+  if exe is None:
+    raise LayoutError(f"graph layout engine {name!r} not found. Install the embedded one with `pip install graphviz-pure`, "
+                      "or Debian's dot with `apt-get install graphviz` and set TGVIZ_ENGINE=dot")
+  _engine = [exe, "-Kdot"]
+  return _engine
+
+
+def engine() -> list[str]:
+  """The engine command line, resolved once."""
+  return _engine if _engine is not None else set_engine(None)
+
+
+
+def run_dot(dot: str, fmt: str = "plain", timeout: float | None = DEFAULT_TIMEOUT) -> str:
+  """Run the layout engine on DOT text in a child process; raises TimeoutError past timeout (the process is killed),
+  LayoutCancelled when the request it runs in is cancelled, and LayoutError when the engine fails or crashes."""
+  try: code, out, err = run_child([*engine(), f"-T{fmt}"], dot, timeout)
+  except TimeoutError: raise TimeoutError(f"layout took longer than {timeout:.0f} s") from None
+  except Cancelled: raise LayoutCancelled("layout cancelled") from None
+  if code < 0:
+    raise LayoutError(f"the graph layout engine {engine()[0]} crashed (signal {-code}). {err.strip()[:300]} "
+                      "Try a smaller view, or another engine (TGVIZ_ENGINE=dot with Debian's graphviz).")
+  if code != 0: raise LayoutError(f"graph layout failed: {err.strip()[:500]}")
+  return out

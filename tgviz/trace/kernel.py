@@ -1,0 +1,219 @@
+"""One compiled kernel of a trace: its device code, launch dimensions, tinygrad's estimates, its opts and who chose them,
+its program below the source (linearized UOps, machine code and the lines each instruction came from), and its
+measured run times, each read from the trace when first asked for.
+
+Owns the Kernel; its Group and Trace are :mod:`tgviz.trace.trace`'s (a kernel names its group and trace: a
+parent/child reference inside this package, for types only).
+"""
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from tgviz import bridge as tg
+from tgviz.trace import asm
+from tgviz.trace.steps import Step
+from tgviz.work.remembered import Remembered
+
+if TYPE_CHECKING:
+  from tgviz.trace.trace import Group, Trace
+
+KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us")  # Trace.kernel_table
+disassembled = Remembered(tg.disassemble)  # by device and binary (objdump, on the CPU device; tgviz.early hands them over)
+
+
+def display_names(names: list[str | None]) -> list[str | None]:
+  """Names told apart: a name more than one entry has gets its number among them, from 1, in order ("E_2 #1", "E_2 #2");
+  None (not a kernel) stays None."""
+  counts = Counter(n for n in names if n is not None)
+  seen: Counter[str] = Counter()
+  out: list[str | None] = []
+  for n in names:
+    if n is not None and counts[n] > 1: seen[n] += 1; out.append(f"{n} #{seen[n]}")
+    else: out.append(n)
+  return out
+
+
+class Kernel:
+  """One compiled kernel: its generated device code, launch dimensions, tinygrad's estimates and measured run times (read
+  from the trace when first asked for)."""
+
+  def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], Any],
+               lines: Callable[[str], list[tuple[Any, ...]] | None] | None = None, origins: tuple[tg.Origin, ...] = (),
+               run_times: Callable[[tg.Program], list[float]] | None = None, c_style: bool = False,
+               search: tg.BeamSearch | None = None, trace: Trace | None = None, opts_seen: tuple = ()):
+    self.group, self.device, self.renderer, self._load, self._lines = group, device, renderer, program, lines
+    self.trace = trace      # the trace the kernel is part of
+    self.search = search    # BEAM's search for this kernel (candidates, their times, the winner), None without one
+    self._opts_seen = opts_seen  # each opt application of its codegen with the index of the step it made
+    self._c_style = c_style  # rendered by one of tinygrad's C-style renderers, whose lines tgviz maps (lines: None when
+                             # the trace has no line data at all, e.g. tinygrad's rewrites.pkl)
+    self._run_times = run_times
+    self.origins: list[tg.Origin] = list(origins)
+    """The Tensor operations this kernel computes (tinygrad's op metadata: op name, backward flag) and the line of the
+    user's code that called each (file, line, source; file None for a call made before the capture)."""
+
+  @functools.cached_property
+  def _program_uop(self) -> Any:
+    return self._load()  # the PROGRAM UOp holding the rendered source (None if the compile stopped before rendering)
+
+  @functools.cached_property
+  def _program(self) -> tg.Program | None:
+    return tg.program_of(self._program_uop) if self._program_uop is not None else None
+
+  @functools.cached_property
+  def program_uops(self) -> list[Any]:
+    """The linearized program the renderer consumed: its UOps in order, as tinygrad's print_uops lists them (see
+    :meth:`print_uops`); empty if the compile stopped before that."""
+    return tg.linear_uops(self._program_uop) if self._program_uop is not None else []
+
+  def print_uops(self) -> str:
+    """tinygrad's print_uops listing of :attr:`program_uops`: one line per UOp, numbered as tinygrad numbers them."""
+    return "\n".join(tg.print_uops(self.program_uops))
+
+  @functools.cached_property
+  def _disassembly(self) -> tuple[str, str | None]:
+    lib = tg.binary(self._program_uop) if self._program_uop is not None else None
+    return disassembled(self.device, lib) if lib is not None else tg.disassemble(self.device, None)
+
+  @property
+  def disassembly(self) -> str:
+    """The kernel's machine code as its device's compiler disassembles the binary tinygrad compiled (objdump for the CPU
+    backends); "" where tinygrad can give none (see :attr:`disassembly_note`)."""
+    return self._disassembly[0]
+
+  @property
+  def disassembly_note(self) -> str | None:
+    """Why there is no disassembly (a NULL device, a driver's own binary format, ...); None where there is one."""
+    return self._disassembly[1]
+
+  @functools.cached_property
+  def _asm_lines(self) -> tuple[list[list[int]] | None, str | None]:
+    if not self.disassembly: return None, self.disassembly_note
+    debug, why = tg.debug_listing(self.device, self.source)
+    return asm.linked(self.disassembly, debug) if debug else (None, f"Assembly is not linked to lines: {why}.")
+
+  @property
+  def disassembly_lines(self) -> list[list[int]] | None:
+    """For each line of :attr:`disassembly`, the lines of :attr:`source` (from 1) its instruction was compiled from:
+    read from the line table of the source compiled again with -g (the CPU device's clang only; done on first access,
+    never on the run). [] for a line that is no instruction or has no line; None where there is no line table
+    (:attr:`disassembly_lines_note` says why)."""
+    return self._asm_lines[0]
+
+  @property
+  def disassembly_lines_note(self) -> str | None:
+    """Why :attr:`disassembly_lines` is None, or which instructions have no line; None when every one has."""
+    return self._asm_lines[1]
+
+  @property
+  def name(self) -> str:
+    """The kernel's function name (the group's name if it was never rendered)."""
+    return self._program.name if self._program is not None else self.group.name
+
+  @property
+  def source(self) -> str:
+    """The generated device code ("" if the compile stopped before rendering)."""
+    return self._program.source if self._program is not None else ""
+
+  @property
+  def display_name(self) -> str:
+    """The name the widget, the report and the summaries show: :attr:`name`, numbered in compile order where kernels of
+    the trace share it (``E_2 #1``, ``E_2 #2``); :attr:`name` stays tinygrad's."""
+    return self.group.display_name
+
+  @property
+  def global_size(self) -> tuple[int, ...]:
+    return self._program.global_size if self._program is not None else ()
+
+  @property
+  def local_size(self) -> tuple[int, ...] | None:
+    return self._program.local_size if self._program is not None else None
+
+  @functools.cached_property
+  def lines(self) -> list[tuple[Any, ...]] | None:
+    """For each line of :attr:`source` (``lines[0]`` is line 1), the UOps behind it: the UOp the renderer wrote the line
+    for and the UOps inlined into it; the kernel's parameters belong to the signature line. None when the line mapping is
+    unknown (:attr:`lines_note` says why): the renderer is not a C-style one (LLVM, PTX, ...), or tgviz did not see the
+    kernel rendered (e.g. the trace is tinygrad's own rewrites.pkl)."""
+    return self._lines(self.source) if self.source and self._lines is not None else None
+
+  @property
+  def lines_note(self) -> str | None:
+    """Why :attr:`lines` is None, for the code panel (None when the lines are mapped or there is no code)."""
+    if not self.source or self.lines is not None: return None
+    if self.renderer and not self._c_style:
+      return f"Lines are not linked to UOps: this kernel's renderer ({self.renderer}) is not a C-style one, and tgviz maps " \
+             f"the lines of C-style renderers only."
+    if self._lines is None:
+      return "Lines are not linked to UOps: tgviz did not see this kernel rendered (the trace was not recorded by a tgviz " \
+             "capture: tinygrad's own rewrites.pkl, or a trace file of an older tgviz)."
+    return "Lines are not linked to UOps: tgviz did not see this kernel rendered inside the capture, or could not map its lines."
+
+  @functools.cached_property
+  def line_keys(self) -> list[list[str]] | None:
+    """Per line of the source, the node keys of the UOps behind it (see lines), each once; None as for lines."""
+    return [list(dict.fromkeys(tg.node_key(u) for u in line)) for line in self.lines] if self.lines is not None else None
+
+  def line_numbers(self, uop: Any) -> list[int]:
+    """The source lines (1-based) a UOp is behind."""
+    return [i for i, line in enumerate(self.lines or [], 1) if uop in line]
+
+  @property
+  def codegen_step(self) -> Step | None:
+    """The kernel's final codegen step: the graph its renderer consumed (the step before the one that rendered it)."""
+    i = tg.render_step_index([s.name for s in self.group.steps])
+    return self.group.steps[i - 1] if i else None
+
+  @property
+  def flops(self) -> int | None:
+    """tinygrad's estimate of the kernel's floating point (and integer ALU) operations; None where it made none."""
+    return self._program.flops if self._program is not None else None
+
+  @property
+  def bytes(self) -> int | None:
+    """tinygrad's estimate of the bytes the kernel moves to and from memory (each byte once); None where it made none."""
+    return self._program.bytes if self._program is not None else None
+
+  @property
+  def run_times(self) -> list[float]:
+    """The device time, in seconds, of each launch of this kernel inside the capture, as tinygrad measured it (empty
+    when it did not run there, e.g. on a NULL device or in a loaded rewrites.pkl)."""
+    if self._program is None or self._run_times is None: return []
+    return self._run_times(self._program)
+
+  @property
+  def opts(self) -> list[tg.Opt]:
+    """The optimizations tinygrad applied to this kernel, in order (its KernelInfo.applied_opts: UPCAST, LOCAL, UNROLL,
+    GROUP, TC, ... with axis and amount); who chose them: :attr:`opts_by`."""
+    return list(tg.applied_opts(self._program_uop)) if self._program_uop is not None else []
+
+  @property
+  def opt_steps(self) -> list[tuple[tg.Opt, Step | None]]:
+    """Each of :attr:`opts` with the rewrite step its application made (a ``shift ...`` substitute; None where tgviz did
+    not see it applied, e.g. in a trace of an older tgviz)."""
+    return [(o, self.group.steps[i] if i is not None and i < len(self.group.steps) else None)
+            for o, i in tg.opt_steps(tuple(self.opts), list(self._opts_seen))]
+
+  @property
+  def opts_by(self) -> str:
+    """Who chose :attr:`opts`: "heuristic", "BEAM", "BEAM cache", "user" (a retry's), "given" or "none"."""
+    if not self.group.steps: return "none"
+    return tg.chooser(self.group.steps[0].before(), tuple(self.opts), self.search.cached if self.search is not None else None)
+
+  @functools.cached_property
+  def ast_key(self) -> str:
+    """The identity of the AST this kernel compiled (its first graph): equal for the same kernel in any trace."""
+    return tg.structural_key(self.group.steps[0].before()) if self.group.steps else ""
+
+  def table_row(self) -> dict[str, Any]:
+    """This kernel as a row of :meth:`Trace.kernel_table`."""
+    times = self.run_times
+    return dict(zip(KERNEL_COLUMNS, (self.name, self.device, list(self.global_size), list(self.local_size) if self.local_size is not None
+                                     else None, self.flops, self.bytes, len(times), round(sum(times) * 1e6, 3) if times else None), strict=True))
+
+  def __repr__(self) -> str:
+    return f"<Kernel {self.name} on {self.device} ({self.renderer}) global={self.global_size} local={self.local_size}>"
+

@@ -1,0 +1,555 @@
+"""Every message between Python and the frontend (``js/``), defined once: the widgets' synced state, what Python sends,
+what the frontend asks. ``js/messages.js`` is generated from this module (``python -m tgviz.views.messages``), and
+tests/views/test_messages.py fails when the two disagree.
+
+Keys are issued by Python and opaque to the frontend: a step is named by its ``StepKey``; a picture by (step key, match,
+view), where match ``None`` (JSON ``null``) is the whole step. Synced state (the TraceWidget's traits; the report's
+stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected`` (a StepKey, "" for none), ``match`` (int or
+None), ``view`` (a View), ``code_css``, ``summary``, ``kernels`` (list of KernelRow), ``error``, ``whatif`` (per kernel
+an OptsInfo) and ``kept_picture``: the PictureMsg of the selected step (whole), kept small, that a saved notebook shows
+when no kernel answers. The builders are :mod:`tgviz.views.protocol`'s and the other view modules'.
+
+Must not: build a message (no logic here but the JSDoc writer); import anything of tgviz.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+
+StepKey: TypeAlias = str
+View: TypeAlias = str
+"""A view of a step: "auto", "full", "line:N" (the auto view around the UOps of line N, from 1, of the step's kernel) or
+"node:KEY" (around that node), each folded, or the raw graph with a "raw:" prefix (see picture.view_options)."""
+OptSpec: TypeAlias = tuple[str, int | None, Any]
+"""An opt as [op, axis, amount]."""
+
+
+# *** the trace browser's state ***
+
+class TreeStep(TypedDict):
+  key: StepKey
+  name: str
+  depth: int
+  matches: int
+  snapshot: bool
+
+
+class TreeGroup(TypedDict):
+  index: int
+  name: str            # as shown: a kernel's display name ("E_2 #2" where kernels share a name)
+  kind: str
+  matches: int
+  kernel: str | None
+  steps: list[TreeStep]
+
+
+class KernelRow(TypedDict):
+  """A row of the kernel table (Trace.kernel_table's), with the name shown, the matches of its steps and the step it
+  opens (the kernel's first)."""
+  name: str
+  label: str            # Kernel.display_name: "E_2 #2" where kernels share a name
+  matches: int
+  device: str
+  global_size: list[int]
+  local_size: list[int] | None
+  flops: int | None
+  bytes: int | None
+  runs: int
+  time_us: float | None
+  step: StepKey
+
+
+class Selection(TypedDict):
+  """A picture: match None is the whole step."""
+  step: StepKey
+  match: int | None
+  view: View
+
+
+# *** the trace browser: Python -> frontend ***
+
+class BusyMsg(TypedDict):
+  """A picture is being computed for this selection."""
+  type: Literal["busy"]
+  step: StepKey
+  match: int | None
+  view: View
+
+
+class StepInfo(TypedDict):
+  title: str
+  name: str
+  group: str
+  kind: str
+  depth: int
+  matches: int
+  where: str
+  file: str
+  line: int
+  error: str | None
+  stack: list[str]
+
+
+class MatchInfo(TypedDict):
+  index: int
+  title: str
+  file: str
+  line: int
+  where: str
+  source: str
+  us: float
+  error: bool
+  diff: str
+
+
+class OriginInfo(TypedDict):
+  """A Tensor operation the kernel computes and the user's line that called it."""
+  op: str
+  backward: bool
+  where: str            # "Cell In[2], line 4" or "train.py:12"; "" when the call was made before the capture
+  source: str
+  context: list[str]    # the lines around it, each "  12  text", the origin's line marked "→"
+
+
+class KernelInfo(TypedDict):
+  name: str
+  label: str                      # Kernel.display_name
+  device: str
+  renderer: str
+  global_size: list[int]
+  local_size: list[int] | None
+  html: str
+  source: str
+  lines: list[list[str]] | None   # per source line, the keys (as in the SVG's data-node) of the UOps behind it
+  lines_note: str | None          # why lines is None
+  codegen_step: StepKey | None    # the step whose graph the renderer consumed: where a line's UOps are drawn
+  origins: list[OriginInfo]
+
+
+class ProducedKernel(TypedDict):
+  """A kernel compiled after a schedule: its name (as shown: Kernel.display_name), its group and the step to open it on."""
+  name: str
+  group: int
+  step: StepKey
+
+
+class PictureMsg(TypedDict):
+  """The picture of one selection, with what the panels around it show."""
+  type: Literal["picture"]
+  step: StepKey
+  match: int | None
+  view: View
+  svg: str
+  partial: bool
+  message: str | None
+  shown: int
+  total: int
+  info: StepInfo
+  match_info: MatchInfo | None
+  kernel: KernelInfo | None
+  produced: list[ProducedKernel]
+  node_matches: dict[str, list[list[int]]]  # Step.node_matches of the nodes drawn: the node panel's, with no round trip
+  trimmed: NotRequired[bool]  # the kept picture, lightened to fit a saved notebook (widget.kept_picture)
+  dot: NotRequired[str]      # the report's only (js/port/protocol.js): the DOT text it laid out
+
+
+class ErrorMsg(TypedDict):
+  type: Literal["error"]
+  message: str
+  traceback: NotRequired[str]
+
+
+class ExportedMsg(TypedDict):
+  type: Literal["exported"]
+  paths: list[str]
+
+
+class NodeSource(TypedDict):
+  key: str
+  label: str
+
+
+class HistoryEvent(TypedDict):
+  """One event of a node's life in its group (see Trace.history); a run of steps it lives through is one "lives" event."""
+  kind: Literal["input", "created", "lives", "replaced", "removed"]
+  step: StepKey        # where to jump (the first step of a "lives" run)
+  match: int | None
+  title: str
+  other: str           # created: the op it came from; replaced: the op that replaced it
+  other_key: str       # that node's key (drawn in the match's picture), "" when there is none
+  steps: int           # "lives": how many steps in a row
+
+
+class NodeMsg(TypedDict):
+  """The node panel: one node of the selection's graphs (key as in the SVG's data-node)."""
+  type: Literal["node"]
+  step: StepKey
+  key: str
+  op: str
+  dtype: str
+  arg: str
+  tag: str
+  python: str
+  label: NotRequired[list[str]]  # the HTML report's, which has no full dtype, arg and tag: the label lines drawn after the op
+  sources: list[NodeSource]
+  created: list[int]   # the matches of the step whose replacement is (or holds) this node
+  replaced: list[int]  # the matches of the step that replaced this node
+  history: list[HistoryEvent]  # its life across its group's steps
+
+
+class RuleInfo(TypedDict):
+  """A pattern that fired in the trace (see Trace.rules), and where it first fired."""
+  where: str
+  file: str
+  line: int
+  source: str
+  count: int
+  us: float
+  steps: int
+  step: StepKey
+  match: int
+
+
+class RulesMsg(TypedDict):
+  type: Literal["rules"]
+  rules: list[RuleInfo]
+  total: int           # how many rules fired (the list may be shorter)
+
+
+class UopRow(TypedDict):
+  """One UOp of the linearized program, in print_uops' columns."""
+  n: int               # its number in print_uops
+  op: str              # "Ops.STORE", as tinygrad prints it
+  family: str          # its op family (graph.FAMILIES)
+  fill: str            # that family's colour, its node's fill in the graph
+  ranges: str          # the ranges it is inside ("2,3")
+  dtype: str
+  srcs: list[int | str]  # its sources by number; a constant by its value, "--" for one outside the list
+  arg: str
+  key: str             # its node key (as in the SVG's data-node)
+
+
+class UopsMsg(TypedDict):
+  """The uops tab: the kernel's linearized program."""
+  type: Literal["uops"]
+  kernel: str          # Kernel.display_name: which kernel's
+  rows: list[UopRow]
+  note: str | None     # why there are no rows
+
+
+class AsmRow(TypedDict):
+  text: str            # the line of the disassembly, as objdump printed it
+  lines: list[int]     # the source lines (from 1) its instruction was compiled from
+
+
+class AsmMsg(TypedDict):
+  """The asm tab: the kernel's disassembly, or one line saying why there is none."""
+  type: Literal["asm"]
+  kernel: str
+  rows: list[AsmRow]
+  note: str | None        # why there is no disassembly (Kernel.disassembly_note)
+  lines_note: str | None  # why rows have no source lines, or which have none (Kernel.disassembly_lines_note)
+
+
+class TimelineData(TypedDict):
+  """The launches in start order, as columns: lane, name, kind (indices into lanes, names, KINDS), start and duration
+  (µs; duration null where nothing was timed), kernel (index into RunMsg.kernels, -1: none), jit (-1: none) and replay;
+  jit_runs: [jit, replay, start, end, launches]; moved: [launch, bytes] of copies; slowest: the indices of the slowest
+  kernel launches, slowest first."""
+  lanes: list[str]
+  names: list[str]
+  kinds: list[str]
+  lane: list[int]
+  name: list[int]
+  kind: list[int]
+  start: list[float]
+  dur: list[float | None]
+  kernel: list[int]
+  jit: list[int]
+  replay: list[int]
+  jits: list[str]
+  jit_runs: list[list[float]]
+  moved: list[list[int]]          # [launch, bytes]: what a copy moved, where the device said
+  slowest: list[int]
+  duration: float
+  source: str
+  summary: str
+
+
+class BufferRow(TypedDict):
+  num: int
+  device: str
+  dtype: str
+  size: int
+  nbytes: int
+  alloc_us: float
+  free_us: float | None
+  kernels: list[int]              # the kernels that wrote or read it (indices into RunMsg.kernels)
+  writers: list[str]
+  readers: list[str]
+
+
+class BufferTable(TypedDict):
+  """Every buffer the run allocated, as columns (as tinygrad's VIZ lists them in its memory lanes: each allocation with
+  its size and dtype, its free, and the launches that used it): device and dtype are indices into devices and dtypes,
+  free null where it was never freed, writes and reads the launches (indices into the timeline's columns), kernels the
+  trace's kernels among them (indices into RunMsg.kernels)."""
+  num: list[int]
+  devices: list[str]
+  dtypes: list[str]
+  device: list[int]
+  dtype: list[int]
+  size: list[int]
+  nbytes: list[int]
+  alloc: list[float]
+  free: list[float | None]
+  writes: list[list[int]]
+  reads: list[list[int]]
+  kernels: list[list[int]]
+
+
+class MemoryData(TypedDict):
+  """Bytes in use after each allocation and free (t: µs, in_use: bytes, buf: the buffer, an index into buffers, -1 for
+  one allocated before the run; as columns), every buffer, the peak (bytes, when) and the buffers alive at it, biggest
+  first; before: what was in use when the run began (tinygrad's high-water mark is before + peak)."""
+  t: list[float]
+  in_use: list[int]
+  buf: list[int]
+  buffers: BufferTable
+  peak: int
+  peak_us: float | None
+  before: int
+  allocations: int
+  at_peak: list[BufferRow]
+  device_peaks: dict[str, int]
+  summary: str
+
+
+class PointRow(TypedDict):
+  kernel: int
+  device: str
+  flops: int
+  bytes: int
+  runs: int
+  time_us: float
+  intensity: float | None
+  gflops: float
+  gbs: float
+  bound: str | None
+
+
+class PeaksRow(TypedDict):
+  gflops: float
+  benchmark: float                # what the benchmark reached (gflops: the roof, a faster kernel's where one was)
+  gbs: float
+  ridge: float
+  how: str
+  measured: str
+
+
+class RooflineData(TypedDict):
+  points: list[PointRow]
+  peaks: dict[str, PeaksRow]
+  notes: list[str]
+  ran: int                        # kernels that ran inside the capture (a point each, where tinygrad estimated them)
+
+
+class RunMsg(TypedDict):
+  type: Literal["run"]
+  kernels: list[list[str]]        # [display name, the step it opens ("" for none)], by index
+  estimates: list[list[int] | None]  # tinygrad's [FLOPs, bytes] estimate of each kernel (per launch: VIZ's FLOPS and B/s)
+  timeline: TimelineData
+  memory: MemoryData
+  roofline: RooflineData
+
+
+class RetryMsg(TypedDict):
+  type: Literal["retried"]
+  kernel: str                        # the display name of the kernel retried
+  opts: list[str]                    # the opts asked, as text ("UPCAST(0, 4)")
+  summary: str
+  error: str | None                  # tinygrad's message for a refused opt, or what else went wrong
+  same: bool                         # the outputs matched the original's
+  times_us: list[float | None]       # the median launch time of (the original, the retry), on the same inputs
+  compare: dict[str, Any] | None     # {"state": compare_view.state, "pairs": [its one pair message]}
+
+
+class AllowedMsg(TypedDict):
+  type: Literal["allowed"]
+  kernel: str
+  opts: list[OptSpec]                # per opt tinygrad accepts next
+  error: str | None
+
+
+class BeamRow(TypedDict):
+  """One of BEAM's candidates (Kernel.beam_table's row)."""
+  index: int
+  round: int
+  opts: list[str]
+  compiled: bool
+  time_us: float | None
+  winner: bool
+
+
+class OptsInfo(TypedDict):
+  """A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far."""
+  opts: list[OptSpec]
+  text: list[str]
+  steps: list[str | None]            # per opt, the StepKey of the rewrite step its application made (Kernel.opt_steps)
+  by: str                            # Kernel.opts_by
+  beam: list[BeamRow]                # whatif.beam_rows: BEAM's candidates; [] without a search
+  beam_cached: bool | None           # BEAM's cache answered (no search ran); None without BEAM
+  retries: list[RetryMsg]
+
+
+KernelMsg: TypeAlias = "PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg"
+"""What Python (or the report's page) sends the trace browser."""
+
+
+# *** the trace browser: frontend -> Python ***
+
+class ReadyMsg(TypedDict):
+  """The frontend is drawn and wants the current picture."""
+  type: Literal["ready"]
+
+
+class ExportMsg(TypedDict):
+  """Write the current view as SVG: the part on screen (box: x, y, width, height in the SVG's units), or the whole."""
+  type: Literal["export"]
+  box: NotRequired[list[float]]
+
+
+class NodeRequest(TypedDict):
+  """The node panel of a node of the current selection's graphs."""
+  type: Literal["node"]
+  key: str
+
+
+class RulesRequest(TypedDict):
+  """The rules tab: every pattern that fired."""
+  type: Literal["rules"]
+
+
+class ProgramRequest(TypedDict):
+  """The uops or asm tab of the kernel of a step."""
+  type: Literal["uops", "asm"]
+  step: StepKey
+
+
+class RunRequest(TypedDict):
+  """The timeline, memory and roofline tabs."""
+  type: Literal["run"]
+
+
+class AllowedRequest(TypedDict):
+  """The opts tinygrad allows next on a kernel, after `before`."""
+  type: Literal["allowed"]
+  kernel: str
+  before: list[OptSpec]
+
+
+class RetryRequest(TypedDict):
+  """The kernel compiled and run again with these opts."""
+  type: Literal["retry"]
+  kernel: str
+  opts: list[OptSpec]
+
+
+FrontendMsg: TypeAlias = "ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
+"""What the trace browser asks."""
+
+
+# *** the comparison (CompareWidget, the comparison page) ***
+
+class Landmark(TypedDict):
+  step: str
+  svg: str
+
+
+class PairSide(TypedDict):
+  name: str
+  head: str
+  html: str
+  graphs: list[Landmark]
+
+
+class PairMsg(TypedDict):
+  type: Literal["pair"]
+  index: int
+  diff: str
+  sides: list[PairSide | None]
+
+
+class PairRequest(TypedDict):
+  """A row of the comparison's kernel table, opened."""
+  type: Literal["pair"]
+  index: int
+
+
+
+# *** js/messages.js, written from this module's source ***
+
+_JS_NAMES = {"str": "string", "int": "number", "float": "number", "bool": "boolean", "None": "null", "Any": "any"}
+
+
+def _js_type(node: ast.expr) -> str:
+  """A Python annotation (its AST) as a JSDoc type: aliases and TypedDicts by name."""
+  if isinstance(node, ast.Constant) and isinstance(node.value, str): return _js_type(ast.parse(node.value, mode="eval").body)
+  if isinstance(node, ast.Constant) and node.value is None: return "null"
+  if isinstance(node, ast.Name): return _JS_NAMES.get(node.id, node.id)
+  if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr): return f"{_js_type(node.left)}|{_js_type(node.right)}"
+  if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+    args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    name = node.value.id
+    if name == "Literal": return "|".join(f'"{a.value!s}"' for a in args if isinstance(a, ast.Constant))
+    if name == "NotRequired": return _js_type(args[0])
+    if name == "list":
+      inner = _js_type(args[0])
+      return f"({inner})[]" if "|" in inner else f"{inner}[]"
+    if name == "dict": return f"Record<{_js_type(args[0])}, {_js_type(args[1])}>"
+    if name == "tuple": return f"[{', '.join(_js_type(a) for a in args)}]"
+  raise ValueError(f"messages.py: no JSDoc type for {ast.unparse(node)}")
+
+
+def _comment(doc: str | None, typedef: str) -> str:
+  lines = [*(doc or "").split("\n"), typedef] if doc else [typedef]
+  return "/** " + "\n * ".join(ln.strip() for ln in lines) + " */"
+
+
+def jsdoc(source: str | None = None) -> str:
+  """js/messages.js: every alias and TypedDict of this module (its source, in order) as a JSDoc typedef, with its
+  docstring; a NotRequired field is optional (``key?:``)."""
+  tree = ast.parse(source if source is not None else Path(__file__).read_text())
+  out = ["// Generated from tgviz/views/messages.py by `python -m tgviz.views.messages`: do not edit. Change the Python and run it",
+         "// again; tests/views/test_messages.py fails while the two disagree.", ""]
+  body = tree.body
+  for i, node in enumerate(body):
+    nxt = body[i + 1] if i + 1 < len(body) else None
+    after = nxt.value.value if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) else None
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and ast.unparse(node.annotation) == "TypeAlias":
+      assert node.value is not None
+      out.append(_comment(after if isinstance(after, str) else None, f"@typedef {{{_js_type(node.value)}}} {node.target.id}"))
+    elif isinstance(node, ast.ClassDef) and any(ast.unparse(b) == "TypedDict" for b in node.bases):
+      fields = []
+      for item in node.body:
+        if not isinstance(item, ast.AnnAssign) or not isinstance(item.target, ast.Name): continue
+        optional = isinstance(item.annotation, ast.Subscript) and ast.unparse(item.annotation.value) == "NotRequired"
+        fields.append(f"{item.target.id}{'?' if optional else ''}:{_js_type(item.annotation)}")
+      rows, row = [], ""
+      for field in fields:
+        if row and len(row) + len(field) > 110: rows.append(row); row = ""
+        row += (", " if row else "") + field
+      rows.append(row)
+      joined = ",\n *   ".join(rows)
+      out.append(_comment(ast.get_docstring(node), f"@typedef {{{{{joined}}}}} {node.name}"))
+  out.append("export {};")
+  return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+  target = Path(__file__).resolve().parents[2] / "js" / "messages.js"
+  if len(sys.argv) > 1: target = Path(sys.argv[1])
+  target.write_text(jsdoc())
+  print(f"wrote {target}")

@@ -1,0 +1,65 @@
+"""Background threads with a bound: :class:`Worker` runs requests on a few threads, in order, a newer request of a
+kind superseding the older (the widgets' "latest request wins"), with a bound on what waits and a clean shutdown.
+
+Owns only the threads and the queue; each request runs under its own :class:`tgviz.work.cancel.Cancel` token, which a
+superseding request cancels.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
+
+from tgviz.work.cancel import Cancel, Cancelled, under
+
+R = TypeVar("R")
+
+
+class Busy(RuntimeError):
+  """Too many requests are waiting already."""
+
+
+class Worker:
+  """`threads` background threads (one: requests run one at a time, in order). submit(fn, kind) runs fn() on one of them
+  under a token of its own; a newer request of the same kind supersedes it: dropped if it has not started, its token
+  cancelled if it runs (fn sees it through tgviz.work.cancel: a child process it waits on is killed). Requests without a
+  kind all run. At most `bound` requests wait (None: no bound, for work whose amount the caller bounds); past it,
+  submit raises Busy. Use as a context manager, or call shutdown()."""
+
+  def __init__(self, name: str, threads: int = 1, bound: int | None = 16) -> None:
+    self.bound = bound
+    self._pool = ThreadPoolExecutor(threads, thread_name_prefix=name)
+    self._lock = threading.Lock()
+    self._latest: dict[str, tuple[Future, Cancel]] = {}
+    self._waiting = 0
+
+  def submit(self, fn: Callable[[], R], kind: str | None = None) -> Future[R]:
+    token = Cancel()
+    with self._lock:
+      if kind is not None and (older := self._latest.pop(kind, None)) is not None:
+        if older[0].cancel(): self._waiting -= 1   # not started: dropped
+        older[1].cancel()
+      if self.bound is not None and self._waiting >= self.bound:
+        raise Busy(f"{self._waiting} requests are waiting already: try again when they are done")
+      self._waiting += 1
+      future = self._pool.submit(self._run, fn, token)
+      if kind is not None: self._latest[kind] = (future, token)
+    return future
+
+  def _run(self, fn: Callable[[], R], token: Cancel) -> R:
+    with self._lock: self._waiting -= 1
+    if token.cancelled: raise Cancelled("cancelled before it started")
+    with under(token): return fn()
+
+  def shutdown(self, wait: bool = True) -> None:
+    """Drop what has not started, cancel what runs, and (wait) let it end."""
+    with self._lock:
+      for _, token in self._latest.values(): token.cancel()
+    self._pool.shutdown(wait=wait, cancel_futures=True)
+
+  def __enter__(self) -> Worker:
+    return self
+
+  def __exit__(self, *exc: object) -> None:
+    self.shutdown()
