@@ -1,14 +1,14 @@
-// The model adapter: the trace browser's synced state and messages (tgviz/protocol.py), typed, over the anywidget model
+// The model adapter: the trace browser's synced state and messages (tgviz/views/messages.py), typed, over the anywidget model
 // or report.js's stand-in for it. The other modules read and change the selection, and talk to the kernel, through it.
 
-/** @typedef {import("./protocol.js").StepKey} StepKey */
-/** @typedef {import("./protocol.js").View} View */
-/** @typedef {import("./protocol.js").Selection} Selection */
-/** @typedef {import("./protocol.js").TreeGroup} TreeGroup */
-/** @typedef {import("./protocol.js").KernelRow} KernelRow */
-/** @typedef {import("./protocol.js").PictureMsg} PictureMsg */
-/** @typedef {import("./protocol.js").KernelMsg} KernelMsg */
-/** @typedef {import("./protocol.js").FrontendMsg} FrontendMsg */
+/** @typedef {import("./messages.js").StepKey} StepKey */
+/** @typedef {import("./messages.js").View} View */
+/** @typedef {import("./messages.js").Selection} Selection */
+/** @typedef {import("./messages.js").TreeGroup} TreeGroup */
+/** @typedef {import("./messages.js").KernelRow} KernelRow */
+/** @typedef {import("./messages.js").PictureMsg} PictureMsg */
+/** @typedef {import("./messages.js").KernelMsg} KernelMsg */
+/** @typedef {import("./messages.js").FrontendMsg} FrontendMsg */
 
 /** The anywidget model, or report.js's stand-in: state by name (changes go to the kernel with save_changes), events
  * ("msg:custom": a message from the kernel; "change:NAME": a change of the state), messages to the kernel.

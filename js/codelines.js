@@ -1,4 +1,4 @@
-// The code panel's lines (tgviz/highlight.py's HTML: one `<span class="tgviz-line" data-line="N">` per source line). A
+// The code panel's lines (tgviz/views/highlight.py's HTML: one `<span class="tgviz-line" data-line="N">` per source line). A
 // big kernel's code is tens of thousands of elements (an LSTM step's: 3,186 lines, 77,000 spans), and parsing it whole
 // held up the picture it came with by some 300 ms; its lines are put in a block at a time instead: the first block at
 // once, the others as they scroll near the panel's view, when a line is asked for (codeLine), and the rest in idle time

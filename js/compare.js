@@ -1,6 +1,6 @@
 // tgviz comparison: two traces' kernels paired in a sortable table; a row opens the two kernels' code as a diff and
 // their landmark graphs side by side. Plain ESM for anywidget (CompareWidget); the HTML comparison page runs the same
-// code on a model that answers from the page's data (open). Messages and state are those of tgviz/compare_view.py.
+// code on a model that answers from the page's data (open). Messages and state are those of tgviz/views/compare.py.
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
 
@@ -40,7 +40,7 @@ function sideView(side, label) {
   for (const g of side.graphs) {
     const box = h("div", { class: "tgviz-landmark", "data-step": g.step }, [h("div", { class: "tgviz-landmark-name" }, [g.step])]);
     const pic = h("div", { class: "tgviz-landmark-svg" });
-    pic.innerHTML = g.svg;  // SVG built by tgviz.layout: every text is escaped there
+    pic.innerHTML = g.svg;  // SVG built by tgviz.draw.svg: every text is escaped there
     box.append(pic);
     el.append(box);
   }

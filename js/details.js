@@ -7,10 +7,10 @@ import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
-/** @typedef {import("./protocol.js").PictureMsg} PictureMsg */
-/** @typedef {import("./protocol.js").OriginInfo} OriginInfo */
-/** @typedef {import("./protocol.js").KernelRow} KernelRow */
-/** @typedef {import("./protocol.js").StepKey} StepKey */
+/** @typedef {import("./messages.js").PictureMsg} PictureMsg */
+/** @typedef {import("./messages.js").OriginInfo} OriginInfo */
+/** @typedef {import("./messages.js").KernelRow} KernelRow */
+/** @typedef {import("./messages.js").StepKey} StepKey */
 
 /** The step, match and kernel panels around a picture; go(key) selects a step (a schedule's kernels link to theirs). */
 export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg, /** @type {boolean} */ kernelChanged,

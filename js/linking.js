@@ -11,8 +11,8 @@ import { codeLine } from "./codelines.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./adapter.js").Adapter} Adapter */
-/** @typedef {import("./protocol.js").KernelInfo} KernelInfo */
-/** @typedef {import("./protocol.js").StepKey} StepKey */
+/** @typedef {import("./messages.js").KernelInfo} KernelInfo */
+/** @typedef {import("./messages.js").StepKey} StepKey */
 /** @typedef {ReturnType<typeof import("./panzoom.js").panZoom>} View */
 
 const LINE_HINT = "this line's UOps are not in this graph: click the line to open the codegen graph where they are";
@@ -59,7 +59,7 @@ function markCodeLines(ui, nums) {
 
 /** The links between the graph shown, its nodes and the kernel's code lines.
  * @param {Ui} ui @param {Adapter} state @param {View} view
- * @param {(key: StepKey, view: import("./protocol.js").View) => void} select a step in a view */
+ * @param {(key: StepKey, view: import("./messages.js").View) => void} select a step in a view */
 export function linking(ui, state, view, select) {
   /** @type {string|null} the node picked */
   let picked = null;
@@ -170,7 +170,7 @@ export function linking(ui, state, view, select) {
     onMark(fn) { listeners.push(fn); },
     /** Pin nodes and code lines from another pane: the lines marked, the nodes marked in the graph shown; where it draws
      * none of them and a view is given, the graph the renderer consumed opens in that view, zoomed to them.
-     * @param {string[]} keys @param {number[]} lines @param {import("./protocol.js").View|null} around */
+     * @param {string[]} keys @param {number[]} lines @param {import("./messages.js").View|null} around */
     pin(keys, lines, around) {
       pinnedLine = null;
       pinned = { keys, lines };

@@ -7,7 +7,7 @@ import { h } from "./dom.js";
 import { drawTimeTicks, timeView } from "./timeaxis.js";
 import { fmtBytes, fmtTime } from "./units.js";
 
-/** @typedef {import("./runview.js").RunMsg} RunMsg */
+/** @typedef {import("./messages.js").RunMsg} RunMsg */
 /** @typedef {import("./runview.js").OpenKernel} OpenKernel */
 
 const MEM_H = 220, MEM_LEFT = 80, MEM_TOP = 14, MEM_BOTTOM = 20, MEM_ROWS = 500, MEM_TIP = 12;

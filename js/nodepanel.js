@@ -6,11 +6,11 @@ import { h } from "./dom.js";
 import { heldList } from "./held.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
-/** @typedef {import("./protocol.js").StepKey} StepKey */
-/** @typedef {import("./protocol.js").NodeMsg} NodeMsg */
-/** @typedef {import("./protocol.js").HistoryEvent} HistoryEvent */
-/** @typedef {import("./protocol.js").RulesMsg} RulesMsg */
-/** @typedef {import("./protocol.js").PictureMsg} PictureMsg */
+/** @typedef {import("./messages.js").StepKey} StepKey */
+/** @typedef {import("./messages.js").NodeMsg} NodeMsg */
+/** @typedef {import("./messages.js").HistoryEvent} HistoryEvent */
+/** @typedef {import("./messages.js").RulesMsg} RulesMsg */
+/** @typedef {import("./messages.js").PictureMsg} PictureMsg */
 /** What the page knows of a node before any message: its op and label lines, its sources drawn, the matches of the
  * step that made or replaced it. @typedef {Pick<NodeMsg, "key"|"op"|"sources"|"created"|"replaced"> & {label: string[]}} PageNode */
 

@@ -1,4 +1,4 @@
-// The code column's tabs: code | uops | asm (tgviz/programview.py sends the last two when a tab first asks, per kernel;
+// The code column's tabs: code | uops | asm (tgviz/views/program.py sends the last two when a tab first asks, per kernel;
 // the report holds them). uops: the linearized program the renderer consumed, one row per UOp numbered as tinygrad's
 // print_uops numbers them (op in its node's colour, ranges, dtype, sources by number: click one to go to its row, arg).
 // asm: the kernel's disassembly, or one line saying why there is none; on the CPU device each instruction knows the
@@ -10,9 +10,9 @@ import { h } from "./dom.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./adapter.js").Adapter} Adapter */
-/** @typedef {import("./protocol.js").KernelInfo} KernelInfo */
-/** @typedef {import("./protocol.js").UopsMsg} UopsMsg */
-/** @typedef {import("./protocol.js").AsmMsg} AsmMsg */
+/** @typedef {import("./messages.js").KernelInfo} KernelInfo */
+/** @typedef {import("./messages.js").UopsMsg} UopsMsg */
+/** @typedef {import("./messages.js").AsmMsg} AsmMsg */
 /** @typedef {ReturnType<typeof import("./linking.js").linking>} Links */
 
 const CODE_TABS = /** @type {const} */ (["code", "uops", "asm"]);
@@ -148,7 +148,7 @@ export function programTabs(ui, state, links) {
   show("code");
   return {
     /** A picture of another group was drawn: its kernel (null: none, the tabs hidden) and its step.
-     * @param {KernelInfo|null} k @param {import("./protocol.js").StepKey} key */
+     * @param {KernelInfo|null} k @param {import("./messages.js").StepKey} key */
     kernel(k, key) {
       kernel = k; step = key; got = {}; marks = [];
       ui.uops.replaceChildren(); ui.asm.replaceChildren();

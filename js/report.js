@@ -1,27 +1,27 @@
 // The standalone HTML report: the widget's own frontend (widget.js) on a stand-in for its model that answers from data
 // in the page. Each segment's steps and node table and each group's call stack and kernel code sit gzipped in their own
-// <script id="tgviz-..."> element (tgviz/report.py writes them) and are decoded when first looked at; the graph after
+// <script id="tgviz-..."> element (tgviz/report/writer.py writes them) and are decoded when first looked at; the graph after
 // each match is computed here by replay.js where the step does not store it, and the messages are built by
-// protocol.js's ports of tgviz/protocol.py (pictures drawn by picture.js, laid out by graphviz compiled to WebAssembly).
-import { toposort } from "./picture.js";
-import { nodeMessage, pictureMessage } from "./protocol.js";
-import { Replay, keyOf, rowKey, unpackRows } from "./replay.js";
+// port/protocol.js, the ports of tgviz/views/protocol.py (pictures drawn by picture.js, laid out by graphviz compiled to WebAssembly).
+import { toposort } from "./port/picture.js";
+import { nodeMessage, pictureMessage } from "./port/protocol.js";
+import { Replay, keyOf, rowKey, unpackRows } from "./port/replay.js";
 
-/** @typedef {import("./picture.js").Row} Row */
-/** @typedef {import("./picture.js").Config} Config */
-/** @typedef {import("./replay.js").Content} Content */
-/** @typedef {import("./replay.js").ReplayOptions} ReplayOptions */
-/** @typedef {import("./protocol.js").StepKey} StepKey */
-/** @typedef {import("./protocol.js").StepInfo} StepInfo */
-/** @typedef {import("./protocol.js").Selection} Selection */
-/** @typedef {import("./protocol.js").KernelMsg} KernelMsg */
-/** @typedef {import("./protocol.js").FrontendMsg} FrontendMsg */
+/** @typedef {import("./port/picture.js").Row} Row */
+/** @typedef {import("./port/picture.js").Config} Config */
+/** @typedef {import("./port/replay.js").Content} Content */
+/** @typedef {import("./port/replay.js").ReplayOptions} ReplayOptions */
+/** @typedef {import("./messages.js").StepKey} StepKey */
+/** @typedef {import("./messages.js").StepInfo} StepInfo */
+/** @typedef {import("./messages.js").Selection} Selection */
+/** @typedef {import("./messages.js").KernelMsg} KernelMsg */
+/** @typedef {import("./messages.js").FrontendMsg} FrontendMsg */
 /** @typedef {import("./adapter.js").Model} Model */
 
-/** The report's state: the widget's synced state (tgviz/protocol.py), the drawing constants, the CALL notes and each
+/** The report's state: the widget's synced state (tgviz/views/messages.py), the drawing constants, the CALL notes and each
  * step's segment.
- * @typedef {{tree: import("./protocol.js").TreeGroup[], selected: StepKey, match: number|null, view: import("./protocol.js").View,
- *   code_css: string, summary: string, kernels: import("./protocol.js").KernelRow[], error: string,
+ * @typedef {{tree: import("./messages.js").TreeGroup[], selected: StepKey, match: number|null, view: import("./messages.js").View,
+ *   code_css: string, summary: string, kernels: import("./messages.js").KernelRow[], error: string,
  *   config: Config & {maxNodes: number, opaqueBodies: string[], opFamilies: Record<string, string>},
  *   notes: Record<string, string>, segments: Record<StepKey, number>}} PageState */
 /** A step as the report stores it (tgviz.report.step_data): its input's row in its segment's table, then the graphs
@@ -34,11 +34,11 @@ import { Replay, keyOf, rowKey, unpackRows } from "./replay.js";
 /** A step as stored: its panel without its group's name and its title (the page has the group's from the tree).
  * @typedef {Omit<StepData, "info"> & {info: Omit<StepInfo, "stack" | "group" | "title">}} StoredStep */
 /** A segment as the report stores it (tgviz.report.Writer.segment): its steps by key and its node table's rows,
- * packed (its contents are in the "c-<piece>" chunks: see contentsOf). @typedef {import("./replay.js").PackedRows &
+ * packed (its contents are in the "c-<piece>" chunks: see contentsOf). @typedef {import("./port/replay.js").PackedRows &
  *   {steps: Record<StepKey, StoredStep>}} SegmentData */
 /** A segment's node table: its rows unpacked (so every step's row ids hold), then the rows their replays rebuild (a
  * rebuilt node equal to a row is that row: the same UOp), what the replays share, its steps, and each step's replay.
- * @typedef {import("./replay.js").NodeTable & {steps: Record<StepKey, StepData>, replays: Map<StepKey, Replay>}} Segment */
+ * @typedef {import("./port/replay.js").NodeTable & {steps: Record<StepKey, StepData>, replays: Map<StepKey, Replay>}} Segment */
 /** A step with its segment's table. @typedef {{key: StepKey, s: StepData, rows: Row[], seg: Segment}} Table */
 /** The page's data as protocol.js reads it: the state, a decoded chunk by name ("patterns", "g-<group>", ...), a step's
  * table, the root of its graph after k matches and of what its rewrite returned (the keys of their rows computed), a

@@ -6,7 +6,7 @@
 import { h, svgEl } from "./dom.js";
 import { fmtNum, fmtTime } from "./units.js";
 
-/** @typedef {import("./runview.js").RunMsg} RunMsg */
+/** @typedef {import("./messages.js").RunMsg} RunMsg */
 /** @typedef {import("./runview.js").OpenKernel} OpenKernel */
 
 const ROOF_W = 760, ROOF_H = 420, ROOF_L = 64, ROOF_R = 16, ROOF_T = 16, ROOF_B = 40;

@@ -1,5 +1,5 @@
 // The run's tabs, *timeline*, *memory* and *roofline*, in a sheet over the columns (as the kernel table's, which it
-// closes: one sheet at a time), opened by the "run" control beside the kernel table. The data is tgviz/runview.py's run
+// closes: one sheet at a time), opened by the "run" control beside the kernel table. The data is tgviz/views/run.py's run
 // message: asked for when the sheet first opens (the widget's kernel builds it; the report holds it) and drawn by
 // timeline.js, memchart.js and roofline.js. A kernel clicked in any tab opens its first step and closes the sheet.
 import { h } from "./dom.js";
@@ -8,28 +8,15 @@ import { rooflineTab } from "./roofline.js";
 import { timelineTab } from "./timeline.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
-/** @typedef {import("./protocol.js").StepKey} StepKey */
-/** tgviz.runview.TimelineData: the launches as columns (lane, name, kind: indices; start, dur: µs; kernel: an index into
- * RunMsg.kernels or -1; jit, replay: -1 outside a TinyJit), jit_runs [jit, replay, start, end, launches], slowest.
- * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
- *   dur:(number|null)[], kernel:number[], jit:number[], replay:number[], jits:string[], jit_runs:number[][], moved:number[][], slowest:number[],
- *   duration:number, source:string, summary:string}} TimelineData */
-/** @typedef {{num:number, device:string, dtype:string, size:number, nbytes:number, alloc_us:number, free_us:number|null,
- *   kernels:number[], writers:string[], readers:string[]}} BufferRow */
-/** tgviz.runview.BufferTable: every buffer as columns (device, dtype: indices into devices, dtypes; writes, reads:
- * launches; kernels: indices into RunMsg.kernels) @typedef {{num:number[], devices:string[], dtypes:string[], device:number[],
- *   dtype:number[], size:number[], nbytes:number[], alloc:number[], free:(number|null)[], writes:number[][], reads:number[][],
- *   kernels:number[][]}} BufferTable */
-/** tgviz.runview.MemoryData @typedef {{t:number[], in_use:number[], buf:number[], buffers:BufferTable, peak:number,
- *   peak_us:number|null, before:number, allocations:number, at_peak:BufferRow[], device_peaks:Record<string, number>,
- *   summary:string}} MemoryData */
-/** @typedef {{kernel:number, device:string, flops:number, bytes:number, runs:number, time_us:number, intensity:number|null,
- *   gflops:number, gbs:number, bound:string|null}} PointRow */
-/** @typedef {{gflops:number, benchmark:number, gbs:number, ridge:number, how:string, measured:string}} PeaksRow */
-/** tgviz.runview.RooflineData @typedef {{points:PointRow[], peaks:Record<string, PeaksRow>, notes:string[], ran:number}} RooflineData */
-/** tgviz.runview.RunMsg: kernels are [display name, the step it opens], estimates tinygrad's [FLOPs, bytes] of each (or null)
- * @typedef {{type:"run", kernels:string[][], estimates:(number[]|null)[], timeline:TimelineData, memory:MemoryData,
- *   roofline:RooflineData}} RunMsg */
+/** @typedef {import("./messages.js").StepKey} StepKey */
+/** @typedef {import("./messages.js").TimelineData} TimelineData */
+/** @typedef {import("./messages.js").BufferRow} BufferRow */
+/** @typedef {import("./messages.js").BufferTable} BufferTable */
+/** @typedef {import("./messages.js").MemoryData} MemoryData */
+/** @typedef {import("./messages.js").PointRow} PointRow */
+/** @typedef {import("./messages.js").PeaksRow} PeaksRow */
+/** @typedef {import("./messages.js").RooflineData} RooflineData */
+/** @typedef {import("./messages.js").RunMsg} RunMsg */
 /** Opens kernel i of RunMsg.kernels. @typedef {(i: number) => void} OpenKernel */
 
 const RUN_TABS = /** @type {const} */ (["timeline", "memory", "roofline"]);

@@ -1,5 +1,5 @@
 // A sortable table of plain rows (the kernel tables of the trace browser and of a comparison). Click a header to sort
-// by it (again: the other way); empty cells sort last. Bundled into the modules that import it (tgviz/assets.py esm).
+// by it (again: the other way); empty cells sort last. Bundled into the modules that import it (tgviz/views/assets.py esm).
 
 /** @typedef {{key:string,label:string,num?:boolean,title?:string,fmt?:(v:any,row:any)=>string}} Column */
 

@@ -11,7 +11,7 @@ import { h } from "./dom.js";
 import { drawTimeTicks, timeView } from "./timeaxis.js";
 import { fmtBytes, fmtNum, fmtTime } from "./units.js";
 
-/** @typedef {import("./runview.js").RunMsg} RunMsg */
+/** @typedef {import("./messages.js").RunMsg} RunMsg */
 /** @typedef {import("./runview.js").OpenKernel} OpenKernel */
 
 const TL_LEFT = 96, TL_AXIS = 22, TL_JIT = 18, TL_LANE = 30, TL_PAD = 6;
@@ -19,7 +19,7 @@ const TL_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc9
 const TL_KIND_COLORS = ["", "#8c8c8c", "#7b5ea7", "#d08a1c", "#b0b0b0"];  // by kind: kernel (by name), copy, graph, sync, other
 
 /** The launches as typed columns, each lane's launches in start order with the running maximum of their ends.
- * @param {import("./runview.js").TimelineData} t */
+ * @param {import("./messages.js").TimelineData} t */
 function tlColumns(t) {
   const n = t.start.length, start = Float64Array.from(t.start), end = new Float64Array(n);
   for (let i = 0; i < n; i++) end[i] = start[i] + (t.dur[i] ?? 0);

@@ -3,8 +3,8 @@
 import { escapeHtml } from "./dom.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
-/** @typedef {import("./protocol.js").TreeGroup} TreeGroup */
-/** @typedef {import("./protocol.js").StepKey} StepKey */
+/** @typedef {import("./messages.js").TreeGroup} TreeGroup */
+/** @typedef {import("./messages.js").StepKey} StepKey */
 
 /** The tree of groups and steps in ui.tree, rebuilt when the filter changes.
  * @param {Ui} ui @param {TreeGroup[]} groups @param {() => StepKey} selected the step selected now

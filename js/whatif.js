@@ -1,6 +1,6 @@
 // What if: the shown kernel's optimizations (the opts tinygrad applied and who chose them, on a line under the code's
 // head) and a sheet over the columns, like the kernel table's, to change them: an editor of the opts (op, axis, amount;
-// add one of those tinygrad allows next, remove one, or none at all) that retries the kernel (tgviz/whatif_view.py's
+// add one of those tinygrad allows next, remove one, or none at all) that retries the kernel (tgviz/views/whatif.py's
 // messages: the kernel is compiled again, run on the original's inputs, timed, compared) and opens the retry's
 // comparison (compare.js) in the sheet; BEAM's candidates as a sortable table and a scatter of their times, the winner
 // marked (a click on one loads its opts into the editor). The HTML report shows it read-only: the opts, BEAM's
@@ -10,13 +10,11 @@ import { sortableTable } from "./table.js";
 import { open } from "./compare.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
-/** @typedef {import("./protocol.js").TreeGroup} TreeGroup */
-/** @typedef {[string, number|null, any]} OptSpec  [op, axis, amount] */
-/** @typedef {{index:number, round:number, opts:string[], compiled:boolean, time_us:number|null, winner:boolean}} BeamRow */
-/** @typedef {{type:"retried", kernel:string, opts:string[], summary:string, error:string|null, same:boolean,
- *   times_us:(number|null)[], compare:any}} RetryMsg */
-/** @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
- *   retries:RetryMsg[]}} OptsInfo */
+/** @typedef {import("./messages.js").TreeGroup} TreeGroup */
+/** @typedef {import("./messages.js").OptSpec} OptSpec */
+/** @typedef {import("./messages.js").BeamRow} BeamRow */
+/** @typedef {import("./messages.js").RetryMsg} RetryMsg */
+/** @typedef {import("./messages.js").OptsInfo} OptsInfo */
 
 const OPT_OPS = ["UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "TC", "THREAD", "PADTO", "SWAP", "NOLOCALS"];
 
@@ -203,7 +201,7 @@ export function whatIf(ui, state, page, go) {
 }
 
 /** The kernel table's rows with each kernel's opts and who chose them (from the what-if state).
- * @param {import("./protocol.js").KernelRow[]} rows @param {Record<string, OptsInfo>|undefined} infos */
+ * @param {import("./messages.js").KernelRow[]} rows @param {Record<string, OptsInfo>|undefined} infos */
 export function withOpts(rows, infos) {
   return rows.map((r) => ({ ...r, opts: infos?.[r.label] ? `${infos[r.label].text.join(" · ") || "none"} (${infos[r.label].by})` : null }));
 }

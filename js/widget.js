@@ -1,6 +1,6 @@
 // tgviz trace browser: tree | before/after graphs with match stepping | generated code. Plain ESM for anywidget; the
 // standalone HTML report (report.js) runs the same code on a recorded model. Messages and state are those of
-// tgviz/protocol.py (adapter.js types them): keys come from Python and are never built here.
+// tgviz/views/messages.py (adapter.js types them): keys come from Python and are never built here.
 // This module puts the others together and holds the selection's picture: the pictures received, the one shown, and
 // the static picture a saved notebook shows without its kernel. The others: ui.js (the elements), panels.js (columns
 // and height, maximising), panzoom.js (the view on the graph), tree.js (the steps), details.js (the panels around a
@@ -20,12 +20,12 @@ import { stepTree } from "./tree.js";
 import { buildUi, oneSheet } from "./ui.js";
 import { whatIf, withOpts } from "./whatif.js";
 
-/** @typedef {import("./protocol.js").Selection} Selection */
-/** @typedef {import("./protocol.js").PictureMsg} PictureMsg */
-/** @typedef {import("./protocol.js").KernelMsg} KernelMsg */
-/** @typedef {import("./protocol.js").StepKey} StepKey */
-/** @typedef {import("./protocol.js").TreeGroup} TreeGroup */
-/** @typedef {import("./protocol.js").TreeStep} TreeStep */
+/** @typedef {import("./messages.js").Selection} Selection */
+/** @typedef {import("./messages.js").PictureMsg} PictureMsg */
+/** @typedef {import("./messages.js").KernelMsg} KernelMsg */
+/** @typedef {import("./messages.js").StepKey} StepKey */
+/** @typedef {import("./messages.js").TreeGroup} TreeGroup */
+/** @typedef {import("./messages.js").TreeStep} TreeStep */
 
 const STATIC_AFTER_MS = 3000;  // no word from the kernel this long after asking: a saved notebook without its kernel
 
@@ -108,7 +108,7 @@ function render({ model, el }) {
     const sameStep = shown !== null && shown.step === msg.step && ui.stage.querySelector("svg");
     shown = { step: msg.step, match: msg.match, view: msg.view };
     shownMsg = msg;
-    ui.stage.innerHTML = msg.svg;  // SVG built by tgviz.layout: every text is escaped there
+    ui.stage.innerHTML = msg.svg;  // SVG built by tgviz.draw.svg: every text is escaped there
     ui.raw.classList.toggle("active", msg.view.startsWith("raw:"));  // raw, or folded (tgviz.fold)
     ui.stage.dataset.step = msg.step;
     ui.stage.dataset.match = msg.match === null ? "" : String(msg.match);
@@ -139,7 +139,7 @@ function render({ model, el }) {
   }
 
   /** Select a step (and a match of it) by key, in a view (default: auto). @param {StepKey} key
-   * @param {number|null} [match] @param {import("./protocol.js").View} [v] */
+   * @param {number|null} [match] @param {import("./messages.js").View} [v] */
   function select(key, match = null, v = "auto") {
     state.select(key, match, v);
     tree.markSelected();

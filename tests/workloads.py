@@ -114,3 +114,16 @@ def mlp_train_until(done, seconds: float = 60) -> None:
     n += 1
     (Tensor.ones(n).contiguous() * 2).realize()
     time.sleep(0.1)
+
+
+def jit_loop(steps: int) -> None:
+  """A TinyJit run steps times: its first call, its capture, its replays."""
+  from tinygrad import Tensor, TinyJit
+  x = Tensor.ones(16, 16).contiguous().realize()
+
+  @TinyJit
+  def step(x: Tensor) -> Tensor:
+    a = (x * 2 + 1).contiguous()
+    return (a.sum(1) + a.T.max(1)).contiguous().realize()
+
+  for _ in range(steps): step(x)

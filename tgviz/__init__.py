@@ -52,7 +52,7 @@ __version__ = "0.1.0"
 
 def load_ipython_extension(ipython) -> None:
   """%load_ext tgviz: registers the %%tgviz cell magic (tinygrad may be imported before or after)."""
-  from tgviz.notebook.magic import TgvizMagics
+  from tgviz.magic import TgvizMagics
   if (msg := bridge.clang_missing()): print(f"tgviz: {msg}")
   ipython.register_magics(TgvizMagics)
 

@@ -1,4 +1,4 @@
-// Folding in the HTML report's page: the port of tgviz/fold.py (a view of a scene that draws less: index arithmetic as
+// Folding in the HTML report's page: the port of tgviz/draw/fold.py (a view of a scene that draws less: index arithmetic as
 // tinygrad renders it, constants in their users' labels, lanes as one node ×N; marked nodes always as themselves).
 // Each function mirrors:
 //   stripParens  fold.strip_parens (tinygrad.helpers.strip_parens)     renderNode fold.render (tinygrad/uop/render.py)
@@ -8,7 +8,7 @@
 //   chunked      fold._chunks                                           cutLine    fold._cut
 //   heldBy       fold._held
 //   foldScene    fold.fold                                              drawnAs    fold.drawn_as
-// tests/test_js_parity.py holds them equal to the Python (the DOT text and SVG of folded pictures).
+// tests/views/test_js_parity.py holds them equal to the Python (the DOT text and SVG of folded pictures).
 
 /** @typedef {import("./layout.js").GNode} GNode */
 /** @typedef {import("./layout.js").Scene} Scene */

@@ -1,16 +1,16 @@
-// The port of tgviz/layout.py that the HTML report's page draws with: a scene (the union of a step's before and after
+// The port of tgviz/draw/scene.py, dot.py and svg.py that the HTML report's page draws with: a scene (the union of a step's before and after
 // graphs, marked), focused and fan-in capped, as the same DOT text, and dot's plain output of it as the same SVG.
 // Graphviz compiled to WebAssembly (js/vendor/graphviz.js, the same Graphviz 16.1 as the Python side) lays the DOT out.
 // Each function mirrors:
-//   fmt          Python's f"{x:.Nf}"          text, attr   layout.text, layout.attr (xml.sax.saxutils)
-//   makeScene    layout.make_scene            focus        layout.focus           capFanIn   layout.cap_fan_in
-//   box          layout._box                  dotOf        layout._dot            parsePlain layout.layout (reading dot's plain output)
-//   seen         layout._seen                 layOut       layout.layout (dot run by the caller's function)
-//   sideW        layout._side_w               hiddenText   layout._hidden_text
-//   path         layout._path                 nodeSvg      layout._node_svg       sideSvg    layout.side_svg
-//   legend       layout._legend               sceneSvg     layout.scene_svg
-// ranks.js, the port of tgviz/ranks.py, says the rows and columns the DOT text puts the nodes in.
-// tests/test_js_parity.py holds them equal to the Python (DOT text and SVG bytes) on the tests' workloads.
+//   fmt          Python's f"{x:.Nf}"          text, attr   svg.text, svg.attr (xml.sax.saxutils)
+//   makeScene    scene.make_scene             focus        scene.focus            capFanIn   scene.cap_fan_in
+//   box          dot._box                     dotOf        dot._dot               parsePlain dot.layout (reading dot's plain output)
+//   seen         dot._seen                    layOut       dot.layout (dot run by the caller's function)
+//   sideW        dot._side_w                  hiddenText   scene.hidden_text
+//   path         svg._path                    nodeSvg      svg._node_svg          sideSvg    svg.side_svg
+//   legend       svg._legend                  sceneSvg     svg.scene_svg
+// ranks.js, the port of tgviz/draw/ranks.py, says the rows and columns the DOT text puts the nodes in.
+// tests/views/test_js_parity.py holds them equal to the Python (DOT text and SVG bytes) on the tests' workloads.
 
 import { columnCuts, rankRows } from "./ranks.js";
 

@@ -1,11 +1,11 @@
-// Pictures of steps in the HTML report's page: the port of tgviz/picture.py's picture (and the pieces of the model and
-// the bridge it draws with) on the report's node tables; layout.js, the port of tgviz/layout.py, makes the DOT text and
+// Pictures of steps in the HTML report's page: the port of tgviz/views/picture.py's picture (and the pieces of the model and
+// the bridge it draws with) on the report's node tables; layout.js, the port of tgviz/draw/'s scene, dot and svg, makes the DOT text and
 // the SVG. Each function mirrors:
 //   toposort    bridge.toposort (tinygrad's UOp.toposort), on row ids
 //   graphOf     bridge.to_graph (tgviz/bridge/uops.py)
 //   diffGraphs  steps.diff_graphs, as node keys
 //   picture     picture.picture with picture.scene_of, without its time budget and cache (fold.js folds)
-// tests/test_js_parity.py holds them equal to the Python on the tests' workloads; tests/browser/test_report_browser.py
+// tests/views/test_js_parity.py holds them equal to the Python on the tests' workloads; tests/browser/test_report_browser.py
 // checks the page's pictures too.
 import { drawnAs, foldScene } from "./fold.js";
 import { capFanIn, focus, layOut, makeScene, sceneSvg } from "./layout.js";

@@ -1,60 +1,25 @@
-// The messages between Python and the trace browser's frontend: the TypedDicts of tgviz/protocol.py (and programview.py) as JSDoc types
-// (the widget's modules use them as types only), and the HTML report's ports of the protocol.py functions that build
-// them, which report.js runs in the page on its data. Each port mirrors:
+// The HTML report's ports of the tgviz/views/protocol.py functions that build the trace browser's messages (their types:
+// messages.js, generated from tgviz/views/messages.py), which report.js runs in the page on its data. Each port mirrors:
 //   matchInfo       protocol.match_info (without the diff: the page has no UOps to print)
 //   viewOptions     picture.view_options
 //   pictureMessage  protocol.picture_message (picture.js draws, dot compiled to WebAssembly lays out)
 //   nodeMatches     steps.Step.node_matches (of the nodes drawn, as protocol.picture_message gives them)
 //   nodeMessage     protocol.node_message (the node's label lines instead of its dtype, full arg, tag and Python)
-//   history         protocol.history over model.Trace.history
+//   history         protocol.history over trace.Trace.history
 import { diffGraphs, picture, toposort } from "./picture.js";
 
-/** @typedef {string} StepKey  issued by Python (protocol.step_key), opaque here */
-/** @typedef {string} View  "auto", "full", "line:N" (the auto view built around the UOps of line N of the kernel's code) or
- * "node:KEY" (built around that node), each folded, or raw with a "raw:" prefix */
-/** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean}} TreeStep  snapshot: a "View ..." step */
-/** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[]}} TreeGroup */
-/** @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,
- *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey}} KernelRow  label: the name
- *   shown (Kernel.display_name: "E_2 #2" where kernels share a name); matches: its steps' matches */
-/** @typedef {{step:StepKey, match:number|null, view:View}} Selection  a picture: match null is the whole step */
-/** @typedef {{title:string, name:string, group:string, kind:string, depth:number, matches:number, where:string,
- *   file:string, line:number, error:string|null, stack:string[]}} StepInfo */
-/** @typedef {{index:number, title:string, file:string, line:number, where:string, source:string, us:number,
- *   error:boolean, diff:string}} MatchInfo */
-/** @typedef {{op:string, backward:boolean, where:string, source:string, context:string[]}} OriginInfo */
-/** @typedef {{name:string, label:string, device:string, renderer:string, global_size:number[], local_size:number[]|null, html:string,
- *   source:string, lines:string[][]|null, lines_note:string|null, codegen_step:StepKey|null, origins:OriginInfo[]}} KernelInfo */
-/** @typedef {{name:string, group:number, step:StepKey}} ProducedKernel */
-/** @typedef {Selection & {type:"picture", svg:string, partial:boolean, message:string|null, shown:number, total:number,
- *   info:StepInfo, match_info:MatchInfo|null, kernel:KernelInfo|null, produced:ProducedKernel[],
- *   node_matches:Record<string, number[][]>, trimmed?:boolean, dot?:string}} PictureMsg
- *   node_matches: a node drawn -> [the matches that made it, those that replaced it]; trimmed: the kept picture,
- *   lightened to fit a saved notebook; dot: the report's only, the DOT text it laid out */
-/** @typedef {Selection & {type:"busy"}} BusyMsg */
-/** @typedef {{type:"error", message:string, traceback?:string}} ErrorMsg */
-/** @typedef {{type:"exported", paths:string[]}} ExportedMsg */
-/** @typedef {{key:string, label:string}} NodeSource */
-/** @typedef {{kind:"input"|"created"|"lives"|"replaced"|"removed", step:StepKey, match:number|null, title:string,
- *   other:string, other_key:string, steps:number}} HistoryEvent */
-/** @typedef {{type:"node", step:StepKey, key:string, op:string, dtype:string, arg:string, tag:string, python:string,
- *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[]}} NodeMsg */
-/** @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number,
- *   step:StepKey, match:number}} RuleInfo */
-/** @typedef {{type:"rules", rules:RuleInfo[], total:number}} RulesMsg */
-/** @typedef {{n:number, op:string, family:string, fill:string, ranges:string, dtype:string, srcs:(number|string)[], arg:string,
- *   key:string}} UopRow  programview.py's: a print_uops row, its node's fill and key */
-/** @typedef {{type:"uops", kernel:string, rows:UopRow[], note:string|null}} UopsMsg  kernel: the kernel's label */
-/** @typedef {{text:string, lines:number[]}} AsmRow  a line of the disassembly and the source lines of its instruction */
-/** @typedef {{type:"asm", kernel:string, rows:AsmRow[], note:string|null, lines_note:string|null}} AsmMsg */
-/** @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|import("./runview.js").RunMsg} KernelMsg
- *   the kernel's (or the page's) messages */
-/** @typedef {{type:"ready"}|{type:"export", box?:number[]}|{type:"node", key:string}|{type:"rules"}|{type:"uops"|"asm", step:StepKey}
- *   |{type:"run"}} FrontendMsg  the frontend's requests */
+/** @typedef {import("../messages.js").StepKey} StepKey */
+/** @typedef {import("../messages.js").View} View */
+/** @typedef {import("../messages.js").Selection} Selection */
+/** @typedef {import("../messages.js").MatchInfo} MatchInfo */
+/** @typedef {import("../messages.js").KernelInfo} KernelInfo */
+/** @typedef {import("../messages.js").PictureMsg} PictureMsg */
+/** @typedef {import("../messages.js").NodeMsg} NodeMsg */
+/** @typedef {import("../messages.js").HistoryEvent} HistoryEvent */
 
-/** @typedef {import("./report.js").PageData} PageData */
-/** @typedef {import("./report.js").StepData} StepData */
-/** @typedef {import("./report.js").Table} Table */
+/** @typedef {import("../report.js").PageData} PageData */
+/** @typedef {import("../report.js").StepData} StepData */
+/** @typedef {import("../report.js").Table} Table */
 /** @typedef {[file: string, line: number, where: string, source: string]} Pattern  a row of the report's patterns */
 
 /** protocol.match_info, without the diff: a match's panel from its step's data and the report's patterns.

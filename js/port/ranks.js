@@ -1,7 +1,7 @@
-// The port of tgviz/ranks.py: the rows (dot's ranks) a graph is laid out in, and where a tall graph is cut into
+// The port of tgviz/draw/ranks.py: the rows (dot's ranks) a graph is laid out in, and where a tall graph is cut into
 // columns, which layout.js writes into its DOT text. Each function mirrors:
 //   rankRows     ranks.rank_rows              columnCuts   ranks.column_cuts
-// tests/test_js_parity.py holds the DOT text equal to the Python's.
+// tests/views/test_js_parity.py holds the DOT text equal to the Python's.
 
 /** @typedef {import("./layout.js").Config} Config */
 

@@ -9,7 +9,7 @@
 //   keyOf        tinygrad's UOp.key (bridge NodeTable.add computes it alike)
 //   rebuild      UOp(...) through tinygrad's cache, labelled as bridge/uops.py _node and _cut do
 // The report leaves a step's graphs to the page as far as bridge.page_replays says the page computes exactly VIZ's
-// graphs (it stores the rest); tests/test_js_parity.py compares every graph with the Python side's step.at(k).
+// graphs (it stores the rest); tests/views/test_js_parity.py compares every graph with the Python side's step.at(k).
 
 /** @typedef {import("./picture.js").Row} Row */
 /** A content ([the text UOp.key hashes before its sources' keys, the node's own label lines, what folding reads]).

@@ -15,9 +15,9 @@ from harness import ARTIFACTS, new_page, node_panel_ms
 
 import tgviz
 from tgviz import bridge as tg
+from tgviz.draw import dot as Dot
 from tgviz.draw import fold as F
 from tgviz.draw.dot import FAST_ABOVE, layout
-from tgviz.draw import dot as Dot
 from tgviz.draw.engine import run_dot
 from tgviz.draw.scene import DEFAULT_MAX_NODES, cap_fan_in, focus
 from tgviz.views import picture as PI

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import workloads
 from harness import ARTIFACTS, TUTORIAL, new_page, notebook, open_in_lab, run_all
-from test_timeline import counting_memory
+from helpers import counting_memory
 
 import tgviz
 

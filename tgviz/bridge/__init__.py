@@ -4,7 +4,10 @@ By concern: ``env`` (tinygrad's version, the default device, settings), ``captur
 ``recorders`` and ``profiler``), ``records`` (what a trace holds), ``events`` (the run: tinygrad's profile events as
 records), ``peaks`` (a device's measured peaks), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
 keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up before
-anything imports tinygrad. This file holds no logic of its own.
+anything imports tinygrad.
+
+Must not: import any tgviz package above it (only tgviz.draw's graph data and tgviz.work); hold logic here (this file only
+re-exports).
 """
 from tgviz.bridge import env  # first: the version check and the device set-up run before tinygrad is imported
 from tgviz.bridge.capture import Snapshot, Tracker

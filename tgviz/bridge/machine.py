@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
 from tinygrad.device import Compiler
@@ -29,6 +29,7 @@ from tinygrad.uop.ops import Ops, UOp, multirange_str
 
 from tgviz.bridge.recorders import Patch
 from tgviz.bridge.uops import family, node_key, plain_arg
+from tgviz.work.threads import Worker
 
 
 def linear_uops(prg: UOp) -> list[UOp]:
@@ -160,7 +161,8 @@ class ListingBuilds(Patch):
     self.threads = threads
 
   def patches(self) -> list[tuple[object, dict[str, object]]]:
-    compile_cached, pool = ClangCompiler.compile_cached, ThreadPoolExecutor(self.threads, "tgviz-listing")
+    # (no bound on what waits: one build per kernel the run compiles, which the run bounds)
+    compile_cached, pool = ClangCompiler.compile_cached, Worker("tgviz-listing", self.threads, bound=None)
     def compiled(compiler: ClangCompiler, src: str) -> bytes:
       lib = compile_cached(compiler, src)
       cmd = clang_command(compiler, "-g")
@@ -168,7 +170,7 @@ class ListingBuilds(Patch):
       if key not in _started and key not in _listings and _db_ok():
         # (one in tinygrad's disk cache is had now: a process forked from this one cannot read that cache)
         if (cached := _cached(cmd, src)) is not None: _remember(key, (cached, None))
-        else: _started[key] = pool.submit(_build, cmd, src)
+        else: _started[key] = pool.submit(lambda: _build(cmd, src))
       return lib
     self._pool = pool
     return [(ClangCompiler, {"compile_cached": compiled})]
@@ -177,7 +179,7 @@ class ListingBuilds(Patch):
     super().__exit__(*exc)
     # the last few builds end here: no thread may be left running when the report's workers fork (a forked worker
     # holding the write end of clang's stdin would leave clang, and this thread, waiting for the end of its input)
-    self._pool.shutdown(wait=True)
+    self._pool.shutdown(wait=True, drop=False)
 
 
 _LISTINGS = "tgviz_debug_listing"  # tinygrad's disk cache table of the -g builds' listings, by clang command and source

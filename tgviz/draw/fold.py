@@ -24,7 +24,7 @@ import re
 from dataclasses import replace
 
 from tgviz.draw.graph import Node
-from tgviz.layout import Scene
+from tgviz.draw.scene import Scene
 
 SYMS = {"ADD": "+", "SUB": "-", "FLOORDIV": "//", "FLOORMOD": "%", "SHL": "<<", "SHR": ">>", "MUL": "*", "CMPLT": "<",
         "CMPNE": "!=", "AND": "&", "OR": "|", "XOR": "^"}  # tinygrad/uop/render.py syms

@@ -3,7 +3,6 @@ code as a diff and their landmark graphs side by side (``js/compare.js``, state 
 from __future__ import annotations
 
 import traceback
-from concurrent.futures import Future
 from typing import Any
 
 import anywidget
@@ -42,14 +41,13 @@ class CompareWidget(anywidget.AnyWidget):
     else: raise TypeError("CompareWidget(a, b) takes two traces, or one Comparison")
     self.max_nodes = max_nodes
     self._work = Worker("tgviz-compare")
-    self._pending: Future | None = None
     super().__init__(**V.state(self.comparison), **kwargs)
     self.on_msg(self._on_msg)
 
   def _on_msg(self, _widget: Any, content: dict, _buffers: list) -> None:
     if content.get("type") != "pair": return
     index = content.get("index")
-    try: self._pending = self._work.submit(lambda: self._answer(index), kind="pair")  # a newer row supersedes an older one
+    try: self._work.submit(lambda: self._answer(index), kind="pair")  # a newer row supersedes an older one
     except Busy as e: self.send(P.error_message(f"not now: {e}"))
 
   def _answer(self, index: Any) -> None:
@@ -57,8 +55,8 @@ class CompareWidget(anywidget.AnyWidget):
     except Exception as e: self.send(P.error_message(f"{type(e).__name__}: {e}", traceback.format_exc()))
 
   def wait(self, timeout: float | None = 60) -> None:
-    """Block until the pair being computed has been sent (for scripts and tests)."""
-    if self._pending is not None: self._pending.result(timeout)
+    """Block until every pair asked for has been sent (for scripts and tests); TimeoutError past timeout seconds."""
+    if not self._work.drain(timeout): raise TimeoutError(f"the pairs asked for were not all sent within {timeout} s")
 
   def _repr_mimebundle_(self, **kwargs: Any) -> Any:
     return text_fallback(super()._repr_mimebundle_(**kwargs), self.comparison.summary())

@@ -12,7 +12,6 @@ import json
 import threading
 import traceback
 from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, cast
 
@@ -91,7 +90,6 @@ class TraceWidget(anywidget.AnyWidget):
     self._work = Worker("tgviz-layout")
     self._side = Worker("tgviz-tabs")
     self._lock = threading.Lock()
-    self._pending: Future | None = None
     self._latest: Selection | None = None
     super().__init__(tree=P.tree(trace, kernel), selected=P.first_selection(trace, kernel), code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
                      summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir),
@@ -106,15 +104,14 @@ class TraceWidget(anywidget.AnyWidget):
     if note is None: return trace.traceback or ""
     return f"stopped by {type(trace.error).__name__}: {trace.error}: {note}"
 
-  def _request(self) -> Future | None:
-    if not self.selected: return None
+  def _request(self) -> None:
+    if not self.selected: return
     key: Selection = (self.selected, self.match, self.view)
     with self._lock:
       self._latest = key
       self.send(P.busy_message(*key))
       # a slow layout of an older selection stops here (its dot process is killed)
-      self._pending = self._work.submit(lambda: self._compute(key), kind="picture")
-      return self._pending
+      self._background(self._work, lambda: self._compute(key), kind="picture")
 
   def _compute(self, key: Selection) -> None:
     msg: M.PictureMsg | M.ErrorMsg
@@ -153,14 +150,12 @@ class TraceWidget(anywidget.AnyWidget):
         self.send(P.exported_message(paths))
       except Exception as e: self.send(P.error_message(f"export failed: {type(e).__name__}: {e}"))
     elif content.get("type") in ("allowed", "retry"):  # in the layout worker: tinygrad runs one thing at a time
-      self._pending = self._background(self._work, lambda: self._what_if(content))
+      self._background(self._work, lambda: self._what_if(content))
 
-  def _background(self, worker: Worker, fn: Callable[[], None], kind: str | None = None) -> Future | None:
+  def _background(self, worker: Worker, fn: Callable[[], None], kind: str | None = None) -> None:
     """fn in a background worker; a request the worker cannot take now is answered with an error saying so."""
-    try: return worker.submit(fn, kind)
-    except Busy as e:
-      self.send(P.error_message(f"not now: {e}"))
-      return None
+    try: worker.submit(fn, kind)
+    except Busy as e: self.send(P.error_message(f"not now: {e}"))
 
   def _what_if(self, content: dict) -> None:
     try:
@@ -175,8 +170,10 @@ class TraceWidget(anywidget.AnyWidget):
     except Exception as e: self.send(P.error_message(f"run: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def wait(self, timeout: float | None = 30) -> None:
-    """Block until the picture being computed has been sent (for scripts and tests)."""
-    if self._pending is not None: self._pending.result(timeout)
+    """Block until every request made so far (the picture, the tabs', retries) has been answered (for scripts and
+    tests); TimeoutError past timeout seconds."""
+    if not (self._work.drain(timeout) and self._side.drain(timeout)):
+      raise TimeoutError(f"the widget's requests were not all answered within {timeout} s")
 
   def _repr_mimebundle_(self, **kwargs: Any) -> Any:
     """The widget, and for frontends without widgets (nbconvert, GitHub) the summary and the first picture."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from tgviz import bridge as tg
 
 if TYPE_CHECKING:
-  from tgviz.trace.trace import Kernel
+  from tgviz.trace.kernel import Kernel
 
 def _label(k: Kernel) -> str:
   """The name a kernel is shown by: numbered where kernels of the trace share a name (E_2 #1, E_2 #2)."""

@@ -1,18 +1,19 @@
 """The frontend's files (``js/``): shipped in the wheel under ``tgviz/static``, or ``js/`` in a source checkout."""
 from __future__ import annotations
 
+import posixpath
 import re
 from pathlib import Path
 
-_IMPORT = re.compile(r'^import \{([^}]*)\} from "\./([\w.]+)";\n', re.M)
+_IMPORT = re.compile(r'^import \{([^}]*)\} from "(\.\.?/[\w./]+)";\n', re.M)
 _EXPORT = re.compile(r"^export (?=(?:async )?function |const |let |class )", re.M)
 _DEFAULT = re.compile(r"^export default .*;\n", re.M)  # an inlined module's default export (anywidget's) is the importer's no more
 
 
 def static_file(name: str) -> Path:
-  """The path of a frontend file, e.g. "widget.js"."""
-  here = Path(__file__).resolve().parent
-  return here / "static" / name if (here / "static" / name).exists() else here.parent / "js" / name
+  """The path of a frontend file, e.g. "widget.js", "port/layout.js"."""
+  package = Path(__file__).resolve().parents[1]   # tgviz/
+  return package / "static" / name if (package / "static" / name).exists() else package.parent / "js" / name
 
 
 def styles(*names: str) -> str:
@@ -21,16 +22,17 @@ def styles(*names: str) -> str:
 
 
 def modules(name: str) -> list[str]:
-  """A frontend module and the sibling modules it imports (``import { f } from "./table.js";``), and theirs: each
-  once, in dependency order (what a module imports before it), the module itself last."""
+  """A frontend module and the modules it imports by a relative path (``import { f } from "./table.js";``,
+  ``"./port/layout.js"``, ``"../dom.js"``), and theirs: each once, by its path under js/, in dependency order (what a
+  module imports before it), the module itself last."""
   order: list[str] = []
 
   def visit(n: str, path: tuple[str, ...]) -> None:
     if n in path: raise ValueError(f"js/{n}: an import cycle ({' -> '.join((*path, n))})")
     if n in order: return
     for names, dep in _IMPORT.findall(static_file(n).read_text()):
-      if " as " in names: raise ValueError(f"js/{n}: renamed imports cannot be inlined ({names.strip()} from ./{dep})")
-      visit(dep, (*path, n))
+      if " as " in names: raise ValueError(f"js/{n}: renamed imports cannot be inlined ({names.strip()} from {dep})")
+      visit(posixpath.normpath(posixpath.join(posixpath.dirname(n), dep)), (*path, n))
     order.append(n)
 
   visit(name, ())

@@ -1,5 +1,5 @@
 """Every message between Python and the frontend (``js/``), defined once: the widgets' synced state, what Python sends,
-what the frontend asks. ``js/messages.js`` is generated from this module (``python -m tgviz.views.messages``), and
+what the frontend asks. ``js/messages.js`` is generated from this module (``bash scripts/messages.sh``), and
 tests/views/test_messages.py fails when the two disagree.
 
 Keys are issued by Python and opaque to the frontend: a step is named by its ``StepKey``; a picture by (step key, match,
@@ -14,7 +14,6 @@ Must not: build a message (no logic here but the JSDoc writer); import anything 
 from __future__ import annotations
 
 import ast
-import sys
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
@@ -522,8 +521,8 @@ def jsdoc(source: str | None = None) -> str:
   """js/messages.js: every alias and TypedDict of this module (its source, in order) as a JSDoc typedef, with its
   docstring; a NotRequired field is optional (``key?:``)."""
   tree = ast.parse(source if source is not None else Path(__file__).read_text())
-  out = ["// Generated from tgviz/views/messages.py by `python -m tgviz.views.messages`: do not edit. Change the Python and run it",
-         "// again; tests/views/test_messages.py fails while the two disagree.", ""]
+  out = ["// Generated from tgviz/views/messages.py by `bash scripts/messages.sh`: do not edit. Change the Python and run it again;",
+         "// tests/views/test_messages.py fails while the two disagree.", ""]
   body = tree.body
   for i, node in enumerate(body):
     nxt = body[i + 1] if i + 1 < len(body) else None
@@ -548,8 +547,8 @@ def jsdoc(source: str | None = None) -> str:
   return "\n".join(out) + "\n"
 
 
-if __name__ == "__main__":
-  target = Path(__file__).resolve().parents[2] / "js" / "messages.js"
-  if len(sys.argv) > 1: target = Path(sys.argv[1])
+def write_js(path: str | Path | None = None) -> Path:
+  """Write jsdoc() to js/messages.js of this checkout (or path): ``bash scripts/messages.sh``."""
+  target = Path(path) if path is not None else Path(__file__).resolve().parents[2] / "js" / "messages.js"
   target.write_text(jsdoc())
-  print(f"wrote {target}")
+  return target

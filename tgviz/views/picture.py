@@ -1,6 +1,7 @@
 """Pictures of steps: the before/after SVG of a step or of one match, focused, time-bounded, in a bounded cache."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -8,7 +9,6 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from tgviz.draw.engine import DEFAULT_TIMEOUT
 from tgviz.draw.scene import DEFAULT_MAX_NODES, Scene, cap_fan_in, focus, make_scene
 from tgviz.draw.svg import scene_svg
 from tgviz.trace.steps import Step, diff_graphs
+from tgviz.work.threads import Worker
 
 SIDES = {"before": ("before",), "after": ("after",), "both": ("before", "after")}
 VIEWS = ("auto", "focus", "full")
@@ -187,4 +188,6 @@ def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "auto",
     path.write_text(cropped(svg, box) if box is not None else svg, encoding="utf-8")
     return path
 
-  with ThreadPoolExecutor(max_workers=(os.cpu_count() or 1) + 1) as pool: return list(pool.map(write, steps))
+  # (no bound on what waits: the steps given)
+  with Worker("tgviz-svg", threads=(os.cpu_count() or 1) + 1, bound=None) as pool:
+    return [f.result() for f in [pool.submit(functools.partial(write, s)) for s in steps]]

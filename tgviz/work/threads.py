@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
 from tgviz.work.cancel import Cancel, Cancelled, under
@@ -30,9 +30,10 @@ class Worker:
   def __init__(self, name: str, threads: int = 1, bound: int | None = 16) -> None:
     self.bound = bound
     self._pool = ThreadPoolExecutor(threads, thread_name_prefix=name)
-    self._lock = threading.Lock()
+    self._lock = threading.RLock()  # (a future cancelled under it calls _ended at once, which takes it too)
     self._latest: dict[str, tuple[Future, Cancel]] = {}
     self._waiting = 0
+    self._open: set[Future] = set()   # every request not ended yet
 
   def submit(self, fn: Callable[[], R], kind: str | None = None) -> Future[R]:
     token = Cancel()
@@ -45,18 +46,29 @@ class Worker:
       self._waiting += 1
       future = self._pool.submit(self._run, fn, token)
       if kind is not None: self._latest[kind] = (future, token)
+      self._open.add(future)
+    future.add_done_callback(self._ended)
     return future
+
+  def _ended(self, future: Future) -> None:
+    with self._lock: self._open.discard(future)
+
+  def drain(self, timeout: float | None = None) -> bool:
+    """Wait until every request submitted so far has ended (answered, superseded or failed); False past timeout."""
+    with self._lock: pending = list(self._open)
+    return not wait(pending, timeout).not_done
 
   def _run(self, fn: Callable[[], R], token: Cancel) -> R:
     with self._lock: self._waiting -= 1
     if token.cancelled: raise Cancelled("cancelled before it started")
     with under(token): return fn()
 
-  def shutdown(self, wait: bool = True) -> None:
-    """Drop what has not started, cancel what runs, and (wait) let it end."""
-    with self._lock:
-      for _, token in self._latest.values(): token.cancel()
-    self._pool.shutdown(wait=wait, cancel_futures=True)
+  def shutdown(self, wait: bool = True, drop: bool = True) -> None:
+    """Drop what has not started and cancel what runs (drop=False: let every request run), and (wait) let it end."""
+    if drop:
+      with self._lock:
+        for _, token in self._latest.values(): token.cancel()
+    self._pool.shutdown(wait=wait, cancel_futures=drop)
 
   def __enter__(self) -> Worker:
     return self

@@ -6,12 +6,13 @@ import json
 import re
 import time
 
-from test_timeline import jit_loop, kernel_launches
+from helpers import kernel_launches
+from workloads import jit_loop
 
 import tgviz
+from tgviz.notebook.widget import TraceWidget
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
-from tgviz.notebook.widget import TraceWidget
 
 
 def test_the_run_message_is_the_runs_views(tutorial_trace):

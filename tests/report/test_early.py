@@ -13,12 +13,12 @@ import workloads
 import tgviz
 from tgviz import cli
 from tgviz.report import early
-from tgviz.work import forked
 from tgviz.report import writer as report
 from tgviz.views import protocol as P
+from tgviz.work import forked
 
 pytestmark = pytest.mark.skipif(forked.cores() < 2, reason="nothing is written early on one core")
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 SCRIPT = f"""import sys
 sys.path.insert(0, {str(TESTS)!r})
 import glob, tempfile, workloads

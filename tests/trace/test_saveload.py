@@ -17,7 +17,7 @@ from tgviz import bridge as tg
 from tgviz import cli
 from tgviz.bridge.files import relocated
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def fingerprint(trace: tgviz.Trace) -> dict:

@@ -11,10 +11,11 @@ from collections import Counter
 
 import pytest
 import workloads
-from test_timeline import jit_loop, synthetic_events
+from helpers import synthetic_events
 from tinygrad.device import Buffer, Compiled
 from tinygrad.helpers import Context, ProfilePointEvent, ansistrip, cpu_events
 from tinygrad.viz import serve
+from workloads import jit_loop
 
 import tgviz
 from tgviz.views import run as runview

@@ -7,11 +7,11 @@
 // true, each segment's node table rows as the page unpacks them, by chunk name.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { toposort } from "../js/picture.js";
-import { pictureMessage } from "../js/protocol.js";
-import { unpackRows } from "../js/replay.js";
-import { contentsOf, pageData } from "../js/report.js";
-import { sha256 } from "../js/vendor/sha256.js";
+import { toposort } from "../../js/port/picture.js";
+import { pictureMessage } from "../../js/port/protocol.js";
+import { unpackRows } from "../../js/port/replay.js";
+import { contentsOf, pageData } from "../../js/report.js";
+import { sha256 } from "../../js/vendor/sha256.js";
 
 const input = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const load = async (/** @type {string} */ name) => {

@@ -11,8 +11,8 @@ from workloads import EXAMPLES, example
 import tgviz
 from tgviz import cli
 from tgviz.notebook.compare_widget import CompareWidget
-from tgviz.views.protocol import step_of
 from tgviz.notebook.widget import TraceWidget
+from tgviz.views.protocol import step_of
 
 RAND = [("E_2", "E_2"), ("E_6_3_2", "E_6_3_2"), ("E_2", "E_2"), ("E_3_3", "E_3_3")]  # the kernels that make x and w
 

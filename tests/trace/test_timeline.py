@@ -2,7 +2,6 @@
 (the kernel table's runs, the device times it measured), its memory counter (GlobalCounters.mem_used's high-water mark),
 its profile events (ProfilePointEvent exec/alloc/free, ProfileRangeEvent, ProfileGraphEvent, ProfileDeviceEvent) as its
 VIZ reads them (flatten_events, graph_layout), its profile.pkl, and TinyJit runs (the captured batch and its replays)."""
-import contextlib
 import gc
 import os
 import pickle
@@ -14,16 +13,14 @@ from pathlib import Path
 
 import pytest
 import workloads
-from tinygrad import Tensor, TinyJit, dtypes
-from tinygrad.device import Buffer, ProfileDeviceEvent, ProfileGraphEntry, ProfileGraphEvent
+from helpers import counting_memory, kernel_launches, synthetic_events
+from tinygrad import Tensor
+from tinygrad.device import ProfileDeviceEvent
 from tinygrad.helpers import GlobalCounters, ProfilePointEvent, ProfileRangeEvent, TracingKey, ansistrip
 from tinygrad.viz import serve
+from workloads import jit_loop
 
 import tgviz
-
-
-def kernel_launches(trace: tgviz.Trace) -> int:
-  return sum(row["runs"] for row in trace.kernel_table())
 
 
 def test_the_tutorials_launches_are_the_kernel_tables(tutorial_trace):
@@ -39,19 +36,6 @@ def test_the_tutorials_launches_are_the_kernel_tables(tutorial_trace):
   copies = [x for x in tl if x.kind == "copy"]
   assert copies and all(x.timed_by == "host" and x.duration_us > 0 and "<-" in x.name for x in copies)  # .tolist() reads back
   assert tl.table()[0].keys() >= {"lane", "name", "kind", "start_us", "duration_us", "kernel", "jit", "replay"}
-
-
-@contextlib.contextmanager
-def counting_memory():
-  """tinygrad's own memory counter (GlobalCounters.mem_used) read after every allocation: yields the readings."""
-  marks, allocate = [], Buffer.allocate
-  def counted(self, *args, **kwargs):
-    out = allocate(self, *args, **kwargs)
-    marks.append(GlobalCounters.mem_used)
-    return out
-  Buffer.allocate = counted
-  try: yield marks
-  finally: Buffer.allocate = allocate
 
 
 @pytest.fixture(scope="module")
@@ -96,17 +80,6 @@ def test_a_training_steps_launches_and_memory_peak_are_tinygrads(train_step):
   # in use at the end: the run's buffers still alive, less those from before the run it freed (earlier tests' buffers)
   assert max(ins) == mem.peak and mem.events[-1].in_use == sum(b.nbytes for b in mem.buffers if b.free_us is None) - mem.freed
   assert mem.table()[0]["nbytes"] == biggest.nbytes
-
-
-def jit_loop(steps: int) -> None:
-  x = Tensor.ones(16, 16).contiguous().realize()
-
-  @TinyJit
-  def step(x: Tensor) -> Tensor:
-    a = (x * 2 + 1).contiguous()
-    return (a.sum(1) + a.T.max(1)).contiguous().realize()
-
-  for _ in range(steps): step(x)
 
 
 def test_tinyjit_shows_its_captured_batch_once_and_marks_its_replays():
@@ -194,25 +167,6 @@ def test_a_crafted_profile_pkl_is_refused(tmp_path):
   path.write_bytes(pickle.dumps([ProfileRangeEvent("CL", TracingKey("x", ret=MakesAFile()), Decimal(1), Decimal(2))]))
   with pytest.raises(tgviz.TraceFileError, match="trusted=True"): tgviz.load(path)
   assert not marker.exists()
-
-
-def synthetic_events() -> list:
-  """A GPU's profile as tinygrad writes it: a device with its clock offset, launches (exec) timed by the device's own
-  spans, a copy, a graph batch, buffers allocated and freed (a DISK one too)."""
-  D = Decimal
-  def exec_(n, name, bufs, outs, ins, ts): return ProfilePointEvent("NV", "exec", n, {"var_vals": {}, "bufs": bufs, "name": name,
-                                                                                         "outputs": outs, "inputs": ins}, ts=D(ts))
-  def alloc(n, dev, dt, sz, ts): return ProfilePointEvent(dev, "alloc", n, {"dtype": dt, "sz": sz}, ts=D(ts))
-  def free(n, dev, ts): return ProfilePointEvent(dev, "free", n, ts=D(ts))
-  return [exec_(0, "\x1b[36mr_4\x1b[0m", [1, 2], (0,), (1,), 1000),
-          exec_(1, "\x1b[33mcopy       16 B,  PYTHON <- NV\x1b[0m", [3, 1], (0,), (1,), 1300),
-          exec_(2, "\x1b[36mbatched 2\x1b[0m", [1, 2], (), (), 2000),
-          ProfileDeviceEvent("NV", D(-500)), ProfileRangeEvent("NV", "r_4", D(1600), D(1700), b"p1"),
-          ProfileRangeEvent("NV:SDMA:0", TracingKey("NV -> TINY", ret=16), D(1800), D(1850)),
-          ProfileGraphEvent([ProfileGraphEntry("NV", "r_4", 0, 1, b"p1"), ProfileGraphEntry("NV", "E_2", 2, 3, b"p2")], [],
-                            [D(2600), D(2650), D(2650), D(2700)]),
-          alloc(1, "NV", dtypes.float, 16, 900), alloc(2, "NV", dtypes.half, 64, 950), alloc(3, "PYTHON", dtypes.float, 4, 1250),
-          free(3, "PYTHON", 1400), free(1, "NV", 2800), alloc(4, "DISK", dtypes.uint8, 1000, 2900), alloc(5, "NV", dtypes.float, 8, 2950)]
 
 
 def test_tinygrads_events_as_its_viz_reads_them(tmp_path):

@@ -17,7 +17,7 @@ from tinygrad.engine import worker
 import tgviz
 from tgviz.bridge import node_key, parallel
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def seen(trace: tgviz.Trace) -> list:

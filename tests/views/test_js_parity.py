@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 
 from tgviz import bridge as tg
-from tgviz.draw.engine import DEFAULT_TIMEOUT, run_dot
+from tgviz.draw import dot as Dot
+from tgviz.draw.engine import DEFAULT_TIMEOUT
+from tgviz.report.writer import Contents, Writer, pattern_rows, step_data
 from tgviz.views import picture as PI
 from tgviz.views import protocol as P
 from tgviz.views.assets import esm, modules, static_file
-from tgviz.report.writer import Contents, Writer, pattern_rows, step_data
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is missing: scripts/install.sh test installs Debian's nodejs")
@@ -57,12 +58,12 @@ def _pictures(trace, sels, monkeypatch) -> list[tuple[dict, list[tuple[str, str]
   """Python's picture message of each (step, match, view), with each DOT text it laid out (a tall graph is laid out
   again wrapped into columns) and dot's plain output of it."""
   laid: list[tuple[str, str]] = []
-  run_dot = run_dot
+  run_dot = Dot.run_dot
   def recording(dot, fmt="plain", timeout=DEFAULT_TIMEOUT):
     out = run_dot(dot, fmt, timeout)
     laid.append((dot, out))
     return out
-  monkeypatch.setattr(L, "run_dot", recording)
+  monkeypatch.setattr(Dot, "run_dot", recording)
   PI.CACHE.clear()  # every picture laid out here, its dot output seen
   out = []
   for step, m, view in sels:
@@ -200,11 +201,14 @@ def test_wrapped_columns_in_node_are_python(attention_trace, tmp_path, monkeypat
 def test_frontend_modules_are_small_and_ports_name_their_python():
   """One job per module (none over ~400 lines); a port of Python is named after it and says what each function mirrors."""
   js = static_file("widget.js").parent
-  for path in js.glob("*.js"): assert len(path.read_text().splitlines()) <= 400, f"{path.name}: split it by job"
-  for port, python in (("picture.js", "tgviz/picture.py"), ("layout.js", "tgviz/layout.py"), ("ranks.js", "tgviz/ranks.py"),
-                       ("fold.js", "tgviz/fold.py"), ("replay.js", "tgviz/bridge/replay.py"), ("protocol.js", "tgviz/protocol.py")):
-    head = (js / port).read_text().split("\nimport ", 1)[0].split("\n/**", 1)[0]
-    assert python in head and "mirrors" in head, port
+  for path in [*js.glob("*.js"), *js.glob("port/*.js")]: assert len(path.read_text().splitlines()) <= 400, f"{path.name}: split it by job"
+  ports = {"picture.js": ["tgviz/views/picture.py"], "layout.js": ["tgviz/draw/scene.py", "dot.py", "svg.py"],
+           "ranks.js": ["tgviz/draw/ranks.py"], "fold.js": ["tgviz/draw/fold.py"], "replay.js": ["tgviz/bridge/replay.py"],
+           "protocol.js": ["tgviz/views/protocol.py"]}
+  assert {p.name for p in js.glob("port/*.js")} == set(ports), "js/port/ holds the ports of Python, each named here"
+  for port, python in ports.items():
+    head = (js / "port" / port).read_text().split("\nimport ", 1)[0].split("\n/**", 1)[0]
+    assert all(p in head for p in python) and "mirrors" in head, port
 
 
 @needs_node

@@ -8,9 +8,9 @@ from tinygrad import Tensor
 
 import tgviz
 from tgviz.draw.engine import set_engine
+from tgviz.notebook.widget import TraceWidget, kept_picture
 from tgviz.views import protocol as P
 from tgviz.views.protocol import step_key, step_of
-from tgviz.notebook.widget import TraceWidget, kept_picture
 
 CELL = """from tinygrad import Tensor
 x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()
@@ -136,7 +136,7 @@ def test_kept_picture_is_kept_small(tutorial_trace):
 def test_kept_picture_is_at_most_300_kB_of_json(cnn_trace):
   """Whatever step is selected, what a saved notebook keeps of it is at most 300 kB of JSON: as it is where it fits;
   else trimmed (the code's source and line map left out, the SVG and highlighted code kept); else without the picture."""
-  limit = tgviz.widget.KEPT_PICTURE_CHARS
+  limit = tgviz.notebook.widget.KEPT_PICTURE_CHARS
   assert limit == 300_000
   pics = [P.picture_message(cnn_trace, step_key(s), view="full") for s in sorted(cnn_trace.steps, key=lambda s: -len(s.matches))[:2]]
   pics.append(P.picture_message(cnn_trace, P.first_selection(cnn_trace)))

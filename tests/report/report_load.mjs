@@ -4,9 +4,9 @@
 // every key then asked for (keyOf); how many rows opening the first step (data.table and its whole-step graphs) left
 // without a key, and the chunks the page decoded to open it.
 import { readFileSync } from "node:fs";
-import { keyOf, unpackRows } from "../js/replay.js";
-import { contentsOf, pageData } from "../js/report.js";
-import { sha256 } from "../js/vendor/sha256.js";
+import { keyOf, unpackRows } from "../../js/port/replay.js";
+import { contentsOf, pageData } from "../../js/report.js";
+import { sha256 } from "../../js/vendor/sha256.js";
 
 const input = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const { notes, config } = input.state;

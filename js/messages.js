@@ -1,0 +1,115 @@
+// Generated from tgviz/views/messages.py by `bash scripts/messages.sh`: do not edit. Change the Python and run it again;
+// tests/views/test_messages.py fails while the two disagree.
+
+/** @typedef {string} StepKey */
+/** A view of a step: "auto", "full", "line:N" (the auto view around the UOps of line N, from 1, of the step's kernel) or
+ * "node:KEY" (around that node), each folded, or the raw graph with a "raw:" prefix (see picture.view_options).
+ * @typedef {string} View */
+/** An opt as [op, axis, amount].
+ * @typedef {[string, number|null, any]} OptSpec */
+/** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean}} TreeStep */
+/** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[]}} TreeGroup */
+/** A row of the kernel table (Trace.kernel_table's), with the name shown, the matches of its steps and the step it
+ * opens (the kernel's first).
+ * @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,
+ *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey}} KernelRow */
+/** A picture: match None is the whole step.
+ * @typedef {{step:StepKey, match:number|null, view:View}} Selection */
+/** A picture is being computed for this selection.
+ * @typedef {{type:"busy", step:StepKey, match:number|null, view:View}} BusyMsg */
+/** @typedef {{title:string, name:string, group:string, kind:string, depth:number, matches:number, where:string, file:string,
+ *   line:number, error:string|null, stack:string[]}} StepInfo */
+/** @typedef {{index:number, title:string, file:string, line:number, where:string, source:string, us:number, error:boolean,
+ *   diff:string}} MatchInfo */
+/** A Tensor operation the kernel computes and the user's line that called it.
+ * @typedef {{op:string, backward:boolean, where:string, source:string, context:string[]}} OriginInfo */
+/** @typedef {{name:string, label:string, device:string, renderer:string, global_size:number[], local_size:number[]|null,
+ *   html:string, source:string, lines:string[][]|null, lines_note:string|null, codegen_step:StepKey|null,
+ *   origins:OriginInfo[]}} KernelInfo */
+/** A kernel compiled after a schedule: its name (as shown: Kernel.display_name), its group and the step to open it on.
+ * @typedef {{name:string, group:number, step:StepKey}} ProducedKernel */
+/** The picture of one selection, with what the panels around it show.
+ * @typedef {{type:"picture", step:StepKey, match:number|null, view:View, svg:string, partial:boolean, message:string|null,
+ *   shown:number, total:number, info:StepInfo, match_info:MatchInfo|null, kernel:KernelInfo|null,
+ *   produced:ProducedKernel[], node_matches:Record<string, number[][]>, trimmed?:boolean, dot?:string}} PictureMsg */
+/** @typedef {{type:"error", message:string, traceback?:string}} ErrorMsg */
+/** @typedef {{type:"exported", paths:string[]}} ExportedMsg */
+/** @typedef {{key:string, label:string}} NodeSource */
+/** One event of a node's life in its group (see Trace.history); a run of steps it lives through is one "lives" event.
+ * @typedef {{kind:"input"|"created"|"lives"|"replaced"|"removed", step:StepKey, match:number|null, title:string, other:string,
+ *   other_key:string, steps:number}} HistoryEvent */
+/** The node panel: one node of the selection's graphs (key as in the SVG's data-node).
+ * @typedef {{type:"node", step:StepKey, key:string, op:string, dtype:string, arg:string, tag:string, python:string,
+ *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[]}} NodeMsg */
+/** A pattern that fired in the trace (see Trace.rules), and where it first fired.
+ * @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number, step:StepKey,
+ *   match:number}} RuleInfo */
+/** @typedef {{type:"rules", rules:RuleInfo[], total:number}} RulesMsg */
+/** One UOp of the linearized program, in print_uops' columns.
+ * @typedef {{n:number, op:string, family:string, fill:string, ranges:string, dtype:string, srcs:(number|string)[], arg:string,
+ *   key:string}} UopRow */
+/** The uops tab: the kernel's linearized program.
+ * @typedef {{type:"uops", kernel:string, rows:UopRow[], note:string|null}} UopsMsg */
+/** @typedef {{text:string, lines:number[]}} AsmRow */
+/** The asm tab: the kernel's disassembly, or one line saying why there is none.
+ * @typedef {{type:"asm", kernel:string, rows:AsmRow[], note:string|null, lines_note:string|null}} AsmMsg */
+/** The launches in start order, as columns: lane, name, kind (indices into lanes, names, KINDS), start and duration
+ * (µs; duration null where nothing was timed), kernel (index into RunMsg.kernels, -1: none), jit (-1: none) and replay;
+ * jit_runs: [jit, replay, start, end, launches]; moved: [launch, bytes] of copies; slowest: the indices of the slowest
+ * kernel launches, slowest first.
+ * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
+ *   dur:(number|null)[], kernel:number[], jit:number[], replay:number[], jits:string[], jit_runs:number[][],
+ *   moved:number[][], slowest:number[], duration:number, source:string, summary:string}} TimelineData */
+/** @typedef {{num:number, device:string, dtype:string, size:number, nbytes:number, alloc_us:number, free_us:number|null,
+ *   kernels:number[], writers:string[], readers:string[]}} BufferRow */
+/** Every buffer the run allocated, as columns (as tinygrad's VIZ lists them in its memory lanes: each allocation with
+ * its size and dtype, its free, and the launches that used it): device and dtype are indices into devices and dtypes,
+ * free null where it was never freed, writes and reads the launches (indices into the timeline's columns), kernels the
+ * trace's kernels among them (indices into RunMsg.kernels).
+ * @typedef {{num:number[], devices:string[], dtypes:string[], device:number[], dtype:number[], size:number[], nbytes:number[],
+ *   alloc:number[], free:(number|null)[], writes:number[][], reads:number[][], kernels:number[][]}} BufferTable */
+/** Bytes in use after each allocation and free (t: µs, in_use: bytes, buf: the buffer, an index into buffers, -1 for
+ * one allocated before the run; as columns), every buffer, the peak (bytes, when) and the buffers alive at it, biggest
+ * first; before: what was in use when the run began (tinygrad's high-water mark is before + peak).
+ * @typedef {{t:number[], in_use:number[], buf:number[], buffers:BufferTable, peak:number, peak_us:number|null, before:number,
+ *   allocations:number, at_peak:BufferRow[], device_peaks:Record<string, number>, summary:string}} MemoryData */
+/** @typedef {{kernel:number, device:string, flops:number, bytes:number, runs:number, time_us:number, intensity:number|null,
+ *   gflops:number, gbs:number, bound:string|null}} PointRow */
+/** @typedef {{gflops:number, benchmark:number, gbs:number, ridge:number, how:string, measured:string}} PeaksRow */
+/** @typedef {{points:PointRow[], peaks:Record<string, PeaksRow>, notes:string[], ran:number}} RooflineData */
+/** @typedef {{type:"run", kernels:string[][], estimates:(number[]|null)[], timeline:TimelineData, memory:MemoryData,
+ *   roofline:RooflineData}} RunMsg */
+/** @typedef {{type:"retried", kernel:string, opts:string[], summary:string, error:string|null, same:boolean,
+ *   times_us:(number|null)[], compare:Record<string, any>|null}} RetryMsg */
+/** @typedef {{type:"allowed", kernel:string, opts:OptSpec[], error:string|null}} AllowedMsg */
+/** One of BEAM's candidates (Kernel.beam_table's row).
+ * @typedef {{index:number, round:number, opts:string[], compiled:boolean, time_us:number|null, winner:boolean}} BeamRow */
+/** A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far.
+ * @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
+ *   retries:RetryMsg[]}} OptsInfo */
+/** What Python (or the report's page) sends the trace browser.
+ * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg} KernelMsg */
+/** The frontend is drawn and wants the current picture.
+ * @typedef {{type:"ready"}} ReadyMsg */
+/** Write the current view as SVG: the part on screen (box: x, y, width, height in the SVG's units), or the whole.
+ * @typedef {{type:"export", box?:number[]}} ExportMsg */
+/** The node panel of a node of the current selection's graphs.
+ * @typedef {{type:"node", key:string}} NodeRequest */
+/** The rules tab: every pattern that fired.
+ * @typedef {{type:"rules"}} RulesRequest */
+/** The uops or asm tab of the kernel of a step.
+ * @typedef {{type:"uops"|"asm", step:StepKey}} ProgramRequest */
+/** The timeline, memory and roofline tabs.
+ * @typedef {{type:"run"}} RunRequest */
+/** The opts tinygrad allows next on a kernel, after `before`.
+ * @typedef {{type:"allowed", kernel:string, before:OptSpec[]}} AllowedRequest */
+/** The kernel compiled and run again with these opts.
+ * @typedef {{type:"retry", kernel:string, opts:OptSpec[]}} RetryRequest */
+/** What the trace browser asks.
+ * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest} FrontendMsg */
+/** @typedef {{step:string, svg:string}} Landmark */
+/** @typedef {{name:string, head:string, html:string, graphs:Landmark[]}} PairSide */
+/** @typedef {{type:"pair", index:number, diff:string, sides:(PairSide|null)[]}} PairMsg */
+/** A row of the comparison's kernel table, opened.
+ * @typedef {{type:"pair", index:number}} PairRequest */
+export {};
