@@ -1,7 +1,7 @@
 """The run's timeline tab on a TinyJit training loop of many steps, in a real browser (Debian's Chromium).
 
 Run: .venv/bin/python benchmarks/timeline_speed.py [STEPS]   (default 1000: tens of thousands of launches)
-Captures tests/workloads.py's jit_train(STEPS), builds the run message (tgviz.runview) and the HTML report, opens the
+Captures tests/workloads.py's jit_train(STEPS), builds the run message (tgviz.views.run) and the HTML report, opens the
 report from disk and times, in the page: opening the tabs until the timeline is drawn (the run's data decoded, its
 columns built, the first frame drawn), then zooming (wheel events) and dragging, one event per animation frame, with each
 frame's drawing time and the time between frames. Targets (issue #27): drawn in under a second; zoom and drag without

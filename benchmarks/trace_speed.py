@@ -5,7 +5,7 @@ Run: python benchmarks/trace_speed.py   (STEPS=3 biggest steps per workload, K=2
 Targets: first access of step.at(k) p95 at most 50 ms, worst at most 0.5 s, per workload.
 Each k is timed cold: the trace's replay cache and its weak cache of rebuilt UOps are cleared (and garbage collected)
 before every access, as a fresh capture's step would start. tinygrad's replay is tinygrad.viz.serve.get_full_rewrite
-(its per-graph JSON and text rendering for the web page stubbed out, as in tests/test_trace.py); its time to graph k is
+(its per-graph JSON and text rendering for the web page stubbed out, as in tests/trace/test_trace.py); its time to graph k is
 the time its generator takes to yield graph k, from one pass over the step.
 """
 import gc

@@ -104,7 +104,7 @@ def attention() -> None:
 
 def mlp_train_until(done, seconds: float = 60) -> None:
   """A small MLP's training step (mlp_train (64, 32, 10) on 8), then a small kernel of a new size every 0.1 s (each one
-  rewrites, compiles and runs) until done() or seconds pass: time for a capture's background work (tgviz.early)."""
+  rewrites, compiles and runs) until done() or seconds pass: time for a capture's background work (tgviz.report.early)."""
   import time
 
   from tinygrad import Tensor

@@ -72,7 +72,7 @@ class Trace(model.Trace):
 
   def to_html(self, path: str | Path, title: str = "tgviz trace", **kwargs: Any) -> Path:
     """Write a self-contained HTML report (no server, kernel or network) to browse this trace: the tree, every step and
-    every match, laid out in the page, and the kernels' code. See :func:`tgviz.report.write_report`."""
+    every match, laid out in the page, and the kernels' code. See :func:`tgviz.report.writer.write_report`."""
     return report.write_report(self, path, title, **kwargs)
 
 

@@ -45,7 +45,7 @@ def _svgs(writer: report.Writer, which: tuple[Path, int, bool]) -> int:
 def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: int | None = None,
           early: EarlySegments | None = None) -> None:
   """out/index.html (every step and match) and the SVG files asked for in out/svg/, written by `jobs` forked worker
-  processes at once (default: one per core, see tgviz.forked; 0: in this process); early: the segments written during
+  processes at once (default: one per core, see tgviz.work.forked; 0: in this process); early: the segments written during
   the capture, taken where they hold."""
   writer = report.Writer(trace, title, max_nodes)
   done = early.take(writer) if early is not None else {}

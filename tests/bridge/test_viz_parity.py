@@ -1,6 +1,6 @@
 """Side by side with tinygrad's VIZ on the same run: everything VIZ's timeline and memory view list for a run (its own
 data-building code, tinygrad/viz/serve.py's get_profile, called in-process on the run's profile events and its binary
-payload decoded as VIZ's index.js reads it) is in tgviz's run message (tgviz.runview) for that run: every launch per
+payload decoded as VIZ's index.js reads it) is in tgviz's run message (tgviz.views.run) for that run: every launch per
 device with its name, start and duration, graph batches, what a copy moved, every buffer's allocation and free with its
 size and dtype, the launches that used it, each device's memory peak and the peak of all."""
 import contextlib

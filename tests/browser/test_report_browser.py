@@ -92,7 +92,7 @@ def test_report_opens_offline_and_steps_through_every_match(report, page):
 
 
 def _python_side(step, match, fold=True):
-  """What tgviz.picture lays out for a selection (folded, or raw): the DOT text of the layout it keeps (a tall graph's
+  """What tgviz.views.picture lays out for a selection (folded, or raw): the DOT text of the layout it keeps (a tall graph's
   wrapped into columns, where that shows more) and dot's plain output of it."""
   scene = PI.scene_of(step, match)
   scene = focus(cap_fan_in(F.fold(scene) if fold else scene), DEFAULT_MAX_NODES)
@@ -134,7 +134,7 @@ def _steps_data(html: Path) -> dict[str, dict]:
 
 
 def _page_graphs_are_vizs(page, html: Path, checks: list) -> None:
-  """The page's graph after k matches holds the same nodes, in the same order, as Step.at(k) (which tests/test_trace.py
+  """The page's graph after k matches holds the same nodes, in the same order, as Step.at(k) (which tests/trace/test_trace.py
   holds equal to tinygrad's VIZ replay), for each (step, ks)."""
   page.goto(html.as_uri())
   page.wait_for_function("window.tgvizReport !== undefined", timeout=60_000)
@@ -148,7 +148,7 @@ def _page_graphs_are_vizs(page, html: Path, checks: list) -> None:
 
 def test_report_computes_each_match_graph_as_vizs_replay(tutorial_trace, tmp_path, page):
   """The report stores a step's input and its matches, not the graph after each match: the page computes those
-  (js/replay.js), equal to VIZ's for every match of every step of the tutorial."""
+  (js/port/replay.js), equal to VIZ's for every match of every step of the tutorial."""
   html = tutorial_trace.to_html(tmp_path / "index.html")
   data, steps = _steps_data(html), [s for s in tutorial_trace.steps if s.matches]
   assert all(data[P.step_key(s)]["computed"] == len(s.matches) and len(data[P.step_key(s)]["graphs"]) == 1 for s in steps)

@@ -8,6 +8,7 @@ from tinygrad import Tensor
 
 import tgviz
 from tgviz.draw.engine import set_engine
+from tgviz.notebook import widget as W
 from tgviz.notebook.widget import TraceWidget, kept_picture
 from tgviz.views import protocol as P
 from tgviz.views.protocol import step_key, step_of
@@ -136,7 +137,7 @@ def test_kept_picture_is_kept_small(tutorial_trace):
 def test_kept_picture_is_at_most_300_kB_of_json(cnn_trace):
   """Whatever step is selected, what a saved notebook keeps of it is at most 300 kB of JSON: as it is where it fits;
   else trimmed (the code's source and line map left out, the SVG and highlighted code kept); else without the picture."""
-  limit = tgviz.notebook.widget.KEPT_PICTURE_CHARS
+  limit = W.KEPT_PICTURE_CHARS
   assert limit == 300_000
   pics = [P.picture_message(cnn_trace, step_key(s), view="full") for s in sorted(cnn_trace.steps, key=lambda s: -len(s.matches))[:2]]
   pics.append(P.picture_message(cnn_trace, P.first_selection(cnn_trace)))
@@ -159,7 +160,7 @@ def test_a_trimmed_kept_picture_crosses_whole_as_a_message(tutorial_trace, recor
   draws that one: js/adapter.js passes on only an untrimmed kept picture)."""
   msg = P.picture_message(tutorial_trace, P.first_selection(tutorial_trace))
   limit = len(json.dumps(msg)) - 1
-  monkeypatch.setattr(tgviz.widget, "kept_picture", lambda m: kept_picture(m, limit=limit))
+  monkeypatch.setattr(W, "kept_picture", lambda m: kept_picture(m, limit=limit))
   w = TraceWidget(tutorial_trace)
   w.wait()
   sent = [m for m in w.comm.custom() if m["type"] == "picture"]
@@ -194,7 +195,7 @@ def test_kernels_sharing_a_name_are_told_apart(tutorial_trace):
 
 
 def test_a_picture_too_big_to_keep_crosses_as_a_message(tutorial_trace, recording_comm, monkeypatch):
-  monkeypatch.setattr(tgviz.widget, "kept_picture", lambda msg: kept_picture(msg, limit=100))
+  monkeypatch.setattr(W, "kept_picture", lambda msg: kept_picture(msg, limit=100))
   w = TraceWidget(tutorial_trace)
   w.wait()
   (pic,) = w.comm.pictures()

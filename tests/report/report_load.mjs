@@ -1,4 +1,4 @@
-// The node side of tests/test_report_load.py: the page's lazy node keys and contents. Input (a JSON file, argv[2]):
+// The node side of tests/report/test_report_load.py: the page's lazy node keys and contents. Input (a JSON file, argv[2]):
 // {state, chunks} as tests/js_parity.mjs takes them. Output (JSON on stdout): per segment chunk, its contents as the
 // page puts them together from the pieces (contentsOf), the rows unpacked eagerly (every key computed) and lazily with
 // every key then asked for (keyOf); how many rows opening the first step (data.table and its whole-step graphs) left

@@ -1,5 +1,5 @@
 """`tgviz run` writes its report's segments, and highlights and links its kernels' code, while the script still runs
-(tgviz.early): the report is the one its trace gives, byte for byte."""
+(tgviz.report.early): the report is the one its trace gives, byte for byte."""
 import json
 import re
 import subprocess
@@ -55,7 +55,7 @@ def test_a_report_written_as_the_script_runs_is_its_traces_report(tmp_path, caps
   assert not list(often.iterdir()), "the writers' files are gone"
   # the same trace's report, written from its file in a fresh process (nothing highlighted or linked there before)
   again = tmp_path / "again.html"
-  code = (f"import tgviz; from tgviz.report import write_report; write_report(tgviz.load({str(tmp_path / 'out' / 'trace.tgviz')!r}), "
+  code = (f"import tgviz; from tgviz.report.writer import write_report; write_report(tgviz.load({str(tmp_path / 'out' / 'trace.tgviz')!r}), "
           f"{str(again)!r}, {f'tgviz: {script.name}'!r}, workers=2)")
   subprocess.run([sys.executable, "-c", code], check=True, cwd=TESTS.parent)
   assert (tmp_path / "out" / "index.html").read_bytes() == again.read_bytes()

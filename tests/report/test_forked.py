@@ -1,4 +1,4 @@
-"""Forked workers (tgviz.forked): the report and SVGs they write are those written in one process, and a worker that
+"""Forked workers (tgviz.work.forked): the report and SVGs they write are those written in one process, and a worker that
 dies loses nothing."""
 import os
 import sys

@@ -1,7 +1,7 @@
 """The HTML report's page computes tinygrad's node keys (sha256 of each row) only for the graphs it shows: a segment
 holds the rows of up to 32 steps, and keying them all cost a big report's first graph over a second
-(benchmarks/report_speed.py). tests/report_load.mjs runs js/replay.js and js/report.js in node on the report's data:
-the keys computed lazily are the keys unpacked eagerly (which tests/test_js_parity.py holds equal to Python's), and
+(benchmarks/report_speed.py). tests/report/report_load.mjs runs js/port/replay.js and js/report.js in node on the report's data:
+the keys computed lazily are the keys unpacked eagerly (which tests/views/test_js_parity.py holds equal to Python's), and
 opening one step leaves the other steps' rows unkeyed. Likewise it decodes only the pieces of the tables' contents its
 segment needs (an LSTM's contents are 4.9 MB of JSON, its first step's a few kB)."""
 import base64

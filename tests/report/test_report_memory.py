@@ -32,7 +32,7 @@ def test_a_table_that_forgets_makes_the_rows_of_one_that_keeps(attention_trace):
 
 def test_a_top_down_step_stores_the_graphs_of_few_matches(attention_trace):
   """Past its first replacement that changes a dtype, a top-down step stores only the graphs of the matches that
-  rebuild a node over a source of another dtype (the page chains to the others: tests/test_js_parity.py)."""
+  rebuild a node over a source of another dtype (the page chains to the others: tests/views/test_js_parity.py)."""
   step = _stored_step(attention_trace, "r_2_6_6_8")
   data = step_data(step, tg.NodeTable(tg.NodeCache(attention_trace.call_notes)), Writer(attention_trace).patterns)
   assert len(step.matches) - data["computed"] > 3000 and len(data["graphs"]) - 1 == len(data["stored"]) < 100

@@ -33,8 +33,8 @@ def fingerprint(trace: tgviz.Trace) -> dict:
 
 
 def _in_fresh_process(code: str, **env: str) -> subprocess.CompletedProcess:
-  return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=TESTS,
-                        env={**os.environ, **env}, check=True)
+  return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent,
+                        env={**os.environ, "PYTHONPATH": str(TESTS), **env}, check=True)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-// The node side of tests/test_js_parity.py: runs the HTML report's JS on the report's own data, as the page does, and
+// The node side of tests/views/test_js_parity.py: runs the HTML report's JS on the report's own data, as the page does, and
 // prints what it computed. Input (a JSON file, argv[2]): {state, chunks (the report's data chunks by name, decoded),
 // graphs: [{step, ks}], pictures: [{step, match, view, plain}]}. Output (JSON on stdout): per graphs entry, per k, the
 // sha256 of the node keys of the step's graph after k matches (tinygrad's toposort order, one per line); per pictures

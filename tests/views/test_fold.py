@@ -1,7 +1,7 @@
-"""Folding (tgviz.fold) is a view: on the tutorial's and a CNN's real traces, folded pictures draw far fewer nodes,
+"""Folding (tgviz.draw.fold) is a view: on the tutorial's and a CNN's real traces, folded pictures draw far fewer nodes,
 every UOp drawn raw is drawn or held by a folded node, expressions read as tinygrad renders them, marked nodes are never
 folded, lanes hold no path, and the raw view (fold=False, "raw:" views) is exactly the graph. The trace and its replays
-never see folding (tests/test_trace.py holds them equal to VIZ's)."""
+never see folding (tests/trace/test_trace.py holds them equal to VIZ's)."""
 import xml.etree.ElementTree as ET
 
 from tinygrad.helpers import strip_parens

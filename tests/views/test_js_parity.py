@@ -1,7 +1,7 @@
 """The JS that ports Python, run in node on the HTML report's own data (no browser; seconds) and held equal to the
-Python it mirrors: js/replay.js's graph after every match (Step.replay: VIZ's graphs), js/picture.js and js/layout.js's
-DOT text and, from the same dot output, SVG bytes (tgviz.picture, tgviz.layout), and js/protocol.js's picture message
-(tgviz.protocol), on the tutorial and on a CNN step. tests/js_parity.mjs is the node side;
+Python it mirrors: js/port/replay.js's graph after every match (Step.replay: VIZ's graphs), js/port/picture.js and js/port/layout.js's
+DOT text and, from the same dot output, SVG bytes (tgviz.views.picture, tgviz.draw), and js/port/protocol.js's picture message
+(tgviz.views.protocol), on the tutorial and on a CNN step. tests/views/js_parity.mjs is the node side;
 tests/browser/test_report_browser.py checks the page itself. And every module text tgviz ships (assets.esm) parses,
 its sibling modules inlined once each."""
 import base64
@@ -38,7 +38,7 @@ def _node(payload: dict, tmp_path: Path) -> dict:
 
 
 def _report_data(trace, steps) -> dict:
-  """The report's state and its data chunks (tgviz.report.Writer's, as the page decodes them) for these steps."""
+  """The report's state and its data chunks (tgviz.report.writer.Writer's, as the page decodes them) for these steps."""
   w, keys, contents = Writer(trace), {P.step_key(s) for s in steps}, Contents()
   chunks = dict(w.groups()) | {"patterns": pattern_rows(w.patterns)}
   for i, segment in enumerate(w.segments):
@@ -133,7 +133,7 @@ def test_cnn_step_in_node_is_python(cnn_trace, tmp_path, monkeypatch):
   """A step of the CNN with hundreds of matches on graphs of over a thousand nodes: every match's graph; the whole
   step and matches all through it drawn (focused views: the graphs are over the node budget). The busiest one with at
   most 500 matches, which takes a few seconds; every match of the CNN's 2,800-match steps would take some 15 s
-  (tests/test_trace.py holds those graphs equal to VIZ's, tests/browser/test_report_browser.py draws them in the page)."""
+  (tests/trace/test_trace.py holds those graphs equal to VIZ's, tests/browser/test_report_browser.py draws them in the page)."""
   step = max((s for s in cnn_trace.steps if len(s.matches) <= 500), key=lambda s: len(s.matches))
   n = len(step.matches)
   assert n > 300
@@ -143,7 +143,7 @@ def test_cnn_step_in_node_is_python(cnn_trace, tmp_path, monkeypatch):
 
 @needs_node
 def test_folded_pictures_in_node_are_python(cnn_trace, tmp_path, monkeypatch):
-  """Folding (tgviz.fold, js/fold.js) on the CNN's codegen graphs, where it folds most (expressions, lanes ×N): the
+  """Folding (tgviz.draw.fold, js/port/fold.js) on the CNN's codegen graphs, where it folds most (expressions, lanes ×N): the
   whole step and matches through it of the busiest codegen steps, folded and raw, the same in node as in Python."""
   k = max(cnn_trace.kernels, key=lambda k: len(k.group.steps))
   steps = sorted((s for s in k.group.steps if s.depth == 0 and s.matches), key=lambda s: -len(s.matches))[:2]

@@ -1,4 +1,4 @@
-"""The uops and asm tabs' messages (tgviz.programview), held to tinygrad's own print_uops and disassemble, and the asm's
+"""The uops and asm tabs' messages (tgviz.views.program), held to tinygrad's own print_uops and disassemble, and the asm's
 line table to objdump's own reading of the debug build's DWARF line table (DEV=CPU: clang)."""
 import contextlib
 import io

@@ -1,4 +1,4 @@
-"""The run message (tgviz.runview): what the timeline, memory and roofline tabs draw, against trace.timeline(),
+"""The run message (tgviz.views.run): what the timeline, memory and roofline tabs draw, against trace.timeline(),
 trace.memory() and trace.roofline(); sent by the widget when asked, embedded in the report, compact for a long run."""
 import base64
 import gzip

@@ -93,7 +93,7 @@ def disassemble(device: str, lib: bytes | None) -> tuple[str, str | None]:
 
 def clang_command(compiler: ClangCompiler, *extra: str) -> list[str]:
   """The command tinygrad's ClangCompiler.compile runs (C source on stdin, an ELF object on stdout), with extra flags
-  before the input. tests/test_program_view.py holds it to tinygrad's: without extra flags it rebuilds the very binary."""
+  before the input. tests/views/test_program_view.py holds it to tinygrad's: without extra flags it rebuilds the very binary."""
   return [getenv("CC", "clang"), "-c", "-x", "c", "-O2", "-fPIC", "-ffreestanding", "-fno-math-errno", "-nostdlib", "-fno-ident",
           f"--target={compiler.arch}-none-unknown-elf", *compiler.args, *extra, "-", "-o", "-"]
 
@@ -154,7 +154,7 @@ class ListingBuilds(Patch):
   device's clang compiles in this process (a capture compiles in-process on 2 cores, see parallel.ParallelCompiles)
   has its -g build started at once, in background threads (clang and objdump are child processes, on a core the run
   leaves idle), and debug_listing takes the result; one in tinygrad's disk cache is read at once (a process forked from
-  this one, tgviz.early's, cannot read the cache but has what was read). On exit it waits for the builds still
+  this one, tgviz.report.early's, cannot read the cache but has what was read). On exit it waits for the builds still
   running. On a first run of a model, the report would otherwise wait for some 65 ms of clang a kernel."""
 
   def __init__(self, threads: int = max(1, min(4, (os.cpu_count() or 2) - 1))) -> None:

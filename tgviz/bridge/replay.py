@@ -124,7 +124,7 @@ class Replayer:
     self._direct_below: int | None = None
     self._kept: set[UOp] | None = None      # each(): the nodes whose keytimes it keeps (the input's and the matches')
     # the matches whose step along the chain rebuilt a node whose dtype or text only tinygrad derives (over a source of
-    # another dtype or a new vector of constants), or that tinygrad's substitute made: js/replay.js cannot chain to them
+    # another dtype or a new vector of constants), or that tinygrad's substitute made: js/port/replay.js cannot chain to them
     self.tinygrad_only: set[int] = set()
     self._derives = False
 
@@ -431,7 +431,7 @@ def opaque_call_bodies() -> list[str]:
 
 
 def page_replays(pairs: list[tuple[UOp, UOp]], table: NodeTable, rows: list[int], bottom_up: bool) -> tuple[int, bool]:
-  """How many of a step's matches js/replay.js, the Replayer's one pass and chain on a report's node table, follows
+  """How many of a step's matches js/port/replay.js, the Replayer's one pass and chain on a report's node table, follows
   exactly as VIZ from the step's input and its matches' (node, replacement) pairs alone: up to the first replacement
   that changes a dtype (nodes rebuilt over it change theirs, which only tinygrad derives); none where those
   replacements hold a fixpoint cycle (where VIZ's replay stops at an error) or the step is big enough for

@@ -104,9 +104,9 @@ def _leaf_text(u: UOp) -> str | None:
 
 
 def fold_info(u: UOp) -> tuple[str, bool, str | None, str]:
-  """What folding (tgviz.fold) reads of a UOp's own content: its dtype (without "dtypes."), whether it is a scalar
+  """What folding (tgviz.draw.fold) reads of a UOp's own content: its dtype (without "dtypes."), whether it is a scalar
   integer or bool (index arithmetic), how tinygrad renders it alone (see _leaf_text), and its arg with numbers blanked
-  (lanes share it). The report stores it with each content (NodeTable), so js/picture.js reads the same."""
+  (lanes share it). The report stores it with each content (NodeTable), so js/port/picture.js reads the same."""
   arg = repr(u.arg) if isinstance(u.arg, float) else u.arg
   key = (u.op, u.dtype, type(arg), arg)
   if (hit := _INFO.get(key)) is not None: return hit
@@ -120,7 +120,7 @@ def fold_info(u: UOp) -> tuple[str, bool, str | None, str]:
 
 def _constant(u: UOp) -> bool:
   """Whether u is a CONST, a STACK of CONSTs, or a RESHAPE or EXPAND of one by a constant shape (a STACK of CONSTs or a
-  CONST): the constants whose text folding reads (js/picture.js constText writes them alike)."""
+  CONST): the constants whose text folding reads (js/port/picture.js constText writes them alike)."""
   if u.op is Ops.CONST: return True
   if u.op is Ops.STACK: return all(s.op is Ops.CONST for s in u.src)
   return (u.op in (Ops.RESHAPE, Ops.EXPAND) and len(u.src) == 2 and u.src[1].op in (Ops.CONST, Ops.STACK) and
@@ -160,7 +160,7 @@ def _label(u: UOp, notes: dict[str, str] | None = None) -> list[str]:
 
 def _node(u: UOp, notes: dict[str, str] | None = None, keys: list[str | None] | None = None) -> Node:
   """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it ("CONST1 2.0": source
-  1); a kernel's CALL also says the kernel's Tensor operations (notes: see Recording.call_notes). js/replay.js labels
+  1); a kernel's CALL also says the kernel's Tensor operations (notes: see Recording.call_notes). js/port/replay.js labels
   the nodes a report's page rebuilds the same way. keys: its sources' keys (None: folded), for what folding reads."""
   label = _label(u, notes)
   if keys is None: return Node(node_key(u), u.op.name, family(u), tuple(label))
@@ -205,8 +205,8 @@ class NodeCache:
 
 
 class NodeTable:
-  """Many graphs as one table of plain rows, shared nodes once (the HTML report's data; js/picture.js draws it and
-  js/replay.js rebuilds nodes in it). A row: [key, family, label lines (the first is the op), source row ids (all of
+  """Many graphs as one table of plain rows, shared nodes once (the HTML report's data; js/port/picture.js draws it and
+  js/port/replay.js rebuilds nodes in it). A row: [key, family, label lines (the first is the op), source row ids (all of
   them, in order), fold, content id]; fold: what a folded constant says in its user's label ([op, first
   line of its value], see _fold_text), 0 for other nodes; content: index into `contents`, whose entries are [the text
   UOp.key hashes before its sources' keys, the label lines that are the UOp's own (see _base_label), what folding reads
@@ -288,7 +288,7 @@ def op_families() -> dict[str, str]:
 
 
 def _derived(rows: list[list], contents: list[list], notes: dict[str, str], i: int) -> tuple[str, list[str], object]:
-  """What js/replay.js derives of row i from its content and sources (derivedRow): family, label lines, fold."""
+  """What js/port/replay.js derives of row i from its content and sources (derivedRow): family, label lines, fold."""
   _, _, _, srcs, _, content = rows[i]
   own = contents[content][1]
   op = own[0]
@@ -333,9 +333,9 @@ def _packed_sources(rows: list[list]) -> list[list[int]]:
 def pack_rows(rows: list[list], contents: list[list], notes: dict[str, str]) -> dict[str, list]:
   """A node table's rows as the report stores them: each row's content id, its sources (a row's sources come before
   it) told against a similar earlier row (see _packed_sources), and only what the page cannot derive: [row, field,
-  value] where the row's family, label or fold differs from what js/replay.js derives (derivedRow; tinygrad's key is
+  value] where the row's family, label or fold differs from what js/port/replay.js derives (derivedRow; tinygrad's key is
   derived too: sha256 of the content's text and the sources' keys). notes: the CALL notes' label lines by kernel AST
-  key. js/replay.js unpackRows unpacks it exactly."""
+  key. js/port/replay.js unpackRows unpacks it exactly."""
   over: list[list] = []
   for i, row in enumerate(rows):
     for field, value in zip((1, 2, 4), _derived(rows, contents, notes, i), strict=True):

@@ -92,7 +92,7 @@ def _side_w(sides: int) -> float:
 
 def _seen(lay: Layout, sides: int) -> float:
   """The share of a picture of sides copies of the layout that the maximised canvas shows at 11 px labels (COMPRESS_TO),
-  were its nodes spread evenly: what picks a tall graph's columns. js/layout.js seen mirrors it."""
+  were its nodes spread evenly: what picks a tall graph's columns. js/port/layout.js seen mirrors it."""
   return min(1.0, COMPRESS_TO[0] * 72 / (sides * lay.width + (sides - 1) * 40)) * min(1.0, COMPRESS_TO[1] * 72 / lay.height)
 
 
@@ -121,7 +121,7 @@ def layout(scene: Scene, timeout: float | None = DEFAULT_TIMEOUT, sides: int = 1
   FAST_ABOVE nodes, its packed width a share of the canvas's each); big scenes get dot's cheaper settings. A graph of
   up to FAST_ABOVE nodes taller than the maximised canvas at 11 px (COMPRESS_TO), but no more than MAX_COLUMNS times,
   is laid out again wrapped into 2 columns side by side, kept where the canvas shows more of the picture (_seen) and
-  it is no more than 4 times wider than tall; and while the kept one is still too tall, into 3. js/layout.js layOut
+  it is no more than 4 times wider than tall; and while the kept one is still too tall, into 3. js/port/layout.js layOut
   mirrors it."""
   fast = len(scene.nodes) > FAST_ABOVE
   best = _laid(scene, fast, 1, timeout, sides)

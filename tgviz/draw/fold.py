@@ -4,7 +4,7 @@ exact graph).
 Owns: which nodes of a scene (layout.Scene, the union of a before and an after graph) fold, and the folded scene drawn
 instead: the same layout for both sides, marked nodes (added, removed, changed: what a match touched) always drawn as
 themselves. It reads only the drawn nodes (graph.Node: op, dtype, the text tinygrad renders a leaf with, the sources
-in order, the arg's shape) and knows no tinygrad. js/fold.js is its twin, function for function; tests/test_js_parity.py
+in order, the arg's shape) and knows no tinygrad. js/port/fold.js is its twin, function for function; tests/views/test_js_parity.py
 holds them equal.
 
 Two folds:
@@ -251,7 +251,7 @@ def constants(scene: Scene) -> set[str]:
 
 
 def config() -> dict[str, object]:
-  """What js/fold.js folds by (tgviz.report.config sends it): one source for both."""
+  """What js/port/fold.js folds by (tgviz.report.writer.config sends it): one source for both."""
   return {"syms": SYMS, "precedence": PRECEDENCE, "exprOps": sorted(EXPR_OPS), "weak": sorted(WEAK),
           "laneOps": sorted(LANE_OPS), "gatherOps": sorted(GATHER_OPS), "chainOps": sorted(CHAIN_OPS), "listOps": sorted(LIST_OPS), "line": LINE,
           "maxText": MAX_TEXT}

@@ -29,7 +29,7 @@ op): a CONST, or a vector of constants (a STACK of CONSTs, a RESHAPE or EXPAND o
 class Node:
   """One drawn UOp. key is stable across runs for the same UOp; label lines are plain text (escaped when drawn).
 
-  What folding (tgviz.fold, a view) reads: dtype (tinygrad's, without "dtypes."), intlike (a scalar integer or bool:
+  What folding (tgviz.draw.fold, a view) reads: dtype (tinygrad's, without "dtypes."), intlike (a scalar integer or bool:
   what index arithmetic computes), text (how tinygrad renders the node alone: a constant, RANGE, SPECIAL, a variable;
   None where it needs its sources), inputs (every source in order), shape (op, dtype and arg with numbers blanked: what
   lanes share). holds: a folded node's members (their keys, its own first) and held_ops their ops; () for a node drawn

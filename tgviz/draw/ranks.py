@@ -1,6 +1,6 @@
-"""The rows (dot's ranks) a graph is laid out in, top down, and where a tall graph is cut into columns: tgviz.layout
+"""The rows (dot's ranks) a graph is laid out in, top down, and where a tall graph is cut into columns: tgviz.draw
 writes them into its DOT text as each edge's minlen (and each column a cluster). Owns the spacing of boxes and rows; draws
-nothing and runs no layout. js/ranks.js mirrors it (tests/test_js_parity.py holds the DOT text equal).
+nothing and runs no layout. js/port/ranks.js mirrors it (tests/views/test_js_parity.py holds the DOT text equal).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def rank_rows(ids: list[str], edges: list[tuple[str, str]], widths: dict[str, fl
   a picture draws side by side, before and after): rows as dot ranks a graph (each node as close
   above its users as it can be: its longest path to a node without users), and a wider row split into several, its
   k-th node in sub-row k mod their number (graphviz's unflatten staggers leaves so). Every edge then gets minlen = the
-  rank difference, which makes this ranking dot's own (all edges at their minimum). js/ranks.js rankRows mirrors it."""
+  rank difference, which makes this ranking dot's own (all edges at their minimum). js/port/ranks.js rankRows mirrors it."""
   nodes = [k for k in ids if ":" not in k]  # (the rest count a node's hidden inputs or users: just above or below it)
   users: dict[str, list[str]] = {k: [] for k in nodes}
   for s, d in edges:
@@ -50,7 +50,7 @@ def rank_rows(ids: list[str], edges: list[tuple[str, str]], widths: dict[str, fl
 
 def column_cuts(rank: dict[str, int], heights: dict[str, float], edges: list[tuple[str, str]], cols: int) -> list[int]:
   """The first rank of each column after the first, for a graph wrapped into cols columns: each cut near an even share
-  of the height its rows stack to (within a quarter of a share) where the fewest edges cross it. js/ranks.js columnCuts
+  of the height its rows stack to (within a quarter of a share) where the fewest edges cross it. js/port/ranks.js columnCuts
   mirrors it."""
   n = max(rank.values(), default=-1) + 1
   tall = [0.0] * n

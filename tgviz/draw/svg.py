@@ -42,7 +42,7 @@ STYLE = "".join(
 
 def _node_svg(side: str, n: Node, mark: str | None, box: tuple[float, float, float, float],
               match: bool = False) -> str:
-  """A node's group: data-node its key; a folded node (tgviz.fold) also says the keys it holds, in data-holds, and their
+  """A node's group: data-node its key; a folded node (tgviz.draw.fold) also says the keys it holds, in data-holds, and their
   ops, in data-held-ops."""
   x, y, w, h = box
   cls = f"node fam-{n.family}" + (f" {mark}" if mark else "") + (" fold" if n.holds else "") + (" match-node" if match else "")

@@ -1,5 +1,5 @@
 """The notebook widget of a comparison: two traces' kernels paired in a sortable table; a row opens the two kernels'
-code as a diff and their landmark graphs side by side (``js/compare.js``, state and messages of :mod:`tgviz.compare_view`)."""
+code as a diff and their landmark graphs side by side (``js/compare.js``, state and messages of :mod:`tgviz.views.compare`)."""
 from __future__ import annotations
 
 import traceback

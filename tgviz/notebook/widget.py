@@ -184,7 +184,7 @@ class TraceWidget(anywidget.AnyWidget):
 
 def text_fallback(bundle: Any, text: str, picture: str = "") -> Any:
   """A widget's mime bundle with text for where widgets do not render (nbconvert, a terminal): the summary, and a
-  picture (SVG markup built by tgviz.layout, its text escaped there) after it."""
+  picture (SVG markup built by tgviz.draw, its text escaped there) after it."""
   data: dict[str, Any] = bundle[0] if isinstance(bundle, tuple) else bundle
   data["text/plain"] = text
   data["text/html"] = f"<pre class='tgviz-summary'>{html.escape(text)}</pre>{picture}"

@@ -38,7 +38,7 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
   graphs are mostly those of the step before it): the input's row, each match's node and replacement (row ids), what
   the rewrite returned (after), the panels' text and each match's [pattern, µs, whether it raised]; a pattern is its
   index in the report's `patterns` (see pattern_index). The graphs after each of the first `computed` matches are not
-  stored: js/replay.js computes them exactly from those (`replay`: the rewrite's options; see tg.page_replays). Past
+  stored: js/port/replay.js computes them exactly from those (`replay`: the rewrite's options; see tg.page_replays). Past
   them, either the page goes on along the chain from the graphs stored of the matches listed in `stored` (those whose
   step only tinygrad derives: Step.later_graphs; and every CHECKPOINT-th and the last, so that the page chains at most
   CHECKPOINT matches to any), or, `stored` null, every later graph is stored. `graphs`: the input's
@@ -64,7 +64,7 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
 
 def step_fields(step: Step, patterns: dict[tuple[str, int], int]) -> dict[str, Any]:
   """What step_data holds of a step besides its graphs: its panel (without the call stack, the group's, stored once
-  with it, nor its group's name and its title, which the page takes from the tree: see tgviz.early), its sides, its
+  with it, nor its group's name and its title, which the page takes from the tree: see tgviz.report.early), its sides, its
   group, its matches."""
   info = {k: v for k, v in P.step_info(step).items() if k not in ("stack", "group", "title")}
   return {"info": info, "sides": list(SIDES[sides(step)]), "group": step.group.index,

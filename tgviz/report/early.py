@@ -11,7 +11,7 @@ others (the schedules', the last kernels', any whose output was dropped since) a
 Each writer also highlights its kernels' code and links their asm (remembered.Remembered hands those over).
 
 Owns: when to fork (one writer at a time, some steps and a second after the last), what a writer does, and taking its
-segments back. It must not change a byte of the report (tests/test_early.py).
+segments back. It must not change a byte of the report (tests/report/test_early.py).
 """
 from __future__ import annotations
 

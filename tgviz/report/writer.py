@@ -2,14 +2,14 @@
 
 Graphs are stored as data, not pictures: a table of the nodes of a run of steps (shared nodes once; each step adds the
 rows its graphs need), each step's input, its matches' nodes and replacements, and what the rewrite returned. The page
-computes the graph after each match itself (``js/replay.js``, the port of the Replayer, exact as far as
-``tg.page_replays`` says; the graphs it cannot make are stored) and lays them out: ``js/picture.js`` and ``js/layout.js``
-turn a selection into the same DOT text and SVG as :mod:`tgviz.picture` and :mod:`tgviz.layout`, and graphviz compiled
+computes the graph after each match itself (``js/port/replay.js``, the port of the Replayer, exact as far as
+``tg.page_replays`` says; the graphs it cannot make are stored) and lays them out: ``js/port/picture.js`` and ``js/port/layout.js``
+turn a selection into the same DOT text and SVG as :mod:`tgviz.views.picture` and :mod:`tgviz.draw`, and graphviz compiled
 to WebAssembly (``js/vendor/graphviz.js``, the same Graphviz as the Python side) places the nodes. Each segment's
 data (its steps and their node table, its rows packed: tg.pack_rows), each piece of the tables' contents, and each
 group's call stack and kernel code, is gzipped apart and decoded only when looked at; ``js/report.js`` stands
-in for the widget model and answers the widget's own frontend with ``js/protocol.js``'s ports of :mod:`tgviz.protocol`.
-tests/test_js_parity.py runs those ports in node on this module's data and holds them equal to the Python.
+in for the widget model and answers the widget's own frontend with ``js/port/protocol.js``'s ports of :mod:`tgviz.views.protocol`.
+tests/views/test_js_parity.py runs those ports in node on this module's data and holds them equal to the Python.
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def _js(name: str) -> str:
 
 
 def config(max_nodes: int) -> dict[str, Any]:
-  """The drawing constants of tgviz.layout, for js/picture.js: one source of truth for both sides."""
+  """The drawing constants of tgviz.draw, for js/port/picture.js: one source of truth for both sides."""
   return {"style": STYLE, "families": [[f, name] for f, (_, name) in FAMILIES.items()], "marks": list(MARKS),
           "charW": CHAR_W, "lineH": LINE_H, "pad": PAD, "countH": COUNT_H, "fastAbove": FAST_ABOVE, "maxFanIn": MAX_FAN_IN,
           "focusHops": FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies(), "nodesep": R.NODESEP,
@@ -93,7 +93,7 @@ class Writer:
     self.notes = {k: tg.note_line(v) for k, v in trace.call_notes.items()}  # the CALL notes' label lines
 
   def state(self) -> dict[str, Any]:
-    """The page's state: the widget's synced state (see tgviz.protocol), the drawing constants, the CALL notes."""
+    """The page's state: the widget's synced state (see tgviz.views.protocol), the drawing constants, the CALL notes."""
     trace = self.trace
     return {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
             "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace),
@@ -134,7 +134,7 @@ class Writer:
 
   def segment_check(self, i: int, fresh: int) -> str:
     """All that segment i's chunk is made of besides its steps' graphs (recorded once and for all): each step's key and
-    step_fields, and what it returned: its trace number if below `fresh`, else its node key (tgviz.early compares a
+    step_fields, and what it returned: its trace number if below `fresh`, else its node key (tgviz.report.early compares a
     segment written from a capture's snapshot, whose `fresh` that is, with the trace's own)."""
     def returned(s: Step) -> list | None:
       if (num := s.returned_num) is None: return None
@@ -188,7 +188,7 @@ def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max
                  progress: Callable[[int, int], None] | None = None, workers: int = 0) -> Path:
   """Write one self-contained HTML file to browse the trace (tree, every step and match, the kernels' code) with no
   server, kernel or network. Steps are written a segment at a time, so a process holds the graphs of one segment at a
-  time; workers > 0 writes them in that many forked processes (on Linux; see tgviz.forked), and this one writes their
+  time; workers > 0 writes them in that many forked processes (on Linux; see tgviz.work.forked), and this one writes their
   text to the file in order. progress(done, total) is called as steps are written. Returns the path."""
   writer = Writer(trace, title, max_nodes)
   with forked.Workers(writer, workers) as pool: return writer.write(path, pool, progress)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
   from tgviz.trace.trace import Group, Trace
 
 KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us")  # Trace.kernel_table
-disassembled = Remembered(tg.disassemble)  # by device and binary (objdump, on the CPU device; tgviz.early hands them over)
+disassembled = Remembered(tg.disassemble)  # by device and binary (objdump, on the CPU device; tgviz.report.early hands them over)
 
 
 def display_names(names: list[str | None]) -> list[str | None]:

@@ -2,7 +2,7 @@
 
 Built from the trace's profile records (tinygrad's own profile events, captured as ``VIZ=-1 PROFILE=1`` records them, or
 read from its profile.pkl) and the trace's kernels; reading them needs no knowledge of tinygrad. The lanes, the pairing
-of a device's spans with the launches they time, and the memory peak follow tinygrad's VIZ. :mod:`tgviz.model`'s Trace
+of a device's spans with the launches they time, and the memory peak follow tinygrad's VIZ. :mod:`tgviz.trace.trace`'s Trace
 hands these out (``trace.timeline()``, ``trace.memory()``, ``trace.roofline()``); this module draws nothing.
 """
 from __future__ import annotations

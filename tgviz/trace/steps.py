@@ -1,7 +1,7 @@
 """Steps of a trace and what happens in them: a Step (one graph rewrite) with its Matches, graph Diffs, the Events of a
 node's life and the Rules (patterns) that fired.
 
-Built on what :mod:`tgviz.bridge` recorded; :mod:`tgviz.model` groups steps into kernels and traces. The graphs a step
+Built on what :mod:`tgviz.bridge` recorded; :mod:`tgviz.trace.trace` groups steps into kernels and traces. The graphs a step
 hands out are tinygrad ``UOp`` objects, the very ones tinygrad computed.
 """
 from __future__ import annotations

@@ -187,20 +187,20 @@ class Trace:
 
   def timeline(self) -> runtime.Timeline:
     """Every kernel launch, copy and synchronize of the run, in start order, on one lane per device (see
-    :class:`tgviz.runtime.Timeline`): start and duration in µs from the start of the capture, name, kind, the kernel it
+    :class:`tgviz.trace.run.Timeline`): start and duration in µs from the start of the capture, name, kind, the kernel it
     runs, and which TinyJit run it belongs to (its captured batch, replay 0, or the n-th replay). From tinygrad's own
     profile events, with the device times a capture measures; empty for a trace without them (tinygrad's rewrites.pkl)."""
     return self._runtime[0]
 
   def memory(self) -> runtime.Memory:
     """The buffers allocated and freed over the run, with size and dtype, the launches that wrote and read each, the peak
-    and the buffers alive at it (see :class:`tgviz.runtime.Memory`)."""
+    and the buffers alive at it (see :class:`tgviz.trace.run.Memory`)."""
     return self._runtime[1]
 
   def roofline(self, peaks: bool = True, cache_dir: str | Path | None = None) -> runtime.Roofline:
     """The kernels that ran, by arithmetic intensity (tinygrad's FLOPs / bytes estimates) and achieved GFLOP/s, against
     each device's peak compute and bandwidth: measured once by a small tinygrad benchmark and cached per device (in
-    cache_dir, else TGVIZ_CACHE_DIR, else ~/.cache/tgviz); peaks=False leaves them out (see :class:`tgviz.runtime.Roofline`)."""
+    cache_dir, else TGVIZ_CACHE_DIR, else ~/.cache/tgviz); peaks=False leaves them out (see :class:`tgviz.trace.run.Roofline`)."""
     return runtime.roofline(self.kernels, peaks, cache_dir)
 
   def summary(self) -> str:

@@ -43,7 +43,7 @@ def esm(name: str) -> str:
   """A frontend module as one module text: the modules it imports (see modules) inlined before it, each once, their
   exports made plain declarations. anywidget and the HTML report load each module from a single text, where a relative
   import cannot resolve. The modules inlined into one text share its scope: their top-level names must differ
-  (tests/test_js_parity.py parses each shipped text with node)."""
+  (tests/views/test_js_parity.py parses each shipped text with node)."""
   parts = [_IMPORT.sub("", static_file(n).read_text()) for n in modules(name)]
   return "".join(_DEFAULT.sub("", _EXPORT.sub("", p)) for p in parts[:-1]) + parts[-1]
 

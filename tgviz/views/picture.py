@@ -101,7 +101,7 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
             fold: bool = FOLD) -> Picture:
   """Render a step (or one of its matches); see :meth:`tgviz.Step.svg`. Cached per step. around: node keys a partial
   view is built around (a code line's UOps), instead of what changed. fold: draw index arithmetic as expressions and
-  lanes as one node ×N (tgviz.fold; marked nodes always as themselves); False: the raw graph, every node."""
+  lanes as one node ×N (tgviz.draw.fold; marked nodes always as themselves); False: the raw graph, every node."""
   side = sides(step, side)
   if view not in VIEWS: raise ValueError(f"view must be one of {', '.join(VIEWS)}, not {view!r}")
   key = (weakref.ref(step), side, match, max_nodes, view, around, fold)

@@ -46,7 +46,7 @@ from tgviz.views.messages import (
 from tgviz.views.picture import picture, view_options
 
 UOP_DIFF_LINES = 80
-DRAWN = re.compile(r'data-node="([^"]+)"')  # a node's key in an SVG of tgviz.layout
+DRAWN = re.compile(r'data-node="([^"]+)"')  # a node's key in an SVG of tgviz.draw
 
 
 # *** state ***

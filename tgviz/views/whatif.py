@@ -42,7 +42,7 @@ def refusal(error: str) -> str:
 
 
 def _plain(opts: list[Any]) -> list[OptSpec]:
-  return [(o.op, o.axis, list(o.arg) if isinstance(o.arg, tuple) else o.arg) for o in opts]
+  return [cast(OptSpec, [o.op, o.axis, list(o.arg) if isinstance(o.arg, tuple) else o.arg]) for o in opts]  # (JSON has no tuples)
 
 
 def _opts(raw: Any) -> list[Any]:

@@ -1,5 +1,5 @@
 """Results of slow pure functions of text (or bytes), kept by a digest of their arguments, and handed between processes: a writer
-forked during a capture (tgviz.early) highlights and links each finished kernel's code, and the report's writer takes
+forked during a capture (tgviz.report.early) highlights and links each finished kernel's code, and the report's writer takes
 its results instead of doing the same work again. Owns only that memo; it knows nothing of what the functions do."""
 from __future__ import annotations
 
