@@ -2,6 +2,7 @@
 order, modules that import one way inside each package, only the bridge knowing tinygrad, background work only in
 tgviz/work/, and modules of a bounded size unless named here with a reason."""
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,14 @@ def test_small_modules_that_say_what_they_own(module):
   assert doc or module == "__main__", f"{rel} opens with a docstring saying what it owns"
   if package(module) == "bridge":
     assert len(doc.splitlines()) >= 3, f"{rel} opens with a docstring of a few lines saying what it owns and must not do"
+
+
+def test_the_readmes_package_table_is_the_code():
+  """README's "The code" table: every package with its layer, and nothing else."""
+  readme = (PKG.parent / "README.md").read_text()
+  start = readme.index("\n## The code\n")
+  rows = re.findall(r"^\| (`tgviz/[^|]+`) \| (\d+) \|", readme[start:readme.index("\n## ", start + 1)], re.M)
+  listed: dict[str, int] = {}
+  for names, level in rows:
+    for name in re.findall(r"`tgviz/([\w/.]+?)(?:/|\.py)`", names): listed[name] = int(level)
+  assert listed == {p: lvl for p, lvl in LEVELS.items() if p not in ("__init__", "__main__")}, listed
