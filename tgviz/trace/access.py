@@ -173,6 +173,18 @@ def _fastest(table: tg.AccessTable, a: tg.RawAccess, stores: Sequence[tg.RawAcce
   return reduces[-1] if reduces else None
 
 
+def _uses(table: tg.AccessTable, node: int) -> list[int]:
+  """The variables a node of the table depends on, in order."""
+  seen, stack, out = set(), [node], set()
+  while stack:
+    if (n := stack.pop()) in seen: continue
+    seen.add(n)
+    op, _, src, arg = table.nodes[n]
+    if op == "VAR": out.add(arg)
+    stack.extend(src)
+  return sorted(out)
+
+
 def _points(table: tg.AccessTable, vs: Sequence[int]) -> int:
   return math.prod(table.vars[v].size for v in vs)
 
@@ -208,39 +220,48 @@ class KernelAccess:
   def accesses(self, stage: str) -> list[Access]:
     """The accesses of a stage, classified and counted."""
     if (table := self.tables.get(stage)) is None: return []
-    stores = [a for a in table.accesses if a.kind == "store"]
-    return [self._classified(table, n, a, stores) for n, a in enumerate(table.accesses)]
+    out = []
+    for n, (a, (pattern, stride)) in enumerate(zip(table.accesses, self.patterns(stage), strict=True)):
+      count = masked = elements = None
+      if not a.data and _points(table, a.vars) <= COUNT_LIMIT:
+        idx, ok = _values(table, a, _grid(table, a.vars, {}), tuple(table.vars[v].size for v in a.vars))
+        mult = _points(table, [v for v in a.loops if v not in a.vars]) * a.width
+        count, masked = int(ok.sum()) * mult, int((~ok).sum()) * mult
+        seen = np.zeros(a.numel, bool)
+        els = _elements(idx[ok], a.width)
+        seen[els[(els >= 0) & (els < a.numel)]] = True
+        elements = int(seen.sum())
+      out.append(Access(stage, n, a.kind, a.slot, self.shape(a.slot, a.numel), a.dtype, a.index_text, a.valid_text or None, pattern,
+                        stride, a.width, tuple(table.vars[v].name for v in a.vars), a.keys, self.tensor(a.slot), count, masked, elements))
+    return out
 
-  def _classified(self, table: tg.AccessTable, n: int, a: tg.RawAccess, stores: Sequence[tg.RawAccess]) -> Access:
-    count = masked = elements = None
-    any_off = a.valid is not None
-    if not a.data and _points(table, a.vars) <= COUNT_LIMIT:
-      shape = tuple(table.vars[v].size for v in a.vars)
-      idx, ok = _values(table, a, _grid(table, a.vars, {}), shape)
-      mult = _points(table, [v for v in a.loops if v not in a.vars]) * a.width
-      count, masked = int(ok.sum()) * mult, int((~ok).sum()) * mult
-      any_off = masked > 0
-      seen = np.zeros(a.numel, bool)
-      els = _elements(idx[ok], a.width)
-      seen[els[(els >= 0) & (els < a.numel)]] = True
-      elements = int(seen.sum())
+  @functools.cache  # noqa: B019
+  def patterns(self, stage: str) -> list[tuple[str, int | None]]:
+    """Each access's pattern and stride (see Access), without counting it (cheap: its mask over the variables the mask
+    uses, its stride along the fastest variable with a few values of the others)."""
+    if (table := self.tables.get(stage)) is None: return []
+    stores = [a for a in table.accesses if a.kind == "store"]
+    return [self._pattern(table, a, stores) for a in table.accesses]
+
+  def _pattern(self, table: tg.AccessTable, a: tg.RawAccess, stores: Sequence[tg.RawAccess]) -> tuple[str, int | None]:
+    if a.data: return "gather", None
+    if a.valid is not None:
+      vs = _uses(table, a.valid)
+      if _points(table, vs) > COUNT_LIMIT: return "masked", None  # too many points to tell: its mask is there
+      ok = tg.evaluate(table.nodes, [a.valid], _grid(table, vs, {}))[0]
+      if not np.all(ok): return "masked", None
     stride = None
-    if a.data: pattern = "gather"
-    else:
-      f = _fastest(table, a, stores)
-      if f is not None and f not in a.vars: stride = 0
-      elif f is not None:
-        vs = [f, *[v for v in a.vars if v != f]]
-        shape = tuple(table.vars[v].size if v == f else min(_SAMPLE, table.vars[v].size) for v in vs)
-        idx, ok = _values(table, a, _grid(table, vs, {}, _SAMPLE, f), shape)
-        d, both = np.diff(idx, axis=0), ok[1:] & ok[:-1]
-        if both.any():
-          vals, counts = np.unique(d[both], return_counts=True)
-          stride = int(vals[np.argmax(counts)])
-      pattern = "masked" if any_off else "broadcast" if stride == 0 else "contiguous" if stride in (None, 1, a.width) else "strided"
-    names = tuple(table.vars[v].name for v in a.vars)
-    return Access(table.stage, n, a.kind, a.slot, self.shape(a.slot, a.numel), a.dtype, a.index_text, a.valid_text or None, pattern,
-                  stride, a.width, names, a.keys, self.tensor(a.slot), count, masked, elements)
+    f = _fastest(table, a, stores)
+    if f is not None and f not in a.vars: stride = 0
+    elif f is not None:
+      vs = [f, *[v for v in a.vars if v != f]]
+      shape = tuple(table.vars[v].size if v == f else min(_SAMPLE, table.vars[v].size) for v in vs)
+      idx, ok = _values(table, a, _grid(table, vs, {}, _SAMPLE, f), shape)
+      d, both = np.diff(idx, axis=0), ok[1:] & ok[:-1]
+      if both.any():
+        vals, counts = np.unique(d[both], return_counts=True)
+        stride = int(vals[np.argmax(counts)])
+    return ("broadcast" if stride == 0 else "contiguous" if stride in (None, 1, a.width) else "strided"), stride
 
   @functools.cached_property
   def buffers(self) -> list[Buffer]:
