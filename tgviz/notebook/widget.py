@@ -21,6 +21,7 @@ import traitlets as t
 from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.trace.trace import Trace
 from tgviz.views import messages as M
+from tgviz.views import access as AV
 from tgviz.views import program as PV
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
@@ -66,7 +67,7 @@ class TraceWidget(anywidget.AnyWidget):
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
   _esm = esm("widget.js")
-  _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css")
+  _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css", "access.css")
 
   tree: t.List[M.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
@@ -139,6 +140,9 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") in PV.REQUESTS:  # the uops or asm tab: what prints here, the rest (a compile) in the background
       rest = PV.answer_later(self.trace, content)
       self._background(self._side, lambda: self.send(rest()), kind=str(content["type"]))
+    elif content.get("type") == "access":  # the access tab: the kernel's accesses, in the background
+      answer = AV.answer_later(self.trace, content)
+      self._background(self._side, lambda: self.send(answer()), kind="access")
     elif content.get("type") == "run":  # the timeline, memory and roofline tabs: peaks may be measured, so not here
       self._background(self._side, self._send_run, kind="run")
     elif content.get("type") == "export":
