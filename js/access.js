@@ -114,7 +114,7 @@ export function accessTab(pane, links) {
     }
     const who = s.vars.flatMap((v, i) => (v.kind !== "loop" ? [`${v.name}=${ids.get(i) ?? 0}`] : ids.has(i) ? [`${v.name}=${ids.get(i)}`] : []));
     status.textContent = `thread ${who.join(" ")}: ${said.filter((x) => !x.endsWith(": ")).join(" · ")}` +
-      (n > 1 ? ` — its neighbours ${s.vars[fast].name}+1…+${n - 1} in other colours, shared elements black` : "");
+      (n > 1 ? ` — its neighbour${n > 2 ? "s" : ""} ${s.vars[fast].name}+1${n > 2 ? `…+${n - 1}` : ""} in other colours, shared elements black` : "");
     paint(lit);
   }
 

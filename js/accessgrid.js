@@ -7,7 +7,8 @@ import { h } from "./dom.js";
 
 const GRID_MAX = 384;        // cells a side drawn at most: past that, a window
 const GRID_WRAP = 64;        // a one-dimensional buffer: elements per row
-const GRID_TOP = 14, GRID_LEFT = 4;  // room for the tiles' labels
+const GRID_HEIGHT = 260;  // pixels a grid takes down at most where its cells can stay 4 px or more
+const GRID_TOP = 14, GRID_LEFT = 4, GRID_ROWS_LEFT = 40;  // room for the tiles' labels
 
 /** How a shape is laid out as rows and columns of cells. @param {number[]} shape */
 export function gridLayout(shape) {
@@ -57,17 +58,18 @@ export function gridLayout(shape) {
   return { ...g, numel, k, kept, flatAt, cellOf, coords };
 }
 
-/** A buffer's grid: paint(colourOf) draws every cell in the window (colourOf: a flat element's colour as 0xAABBGGRR),
+/** A buffer's grid (cells up to 28 px, smaller to fit the width and, down to 4 px, GRID_HEIGHT): paint(colourOf) draws every cell in the window (colourOf: a flat element's colour as 0xAABBGGRR),
  * hit(ev) is the element under the pointer (-1: none); show(flats) moves a window to hold the first of them.
  * @param {number[]} shape @param {number} width the pixels it may take across */
 export function bufferGrid(shape, width) {
   const g = gridLayout(shape);
   const viewRows = Math.min(g.rows, GRID_MAX), viewCols = Math.min(g.cols, GRID_MAX);
-  const cell = Math.max(1, Math.min(28, Math.floor((width - GRID_LEFT) / viewCols)));
+  const cell = Math.max(1, Math.min(28, Math.floor((width - (g.k >= 4 ? GRID_ROWS_LEFT : GRID_LEFT)) / viewCols),
+                                    Math.max(4, Math.floor(GRID_HEIGHT / viewRows))));
   const tiles = g.k >= 3 && (g.tileCols + 1) * cell >= 22;  // room to label them
-  const top = tiles ? GRID_TOP : 0;
+  const top = tiles ? GRID_TOP : 0, left = g.k >= 4 && (g.tileRows + 1) * cell >= 12 ? GRID_ROWS_LEFT : GRID_LEFT;
   const canvas = /** @type {HTMLCanvasElement} */ (h("canvas", { class: "tgviz-access-canvas" }));
-  canvas.width = GRID_LEFT + viewCols * cell;
+  canvas.width = left + viewCols * cell;
   canvas.height = top + viewRows * cell;
   const note = h("div", { class: "tgviz-access-window", hidden: "" });
   const el = h("div", { class: "tgviz-access-grid" }, [h("div", { class: "tgviz-access-axes" }, [g.axes]), canvas, note]);
@@ -80,14 +82,27 @@ export function bufferGrid(shape, width) {
 
   function labels() {
     ctx.clearRect(0, 0, canvas.width, top);
-    if (!tiles) return;
+    ctx.clearRect(0, 0, left, canvas.height);
     ctx.fillStyle = getComputedStyle(canvas).color || "#555";
     ctx.font = "10px sans-serif";
-    const tw = (g.tileCols + 1) * cell, d = g.kept[g.k - 3];
-    for (let t = Math.floor(c0 / (g.tileCols + 1)); t < g.across; t++) {
-      const x = GRID_LEFT + (t * (g.tileCols + 1) - c0) * cell;
-      if (x > canvas.width) break;
-      ctx.fillText(`d${d}=${t}`, Math.max(GRID_LEFT, x), 10, Math.max(10, tw - 2));
+    if (tiles) {  // tiles across: the third dimension from the end
+      const tw = (g.tileCols + 1) * cell, d = g.kept[g.k - 3];
+      for (let t = Math.floor(c0 / (g.tileCols + 1)); t < g.across; t++) {
+        const x = left + (t * (g.tileCols + 1) - c0) * cell;
+        if (x > canvas.width) break;
+        ctx.fillText(`d${d}=${t}`, Math.max(left, x), 10, Math.max(10, tw - 2));
+      }
+    }
+    if (left === GRID_ROWS_LEFT) {  // tiles down: the dimensions before it, by their values
+      const th = g.tileRows + 1, lead = g.kept.slice(0, g.k - 3), downs = Math.ceil(g.rows / th);
+      for (let t = Math.floor(r0 / th); t < downs; t++) {
+        const y = top + (t * th - r0) * cell + 10;
+        if (y > canvas.height) break;
+        let rest = t;
+        const at = lead.map(() => 0);
+        for (let i = lead.length - 1; i >= 0; i--) { at[i] = rest % shape[lead[i]]; rest = Math.floor(rest / shape[lead[i]]); }
+        ctx.fillText(`${lead.map((d) => `d${d}`).join(",")}=${at.join(",")}`, 1, Math.max(top + 10, y), left - 3);
+      }
     }
   }
   /** @param {(f: number) => number} colourOf */
@@ -103,7 +118,7 @@ export function bufferGrid(shape, width) {
         for (let y = 0; y < cell - gap; y++) px.fill(colour, (r * cell + y) * w + c * cell, (r * cell + y) * w + c * cell + cell - gap);
       }
     }
-    ctx.putImageData(image, GRID_LEFT, top);
+    ctx.putImageData(image, left, top);
     labels();
   }
   return {
@@ -112,7 +127,7 @@ export function bufferGrid(shape, width) {
     /** The element under a pointer event (-1: none). @param {MouseEvent} ev */
     hit(ev) {
       const b = canvas.getBoundingClientRect(), sx = canvas.width / b.width, sy = canvas.height / b.height;
-      const x = (ev.clientX - b.left) * sx - GRID_LEFT, y = (ev.clientY - b.top) * sy - top;
+      const x = (ev.clientX - b.left) * sx - left, y = (ev.clientY - b.top) * sy - top;
       return x < 0 || y < 0 ? -1 : g.flatAt(r0 + Math.floor(y / cell), c0 + Math.floor(x / cell));
     },
     /** Move the window (a view too big to draw whole) to hold the first of these elements, and say what it shows.

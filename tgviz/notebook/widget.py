@@ -20,8 +20,8 @@ import traitlets as t
 
 from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.trace.trace import Trace
-from tgviz.views import messages as M
 from tgviz.views import access as AV
+from tgviz.views import messages as M
 from tgviz.views import program as PV
 from tgviz.views import protocol as P
 from tgviz.views import run as runview

@@ -18,7 +18,7 @@ import gc
 import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tgviz import bridge as tg
 from tgviz.draw import fold as F
@@ -118,7 +118,7 @@ class Writer:
     if g.steps:
       yield f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(self.trace, g)}
     if g.kernel is not None: yield f"p-{g.index}", PV.program_data(g.kernel)  # the uops and asm tabs
-    if g.kernel is not None: yield f"x-{g.index}", AV.access_message(g.kernel)  # the access tab
+    if g.kernel is not None: yield f"x-{g.index}", cast(dict[str, Any], AV.access_message(g.kernel))  # the access tab
 
   def segment_data(self, i: int) -> dict[str, Any]:
     """Segment i (consecutive steps of a group): each step's step_data by step key, and the node table they share, its

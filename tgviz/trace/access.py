@@ -14,15 +14,11 @@ import math
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from tgviz import bridge as tg
-
-if TYPE_CHECKING:
-  from tgviz.trace.kernel import Kernel
-  from tgviz.trace.trace import Trace
 
 PATTERNS = ("contiguous", "strided", "broadcast", "gather", "masked")
 COUNT_LIMIT = 1 << 24  # an access over more points than this is not counted (its counts are None); its class is read off a sample
@@ -97,17 +93,18 @@ class Buffer:
 
 # *** the user's tensors, from the trace's scheduler graphs (once per trace) ***
 
-_params_of: weakref.WeakKeyDictionary[Trace, dict[str, list[tuple[int | None, tuple[int, ...] | None, str | None]]]] = weakref.WeakKeyDictionary()
+_params_of: weakref.WeakKeyDictionary[Any, dict[str, list[tuple[int | None, tuple[int, ...] | None, str | None]]]] = weakref.WeakKeyDictionary()
 
 
-def _origin_text(k: Kernel) -> str:
+def _origin_text(k: Any) -> str:
   """The kernel that wrote a buffer and the user's line that asked for it: ``written by E_9_8_2, line 4: x = ...``."""
   line = next((o for o in k.origins if o.line is not None), None)
   return f"written by {k.display_name}" + (f", line {line.line}: {line.source.strip()}" if line is not None else "")
 
 
-def trace_params(trace: Trace) -> dict[str, list[tuple[int | None, tuple[int, ...] | None, str | None]]]:
-  """Kernel AST key -> per PARAM: the buffer's number, its tensor's shape and which kernel wrote it (where known)."""
+def trace_params(trace: Any) -> dict[str, list[tuple[int | None, tuple[int, ...] | None, str | None]]]:
+  """Kernel AST key -> per PARAM of a Trace's kernels (a Trace: this module is below tgviz.trace.trace, which it does not
+  import): the buffer's number, its tensor's shape and which kernel wrote it (where known)."""
   if (known := _params_of.get(trace)) is not None: return known
   shapes: dict[int, tuple[int, ...]] = {}
   calls: dict[str, tuple[int | None, ...]] = {}
@@ -294,7 +291,7 @@ class KernelAccess:
 
   def _store(self, slot: int | None) -> tuple[tg.AccessTable, tg.RawAccess]:
     table = self.tables.get("ast")
-    if table is None: raise ValueError(f"this kernel's accesses cannot be evaluated: {self.notes.get('ast', 'no View Base AST')}")
+    if table is None: raise ValueError(f"this kernel's accesses cannot be evaluated: {self.notes.get('ast', 'tgviz saw no AST of it')}")
     stores = [a for a in table.accesses if a.kind == "store" and (slot is None or a.slot == slot)]
     if not stores: raise ValueError(f"the kernel stores to no buffer {slot}" if slot is not None else "the kernel stores nothing")
     return table, stores[0]

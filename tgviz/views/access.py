@@ -35,7 +35,7 @@ def access_message(kernel: Kernel) -> AccessMsg:
     stages.append(AccessStage(stage=cast(Any, stage), nodes=[(op, kind, list(src), arg) for op, kind, src, arg in table.nodes],
                               vars=[AccessVar(name=v.name, size=v.size, kind=v.kind) for v in table.vars], accesses=entries))
   note = "; ".join(f"{s}: {why}" for s, why in ka.notes.items()) or None
-  if not stages and note is None: note = "this kernel has no View Base AST or program to read its accesses from"
+  if not stages and note is None: note = "tgviz saw neither this kernel's AST nor its program: no accesses to read"
   return AccessMsg(type="access", kernel=kernel.display_name, buffers=[shapes[s] for s in sorted(shapes)], stages=stages, note=note)
 
 

@@ -460,7 +460,8 @@ class OptsInfo(TypedDict):
   retries: list[RetryMsg]
 
 
-KernelMsg: TypeAlias = "PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg | AccessMsg"
+KernelMsg: TypeAlias = ("PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg"
+                        " | AccessMsg")
 """What Python (or the report's page) sends the trace browser."""
 
 
@@ -519,7 +520,8 @@ class RetryRequest(TypedDict):
   opts: list[OptSpec]
 
 
-FrontendMsg: TypeAlias = "ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest | AccessRequest"
+FrontendMsg: TypeAlias = ("ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
+                          " | AccessRequest")
 """What the trace browser asks."""
 
 
