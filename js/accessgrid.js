@@ -121,9 +121,16 @@ export function bufferGrid(shape, width) {
     ctx.putImageData(image, left, top);
     labels();
   }
+  /** Where an element's cell is drawn, in the canvas's pixels (null: outside the window). @param {number} f */
+  function cellBox(f) {
+    const [r, c] = g.cellOf(f);
+    if (r < r0 || r >= r0 + viewRows || c < c0 || c >= c0 + viewCols) return null;
+    return { x: left + (c - c0) * cell, y: top + (r - r0) * cell, size: cell };
+  }
+  /** @type {any} */ (canvas).tgvizCell = cellBox;  // for tests and benchmarks: what the user sees of an element
   return {
     el, layout: g, canvas,
-    paint,
+    paint, cellBox,
     /** The element under a pointer event (-1: none). @param {MouseEvent} ev */
     hit(ev) {
       const b = canvas.getBoundingClientRect(), sx = canvas.width / b.width, sy = canvas.height / b.height;

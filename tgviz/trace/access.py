@@ -204,10 +204,31 @@ class KernelAccess:
       except tg.Unsupported as e: self.notes[stage] = str(e)
     return out
 
+  @functools.cache  # noqa: B019
   def shape(self, slot: int, numel: int) -> tuple[int, ...]:
-    """A buffer's shape: its tensor's where known and of its size, else flat."""
+    """A buffer's shape: its tensor's where known and of its size; else the one its first unmasked access of the AST
+    indexes it by, where that index is var*stride summed over variables whose strides make a contiguous shape (the
+    scheduler's buffers between kernels: (2, 6, 8) for ``r2*8+r0+r1*48``); else flat."""
     shape = self._params[slot][1] if slot < len(self._params) else None
-    return shape if shape is not None and math.prod(shape) == numel else (numel,)
+    if shape is not None and math.prod(shape) == numel: return shape
+    if (table := self.tables.get("ast")) is None: return (numel,)
+    a = next((a for a in table.accesses if a.slot == slot and a.valid is None and not a.data), None)
+    if a is None or _points(table, a.vars) > COUNT_LIMIT: return (numel,)
+    vs = [v for v in a.vars if table.vars[v].size > 1]
+    zero = dict.fromkeys(a.vars, 0)
+    at = int(tg.evaluate(table.nodes, [a.index], zero)[0])
+    strides = {v: int(tg.evaluate(table.nodes, [a.index], {**zero, v: 1})[0]) - at for v in vs}
+    env = _grid(table, a.vars, {})
+    idx, _ = _values(table, a, env, tuple(table.vars[v].size for v in a.vars))
+    linear: Any = at
+    for v in vs: linear = linear + env[v] * strides[v]
+    chain, step = [], 1
+    for v in sorted(vs, key=lambda v: strides[v]):
+      if strides[v] != step: return (numel,)
+      chain.append(table.vars[v].size)
+      step *= table.vars[v].size
+    if at != 0 or step != numel or not np.array_equal(idx, np.broadcast_to(linear, idx.shape)): return (numel,)
+    return tuple(reversed(chain)) if chain else (numel,)
 
   def tensor(self, slot: int) -> str | None:
     """Which kernel wrote the buffer (its Tensor ops and the user's line), where known."""
