@@ -132,9 +132,11 @@ export function programTabs(ui, state, links) {
     mark(kind, keys, lines);
   });
 
-  /** Ask for the tab's message, if it is not here. */
+  /** Ask for the tab's message, if it is not here (the access tab a saved notebook kept needs no kernel). */
   function ask() {
     if (tab === "code" || !kernel || got[tab]) return;
+    const kept = tab === "access" ? state.model.get("kept_access") : null;
+    if (kept?.type === "access" && kept.kernel === kernel.label) { api.message(kept); return; }
     const pane = tab === "uops" ? ui.uops : tab === "asm" ? ui.asm : accessPane;
     pane.replaceChildren(h("div", { class: "tgviz-program-pending" }, [
       ui.root.classList.contains("tgviz-offline") ? "the uops, asm and access tabs need the kernel: run the cell again"
@@ -175,7 +177,9 @@ export function programTabs(ui, state, links) {
   });
 
   show("code");
-  return {
+  const api = {
+    /** The tab to open on (the widget's "tab": the magic's --tab). @param {string} t */
+    prefer(t) { if (/** @type {readonly string[]} */ (CODE_TABS).includes(t)) tab = /** @type {Tab} */ (t); },
     /** A picture of another group was drawn: its kernel (null: none, the tabs hidden) and its step.
      * @param {KernelInfo|null} k @param {import("./messages.js").StepKey} key */
     kernel(k, key) {
@@ -197,4 +201,5 @@ export function programTabs(ui, state, links) {
       for (const m of marks) mark(m.kind, m.keys, m.lines);
     },
   };
+  return api;
 }
