@@ -54,14 +54,29 @@ export function accessTab(pane, links) {
 
   /** Light elements: per buffer, colours by element; then paint. @param {Map<number, Map<number, string>>} lit */
   function paint(lit) {
-    const c = countsOf();
     for (const [slot, grid] of grids) {
-      const mine = lit.get(slot) ?? new Map(), per = c.get(slot)?.per, max = per ? Math.max(...per) : 0;
-      const colours = new Map([...mine].map(([f, col]) => [f, rgba(col)]));
-      const untouched = rgba(UNTOUCHED);
-      grid.paint((f) => colours.get(f) ?? (per && per[f] > 0 ? shade(per[f], max) : untouched));
+      const mine = lit.get(slot) ?? new Map();
+      grid.paint(baseOf(slot), new Map([...mine].map(([f, col]) => [f, rgba(col)])));
       grid.show([...mine.keys()]);
     }
+  }
+  /** @type {Map<string, Uint32Array>} per stage and buffer, each element's colour unlit: shaded by its reads */
+  let bases = new Map();
+  /** @param {number} slot */
+  function baseOf(slot) {
+    const key = `${stage} ${slot}`;
+    let base = bases.get(key);
+    if (!base) {
+      const per = countsOf().get(slot)?.per, numel = msg?.buffers.find((b) => b.slot === slot)?.numel ?? 0;
+      base = new Uint32Array(numel).fill(rgba(UNTOUCHED));
+      if (per) {
+        let max = 0;
+        for (const n of per) max = Math.max(max, n);
+        for (let f = 0; f < numel; f++) if (per[f] > 0) base[f] = shade(per[f], max);
+      }
+      bases.set(key, base);
+    }
+    return base;
   }
   const countsOf = () => {
     if (!counts.has(stage) && msg) counts.set(stage, bufferCounts(msg, stage));
@@ -232,7 +247,10 @@ export function accessTab(pane, links) {
 
   return {
     /** Another kernel (or none): forget the last one's. */
-    reset() { msg = null; focus = null; ids = new Map(); pinned = -1; grids = new Map(); counts = new Map(); writers = new Map(); pane.replaceChildren(); },
+    reset() {
+      msg = null; focus = null; ids = new Map(); pinned = -1; grids = new Map(); counts = new Map(); writers = new Map(); bases = new Map();
+      pane.replaceChildren();
+    },
     /** Whether its message is here. */
     has: () => msg !== null,
     /** The kernel's message. @param {AccessMsg} m */

@@ -58,7 +58,8 @@ export function gridLayout(shape) {
   return { ...g, numel, k, kept, flatAt, cellOf, coords };
 }
 
-/** A buffer's grid (cells up to 28 px, smaller to fit the width and, down to 4 px, GRID_HEIGHT): paint(colourOf) draws every cell in the window (colourOf: a flat element's colour as 0xAABBGGRR),
+/** A buffer's grid (cells up to 28 px, smaller to fit the width and, down to 4 px, GRID_HEIGHT): paint(base, lit) draws
+ * every cell in the window (base: each element's colour as 0xAABBGGRR; lit: those lit over it),
  * hit(ev) is the element under the pointer (-1: none); show(flats) moves a window to hold the first of them.
  * @param {number[]} shape @param {number} width the pixels it may take across */
 export function bufferGrid(shape, width) {
@@ -77,8 +78,6 @@ export function bufferGrid(shape, width) {
   const image = ctx.createImageData(viewCols * cell, viewRows * cell), px = new Uint32Array(image.data.buffer);
   let r0 = 0, c0 = 0;
   const windowed = g.rows > viewRows || g.cols > viewCols;
-  /** @type {(f: number) => number} */
-  let last = () => 0;
 
   function labels() {
     ctx.clearRect(0, 0, canvas.width, top);
@@ -105,18 +104,41 @@ export function bufferGrid(shape, width) {
       }
     }
   }
-  /** @param {(f: number) => number} colourOf */
-  function paint(colourOf) {
-    last = colourOf;
-    const gap = cell >= 5 ? 1 : 0, w = viewCols * cell;
-    px.fill(0);
-    for (let r = 0; r < viewRows; r++) {
-      for (let c = 0; c < viewCols; c++) {
-        const f = g.flatAt(r0 + r, c0 + c);
-        if (f < 0) continue;
-        const colour = colourOf(f);
-        for (let y = 0; y < cell - gap; y++) px.fill(colour, (r * cell + y) * w + c * cell, (r * cell + y) * w + c * cell + cell - gap);
+  /** @type {Int32Array|null} the element of each cell of the window (-1: a gap), made when the window moves */
+  let cellFlat = null;
+  /** @type {[Uint32Array, Map<number, number>]} */
+  let last = [new Uint32Array(0), new Map()];
+  /** Paint every cell of the window: an element lit (colour as 0xAABBGGRR) in its colour, the others in base's.
+   * @param {Uint32Array} base by element @param {Map<number, number>} lit */
+  function paint(base, lit) {
+    const [before, shown] = last;
+    last = [base, lit];
+    if (cellFlat && base === before && lit.size + shown.size < viewRows * viewCols / 8) {  // a few cells changed: those only
+      const gap = cell >= 5 ? 1 : 0;
+      for (const f of new Set([...shown.keys(), ...lit.keys()])) {
+        const now = lit.get(f) ?? base[f];
+        if (now === (shown.get(f) ?? base[f])) continue;
+        const b = cellBox(f);
+        if (!b) continue;
+        ctx.fillStyle = `rgb(${now & 255},${(now >>> 8) & 255},${(now >>> 16) & 255})`;
+        ctx.fillRect(b.x, b.y, b.size - gap, b.size - gap);
       }
+      return;
+    }
+    if (!cellFlat) {
+      cellFlat = new Int32Array(viewRows * viewCols);
+      for (let i = 0; i < cellFlat.length; i++) cellFlat[i] = g.flatAt(r0 + Math.floor(i / viewCols), c0 + (i % viewCols));
+    }
+    const flats = cellFlat;
+    const gap = cell >= 5 ? 1 : 0, w = viewCols * cell, inner = cell - gap;
+    px.fill(0);
+    for (let i = 0; i < flats.length; i++) {
+      const f = flats[i];
+      if (f < 0) continue;
+      const colour = lit.size && lit.has(f) ? /** @type {number} */ (lit.get(f)) : base[f];
+      const r = Math.floor(i / viewCols);
+      let o = r * cell * w + (i - r * viewCols) * cell;
+      for (let y = 0; y < inner; y++, o += w) px.fill(colour, o, o + inner);
     }
     ctx.putImageData(image, left, top);
     labels();
@@ -146,7 +168,8 @@ export function bufferGrid(shape, width) {
         if (r < r0 || r >= r0 + viewRows || c < c0 || c >= c0 + viewCols) {
           r0 = Math.max(0, Math.min(g.rows - viewRows, r - (viewRows >> 1)));
           c0 = Math.max(0, Math.min(g.cols - viewCols, c - (viewCols >> 1)));
-          paint(last);
+          cellFlat = null;
+          paint(...last);
         }
       }
       note.hidden = false;
