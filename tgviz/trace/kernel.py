@@ -234,7 +234,8 @@ class Kernel:
 
   def thread(self, **ids: int) -> dict[int, tuple[Reads, Reads]]:
     """What one thread of the final program reads and writes, per buffer: {slot: (reads, writes)}; ids by name
-    (``k.thread(gidx0=1, lidx0=3)``; a thread id not given is 0, a loop not given runs whole, ``Ridx0=2`` fixes it)."""
+    (``k.thread(gidx0=1, lidx0=3)``; a thread id not given is 0, a loop not given runs whole, ``r0=2`` fixes the loop the
+    code calls Ridx0 at 2: names as tinygrad renders them)."""
     return self.access_model.thread(ids)
 
   def buffer_use(self) -> list[Buffer]:
