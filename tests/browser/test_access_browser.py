@@ -7,7 +7,7 @@ import math
 import re
 
 import pytest
-from harness import ARTIFACTS, new_page, notebook, run_all
+from harness import ARTIFACTS, check_saved_notebook, new_page, notebook, open_in_lab, run_all
 from tinygrad import Tensor
 
 import tgviz
@@ -161,6 +161,24 @@ def test_jupyterlab_access_tab(lab, page, conv):
 
 def test_notebook7_access_tab(nb7, page, conv):
   check_notebook(page, nb7, False, conv[1])
+
+
+def test_saved_notebook_keeps_the_access_tab(lab, page, conv):
+  """%%tgviz --tab access, saved and reopened without its kernel: the access tab is drawn from what the notebook kept,
+  and a hover still lights the receptive field (the page evaluates it)."""
+  url, token, _ = lab
+  path = open_in_lab(page, lab, "access-saved", "%load_ext tgviz", "%%tgviz --tab access\n" + CONV)
+  check_saved_notebook(page, path, url, token, "lab-access-saved.png")  # run, saved, kernel shut down, reopened
+  root, k = page.locator(".tgviz-root"), conv[1]
+  x = next(b for b in k.buffer_use() if b.shape == (1, 4, 9, 9))
+  out = next(b for b in k.buffer_use() if b.written)
+  root.locator(f".tgviz-access-buffer[data-slot='{out.slot}'] canvas").wait_for(timeout=30_000)
+  canvas = root.locator(f".tgviz-access-buffer[data-slot='{out.slot}'] canvas")
+  cell, box = canvas.evaluate("(c) => c.tgvizCell(0)"), canvas.bounding_box()
+  page.mouse.move(box["x"] + cell["x"] + cell["size"] / 2, box["y"] + cell["y"] + cell["size"] / 2)
+  root.locator(".tgviz-access-status", has_text="masked off").wait_for(timeout=10_000)
+  assert _lit(root, x.slot, 324, READ) == k.reads(0)[x.slot].flat.tolist()
+  root.screenshot(path=str(ARTIFACTS / "lab-access-saved.png"))
 
 
 def test_same_kernel_in_the_notebook_as_here(conv):
