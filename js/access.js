@@ -20,7 +20,7 @@ import { bufferCounts, readsOf, threadOf, writtenBy } from "./port/access.js";
 /** @typedef {import("./port/access.js").Touched} Touched */
 
 const THREADS = ["#d32f2f", "#388e3c", "#1976d2", "#8e24aa"];  // a thread and its neighbours
-const OUT = "#e65100", READ = "#1976d2", SHARED = "#212121", UNTOUCHED = "#f4f4f4";
+const OUT = "#e65100", READ = "#1976d2", SHARED = "#212121", UNTOUCHED = "#ececec", WRITTEN = "#f8d9c4";
 
 /** A CSS colour as the canvas's 0xAABBGGRR. @param {string} hex */
 const rgba = (hex) => (0xff << 24 | parseInt(hex.slice(5, 7), 16) << 16 | parseInt(hex.slice(3, 5), 16) << 8 | parseInt(hex.slice(1, 3), 16)) >>> 0;
@@ -67,8 +67,9 @@ export function accessTab(pane, links) {
     const key = `${stage} ${slot}`;
     let base = bases.get(key);
     if (!base) {
-      const per = countsOf().get(slot)?.per, numel = msg?.buffers.find((b) => b.slot === slot)?.numel ?? 0;
+      const c = countsOf().get(slot), per = c?.per, numel = msg?.buffers.find((b) => b.slot === slot)?.numel ?? 0;
       base = new Uint32Array(numel).fill(rgba(UNTOUCHED));
+      if (c?.wrote) for (let f = 0; f < numel; f++) if (c.wrote[f]) base[f] = rgba(WRITTEN);
       if (per) {
         let max = 0;
         for (const n of per) max = Math.max(max, n);
@@ -88,6 +89,7 @@ export function accessTab(pane, links) {
     const s = st().accesses.find((a) => a.kind === "store" && a.slot === slot);
     if (!msg || !s || f < 0) { paint(new Map()); status.textContent = "hover an element of the output to see what it reads; click to keep it"; return; }
     const numel = msg.buffers.find((b) => b.slot === slot)?.numel ?? 0;
+    if (s.data) { status.textContent = `the store's index reads data (a scatter): which element it writes is known only when it runs`; return; }
     if (!writers.has(slot)) writers.set(slot, writtenBy(st(), s, numel));
     const reads = readsOf(msg, s, /** @type {Int32Array} */ (writers.get(slot))[f]);
     const only = focus !== null ? st().accesses[focus].slot : null;
@@ -224,7 +226,7 @@ export function accessTab(pane, links) {
     if (!st()) { pane.replaceChildren(...note); return; }
     buildControls(); buildList(); buildBuffers();
     const legend = h("div", { class: "tgviz-access-legend" }, stage === "ast"
-      ? [sw(OUT), " the output element, ", sw(READ), " what it reads; grey: how often the kernel reads an element"]
+      ? [sw(OUT), " the output element, ", sw(READ), " what it reads; grey: how often the kernel reads an element, ", sw(WRITTEN), " written"]
       : [...THREADS.map((c, i) => h("span", {}, [sw(c), i ? ` +${i} ` : " the thread "])), sw(SHARED), " shared"]);
     pane.replaceChildren(...note, controls, legend, status, body, h("div", { class: "tgviz-access-listhead" }, ["accesses"]), list);
     const out = [...stored()][0];

@@ -7,7 +7,7 @@ import { h } from "./dom.js";
 
 const GRID_MAX = 384;        // cells a side drawn at most: past that, a window
 const GRID_WRAP = 64;        // a one-dimensional buffer: elements per row
-const GRID_HEIGHT = 260;  // pixels a grid takes down at most where its cells can stay 4 px or more
+const GRID_HEIGHT = 260;  // pixels a grid takes down where its cells can stay 4 px or more (a window: twice that)
 const GRID_TOP = 14, GRID_LEFT = 4, GRID_ROWS_LEFT = 40;  // room for the tiles' labels
 
 /** How a shape is laid out as rows and columns of cells. @param {number[]} shape */
@@ -64,9 +64,10 @@ export function gridLayout(shape) {
  * @param {number[]} shape @param {number} width the pixels it may take across */
 export function bufferGrid(shape, width) {
   const g = gridLayout(shape);
-  const viewRows = Math.min(g.rows, GRID_MAX), viewCols = Math.min(g.cols, GRID_MAX);
+  const viewCols = Math.min(g.cols, GRID_MAX);
   const cell = Math.max(1, Math.min(28, Math.floor((width - (g.k >= 4 ? GRID_ROWS_LEFT : GRID_LEFT)) / viewCols),
-                                    Math.max(4, Math.floor(GRID_HEIGHT / viewRows))));
+                                    Math.max(4, Math.floor(GRID_HEIGHT / Math.min(g.rows, GRID_MAX)))));
+  const viewRows = Math.min(g.rows, GRID_MAX, Math.max(8, Math.floor(2 * GRID_HEIGHT / cell)));  // a tall one: a window
   const tiles = g.k >= 3 && (g.tileCols + 1) * cell >= 22;  // room to label them
   const top = tiles ? GRID_TOP : 0, left = g.k >= 4 && (g.tileRows + 1) * cell >= 12 ? GRID_ROWS_LEFT : GRID_LEFT;
   const canvas = /** @type {HTMLCanvasElement} */ (h("canvas", { class: "tgviz-access-canvas" }));

@@ -165,15 +165,15 @@ export function threadOf(msg, ids, only) {
 }
 
 /** KernelAccess.buffers at a stage: per buffer, elements read and written, reads and masked reads over the whole kernel
- * (null: a gather, or too many points), and each element's reads (the reuse; null where not counted).
+ * (null: a gather, or too many points), each element's reads (the reuse; null where not counted) and whether it is written.
  * @param {AccessMsg} msg @param {"ast"|"program"} stage */
 export function bufferCounts(msg, stage) {
   const st = msg.stages.find((x) => x.stage === stage), out = new Map();
   if (!st) return out;
   for (const b of msg.buffers) {
-    /** @type {{read: number|null, written: number|null, reads: number|null, masked: number|null, per: Float64Array|null}} */
-    const c = { read: 0, written: 0, reads: 0, masked: 0, per: new Float64Array(b.numel) };
     const wrote = new Uint8Array(b.numel);
+    /** @type {{read: number|null, written: number|null, reads: number|null, masked: number|null, per: Float64Array|null, wrote: Uint8Array}} */
+    const c = { read: 0, written: 0, reads: 0, masked: 0, per: new Float64Array(b.numel), wrote };
     for (const a of st.accesses.filter((x) => x.slot === b.slot)) {
       if (a.data || points(st, a.vars) > COUNT_LIMIT) {
         if (a.kind === "load") { c.read = c.reads = c.masked = null; c.per = null; } else c.written = null;

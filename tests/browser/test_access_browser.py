@@ -105,6 +105,14 @@ def check_access(page, root, k, shot: str) -> None:
   root.locator(f".tgviz-stage g.side g.node[data-node='{load.keys[0]}']").first.click()
   root.locator(f".tgviz-access-list tr.tgviz-row-hl[data-n='{load.number}']").wait_for(timeout=30_000)
   assert root.locator(".tgviz-access").is_visible() and root.locator(".tgviz-access-stage.active").get_attribute("data-stage") == "ast"
+  # a code line double-clicked: the tab opens on the access of the final program written there
+  program = [a for a in k.accesses("program") if a.kind == "load" and a.slot == x.slot]
+  line = next(i for i, keys in enumerate(k.line_keys, 1) if any(key in keys for a in program for key in a.keys))
+  want = next(a for a in k.accesses() if any(key in k.line_keys[line - 1] for key in a.keys))
+  root.locator(".tgviz-tab-code").click()
+  root.locator(f".tgviz-code [data-line='{line}']").dblclick()
+  root.locator(f".tgviz-access-list tr.tgviz-row-hl[data-n='{want.number}']").wait_for(timeout=30_000)
+  assert want.stage == "program" and root.locator(".tgviz-access-stage.active").get_attribute("data-stage") == "program"
 
 
 @pytest.fixture
@@ -140,6 +148,33 @@ def test_report_access_tab(conv, tutorial_trace, attention_trace, tmp_path, page
       root.locator(".tgviz-access-stage[data-stage='program']").click()
       root.locator(".tgviz-access-status", has_text="thread").wait_for(timeout=10_000)
       root.screenshot(path=str(ARTIFACTS / "report-access-attention-thread.png"))
+  assert not page.errors
+
+
+def test_report_big_buffer_draws_a_window(tmp_path, page):
+  """A buffer with more than 384 cells a side is drawn as a window, which says so and moves to what is lit: a flipped
+  1024x64 buffer's first output element reads its last row."""
+  a = Tensor.rand(1024, 64).realize()
+  with tgviz.capture() as trace: a.flip(0).contiguous().realize()
+  k = trace.kernels[-1]
+  trace.to_html(tmp_path / "index.html")
+  page.goto((tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  root = page.locator(".tgviz-root")
+  _open_kernel(page, root, k)
+  root.locator(".tgviz-tab-access").click()
+  out, src = next(b for b in k.buffer_use() if b.written), next(b for b in k.buffer_use() if not b.written)
+  canvas = root.locator(f".tgviz-access-buffer[data-slot='{out.slot}'] canvas")
+  canvas.wait_for(timeout=60_000)
+  assert canvas.evaluate("(c) => c.tgvizCell(1023 * 64)") is None  # the last row: outside the window
+  cell, box = canvas.evaluate("(c) => c.tgvizCell(0)"), canvas.bounding_box()
+  page.mouse.move(box["x"] + cell["x"] + cell["size"] / 2, box["y"] + cell["y"] + cell["size"] / 2)
+  assert k.reads(0)[src.slot].flat.tolist() == [1023 * 64]
+  root.locator(".tgviz-access-status", has_text="1 elements").wait_for(timeout=10_000)
+  note = root.locator(f".tgviz-access-buffer[data-slot='{src.slot}'] .tgviz-access-window")
+  assert note.is_visible() and "of 1024" in note.inner_text() and "rows 0–" not in note.inner_text()  # moved down
+  assert _lit(root, src.slot, 1024 * 64, READ) == [1023 * 64]
+  root.screenshot(path=str(ARTIFACTS / "report-access-window.png"))
   assert not page.errors
 
 

@@ -13,7 +13,7 @@ for (const { msg, outs, threads } of JSON.parse(readFileSync(process.argv[2], "u
   const reads = outs.map((/** @type {number} */ e) => Object.fromEntries(readsOf(msg, store, by[e])));
   const ts = threads.map((/** @type {Record<string, number>} */ ids) =>
     Object.fromEntries(threadOf(msg, new Map(Object.entries(ids).map(([k, v]) => [Number(k), v])))));
-  const counts = Object.fromEntries([...bufferCounts(msg, "ast")].map(([b, c]) => [b, { ...c, per: undefined }]));
+  const counts = Object.fromEntries([...bufferCounts(msg, "ast")].map(([b, c]) => [b, { ...c, per: undefined, wrote: undefined }]));
   out.push({ reads, threads: ts, counts });
 }
 process.stdout.write(JSON.stringify(out));

@@ -159,6 +159,7 @@ def _fastest(table: tg.AccessTable, a: tg.RawAccess, stores: Sequence[tg.RawAcce
     loops = [v for v in a.loops if kinds[v] == "loop"]
     return loops[-1] if loops else None
   for s in stores:  # the output's fastest range: the smallest step of its store's index
+    if s.data: continue  # a scatter: its index reads data
     steps = {}
     for v in s.vars:
       if table.vars[v].size < 2: continue

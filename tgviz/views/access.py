@@ -19,7 +19,15 @@ STAGES = ("ast", "program")
 
 
 def access_message(kernel: Kernel) -> AccessMsg:
-  """The access tab of a kernel (Kernel.accesses' tables and patterns; no counting: the page counts)."""
+  """The access tab of a kernel (Kernel.accesses' tables and patterns; no counting: the page counts); where tgviz cannot
+  read them, the tab's note says why."""
+  try: return _message(kernel)
+  except Exception as e:
+    return AccessMsg(type="access", kernel=kernel.display_name, buffers=[], stages=[],
+                     note=f"tgviz could not read this kernel's accesses ({type(e).__name__}: {e})")
+
+
+def _message(kernel: Kernel) -> AccessMsg:
   ka = kernel.access_model
   stages: list[AccessStage] = []
   shapes: dict[int, AccessBuffer] = {}
