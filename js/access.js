@@ -8,7 +8,7 @@
 //     click on an element the kernel writes picks the thread that writes it.
 // Under each buffer its counts: elements read and written, reads per element read, reads a mask turned off; each cell is
 // shaded by how often the kernel reads it. The list of accesses (pattern, tinygrad's index and mask) picks one to
-// light alone; a LOAD or STORE clicked in the graph (or a code line double-clicked) opens the tab on its access.
+// light alone; a LOAD or STORE clicked in the graph (or a code line's number) opens the tab on its access.
 // Every hover is evaluated here (port/access.js), from tinygrad's index UOps.
 import { bufferGrid } from "./accessgrid.js";
 import { h } from "./dom.js";

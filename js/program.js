@@ -6,7 +6,7 @@
 // around it where the graph shown does not draw it) and its code lines; an asm range (consecutive instructions of the
 // same lines) pins its code lines and their UOps; a hovered or clicked code line and a picked node mark their rows
 // (linking.js onMark). All text is set as text. The access tab is access.js's (what each thread reads and writes): a
-// LOAD or STORE picked in the graph, or a code line double-clicked, opens it on that access.
+// LOAD or STORE picked in the graph, or a click on the number of a code line that does one, opens it on that access.
 import { accessTab } from "./access.js";
 import { h } from "./dom.js";
 
@@ -112,9 +112,11 @@ export function programTabs(ui, state, links) {
     if (!access.has()) { wanted = keys; if (!got.access) state.send({ type: "access", step }); return; }
     if (access.holds(keys)) { show("access"); access.open(keys); }
   }
-  ui.code.addEventListener("dblclick", (ev) => {
-    const n = Number(/** @type {Element} */ (ev.target).closest?.("[data-line]")?.getAttribute("data-line"));
-    if (n && kernel?.lines) openAccess(kernel.lines[n - 1] ?? []);
+  ui.code.addEventListener("click", (ev) => {  // a code line's number: the access tab on its LOAD or STORE
+    const line = /** @type {Element} */ (ev.target).closest?.("[data-line]");
+    const gutter = line ? parseFloat(getComputedStyle(line, "::before").width) + 12 : 0;  // its number and padding
+    if (!line || !kernel?.lines || ev.clientX - line.getBoundingClientRect().left > gutter) return;
+    openAccess(kernel.lines[Number(line.getAttribute("data-line")) - 1] ?? []);
   });
 
   /** What a row of the uops or asm tab is behind, by kind. @param {"pin"|"hover"} kind @param {string[]} keys @param {number[]} lines */

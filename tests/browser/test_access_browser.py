@@ -2,7 +2,7 @@
 2, dilation 2, padding 1 and groups 2. Hovering an output element lights, in the cells of the canvas the user sees, exactly
 the elements Kernel.reads names (the receptive field: strided, dilated, cut by the padding, in its group's channels);
 per thread, the chosen thread's reads and writes are lit in its colour (its neighbours in others); a LOAD picked in the
-graph opens the tab on its access. Screenshots: the tutorial's conv, this conv, an attention block's matmul."""
+graph (or a code line's number) opens the tab on its access. Screenshots: the tutorial's conv, this conv, an attention block's matmul."""
 import math
 import re
 
@@ -98,6 +98,11 @@ def check_access(page, root, k, shot: str) -> None:
   mine, shared = _lit(root, out.slot, 64, THREAD), _lit(root, out.slot, 64, {THREAD, SHARED})
   assert set(mine) <= set(writes.flat.tolist()) <= set(shared) and mine
   root.screenshot(path=str(ARTIFACTS / f"{shot}-thread.png"))
+  # an output element clicked, per thread: the thread that writes it is chosen
+  cell, box = canvas.evaluate("(c) => c.tgvizCell(63)"), canvas.bounding_box()
+  page.mouse.click(box["x"] + (cell["x"] + cell["size"] / 2) * scale, box["y"] + (cell["y"] + cell["size"] / 2) * scale)
+  ids = {v: int(root.locator(f".tgviz-access-var input[data-var='{v}']").input_value()) for v in ("lidx0", "lidx1")}
+  assert 63 in k.thread(**ids)[out.slot][1].flat.tolist() and 63 in _lit(root, out.slot, 64, {THREAD, SHARED})
   # a LOAD picked in the graph (the View Base AST's INDEX of x): the tab opens on its access
   load = next(a for a in k.accesses("ast") if a.kind == "load" and a.slot == x.slot)
   root.locator(".tgviz-tab-code").click()
@@ -105,12 +110,12 @@ def check_access(page, root, k, shot: str) -> None:
   root.locator(f".tgviz-stage g.side g.node[data-node='{load.keys[0]}']").first.click()
   root.locator(f".tgviz-access-list tr.tgviz-row-hl[data-n='{load.number}']").wait_for(timeout=30_000)
   assert root.locator(".tgviz-access").is_visible() and root.locator(".tgviz-access-stage.active").get_attribute("data-stage") == "ast"
-  # a code line double-clicked: the tab opens on the access of the final program written there
+  # a click on a code line's number: the tab opens on the access of the final program written there
   program = [a for a in k.accesses("program") if a.kind == "load" and a.slot == x.slot]
   line = next(i for i, keys in enumerate(k.line_keys, 1) if any(key in keys for a in program for key in a.keys))
   want = next(a for a in k.accesses() if any(key in k.line_keys[line - 1] for key in a.keys))
   root.locator(".tgviz-tab-code").click()
-  root.locator(f".tgviz-code [data-line='{line}']").dblclick()
+  root.locator(f".tgviz-code [data-line='{line}']").click(position={"x": 12, "y": 5})  # its number, in the margin
   root.locator(f".tgviz-access-list tr.tgviz-row-hl[data-n='{want.number}']").wait_for(timeout=30_000)
   assert want.stage == "program" and root.locator(".tgviz-access-stage.active").get_attribute("data-stage") == "program"
 
