@@ -53,6 +53,21 @@
 /** @typedef {{text:string, lines:number[]}} AsmRow */
 /** The asm tab: the kernel's disassembly, or one line saying why there is none.
  * @typedef {{type:"asm", kernel:string, rows:AsmRow[], note:string|null, lines_note:string|null}} AsmMsg */
+/** A range or thread id accesses run over (tgviz.bridge.access.Var).
+ * @typedef {{name:string, size:number, kind:string}} AccessVar */
+/** A node of an access table: op ("ADD", "CONST", "VAR", "DATA", ...), kind ("i", "b", "f"), sources (earlier nodes), arg
+ * (a CONST's value, a VAR's number, a DATA's text). js/port/access.js evaluates them as tgviz.bridge.access.evaluate does.
+ * @typedef {[string, string, number[], number|number|boolean|string|null]} AccessNode */
+/** One LOAD or STORE of a global buffer (tgviz.trace.access.Access, with its table's nodes).
+ * @typedef {{number:number, kind:"load"|"store", slot:number, pattern:"contiguous"|"strided"|"broadcast"|"gather"|"masked",
+ *   stride:number|null, width:number, index:number, valid:number|null, vars:number[], loops:number[], feeds:number[],
+ *   data:boolean, index_text:string, valid_text:string|null, keys:string[]}} AccessEntry */
+/** A kernel's accesses at one stage: "ast" (the View Base AST: per output element) or "program" (per thread).
+ * @typedef {{stage:"ast"|"program", nodes:AccessNode[], vars:AccessVar[], accesses:AccessEntry[]}} AccessStage */
+/** A global buffer of the kernel, drawn as a grid of its elements.
+ * @typedef {{slot:number, shape:number[], dtype:string, numel:number, tensor:string|null}} AccessBuffer */
+/** The access tab: the kernel's buffers and accesses at both stages; the page evaluates hovers itself.
+ * @typedef {{type:"access", kernel:string, buffers:AccessBuffer[], stages:AccessStage[], note:string|null}} AccessMsg */
 /** The launches in start order, as columns: lane, name, kind (indices into lanes, names, KINDS), start and duration
  * (µs; duration null where nothing was timed), kernel (index into RunMsg.kernels, -1: none), jit (-1: none) and replay;
  * jit_runs: [jit, replay, start, end, launches]; moved: [launch, bytes] of copies; slowest: the indices of the slowest
@@ -88,7 +103,7 @@
  * @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
  *   retries:RetryMsg[]}} OptsInfo */
 /** What Python (or the report's page) sends the trace browser.
- * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg} KernelMsg */
+ * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|AccessMsg} KernelMsg */
 /** The frontend is drawn and wants the current picture.
  * @typedef {{type:"ready"}} ReadyMsg */
 /** Write the current view as SVG: the part on screen (box: x, y, width, height in the SVG's units), or the whole.
@@ -99,6 +114,8 @@
  * @typedef {{type:"rules"}} RulesRequest */
 /** The uops or asm tab of the kernel of a step.
  * @typedef {{type:"uops"|"asm", step:StepKey}} ProgramRequest */
+/** The access tab of the kernel of a step.
+ * @typedef {{type:"access", step:StepKey}} AccessRequest */
 /** The timeline, memory and roofline tabs.
  * @typedef {{type:"run"}} RunRequest */
 /** The opts tinygrad allows next on a kernel, after `before`.
@@ -106,7 +123,7 @@
 /** The kernel compiled and run again with these opts.
  * @typedef {{type:"retry", kernel:string, opts:OptSpec[]}} RetryRequest */
 /** What the trace browser asks.
- * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest} FrontendMsg */
+ * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|AccessRequest} FrontendMsg */
 /** @typedef {{step:string, svg:string}} Landmark */
 /** @typedef {{name:string, head:string, html:string, graphs:Landmark[]}} PairSide */
 /** @typedef {{type:"pair", index:number, diff:string, sides:(PairSide|null)[]}} PairMsg */

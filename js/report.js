@@ -210,6 +210,9 @@ async function pageModel(mods, state) {
         const kind = msg.type;
         data.table(msg.step).then((t) => data.get(`p-${t.s.group}`)).then((p) => reply(p[kind]), failed);
       }
+      if (msg.type === "access") {  // the access tab: held per group (report.py's x-<group>)
+        data.table(msg.step).then((t) => data.get(`x-${t.s.group}`)).then(reply, (e) => reply({ type: "error", message: `access: ${e}` }));
+      }
       if (msg.type === "run") data.get("run").then(reply, (e) => reply({ type: "error", message: `run: ${e}` }));
     },
     /** For tests: the page's picture message for a selection (plain: dot's output to use instead of laying out here,

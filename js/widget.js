@@ -6,7 +6,7 @@
 // and height, maximising), panzoom.js (the view on the graph), tree.js (the steps), details.js (the panels around a
 // picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel, the rules tab), keys.js (the
 // keyboard). Until the kernel answers (a saved notebook without its kernel: never), the controls that need it are off.
-// program.js: the code column's uops and asm tabs (linked through linking.js).
+// program.js: the code column's uops, asm and access tabs (linked through linking.js).
 import { Adapter, sameSelection } from "./adapter.js";
 import { kernelTable, showDetails } from "./details.js";
 import { keys } from "./keys.js";
@@ -73,7 +73,8 @@ function render({ model, el }) {
   const cache = new PictureCache(64);  // revisiting a step shows it at once, without a round trip to the kernel
   const tree = stepTree(ui, groups, () => state.selected, (key) => select(key));
   const links = linking(ui, state, view, (key, v) => select(key, null, v));
-  const program = programTabs(ui, state, links);  // the code column's uops and asm tabs
+  const program = programTabs(ui, state, links);  // the code column's uops, asm and access tabs
+  program.prefer(state.model.get("tab") ?? "code");
   const run = runView(ui, () => state.send({ type: "run" }), (key) => select(key));  // the timeline, memory, roofline tabs
   const opts = whatIf(ui, state, page, (key) => select(key));
   const closeSheet = oneSheet([ui.kernels, ui.run, opts.box]);  // the kernel table, the run's tabs, what if…
@@ -196,7 +197,7 @@ function render({ model, el }) {
     else if (msg.type === "exported") ui.status.textContent = `exported SVG to ${msg.paths.join(", ")}`;
     else if (msg.type === "node") { if (msg.key === links.picked() && msg.step === state.selected) showNode(ui, msg, links.pick, setMatch, go); }
     else if (msg.type === "rules") showRules(ui, msg, go);
-    else if (msg.type === "uops" || msg.type === "asm") program.message(msg);
+    else if (msg.type === "uops" || msg.type === "asm" || msg.type === "access") program.message(msg);
     else if (msg.type === "run") run.show(msg);
     else if (msg.type === "error" && msg.message.startsWith("run:")) run.failed(msg.message);
     else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }

@@ -1,6 +1,7 @@
 """The one layer of tgviz that knows tinygrad's internals; the rest of tgviz talks to the names exported here.
 
-By concern: ``env`` (tinygrad's version, the default device, settings), ``capture`` (the Tracker and its patches from
+By concern: ``env`` (tinygrad's version, the default device, settings), ``access`` (a kernel's loads and stores, their
+index expressions evaluated), ``capture`` (the Tracker and its patches from
 ``recorders`` and ``profiler``), ``records`` (what a trace holds), ``events`` (the run: tinygrad's profile events as
 records), ``peaks`` (a device's measured peaks), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
 keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up before
@@ -10,6 +11,20 @@ Must not: import any tgviz package above it (only tgviz.draw's graph data and tg
 re-exports).
 """
 from tgviz.bridge import env  # first: the version check and the device set-up run before tinygrad is imported
+from tgviz.bridge.access import (
+  CALLS_STEP,
+  SHAPES_STEP,
+  AccessTable,
+  RawAccess,
+  Unsupported,
+  Var,
+  ast_accesses,
+  evaluate,
+  kernel_calls,
+  program_accesses,
+  stored_params,
+  tensor_shapes,
+)
 from tgviz.bridge.capture import Snapshot, Tracker
 from tgviz.bridge.env import (
   SUPPORTED_TINYGRAD,
@@ -73,10 +88,13 @@ from tgviz.bridge.uops import (
 )
 
 __all__ = [
+  "CALLS_STEP",
   "KERNEL_LANDMARKS",
   "LANDMARKS",
   "OPT_OPS",
+  "SHAPES_STEP",
   "SUPPORTED_TINYGRAD",
+  "AccessTable",
   "BeamSearch",
   "Candidate",
   "ExecRecord",
@@ -92,15 +110,19 @@ __all__ = [
   "Profile",
   "Program",
   "RangeRecord",
+  "RawAccess",
   "Recording",
   "Snapshot",
   "StepRecord",
   "SyncRecord",
   "TraceFileError",
   "Tracker",
+  "Unsupported",
   "UnsupportedTinygrad",
+  "Var",
   "allowed_opts",
   "applied_opts",
+  "ast_accesses",
   "binary",
   "chooser",
   "clang_missing",
@@ -112,8 +134,10 @@ __all__ = [
   "disassemble",
   "env",
   "error_text",
+  "evaluate",
   "is_null_device",
   "is_snapshot",
+  "kernel_calls",
   "lexer_name",
   "linear_uops",
   "load_recording",
@@ -130,6 +154,7 @@ __all__ = [
   "parse_settings",
   "pattern_source",
   "print_uops",
+  "program_accesses",
   "program_of",
   "program_rows",
   "reaches",
@@ -139,7 +164,9 @@ __all__ = [
   "save_recording",
   "settings",
   "sources",
+  "stored_params",
   "structural_key",
+  "tensor_shapes",
   "to_graph",
   "toposort",
 ]

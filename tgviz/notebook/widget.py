@@ -20,6 +20,7 @@ import traitlets as t
 
 from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.trace.trace import Trace
+from tgviz.views import access as AV
 from tgviz.views import messages as M
 from tgviz.views import program as PV
 from tgviz.views import protocol as P
@@ -66,7 +67,7 @@ class TraceWidget(anywidget.AnyWidget):
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
   _esm = esm("widget.js")
-  _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css")
+  _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css", "access.css")
 
   tree: t.List[M.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
@@ -79,11 +80,14 @@ class TraceWidget(anywidget.AnyWidget):
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
   kept_picture = t.Dict().tag(sync=True)                   # a protocol.PictureMsg: what a saved notebook shows
   whatif = t.Dict().tag(sync=True)                         # whatif_view.state: per kernel its opts, BEAM's candidates, retries
+  tab = t.Unicode("code").tag(sync=True)                   # the code column's tab it opens on: code, uops, asm or access
+  kept_access = t.Dict().tag(sync=True)                    # an AccessMsg: the access tab last shown, kept in a saved notebook
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = DEFAULT_MAX_NODES,
-               export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, **kwargs: Any):
+               export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, tab: str = "code", **kwargs: Any):
     """error_note: where the traceback of an exception that ended the capture is shown instead of in the widget (the
-    magic: IPython shows it under the widget); without it the widget shows the traceback."""
+    magic: IPython shows it under the widget); without it the widget shows the traceback. tab: the code column's tab it
+    opens on ("access": the first kernel's accesses, kept with the notebook at once)."""
     self.trace, self.max_nodes = trace, max_nodes
     # tinygrad's side (pictures, retries) one request at a time, a newer picture superseding the older; the code
     # column's tabs and the run's sheet on a second thread, so that a slow layout does not hold them up
@@ -93,7 +97,8 @@ class TraceWidget(anywidget.AnyWidget):
     self._latest: Selection | None = None
     super().__init__(tree=P.tree(trace, kernel), selected=P.first_selection(trace, kernel), code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
                      summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir),
-                     whatif=W.state(trace), **kwargs)
+                     whatif=W.state(trace), tab=tab, **kwargs)
+    if tab == "access" and self.selected: self._keep(AV.answer_later(trace, {"type": "access", "step": self.selected})())
     self.on_msg(self._on_msg)
     self.observe(lambda _: self._request(), names=["selected", "match", "view"])
     self._request()  # start on the first picture right away, so it is ready when the page asks
@@ -139,6 +144,9 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") in PV.REQUESTS:  # the uops or asm tab: what prints here, the rest (a compile) in the background
       rest = PV.answer_later(self.trace, content)
       self._background(self._side, lambda: self.send(rest()), kind=str(content["type"]))
+    elif content.get("type") == "access":  # the access tab: the kernel's accesses, in the background
+      answer = AV.answer_later(self.trace, content)
+      self._background(self._side, lambda: self.send(self._keep(answer())), kind="access")
     elif content.get("type") == "run":  # the timeline, memory and roofline tabs: peaks may be measured, so not here
       self._background(self._side, self._send_run, kind="run")
     elif content.get("type") == "export":
@@ -151,6 +159,12 @@ class TraceWidget(anywidget.AnyWidget):
       except Exception as e: self.send(P.error_message(f"export failed: {type(e).__name__}: {e}"))
     elif content.get("type") in ("allowed", "retry"):  # in the layout worker: tinygrad runs one thing at a time
       self._background(self._work, lambda: self._what_if(content))
+
+  def _keep(self, msg: Any) -> Any:
+    """An access tab's message, kept in the widget's state (a saved notebook's access tab draws it without a kernel)
+    where it is small enough."""
+    if msg.get("type") == "access" and len(json.dumps(msg)) <= KEPT_PICTURE_CHARS: self.kept_access = cast(dict, msg)
+    return msg
 
   def _background(self, worker: Worker, fn: Callable[[], None], kind: str | None = None) -> None:
     """fn in a background worker; a request the worker cannot take now is answered with an error saying so."""

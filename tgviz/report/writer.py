@@ -18,7 +18,7 @@ import gc
 import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tgviz import bridge as tg
 from tgviz.draw import fold as F
@@ -31,6 +31,7 @@ from tgviz.draw.svg import text as escaped
 from tgviz.report.contents import Contents, chunk, pattern_index, pattern_rows, segments, step_data, step_fields
 from tgviz.trace.steps import Step
 from tgviz.trace.trace import Trace
+from tgviz.views import access as AV
 from tgviz.views import program as PV
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
@@ -117,6 +118,7 @@ class Writer:
     if g.steps:
       yield f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(self.trace, g)}
     if g.kernel is not None: yield f"p-{g.index}", PV.program_data(g.kernel)  # the uops and asm tabs
+    if g.kernel is not None: yield f"x-{g.index}", cast(dict[str, Any], AV.access_message(g.kernel))  # the access tab
 
   def segment_data(self, i: int) -> dict[str, Any]:
     """Segment i (consecutive steps of a group): each step's step_data by step key, and the node table they share, its
@@ -159,7 +161,7 @@ class Writer:
       todo = pool.map(_segment, (i for i in range(len(self.segments)) if i not in written))
       segments = (written[i] if i in written else next(todo) for i in range(len(self.segments)))
       f.write(_HEAD.format(title=escaped(self.title), css=styles("widget.css", "table.css", "program.css", "run.css", "compare.css",
-                                                                "whatif.css")))
+                                                                "whatif.css", "access.css")))
       f.write(chunk("state", self.state()))
       f.write(chunk("rules", P.rules_message(trace)))
       f.write(chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs

@@ -2,7 +2,7 @@
 their rewrite Steps with Matches, graph Diffs and a node's history (``steps``, ``trace``); each compiled Kernel with its
 code, opts, estimates, program and machine code (``kernel``, ``asm``: objdump's listings and a debug build's line table);
 the run (``run``: timeline, memory, roofline); two traces compared (``comparison``); a kernel retried with other opts
-(``whatif``).
+(``whatif``); what each thread of a kernel reads and writes (``access``: its loads and stores, their index UOps evaluated).
 
 Must not: import tinygrad (only through ``tgviz.bridge``'s names) or draw, send or write anything (views, notebook,
 report and api build on this package; it imports none of them).

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
 from tgviz.trace import asm
+from tgviz.trace.access import Access, Buffer, KernelAccess, Reads, trace_params
 from tgviz.trace.steps import Step
 from tgviz.work.remembered import Remembered
 
@@ -207,6 +208,40 @@ class Kernel:
   def ast_key(self) -> str:
     """The identity of the AST this kernel compiled (its first graph): equal for the same kernel in any trace."""
     return tg.structural_key(self.group.steps[0].before()) if self.group.steps else ""
+
+  @functools.cached_property
+  def access_model(self) -> KernelAccess:
+    """What accesses(), reads(), thread() and buffer_use() ask: the kernel's access tables at both stages (the plain
+    tables of tinygrad's index UOps the widget's access tab evaluates too; see tgviz.trace.access)."""
+    ast = next((s for s in self.group.steps if s.name == tg.KERNEL_LANDMARKS[0]), None)
+    sink = ast.before() if ast is not None else None
+    params = trace_params(self.trace).get(tg.node_key(sink), []) if self.trace is not None and sink is not None else []
+    return KernelAccess(sink, self.program_uops, params)
+
+  def accesses(self, stage: str | None = None) -> list[Access]:
+    """Every LOAD and STORE of a global buffer: after the View Base AST (stage "ast": indices over the kernel's ranges),
+    then in the final program (stage "program": over thread ids and loops, one per lane or vector); each with its buffer
+    (slot, shape, dtype, the user's tensor where known), index and valid mask as tinygrad renders them, pattern
+    ("contiguous", "strided" with its stride, "broadcast", "gather", "masked") and counts. See tgviz.trace.access."""
+    return [a for s in ((stage,) if stage else ("ast", "program")) for a in self.access_model.accesses(s)]
+
+  def reads(self, out_index: int | tuple[int, ...], slot: int | None = None) -> dict[int, Reads]:
+    """The elements each buffer has read to compute the output element at out_index (a flat index, or coordinates in the
+    output's shape) of the buffer stored to (slot; default the kernel's first store), over every reduce iteration,
+    masked-off reads left out: {slot: Reads} (``.flat``: sorted flat indices, ``.coords``: in the buffer's shape).
+    Evaluated from tinygrad's own index UOps of the View Base AST."""
+    return self.access_model.reads(out_index, slot)
+
+  def thread(self, **ids: int) -> dict[int, tuple[Reads, Reads]]:
+    """What one thread of the final program reads and writes, per buffer: {slot: (reads, writes)}; ids by name
+    (``k.thread(gidx0=1, lidx0=3)``; a thread id not given is 0, a loop not given runs whole, ``r0=2`` fixes the loop the
+    code calls Ridx0 at 2: names as tinygrad renders them)."""
+    return self.access_model.thread(ids)
+
+  def buffer_use(self) -> list[Buffer]:
+    """Each global buffer of the kernel and its use: elements read and written, reads (reuse: reads per element read),
+    reads a valid mask turned off."""
+    return self.access_model.buffers
 
   def table_row(self) -> dict[str, Any]:
     """This kernel as a row of :meth:`Trace.kernel_table`."""

@@ -1,6 +1,6 @@
 """What the frontend is sent, and the pictures in it: every message defined once (``messages``, from which
 js/messages.js is written), the trace browser's messages built (``protocol``), a step's picture (``picture``: the trace
-drawn with tgviz.draw, folded), highlighted code (``highlight``), the code column's uops and asm tabs (``program``),
+drawn with tgviz.draw, folded), highlighted code (``highlight``), the code column's uops and asm tabs (``program``) and access tab (``access``),
 the run's sheet (``run``), the comparison (``compare``) and what-if panel (``whatif``), and the frontend's files
 (``assets``).
 

@@ -252,6 +252,63 @@ class AsmMsg(TypedDict):
   lines_note: str | None  # why rows have no source lines, or which have none (Kernel.disassembly_lines_note)
 
 
+class AccessVar(TypedDict):
+  """A range or thread id accesses run over (tgviz.bridge.access.Var)."""
+  name: str            # as tinygrad renders it: "r0", "lidx0", "gidx1"
+  size: int
+  kind: str            # an AST's range: its AxisType ("reduce", "weak", ...); a program's: "global", "local", "loop"
+
+
+AccessNode: TypeAlias = tuple[str, str, list[int], int | float | bool | str | None]
+"""A node of an access table: op ("ADD", "CONST", "VAR", "DATA", ...), kind ("i", "b", "f"), sources (earlier nodes), arg
+(a CONST's value, a VAR's number, a DATA's text). js/port/access.js evaluates them as tgviz.bridge.access.evaluate does."""
+
+
+class AccessEntry(TypedDict):
+  """One LOAD or STORE of a global buffer (tgviz.trace.access.Access, with its table's nodes)."""
+  number: int
+  kind: Literal["load", "store"]
+  slot: int
+  pattern: Literal["contiguous", "strided", "broadcast", "gather", "masked"]
+  stride: int | None
+  width: int           # consecutive elements per access (a vector's width)
+  index: int           # the node of its index
+  valid: int | None    # the node of its valid mask (None: always valid)
+  vars: list[int]      # the variables its index and mask use
+  loops: list[int]     # the variables it runs under (it is done once per point of them)
+  feeds: list[int]     # a store of an AST: the loads its value is made from
+  data: bool           # its index or mask reads data (a gather): never evaluated
+  index_text: str      # tinygrad's rendering
+  valid_text: str | None
+  keys: list[str]      # the node keys of its UOps (the LOAD or STORE, its INDEX): linked to the graph and code lines
+
+
+class AccessStage(TypedDict):
+  """A kernel's accesses at one stage: "ast" (the View Base AST: per output element) or "program" (per thread)."""
+  stage: Literal["ast", "program"]
+  nodes: list[AccessNode]
+  vars: list[AccessVar]
+  accesses: list[AccessEntry]
+
+
+class AccessBuffer(TypedDict):
+  """A global buffer of the kernel, drawn as a grid of its elements."""
+  slot: int
+  shape: list[int]     # its tensor's shape where known, else [numel]
+  dtype: str
+  numel: int
+  tensor: str | None   # which kernel wrote it, and the user's line
+
+
+class AccessMsg(TypedDict):
+  """The access tab: the kernel's buffers and accesses at both stages; the page evaluates hovers itself."""
+  type: Literal["access"]
+  kernel: str
+  buffers: list[AccessBuffer]
+  stages: list[AccessStage]
+  note: str | None     # why a stage is missing (a symbolic range, ...)
+
+
 class TimelineData(TypedDict):
   """The launches in start order, as columns: lane, name, kind (indices into lanes, names, KINDS), start and duration
   (µs; duration null where nothing was timed), kernel (index into RunMsg.kernels, -1: none), jit (-1: none) and replay;
@@ -403,7 +460,8 @@ class OptsInfo(TypedDict):
   retries: list[RetryMsg]
 
 
-KernelMsg: TypeAlias = "PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg"
+KernelMsg: TypeAlias = ("PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg"
+                        " | AccessMsg")
 """What Python (or the report's page) sends the trace browser."""
 
 
@@ -437,6 +495,12 @@ class ProgramRequest(TypedDict):
   step: StepKey
 
 
+class AccessRequest(TypedDict):
+  """The access tab of the kernel of a step."""
+  type: Literal["access"]
+  step: StepKey
+
+
 class RunRequest(TypedDict):
   """The timeline, memory and roofline tabs."""
   type: Literal["run"]
@@ -456,7 +520,8 @@ class RetryRequest(TypedDict):
   opts: list[OptSpec]
 
 
-FrontendMsg: TypeAlias = "ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
+FrontendMsg: TypeAlias = ("ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
+                          " | AccessRequest")
 """What the trace browser asks."""
 
 
