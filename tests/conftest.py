@@ -1,5 +1,10 @@
+import os
 import sys
 from pathlib import Path
+
+# the tests are about what is drawn, not how fast: a layout past the user's 10 s budget (a busy machine) would draw a
+# partial view instead; tests of that fallback pass their own timeout
+os.environ.setdefault("TGVIZ_LAYOUT_TIMEOUT", "600")
 
 import comm
 import pytest
