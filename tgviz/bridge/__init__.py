@@ -3,13 +3,14 @@
 By concern: ``env`` (tinygrad's version, the default device, settings), ``capture`` (the Tracker and its patches from
 ``recorders`` and ``profiler``), ``records`` (what a trace holds), ``events`` (the run: tinygrad's profile events as
 records), ``peaks`` (a device's measured peaks), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
-keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up before
-anything imports tinygrad.
+keys), ``births`` (where each kind of UOp first appears: what a search finds) and ``files`` (trace files). ``env`` is
+imported first: it checks tinygrad's version and sets the device up before anything imports tinygrad.
 
 Must not: import any tgviz package above it (only tgviz.draw's graph data and tgviz.work); hold logic here (this file only
 re-exports).
 """
 from tgviz.bridge import env  # first: the version check and the device set-up run before tinygrad is imported
+from tgviz.bridge.births import Birth, births
 from tgviz.bridge.capture import Snapshot, Tracker
 from tgviz.bridge.env import (
   SUPPORTED_TINYGRAD,
@@ -58,6 +59,7 @@ from tgviz.bridge.uops import (
   NodeCache,
   NodeTable,
   error_text,
+  kernel_key,
   node_details,
   node_key,
   note_line,
@@ -67,7 +69,6 @@ from tgviz.bridge.uops import (
   pattern_source,
   reaches,
   sources,
-  structural_key,
   to_graph,
   toposort,
 )
@@ -78,6 +79,7 @@ __all__ = [
   "OPT_OPS",
   "SUPPORTED_TINYGRAD",
   "BeamSearch",
+  "Birth",
   "Candidate",
   "ExecRecord",
   "GroupRecord",
@@ -102,6 +104,7 @@ __all__ = [
   "allowed_opts",
   "applied_opts",
   "binary",
+  "births",
   "chooser",
   "clang_missing",
   "compile_with",
@@ -114,6 +117,7 @@ __all__ = [
   "error_text",
   "is_null_device",
   "is_snapshot",
+  "kernel_key",
   "lexer_name",
   "linear_uops",
   "load_recording",
@@ -139,7 +143,6 @@ __all__ = [
   "save_recording",
   "settings",
   "sources",
-  "structural_key",
   "to_graph",
   "toposort",
 ]

@@ -199,25 +199,35 @@ class OriginRecorder(Patch):
   turned it into (RewriteContext.replace: every visited UOp -> its result) and to the few new UOps just below that
   result, through the schedule's rewrites to the kernel ASTs; a kernel's origins are the metadata found in the AST its
   codegen starts from. The Metadata tinygrad makes meanwhile are mapped to the user's line that made them (for a
-  backward op, the line that asked for the gradient). Held weakly: no UOp is kept alive."""
+  backward op, the line that asked for the gradient), and to the Tensor methods called inside each (which tinygrad makes no
+  Metadata of). Held weakly: no UOp is kept alive."""
 
   BELOW = 3                                  # levels of new UOps under a rewrite's result that inherit its metadata
 
   def __init__(self) -> None:
     self.made: dict[int, tuple[Any, str | None, int | None]] = {}  # id(Metadata) -> (it, kept so ids stay unique; file, line)
+    self.calls: dict[int, dict[str, None]] = {}  # id(Metadata) -> the Tensor methods called inside its method, in order
     self.carried: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()
     self.groups: dict[int, tuple[Origin, ...]] = {}  # kernel group index -> origins
     self.kinds: dict[int, bool] = {}                 # group index -> whether it is a kernel's codegen
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
     from tinygrad.helpers import Metadata
-    made, init = self.made, Metadata.__init__
-    self.marker = tensor._METADATA.get()  # the Tensor method running (none, outside one)
+    made, init, calls, running = self.made, Metadata.__init__, self.calls, tensor._METADATA
+    self.marker = running.get()  # the Tensor method running (none, outside one)
     def __init__(m, *args, **kwargs):
       init(m, *args, **kwargs)
       f = _user_frame(sys._getframe(1))
       made[id(m)] = (m, *((f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)))
-    return [(Metadata, {"__init__": __init__})]
+    # tinygrad's Tensor method wrapper asks which method runs before it makes one's Metadata, and calls a method that
+    # runs inside another (log_softmax inside sparse_categorical_crossentropy) without any: such a call is noted here as
+    # one the running method made (its Metadata is unchanged; the UOps it makes are the running method's, as they are)
+    wrapper = tensor._metadata_wrapper(len).__code__
+    def get():
+      m = running.state
+      if m is not None and (f := sys._getframe(1)).f_code is wrapper: calls.setdefault(id(m), {})[f.f_locals["fn"].__name__] = None
+      return m
+    return [(Metadata, {"__init__": __init__}), (running, {"get": get})]
 
   def __exit__(self, *exc: object) -> None:
     super().__exit__(*exc)
@@ -248,7 +258,8 @@ class OriginRecorder(Patch):
   def _origin(self, m: Any) -> Origin:
     """A Metadata's origin: the user's line that made it (its text read only now, for the few a kernel shows)."""
     file, line = self.made[id(m)][1:] if id(m) in self.made else (None, None)
-    return Origin(m.name, m.backward, file, line, linecache.getline(file, line).strip() if file is not None and line else "")
+    return Origin(m.name, m.backward, file, line, linecache.getline(file, line).strip() if file is not None and line else "",
+                  tuple(self.calls.get(id(m), ())))
 
   def rewritten(self, rctx: RewriteContext, root: UOp) -> None:
     """Carry metadata over a graph rewrite outside kernels' codegen (which starts from a finished AST)."""

@@ -149,12 +149,15 @@ class GroupRecord:
 @dataclass(frozen=True)
 class Origin:
   """A Tensor operation a kernel computes (tinygrad's own op metadata, e.g. conv2d, with its backward flag) and the line
-  of the user's code that called it (file None when the call was made before the capture)."""
+  of the user's code that called it (file None when the call was made before the capture); calls: the Tensor methods it
+  called in turn, in the order first called (sparse_categorical_crossentropy: log_softmax, ...), which tinygrad's
+  metadata leaves out (empty in traces of older tgviz)."""
   op: str
   backward: bool
   file: str | None
   line: int | None
   source: str
+  calls: tuple[str, ...] = ()
 
 
 class _WeakUOps:

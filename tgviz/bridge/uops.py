@@ -12,7 +12,7 @@ import re
 
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import ansistrip, printable
-from tinygrad.uop.ops import GroupOp, Ops, ParamArg, UOp
+from tinygrad.uop.ops import GroupOp, KernelInfo, Ops, ParamArg, UOp
 from tinygrad.uop.render import renderer
 
 from tgviz.draw.graph import Graph, Node
@@ -370,9 +370,11 @@ def toposort(u: UOp) -> list[UOp]:
   return list(u.toposort())
 
 
-def structural_key(u: UOp) -> str:
-  """The identity of a whole graph: equal for graphs of the same ops, args and structure, in any run or process."""
-  return u.key.hex()
+def kernel_key(ast: UOp) -> str:
+  """tinygrad's key of a kernel's AST as its VIZ links a kernel to the CALLs of it (viz/serve.py canonicalize_ast: the
+  AST's KernelInfo blanked, so that its name and opts do not count): the same kernel has it in any run or process."""
+  if ast.op is Ops.SINK and isinstance(ast.arg, KernelInfo): ast = ast.replace(arg=KernelInfo())
+  return ast.key.hex()
 
 
 def node_key(u: UOp) -> str:

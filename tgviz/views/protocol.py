@@ -73,9 +73,10 @@ def step_of(trace: Trace, key: StepKey) -> Step:
 
 
 def shown_groups(trace: Trace, kernel: str | None = None) -> list[Group]:
-  """The groups listed: all, except kernels whose name does not match the glob pattern kernel."""
+  """The groups listed: all, except kernels that kernel does not name (a glob of their names, or their key: see
+  Kernel.named)."""
   return [g for g in trace.groups
-          if not kernel or g.kind != "kernel" or fnmatch.fnmatch(g.kernel.name if g.kernel else g.name, kernel)]
+          if not kernel or g.kind != "kernel" or (g.kernel.named(kernel) if g.kernel else fnmatch.fnmatch(g.name, kernel))]
 
 
 def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
