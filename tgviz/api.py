@@ -18,6 +18,7 @@ from tgviz.draw.engine import DEFAULT_TIMEOUT
 from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.report import writer as report
 from tgviz.trace import comparison as C
+from tgviz.trace import failure as F
 from tgviz.trace import search as S
 from tgviz.trace import steps, whatif
 from tgviz.trace import trace as model
@@ -70,6 +71,12 @@ class Trace(model.Trace):
     as in :meth:`Step.svg`: by default a step's before and after, a snapshot's (or a step without matches') one graph,
     folded. File names say which group and step they show and are safe on every OS."""
     return picture.export_svg(self.select(kernel, step, landmarks), directory, side, max_nodes, view, fold=fold)
+
+  @property
+  def failure(self) -> F.Failure | None:
+    """Where tinygrad failed, when the capture ended by an error tinygrad raised in a rewrite (the step and match, the UOp
+    it was matching), a compile or a launch (the kernel): see :class:`tgviz.trace.failure.Failure`; None otherwise."""
+    return F.failure(self)
 
   def search(self, text: str) -> list[S.Hit]:
     """Everything in this trace that text is found in (case-insensitive), grouped by kind: kernels by name or key, steps

@@ -33,6 +33,7 @@ from tgviz.bridge.opts import (
   compile_with,
   opt_steps,
   opts_of,
+  opts_text,
   run_pair,
 )
 from tgviz.bridge.peaks import device_peaks
@@ -67,6 +68,7 @@ from tgviz.bridge.uops import (
   op_name,
   pack_rows,
   pattern_source,
+  python_text,
   reaches,
   sources,
   to_graph,
@@ -129,6 +131,7 @@ __all__ = [
   "opaque_call_bodies",
   "opt_steps",
   "opts_of",
+  "opts_text",
   "pack_rows",
   "page_replays",
   "parse_settings",
@@ -136,6 +139,7 @@ __all__ = [
   "print_uops",
   "program_of",
   "program_rows",
+  "python_text",
   "reaches",
   "render_step_index",
   "restore_environment",

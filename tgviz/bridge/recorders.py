@@ -328,6 +328,7 @@ def _recording_rewrite(self, uop: UOp, ctx=None):
       if ops.TRACK_MATCH_STATS.value >= 2 and ops.active_rewrites:
         err = UOp(Ops.REWRITE_ERROR, src=uop.src, arg=f"{type(e).__name__}\n{e}")
         ops.active_rewrites[-1].matches.append((uop.trace_num, err.trace_num, p.location, 0))
+      elif uop.op is Ops.CALL and _RECORDERS: _RECORDERS[-1].launch_failed(uop, e)
       raise
     if ret is not None and ret is not uop:
       et = time.perf_counter() - st
@@ -340,10 +341,34 @@ def _recording_rewrite(self, uop: UOp, ctx=None):
 
 
 class MatchRecorder(Patch):
-  """Every pattern match of the tracked rewrites, recorded by _recording_rewrite (tinygrad's plain and tracked matcher)."""
+  """Every pattern match of the tracked rewrites, recorded by _recording_rewrite (tinygrad's plain and tracked matcher);
+  and the kernel whose launch raised: tinygrad's runner runs each CALL through a PatternMatcher (pm_exec) outside any
+  rewrite, so a kernel that fails to build its runtime (the device compiles it then: OpenCL) or to run raises there.
+  ``failed``: the last such launch, as (the key of its kernel's SOURCE UOp, the error as "Type\nmessage", "compile" for a
+  tinygrad CompileError, else "run"), None while none did."""
+
+  def __init__(self) -> None:
+    self.failed: tuple[bytes, str, str] | None = None
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
     return [(_PLAIN_MATCHER, {"rewrite": _recording_rewrite}), (TrackedPatternMatcher, {"rewrite": _recording_rewrite})]
+
+  def __enter__(self) -> MatchRecorder:
+    super().__enter__()
+    _RECORDERS.append(self)
+    return self
+
+  def __exit__(self, *exc: object) -> None:
+    if self in _RECORDERS: _RECORDERS.remove(self)
+    super().__exit__(*exc)
+
+  def launch_failed(self, call: UOp, e: Exception) -> None:
+    from tinygrad.device import CompileError
+    if call.src and call.src[0].op is Ops.PROGRAM and (src := next((s for s in call.src[0].src if s.op is Ops.SOURCE), None)) is not None:
+      self.failed = (src.key, f"{type(e).__name__}\n{e}", "compile" if isinstance(e, CompileError) else "run")
+
+
+_RECORDERS: list[MatchRecorder] = []  # the MatchRecorders entered, the innermost last (_recording_rewrite tells it of a failed launch)
 
 
 class StepRecorder(Patch):
