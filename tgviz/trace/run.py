@@ -45,6 +45,7 @@ class Launch:
   nbytes: int | None = None                 # what a copy moved, where the device's span says (VIZ shows it, and B/s)
   args: int | None = None                   # how many buffers the call was given (DEBUG=2's "arg"); None: not a call of the
                                             # runner's (a launch inside a graph batch, a sync)
+  host_us: float | None = None              # how long the call took on the host, from its start (a capture's; not profile.pkl's)
 
   @property
   def end_us(self) -> float:
@@ -296,7 +297,7 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
     elif e.dur is not None: st, dur, by = e.st, e.dur, "device"
     elif e.kind != "kernel" and e.wall is not None: st, dur, by = e.st, e.wall, "host"
     else: st, dur, by = e.st, None, ""
-    launch = Launch(e.device, e.name, e.kind, st - t0, dur, kernel(e.key), jit, replay, None, by, args=len(e.bufs))
+    launch = Launch(e.device, e.name, e.kind, st - t0, dur, kernel(e.key), jit, replay, None, by, args=len(e.bufs), host_us=e.wall)
     if e.kind == "graph": graph_marks.append((jit, replay))
     out.append(launch)
     pairs.append((e, launch))
