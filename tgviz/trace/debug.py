@@ -80,7 +80,7 @@ def listing(trace: Trace, level: int = 2, kernel: str | None = None) -> list[Rec
   out = [failure_record(f)] if (f := F.failure(trace)) is not None else []
   kernels = named(trace, kernel)
   chosen = {id(k) for k in kernels}
-  run = [x for x in trace.timeline() if x.args is not None]  # the runner's calls, numbered as tinygrad counts them
+  run = [x for x in trace.timeline() if x.args is not None and x.counted]  # the runner's calls, numbered as tinygrad counts them
   kept = [(x, r) for x, r in zip(run, _launch_records(trace, run), strict=True)
           if kernel is None or (x.kernel is not None and id(x.kernel) in chosen)]
   batch: dict[int, int] = {}  # kernel -> its schedule's number: the kernels compiled between two schedules
