@@ -37,7 +37,9 @@ export function stepTree(ui, groups, selected, onSelect) {
       if (!steps.length) continue;
       // --rows: the height an open group is laid out at while off screen (widget.css: content-visibility)
       html.push(`<details class="tgviz-group kind-${escapeHtml(g.kind)}" style="--rows:${steps.length}"${g.kind === "kernel" || q ? " open" : ""}>`,
-                `<summary><span class="tgviz-kind">${escapeHtml(g.kind)}</span> ${escapeHtml(g.name)} <span class="tgviz-count">${g.matches}</span></summary>`);
+                `<summary><span class="tgviz-kind">${escapeHtml(g.kind)}</span> ${escapeHtml(g.name)}`,
+                g.key ? ` <span class="tgviz-key" title="the kernel's key: tinygrad's key of its AST, the same in every run">${escapeHtml(g.key)}</span>` : "",
+                ` <span class="tgviz-count">${g.matches}</span></summary>`);
       for (const s of steps) {
         const name = escapeHtml(s.name);
         html.push(`<div class="tgviz-step${s.snapshot ? " snapshot" : ""}${s.matches ? "" : " empty"}" role="treeitem" data-key="${escapeHtml(s.key)}"`,

@@ -342,25 +342,16 @@ def _recording_rewrite(self, uop: UOp, ctx=None):
 
 class MatchRecorder(Patch):
   """Every pattern match of the tracked rewrites, recorded by _recording_rewrite (tinygrad's plain and tracked matcher);
-  and the kernel whose launch raised: tinygrad's runner runs each CALL through a PatternMatcher (pm_exec) outside any
-  rewrite, so a kernel that fails to build its runtime (the device compiles it then: OpenCL) or to run raises there.
-  ``failed``: the last such launch, as (the key of its kernel's SOURCE UOp, the error as "Type\nmessage", "compile" for a
-  tinygrad CompileError, else "run"), None while none did."""
+  and the kernel whose launch raised (tinygrad's runner runs each CALL through a PatternMatcher, pm_exec, outside any
+  rewrite: a kernel that fails to build its runtime, where OpenCL compiles, or to run raises there). ``failed``: the last
+  one, as (its SOURCE UOp's key, "Type\nmessage", "compile" for a tinygrad CompileError, else "run"), None while none did."""
 
   def __init__(self) -> None:
     self.failed: tuple[bytes, str, str] | None = None
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
+    _RECORDERS[:] = [self]
     return [(_PLAIN_MATCHER, {"rewrite": _recording_rewrite}), (TrackedPatternMatcher, {"rewrite": _recording_rewrite})]
-
-  def __enter__(self) -> MatchRecorder:
-    super().__enter__()
-    _RECORDERS.append(self)
-    return self
-
-  def __exit__(self, *exc: object) -> None:
-    if self in _RECORDERS: _RECORDERS.remove(self)
-    super().__exit__(*exc)
 
   def launch_failed(self, call: UOp, e: Exception) -> None:
     from tinygrad.device import CompileError
@@ -368,7 +359,7 @@ class MatchRecorder(Patch):
       self.failed = (src.key, f"{type(e).__name__}\n{e}", "compile" if isinstance(e, CompileError) else "run")
 
 
-_RECORDERS: list[MatchRecorder] = []  # the MatchRecorders entered, the innermost last (_recording_rewrite tells it of a failed launch)
+_RECORDERS: list[MatchRecorder] = []  # the MatchRecorder entered last (_recording_rewrite tells it of a launch that raised)
 
 
 class StepRecorder(Patch):

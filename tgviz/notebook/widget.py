@@ -20,10 +20,12 @@ import traitlets as t
 
 from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.trace.trace import Trace
+from tgviz.views import failure as FV
 from tgviz.views import messages as M
 from tgviz.views import program as PV
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
+from tgviz.views import search as SV
 from tgviz.views import whatif as W
 from tgviz.views.assets import esm, styles
 from tgviz.views.highlight import code_css
@@ -66,7 +68,7 @@ class TraceWidget(anywidget.AnyWidget):
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
   _esm = esm("widget.js")
-  _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css")
+  _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css", "search.css")
 
   tree: t.List[M.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
@@ -79,6 +81,7 @@ class TraceWidget(anywidget.AnyWidget):
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
   kept_picture = t.Dict().tag(sync=True)                   # a protocol.PictureMsg: what a saved notebook shows
   whatif = t.Dict().tag(sync=True)                         # whatif_view.state: per kernel its opts, BEAM's candidates, retries
+  failure = t.Dict(None, allow_none=True).tag(sync=True)   # a messages.FailureInfo: where tinygrad failed (opened on), or None
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = DEFAULT_MAX_NODES,
                export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, **kwargs: Any):
@@ -91,9 +94,11 @@ class TraceWidget(anywidget.AnyWidget):
     self._side = Worker("tgviz-tabs")
     self._lock = threading.Lock()
     self._latest: Selection | None = None
-    super().__init__(tree=P.tree(trace, kernel), selected=P.first_selection(trace, kernel), code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
+    failure = FV.failure_info(trace)
+    selected, match = FV.opening(trace, failure, kernel)
+    super().__init__(tree=P.tree(trace, kernel), selected=selected, match=match, code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
                      summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir),
-                     whatif=W.state(trace), **kwargs)
+                     whatif=W.state(trace), failure=failure, **kwargs)
     self.on_msg(self._on_msg)
     self.observe(lambda _: self._request(), names=["selected", "match", "view"])
     self._request()  # start on the first picture right away, so it is ready when the page asks
@@ -139,6 +144,9 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") in PV.REQUESTS:  # the uops or asm tab: what prints here, the rest (a compile) in the background
       rest = PV.answer_later(self.trace, content)
       self._background(self._side, lambda: self.send(rest()), kind=str(content["type"]))
+    elif content.get("type") == "search":  # its index is built on the first search (seconds on a big trace): not here
+      text = str(content.get("text", ""))
+      self._background(self._side, lambda: self._send_search(text), kind="search")
     elif content.get("type") == "run":  # the timeline, memory and roofline tabs: peaks may be measured, so not here
       self._background(self._side, self._send_run, kind="run")
     elif content.get("type") == "export":
@@ -164,6 +172,10 @@ class TraceWidget(anywidget.AnyWidget):
         self.send(W.retry(self.trace, content))
         self.whatif = W.state(self.trace)  # the retry joins the kernel's retries (a saved notebook keeps them)
     except Exception as e: self.send(P.error_message(f"{content['type']}: {type(e).__name__}: {e}", traceback.format_exc()))
+
+  def _send_search(self, text: str) -> None:
+    try: self.send(SV.search_message(self.trace, text))
+    except Exception as e: self.send(P.error_message(f"search: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def _send_run(self) -> None:
     try: self.send(runview.run_message(self.trace))

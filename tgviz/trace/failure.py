@@ -53,7 +53,9 @@ class Failure:
 
 def _said(error: BaseException) -> set[tuple[str, str]]:
   """(type name, message) of an exception and of those it was raised from or during."""
-  out, todo, seen = set(), [error], set()
+  out: set[tuple[str, str]] = set()
+  todo: list[BaseException | None] = [error]
+  seen: set[int] = set()
   while todo:
     if (e := todo.pop()) is None or id(e) in seen: continue
     seen.add(id(e))
@@ -86,13 +88,15 @@ def failure(trace: Trace) -> Failure | None:
       nodes = tg.toposort(step.before())
       node = next((u for u in nodes if tg.op_name(u) == "SOURCE"), None) if kind == "compile" else None
       name, message = _split(text)
-      line = int(m.group(1)) if kind == "compile" and (m := _COMPILER_LINE.search(message)) else None
+      said_at = _COMPILER_LINE.search(message) if kind == "compile" else None
+      line = int(said_at.group(1)) if said_at else None
       return Failure(kind, step, None, tg.node_key(node if node is not None else step.before()), f"{name}: {message}", tb, line)
   for s in reversed(list(trace.steps)):  # the innermost rewrite that raised is the last one started
-    for m in reversed(s.matches):
-      if m.is_error and (err := _split(tg.error_text(m.uops()[1]))) in said:
+    for match in reversed(s.matches):
+      if match.is_error and (err := _split(tg.error_text(match.uops()[1]))) in said:
         name, message = err
         kind = "compile" if name == "CompileError" else "rewrite"
-        line = int(c.group(1)) if kind == "compile" and (c := _COMPILER_LINE.search(message)) else None
-        return Failure(kind, s, m.index, s.match_keys[m.index][0], f"{name}: {message}", tb, line)
+        said_at = _COMPILER_LINE.search(message) if kind == "compile" else None
+        return Failure(kind, s, match.index, s.match_keys[match.index][0], f"{name}: {message}", tb,
+                       int(said_at.group(1)) if said_at else None)
   return None

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
   from tgviz.trace.trace import Group, Trace
 
 SHORT_KEY = 8  # hex digits of a kernel's key shown beside its name (as tinygrad's VIZ labels a CALL with its AST's key)
-KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us")  # Trace.kernel_table
+KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us", "key")  # Trace.kernel_table
 disassembled = Remembered(tg.disassemble)  # by device and binary (objdump, on the CPU device; tgviz.report.early hands them over)
 
 
@@ -227,7 +227,8 @@ class Kernel:
     """This kernel as a row of :meth:`Trace.kernel_table`."""
     times = self.run_times
     return dict(zip(KERNEL_COLUMNS, (self.name, self.device, list(self.global_size), list(self.local_size) if self.local_size is not None
-                                     else None, self.flops, self.bytes, len(times), round(sum(times) * 1e6, 3) if times else None), strict=True))
+                                     else None, self.flops, self.bytes, len(times), round(sum(times) * 1e6, 3) if times else None,
+                                     self.key), strict=True))
 
   def __repr__(self) -> str:
     return f"<Kernel {self.name} on {self.device} ({self.renderer}) global={self.global_size} local={self.local_size}>"

@@ -59,27 +59,31 @@ def build_index(trace: Trace) -> dict[str, Any]:
   line, the Tensor methods it called]; UOp texts (`uops`, each once) and where each first appears per group [text, group, step, match (-1: the step's
   input), node key] (`births`); rules [where, source file, pattern] and where each fired [rule, group, step, first match,
   count] (`fired`); each kernel's code [group, its codegen step, source]."""
-  groups, names, steps, origins, code = [], {}, [], [], []
+  groups: list[list] = []
+  names: dict[str, int] = {}
+  steps: list[list[int]] = []
+  origins: list[list] = []
+  code: list[list] = []
   for g in trace.groups:
-    k = g.kernel
-    groups.append([g.display_name, g.kind, k.name if k is not None else "", k.key if k is not None else ""])
+    kernel = g.kernel
+    groups.append([g.display_name, g.kind, kernel.name if kernel is not None else "", kernel.key if kernel is not None else ""])
     steps.append([names.setdefault(s.name, len(names)) for s in g.steps])
-    for o in k.origins if k is not None else ():
+    for o in kernel.origins if kernel is not None else ():
       origins.append([g.index, o.op, int(o.backward), where(o.file, o.line) if o.file is not None and o.line is not None else "",
                       o.source.strip()[:TEXT], list(o.calls)])
-    if k is not None and k.source:
-      cg = k.codegen_step
-      code.append([g.index, cg.index if cg is not None else 0, k.source])
+    if kernel is not None and kernel.source:
+      cg = kernel.codegen_step
+      code.append([g.index, cg.index if cg is not None else 0, kernel.source])
   texts: dict[str, int] = {}
   births = [[texts.setdefault(b.text, len(texts)), b.group, b.step, b.match, b.key] for b in tg.births(trace._rec)] \
     if trace._rec is not None else []
   rules: dict[tuple[str, int], int] = {}
-  fired = []
+  fired: list[list[int]] = []
   for s in trace.steps:
     seen: dict[int, list] = {}
-    for m in s.matches:
-      r = rules.setdefault(m.loc, len(rules))
-      if (row := seen.get(r)) is None: fired.append(row := seen.setdefault(r, [r, s.group.index, s.index, m.index, 0]))
+    for k, (_, _, loc, _) in enumerate(s._raw.matches):  # (the records: a step's Match objects are made only when asked for)
+      r = rules.setdefault(loc, len(rules))
+      if (row := seen.get(r)) is None: fired.append(row := seen.setdefault(r, [r, s.group.index, s.index, k, 0]))
       row[4] += 1
   return {"groups": groups, "names": list(names), "steps": steps, "origins": origins, "uops": list(texts), "births": births,
           "rules": [[where(*loc), _rule_path(loc[0]), tg.pattern_source(loc)] for loc in rules], "fired": fired, "code": code}
