@@ -107,16 +107,22 @@ function render({ model, el }) {
   const clickLine = (n) => codeLine(ui.code, n)?.dispatchEvent(new MouseEvent("click", { bubbles: true }));
   /** @type {import("./messages.js").FailureInfo|null} where tinygrad failed: the trace opens there */
   const failure = state.model.get("failure") ?? null;
+  /** The line a compiler named, marked in the code and scrolled to (the graph stays on the node picked). @param {number} n */
+  const markLine = (n) => {
+    const e = codeLine(ui.code, n);
+    e?.classList.add("tgviz-line-hl");
+    e?.scrollIntoView({ block: "center" });
+  };
   /** To the failure: its step and match, the UOp it failed on picked, a compiler's line marked. */
   const toFailure = () => {
     if (!failure) return;
     if (failure.node) links.pickNext(failure.node);
     const line = failure.line;
-    goThen(failure.step, failure.match, () => { if (line !== null) clickLine(line); else links.repick(); });
+    goThen(failure.step, failure.match, () => { links.repick(); if (line !== null) markLine(line); });
   };
   showFailure(ui, failure, toFailure);
   if (failure?.node) links.pickNext(failure.node);  // (the state opens on its step and match: see tgviz/views/failure.py)
-  if (failure && failure.line !== null) { const line = failure.line; then = { step: failure.step, match: failure.match, fn: () => clickLine(line) }; }
+  if (failure && failure.line !== null) { const line = failure.line; then = { step: failure.step, match: failure.match, fn: () => markLine(line) }; }
 
   /** Go to a step and match by key; node: pick that node there. @param {StepKey} step @param {number|null} match
    * @param {string} [node] */
