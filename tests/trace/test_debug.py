@@ -44,6 +44,13 @@ def normal(line: str) -> str:
   return "*** " + " ".join(m.groups()) if (m := LAUNCH.match(line)) else line
 
 
+def code(lines: list[str], launches: list[str]) -> list[str]:
+  """The kernels whose code the lines hold, by name, in order: those launched (tinygrad also prints its CPU device's own
+  helper programs, which are not the program's kernels)."""
+  launched = {x.split()[3] for x in launches}  # "*** CL 1 E_4 1 0.00": its name
+  return [m.group(1) for x in lines if (m := SIGNATURE.match(x)) and m.group(1) in launched]
+
+
 def is_subsequence(short: list[str], long: list[str]) -> bool:
   it = iter(long)
   return all(any(x == y for y in it) for x in short)
@@ -78,11 +85,8 @@ def test_show_prints_what_tinygrads_debug_levels_print(program, capsys):
     assert is_subsequence(ours, theirs), (level, [x for x in ours if x not in theirs][:5])
     assert [x for x in ours if x.startswith("*** ")] == their_launches  # each launch: device, number, name, buffers, memory
     if level >= 3: assert [x for x in ours if OPTS.match(x)] == [x for x in theirs if OPTS.match(x)]
-    if level >= 4:  # each kernel's code (tinygrad also prints its CPU device's own helper programs: not the program's kernels)
-      launched = {x.split()[3] for x in their_launches}  # "*** CL 1 E_4 1 0.00": its name
-      def code(lines: list[str]) -> list[str]: return [m.group(1) for x in lines if (m := SIGNATURE.match(x)) and m.group(1) in launched]
-      assert code(ours) == code(theirs) and code(ours)
-    if level >= 5: assert sum(x.startswith("ast = ") for x in ours) == len(code(theirs))  # each kernel's AST (seen in order above)
+    if level >= 4: assert code(ours, their_launches) == code(theirs, their_launches) and code(ours, their_launches)
+    if level >= 5: assert sum(x.startswith("ast = ") for x in ours) == len(code(theirs, their_launches))  # each kernel's AST
   # 6: each kernel's linearized program, as tinygrad's print_uops lists the program it compiled
   programs = {}
   for block in out.split("=== uops ")[1:]:

@@ -34,7 +34,8 @@ def test_the_failure_is_found_where_tinygrad_raised(failed, tmp_path):
       assert "no_such_function" in f.kernel.source.splitlines()[f.line - 1] and "no_such_function" in f.summary()
     else: assert "CL_INVALID_WORK_GROUP_SIZE" in f.summary() and f.kernel.opts[0].arg == 8192
   loaded = tgviz.load(trace.save(tmp_path / "failed.tgviz")).failure
-  assert loaded is not None and (loaded.kind, loaded.step.path, loaded.match, loaded.node, loaded.line) == (f.kind, f.step.path, f.match, f.node, f.line)
+  assert loaded is not None
+  assert (loaded.kind, loaded.step.path, loaded.match, loaded.node, loaded.line) == (f.kind, f.step.path, f.match, f.node, f.line)
 
 
 def test_run_says_where_it_failed_in_one_line_and_show_first(failed, tmp_path, capsys):

@@ -50,7 +50,7 @@ def test_the_widget_answers_a_search_and_opens_on_a_failure(mnist_trace, recordi
   said = [m for m in w.comm.custom() if m["type"] == "search"]
   assert said == [json.loads(json.dumps(SV.search_message(mnist_trace, "log_softmax")))] and said[0]["total"] == 4
   assert w.failure is None
-  with pytest.raises(Exception), tgviz.capture() as failed: workloads.failing("rewrite")
+  with pytest.raises(RuntimeError), tgviz.capture() as failed: workloads.failing("rewrite")
   f = failed.failure
   w = TraceWidget(failed)
   state = Writer(failed).state()
