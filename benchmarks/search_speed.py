@@ -24,18 +24,22 @@ from harness import chromium, new_page  # noqa: E402
 QUERIES = ["sigmoid", "EXP2", "lstm_train_step.py:19", "do_devectorize", "float", "tanh", "CONST 0.5", "acc0", "View Base AST",
            "no such thing"]
 RUNS = 3
-TIMED = """(text) => new Promise((resolve) => {
+TIMED = """(text) => {
   const box = document.querySelector('.tgviz-filter'), results = document.querySelector('.tgviz-results');
+  window.searchTimed = null;
   let last = 0;
-  box.addEventListener('input', () => { last = performance.now(); });
+  const typed = () => { last = performance.now(); };
+  box.addEventListener('input', typed);
   const said = () => { const h = results.querySelector('.tgviz-results-head');
-    return h && !results.hidden && (h.textContent.endsWith('for “' + text + '”')) ? h.textContent : null; };
+    return h && !results.hidden && h.textContent.endsWith('for “' + text + '”') ? h.textContent : null; };
   const obs = new MutationObserver(() => {
     const t = said();
-    if (t && box.value === text) { obs.disconnect(); requestAnimationFrame(() => resolve([performance.now() - last, t])); }
+    if (!t || box.value !== text) return;
+    obs.disconnect(); box.removeEventListener('input', typed);
+    requestAnimationFrame(() => { window.searchTimed = [performance.now() - last, t]; });
   });
   obs.observe(results, {childList: true, subtree: true, attributes: true});
-})"""
+}"""
 
 
 def report_of_lstm(out: Path) -> Path:
@@ -50,9 +54,10 @@ def timed_search(page, text: str) -> tuple[float, str]:
   """Type text (the box cleared first); ms from the last key's input to the hits' count painted, and the count."""
   page.fill(".tgviz-filter", "")
   page.wait_for_selector(".tgviz-results", state="hidden")
-  waiting = page.evaluate_handle(f"({TIMED})({text!r})")
-  page.locator(".tgviz-filter").type(text, delay=60)
-  ms, said = page.evaluate("(p) => p", waiting)
+  page.evaluate(TIMED, text)
+  page.locator(".tgviz-filter").press_sequentially(text, delay=60)
+  page.wait_for_function("window.searchTimed !== null", timeout=60_000)
+  ms, said = page.evaluate("window.searchTimed")
   return ms, said
 
 

@@ -3,7 +3,7 @@
 // with their count (or "no match for …"), each a click away from where it is. The widget's Python answers
 // (tgviz/views/search.py); the report's page answers from the index it stores (port/search.js). Text from the trace is
 // put in as text, never as HTML.
-import { h } from "./dom.js";
+import { escapeHtml, h } from "./dom.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./adapter.js").Adapter} Adapter */
@@ -59,18 +59,24 @@ export function searchBox(ui, state, open) {
     listed = msg.hits;
     const head = h("div", { class: "tgviz-results-head", role: "status" },
                    [msg.total ? `${msg.total} hit${msg.total === 1 ? "" : "s"} for “${msg.text.trim()}”` : `no match for “${msg.text.trim()}”`]);
-    const groups = KINDS.filter(([kind]) => msg.counts[kind]).map(([kind, heading]) => {
-      const rows = [];
+    /** @type {string[]} hundreds of rows: written as one HTML text, every text from the trace escaped */
+    const html = [];
+    for (const [kind, heading] of KINDS) {
+      if (!msg.counts[kind]) continue;
+      html.push(`<details class="tgviz-hits kind-${kind}" open><summary>${heading} (${msg.counts[kind]})</summary>`);
+      let shown = 0;
       for (const [i, hit] of msg.hits.entries()) {
         if (hit.kind !== kind) continue;
-        rows.push(h("div", { class: `tgviz-hit kind-${kind}`, "data-i": String(i), role: "button", title: `${place(hit)}\n${hit.text}` },
-                    [h("span", { class: "tgviz-hit-where" }, [place(hit)]), h("code", { class: "tgviz-hit-text" }, [hit.text])]));
+        const at = escapeHtml(place(hit)), text = escapeHtml(hit.text);
+        html.push(`<div class="tgviz-hit kind-${kind}" data-i="${i}" role="button" title="${at}&#10;${text}">`,
+                  `<span class="tgviz-hit-where">${at}</span><code class="tgviz-hit-text">${text}</code></div>`);
+        shown++;
       }
-      const more = msg.counts[kind] - rows.length;
-      if (more > 0) rows.push(h("div", { class: "tgviz-hit-more" }, [`… ${more} more: say more to narrow it`]));
-      return h("details", { class: `tgviz-hits kind-${kind}`, open: "" }, [h("summary", {}, [`${heading} (${msg.counts[kind]})`]), ...rows]);
-    });
-    ui.results.replaceChildren(head, ...groups);
+      if (msg.counts[kind] > shown) html.push(`<div class="tgviz-hit-more">… ${msg.counts[kind] - shown} more: say more to narrow it</div>`);
+      html.push("</details>");
+    }
+    ui.results.innerHTML = html.join("");
+    ui.results.prepend(head);
     ui.results.hidden = false;
   }
 

@@ -14,8 +14,39 @@
 /** A hit: [kind, group, step, match, line, text, node, count] (trace/search.py Row).
  * @typedef {[SearchHit["kind"], number, number|null, number|null, number|null, string, string|null, number|null]} Row */
 
-export const SHOWN = 100;  // views/search.py SHOWN
+export const SHOWN = 50;  // views/search.py SHOWN
 const TEXT = 200;  // trace/search.py TEXT
+
+/** What a search reads of an index, lowercased once (an index is searched as a person types): each kernel's code as one
+ * text, with where each of its lines starts. @typedef {{code: {g: number, cg: number, lower: string, lines: string[],
+ *   starts: number[]}[]}} Prepared */
+/** @type {WeakMap<SearchIndex, Prepared>} */
+const prepared = new WeakMap();
+/** @param {SearchIndex} index @returns {Prepared} */
+function prepare(index) {
+  let p = prepared.get(index);
+  if (!p) prepared.set(index, p = { code: index.code.map(([g, cg, source]) => {
+    const lines = source.split("\n"), starts = [];
+    let at = 0;
+    for (const line of lines) { starts.push(at); at += line.length + 1; }
+    return { g, cg, lower: source.toLowerCase(), lines, starts };
+  }) });
+  return p;
+}
+
+/** The lines (from 0) of a kernel's code that hold q, in order: found in its lowercased text, each line once.
+ * @param {Prepared["code"][number]} c @param {string} q */
+function codeLines(c, q) {
+  /** @type {number[]} */
+  const out = [];
+  for (let at = c.lower.indexOf(q); at >= 0; at = c.lower.indexOf(q, at + 1)) {
+    let lo = 0, hi = c.starts.length - 1;  // the line it starts in: the last that starts at or before it
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (c.starts[mid] <= at) lo = mid; else hi = mid - 1; }
+    if (out[out.length - 1] !== lo && at + q.length <= c.starts[lo] + c.lines[lo].length) out.push(lo);
+    at = Math.max(at, c.starts[lo] + c.lines[lo].length);  // the next line next (a line is listed once)
+  }
+  return out;
+}
 
 /** find: every hit of text in the index, grouped by kind, each kind in the trace's order. @param {SearchIndex} index
  * @param {string} text @returns {Row[]} */
@@ -51,8 +82,8 @@ export function findIndex(index, text) {
   for (const [r, g, s, m, n] of index.fired) {
     if (hitRules.has(r)) out.push(["rule", g, s, m, null, `${rules[r][0]}  ${rules[r][2]}`.slice(0, TEXT), null, n]);
   }
-  for (const [g, cg, source] of index.code) {
-    source.split("\n").forEach((line, i) => { if (has(line)) out.push(["code", g, cg, null, i + 1, line.trim().slice(0, TEXT), null, null]); });
+  for (const c of prepare(index).code) {
+    for (const i of codeLines(c, q)) out.push(["code", c.g, c.cg, null, i + 1, c.lines[i].trim().slice(0, TEXT), null, null]);
   }
   return out;
 }

@@ -11,7 +11,7 @@ from tgviz.trace import search as S
 from tgviz.trace.trace import Trace
 from tgviz.views.messages import SearchHit, SearchMsg
 
-SHOWN = 100  # hits of one kind a message lists (its counts say how many there are)
+SHOWN = 50  # hits of one kind a message lists (its counts say how many there are)
 
 
 def hit_info(index: dict[str, Any], row: S.Row) -> SearchHit:
