@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
   w = sub.add_parser("show", help="print what tinygrad's DEBUG levels print (kernels, launches, opts, code, ASTs, programs), "
                                     "a step's matches, or a search's hits, from a saved trace or a script run traced")
   w.add_argument("file", type=Path, help="a saved trace (trace.tgviz; tinygrad's rewrites.pkl) or a script (.py: run traced first)")
-  w.add_argument("--debug", type=int, default=2, choices=range(1, 8), metavar="N",
+  w.add_argument("--debug", type=int, default=2, choices=range(2, 7), metavar="N",
                  help="as tinygrad's DEBUG=N: 2 each launch (time, GFLOP/s, launch dims), 3 each kernel's opts, 4 its code, "
                       "5 its AST, 6 its linearized program (default 2)")
   w.add_argument("--kernel", metavar="K", help="only the kernels K names: a name or glob (r_*), a display name (E_2 #2), a key "

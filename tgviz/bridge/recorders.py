@@ -350,8 +350,12 @@ class MatchRecorder(Patch):
     self.failed: tuple[bytes, str, str] | None = None
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
-    _RECORDERS[:] = [self]
+    _RECORDERS.append(self)
     return [(_PLAIN_MATCHER, {"rewrite": _recording_rewrite}), (TrackedPatternMatcher, {"rewrite": _recording_rewrite})]
+
+  def __exit__(self, *exc: object) -> None:
+    if self in _RECORDERS: _RECORDERS.remove(self)
+    super().__exit__(*exc)
 
   def launch_failed(self, call: UOp, e: Exception) -> None:
     from tinygrad.device import CompileError
@@ -359,7 +363,7 @@ class MatchRecorder(Patch):
       self.failed = (src.key, f"{type(e).__name__}\n{e}", "compile" if isinstance(e, CompileError) else "run")
 
 
-_RECORDERS: list[MatchRecorder] = []  # the MatchRecorder entered last (_recording_rewrite tells it of a launch that raised)
+_RECORDERS: list[MatchRecorder] = []  # those entered, the innermost last (_recording_rewrite tells it of a launch that raised)
 
 
 class StepRecorder(Patch):
