@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import runpy
 import sys
 import time
@@ -179,7 +180,11 @@ def show(path: Path, level: int, kernel: str | None, step: str | None, search: s
   if search is not None: records = debug.hits(trace, search)
   elif step is not None: records = debug.steps(trace, step, level, kernel)
   else: records = debug.listing(trace, level, kernel)
-  for r in records: print(json.dumps(r) if as_json else debug.render(r))
+  try:
+    for r in records: print(json.dumps(r) if as_json else debug.render(r))
+    sys.stdout.flush()
+  except BrokenPipeError:  # the reader had enough (| head): the rest goes nowhere, quietly
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
   return status
 
 
