@@ -58,7 +58,7 @@ export function findIndex(index, text) {
   const { groups, steps, names } = index;
   const has = (/** @type {string} */ s) => s.toLowerCase().includes(q);
   groups.forEach(([display, kind, name, key], g) => {
-    if (kind === "kernel" && (has(display) || has(name) || key.startsWith(q)))
+    if (kind === "kernel" && (has(display) || has(name) || (q.length >= 4 && key.startsWith(q))))
       out.push(["kernel", g, steps[g].length ? 0 : null, null, null, `${display} ${key.slice(0, 8)}`, null, null]);
   });
   const hitNames = new Set(names.flatMap((n, i) => (has(n) ? [i] : [])));

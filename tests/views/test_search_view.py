@@ -24,11 +24,12 @@ TEXTS = ["log_softmax", "EXP2", "CONST 0.5", "mnist_train_step.py:27", "do_devec
 @pytest.mark.skipif(NODE is None, reason="node is missing: scripts/install.sh test installs Debian's nodejs")
 def test_the_pages_search_is_pythons(mnist_trace, tmp_path):
   index = json.loads(json.dumps(S.index(mnist_trace)))  # as the report stores it
+  texts = [*TEXTS, mnist_trace.kernels[5].short_key, mnist_trace.kernels[5].key[:4], "e"]  # a key, its prefix, a letter
   path = tmp_path / "input.json"
-  path.write_text(json.dumps({"index": index, "texts": TEXTS}))
+  path.write_text(json.dumps({"index": index, "texts": texts}))
   proc = subprocess.run([NODE, str(Path(__file__).with_name("search_parity.mjs")), str(path)], capture_output=True, text=True, timeout=120)
   assert proc.returncode == 0, proc.stderr
-  for text, js in zip(TEXTS, json.loads(proc.stdout), strict=True):
+  for text, js in zip(texts, json.loads(proc.stdout), strict=True):
     py = json.loads(json.dumps(SV.search_message(mnist_trace, text)))
     assert js == py, text
   many = SV.search_message(mnist_trace, "float")  # a big answer: each kind cut at SHOWN, its count whole

@@ -102,7 +102,7 @@ def find(index: dict[str, Any], text: str) -> list[Row]:
   out: list[Row] = []
   groups, steps, names = index["groups"], index["steps"], index["names"]
   for g, (display, kind, name, key) in enumerate(groups):
-    if kind == "kernel" and (q in display.lower() or q in name.lower() or key.startswith(q)):
+    if kind == "kernel" and (q in display.lower() or q in name.lower() or (len(q) >= 4 and key.startswith(q))):  # (Kernel.named)
       out.append(["kernel", g, 0 if steps[g] else None, None, None, f"{display} {key[:8]}", None, None])
   hit_names = {i for i, n in enumerate(names) if q in n.lower()}
   for g, (display, kind, _, _) in enumerate(groups):
