@@ -106,7 +106,7 @@ function render({ model, el }) {
   /** A code line of the kernel shown, clicked: marked, its UOps shown in the graph the renderer consumed. @param {number} n */
   const clickLine = (n) => codeLine(ui.code, n)?.dispatchEvent(new MouseEvent("click", { bubbles: true }));
   /** @type {import("./messages.js").FailureInfo|null} where tinygrad failed: the trace opens there */
-  const failure = state.model.get("failure") ?? null;
+  const failure = state.model.get("failure")?.step ? state.model.get("failure") : null;
   /** The line a compiler named, marked in the code and scrolled to (the graph stays on the node picked). @param {number} n */
   const markLine = (n) => {
     const e = codeLine(ui.code, n);

@@ -81,7 +81,7 @@ class TraceWidget(anywidget.AnyWidget):
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
   kept_picture = t.Dict().tag(sync=True)                   # a protocol.PictureMsg: what a saved notebook shows
   whatif = t.Dict().tag(sync=True)                         # whatif_view.state: per kernel its opts, BEAM's candidates, retries
-  failure = t.Dict(None, allow_none=True).tag(sync=True)   # a messages.FailureInfo: where tinygrad failed (opened on), or None
+  failure = t.Dict(default_value=None, allow_none=True).tag(sync=True)  # a messages.FailureInfo: where tinygrad failed (opened on), or None
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = DEFAULT_MAX_NODES,
                export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, **kwargs: Any):
