@@ -36,7 +36,7 @@ export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg,
                            h("pre", {}, [`${info.file}:${info.line}\n\n${info.stack.join("\n")}`]));
   if (!kernelChanged) return;
   const k = msg.kernel;
-  ui.codeHead.textContent = k ? `${k.label ?? k.name} · ${k.device} (${k.renderer}) · global ${JSON.stringify(k.global_size)} · local ${JSON.stringify(k.local_size)}`
+  ui.codeHead.textContent = k ? `${k.label ?? k.name}${k.key ? ` · key ${k.key}` : ""} · ${k.device} (${k.renderer}) · global ${JSON.stringify(k.global_size)} · local ${JSON.stringify(k.local_size)}`
                               : `${info.group}: no device code (${info.kind})`;
   showCode(ui.code, k ? k.html : "");
   showOrigins(ui, k ? k.origins : []);
@@ -82,6 +82,8 @@ export function kernelTable(ui, kernels, select) {
     if (ui.kernels.open) Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, maxHeight: `${ui.main.offsetHeight}px` });
   });
   sheet.append(sortableTable([{ key: "label", label: "kernel", title: "tinygrad's name; kernels that share one are numbered in compile order" },
+      { key: "key", label: "key", fmt: (/** @type {string|undefined} */ k) => (k ?? "").slice(0, 8),
+        title: "the kernel's key: tinygrad's key of its AST, the same in every run (accepted wherever a kernel is named)" },
       { key: "global_size", label: "global", fmt: dims },
       { key: "local_size", label: "local", fmt: dims }, { key: "flops", label: "FLOPs", num: true, title: "tinygrad's estimate" },
       { key: "bytes", label: "bytes", num: true, title: "tinygrad's estimate of the bytes moved" },

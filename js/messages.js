@@ -8,11 +8,11 @@
 /** An opt as [op, axis, amount].
  * @typedef {[string, number|null, any]} OptSpec */
 /** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean}} TreeStep */
-/** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[]}} TreeGroup */
+/** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[], key?:string}} TreeGroup */
 /** A row of the kernel table (Trace.kernel_table's), with the name shown, the matches of its steps and the step it
  * opens (the kernel's first).
  * @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,
- *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey}} KernelRow */
+ *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey, key?:string}} KernelRow */
 /** A picture: match None is the whole step.
  * @typedef {{step:StepKey, match:number|null, view:View}} Selection */
 /** A picture is being computed for this selection.
@@ -25,7 +25,7 @@
  * @typedef {{op:string, backward:boolean, where:string, source:string, context:string[]}} OriginInfo */
 /** @typedef {{name:string, label:string, device:string, renderer:string, global_size:number[], local_size:number[]|null,
  *   html:string, source:string, lines:string[][]|null, lines_note:string|null, codegen_step:StepKey|null,
- *   origins:OriginInfo[]}} KernelInfo */
+ *   origins:OriginInfo[], key?:string}} KernelInfo */
 /** A kernel compiled after a schedule: its name (as shown: Kernel.display_name), its group and the step to open it on.
  * @typedef {{name:string, group:number, step:StepKey}} ProducedKernel */
 /** The picture of one selection, with what the panels around it show.
@@ -102,8 +102,16 @@
 /** A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far.
  * @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
  *   retries:RetryMsg[]}} OptsInfo */
+/** Where tinygrad failed inside the capture (tgviz.trace.failure.Failure): the browser opens on it, the node marked.
+ * @typedef {{kind:"rewrite"|"compile"|"run", summary:string, error:string, traceback:string, step:StepKey, match:number|null,
+ *   node:string|null, line:number|null}} FailureInfo */
+/** One thing a search found (tgviz.trace.search.Hit): where it is, a click away.
+ * @typedef {{kind:"kernel"|"step"|"origin"|"uop"|"rule"|"code", group:number, step:StepKey|null, match:number|null,
+ *   line:number|null, node:string|null, count:number|null, text:string, where:string}} SearchHit */
+/** A search's answer: the hits, at most views.search.SHOWN of each kind (counts: how many there are of each).
+ * @typedef {{type:"search", text:string, total:number, counts:Record<string, number>, hits:SearchHit[]}} SearchMsg */
 /** What Python (or the report's page) sends the trace browser.
- * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|AccessMsg} KernelMsg */
+ * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|AccessMsg|SearchMsg} KernelMsg */
 /** The frontend is drawn and wants the current picture.
  * @typedef {{type:"ready"}} ReadyMsg */
 /** Write the current view as SVG: the part on screen (box: x, y, width, height in the SVG's units), or the whole.
@@ -122,8 +130,10 @@
  * @typedef {{type:"allowed", kernel:string, before:OptSpec[]}} AllowedRequest */
 /** The kernel compiled and run again with these opts.
  * @typedef {{type:"retry", kernel:string, opts:OptSpec[]}} RetryRequest */
+/** Search the trace for text (tgviz.trace.search).
+ * @typedef {{type:"search", text:string}} SearchRequest */
 /** What the trace browser asks.
- * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|AccessRequest} FrontendMsg */
+ * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|AccessRequest|SearchRequest} FrontendMsg */
 /** @typedef {{step:string, svg:string}} Landmark */
 /** @typedef {{name:string, head:string, html:string, graphs:Landmark[]}} PairSide */
 /** @typedef {{type:"pair", index:number, diff:string, sides:(PairSide|null)[]}} PairMsg */

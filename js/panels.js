@@ -38,6 +38,7 @@ export function sidePanels(ui) {
     let code = st.code ? `${st.code}px` : max ? "clamp(200px, 17.5%, 420px)" : "max(200px, 28%)";
     if (wide) code = st.listing ? `${st.listing}px` : `max(${code}, min(${wide}px, calc(100% - ${tree} - 330px)))`;
     if (rules) tree = `max(${tree}, min(50%, 760px))`;  // the rules' patterns need room to be read
+    else if (!ui.results.hidden) tree = `max(${tree}, min(36%, 520px))`;  // so do a search's hits
     if (st.treeHidden) tree = STRIP;
     if (st.codeHidden) code = node ? "max(260px, 17.5%)" : STRIP;  // collapsed: the node panel alone, else a strip
     const bar = (/** @type {boolean} */ hidden) => (hidden ? "0px" : "5px");
@@ -79,7 +80,7 @@ export function sidePanels(ui) {
   ui.codeStrip.addEventListener("click", toggleCode);
   // the node panel opening or closing, the rules tab shown or hidden, a uops or asm tab shown or filled: the columns follow
   const watch = new MutationObserver(apply);
-  for (const e of [ui.nodePanel, ui.rules]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"] });
+  for (const e of [ui.nodePanel, ui.rules, ui.results]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"] });
   for (const e of [ui.uops, ui.asm]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"], childList: true });
   apply();
   return apply;

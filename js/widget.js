@@ -6,9 +6,12 @@
 // and height, maximising), panzoom.js (the view on the graph), tree.js (the steps), details.js (the panels around a
 // picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel, the rules tab), keys.js (the
 // keyboard). Until the kernel answers (a saved notebook without its kernel: never), the controls that need it are off.
-// program.js: the code column's uops, asm and access tabs (linked through linking.js).
+// program.js: the code column's uops, asm and access tabs (linked through linking.js); search.js: the search box and its
+// hits; failure.js: where tinygrad failed, which the browser opens on.
 import { Adapter, sameSelection } from "./adapter.js";
+import { codeLine } from "./codelines.js";
 import { kernelTable, showDetails } from "./details.js";
+import { showFailure } from "./failure.js";
 import { keys } from "./keys.js";
 import { linking } from "./linking.js";
 import { pageNode, showNode, showRules } from "./nodepanel.js";
@@ -16,6 +19,7 @@ import { keptHeight, maximiser, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
 import { programTabs } from "./program.js";
 import { runView } from "./runview.js";
+import { searchBox } from "./search.js";
 import { stepTree } from "./tree.js";
 import { buildUi, oneSheet } from "./ui.js";
 import { whatIf, withOpts } from "./whatif.js";
@@ -77,6 +81,12 @@ function render({ model, el }) {
   program.prefer(state.model.get("tab") ?? "code");
   const run = runView(ui, () => state.send({ type: "run" }), (key) => select(key));  // the timeline, memory, roofline tabs
   const opts = whatIf(ui, state, page, (key) => select(key));
+  const search = searchBox(ui, state, (hit) => {  // a hit clicked: where it is, its node picked or its code line marked
+    if (hit.step === null) return;
+    if (hit.kind === "code" && hit.line !== null) { const n = hit.line; goThen(hit.step, null, () => clickLine(n)); }
+    else if (hit.kind === "uop" && hit.node) go(hit.step, hit.match, hit.node);
+    else go(hit.step, hit.match);
+  });
   const closeSheet = oneSheet([ui.kernels, ui.run, opts.box]);  // the kernel table, the run's tabs, what if…
   /** @type {Selection|null} the selection drawn */
   let shown = null;
@@ -84,6 +94,36 @@ function render({ model, el }) {
   let shownGroup = null;
   /** @type {PictureMsg|null} the picture drawn (its node_matches: the node panel's matches) */
   let shownMsg = null;
+  /** @type {{step: StepKey, match: number|null, fn: () => void}|null} what to do once that selection is drawn */
+  let then = null;
+
+  /** Go to a step and match, and do fn once it is drawn (at once where it is drawn already).
+   * @param {StepKey} step @param {number|null} match @param {() => void} fn */
+  function goThen(step, match, fn) {
+    if (shown && shown.step === step && shown.match === match && step === state.selected && match === state.match) { fn(); return; }
+    then = { step, match, fn };
+    go(step, match);
+  }
+  /** A code line of the kernel shown, clicked: marked, its UOps shown in the graph the renderer consumed. @param {number} n */
+  const clickLine = (n) => codeLine(ui.code, n)?.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  /** @type {import("./messages.js").FailureInfo|null} where tinygrad failed: the trace opens there */
+  const failure = state.model.get("failure")?.step ? state.model.get("failure") : null;
+  /** The line a compiler named, marked in the code and scrolled to (the graph stays on the node picked). @param {number} n */
+  const markLine = (n) => {
+    const e = codeLine(ui.code, n);
+    e?.classList.add("tgviz-line-hl");
+    e?.scrollIntoView({ block: "center" });
+  };
+  /** To the failure: its step and match, the UOp it failed on picked, a compiler's line marked. */
+  const toFailure = () => {
+    if (!failure) return;
+    if (failure.node) links.pickNext(failure.node);
+    const line = failure.line;
+    goThen(failure.step, failure.match, () => { links.repick(); if (line !== null) markLine(line); });
+  };
+  showFailure(ui, failure, toFailure);
+  if (failure?.node) links.pickNext(failure.node);  // (the state opens on its step and match: see tgviz/views/failure.py)
+  if (failure && failure.line !== null) { const line = failure.line; then = { step: failure.step, match: failure.match, fn: () => markLine(line) }; }
 
   /** Go to a step and match by key; node: pick that node there. @param {StepKey} step @param {number|null} match
    * @param {string} [node] */
@@ -121,6 +161,7 @@ function render({ model, el }) {
     links.drawn(group !== shownGroup ? msg.kernel : undefined);
     shownGroup = group;
     tree.markSelected();
+    if (then && then.step === msg.step && then.match === msg.match) { const fn = then.fn; then = null; fn(); }
   }
 
   // a picture drawn before the widget had a size opens on its view once it has one, with its tree row in view
@@ -199,6 +240,7 @@ function render({ model, el }) {
     else if (msg.type === "rules") showRules(ui, msg, go);
     else if (msg.type === "uops" || msg.type === "asm" || msg.type === "access") program.message(msg);
     else if (msg.type === "run") run.show(msg);
+    else if (msg.type === "search") search.show(msg);
     else if (msg.type === "error" && msg.message.startsWith("run:")) run.failed(msg.message);
     else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }
   });
@@ -242,7 +284,7 @@ function render({ model, el }) {
     ArrowUp: live(() => moveStep(-1)), ArrowDown: live(() => moveStep(1)), ArrowLeft: live(() => stepMatch(-1)),
     ArrowRight: live(() => stepMatch(1)), Home: live(() => { if (lastMatch() >= 0) setMatch(0); }),
     End: live(() => { if (lastMatch() >= 0) setMatch(lastMatch()); }),
-    f: () => { if (!run.fit()) view.fit(); }, 1: view.oneToOne, z: view.toChange, r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": () => ui.filter.focus() },
+    f: () => { if (!run.fit()) view.fit(); }, 1: view.oneToOne, z: view.toChange, r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": search.focus },
   () => {  // Escape: an open sheet closed, or the widget back in its place, first
     if (closeSheet()) return true;
     if (max.on()) { max.set(false); return true; }

@@ -36,6 +36,13 @@ def cnn_trace() -> tgviz.Trace:
 
 
 @pytest.fixture(scope="session")
+def mnist_trace() -> tgviz.Trace:
+  """The MNIST training step (examples/scripts/mnist_train_step.py): 67 kernels, some 5,000 steps."""
+  with tgviz.capture() as trace: workloads.example("mnist_train_step.py")
+  return trace
+
+
+@pytest.fixture(scope="session")
 def attention_trace() -> tgviz.Trace:
   """The attention block, forward and backward: its matmul kernels' expander steps index with vectors of constants."""
   with tgviz.capture() as trace: workloads.attention()

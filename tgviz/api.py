@@ -18,6 +18,8 @@ from tgviz.draw.engine import DEFAULT_TIMEOUT
 from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.report import writer as report
 from tgviz.trace import comparison as C
+from tgviz.trace import failure as F
+from tgviz.trace import search as S
 from tgviz.trace import steps, whatif
 from tgviz.trace import trace as model
 from tgviz.views import compare as compare_view
@@ -69,6 +71,19 @@ class Trace(model.Trace):
     as in :meth:`Step.svg`: by default a step's before and after, a snapshot's (or a step without matches') one graph,
     folded. File names say which group and step they show and are safe on every OS."""
     return picture.export_svg(self.select(kernel, step, landmarks), directory, side, max_nodes, view, fold=fold)
+
+  @property
+  def failure(self) -> F.Failure | None:
+    """Where tinygrad failed, when the capture ended by an error tinygrad raised in a rewrite (the step and match, the UOp
+    it was matching), a compile or a launch (the kernel): see :class:`tgviz.trace.failure.Failure`; None otherwise."""
+    return F.failure(self)
+
+  def search(self, text: str) -> list[S.Hit]:
+    """Everything in this trace that text is found in (case-insensitive), grouped by kind: kernels by name or key, steps
+    by name, origins (the Tensor ops, the user's file:line and line text), UOps by op, arg and dtype ("EXP2", "CONST
+    0.5"), where each first appears in each kernel, rules by file:line, source file or pattern, each in each step it
+    fired in, and code lines. Each Hit has kind, kernel, step, match, line and text (see :class:`tgviz.trace.search.Hit`)."""
+    return S.search(self, text)
 
   def to_html(self, path: str | Path, title: str = "tgviz trace", **kwargs: Any) -> Path:
     """Write a self-contained HTML report (no server, kernel or network) to browse this trace: the tree, every step and

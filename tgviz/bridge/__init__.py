@@ -4,8 +4,8 @@ By concern: ``env`` (tinygrad's version, the default device, settings), ``access
 index expressions evaluated), ``capture`` (the Tracker and its patches from
 ``recorders`` and ``profiler``), ``records`` (what a trace holds), ``events`` (the run: tinygrad's profile events as
 records), ``peaks`` (a device's measured peaks), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
-keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up before
-anything imports tinygrad.
+keys), ``births`` (where each kind of UOp first appears: what a search finds) and ``files`` (trace files). ``env`` is
+imported first: it checks tinygrad's version and sets the device up before anything imports tinygrad.
 
 Must not: import any tgviz package above it (only tgviz.draw's graph data and tgviz.work); hold logic here (this file only
 re-exports).
@@ -25,6 +25,7 @@ from tgviz.bridge.access import (
   stored_params,
   tensor_shapes,
 )
+from tgviz.bridge.births import Birth, births
 from tgviz.bridge.capture import Snapshot, Tracker
 from tgviz.bridge.env import (
   SUPPORTED_TINYGRAD,
@@ -47,6 +48,7 @@ from tgviz.bridge.opts import (
   compile_with,
   opt_steps,
   opts_of,
+  opts_text,
   run_pair,
 )
 from tgviz.bridge.peaks import device_peaks
@@ -73,6 +75,7 @@ from tgviz.bridge.uops import (
   NodeCache,
   NodeTable,
   error_text,
+  kernel_key,
   node_details,
   node_key,
   note_line,
@@ -80,9 +83,9 @@ from tgviz.bridge.uops import (
   op_name,
   pack_rows,
   pattern_source,
+  python_text,
   reaches,
   sources,
-  structural_key,
   to_graph,
   toposort,
 )
@@ -96,6 +99,7 @@ __all__ = [
   "SUPPORTED_TINYGRAD",
   "AccessTable",
   "BeamSearch",
+  "Birth",
   "Candidate",
   "ExecRecord",
   "GroupRecord",
@@ -124,6 +128,7 @@ __all__ = [
   "applied_opts",
   "ast_accesses",
   "binary",
+  "births",
   "chooser",
   "clang_missing",
   "compile_with",
@@ -138,6 +143,7 @@ __all__ = [
   "is_null_device",
   "is_snapshot",
   "kernel_calls",
+  "kernel_key",
   "lexer_name",
   "linear_uops",
   "load_recording",
@@ -149,6 +155,7 @@ __all__ = [
   "opaque_call_bodies",
   "opt_steps",
   "opts_of",
+  "opts_text",
   "pack_rows",
   "page_replays",
   "parse_settings",
@@ -157,6 +164,7 @@ __all__ = [
   "program_accesses",
   "program_of",
   "program_rows",
+  "python_text",
   "reaches",
   "render_step_index",
   "restore_environment",
@@ -165,7 +173,6 @@ __all__ = [
   "settings",
   "sources",
   "stored_params",
-  "structural_key",
   "tensor_shapes",
   "to_graph",
   "toposort",

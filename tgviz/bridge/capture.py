@@ -110,6 +110,7 @@ class Tracker:
     clear_caches()
     self._out: dict[int, int] = {}
     self._tables, self._origins, self._lines, self._timer = TrackingTables(), OriginRecorder(), LineRecorder(), KernelTimer()
+    self._matches = MatchRecorder()
     self._profiler = Profiler(self.device or default_device())
     self._steps = StepRecorder(self._origins)
     self._beam, self._opts = BeamRecorder(), OptStepRecorder()
@@ -118,7 +119,7 @@ class Tracker:
       if not self._tables.shared: stack.callback(_drop_trace_nums)  # last, once the table they index is handed over
       stack.enter_context(self._tables)
       stack.callback(self._number_outputs)                         # while the capture's UOp table is still tinygrad's
-      stack.enter_context(MatchRecorder())
+      stack.enter_context(self._matches)
       stack.enter_context(self._steps)
       ctx: dict[str, Any] = {"TRACK_MATCH_STATS": 2, "VIZ": -1}  # PARALLEL stays the user's: see ParallelCompiles
       if self.device is not None: ctx["DEV"] = self.device
@@ -174,4 +175,4 @@ class Tracker:
     finally:
       t = self._tables
       groups = groups_from(t.keys, t.ctxs, self._out, self._origins.groups, self._beam.searches, self._opts.steps)
-      self.recording = Recording(groups, t.fields, self._lines.lines, self._timer.runs, self._profiler.profile())
+      self.recording = Recording(groups, t.fields, self._lines.lines, self._timer.runs, self._profiler.profile(), self._matches.failed)

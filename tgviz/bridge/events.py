@@ -35,6 +35,9 @@ class ExecRecord:
   key: bytes = b""                          # a kernel's SOURCE key (Program.source_key): the Kernel it runs
   prog: bytes = b""                         # a kernel's PROGRAM key (tinygrad's profile_key)
   jit: tuple[int, int] | None = None        # (which TinyJit of the run, its run: 0 the captured batch, n its n-th replay)
+  counted: bool = True                      # tinygrad counted it in its stats (GlobalCounters, DEBUG=2's lines): a call made
+                                            # with update_stats off (the copy out of .numpy(), .tolist()) is not (older
+                                            # traces' records have no such field: read it with getattr)
 
 
 @dataclass(slots=True)
@@ -120,7 +123,8 @@ def is_null_device(device: str) -> bool:
 def profile_of(events: Iterable[Any], timing: dict[int, tuple] | None = None, *, start: float | None = None, end: float | None = None,
                source: str = "capture", **extra: Any) -> Profile:
   """Records of tinygrad's profile events, in their order. timing: an exec event's number -> (device seconds or None, host
-  µs, kind, SOURCE key, PROGRAM key, jit run), what a capture saw of the call; extra: Profile's other fields."""
+  µs, kind, SOURCE key, PROGRAM key, jit run, whether tinygrad counted it in its stats), what a capture saw of the call;
+  extra: Profile's other fields."""
   events = list(events)
   tdiff = {e.device: float(e.tdiff) for e in events if isinstance(e, ProfileDeviceEvent)}
   prof = Profile(0.0, 0.0, source=source, **extra)
@@ -158,9 +162,9 @@ def _exec(e: ProfilePointEvent, seen: tuple | None) -> ExecRecord:
   bufs = tuple(int(b) for b in arg.get("bufs", ()))
   outs, ins = tuple(arg.get("outputs", ())), tuple(arg.get("inputs", ()))
   if seen is None: return ExecRecord(int(e.key), e.device, name, _kind(name), float(e.ts), None, None, bufs, outs, ins)
-  seconds, wall, kind, key, prog, jit = seen
+  seconds, wall, kind, key, prog, jit, counted = seen
   dur = seconds * 1e6 if seconds is not None and not is_null_device(e.device) else None
-  return ExecRecord(int(e.key), e.device, name, kind, float(e.ts), dur, wall, bufs, outs, ins, key, prog, jit)
+  return ExecRecord(int(e.key), e.device, name, kind, float(e.ts), dur, wall, bufs, outs, ins, key, prog, jit, counted)
 
 
 def is_profile_dump(obj: Any) -> bool:

@@ -1,6 +1,7 @@
 """Saving and opening trace files: tgviz's own, tinygrad's rewrites.pkl and its profile.pkl.
 
-Owns: the file format (a gzip of a pickled header, then the records, the UOp table and the run's profile records), its
+Owns: the file format (a gzip of a pickled header (with the run times and the launch that failed), then the records, the
+UOp table and the run's profile records), its
 version checks, checking a
 file's contents have the shapes a Recording reads, and pointing a trace's tinygrad source locations at this machine's
 tinygrad. Files are unpickled only through safe_pickle. It must not capture anything; what it reads is a Recording like
@@ -38,7 +39,8 @@ def save_recording(path: str | os.PathLike, rec: Recording, meta: dict[str, Any]
   """Write rec to path: gzip of a pickled header (format, version, tinygrad version and meta), then the records and the
   UOp table (plain fields, as tinygrad's VIZ pickles them), the rendered lines' UOps and the run's profile records; the
   kernels' run times in the header."""
-  header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, "runs": rec.runs, **meta}
+  header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, "runs": rec.runs,
+            "failed": rec.failed, **meta}
   try: body = pickle.dumps((rec.groups, rec.uop_fields, rec.lines, rec.profile), protocol=pickle.HIGHEST_PROTOCOL)
   except Exception as e: raise TraceFileError(f"this trace cannot be saved: {type(e).__name__}: {e}") from e
   with gzip.open(path, "wb", compresslevel=6) as f:
@@ -108,17 +110,17 @@ def _load_saved(path: str | os.PathLike, trusted: bool) -> tuple[Recording, dict
       if not isinstance(body, tuple) or len(body) != v + 1: raise ValueError("unexpected contents")
       groups, fields, *rest = body
       lines, profile = [*rest, None, None][:2]
-      meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad", "runs")}
-      _check(groups, fields, lines, header.get("runs"), meta, profile)
+      meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad", "runs", "failed")}
+      _check(groups, fields, lines, header.get("runs"), meta, profile, header.get("failed"))
   except TraceFileError: raise
   except Refused as e:
     raise TraceFileError(f"{path} names {e}, which a tgviz trace never holds: refused, and nothing in the file was run "
                          "(a file made to run code when opened?)") from None
   except Exception as e: raise TraceFileError(f"{path} is not a readable tgviz trace: {type(e).__name__}: {e}") from e
-  return Recording(relocated(groups), fields, lines, header.get("runs"), profile), meta
+  return Recording(relocated(groups), fields, lines, header.get("runs"), profile, header.get("failed")), meta
 
 
-def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = None, profile: Any = None) -> None:
+def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = None, profile: Any = None, failed: Any = None) -> None:
   """That what a file held has the shapes a Recording reads (a damaged file fails here, not later in a picture):
   ValueError saying what is wrong."""
   def need(ok: bool, what: str) -> None:
@@ -138,6 +140,8 @@ def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = N
                for m in s.matches), f"a match of {s.name!r}")
   need(lines is None or (isinstance(lines, dict) and all(isinstance(v, list) for v in lines.values())), "the source lines")
   need(runs is None or (isinstance(runs, dict) and all(isinstance(v, list) for v in runs.values())), "the run times")
+  need(failed is None or (isinstance(failed, tuple) and len(failed) == 3 and isinstance(failed[0], bytes)
+                          and all(isinstance(x, str) for x in failed[1:])), "the failed launch")
   if meta is not None:
     err = meta.get("error")
     need(err is None or (isinstance(err, tuple) and len(err) == 2 and all(isinstance(x, str) for x in err)), "the error")

@@ -38,6 +38,12 @@ def applied_opts(program: UOp | None) -> tuple[Opt, ...]:
   return opts_of(info.applied_opts)
 
 
+def opts_text(program: UOp | None) -> str:
+  """The opts a rendered PROGRAM's kernel applied as tinygrad's DEBUG=3 prints them (the tuple of its Opts); "" for none."""
+  if program is None or program.op is not Ops.PROGRAM or not isinstance(info := program.src[0].arg, KernelInfo): return ""
+  return str(info.applied_opts) if info.applied_opts else ""
+
+
 def chooser(ast: UOp, applied: tuple[Opt, ...], beam_cached: bool | None) -> str:
   """Who chose a kernel's opts, from its base AST: "user" (KernelInfo.opts_to_apply), "BEAM", "BEAM cache" (BEAM's result
   cache answered; beam_cached: what the search recorder saw, None where it saw no search), "given" (the AST came

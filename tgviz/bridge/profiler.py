@@ -133,7 +133,7 @@ class Profiler(Patch):
                 progs[p] = next((s.key for s in c.src[0].src if s.op is Ops.SOURCE), b"")
           elif ast.op is Ops.CUSTOM_FUNCTION and ast.arg == "hcq": kind = "kernel"
           else: kind = "other"
-          for i in range(added): timing[n + i] = (ets[i] if i < len(ets) else None, wall, kind, key, prog, recorder.jit)
+          for i in range(added): timing[n + i] = (ets[i] if i < len(ets) else None, wall, kind, key, prog, recorder.jit, bool(ctx.update_stats))
     return timed
 
   def _jit_runs(self, call):

@@ -199,25 +199,35 @@ class OriginRecorder(Patch):
   turned it into (RewriteContext.replace: every visited UOp -> its result) and to the few new UOps just below that
   result, through the schedule's rewrites to the kernel ASTs; a kernel's origins are the metadata found in the AST its
   codegen starts from. The Metadata tinygrad makes meanwhile are mapped to the user's line that made them (for a
-  backward op, the line that asked for the gradient). Held weakly: no UOp is kept alive."""
+  backward op, the line that asked for the gradient), and to the Tensor methods called inside each (which tinygrad makes no
+  Metadata of). Held weakly: no UOp is kept alive."""
 
   BELOW = 3                                  # levels of new UOps under a rewrite's result that inherit its metadata
 
   def __init__(self) -> None:
     self.made: dict[int, tuple[Any, str | None, int | None]] = {}  # id(Metadata) -> (it, kept so ids stay unique; file, line)
+    self.calls: dict[int, dict[str, None]] = {}  # id(Metadata) -> the Tensor methods called inside its method, in order
     self.carried: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()
     self.groups: dict[int, tuple[Origin, ...]] = {}  # kernel group index -> origins
     self.kinds: dict[int, bool] = {}                 # group index -> whether it is a kernel's codegen
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
     from tinygrad.helpers import Metadata
-    made, init = self.made, Metadata.__init__
-    self.marker = tensor._METADATA.get()  # the Tensor method running (none, outside one)
+    made, init, calls, running = self.made, Metadata.__init__, self.calls, tensor._METADATA
+    self.marker = running.get()  # the Tensor method running (none, outside one)
     def __init__(m, *args, **kwargs):
       init(m, *args, **kwargs)
       f = _user_frame(sys._getframe(1))
       made[id(m)] = (m, *((f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)))
-    return [(Metadata, {"__init__": __init__})]
+    # tinygrad's Tensor method wrapper asks which method runs before it makes one's Metadata, and calls a method that
+    # runs inside another (log_softmax inside sparse_categorical_crossentropy) without any: such a call is noted here as
+    # one the running method made (its Metadata is unchanged; the UOps it makes are the running method's, as they are)
+    wrapper = tensor._metadata_wrapper(len).__code__
+    def get():
+      m = running.state
+      if m is not None and (f := sys._getframe(1)).f_code is wrapper: calls.setdefault(id(m), {})[f.f_locals["fn"].__name__] = None
+      return m
+    return [(Metadata, {"__init__": __init__}), (running, {"get": get})]
 
   def __exit__(self, *exc: object) -> None:
     super().__exit__(*exc)
@@ -248,7 +258,8 @@ class OriginRecorder(Patch):
   def _origin(self, m: Any) -> Origin:
     """A Metadata's origin: the user's line that made it (its text read only now, for the few a kernel shows)."""
     file, line = self.made[id(m)][1:] if id(m) in self.made else (None, None)
-    return Origin(m.name, m.backward, file, line, linecache.getline(file, line).strip() if file is not None and line else "")
+    return Origin(m.name, m.backward, file, line, linecache.getline(file, line).strip() if file is not None and line else "",
+                  tuple(self.calls.get(id(m), ())))
 
   def rewritten(self, rctx: RewriteContext, root: UOp) -> None:
     """Carry metadata over a graph rewrite outside kernels' codegen (which starts from a finished AST)."""
@@ -317,6 +328,7 @@ def _recording_rewrite(self, uop: UOp, ctx=None):
       if ops.TRACK_MATCH_STATS.value >= 2 and ops.active_rewrites:
         err = UOp(Ops.REWRITE_ERROR, src=uop.src, arg=f"{type(e).__name__}\n{e}")
         ops.active_rewrites[-1].matches.append((uop.trace_num, err.trace_num, p.location, 0))
+      elif uop.op is Ops.CALL and _RECORDERS: _RECORDERS[-1].launch_failed(uop, e)
       raise
     if ret is not None and ret is not uop:
       et = time.perf_counter() - st
@@ -329,10 +341,29 @@ def _recording_rewrite(self, uop: UOp, ctx=None):
 
 
 class MatchRecorder(Patch):
-  """Every pattern match of the tracked rewrites, recorded by _recording_rewrite (tinygrad's plain and tracked matcher)."""
+  """Every pattern match of the tracked rewrites, recorded by _recording_rewrite (tinygrad's plain and tracked matcher);
+  and the kernel whose launch raised (tinygrad's runner runs each CALL through a PatternMatcher, pm_exec, outside any
+  rewrite: a kernel that fails to build its runtime, where OpenCL compiles, or to run raises there). ``failed``: the last
+  one, as (its SOURCE UOp's key, "Type\nmessage", "compile" for a tinygrad CompileError, else "run"), None while none did."""
+
+  def __init__(self) -> None:
+    self.failed: tuple[bytes, str, str] | None = None
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
+    _RECORDERS.append(self)
     return [(_PLAIN_MATCHER, {"rewrite": _recording_rewrite}), (TrackedPatternMatcher, {"rewrite": _recording_rewrite})]
+
+  def __exit__(self, *exc: object) -> None:
+    if self in _RECORDERS: _RECORDERS.remove(self)
+    super().__exit__(*exc)
+
+  def launch_failed(self, call: UOp, e: Exception) -> None:
+    from tinygrad.device import CompileError
+    if call.src and call.src[0].op is Ops.PROGRAM and (src := next((s for s in call.src[0].src if s.op is Ops.SOURCE), None)) is not None:
+      self.failed = (src.key, f"{type(e).__name__}\n{e}", "compile" if isinstance(e, CompileError) else "run")
+
+
+_RECORDERS: list[MatchRecorder] = []  # those entered, the innermost last (_recording_rewrite tells it of a launch that raised)
 
 
 class StepRecorder(Patch):

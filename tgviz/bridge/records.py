@@ -149,12 +149,15 @@ class GroupRecord:
 @dataclass(frozen=True)
 class Origin:
   """A Tensor operation a kernel computes (tinygrad's own op metadata, e.g. conv2d, with its backward flag) and the line
-  of the user's code that called it (file None when the call was made before the capture)."""
+  of the user's code that called it (file None when the call was made before the capture); calls: the Tensor methods it
+  called in turn, in the order first called (sparse_categorical_crossentropy: log_softmax, ...), which tinygrad's
+  metadata leaves out (empty in traces of older tgviz)."""
   op: str
   backward: bool
   file: str | None
   line: int | None
   source: str
+  calls: tuple[str, ...] = ()
 
 
 class _WeakUOps:
@@ -186,8 +189,9 @@ class Recording:
   REPLAYERS = 8                             # steps whose replayed graphs are kept (most recently used)
 
   def __init__(self, groups: list[GroupRecord], uop_fields: dict[int, tuple], lines: dict[str, list[tuple[int, ...]]] | None = None,
-               runs: dict[bytes, list[float]] | None = None, profile: Profile | None = None):
+               runs: dict[bytes, list[float]] | None = None, profile: Profile | None = None, failed: tuple[bytes, str, str] | None = None):
     self.groups, self.uop_fields = groups, uop_fields
+    self.failed = failed  # the last launch that raised: (its kernel's SOURCE key, "Type\nmessage", "compile" | "run"); see MatchRecorder
     self.lines = lines  # rendered source -> per line, the trace numbers of its UOps; None: no line data (rewrites.pkl)
     self.runs = {} if runs is None else runs      # key of a kernel's SOURCE UOp -> device seconds of each launch (KernelTimer)
     self.profile = profile  # the run: tinygrad's profile events as records (None: a trace without them, e.g. rewrites.pkl)
@@ -346,7 +350,7 @@ class Recording:
 class Program:
   """What a kernel's renderer produced: the function name, its source and launch dimensions; tinygrad's estimates of its
   FLOPs and of the bytes it moves (None where tinygrad made none, or they are symbolic); the key its launches are timed
-  under (see KernelTimer)."""
+  under (see KernelTimer); its estimate of the bytes it moves to and from local memory (lds)."""
   name: str
   source: str
   global_size: tuple[int, ...]
@@ -354,6 +358,7 @@ class Program:
   flops: int | None = None
   bytes: int | None = None
   source_key: builtins.bytes = b""  # (the field above shadows the type)
+  lds: int | None = None            # tinygrad's estimate of the bytes it moves to and from local memory and registers
 
 
 def program_of(u: UOp) -> Program | None:
@@ -366,7 +371,7 @@ def program_of(u: UOp) -> Program | None:
   return Program(info.function_name, src.arg, tuple(info.global_size),
                  tuple(info.local_size) if info.local_size is not None else None,
                  flops=plain(est.ops) if est is not None else None, bytes=plain(est.mem) if est is not None else None,
-                 source_key=src.key)
+                 source_key=src.key, lds=plain(est.lds) if est is not None else None)
 
 
 def _kind(key: TracingKey) -> str:

@@ -21,12 +21,14 @@ import traitlets as t
 from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.trace.trace import Trace
 from tgviz.views import access as AV
+from tgviz.views import failure as FV
 from tgviz.views import messages as M
 from tgviz.views import program as PV
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
+from tgviz.views import search as SV
 from tgviz.views import whatif as W
-from tgviz.views.assets import esm, styles
+from tgviz.views.assets import BROWSER_CSS, esm, styles
 from tgviz.views.highlight import code_css
 from tgviz.views.picture import export_svg, view_options
 from tgviz.work.cancel import Cancelled
@@ -67,7 +69,7 @@ class TraceWidget(anywidget.AnyWidget):
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
   _esm = esm("widget.js")
-  _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css", "access.css")
+  _css = styles(*BROWSER_CSS)
 
   tree: t.List[M.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
@@ -82,6 +84,7 @@ class TraceWidget(anywidget.AnyWidget):
   whatif = t.Dict().tag(sync=True)                         # whatif_view.state: per kernel its opts, BEAM's candidates, retries
   tab = t.Unicode("code").tag(sync=True)                   # the code column's tab it opens on: code, uops, asm or access
   kept_access = t.Dict().tag(sync=True)                    # an AccessMsg: the access tab last shown, kept in a saved notebook
+  failure = t.Dict(default_value=None, allow_none=True).tag(sync=True)  # a messages.FailureInfo: where tinygrad failed (opened on), or None
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = DEFAULT_MAX_NODES,
                export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, tab: str = "code", **kwargs: Any):
@@ -95,9 +98,11 @@ class TraceWidget(anywidget.AnyWidget):
     self._side = Worker("tgviz-tabs")
     self._lock = threading.Lock()
     self._latest: Selection | None = None
-    super().__init__(tree=P.tree(trace, kernel), selected=P.first_selection(trace, kernel), code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
+    failure = FV.failure_info(trace)
+    selected, match = FV.opening(trace, failure, kernel)
+    super().__init__(tree=P.tree(trace, kernel), selected=selected, match=match, code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
                      summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir),
-                     whatif=W.state(trace), tab=tab, **kwargs)
+                     whatif=W.state(trace), tab=tab, failure=failure, **kwargs)
     if tab == "access" and self.selected: self._keep(AV.answer_later(trace, {"type": "access", "step": self.selected})())
     self.on_msg(self._on_msg)
     self.observe(lambda _: self._request(), names=["selected", "match", "view"])
@@ -147,6 +152,9 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "access":  # the access tab: the kernel's accesses, in the background
       answer = AV.answer_later(self.trace, content)
       self._background(self._side, lambda: self.send(self._keep(answer())), kind="access")
+    elif content.get("type") == "search":  # its index is built on the first search (seconds on a big trace): not here
+      text = str(content.get("text", ""))
+      self._background(self._side, lambda: self._send_search(text), kind="search")
     elif content.get("type") == "run":  # the timeline, memory and roofline tabs: peaks may be measured, so not here
       self._background(self._side, self._send_run, kind="run")
     elif content.get("type") == "export":
@@ -178,6 +186,10 @@ class TraceWidget(anywidget.AnyWidget):
         self.send(W.retry(self.trace, content))
         self.whatif = W.state(self.trace)  # the retry joins the kernel's retries (a saved notebook keeps them)
     except Exception as e: self.send(P.error_message(f"{content['type']}: {type(e).__name__}: {e}", traceback.format_exc()))
+
+  def _send_search(self, text: str) -> None:
+    try: self.send(SV.search_message(self.trace, text))
+    except Exception as e: self.send(P.error_message(f"search: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def _send_run(self) -> None:
     try: self.send(runview.run_message(self.trace))

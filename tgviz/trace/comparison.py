@@ -1,7 +1,7 @@
 """Two traces side by side: their kernels paired, the code of each pair diffed, and what the compiler did on each side.
 
 The data of a comparison only (see :mod:`tgviz.api` for ``tgviz.compare`` and ``Comparison.to_html``). Kernels are paired
-first by the AST they compile (the same first graph: the same kernel, whatever it is called), then, among the rest, by
+first by the AST they compile (their key, Kernel.key: the same kernel, whatever it is called), then, among the rest, by
 name in compile order; what is left is unpaired on its side.
 """
 from __future__ import annotations
@@ -79,7 +79,7 @@ def pair_kernels(a: list[Kernel], b: list[Kernel], given: Sequence[tuple[Kernel,
   name, each in compile order."""
   pairs = [KernelPair(ka, kb, "given") for ka, kb in given]
   left, right = [k for k in a if all(k is not ka for ka, _ in given)], [k for k in b if all(k is not kb for _, kb in given)]
-  for how, key in (("ast", lambda k: k.ast_key), ("name", lambda k: k.name)):
+  for how, key in (("ast", lambda k: k.key), ("name", lambda k: k.name)):
     waiting: dict[str, list[Kernel]] = {}
     for k in right: waiting.setdefault(key(k), []).append(k)
     still: list[Kernel] = []
@@ -132,9 +132,10 @@ class Comparison:
     return self.only_a, self.only_b
 
   def pair(self, name: str) -> KernelPair:
-    """The first pair whose kernel on side a (or else on side b) is called name."""
+    """The first pair whose kernel on side a (or else on side b) is named so: its name, display name, a glob of them,
+    or its key (a prefix of 4 hex digits or more; see Kernel.named)."""
     for p in self.pairs:
-      if name in (p.a.name, p.b.name, p.a.display_name, p.b.display_name): return p
+      if p.a.named(name) or p.b.named(name): return p
     raise KeyError(f"no paired kernel {name!r}; paired: {', '.join(f'{p.a.name}~{p.b.name}' for p in self.pairs) or 'none'}")
 
   def kernel_table(self) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ parent/child reference inside this package, for types only).
 """
 from __future__ import annotations
 
+import fnmatch
 import functools
 from collections import Counter
 from collections.abc import Callable
@@ -21,7 +22,8 @@ from tgviz.work.remembered import Remembered
 if TYPE_CHECKING:
   from tgviz.trace.trace import Group, Trace
 
-KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us")  # Trace.kernel_table
+SHORT_KEY = 8  # hex digits of a kernel's key shown beside its name (as tinygrad's VIZ labels a CALL with its AST's key)
+KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us", "key")  # Trace.kernel_table
 disassembled = Remembered(tg.disassemble)  # by device and binary (objdump, on the CPU device; tgviz.report.early hands them over)
 
 
@@ -205,9 +207,22 @@ class Kernel:
     return tg.chooser(self.group.steps[0].before(), tuple(self.opts), self.search.cached if self.search is not None else None)
 
   @functools.cached_property
-  def ast_key(self) -> str:
-    """The identity of the AST this kernel compiled (its first graph): equal for the same kernel in any trace."""
-    return tg.structural_key(self.group.steps[0].before()) if self.group.steps else ""
+  def key(self) -> str:
+    """The kernel's stable identity: tinygrad's key of the AST it compiled (its first graph), its KernelInfo (name,
+    opts) left out, as tinygrad's VIZ links kernels (hex; the same kernel has it in any run, trace or process; "" for a
+    kernel with no steps). Shown short (:attr:`short_key`) beside the name; accepted wherever a kernel is named."""
+    return tg.kernel_key(self.group.steps[0].before()) if self.group.steps else ""
+
+  @property
+  def short_key(self) -> str:
+    """The first 8 hex digits of :attr:`key`, as the widget, the report and ``tgviz show`` print it."""
+    return self.key[:SHORT_KEY]
+
+  def named(self, pattern: str) -> bool:
+    """Whether pattern names this kernel: its name or display name ("E_2 #2"), either as a glob ("r_*"), or its key or a
+    prefix of it of at least 4 hex digits."""
+    if fnmatch.fnmatchcase(self.name, pattern) or fnmatch.fnmatchcase(self.display_name, pattern): return True
+    return len(pattern) >= 4 and bool(self.key) and self.key.startswith(pattern.lower())
 
   @functools.cached_property
   def access_model(self) -> KernelAccess:
@@ -247,7 +262,8 @@ class Kernel:
     """This kernel as a row of :meth:`Trace.kernel_table`."""
     times = self.run_times
     return dict(zip(KERNEL_COLUMNS, (self.name, self.device, list(self.global_size), list(self.local_size) if self.local_size is not None
-                                     else None, self.flops, self.bytes, len(times), round(sum(times) * 1e6, 3) if times else None), strict=True))
+                                     else None, self.flops, self.bytes, len(times), round(sum(times) * 1e6, 3) if times else None,
+                                     self.key), strict=True))
 
   def __repr__(self) -> str:
     return f"<Kernel {self.name} on {self.device} ({self.renderer}) global={self.global_size} local={self.local_size}>"

@@ -43,6 +43,10 @@ class Launch:
   graph: int | None = None                  # the graph batch (a "graph" launch, by its order) this launch ran inside
   timed_by: str = ""                        # "device", "host" or "" (no time)
   nbytes: int | None = None                 # what a copy moved, where the device's span says (VIZ shows it, and B/s)
+  args: int | None = None                   # how many buffers the call was given (DEBUG=2's "arg"); None: not a call of the
+                                            # runner's (a launch inside a graph batch, a sync)
+  host_us: float | None = None              # how long the call took on the host, from its start (a capture's; not profile.pkl's)
+  counted: bool = True                      # tinygrad counted it in its stats and DEBUG=2 lines (not: a copy out for .numpy())
 
   @property
   def end_us(self) -> float:
@@ -294,7 +298,8 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
     elif e.dur is not None: st, dur, by = e.st, e.dur, "device"
     elif e.kind != "kernel" and e.wall is not None: st, dur, by = e.st, e.wall, "host"
     else: st, dur, by = e.st, None, ""
-    launch = Launch(e.device, e.name, e.kind, st - t0, dur, kernel(e.key), jit, replay, None, by)
+    launch = Launch(e.device, e.name, e.kind, st - t0, dur, kernel(e.key), jit, replay, None, by, args=len(e.bufs), host_us=e.wall,
+                    counted=getattr(e, "counted", True))
     if e.kind == "graph": graph_marks.append((jit, replay))
     out.append(launch)
     pairs.append((e, launch))

@@ -6,7 +6,6 @@ the capture itself build on this package (see :mod:`tgviz.api` for the public cl
 """
 from __future__ import annotations
 
-import fnmatch
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -117,18 +116,20 @@ class Trace:
     for g in self.groups: yield from g.steps
 
   def find(self, name: str, kernel: str | None = None) -> Step:
-    """The first step called name (in the kernel of that name, if given)."""
+    """The first step called name (in the kernel so named, if given: its name, display name, a glob or its key, see
+    Kernel.named)."""
     for g in self.groups:
-      if kernel is not None and (g.kernel is None or g.kernel.name != kernel): continue
+      if kernel is not None and (g.kernel is None or not g.kernel.named(kernel)): continue
       for s in g.steps:
         if s.name == name: return s
     raise KeyError(f"no step {name!r}" + (f" in kernel {kernel!r}" if kernel else ""))
 
   def select(self, kernel: str | None = None, step: str | None = None, landmarks: bool = False) -> list[Step]:
-    """Steps of the kernels whose name matches the glob pattern kernel (None: every group, schedules too) and whose
-    name contains step (case-insensitive; None: all); only tinygrad's 'View ...' landmarks if landmarks is set."""
+    """Steps of the kernels named by kernel (a glob of their names, or their key: see Kernel.named; None: every group,
+    schedules too) and whose name contains step (case-insensitive; None: all); only tinygrad's 'View ...' landmarks if
+    landmarks is set."""
     return [s for g in self.groups for s in g.steps
-            if (kernel is None or (g.kernel is not None and fnmatch.fnmatch(g.kernel.name, kernel)))
+            if (kernel is None or (g.kernel is not None and g.kernel.named(kernel)))
             and (step is None or step.lower() in s.name.lower()) and (not landmarks or s.is_snapshot)]
 
   def history(self, uop: Any, group: Group | None = None) -> list[Event]:

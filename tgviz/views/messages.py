@@ -6,8 +6,9 @@ Keys are issued by Python and opaque to the frontend: a step is named by its ``S
 view), where match ``None`` (JSON ``null``) is the whole step. Synced state (the TraceWidget's traits; the report's
 stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected`` (a StepKey, "" for none), ``match`` (int or
 None), ``view`` (a View), ``code_css``, ``summary``, ``kernels`` (list of KernelRow), ``error``, ``whatif`` (per kernel
-an OptsInfo) and ``kept_picture``: the PictureMsg of the selected step (whole), kept small, that a saved notebook shows
-when no kernel answers. The builders are :mod:`tgviz.views.protocol`'s and the other view modules'.
+an OptsInfo), ``failure`` (a FailureInfo, or None: where tinygrad failed, which the browser opens on) and
+``kept_picture``: the PictureMsg of the selected step (whole), kept small, that a saved notebook shows when no kernel
+answers. The builders are :mod:`tgviz.views.protocol`'s and the other view modules'.
 
 Must not: build a message (no logic here but the JSDoc writer); import anything of tgviz.
 """
@@ -42,6 +43,7 @@ class TreeGroup(TypedDict):
   matches: int
   kernel: str | None
   steps: list[TreeStep]
+  key: NotRequired[str]  # a kernel's key, short (Kernel.short_key), shown beside its name
 
 
 class KernelRow(TypedDict):
@@ -58,6 +60,7 @@ class KernelRow(TypedDict):
   runs: int
   time_us: float | None
   step: StepKey
+  key: NotRequired[str]  # Kernel.key (the table shows it short; rows of an older page have none)
 
 
 class Selection(TypedDict):
@@ -125,6 +128,7 @@ class KernelInfo(TypedDict):
   lines_note: str | None          # why lines is None
   codegen_step: StepKey | None    # the step whose graph the renderer consumed: where a line's UOps are drawn
   origins: list[OriginInfo]
+  key: NotRequired[str]           # Kernel.short_key
 
 
 class ProducedKernel(TypedDict):
@@ -460,8 +464,42 @@ class OptsInfo(TypedDict):
   retries: list[RetryMsg]
 
 
+class FailureInfo(TypedDict):
+  """Where tinygrad failed inside the capture (tgviz.trace.failure.Failure): the browser opens on it, the node marked."""
+  kind: Literal["rewrite", "compile", "run"]
+  summary: str          # one line: where and why
+  error: str            # "Type: message"
+  traceback: str
+  step: StepKey
+  match: int | None
+  node: str | None      # the node it failed on (as in the SVG's data-node)
+  line: int | None      # the code line a compiler named (from 1)
+
+
+class SearchHit(TypedDict):
+  """One thing a search found (tgviz.trace.search.Hit): where it is, a click away."""
+  kind: Literal["kernel", "step", "origin", "uop", "rule", "code"]
+  group: int
+  step: StepKey | None
+  match: int | None
+  line: int | None      # a code line (from 1)
+  node: str | None      # a UOp's node key, marked where it is drawn
+  count: int | None     # a rule's matches in the step
+  text: str             # what matched, in context
+  where: str            # the group and step it is in, as the tree names them
+
+
+class SearchMsg(TypedDict):
+  """A search's answer: the hits, at most views.search.SHOWN of each kind (counts: how many there are of each)."""
+  type: Literal["search"]
+  text: str
+  total: int
+  counts: dict[str, int]
+  hits: list[SearchHit]
+
+
 KernelMsg: TypeAlias = ("PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg"
-                        " | AccessMsg")
+                        " | AccessMsg | SearchMsg")
 """What Python (or the report's page) sends the trace browser."""
 
 
@@ -520,8 +558,14 @@ class RetryRequest(TypedDict):
   opts: list[OptSpec]
 
 
+class SearchRequest(TypedDict):
+  """Search the trace for text (tgviz.trace.search)."""
+  type: Literal["search"]
+  text: str
+
+
 FrontendMsg: TypeAlias = ("ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
-                          " | AccessRequest")
+                          " | AccessRequest | SearchRequest")
 """What the trace browser asks."""
 
 

@@ -73,18 +73,23 @@ def step_of(trace: Trace, key: StepKey) -> Step:
 
 
 def shown_groups(trace: Trace, kernel: str | None = None) -> list[Group]:
-  """The groups listed: all, except kernels whose name does not match the glob pattern kernel."""
+  """The groups listed: all, except kernels that kernel does not name (a glob of their names, or their key: see
+  Kernel.named)."""
   return [g for g in trace.groups
-          if not kernel or g.kind != "kernel" or fnmatch.fnmatch(g.kernel.name if g.kernel else g.name, kernel)]
+          if not kernel or g.kind != "kernel" or (g.kernel.named(kernel) if g.kernel else fnmatch.fnmatch(g.name, kernel))]
 
 
 def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
   """The trace tree: groups with their steps (name, depth, matches), in compile order. kernel: a glob pattern that
   limits the kernels listed (other groups stay)."""
-  return [TreeGroup(index=g.index, name=g.display_name, kind=g.kind, matches=g.match_count, kernel=g.kernel.name if g.kernel else None,
-                    steps=[TreeStep(key=step_key(s), name=s.name, depth=s.depth, matches=len(s.matches),
-                                    snapshot=s.is_snapshot) for s in g.steps])
-          for g in shown_groups(trace, kernel)]
+  out = []
+  for g in shown_groups(trace, kernel):
+    group = TreeGroup(index=g.index, name=g.display_name, kind=g.kind, matches=g.match_count, kernel=g.kernel.name if g.kernel else None,
+                      steps=[TreeStep(key=step_key(s), name=s.name, depth=s.depth, matches=len(s.matches), snapshot=s.is_snapshot)
+                             for s in g.steps])
+    if g.kernel is not None: group["key"] = g.kernel.short_key
+    out.append(group)
+  return out
 
 
 def kernel_rows(trace: Trace, kernel: str | None = None) -> list[KernelRow]:
@@ -130,7 +135,7 @@ def kernel_info(group: Group, cell_label: CellLabel | None = None) -> KernelInfo
                     local_size=list(k.local_size) if k.local_size is not None else None,
                     html=highlight_code(k.source, k.renderer) if k.source else "", source=k.source,
                     lines=lines, lines_note=k.lines_note, codegen_step=step_key(cg) if cg is not None else None,
-                    origins=[origin_info(o, cell_label) for o in k.origins])
+                    origins=[origin_info(o, cell_label) for o in k.origins], key=k.short_key)
 
 
 def produced_kernels(trace: Trace, group: Group) -> list[ProducedKernel]:
