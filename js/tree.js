@@ -51,6 +51,7 @@ export function stepTree(ui, groups, selected, onSelect) {
       html.push("</details>");
     }
     ui.tree.innerHTML = html.join("");  // every text from the trace escaped above
+    ui.tree.dataset.filter = q;  // what the tree shows now (it follows the box after a pause)
     for (const row of ui.tree.querySelectorAll(".tgviz-step")) rows.set(/** @type {StepKey} */ (/** @type {HTMLElement} */ (row).dataset.key), /** @type {HTMLElement} */ (row));
     markSelected();
   }
