@@ -94,9 +94,11 @@ class Profile:
   mem_before: dict[str, int] = field(default_factory=dict)         # bytes tinygrad counted in use per device at the start
   freed: dict[int, int] = field(default_factory=dict)              # a freed buffer's number -> the bytes tinygrad counted
   source: str = "capture"                                          # "capture" or "profile.pkl"
+  spans: list[Any] = field(default_factory=list)                   # tinygrad's host-side spans (records.SpanRecord; absent
+                                                                   # from traces saved before they were kept: read with getattr)
 
 
-def _name(n: Any) -> str:
+def event_name(n: Any) -> str:
   return ansistrip(n.display_name if isinstance(n, TracingKey) else str(n))
 
 
@@ -137,11 +139,11 @@ def profile_of(events: Iterable[Any], timing: dict[int, tuple] | None = None, *,
       d = tdiff.get(e.device, 0.0)
       nbytes = e.name.ret if isinstance(e.name, TracingKey) and isinstance(e.name.ret, int) else None
       st = float(e.st) + d
-      prof.ranges.append(RangeRecord(e.device, _name(e.name), st, float(e.en) + d if e.en is not None else st, e.profile_key, nbytes))
+      prof.ranges.append(RangeRecord(e.device, event_name(e.name), st, float(e.en) + d if e.en is not None else st, e.profile_key, nbytes))
     elif isinstance(e, ProfileGraphEvent):
       for ent in e.ents:
         d = tdiff.get(ent.device, 0.0)
-        prof.ranges.append(RangeRecord(ent.device, _name(ent.name), float(e.sigs[ent.st_id]) + d, float(e.sigs[ent.en_id]) + d,
+        prof.ranges.append(RangeRecord(ent.device, event_name(ent.name), float(e.sigs[ent.st_id]) + d, float(e.sigs[ent.en_id]) + d,
                                        ent.profile_key, graph=prof.graphs))
       prof.graphs += 1
     elif isinstance(e, ProfileDeviceEvent): prof.devices.append(DeviceRecord(e.device, float(e.tdiff), _plain(e.props)))

@@ -146,6 +146,21 @@ class GroupRecord:
   opt_steps: tuple = ()                     # (Opt, index of the step it made) per opt application (opts.OptStepRecorder)
 
 
+@dataclass(slots=True)
+class SpanRecord:
+  """A span of tinygrad's host-side lanes (its ProfileRangeEvents on TINY: schedules, kernels' codegen, each rewrite
+  step; on USER: the Tensor methods called), or a stage of a kernel's linearize/render step tgviz timed (linearize,
+  render, compile: the device compiler), with the group and step of the trace it is (or ran in). µs, on tinygrad's
+  perf_counter_us clock."""
+  lane: str                                 # "TINY" or "USER", as tinygrad's VIZ names the lanes
+  name: str
+  st: float
+  en: float
+  kind: str                                 # "group", "step", "span" (another of tinygrad's), "user", or a stage: "render", ...
+  group: int | None = None                  # the trace's group (Recording.groups) it is or ran in
+  step: int | None = None                   # its step in that group
+
+
 @dataclass(frozen=True)
 class Origin:
   """A Tensor operation a kernel computes (tinygrad's own op metadata, e.g. conv2d, with its backward flag) and the line
@@ -186,8 +201,12 @@ class Recording:
   REPLAYERS = 8                             # steps whose replayed graphs are kept (most recently used)
 
   def __init__(self, groups: list[GroupRecord], uop_fields: dict[int, tuple], lines: dict[str, list[tuple[int, ...]]] | None = None,
-               runs: dict[bytes, list[float]] | None = None, profile: Profile | None = None):
+               runs: dict[bytes, list[float]] | None = None, profile: Profile | None = None,
+               patterns: dict[tuple[str, int], tuple] | None = None, retimed: dict[bytes, list[float]] | None = None):
     self.groups, self.uop_fields = groups, uop_fields
+    # per pattern location, attempts.PatternStats.plain of every attempt in the capture (None: not counted, e.g. rewrites.pkl)
+    self.patterns = patterns
+    self.retimed = {} if retimed is None else retimed  # SOURCE key -> device seconds of each run of a re-timing (trace.retime)
     self.lines = lines  # rendered source -> per line, the trace numbers of its UOps; None: no line data (rewrites.pkl)
     self.runs = {} if runs is None else runs      # key of a kernel's SOURCE UOp -> device seconds of each launch (KernelTimer)
     self.profile = profile  # the run: tinygrad's profile events as records (None: a trace without them, e.g. rewrites.pkl)
@@ -379,6 +398,11 @@ def _stack(tb: tuple[tuple, ...] | None) -> tuple[tuple[str, int, str, str], ...
   return tuple(f if len(f) == 4 else (*f, printable(f[:2])) for f in tb or ())
 
 
+def kept_groups(keys: list[TracingKey], ctxs: list[list]) -> list[int]:
+  """The tracked groups a recording keeps, by index: all but tgviz's own "capture" group while nothing landed in it."""
+  return [i for i, (key, steps) in enumerate(zip(keys, ctxs, strict=True)) if steps or key.display_name != "capture"]
+
+
 def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origins: dict[int, tuple[Origin, ...]] | None = None,
                 searches: dict[int, BeamSearch] | None = None, opt_steps: dict[int, list] | None = None) -> list[GroupRecord]:
   """Records of tinygrad's tracked groups and their steps (out: id(step) -> trace number of what it returned; origins:
@@ -387,8 +411,9 @@ def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], o
   when nothing landed in it."""
   from tinygrad.renderer.cstyle import CStyleLanguage
   groups = []
+  kept = set(kept_groups(keys, ctxs))
   for i, (key, steps) in enumerate(zip(keys, ctxs, strict=True)):
-    if not steps and key.display_name == "capture": continue
+    if i not in kept: continue
     recs = []
     for s in steps:
       recs.append(StepRecord(s.name, s.depth, s.loc, s.sink, s.matches, s.bottom_up, s.walk, s.enter_calls, out.get(id(s))))
