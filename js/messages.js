@@ -41,10 +41,12 @@
 /** The node panel: one node of the selection's graphs (key as in the SVG's data-node).
  * @typedef {{type:"node", step:StepKey, key:string, op:string, dtype:string, arg:string, tag:string, python:string,
  *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[]}} NodeMsg */
-/** A pattern that fired in the trace (see Trace.rules), and where it first fired.
+/** A pattern of the trace (see Trace.rules), and where it first fired (step "" and match -1: in no step of the trace,
+ * only in untracked rewrites, or never); its counts over every rewrite of the capture (null where not counted).
  * @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number, step:StepKey,
- *   match:number}} RuleInfo */
-/** @typedef {{type:"rules", rules:RuleInfo[], total:number}} RulesMsg */
+ *   match:number, matched:number|null, attempts:number|null, rate:number|null, self_us:number|null,
+ *   failed_us:number|null}} RuleInfo */
+/** @typedef {{type:"rules", rules:RuleInfo[], total:number, never:RuleInfo[], totals:number[]}} RulesMsg */
 /** One UOp of the linearized program, in print_uops' columns.
  * @typedef {{n:number, op:string, family:string, fill:string, ranges:string, dtype:string, srcs:(number|string)[], arg:string,
  *   key:string}} UopRow */

@@ -1,15 +1,17 @@
 """The one layer of tgviz that knows tinygrad's internals; the rest of tgviz talks to the names exported here.
 
 By concern: ``env`` (tinygrad's version, the default device, settings), ``capture`` (the Tracker and its patches from
-``recorders`` and ``profiler``), ``records`` (what a trace holds), ``events`` (the run: tinygrad's profile events as
-records), ``peaks`` (a device's measured peaks), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
-keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up before
-anything imports tinygrad.
+``recorders``, ``attempts`` (every pattern attempt, counted and timed), ``spans`` (tinygrad's compiler spans) and
+``profiler``), ``records`` (what a trace holds), ``events`` (the run: tinygrad's profile events as records), ``peaks``
+(a device's measured peaks), ``retime`` (a kernel timed again; its float work), ``replay`` (exact per-match replay),
+``uops`` (labels, node tables, keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's
+version and sets the device up before anything imports tinygrad.
 
 Must not: import any tgviz package above it (only tgviz.draw's graph data and tgviz.work); hold logic here (this file only
 re-exports).
 """
 from tgviz.bridge import env  # first: the version check and the device set-up run before tinygrad is imported
+from tgviz.bridge.attempts import PatternStats, stats_of
 from tgviz.bridge.capture import Snapshot, Tracker
 from tgviz.bridge.env import (
   SUPPORTED_TINYGRAD,
@@ -52,8 +54,10 @@ from tgviz.bridge.records import (
   lexer_name,
   program_of,
   render_step_index,
+  starts_schedule,
 )
 from tgviz.bridge.replay import opaque_call_bodies, page_replays
+from tgviz.bridge.retime import Retimed, float_ops, median_interval, time_program
 from tgviz.bridge.uops import (
   NodeCache,
   NodeTable,
@@ -89,10 +93,12 @@ __all__ = [
   "OptRefused",
   "Origin",
   "PairRun",
+  "PatternStats",
   "Profile",
   "Program",
   "RangeRecord",
   "Recording",
+  "Retimed",
   "Snapshot",
   "StepRecord",
   "SyncRecord",
@@ -112,11 +118,13 @@ __all__ = [
   "disassemble",
   "env",
   "error_text",
+  "float_ops",
   "is_null_device",
   "is_snapshot",
   "lexer_name",
   "linear_uops",
   "load_recording",
+  "median_interval",
   "node_details",
   "node_key",
   "note_line",
@@ -139,7 +147,10 @@ __all__ = [
   "save_recording",
   "settings",
   "sources",
+  "starts_schedule",
+  "stats_of",
   "structural_key",
+  "time_program",
   "to_graph",
   "toposort",
 ]

@@ -81,10 +81,10 @@ class MatchRecorder(Patch):
     """What was counted, by pattern location (patterns defined on one line, a list comprehension's, summed)."""
     out: dict[tuple[str, int], PatternStats] = {}
     for p, (m, a, mt, ft, st) in self.counts.items():
-      loc = tuple(p.location)
-      if (s := out.get(loc)) is None: out[loc] = PatternStats(m, a, mt, ft, st)  # type: ignore[index]
+      loc: tuple[str, int] = p.location
+      if (s := out.get(loc)) is None: out[loc] = PatternStats(m, a, mt, ft, st)
       else: s.add(PatternStats(m, a, mt, ft, st))
-    return out  # type: ignore[return-value]
+    return out
 
   def _timed(self, method: Any) -> Any:
     """A rewrite whose whole time counts as nested work for the attempt it runs in (and no more: what was done inside

@@ -22,12 +22,14 @@ from tinygrad.uop.ops import Ops
 from tgviz.bridge import safe_pickle
 from tgviz.bridge.env import SUPPORTED_TINYGRAD
 from tgviz.bridge.events import DeviceRecord, ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_profile_dump, profile_of
-from tgviz.bridge.records import GroupRecord, Recording, StepRecord, groups_from
+from tgviz.bridge.records import GroupRecord, Recording, SpanRecord, StepRecord, groups_from
 from tgviz.bridge.safe_pickle import Refused
+from tgviz.bridge.spans import host_spans
 
 TRACE_FORMAT, TRACE_VERSION = "tgviz-trace", 3
 _READS_VERSIONS = (1, 2, 3)                 # version 1 had no source lines, version 2 no profile records
 _GZIP_MAGIC = b"\x1f\x8b"
+_HEADER = ("format", "version", "tinygrad", "runs", "patterns", "retimed")  # the header's keys that are not a trace's meta
 
 
 class TraceFileError(ValueError):
@@ -38,7 +40,8 @@ def save_recording(path: str | os.PathLike, rec: Recording, meta: dict[str, Any]
   """Write rec to path: gzip of a pickled header (format, version, tinygrad version and meta), then the records and the
   UOp table (plain fields, as tinygrad's VIZ pickles them), the rendered lines' UOps and the run's profile records; the
   kernels' run times in the header."""
-  header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, "runs": rec.runs, **meta}
+  header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, "runs": rec.runs,
+            "patterns": rec.patterns, "retimed": rec.retimed, **meta}
   try: body = pickle.dumps((rec.groups, rec.uop_fields, rec.lines, rec.profile), protocol=pickle.HIGHEST_PROTOCOL)
   except Exception as e: raise TraceFileError(f"this trace cannot be saved: {type(e).__name__}: {e}") from e
   with gzip.open(path, "wb", compresslevel=6) as f:
@@ -81,6 +84,7 @@ def _load_profile(path: str | os.PathLike, events: list[Any]) -> tuple[Recording
   """tinygrad's profile.pkl: its events as a recording of the run alone (no rewrites)."""
   try:
     prof = profile_of(events, source="profile.pkl")
+    prof.spans = host_spans(events)
     _check([], {}, None, None, None, prof)
   except Exception as e:
     raise TraceFileError(f"{path} is a tinygrad profile.pkl tgviz cannot read (tgviz reads those of tinygrad {SUPPORTED_TINYGRAD}): "
@@ -108,14 +112,27 @@ def _load_saved(path: str | os.PathLike, trusted: bool) -> tuple[Recording, dict
       if not isinstance(body, tuple) or len(body) != v + 1: raise ValueError("unexpected contents")
       groups, fields, *rest = body
       lines, profile = [*rest, None, None][:2]
-      meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad", "runs")}
+      meta = {k: v for k, v in header.items() if k not in _HEADER}
       _check(groups, fields, lines, header.get("runs"), meta, profile)
+      _check_counts(header.get("patterns"), header.get("retimed"))
   except TraceFileError: raise
   except Refused as e:
     raise TraceFileError(f"{path} names {e}, which a tgviz trace never holds: refused, and nothing in the file was run "
                          "(a file made to run code when opened?)") from None
   except Exception as e: raise TraceFileError(f"{path} is not a readable tgviz trace: {type(e).__name__}: {e}") from e
-  return Recording(relocated(groups), fields, lines, header.get("runs"), profile), meta
+  return Recording(relocated(groups), fields, lines, header.get("runs"), profile, header.get("patterns"), header.get("retimed")), meta
+
+
+def _check_counts(patterns: Any, retimed: Any) -> None:
+  """That a file's pattern counts (location -> attempts.PatternStats.plain) and re-timings (SOURCE key -> seconds) have
+  their shapes (absent from files saved before they were kept)."""
+  loc = lambda x: isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and isinstance(x[1], int)  # noqa: E731
+  if patterns is not None and not (isinstance(patterns, dict) and all(
+      loc(k) and isinstance(v, tuple) and len(v) == 5 and all(isinstance(x, (int, float)) for x in v) for k, v in patterns.items())):
+    raise ValueError("unexpected contents: the pattern counts")
+  if retimed is not None and not (isinstance(retimed, dict) and all(
+      isinstance(k, bytes) and isinstance(v, list) and all(isinstance(x, float) for x in v) for k, v in retimed.items())):
+    raise ValueError("unexpected contents: the re-timings")
 
 
 def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = None, profile: Any = None) -> None:
@@ -154,6 +171,9 @@ def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = N
              for m in p.mem), "a buffer event")
     need(isinstance(p.views, dict) and isinstance(p.progs, dict) and isinstance(p.jits, list) and isinstance(p.mem_before, dict),
          "the profile's tables")
+    need(isinstance(spans := getattr(p, "spans", []), list) and all(
+      isinstance(x, SpanRecord) and isinstance(x.name, str) and isinstance(x.st, float) and isinstance(x.en, float)
+      and (x.group is None or isinstance(x.group, int)) and (x.step is None or isinstance(x.step, int)) for x in spans), "a compile span")
 
 
 def relocated(groups: list[GroupRecord]) -> list[GroupRecord]:

@@ -207,6 +207,7 @@ class Recording:
     # per pattern location, attempts.PatternStats.plain of every attempt in the capture (None: not counted, e.g. rewrites.pkl)
     self.patterns = patterns
     self.retimed = {} if retimed is None else retimed  # SOURCE key -> device seconds of each run of a re-timing (trace.retime)
+    self.retimed_stable: dict[bytes, bool] = {}        # ... whether its median settled (not saved: None after loading)
     self.lines = lines  # rendered source -> per line, the trace numbers of its UOps; None: no line data (rewrites.pkl)
     self.runs = {} if runs is None else runs      # key of a kernel's SOURCE UOp -> device seconds of each launch (KernelTimer)
     self.profile = profile  # the run: tinygrad's profile events as records (None: a trace without them, e.g. rewrites.pkl)
@@ -386,6 +387,11 @@ def program_of(u: UOp) -> Program | None:
                  tuple(info.local_size) if info.local_size is not None else None,
                  flops=plain(est.ops) if est is not None else None, bytes=plain(est.mem) if est is not None else None,
                  source_key=src.key)
+
+
+def starts_schedule(group_name: str) -> bool:
+  """Whether a schedule group starts a schedule of its own: tinygrad schedules in two groups, Callify then Schedule."""
+  return group_name.startswith("Callify")
 
 
 def _kind(key: TracingKey) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
+from tgviz.trace import verdicts
 
 if TYPE_CHECKING:
   from tgviz.trace.kernel import Kernel
@@ -192,10 +193,14 @@ class RooflinePoint:
   intensity: float | None                   # FLOPs per byte
   gflops: float                             # achieved GFLOP/s
   gbs: float                                # achieved GB/s
+  float_flops: int | None = None            # the float work of flops (the rest: integer ops, counted apart)
+  median_us: float | None = None            # its time (Kernel.timing: re-timed where it was)
+  float_gflops: float | None = None         # float_flops over median_us: where it is drawn, under the float32 roof
 
   def row(self) -> dict[str, Any]:
     return {"kernel": _label(self.kernel), "device": self.device, "flops": self.flops, "bytes": self.bytes, "runs": self.runs,
-            "time_us": round(self.time_us, 3), "intensity": self.intensity, "gflops": self.gflops, "gbs": self.gbs}
+            "time_us": round(self.time_us, 3), "intensity": self.intensity, "gflops": self.gflops, "gbs": self.gbs,
+            "float_flops": self.float_flops, "median_us": self.median_us, "float_gflops": self.float_gflops}
 
 
 @dataclass
@@ -211,6 +216,8 @@ class DevicePeaks:
   measured: str                             # when (ISO date)
   cached: bool                              # read from the cache rather than measured now
   benchmark_gflops: float = 0.0             # what the benchmark reached (gflops: the roof, maybe a faster kernel's)
+  launch_us: float = 0.0                    # the launch floor: the least device time of a one-element kernel
+  units: int | None = None                  # compute units (OpenCL's), or the CPU device's threads; None: unknown
 
   @property
   def ridge(self) -> float:
@@ -236,8 +243,16 @@ class Roofline:
     if (pk := self.peaks.get(p.device)) is None or p.intensity is None: return None
     return min(pk.gflops, pk.gbs * p.intensity)
 
+  def verdict(self, p: RooflinePoint) -> verdicts.Verdict | None:
+    """Which limit the kernel ran into (memory, compute or latency), with the fraction of its roof reached (see
+    tgviz.trace.verdicts); None without peaks."""
+    return verdicts.verdict(p.kernel, p.kernel.timing, self.peaks.get(p.device))
+
   def table(self) -> list[dict[str, Any]]:
-    return [{**p.row(), "bound": self.bound(p), "roof_gflops": self.roof(p)} for p in self.points]
+    def said(p: RooflinePoint) -> dict[str, Any]:
+      v = self.verdict(p)
+      return {"verdict": v.bound if v else None, "roof_fraction": v.fraction if v else None, "why": v.why if v else None}
+    return [{**p.row(), "bound": self.bound(p), "roof_gflops": self.roof(p), **said(p)} for p in self.points]
 
   def summary(self) -> str:
     lines = [f"roofline: {len(self.points)} kernels"]
@@ -381,9 +396,11 @@ def roofline_points(kernels: list[Kernel]) -> list[RooflinePoint]:
   for k in kernels:
     times = k.run_times
     if not times or k.flops is None or k.bytes is None or (total := sum(times)) <= 0: continue
-    n = len(times)
+    n, ff, t = len(times), k.float_flops, k.timing
+    med = t.median_us if t is not None else None
     points.append(RooflinePoint(k, k.device, k.flops, k.bytes, n, total * 1e6, k.flops / k.bytes if k.bytes else None,
-                                k.flops * n / total / 1e9, k.bytes * n / total / 1e9))
+                                k.flops * n / total / 1e9, k.bytes * n / total / 1e9, ff, med,
+                                ff / med / 1e3 if ff is not None and med else None))
   return points
 
 
@@ -391,7 +408,8 @@ def device_peaks(device: str, cache_dir: Any = None, measure: bool = True) -> tu
   """The device's peaks (cached, else measured now when measure is set), or None and why not."""
   found, why = tg.device_peaks(device, cache_dir, measure)
   if found is None: return None, why
-  return DevicePeaks(found["device"], found["gflops"], found["gbs"], found["how"], found["measured"], found["cached"], found["gflops"]), None
+  return DevicePeaks(found["device"], found["gflops"], found["gbs"], found["how"], found["measured"], found["cached"], found["gflops"],
+                     found["launch_us"], found["units"]), None
 
 
 def roofline(kernels: list[Kernel], peaks: bool = True, cache_dir: Any = None) -> Roofline:
@@ -403,9 +421,10 @@ def roofline(kernels: list[Kernel], peaks: bool = True, cache_dir: Any = None) -
       pk, why = device_peaks(device, cache_dir)
       if pk is not None: out.peaks[device] = pk
       elif why: out.notes.append(f"{device}: {why}")
-      fastest = max((p for p in out.points if p.device == device), key=lambda p: p.gflops)
-      if pk is not None and fastest.gflops > pk.gflops:  # the benchmark is a floor on the peak: this kernel shows more
-        pk.gflops, pk.how = fastest.gflops, f"{_label(fastest.kernel)}, the fastest kernel of the run (the benchmark: {pk.how})"
-        out.notes.append(f"{device}: the compute roof is {_label(fastest.kernel)}'s {fastest.gflops:,.1f} GFLOP/s, above the "
+      # the benchmark is a floor on the peak of float work: where a kernel's float work went faster, the roof is its
+      fastest = max((p for p in out.points if p.device == device), key=lambda p: p.float_gflops or 0.0)
+      if pk is not None and (fast := fastest.float_gflops or 0.0) > pk.gflops:
+        pk.gflops, pk.how = fast, f"{_label(fastest.kernel)}, the fastest kernel of the run (the benchmark: {pk.how})"
+        out.notes.append(f"{device}: the compute roof is {_label(fastest.kernel)}'s {fast:,.1f} GFLOP/s of float work, above the "
                          f"benchmark's {pk.benchmark_gflops:,.1f}")
   return out

@@ -199,22 +199,30 @@ class NodeMsg(TypedDict):
 
 
 class RuleInfo(TypedDict):
-  """A pattern that fired in the trace (see Trace.rules), and where it first fired."""
+  """A pattern of the trace (see Trace.rules), and where it first fired (step "" and match -1: in no step of the trace,
+  only in untracked rewrites, or never); its counts over every rewrite of the capture (null where not counted)."""
   where: str
   file: str
   line: int
   source: str
-  count: int
-  us: float
+  count: int           # matches in the trace's steps
+  us: float            # their time
   steps: int
   step: StepKey
   match: int
+  matched: int | None  # matches in every rewrite (TRACK_MATCH_STATS's count)
+  attempts: int | None
+  rate: float | None   # matched / attempts
+  self_us: float | None  # time in its attempts, less the rewrites nested in them
+  failed_us: float | None  # time in its attempts that did not match
 
 
 class RulesMsg(TypedDict):
   type: Literal["rules"]
   rules: list[RuleInfo]
   total: int           # how many rules fired (the list may be shorter)
+  never: list[RuleInfo]  # the patterns tried that never matched (pure overhead), most time in attempts first
+  totals: list[float]  # [attempts, matches, self µs, failed µs] over every pattern; [] where not counted
 
 
 class UopRow(TypedDict):
