@@ -88,7 +88,8 @@ def retime(trace: Trace, kernels: Iterable[Kernel] | None = None, slowest: int =
   give a stable median (how: tgviz.bridge.time_program's warmup, max_runs, budget, rel); their times are kept in the
   trace (and saved with it) and replace the capture's in timing(), the kernel table, the roofline and comparisons.
   Returns the kernels timed. A kernel with no program or on a NULL device is skipped."""
-  rec, done = trace._rec, list[Kernel]()
+  rec = trace._rec
+  done: list[Kernel] = []
   if rec is None: return done
   for k in candidates(trace, slowest) if kernels is None else list(kernels):
     if k._program is None or k._program_uop is None or tg.is_null_device(k.device) or not k.group.steps: continue
