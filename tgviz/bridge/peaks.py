@@ -29,6 +29,7 @@ from tgviz.bridge.recorders import KernelTimer
 
 CACHE_FILE = "device_peaks.json"
 MATMUL_SECONDS, COPY_SECONDS = 0.02, 0.005   # a benchmark grows until one run takes this long
+MIN_SECONDS = 0.001                           # a compute benchmark's size counts for the peak from this time on
 MAX_MATMUL, MAX_COPY = 4096, 1 << 28          # ... or reaches this size (elements: n of n x n, floats copied)
 CHAIN, MAX_CHAIN = 32, 1 << 22                # multiply-adds per element of the elementwise compute benchmark; its most elements
 LAUNCHES = 20                                 # launches of a one-element kernel, the least of which is the launch floor
@@ -66,12 +67,19 @@ def _best(fn: Any, timer: KernelTimer, reps: int = 3) -> tuple[float, int]:
   return best, ops
 
 
-def _grown(make: Callable[[int], Callable[[], Any]], n: int, limit: int, factor: int, seconds: float, timer: KernelTimer) -> tuple[int, float, int]:
-  """fn = make(n) timed (_best), n grown by factor until one run takes seconds or n reaches limit: (n, seconds, ops)."""
+def _grown(make: Callable[[int], Callable[[], Any]], n: int, limit: int, factor: int, seconds: float, timer: KernelTimer,
+           fastest: bool = False) -> tuple[int, float, int]:
+  """fn = make(n) timed (_best), n grown by factor until one run takes seconds or n reaches limit: (n, seconds, ops) of
+  the last size, or (fastest) of the size that ran the most ops a second, of those that ran at least MIN_SECONDS (a
+  smaller matmul can fit the caches a bigger one does not)."""
+  tried = []
   while True:
     s, ops = _best(make(n), timer)
-    if s >= seconds or n >= limit: return n, s, ops
+    tried.append((n, s, ops))
+    if s >= seconds or n >= limit: break
     n *= factor
+  if not fastest: return tried[-1]
+  return max((t for t in tried if t[1] >= MIN_SECONDS or t is tried[-1]), key=lambda t: t[2] / t[1] if t[1] > 0 else 0.0)
 
 
 def _matmul(device: str) -> Callable[[int], Callable[[], Any]]:
@@ -126,16 +134,16 @@ def _launch_floor(device: str, timer: KernelTimer) -> float:
 
 def measure(device: str) -> dict[str, Any]:
   """Run the benchmark on device: the best GFLOP/s (as tinygrad counts FLOPs) of float32 work (a matmul, a multiply-add
-  chain: the compute roof of the float kernels a model runs; an integer chain measures nothing, tinygrad folds it),
-  the GB/s of an elementwise copy (x + 1: each element read once and written once), each the best of 3 runs at the
-  first size that runs long enough to time; the launch floor (the least device time of a one-element kernel) and the
-  device's compute units."""
+  chain: the compute roof of the float kernels a model runs; an integer chain measures nothing, tinygrad folds it), at
+  the fastest of the sizes tried that ran at least a millisecond, and the GB/s of an elementwise copy (x + 1: each
+  element read once and written once) at the first size that runs long enough to time, each the best of 3 runs; the
+  launch floor (the least device time of a one-element kernel) and the device's compute units."""
   from tinygrad import Tensor, dtypes
   timer = KernelTimer()
   with Context(DEBUG=0, BEAM=0), timer:
-    n, s, ops = _grown(_matmul(device), 256, MAX_MATMUL, 2, MATMUL_SECONDS, timer)
+    n, s, ops = _grown(_matmul(device), 256, MAX_MATMUL, 2, MATMUL_SECONDS, timer, fastest=True)
     computes = [(ops / s / 1e9, f"float32 matmul {n}x{n}")]
-    m, s, ops = _grown(_chain(device, dtypes.float32), 1 << 16, MAX_CHAIN, 4, COPY_SECONDS, timer)
+    m, s, ops = _grown(_chain(device, dtypes.float32), 1 << 16, MAX_CHAIN, 4, COPY_SECONDS, timer, fastest=True)
     computes.append((ops / s / 1e9, f"float32 chain of {CHAIN} multiply-adds over {m:,} elements"))
     def copy(m: int) -> Callable[[], Any]:
       x = Tensor.ones(m, device=device).contiguous().realize()
