@@ -19,7 +19,7 @@ if TYPE_CHECKING:
   from tgviz.trace.trace import Group
 
 REWRITES = ("group", "step")                # the kinds of span a step's self time leaves out
-COMPILE_COLUMNS = ("kernel", "schedule_us", "codegen_us", "render_us", "compile_us", "total_us")  # Trace.compile_table
+COMPILE_COLUMNS = ("kernel", "schedule_us", "codegen_us", "render_us", "compile_us", "first_launch_us", "total_us")  # Trace.compile_table
 
 
 @dataclass(eq=False, slots=True)
@@ -60,6 +60,8 @@ class CompileTotals:
   other_us: float = 0.0                     # the compiler's other outermost spans (JIT captures, rewrites outside groups)
   tensor_us: float = 0.0
   launches_us: float = 0.0
+  first_launches_us: float = 0.0            # of launches_us: each program's first launch beyond its device time (where a
+                                            # device builds the kernel: PoCL compiles it for its first launch)
   uncovered_us: float = 0.0
   unassigned_us: float = 0.0                # of schedule_us: schedules after which no kernel compiled (in no kernel's row)
 
@@ -71,7 +73,8 @@ class CompileTotals:
     def ms(us: float) -> str: return f"{us / 1e3:,.1f} ms"
     return (f"capture {ms(self.wall_us)}: compiler {ms(self.compiler_us)} (schedule {ms(self.schedule_us)}, kernels' codegen "
             f"{ms(self.codegen_us)} of which render {ms(self.render_us)} and device compile {ms(self.compile_us)}, other "
-            f"{ms(self.other_us)}); Tensor methods outside the compiler {ms(self.tensor_us)} (of it launches {ms(self.launches_us)}); "
+            f"{ms(self.other_us)}); Tensor methods outside the compiler {ms(self.tensor_us)} (of it launches {ms(self.launches_us)}, "
+            f"each program's first launch beyond its device time {ms(self.first_launches_us)}); "
             f"not covered by tinygrad's spans (Python between Tensor methods, the capture's own start and end) {ms(self.uncovered_us)}")
 
   __str__ = summary
@@ -86,6 +89,7 @@ class CompileTimes:
   steps: dict[tuple[int, int], Span] = field(default_factory=dict)
   groups: dict[int, Span] = field(default_factory=dict)
   stages: dict[int, dict[str, float]] = field(default_factory=dict)  # group -> stage -> µs
+  first_launch: dict[bytes, float] = field(default_factory=dict)    # SOURCE key -> its first launch's host µs beyond its device time
   shares: dict[int, float] = field(default_factory=dict)             # kernel group -> its share of its schedule (µs)
 
   def step(self, group: int, step: int) -> Span | None:
@@ -164,6 +168,10 @@ def _totals(prof: Any, ct: CompileTimes, groups: list[Group]) -> CompileTotals:
   user = _covered([(s.start_us, s.end_us) for s in ct.spans if s.lane == "USER" and s.depth == 0])
   tot.tensor_us = sum(b - a for a, b in user) - _overlap(user, compiler)
   tot.launches_us = sum(e.wall or 0.0 for e in prof.execs) + sum(s.en - s.st for s in prof.syncs)
+  for e in prof.execs:
+    if e.kind == "kernel" and e.key and e.key not in ct.first_launch and e.wall is not None:
+      ct.first_launch[e.key] = max(0.0, e.wall - (e.dur or 0.0))
+  tot.first_launches_us = sum(ct.first_launch.values())
   tot.uncovered_us = tot.wall_us - tot.compiler_us - tot.tensor_us
   return tot
 
@@ -188,18 +196,21 @@ def _shares(ct: CompileTimes, groups: list[Group]) -> float:
 
 def compile_rows(ct: CompileTimes, groups: list[Group]) -> list[dict[str, Any]]:
   """Per kernel, in compile order: its share of the schedule that made it (see _shares), its codegen (the rewrites,
-  linearize and the rest of its group), render, device compile, and the total; µs, None where the trace has no span of
-  its codegen (a kernel compiled in a worker process, a trace without a profile)."""
+  linearize and the rest of its group), render, device compile (tinygrad's compile step, its disk cache included), its
+  program's first launch beyond its device time (a device that builds a kernel when it first runs it, PoCL, does it
+  there; 0 for a kernel whose program an earlier one launched first, or that did not run), and the total; µs, None
+  where the trace has no span of its codegen (a kernel compiled in a worker process, a trace without a profile)."""
   rows = []
   for g in groups:
     if g.kernel is None: continue
     k: Kernel = g.kernel
     if (s := ct.groups.get(g.index)) is None:
-      rows.append(dict(zip(COMPILE_COLUMNS, (k.display_name, None, None, None, None, None), strict=True)))
+      rows.append(dict(zip(COMPILE_COLUMNS, (k.display_name, None, None, None, None, None, None), strict=True)))
       continue
     stage = ct.stages.get(g.index, {})
     render, comp, sched = stage.get("render", 0.0), stage.get("compile", 0.0), ct.shares.get(g.index, 0.0)
+    first = ct.first_launch.get(k._program.source_key, 0.0) if k._program is not None and k.program_kernels[0] is k else 0.0
     values: tuple[Any, ...] = (k.display_name, round(sched, 3), round(s.time_us - render - comp, 3), round(render, 3), round(comp, 3),
-                               round(sched + s.time_us, 3))
+                               round(first, 3), round(sched + s.time_us + first, 3))
     rows.append(dict(zip(COMPILE_COLUMNS, values, strict=True)))
   return rows

@@ -51,7 +51,8 @@ def verdict(kernel: Kernel, timing: Timing | None, peaks: DevicePeaks | None) ->
   if fraction < LATENCY_FRACTION and (few or (floors is not None and floors < LAUNCH_FLOORS)):
     units = f" for {peaks.units} compute units" if peaks.units is not None else ""
     floor = f", {floors:.1f}x the device's launch floor ({peaks.launch_us:.1f} µs)" if floors is not None else ""
-    return Verdict("latency", fraction, f"latency/launch-bound: {threads:,} thread{'s' if threads != 1 else ''}{units}, {flops:,} FLOPs and {nbytes:,} B "
+    plural = "s" if threads != 1 else ""
+    return Verdict("latency", fraction, f"latency/launch-bound: {threads:,} thread{plural}{units}, {flops:,} FLOPs and {nbytes:,} B "
                    f"in {timing.median_us:,.1f} µs{floor}; {fraction:.1%} of its roof{apart}", flops, ints)
   bound = "compute" if t_compute >= t_memory else "memory"
   got = f"{flops / t / 1e9:,.2f} of {peaks.gflops:,.1f} GFLOP/s" if bound == "compute" else f"{nbytes / t / 1e9:,.2f} of {peaks.gbs:,.1f} GB/s"
