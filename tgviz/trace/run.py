@@ -412,13 +412,14 @@ def device_peaks(device: str, cache_dir: Any = None, measure: bool = True) -> tu
                      found["launch_us"], found["units"]), None
 
 
-def roofline(kernels: list[Kernel], peaks: bool = True, cache_dir: Any = None) -> Roofline:
-  """The kernels' roofline; peaks: look up (measure once, then cache) each device's peaks."""
+def roofline(kernels: list[Kernel], peaks: bool = True, cache_dir: Any = None, measure: bool = True) -> Roofline:
+  """The kernels' roofline; peaks: look up each device's peaks (measure: once, where they were never measured; then
+  cached)."""
   out = Roofline(roofline_points(kernels))
   if not out.points: out.notes.append("no kernel ran with tinygrad's FLOPs and bytes estimates and a measured device time")
   if peaks:
     for device in dict.fromkeys(p.device for p in out.points):
-      pk, why = device_peaks(device, cache_dir)
+      pk, why = device_peaks(device, cache_dir, measure)
       if pk is not None: out.peaks[device] = pk
       elif why: out.notes.append(f"{device}: {why}")
       # the benchmark is a floor on the peak of float work: where a kernel's float work went faster, the roof is its

@@ -198,8 +198,7 @@ class Trace:
     ("memory", "compute" or "latency"), roof_fraction and why (see tgviz.trace.verdicts) where the device's peaks were
     measured (peaks=True measures them once if they were not: a few seconds; see roofline); compile_us (its row of
     compile_table, total_us)."""
-    devices = dict.fromkeys(k.device for k in self.kernels if k.run_times)
-    found = {d: pk for d in devices if (pk := runtime.device_peaks(d, cache_dir, measure=peaks)[0]) is not None}
+    found = runtime.roofline(self.kernels, True, cache_dir, measure=peaks).peaks  # (the roofline's: a faster kernel's roof)
     compiled = {row["kernel"]: row["total_us"] for row in self.compile_table()}
     return [k.table_row(found, compiled.get(k.display_name)) for k in self.kernels]
 
