@@ -58,6 +58,18 @@ class KernelRow(TypedDict):
   runs: int
   time_us: float | None
   step: StepKey
+  median_us: float | None   # its time as a spread (Kernel.timing): median, min, max over timed_runs
+  min_us: float | None
+  max_us: float | None
+  timed_runs: int
+  timed: str | None         # "capture" (its launches there) or "re-timed" (after it, warm)
+  cold: bool                # a single launch in the capture: no measurement of it warm
+  bound: str | None         # "memory", "compute" or "latency" (tgviz.trace.verdicts); null without the device's peaks
+  roof_fraction: float | None
+  why: str | None
+  compile_us: float | None  # its row of the compile table, total_us
+  shares: list[str]         # the other kernels that compiled to its program (their launches are one program's)
+  counted_in: str | None    # the kernel whose row counts its program's launches (null: this one)
 
 
 class Selection(TypedDict):
@@ -283,6 +295,7 @@ class TimelineData(TypedDict):
   duration: float
   source: str
   summary: str
+  cold: list[int]                 # the launches that are their kernel's only one in the capture (cold: no warm time)
 
 
 class BufferRow(TypedDict):
@@ -345,6 +358,10 @@ class PointRow(TypedDict):
   gflops: float
   gbs: float
   bound: str | None
+  float_gflops: float | None      # its float work over its median: where it is drawn, under the float32 roof
+  verdict: str | None             # "memory", "compute" or "latency" (tgviz.trace.verdicts)
+  fraction: float | None          # of its roof reached
+  why: str | None
 
 
 class PeaksRow(TypedDict):
@@ -363,6 +380,26 @@ class RooflineData(TypedDict):
   ran: int                        # kernels that ran inside the capture (a point each, where tinygrad estimated them)
 
 
+class CompileData(TypedDict):
+  """tinygrad's host-side spans (trace.compile_times()), as columns in start order: lane (TINY: the compiler, USER: the
+  Tensor methods called; indices into lanes), name (into names), kind (into KINDS of views.compile), start, duration and
+  own time (less the rewrites nested in it; µs from the capture's start), depth (0: outermost in its lane) and the step a
+  click opens ("" for none); totals: the capture's wall time split up (CompileTotals' fields, µs); summary: in words."""
+  lanes: list[str]
+  names: list[str]
+  kinds: list[str]
+  lane: list[int]
+  name: list[int]
+  kind: list[int]
+  start: list[float]
+  dur: list[float]
+  own: list[float]
+  depth: list[int]
+  step: list[StepKey]
+  totals: dict[str, float]
+  summary: str
+
+
 class RunMsg(TypedDict):
   type: Literal["run"]
   kernels: list[list[str]]        # [display name, the step it opens ("" for none)], by index
@@ -370,6 +407,8 @@ class RunMsg(TypedDict):
   timeline: TimelineData
   memory: MemoryData
   roofline: RooflineData
+  compile: CompileData
+  timings: list[str | None]       # each kernel's time as Timing.text says it ("median 12.3 µs (...)", "2,028 µs (1 cold launch)")
 
 
 class RetryMsg(TypedDict):
@@ -450,6 +489,12 @@ class RunRequest(TypedDict):
   type: Literal["run"]
 
 
+class RetimeRequest(TypedDict):
+  """Time kernels again (their display names; [] for the slowest that ran few times, as trace.retime chooses)."""
+  type: Literal["retime"]
+  kernels: list[str]
+
+
 class AllowedRequest(TypedDict):
   """The opts tinygrad allows next on a kernel, after `before`."""
   type: Literal["allowed"]
@@ -464,7 +509,8 @@ class RetryRequest(TypedDict):
   opts: list[OptSpec]
 
 
-FrontendMsg: TypeAlias = "ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
+FrontendMsg: TypeAlias = ("ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
+                          " | RetimeRequest")
 """What the trace browser asks."""
 
 

@@ -87,9 +87,11 @@ def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
           for g in shown_groups(trace, kernel)]
 
 
-def kernel_rows(trace: Trace, kernel: str | None = None) -> list[KernelRow]:
-  """The kernel table of the kernels listed (see shown_groups): Trace.kernel_table's rows, each with its first step."""
-  return [KernelRow(**g.kernel.table_row(), label=g.display_name, matches=g.match_count, step=step_key(g.steps[0]))  # type: ignore[typeddict-item]
+def kernel_rows(trace: Trace, kernel: str | None = None, peaks: bool = False) -> list[KernelRow]:
+  """The kernel table of the kernels listed (see shown_groups): Trace.kernel_table's rows (peaks: measure the devices'
+  peaks for the verdicts where they never were), each with its first step."""
+  rows = dict(zip(map(id, trace.kernels), trace.kernel_table(peaks), strict=True))
+  return [KernelRow(**rows[id(g.kernel)], label=g.display_name, matches=g.match_count, step=step_key(g.steps[0]))  # type: ignore[typeddict-item]
           for g in shown_groups(trace, kernel) if g.kernel is not None and g.steps]
 
 
