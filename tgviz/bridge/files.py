@@ -21,8 +21,18 @@ from tinygrad.uop.ops import Ops
 
 from tgviz.bridge import safe_pickle
 from tgviz.bridge.env import SUPPORTED_TINYGRAD
-from tgviz.bridge.events import DeviceRecord, ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_profile_dump, profile_of
-from tgviz.bridge.records import GroupRecord, Recording, SpanRecord, StepRecord, groups_from
+from tgviz.bridge.events import (
+  DeviceRecord,
+  ExecRecord,
+  MemRecord,
+  Profile,
+  RangeRecord,
+  SpanRecord,
+  SyncRecord,
+  is_profile_dump,
+  profile_of,
+)
+from tgviz.bridge.records import GroupRecord, Recording, StepRecord, groups_from
 from tgviz.bridge.safe_pickle import Refused
 from tgviz.bridge.spans import host_spans
 

@@ -146,21 +146,6 @@ class GroupRecord:
   opt_steps: tuple = ()                     # (Opt, index of the step it made) per opt application (opts.OptStepRecorder)
 
 
-@dataclass(slots=True)
-class SpanRecord:
-  """A span of tinygrad's host-side lanes (its ProfileRangeEvents on TINY: schedules, kernels' codegen, each rewrite
-  step; on USER: the Tensor methods called), or a stage of a kernel's linearize/render step tgviz timed (linearize,
-  render, compile: the device compiler), with the group and step of the trace it is (or ran in). µs, on tinygrad's
-  perf_counter_us clock."""
-  lane: str                                 # "TINY" or "USER", as tinygrad's VIZ names the lanes
-  name: str
-  st: float
-  en: float
-  kind: str                                 # "group", "step", "span" (another of tinygrad's), "user", or a stage: "render", ...
-  group: int | None = None                  # the trace's group (Recording.groups) it is or ran in
-  step: int | None = None                   # its step in that group
-
-
 @dataclass(frozen=True)
 class Origin:
   """A Tensor operation a kernel computes (tinygrad's own op metadata, e.g. conv2d, with its backward flag) and the line

@@ -14,9 +14,8 @@ from typing import Any
 from tinygrad.helpers import ProfileRangeEvent, TracingKey
 from tinygrad.uop import ops
 
-from tgviz.bridge.events import event_name
+from tgviz.bridge.events import SpanRecord, event_name
 from tgviz.bridge.recorders import Patch
-from tgviz.bridge.records import SpanRecord
 
 HOST_LANES = ("TINY", "USER")   # tinygrad's compiler and the Tensor methods called, as VIZ names the lanes
 

@@ -96,7 +96,7 @@ class Writer:
     """The page's state: the widget's synced state (see tgviz.views.protocol), the drawing constants, the CALL notes."""
     trace = self.trace
     return {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
-            "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace),
+            "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace, peaks=True),
             "error": trace.traceback or "", "config": config(self.max_nodes),
             "notes": self.notes, "segments": {P.step_key(s): i for i, seg in enumerate(self.segments) for s in seg},
             "whatif": W.state(trace)}

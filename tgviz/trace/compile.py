@@ -10,13 +10,25 @@ are µs from the start of the capture. :class:`tgviz.trace.trace.Trace` hands th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 from tgviz import bridge as tg
 
-if TYPE_CHECKING:
-  from tgviz.trace.kernel import Kernel
-  from tgviz.trace.trace import Group
+
+class GroupInfo(NamedTuple):
+  """A group of the trace (its index), as these tables read it."""
+  group: int
+  kind: str                                 # "schedule", "kernel" or "other"
+  name: str
+
+
+class KernelInfo(NamedTuple):
+  """A kernel of the trace, as the compile table reads it: its group, its display name, and the SOURCE key of its
+  program where it is the first kernel of it (the program's first launch is its), else None."""
+  group: int
+  name: str
+  source_key: bytes | None
+
 
 REWRITES = ("group", "step")                # the kinds of span a step's self time leaves out
 COMPILE_COLUMNS = ("kernel", "schedule_us", "codegen_us", "render_us", "compile_us", "first_launch_us", "total_us")  # Trace.compile_table
@@ -131,7 +143,7 @@ def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> floa
   return total
 
 
-def compile_times(prof: Any, groups: list[Group]) -> CompileTimes:
+def compile_times(prof: Any, groups: list[GroupInfo]) -> CompileTimes:
   """The spans of a trace's profile records (prof: its bridge Profile, or None), nested, with the totals (groups: the
   trace's, for their kinds)."""
   out = CompileTimes()
@@ -152,9 +164,9 @@ def compile_times(prof: Any, groups: list[Group]) -> CompileTimes:
   return out
 
 
-def _totals(prof: Any, ct: CompileTimes, groups: list[Group]) -> CompileTotals:
+def _totals(prof: Any, ct: CompileTimes, groups: list[GroupInfo]) -> CompileTotals:
   tot = CompileTotals(wall_us=prof.end - prof.start)
-  kinds = {g.index: g.kind for g in groups}
+  kinds = {g.group: g.kind for g in groups}
   tiny = [s for s in ct.spans if s.lane == "TINY" and s.depth == 0]
   for s in tiny:
     kind = kinds.get(s.group) if s.kind == "group" and s.group is not None else None
@@ -176,7 +188,7 @@ def _totals(prof: Any, ct: CompileTimes, groups: list[Group]) -> CompileTotals:
   return tot
 
 
-def _shares(ct: CompileTimes, groups: list[Group]) -> float:
+def _shares(ct: CompileTimes, groups: list[GroupInfo]) -> float:
   """Each kernel's share of the schedule that made it, into ct.shares: a schedule's time (its Callify and Schedule
   groups) split evenly over the kernels compiled after it, up to the next schedule. Returns the time of schedules after
   which no kernel compiled (all of theirs were compiled before): in no kernel's share."""
@@ -187,30 +199,28 @@ def _shares(ct: CompileTimes, groups: list[Group]) -> float:
     if g.kind == "schedule":
       if batch: close(); pending, batch = 0.0, []
       elif tg.starts_schedule(g.name): unassigned, pending = unassigned + pending, 0.0
-      pending += s.time_us if (s := ct.groups.get(g.index)) is not None else 0.0
-    elif g.kind == "kernel": batch.append(g.index)
+      pending += s.time_us if (s := ct.groups.get(g.group)) is not None else 0.0
+    elif g.kind == "kernel": batch.append(g.group)
   if batch: close()
   else: unassigned += pending
   return unassigned
 
 
-def compile_rows(ct: CompileTimes, groups: list[Group]) -> list[dict[str, Any]]:
+def compile_rows(ct: CompileTimes, kernels: list[KernelInfo]) -> list[dict[str, Any]]:
   """Per kernel, in compile order: its share of the schedule that made it (see _shares), its codegen (the rewrites,
   linearize and the rest of its group), render, device compile (tinygrad's compile step, its disk cache included), its
   program's first launch beyond its device time (a device that builds a kernel when it first runs it, PoCL, does it
   there; 0 for a kernel whose program an earlier one launched first, or that did not run), and the total; µs, None
   where the trace has no span of its codegen (a kernel compiled in a worker process, a trace without a profile)."""
   rows = []
-  for g in groups:
-    if g.kernel is None: continue
-    k: Kernel = g.kernel
-    if (s := ct.groups.get(g.index)) is None:
-      rows.append(dict(zip(COMPILE_COLUMNS, (k.display_name, None, None, None, None, None, None), strict=True)))
+  for k in kernels:
+    if (s := ct.groups.get(k.group)) is None:
+      rows.append(dict(zip(COMPILE_COLUMNS, (k.name, None, None, None, None, None, None), strict=True)))
       continue
-    stage = ct.stages.get(g.index, {})
-    render, comp, sched = stage.get("render", 0.0), stage.get("compile", 0.0), ct.shares.get(g.index, 0.0)
-    first = ct.first_launch.get(k._program.source_key, 0.0) if k._program is not None and k.program_kernels[0] is k else 0.0
-    values: tuple[Any, ...] = (k.display_name, round(sched, 3), round(s.time_us - render - comp, 3), round(render, 3), round(comp, 3),
+    stage = ct.stages.get(k.group, {})
+    render, comp, sched = stage.get("render", 0.0), stage.get("compile", 0.0), ct.shares.get(k.group, 0.0)
+    first = ct.first_launch.get(k.source_key, 0.0) if k.source_key is not None else 0.0
+    values: tuple[Any, ...] = (k.name, round(sched, 3), round(s.time_us - render - comp, 3), round(render, 3), round(comp, 3),
                                round(first, 3), round(sched + s.time_us + first, 3))
     rows.append(dict(zip(COMPILE_COLUMNS, values, strict=True)))
   return rows

@@ -8,6 +8,7 @@ parent/child reference inside this package, for types only).
 from __future__ import annotations
 
 import functools
+import math
 from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,6 @@ from tgviz.trace.steps import Step
 from tgviz.work.remembered import Remembered
 
 if TYPE_CHECKING:
-  from tgviz.trace.run import DevicePeaks
   from tgviz.trace.trace import Group, Trace
 
 KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us",  # Trace.kernel_table
@@ -208,16 +208,23 @@ class Kernel:
     """Its measured time as a spread (median, min, max over n runs): re-timed where it was (``trace.retime``), else its
     launches inside the capture (one launch: ``timing.cold``); None where it did not run, or its launches count for an
     earlier kernel of its program."""
-    return timings.timing(self)
+    if self.trace is not None and self.program_kernels[0] is not self: return None
+    rec, key = self.trace._rec if self.trace is not None else None, self._program.source_key if self._program is not None else None
+    again = rec.retimed.get(key) if rec is not None and key is not None else None
+    return timings.timing_of(self.run_times, again, rec.retimed_stable.get(key) if rec is not None and key is not None else None)
 
   def retime(self, **how: float) -> timings.Timing | None:
     """Time this kernel again on its own (warm-up, then as many runs as give a stable median; see ``trace.retime``)."""
     if self.trace is not None: self.trace.retime([self], 1, **how)
     return self.timing
 
-  def verdict(self, peaks: DevicePeaks | None) -> verdicts.Verdict | None:
-    """Which limit it ran into on a device of these peaks (``trace.roofline().peaks[device]``): see tgviz.trace.verdicts."""
-    return verdicts.verdict(self, self.timing, peaks)
+  def verdict(self, peaks: verdicts.DevicePeaks | None) -> verdicts.Verdict | None:
+    """Which limit it ran into on a device of these peaks (``trace.roofline().peaks[device]``), by its measured median
+    (see tgviz.trace.verdicts); None without peaks, a time, or tinygrad's estimates of its FLOPs and bytes."""
+    t = self.timing
+    if t is None or peaks is None or self.flops is None or self.bytes is None or t.median_us <= 0: return None
+    threads = math.prod(self.global_size or (1,)) * math.prod(self.local_size or (1,))
+    return verdicts.verdict(self.flops, self.float_flops, self.bytes, threads, t.median_us, peaks)
 
   @property
   def opts(self) -> list[tg.Opt]:
@@ -243,7 +250,7 @@ class Kernel:
     """The identity of the AST this kernel compiled (its first graph): equal for the same kernel in any trace."""
     return tg.structural_key(self.group.steps[0].before()) if self.group.steps else ""
 
-  def table_row(self, peaks: dict[str, DevicePeaks] | None = None, compile_us: float | None = None) -> dict[str, Any]:
+  def table_row(self, peaks: dict[str, verdicts.DevicePeaks] | None = None, compile_us: float | None = None) -> dict[str, Any]:
     """This kernel as a row of :meth:`Trace.kernel_table` (peaks: per device, for its verdict; compile_us: its row of
     the compile table's total)."""
     times, t, same = self.run_times, self.timing, self.program_kernels

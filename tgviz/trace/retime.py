@@ -2,23 +2,15 @@
 capture or from timing it again afterwards (warm, as many runs as give a stable median), a single cold launch said to
 be one, and two times compared against their noise.
 
-Owns Timing, retime (the kernels timed again, their times kept in the trace, saved with it) and compare_times. Each
-launch of the capture belongs to one kernel: kernels that compiled to the same program share its launches, which count
-for the first of them (``Kernel.program_kernels``). tinygrad's side of the runs is :mod:`tgviz.bridge`'s
-``time_program``; this module draws nothing.
+Owns Timing, timing_of (a kernel's, from its launches and its re-timing) and compare_times; ``Trace.retime`` times
+kernels again (tinygrad's side of it is :mod:`tgviz.bridge`'s ``time_program``) and keeps their times in the trace.
+Each launch of the capture belongs to one kernel: kernels that compiled to the same program share its launches, which
+count for the first of them (``Kernel.program_kernels``). This module draws nothing.
 """
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-from tgviz import bridge as tg
-
-if TYPE_CHECKING:
-  from tgviz.trace.kernel import Kernel
-  from tgviz.trace.trace import Trace
 
 RELIABLE = 10     # launches in the capture from which a kernel's own times are taken as they are (fewer: re-time it)
 SLOWEST = 5       # kernels retime() times again by default, the slowest in the capture with fewer than RELIABLE launches
@@ -64,40 +56,11 @@ class Timing:
     return f"median {self.median_us:,.1f} µs (min {self.min_us:,.1f}, max {self.max_us:,.1f}; {self.n} runs, {what})"
 
 
-def timing(kernel: Kernel) -> Timing | None:
-  """The kernel's time: re-timed where it was (trace.retime), else its launches in the capture; None where it did not
-  run, or its launches count for another kernel of the same program."""
-  if kernel.trace is not None and kernel.program_kernels[:1] != [kernel]: return None
-  prog = kernel._program
-  rec = kernel.trace._rec if kernel.trace is not None else None
-  if prog is not None and rec is not None and (again := rec.retimed.get(prog.source_key)):
-    return Timing(tuple(t * 1e6 for t in again), "re-timed", rec.retimed_stable.get(prog.source_key))
-  times = kernel.run_times
-  return Timing(tuple(t * 1e6 for t in times), "capture") if times else None
-
-
-def candidates(trace: Trace, slowest: int = SLOWEST) -> list[Kernel]:
-  """The kernels retime() times by default: of those that ran fewer than RELIABLE times, the slowest (by their time in
-  the capture, in total), at most slowest of them."""
-  ran = [(sum(t.times_us), k) for k in trace.kernels if (t := timing(k)) is not None and t.source == "capture" and t.n < RELIABLE]
-  return [k for _, k in sorted(ran, key=lambda x: -x[0])[:slowest]]
-
-
-def retime(trace: Trace, kernels: Iterable[Kernel] | None = None, slowest: int = SLOWEST, **how: float) -> list[Kernel]:
-  """Time kernels again (default: candidates(trace, slowest)), each on its own after warm-up launches, as many runs as
-  give a stable median (how: tgviz.bridge.time_program's warmup, max_runs, budget, rel); their times are kept in the
-  trace (and saved with it) and replace the capture's in timing(), the kernel table, the roofline and comparisons.
-  Returns the kernels timed. A kernel with no program or on a NULL device is skipped."""
-  rec = trace._rec
-  done: list[Kernel] = []
-  if rec is None: return done
-  for k in candidates(trace, slowest) if kernels is None else list(kernels):
-    if k._program is None or k._program_uop is None or tg.is_null_device(k.device) or not k.group.steps: continue
-    got = tg.time_program(k._program_uop, k.group.steps[0].before(), k.device, **how)  # type: ignore[arg-type]
-    rec.retimed[k._program.source_key] = got.times
-    rec.retimed_stable[k._program.source_key] = got.stable
-    done.append(k)
-  return done
+def timing_of(capture: list[float], retimed: list[float] | None, stable: bool | None = None) -> Timing | None:
+  """A kernel's Timing from its launches in the capture and its re-timing (seconds; the re-timing where there is one);
+  None where there is neither."""
+  if retimed: return Timing(tuple(t * 1e6 for t in retimed), "re-timed", stable)
+  return Timing(tuple(t * 1e6 for t in capture), "capture") if capture else None
 
 
 def compare_times(a: Timing | None, b: Timing | None) -> str | None:

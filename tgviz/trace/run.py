@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
-from tgviz.trace import verdicts
+from tgviz.trace.verdicts import DevicePeaks, Verdict, device_peaks
 
 if TYPE_CHECKING:
   from tgviz.trace.kernel import Kernel
@@ -204,28 +204,6 @@ class RooflinePoint:
 
 
 @dataclass
-class DevicePeaks:
-  """What tinygrad's own kernels reach on a device, measured once by a small benchmark (the best of a big matmul and
-  chains of multiply-adds for FLOP/s, a big elementwise copy for bytes/s) and cached per device; where a kernel of the
-  run was faster than the benchmark, the compute roof is that kernel's GFLOP/s (``benchmark_gflops`` keeps the
-  benchmark's, ``how`` says so)."""
-  device: str
-  gflops: float
-  gbs: float
-  how: str                                  # what was measured
-  measured: str                             # when (ISO date)
-  cached: bool                              # read from the cache rather than measured now
-  benchmark_gflops: float = 0.0             # what the benchmark reached (gflops: the roof, maybe a faster kernel's)
-  launch_us: float = 0.0                    # the launch floor: the least device time of a one-element kernel
-  units: int | None = None                  # compute units (OpenCL's), or the CPU device's threads; None: unknown
-
-  @property
-  def ridge(self) -> float:
-    """The intensity (FLOPs per byte) where the memory roof meets the compute roof."""
-    return self.gflops / self.gbs if self.gbs else float("inf")
-
-
-@dataclass
 class Roofline:
   """Each kernel that ran with tinygrad's estimates, placed by arithmetic intensity and achieved GFLOP/s, against each
   device's peaks (``peaks[device]``; missing where they could not be measured, ``notes`` says why)."""
@@ -243,16 +221,14 @@ class Roofline:
     if (pk := self.peaks.get(p.device)) is None or p.intensity is None: return None
     return min(pk.gflops, pk.gbs * p.intensity)
 
-  def verdict(self, p: RooflinePoint) -> verdicts.Verdict | None:
+  def verdict(self, p: RooflinePoint) -> Verdict | None:
     """Which limit the kernel ran into (memory, compute or latency), with the fraction of its roof reached (see
     tgviz.trace.verdicts); None without peaks."""
-    return verdicts.verdict(p.kernel, p.kernel.timing, self.peaks.get(p.device))
+    return p.kernel.verdict(self.peaks.get(p.device))
 
   def table(self) -> list[dict[str, Any]]:
-    def said(p: RooflinePoint) -> dict[str, Any]:
-      v = self.verdict(p)
-      return {"verdict": v.bound if v else None, "roof_fraction": v.fraction if v else None, "why": v.why if v else None}
-    return [{**p.row(), "bound": self.bound(p), "roof_gflops": self.roof(p), **said(p)} for p in self.points]
+    said = lambda v: {"verdict": v.bound, "roof_fraction": v.fraction, "why": v.why} if v else dict.fromkeys(("verdict", "roof_fraction", "why"))  # noqa: E731
+    return [{**p.row(), "bound": self.bound(p), "roof_gflops": self.roof(p), **said(self.verdict(p))} for p in self.points]
 
   def summary(self) -> str:
     lines = [f"roofline: {len(self.points)} kernels"]
@@ -402,14 +378,6 @@ def roofline_points(kernels: list[Kernel]) -> list[RooflinePoint]:
                                 k.flops * n / total / 1e9, k.bytes * n / total / 1e9, ff, med,
                                 ff / med / 1e3 if ff is not None and med else None))
   return points
-
-
-def device_peaks(device: str, cache_dir: Any = None, measure: bool = True) -> tuple[DevicePeaks | None, str | None]:
-  """The device's peaks (cached, else measured now when measure is set), or None and why not."""
-  found, why = tg.device_peaks(device, cache_dir, measure)
-  if found is None: return None, why
-  return DevicePeaks(found["device"], found["gflops"], found["gbs"], found["how"], found["measured"], found["cached"], found["gflops"],
-                     found["launch_us"], found["units"]), None
 
 
 def roofline(kernels: list[Kernel], peaks: bool = True, cache_dir: Any = None, measure: bool = True) -> Roofline:

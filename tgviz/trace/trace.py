@@ -221,20 +221,35 @@ class Trace:
 
   @functools.cached_property
   def _compile(self) -> compiling.CompileTimes:
-    return compiling.compile_times(self._rec.profile if self._rec is not None else None, self.groups)
+    groups = [compiling.GroupInfo(g.index, g.kind, g.name) for g in self.groups]
+    return compiling.compile_times(self._rec.profile if self._rec is not None else None, groups)
 
   def compile_table(self) -> list[dict[str, Any]]:
     """One plain row per kernel, in compile order: kernel (its display name), schedule_us (its share of the schedule
     that made it), codegen_us (its rewrites, linearize and the rest of its codegen), render_us, compile_us (the device
-    compiler, tinygrad's disk cache included) and total_us, from tinygrad's spans (µs; None where there are none)."""
-    return compiling.compile_rows(self._compile, self.groups)
+    compiler, tinygrad's disk cache included), first_launch_us (its program's first launch beyond its device time: a
+    device that builds kernels when it first runs them, PoCL, does it there) and total_us, from tinygrad's spans (µs;
+    None where there are none)."""
+    return compiling.compile_rows(self._compile, [compiling.KernelInfo(k.group.index, k.display_name, k._program.source_key if k._program
+                                                                         is not None and k.program_kernels[0] is k else None) for k in self.kernels])
 
   def retime(self, kernels: list[Kernel] | None = None, slowest: int = timings.SLOWEST, **how: float) -> list[Kernel]:
     """Time kernels again after the capture, each on its own: warm-up launches, then as many as give a stable median
-    (see tgviz.bridge.time_program: warmup, max_runs, budget, rel). Default: the slowest kernels (at most ``slowest``)
-    that ran fewer than 10 times in the capture. Their times replace the capture's wherever a kernel's time is shown
-    (Kernel.timing, the kernel table, the roofline, comparisons) and are saved with the trace. Returns those timed."""
-    return timings.retime(self, kernels, slowest, **how)
+    (see tgviz.bridge.time_program: warmup, max_runs, budget, rel). Default: the slowest kernels (at most ``slowest``, by
+    their time in the capture) that ran fewer than 10 times there. Their times replace the capture's wherever a kernel's
+    time is shown (Kernel.timing, the kernel table, the roofline, comparisons) and are saved with the trace. A kernel
+    with no program, or on a NULL device, is skipped. Returns those timed."""
+    if (rec := self._rec) is None: return []
+    if kernels is None:
+      few = [(sum(t.times_us), k) for k in self.kernels if (t := k.timing) is not None and t.source == "capture" and t.n < timings.RELIABLE]
+      kernels = [k for _, k in sorted(few, key=lambda x: -x[0])[:slowest]]
+    done = []
+    for k in kernels:
+      if k._program is None or k._program_uop is None or tg.is_null_device(k.device) or not k.group.steps: continue
+      got = tg.time_program(k._program_uop, k.group.steps[0].before(), k.device, **how)  # type: ignore[arg-type]
+      rec.retimed[k._program.source_key], rec.retimed_stable[k._program.source_key] = got.times, got.stable
+      done.append(k)
+    return done
 
   @functools.cached_property
   def _runtime(self) -> tuple[runtime.Timeline, runtime.Memory]:
