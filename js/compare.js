@@ -8,11 +8,11 @@ import { sortableTable } from "./table.js";
 function median(r, s) {
   const m = r[`${s}_median_us`];
   if (m === null || m === undefined) return "–";
-  if (r[`${s}_cold`]) return `❄ ${grouped(m)} (1 cold launch)`;
-  return `${grouped(m)} (${grouped(r[`${s}_min_us`])}–${grouped(r[`${s}_max_us`])}, n=${r[`${s}_timed_runs`]}${r[`${s}_timed`] === "re-timed" ? ", re-timed" : ""})`;
+  if (r[`${s}_cold`]) return `❄ ${oneDecimal(m)} (1 cold launch)`;
+  return `${oneDecimal(m)} (${oneDecimal(r[`${s}_min_us`])}–${oneDecimal(r[`${s}_max_us`])}, n=${r[`${s}_timed_runs`]}${r[`${s}_timed`] === "re-timed" ? ", re-timed" : ""})`;
 }
 /** @param {number} v */
-const grouped = (v) => v.toLocaleString("en-US", { maximumFractionDigits: 1 });
+const oneDecimal = (v) => v.toLocaleString("en-US", { maximumFractionDigits: 1 });
 
 /** The columns of the pair table: how paired, each side's name, code, runs and their total time (labelled so: a retry's
  * summary gives the median), launch, estimates, then each side's median with its spread and how they compare (a

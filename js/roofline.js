@@ -50,8 +50,12 @@ export function rooflineTab(msg, openKernel) {
   grid.append(svgEl("text", { x: ROOF_L + pw / 2, y: ROOF_H - 6, "text-anchor": "middle" }, ["arithmetic intensity (FLOP/byte)"]),
               svgEl("text", { x: 12, y: ROOF_T + ph / 2, transform: `rotate(-90 12 ${ROOF_T + ph / 2})`, "text-anchor": "middle" }, ["GFLOP/s"]));
   svg.append(grid);
+  /** the roofs' own labels' boxes (bold 11 px: a little wider a letter), which the kernels' names keep clear of @type {number[][]} */
+  const taken = [];
   peaks.forEach(([d, p], n) => {  // the memory roof up to the ridge, the compute roof after it, each with its number
     const lo = 10 ** x0, hi = 10 ** x1, start = Math.max(lo, (10 ** y0) / p.gbs), mid = Math.sqrt(start * p.ridge);
+    const cw = `${d} compute ${fmtNum(p.gflops)} GFLOP/s`.length * (CHAR_W + 0.6), mw = `${d} memory ${fmtNum(p.gbs)} GB/s`.length * (CHAR_W + 0.6);
+    taken.push([x(hi) - 4 - 190 * n - cw, y(p.gflops) - 5 - LABEL_H + 3, cw, LABEL_H], [x(mid) + 8, y(p.gbs * mid) + 14 + 14 * n - LABEL_H + 3, mw, LABEL_H]);
     svg.append(svgEl("polyline", { class: "tgviz-roof-line", "data-device": d, fill: "none", stroke: color(d), "stroke-width": 2,
                                    points: `${x(start)},${y(p.gbs * start)} ${x(p.ridge)},${y(p.gflops)} ${x(hi)},${y(p.gflops)}` }),
                svgEl("text", { class: "tgviz-roof-label", x: x(hi) - 4 - 190 * n, y: y(p.gflops) - 5, "text-anchor": "end", fill: color(d) },
@@ -75,7 +79,7 @@ export function rooflineTab(msg, openKernel) {
   }
   const slowest = [...pts].sort((a, b) => b.time_us - a.time_us).slice(0, LABELLED);
   for (const [p, box] of roofLabels(slowest, pts.map((q) => [x(q.intensity ?? 0), y(yOf(q))]), (p) => [x(p.intensity ?? 0), y(yOf(p))],
-                                    (p) => msg.kernels[p.kernel][0], [ROOF_L, ROOF_T, ROOF_L + pw, ROOF_T + ph])) {
+                                    (p) => msg.kernels[p.kernel][0], [ROOF_L, ROOF_T, ROOF_L + pw, ROOF_T + ph], taken)) {
     const [px, py] = [x(p.intensity ?? 0), y(yOf(p))], [bx, by, bw] = box;
     const near = Math.abs(bx - px) < bw + 12 && Math.abs(by + LABEL_H / 2 - py) < 14;
     if (!near) svg.append(svgEl("line", { class: "tgviz-roof-leader", x1: px, y1: py, x2: bx + (bx > px ? 0 : bw), y2: by + LABEL_H / 2 }));
@@ -87,14 +91,15 @@ export function rooflineTab(msg, openKernel) {
   return h("div", { class: "tgviz-roof" }, [head, svg, hover, ...notes]);
 }
 
-/** Places a label beside each of points (the slowest first), clear of every point (circles at dots) and of the labels
- * placed before it, inside the plot: the first of the places around it, nearer ones first, that is free; a point no
- * place fits is left unlabelled. Returns [point, [x, y, width, height]] (the label's box, y its top).
+/** Places a label beside each of points (the slowest first), clear of every point (circles at dots), of the boxes taken
+ * (the roofs' labels) and of the labels placed before it, inside the plot: the first of the places around it, nearer
+ * ones first, that is free; a point no place fits is left unlabelled. Returns [point, [x, y, width, height]] (the
+ * label's box, y its top).
  * @template P @param {P[]} points @param {number[][]} dots @param {(p: P) => number[]} at @param {(p: P) => string} name
- * @param {number[]} plot [left, top, right, bottom] @returns {[P, number[]][]} */
-export function roofLabels(points, dots, at, name, plot) {
+ * @param {number[]} plot [left, top, right, bottom] @param {number[][]} [taken] @returns {[P, number[]][]} */
+export function roofLabels(points, dots, at, name, plot, taken = []) {
   /** @type {[P, number[]][]} */
-  const placed = [];
+  const placed = taken.map((b) => [/** @type {P} */ (/** @type {unknown} */ (null)), b]);
   const clear = (/** @type {number[]} */ b) => b[0] >= plot[0] && b[1] >= plot[1] && b[0] + b[2] <= plot[2] && b[1] + b[3] <= plot[3]
     && dots.every(([cx, cy]) => cx + POINT_R + 1 < b[0] || cx - POINT_R - 1 > b[0] + b[2] || cy + POINT_R + 1 < b[1] || cy - POINT_R - 1 > b[1] + b[3])
     && placed.every(([, o]) => o[0] + o[2] + 2 < b[0] || b[0] + b[2] + 2 < o[0] || o[1] + o[3] < b[1] || b[1] + b[3] < o[1]);
@@ -108,5 +113,5 @@ export function roofLabels(points, dots, at, name, plot) {
     const spot = tries.map(([bx, by]) => [bx, by, w, LABEL_H]).find(clear);
     if (spot) placed.push([p, spot]);
   }
-  return placed;
+  return placed.slice(taken.length);
 }

@@ -73,3 +73,16 @@ def test_a_capture_without_its_profile_has_no_times():
   assert all(s.time_us is None and s.self_time_us is None for s in trace.steps)
   assert all(r["total_us"] is None for r in trace.compile_table()) and trace.compile_table()
   assert trace.compile_times().totals.wall_us == 0
+
+
+def test_kernels_compiled_while_a_tinyjit_captures_count_as_codegen():
+  """A TinyJit compiles its kernels inside its own span (tinygrad's "JIT 19 calls"): they count as kernels' codegen,
+  the JIT's span less them as other work."""
+  with tgviz.capture() as trace: workloads.jit_train(3)
+  ct = trace.compile_times()
+  tot, spans = ct.totals, [ct.groups[k.group.index] for k in trace.kernels]
+  assert any(s.depth > 0 and s.parent is not None and s.parent.name.startswith("JIT") for s in spans)
+  assert tot.codegen_us == pytest.approx(sum(s.time_us for s in spans), rel=1e-9)
+  rows = trace.compile_table()
+  assert sum(r["total_us"] for r in rows) == pytest.approx(tot.schedule_us - tot.unassigned_us + tot.codegen_us + tot.first_launches_us, rel=1e-9)
+  assert tot.compiler_us + tot.tensor_us + tot.uncovered_us == pytest.approx(tot.wall_us, rel=1e-9) and tot.other_us >= 0

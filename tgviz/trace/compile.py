@@ -47,6 +47,7 @@ class Span:
   step: int | None = None
   depth: int = 0
   nested_us: float = 0.0
+  parent: Span | None = None                # the span it is nested in, on its lane
 
   @property
   def time_us(self) -> float:
@@ -116,7 +117,7 @@ def _nest(spans: list[Span]) -> None:
     while stack and stack[-1].end_us <= s.start_us:
       if rewrite and rewrite[-1] is stack[-1]: rewrite.pop()
       stack.pop()
-    s.depth = len(stack)
+    s.depth, s.parent = len(stack), stack[-1] if stack else None
     if s.kind in REWRITES:
       if rewrite: rewrite[-1].nested_us += s.time_us
       rewrite.append(s)
@@ -165,17 +166,23 @@ def compile_times(prof: Any, groups: list[GroupInfo]) -> CompileTimes:
 
 
 def _totals(prof: Any, ct: CompileTimes, groups: list[GroupInfo]) -> CompileTotals:
+  """The totals: each schedule's and kernel's outermost group span (one nested in another's, as a kernel compiled while a
+  TinyJit captures, counts for its own kind, not the outer span's), the rest of the compiler's outermost spans other."""
   tot = CompileTotals(wall_us=prof.end - prof.start)
   kinds = {g.group: g.kind for g in groups}
-  tiny = [s for s in ct.spans if s.lane == "TINY" and s.depth == 0]
-  for s in tiny:
-    kind = kinds.get(s.group) if s.kind == "group" and s.group is not None else None
-    if kind == "schedule": tot.schedule_us += s.time_us
-    elif kind == "kernel":
+  def kind(s: Span) -> str | None: return kinds.get(s.group) if s.kind == "group" and s.group is not None else None
+  for s in ct.spans:
+    if s.lane != "TINY" or (k := kind(s)) not in ("schedule", "kernel"): continue
+    outer = s.parent
+    while outer is not None and kind(outer) not in ("schedule", "kernel"): outer = outer.parent
+    if outer is not None: continue
+    if k == "schedule": tot.schedule_us += s.time_us
+    else:
       tot.codegen_us += s.time_us
       tot.render_us += ct.stages.get(s.group, {}).get("render", 0.0)  # type: ignore[arg-type]
       tot.compile_us += ct.stages.get(s.group, {}).get("compile", 0.0)  # type: ignore[arg-type]
-    else: tot.other_us += s.time_us
+  tiny = [s for s in ct.spans if s.lane == "TINY" and s.depth == 0]
+  tot.other_us = sum(s.time_us for s in tiny) - tot.schedule_us - tot.codegen_us
   compiler = _covered([(s.start_us, s.end_us) for s in tiny])
   user = _covered([(s.start_us, s.end_us) for s in ct.spans if s.lane == "USER" and s.depth == 0])
   tot.tensor_us = sum(b - a for a, b in user) - _overlap(user, compiler)
