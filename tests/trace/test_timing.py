@@ -115,7 +115,7 @@ def test_a_models_kernel_table_runs_are_its_launches(script):
   kernel table counted their launches once per kernel, 412 runs for 363 launches."""
   path = Path(__file__).resolve().parents[2] / script
   with tgviz.capture() as trace: runpy.run_path(str(path), run_name="__main__")
-  assert sum(r["runs"] for r in trace.kernel_table()) == len(trace.timeline().kernels()) > 100
+  assert sum(r["runs"] for r in trace.kernel_table()) == len(trace.timeline().kernels()) > 50
   shared = [k for k in trace.kernels if len(k.program_kernels) > 1]
   if "gpt" in script: assert shared
   rows = trace.kernel_table()
