@@ -47,9 +47,13 @@ export function compileLanes(d) {
 
   return {
     height,
-    /** Draw the lanes from y0 down. @param {CanvasRenderingContext2D} c @param {(us: number) => number} x @param {number} v0
-     * @param {number} v1 @param {number} y0 @param {number} left @param {number} width @param {string} fg @param {string} bg2 */
+    /** Draw the lanes from y0 down; returns the widest kernel codegen span drawn, [x, y, width, height, its index] (the
+     * canvas's data-codegen, for the tests), or null. @param {CanvasRenderingContext2D} c @param {(us: number) => number} x
+     * @param {number} v0 @param {number} v1 @param {number} y0 @param {number} left @param {number} width @param {string} fg
+     * @param {string} bg2 @returns {number[]|null} */
     draw(c, x, v0, v1, y0, left, width, fg, bg2) {
+      /** @type {number[]|null} */
+      let widest = null;
       laneRows.forEach((lr, l) => {
         c.fillStyle = bg2; c.fillRect(left, y0 + laneTop[l], width - left, lr.length * ROW);
         c.fillStyle = fg; c.fillText(d.lanes[l], 4, y0 + laneTop[l] + ROW / 2, left - 8);
@@ -70,6 +74,7 @@ export function compileLanes(d) {
             }
             const l0 = Math.max(a, left), r0 = Math.min(b, width);
             c.fillRect(l0, top + 1, r0 - l0 - 0.5, ROW - 2);
+            if (kindOf(i) === "kernel" && (!widest || r0 - l0 > widest[2])) widest = [l0, top + 1, r0 - l0, ROW - 2, i];
             if (r0 - l0 > 40) {
               c.save(); c.beginPath(); c.rect(l0, top, r0 - l0 - 2, ROW); c.clip();
               c.fillStyle = "#fff"; c.fillText(d.names[d.name[i]], l0 + 2, top + ROW / 2); c.restore();
@@ -77,6 +82,7 @@ export function compileLanes(d) {
           }
         });
       });
+      return widest;
     },
     /** The span under a point (y from the lanes' top), within 3 px, or -1. @param {number} at µs under the pointer
      * @param {number} py @param {number} slack µs of 3 px */

@@ -106,7 +106,7 @@ export function roofLabels(points, dots, at, name, plot, taken = []) {
   for (const p of points) {
     const [px, py] = at(p), w = name(p).length * CHAR_W, r = POINT_R + 3;
     const tries = [];
-    for (const d of [0, 16, 32, 48]) {
+    for (const d of [0, 12, 24, 40, 60, 90, 130]) {
       tries.push([px + r + d, py - LABEL_H / 2], [px - r - w - d, py - LABEL_H / 2], [px - w / 2, py - r - LABEL_H - d], [px - w / 2, py + r + d],
                  [px + r + d, py - r - LABEL_H - d], [px + r + d, py + r + d], [px - r - w - d, py - r - LABEL_H - d], [px - r - w - d, py + r + d]);
     }

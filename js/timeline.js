@@ -61,12 +61,11 @@ export function timelineTab(msg, openKernel, openStep) {
   const replays = t.jit_runs.filter((r) => r[1] > 0);
   const toReplays = h("button", { class: "tgviz-tl-replays", title: "the TinyJit's replays: the training loop's steady state (f: the whole run)" }, ["replays"]);
   toReplays.hidden = !replays.length;
-  const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest: " : "no kernel launch was timed", ...t.slowest.map((i, r) => {
-    const b = h("button", { class: "tgviz-link", title: cold.has(i) ? "its only launch, cold: the device's first run of the kernel, no "
-      + "measurement of it warm (time it again in the kernel table); click: zoom to it" : "zoom to it", "data-index": String(i), "data-cold": cold.has(i) ? "1" : "" },
-    [`${r + 1}. ${tlName(i)} ${fmtTime(t.dur[i])}${cold.has(i) ? " ❄ 1 cold launch" : ""}`]);
+  const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest: " : "no kernel launch was timed", ...t.slowest.flatMap((i, r) => {
+    const b = h("button", { class: "tgviz-link", title: "zoom to it", "data-index": String(i) }, [`${r + 1}. ${tlName(i)} ${fmtTime(t.dur[i])}`]);
     b.addEventListener("click", () => zoomTo(i));
-    return b;
+    return cold.has(i) ? [b, h("span", { class: "tgviz-tl-cold", title: "its only launch, cold: the device's first run of the kernel, no "
+      + "measurement of it warm (the kernel table times it again)" }, ["❄ 1 cold launch"])] : [b];
   })]);
   const canvas = h("canvas", { class: "tgviz-tl-canvas" });
   const tip = h("div", { class: "tgviz-tl-tip", hidden: "" });
@@ -127,7 +126,9 @@ export function timelineTab(msg, openKernel, openStep) {
         if (b - a > 70) { c.fillStyle = replay === 0 ? "#fff" : "#134"; c.fillText(replay === 0 ? "captured batch" : `replay ${replay}`, Math.max(a, TL_LEFT) + 3, TL_AXIS + TL_JIT / 2); }
       }
     }
-    lanes.draw(c, x, v0, v1, ctop, TL_LEFT, width, fg, bg2);  // the compiler's lanes, then the devices'
+    const widest = lanes.draw(c, x, v0, v1, ctop, TL_LEFT, width, fg, bg2);  // the compiler's lanes, then the devices'
+    canvas.dataset.codegen = widest ? JSON.stringify(widest.slice(0, 4)) : "";
+    canvas.dataset.codegenStep = widest ? lanes.step(widest[4]) : "";
     // the lanes
     /** @type {number[][]} */
     const marks = [];

@@ -169,7 +169,7 @@ def device_peaks(device: str, where: str | os.PathLike | None = None, measure_no
   """The device's peaks from the cache, else measured now (measure_now) and cached: a dict (device, gflops, gbs, how,
   measured, cached), or None and why there is none."""
   if is_null_device(device): return None, "a NULL device runs nothing: it has no peaks"
-  try: key = identity(device)
+  try: key = f"{identity(device)} (benchmark v{VERSION})"  # (one tgviz's peaks beside another's, of another benchmark)
   except Exception as e: return None, f"the device cannot be opened here ({type(e).__name__}: {e})"
   path = cache_dir(where) / CACHE_FILE
   got = _read(path).get(key)
