@@ -197,7 +197,7 @@ class Kernel:
     if self.trace is None or self._program is None: return [self]
     return self.trace.program_kernels(self._program.source_key) or [self]
 
-  @property
+  @functools.cached_property
   def float_flops(self) -> int | None:
     """The float work of :attr:`flops` (tinygrad's estimate without the integer ALU ops: hashes, masks, the index
     arithmetic it counts), which the float32 compute roof bounds; None where there is no program or it is symbolic."""
