@@ -7,6 +7,8 @@ Notebook 7 the compiler lanes. Screenshots beside VIZ's profiler (shared/anchors
 timing-*.png."""
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -206,3 +208,37 @@ def test_compiler_lanes_in_notebook7(nb7, browser):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "timing-compiler-lanes-notebook7.png"))
     assert not page.errors
+
+
+@pytest.mark.slow
+def test_the_gpt_steps_compiler_lanes_beside_viz(tmp_path, page):
+  """`tgviz run` on the GPT training step: its report's TINY lane, as VIZ's (shared/anchors/turn4/viz-tiny-lane-compile-
+  time.png): each kernel's do_to_program span with its time, a click opening its steps; the kernel table's runs the
+  timeline's launches (kernels sharing a program counted once), its slowest kernels re-timed."""
+  script = Path(__file__).resolve().parents[2] / "benchmarks" / "models" / "gpt_train_step.py"
+  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--out", str(tmp_path), "--svg", "none"], capture_output=True,
+                        text=True, timeout=1800)
+  assert proc.returncode == 0, proc.stderr
+  assert "timed again in" in proc.stdout and "re-timed" in proc.stdout
+  page.goto((tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  page.locator(".tgviz-kernels > summary").click()
+  rows = table(page)
+  assert any(r["program"][0].startswith("launches in ") for r in rows)  # E_8_4 #3's launches are E_8_4 #2's
+  runs = sum(int(r["runs"][0].replace(",", "") or 0) for r in rows if r["runs"][0] != "–")
+  page.locator(".tgviz-kernels > summary").click()
+  page.locator(".tgviz-run > summary").click()
+  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=120_000)
+  assert int(page.locator(".tgviz-tl-count").get_attribute("data-kernels")) == runs
+  page.locator(".tgviz-tl-fit").click()
+  page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.codegen", timeout=10_000)
+  canvas = page.locator(CANVAS)
+  x, y, w, h = json.loads(canvas.get_attribute("data-codegen"))
+  box = canvas.bounding_box()
+  page.mouse.move(box["x"] + x + w / 2, box["y"] + y + h / 2)
+  tip = page.locator(".tgviz-tl-tip")
+  tip.wait_for(state="visible", timeout=5_000)
+  assert re.match(r"do_to_program for \S+ \(a kernel's codegen\) on TINY\nstart .* · duration ", tip.inner_text())
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / "timing-gpt-compiler-lanes.png"))
+  assert not page.errors
