@@ -23,7 +23,7 @@ TRAIN = """%%tgviz
 import sys
 sys.path.insert(0, {tests!r})
 import workloads
-workloads.mlp_train((64, 32, 10), 8)
+loss, w1, w2 = workloads.mlp_train((64, 32, 10), 8)
 """
 
 
