@@ -48,6 +48,7 @@ def timeline_data(trace: Trace, index: dict[int, int]) -> TimelineData:
   def kernel(x: Launch) -> int: return index.get(id(x.kernel), -1) if x.kernel is not None else -1
   ls = tl.launches
   timed = [i for i, x in enumerate(ls) if x.kind == "kernel" and x.duration_us is not None]
+  cold = {id(k) for k in trace.kernels if (t := k.timing) is not None and t.cold}
   slowest = sorted(timed, key=lambda i: -(ls[i].duration_us or 0.0))[:SLOWEST]
   return TimelineData(
     lanes=list(tl.lanes), kinds=list(KINDS),
@@ -59,7 +60,7 @@ def timeline_data(trace: Trace, index: dict[int, int]) -> TimelineData:
     jit_runs=[[r.jit, r.replay, _us(r.start_us), _us(r.end_us), r.launches] for r in tl.jit_runs],
     moved=[[i, x.nbytes] for i, x in enumerate(ls) if x.nbytes is not None],
     slowest=slowest, duration=_us(tl.duration_us), source=tl.source, summary=tl.summary(),
-    cold=[i for i, x in enumerate(ls) if x.kernel is not None and (t := x.kernel.timing) is not None and t.cold])
+    cold=[i for i, x in enumerate(ls) if id(x.kernel) in cold])
 
 
 def memory_data(trace: Trace, index: dict[int, int]) -> MemoryData:
