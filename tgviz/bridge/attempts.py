@@ -67,7 +67,7 @@ class MatchRecorder(Patch):
   of each pm_to_program match (STAGES), perf_counter seconds."""
 
   def __init__(self) -> None:
-    self.counts: dict[Any, list] = {}          # UPat -> [matches, attempts, match_time, fail_time, self_time]
+    self.counts: dict[Any, list] = {}          # UPat -> [matches, attempts, match_time, fail_time, time in nested rewrites]
     self.stages: list[tuple[str, float, float, Any]] = []
     self.nested = [0.0]                        # seconds of work done at the current level (see _timed)
 
@@ -80,10 +80,10 @@ class MatchRecorder(Patch):
   def stats(self) -> dict[tuple[str, int], PatternStats]:
     """What was counted, by pattern location (patterns defined on one line, a list comprehension's, summed)."""
     out: dict[tuple[str, int], PatternStats] = {}
-    for p, (m, a, mt, ft, st) in self.counts.items():
+    for p, (m, a, mt, ft, nested) in self.counts.items():
       loc: tuple[str, int] = p.location
-      if (s := out.get(loc)) is None: out[loc] = PatternStats(m, a, mt, ft, st)
-      else: s.add(PatternStats(m, a, mt, ft, st))
+      if (s := out.get(loc)) is None: out[loc] = PatternStats(m, a, mt, ft, mt + ft - nested)
+      else: s.add(PatternStats(m, a, mt, ft, mt + ft - nested))
     return out
 
   def _timed(self, method: Any) -> Any:
@@ -117,9 +117,9 @@ class MatchRecorder(Patch):
             ops.active_rewrites[-1].matches.append((uop.trace_num, err.trace_num, p.location, 0))
           raise
         now = clock()
-        et, own = now - t, now - t - (nested[0] - outer)
+        et = now - t
+        if (inner := nested[0] - outer): c[4] += inner  # rewrites (or attempts) ran inside this one: not its own time
         nested[0] = outer + et
-        c[4] += own
         if ret is not None and ret is not uop:
           c[0] += 1
           c[2] += et
