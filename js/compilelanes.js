@@ -44,6 +44,7 @@ export function compileLanes(d) {
   for (const lr of laneRows) { laneTop.push(y); y += lr.length * ROW + GAP; }
   const height = n ? y : 0;
   const kindOf = (/** @type {number} */ i) => d.kinds[d.kind[i]];
+  const own = new Map(d.own.map(([i, us]) => [i, us]));  // the spans with rewrites nested in them: their own time
 
   return {
     height,
@@ -102,11 +103,11 @@ export function compileLanes(d) {
     },
     /** A span's tooltip. @param {number} i @param {(us: number) => string} fmt */
     describe(i, fmt) {
-      const kind = kindOf(i), own = d.own[i] < d.dur[i] - 0.001 ? ` · own ${fmt(d.own[i])} (less the rewrites nested in it)` : "";
+      const kind = kindOf(i), mine = own.get(i), ownText = mine !== undefined ? ` · own ${fmt(mine)} (less the rewrites nested in it)` : "";
       const what = { schedule: "schedule", kernel: "a kernel's codegen", group: "tracked work", step: "rewrite step", span: "tinygrad span",
                      user: "Tensor method", render: "render (tgviz timed)", compile: "device compile (tgviz timed)",
                      linearize: "linearize (tgviz timed)", estimates: "estimates (tgviz timed)", assemble: "assemble (tgviz timed)" }[kind] ?? kind;
-      return `${d.names[d.name[i]]} (${what}) on ${d.lanes[d.lane[i]]}\nstart ${fmt(d.start[i])} · duration ${fmt(d.dur[i])}${own}`
+      return `${d.names[d.name[i]]} (${what}) on ${d.lanes[d.lane[i]]}\nstart ${fmt(d.start[i])} · duration ${fmt(d.dur[i])}${ownText}`
         + (d.step[i] ? "\nclick: its steps" : "");
     },
     /** The step a span opens ("" for none). @param {number} i */

@@ -83,11 +83,12 @@
 /** @typedef {{gflops:number, benchmark:number, gbs:number, ridge:number, how:string, measured:string}} PeaksRow */
 /** @typedef {{points:PointRow[], peaks:Record<string, PeaksRow>, notes:string[], ran:number}} RooflineData */
 /** tinygrad's host-side spans (trace.compile_times()), as columns in start order: lane (TINY: the compiler, USER: the
- * Tensor methods called; indices into lanes), name (into names), kind (into KINDS of views.compile), start, duration and
- * own time (less the rewrites nested in it; µs from the capture's start), depth (0: outermost in its lane) and the step a
- * click opens ("" for none); totals: the capture's wall time split up (CompileTotals' fields, µs); summary: in words.
+ * Tensor methods called; indices into lanes), name (into names), kind (into KINDS of views.compile), start and duration
+ * (µs from the capture's start, to 0.1 µs), depth (0: outermost in its lane) and the step a click opens ("" for none);
+ * own: [span, its time less the rewrites nested in it] of the spans with rewrites nested in them; totals: the capture's
+ * wall time split up (CompileTotals' fields, µs); summary: the same in words.
  * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
- *   dur:number[], own:number[], depth:number[], step:StepKey[], totals:Record<string, number>, summary:string}} CompileData */
+ *   dur:number[], own:number[][], depth:number[], step:StepKey[], totals:Record<string, number>, summary:string}} CompileData */
 /** @typedef {{type:"run", kernels:string[][], estimates:(number[]|null)[], timeline:TimelineData, memory:MemoryData,
  *   roofline:RooflineData, compile:CompileData, timings:(string|null)[]}} RunMsg */
 /** @typedef {{type:"retried", kernel:string, opts:string[], summary:string, error:string|null, same:boolean,

@@ -57,7 +57,7 @@ def test_a_single_launch_is_a_cold_one_until_timed_again(tmp_path):
   trace.save(tmp_path / "t.tgviz")
   again = tgviz.load(tmp_path / "t.tgviz")
   same = next(x for x in again.kernels if x.display_name == k.display_name)
-  assert same.timing.times_us == t.times_us and same.timing.source == "re-timed"
+  assert same.timing.times_us == t.times_us and same.timing.source == "re-timed" and same.timing.stable == t.stable
 
 
 def test_retime_takes_the_slowest_of_the_kernels_that_ran_few_times():

@@ -39,7 +39,7 @@ from tgviz.bridge.spans import host_spans
 TRACE_FORMAT, TRACE_VERSION = "tgviz-trace", 3
 _READS_VERSIONS = (1, 2, 3)                 # version 1 had no source lines, version 2 no profile records
 _GZIP_MAGIC = b"\x1f\x8b"
-_HEADER = ("format", "version", "tinygrad", "runs", "patterns", "retimed")  # the header's keys that are not a trace's meta
+_HEADER = ("format", "version", "tinygrad", "runs", "patterns", "retimed", "settled")  # the header's keys that are not a trace's meta
 
 
 class TraceFileError(ValueError):
@@ -51,7 +51,7 @@ def save_recording(path: str | os.PathLike, rec: Recording, meta: dict[str, Any]
   UOp table (plain fields, as tinygrad's VIZ pickles them), the rendered lines' UOps and the run's profile records; the
   kernels' run times in the header."""
   header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, "runs": rec.runs,
-            "patterns": rec.patterns, "retimed": rec.retimed, **meta}
+            "patterns": rec.patterns, "retimed": rec.retimed, "settled": rec.retimed_stable, **meta}
   try: body = pickle.dumps((rec.groups, rec.uop_fields, rec.lines, rec.profile), protocol=pickle.HIGHEST_PROTOCOL)
   except Exception as e: raise TraceFileError(f"this trace cannot be saved: {type(e).__name__}: {e}") from e
   with gzip.open(path, "wb", compresslevel=6) as f:
@@ -124,18 +124,20 @@ def _load_saved(path: str | os.PathLike, trusted: bool) -> tuple[Recording, dict
       lines, profile = [*rest, None, None][:2]
       meta = {k: v for k, v in header.items() if k not in _HEADER}
       _check(groups, fields, lines, header.get("runs"), meta, profile)
-      _check_counts(header.get("patterns"), header.get("retimed"))
+      _check_counts(header.get("patterns"), header.get("retimed"), header.get("settled"))
   except TraceFileError: raise
   except Refused as e:
     raise TraceFileError(f"{path} names {e}, which a tgviz trace never holds: refused, and nothing in the file was run "
                          "(a file made to run code when opened?)") from None
   except Exception as e: raise TraceFileError(f"{path} is not a readable tgviz trace: {type(e).__name__}: {e}") from e
-  return Recording(relocated(groups), fields, lines, header.get("runs"), profile, header.get("patterns"), header.get("retimed")), meta
+  rec = Recording(relocated(groups), fields, lines, header.get("runs"), profile, header.get("patterns"), header.get("retimed"))
+  rec.retimed_stable.update(header.get("settled") or {})
+  return rec, meta
 
 
-def _check_counts(patterns: Any, retimed: Any) -> None:
-  """That a file's pattern counts (location -> attempts.PatternStats.plain) and re-timings (SOURCE key -> seconds) have
-  their shapes (absent from files saved before they were kept)."""
+def _check_counts(patterns: Any, retimed: Any, settled: Any) -> None:
+  """That a file's pattern counts (location -> attempts.PatternStats.plain) and re-timings (SOURCE key -> seconds, and
+  whether each settled) have their shapes (absent from files saved before they were kept)."""
   loc = lambda x: isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and isinstance(x[1], int)  # noqa: E731
   if patterns is not None and not (isinstance(patterns, dict) and all(
       loc(k) and isinstance(v, tuple) and len(v) == 5 and all(isinstance(x, (int, float)) for x in v) for k, v in patterns.items())):
@@ -143,6 +145,8 @@ def _check_counts(patterns: Any, retimed: Any) -> None:
   if retimed is not None and not (isinstance(retimed, dict) and all(
       isinstance(k, bytes) and isinstance(v, list) and all(isinstance(x, float) for x in v) for k, v in retimed.items())):
     raise ValueError("unexpected contents: the re-timings")
+  if settled is not None and not (isinstance(settled, dict) and all(isinstance(k, bytes) and isinstance(v, bool) for k, v in settled.items())):
+    raise ValueError("unexpected contents: the re-timings' settling")
 
 
 def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = None, profile: Any = None) -> None:

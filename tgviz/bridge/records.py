@@ -192,7 +192,7 @@ class Recording:
     # per pattern location, attempts.PatternStats.plain of every attempt in the capture (None: not counted, e.g. rewrites.pkl)
     self.patterns = patterns
     self.retimed = {} if retimed is None else retimed  # SOURCE key -> device seconds of each run of a re-timing (trace.retime)
-    self.retimed_stable: dict[bytes, bool] = {}        # ... whether its median settled (not saved: None after loading)
+    self.retimed_stable: dict[bytes, bool] = {}        # ... whether its median settled
     self.lines = lines  # rendered source -> per line, the trace numbers of its UOps; None: no line data (rewrites.pkl)
     self.runs = {} if runs is None else runs      # key of a kernel's SOURCE UOp -> device seconds of each launch (KernelTimer)
     self.profile = profile  # the run: tinygrad's profile events as records (None: a trace without them, e.g. rewrites.pkl)

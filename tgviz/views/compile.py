@@ -31,7 +31,8 @@ def compile_data(trace: Trace) -> CompileData:
   spans = sorted(ct.spans, key=lambda s: (s.start_us, s.depth))
   return CompileData(
     lane=[lanes.setdefault(s.lane, len(lanes)) for s in spans], name=[names.setdefault(s.name, len(names)) for s in spans],
-    kind=[kind(s) for s in spans], start=[round(s.start_us, 3) for s in spans], dur=[round(s.time_us, 3) for s in spans],
-    own=[round(s.self_us, 3) for s in spans], depth=[s.depth for s in spans], step=[opens(s.group, s.step) for s in spans],
+    kind=[kind(s) for s in spans], start=[round(s.start_us, 1) for s in spans], dur=[round(s.time_us, 1) for s in spans],
+    own=[[i, round(s.self_us, 1)] for i, s in enumerate(spans) if s.nested_us], depth=[s.depth for s in spans],
+    step=[opens(s.group, s.step) for s in spans],
     lanes=list(lanes), names=list(names), kinds=list(KINDS), totals={k: round(v, 3) for k, v in asdict(ct.totals).items()},
     summary=ct.totals.summary() if ct.spans else "")

@@ -382,9 +382,10 @@ class RooflineData(TypedDict):
 
 class CompileData(TypedDict):
   """tinygrad's host-side spans (trace.compile_times()), as columns in start order: lane (TINY: the compiler, USER: the
-  Tensor methods called; indices into lanes), name (into names), kind (into KINDS of views.compile), start, duration and
-  own time (less the rewrites nested in it; µs from the capture's start), depth (0: outermost in its lane) and the step a
-  click opens ("" for none); totals: the capture's wall time split up (CompileTotals' fields, µs); summary: in words."""
+  Tensor methods called; indices into lanes), name (into names), kind (into KINDS of views.compile), start and duration
+  (µs from the capture's start, to 0.1 µs), depth (0: outermost in its lane) and the step a click opens ("" for none);
+  own: [span, its time less the rewrites nested in it] of the spans with rewrites nested in them; totals: the capture's
+  wall time split up (CompileTotals' fields, µs); summary: the same in words."""
   lanes: list[str]
   names: list[str]
   kinds: list[str]
@@ -393,7 +394,7 @@ class CompileData(TypedDict):
   kind: list[int]
   start: list[float]
   dur: list[float]
-  own: list[float]
+  own: list[list[float]]
   depth: list[int]
   step: list[StepKey]
   totals: dict[str, float]
