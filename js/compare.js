@@ -26,13 +26,13 @@ function columns(labels) {
     { key: "a_runs", label: `${a} runs`, num: true, title: "its launches that were timed" }, { key: "b_runs", label: `${b} runs`, num: true, title: "its launches that were timed" },
     { key: "a_time_us", label: `${a} total µs`, num: true, title: "measured device time of all its runs, summed" },
     { key: "b_time_us", label: `${b} total µs`, num: true, title: "measured device time of all its runs, summed" },
+    { key: "a_launch", label: `${a} global, local` }, { key: "b_launch", label: `${b} global, local` },
+    { key: "a_flops", label: `${a} FLOPs`, num: true, title: "tinygrad's estimate" }, { key: "b_flops", label: `${b} FLOPs`, num: true },
+    { key: "a_bytes", label: `${a} bytes`, num: true, title: "tinygrad's estimate of the bytes moved" }, { key: "b_bytes", label: `${b} bytes`, num: true },
     { key: "time", label: `${b} vs ${a}`, fmt: (/** @type {string|null} */ v) => v ?? "–",
       title: "b faster or slower; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare" },
     { key: "a_median_us", label: `${a} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "a"), title: "the median of its timed runs (min–max, how many; re-timed: after the capture, warm)" },
     { key: "b_median_us", label: `${b} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "b"), title: "the median of its timed runs (min–max, how many; re-timed: after the capture, warm)" },
-    { key: "a_launch", label: `${a} global, local` }, { key: "b_launch", label: `${b} global, local` },
-    { key: "a_flops", label: `${a} FLOPs`, num: true, title: "tinygrad's estimate" }, { key: "b_flops", label: `${b} FLOPs`, num: true },
-    { key: "a_bytes", label: `${a} bytes`, num: true, title: "tinygrad's estimate of the bytes moved" }, { key: "b_bytes", label: `${b} bytes`, num: true },
   ];
 }
 
