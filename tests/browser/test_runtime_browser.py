@@ -271,6 +271,8 @@ def test_report_tabs_on_a_1000_step_tinyjit_training_loop(reports, page):
   assert "the captured batch, then 998 replays" in head, head
   page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=30_000)
   canvas, (run,) = page.locator(CANVAS), [r for r in trace.timeline().jit_runs if r.replay == 0]
+  page.locator(".tgviz-tl-launches").click()  # (it opens on the replays: the captured batch before them is in the launches' span)
+  page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.batch", timeout=5_000)
   x, y, w, h = eval(canvas.get_attribute("data-batch"))  # the band over the lane: the captured batch, once
   box = canvas.bounding_box()
   page.mouse.move(box["x"] + x + w / 2, box["y"] + y + h / 2)
