@@ -68,7 +68,7 @@ def test_where_the_compile_time_goes_in_three_actions(report, page):
   assert page.locator(".tgviz-tl-replays.active").count() == 1
   page.screenshot(path=str(ARTIFACTS / "timing-timeline-replays.png"))
   page.locator(".tgviz-tl-fit").click()                                            # 2
-  page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.codegen", timeout=10_000)
+  page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=10_000)
   canvas = page.locator(CANVAS)
   x, y, w, h = json.loads(canvas.get_attribute("data-codegen"))
   step = canvas.get_attribute("data-codegen-step")
@@ -203,7 +203,7 @@ def test_compiler_lanes_in_notebook7(nb7, browser):
     page.locator(".tgviz-run > summary").click()
     page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=120_000)
     page.locator(".tgviz-tl-fit").click()
-    page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.codegen", timeout=10_000)
+    page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=10_000)
     assert "kernels' codegen" in page.locator(".tgviz-tl-compile").inner_text()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "timing-compiler-lanes-notebook7.png"))
@@ -231,7 +231,7 @@ def test_the_gpt_steps_compiler_lanes_beside_viz(tmp_path, page):
   page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=120_000)
   assert int(page.locator(".tgviz-tl-count").get_attribute("data-kernels")) == runs
   page.locator(".tgviz-tl-fit").click()
-  page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.codegen", timeout=10_000)
+  page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=10_000)
   canvas = page.locator(CANVAS)
   x, y, w, h = json.loads(canvas.get_attribute("data-codegen"))
   box = canvas.bounding_box()
