@@ -12,7 +12,10 @@
 /** A row of the kernel table (Trace.kernel_table's), with the name shown, the matches of its steps and the step it
  * opens (the kernel's first).
  * @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,
- *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey, key?:string}} KernelRow */
+ *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey, median_us:number|null,
+ *   min_us:number|null, max_us:number|null, timed_runs:number, timed:string|null, cold:boolean, bound:string|null,
+ *   roof_fraction:number|null, why:string|null, compile_us:number|null, shares:string[], counted_in:string|null,
+ *   key?:string}} KernelRow */
 /** A picture: match None is the whole step.
  * @typedef {{step:StepKey, match:number|null, view:View}} Selection */
 /** A picture is being computed for this selection.
@@ -41,10 +44,12 @@
 /** The node panel: one node of the selection's graphs (key as in the SVG's data-node).
  * @typedef {{type:"node", step:StepKey, key:string, op:string, dtype:string, arg:string, tag:string, python:string,
  *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[]}} NodeMsg */
-/** A pattern that fired in the trace (see Trace.rules), and where it first fired.
+/** A pattern of the trace (see Trace.rules), and where it first fired (step "" and match -1: in no step of the trace,
+ * only in untracked rewrites, or never); its counts over every rewrite of the capture (null where not counted).
  * @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number, step:StepKey,
- *   match:number}} RuleInfo */
-/** @typedef {{type:"rules", rules:RuleInfo[], total:number}} RulesMsg */
+ *   match:number, matched:number|null, attempts:number|null, rate:number|null, self_us:number|null,
+ *   failed_us:number|null}} RuleInfo */
+/** @typedef {{type:"rules", rules:RuleInfo[], total:number, never:RuleInfo[], totals:number[]}} RulesMsg */
 /** One UOp of the linearized program, in print_uops' columns.
  * @typedef {{n:number, op:string, family:string, fill:string, ranges:string, dtype:string, srcs:(number|string)[], arg:string,
  *   key:string}} UopRow */
@@ -74,7 +79,7 @@
  * kernel launches, slowest first.
  * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
  *   dur:(number|null)[], kernel:number[], jit:number[], replay:number[], jits:string[], jit_runs:number[][],
- *   moved:number[][], slowest:number[], duration:number, source:string, summary:string}} TimelineData */
+ *   moved:number[][], slowest:number[], duration:number, source:string, summary:string, cold:number[]}} TimelineData */
 /** @typedef {{num:number, device:string, dtype:string, size:number, nbytes:number, alloc_us:number, free_us:number|null,
  *   kernels:number[], writers:string[], readers:string[]}} BufferRow */
 /** Every buffer the run allocated, as columns (as tinygrad's VIZ lists them in its memory lanes: each allocation with
@@ -89,11 +94,19 @@
  * @typedef {{t:number[], in_use:number[], buf:number[], buffers:BufferTable, peak:number, peak_us:number|null, before:number,
  *   allocations:number, at_peak:BufferRow[], device_peaks:Record<string, number>, summary:string}} MemoryData */
 /** @typedef {{kernel:number, device:string, flops:number, bytes:number, runs:number, time_us:number, intensity:number|null,
- *   gflops:number, gbs:number, bound:string|null}} PointRow */
+ *   gflops:number, gbs:number, bound:string|null, float_gflops:number|null, verdict:string|null,
+ *   fraction:number|null, why:string|null}} PointRow */
 /** @typedef {{gflops:number, benchmark:number, gbs:number, ridge:number, how:string, measured:string}} PeaksRow */
 /** @typedef {{points:PointRow[], peaks:Record<string, PeaksRow>, notes:string[], ran:number}} RooflineData */
+/** tinygrad's host-side spans (trace.compile_times()), as columns in start order: lane (TINY: the compiler, USER: the
+ * Tensor methods called; indices into lanes), name (into names), kind (into KINDS of views.compile), start and duration
+ * (µs from the capture's start, to 0.1 µs), depth (0: outermost in its lane) and the step a click opens ("" for none);
+ * own: [span, its time less the rewrites nested in it] of the spans with rewrites nested in them; totals: the capture's
+ * wall time split up (CompileTotals' fields, µs); summary: the same in words.
+ * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
+ *   dur:number[], own:number[][], depth:number[], step:StepKey[], totals:Record<string, number>, summary:string}} CompileData */
 /** @typedef {{type:"run", kernels:string[][], estimates:(number[]|null)[], timeline:TimelineData, memory:MemoryData,
- *   roofline:RooflineData}} RunMsg */
+ *   roofline:RooflineData, compile:CompileData, timings:(string|null)[]}} RunMsg */
 /** @typedef {{type:"retried", kernel:string, opts:string[], summary:string, error:string|null, same:boolean,
  *   times_us:(number|null)[], compare:Record<string, any>|null}} RetryMsg */
 /** @typedef {{type:"allowed", kernel:string, opts:OptSpec[], error:string|null}} AllowedMsg */
@@ -126,6 +139,8 @@
  * @typedef {{type:"access", step:StepKey}} AccessRequest */
 /** The timeline, memory and roofline tabs.
  * @typedef {{type:"run"}} RunRequest */
+/** Time kernels again (their display names; [] for the slowest that ran few times, as trace.retime chooses).
+ * @typedef {{type:"retime", kernels:string[]}} RetimeRequest */
 /** The opts tinygrad allows next on a kernel, after `before`.
  * @typedef {{type:"allowed", kernel:string, before:OptSpec[]}} AllowedRequest */
 /** The kernel compiled and run again with these opts.
@@ -133,7 +148,7 @@
 /** Search the trace for text (tgviz.trace.search).
  * @typedef {{type:"search", text:string}} SearchRequest */
 /** What the trace browser asks.
- * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|AccessRequest|SearchRequest} FrontendMsg */
+ * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|AccessRequest|SearchRequest|RetimeRequest} FrontendMsg */
 /** @typedef {{step:string, svg:string}} Landmark */
 /** @typedef {{name:string, head:string, html:string, graphs:Landmark[]}} PairSide */
 /** @typedef {{type:"pair", index:number, diff:string, sides:(PairSide|null)[]}} PairMsg */

@@ -37,7 +37,7 @@ export function sidePanels(ui) {
     let tree = st.tree ? `${st.tree}px` : wide ? "180px" : max ? "clamp(180px, 12.5%, 320px)" : "max(180px, 22%)";
     let code = st.code ? `${st.code}px` : max ? "clamp(200px, 17.5%, 420px)" : "max(200px, 28%)";
     if (wide) code = st.listing ? `${st.listing}px` : `max(${code}, min(${wide}px, calc(100% - ${tree} - 330px)))`;
-    if (rules) tree = `max(${tree}, min(50%, 760px))`;  // the rules' patterns need room to be read
+    if (rules) tree = `max(${tree}, min(65%, 1040px))`;  // the rules' figures and patterns need room to be read
     else if (!ui.results.hidden) tree = `max(${tree}, min(36%, 520px))`;  // so do a search's hits
     if (st.treeHidden) tree = STRIP;
     if (st.codeHidden) code = node ? "max(260px, 17.5%)" : STRIP;  // collapsed: the node panel alone, else a strip

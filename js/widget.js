@@ -4,7 +4,7 @@
 // This module puts the others together and holds the selection's picture: the pictures received, the one shown, and
 // the static picture a saved notebook shows without its kernel. The others: ui.js (the elements), panels.js (columns
 // and height, maximising), panzoom.js (the view on the graph), tree.js (the steps), details.js (the panels around a
-// picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel, the rules tab), keys.js (the
+// picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel), rules.js (the rules tab), keys.js (the
 // keyboard). Until the kernel answers (a saved notebook without its kernel: never), the controls that need it are off.
 // program.js: the code column's uops, asm and access tabs (linked through linking.js); search.js: the search box and its
 // hits; failure.js: where tinygrad failed, which the browser opens on.
@@ -14,7 +14,8 @@ import { kernelTable, showDetails } from "./details.js";
 import { showFailure } from "./failure.js";
 import { keys } from "./keys.js";
 import { linking } from "./linking.js";
-import { pageNode, showNode, showRules } from "./nodepanel.js";
+import { pageNode, showNode } from "./nodepanel.js";
+import { showRules } from "./rules.js";
 import { keptHeight, maximiser, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
 import { programTabs } from "./program.js";
@@ -292,7 +293,11 @@ function render({ model, el }) {
   });
 
   state.onSelected(tree.markSelected);
-  kernelTable(ui, withOpts(state.kernels, state.model.get("whatif")), select);
+  // the kernel table, built again when its rows change (a re-timing, the devices' peaks measured for the limits)
+  const table = () => kernelTable(ui, withOpts(state.kernels, state.model.get("whatif")), select,
+                                  page ? null : () => state.send({ type: "retime", kernels: [] }));
+  table();
+  state.model.on("change:kernels", table);
   tree.build();
   showCached();
   state.send({ type: "ready" });

@@ -27,6 +27,7 @@ from tgviz.draw.svg import text as escaped
 from tgviz.report import writer as report
 from tgviz.report.early import EarlySegments
 from tgviz.trace import debug
+from tgviz.trace.retime import SLOWEST
 from tgviz.work import forked
 
 
@@ -66,15 +67,29 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
 
 
 def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[str], svg: str = "landmarks",
-        jobs: int | None = None, save: bool = False, env: dict[str, Any] | None = None) -> tuple[int, Trace | None]:
-  """Run script under capture (with tinygrad Context settings env), write out/index.html and out/svg/ (save: and the
-  trace, out/trace.tgviz); returns the exit status and the trace."""
+        jobs: int | None = None, save: bool = False, env: dict[str, Any] | None = None, retime: int = SLOWEST) -> tuple[int, Trace | None]:
+  """Run script under capture (with tinygrad Context settings env), time the slowest kernels that ran few times again
+  (at most retime of them), write out/index.html and out/svg/ (save: and the trace, out/trace.tgviz); returns the exit
+  status and the trace."""
   with EarlySegments(on=jobs != 0) as early:
     status, trace = trace_script(script, device, args, env, early)
+    if trace is not None and retime > 0: retimed(trace, retime)
     if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs, early)
   if trace is not None and save:
     print(f"tgviz: trace:  {trace.save(out / 'trace.tgviz').resolve()} (tgviz open it, or tgviz.load it, anywhere)")
   return status, trace
+
+
+def retimed(trace: Trace, slowest: int) -> None:
+  """The slowest kernels that ran fewer than 10 times in the capture, timed again (warm, until their medians settle)."""
+  st = time.perf_counter()
+  try: done = trace.retime(slowest=slowest)
+  except Exception as e:
+    print(f"tgviz: kernels not timed again: {type(e).__name__}: {e}", file=sys.stderr)
+    return
+  if done:
+    print(f"  timed again in {time.perf_counter() - st:.1f} s (the slowest that ran fewer than 10 times): "
+          + "; ".join(f"{k.display_name} {k.timing.text()}" for k in done if k.timing is not None))
 
 
 def trace_script(script: Path, device: str | None, args: list[str], env: dict[str, Any] | None = None,
@@ -131,9 +146,9 @@ def _summary_row(name: str, link: str, trace: Trace | None, status: int) -> str:
 
 
 def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, svg: str, jobs: int | None = None,
-             save: bool = False, env: dict[str, Any] | None = None) -> int:
+             save: bool = False, env: dict[str, Any] | None = None, retime: int = SLOWEST) -> int:
   """Run several scripts, each into out/<script name>/, and write out/index.html: each one's summary and links."""
-  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg, jobs, save, env)) for s in scripts]
+  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg, jobs, save, env, retime)) for s in scripts]
   rows = "".join(_summary_row(s.name, s.stem, trace, rc) for s, rc, trace in results)
   (out / "index.html").write_text(
     "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>tgviz reports</title><style>"
@@ -215,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
   r.add_argument("script", type=Path, nargs="+", help="the script (several: each gets its own report, no script args)")
   r.add_argument("--device", default=None, help="tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90 (default: DEV, else CL)")
   r.add_argument("--save", action="store_true", help="also save the trace as DIR/trace.tgviz (tgviz open or tgviz.load it later)")
+  r.add_argument("--retime", type=int, default=SLOWEST, metavar="N",
+                 help=f"after the run, time again the N slowest kernels that ran fewer than 10 times, warm, until their medians "
+                      f"settle (default {SLOWEST}; 0: none)")
   r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                  help="run under this tinygrad Context setting, e.g. --env BEAM=2 (repeatable)")
   o = sub.add_parser("open", help="write the HTML report and SVGs of a saved trace or of tinygrad's rewrites.pkl (VIZ=-1)")
@@ -256,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
                         "0: all in this process)")
   ns, script_args = parser.parse_known_args(argv)  # options tgviz does not know go to the script
   if getattr(ns, "jobs", None) is not None and ns.jobs < 0: parser.error(f"--jobs takes 0 or more worker processes, not {ns.jobs}")
+  if getattr(ns, "retime", 0) < 0: parser.error(f"--retime takes 0 or more kernels, not {ns.retime}")
   if ns.command in ("open", "compare") and script_args: parser.error(f"unrecognized arguments: {' '.join(script_args)}")
   if ns.command == "show":
     if script_args and ns.file.suffix != ".py": parser.error(f"unrecognized arguments: {' '.join(script_args)}")
@@ -270,8 +289,8 @@ def main(argv: list[str] | None = None) -> int:
   except ValueError as e: parser.error(f"--env: {e}")
   if len(ns.script) > 1:
     if script_args: parser.error(f"arguments {script_args} can only be passed to a single script")
-    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg, ns.jobs, ns.save, env)
-  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs, ns.save, env)[0]
+    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg, ns.jobs, ns.save, env, ns.retime)
+  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs, ns.save, env, ns.retime)[0]
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """The one layer of tgviz that knows tinygrad's internals; the rest of tgviz talks to the names exported here.
 
 By concern: ``env`` (tinygrad's version, the default device, settings), ``access`` (a kernel's loads and stores, their
-index expressions evaluated), ``capture`` (the Tracker and its patches from
-``recorders`` and ``profiler``), ``records`` (what a trace holds), ``events`` (the run: tinygrad's profile events as
-records), ``peaks`` (a device's measured peaks), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
-keys), ``births`` (where each kind of UOp first appears: what a search finds) and ``files`` (trace files). ``env`` is
-imported first: it checks tinygrad's version and sets the device up before anything imports tinygrad.
+index expressions evaluated), ``capture`` (the Tracker and its patches from ``recorders``, ``attempts`` (every pattern
+attempt, counted and timed; a launch that raised), ``spans`` (tinygrad's compiler spans) and ``profiler``),
+``records`` (what a trace holds; ``recording``: with the UOp table), ``events`` (the run: tinygrad's profile events as
+records), ``peaks`` (a device's measured peaks), ``retime`` (a kernel timed again; its float work), ``replay`` (exact
+per-match replay), ``uops`` (labels, node tables, keys), ``births`` (where each kind of UOp first appears: what a
+search finds) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device
+up before anything imports tinygrad.
 
 Must not: import any tgviz package above it (only tgviz.draw's graph data and tgviz.work); hold logic here (this file only
 re-exports).
@@ -25,6 +27,7 @@ from tgviz.bridge.access import (
   stored_params,
   tensor_shapes,
 )
+from tgviz.bridge.attempts import PatternStats, stats_of
 from tgviz.bridge.births import Birth, births
 from tgviz.bridge.capture import Snapshot, Tracker
 from tgviz.bridge.env import (
@@ -52,6 +55,7 @@ from tgviz.bridge.opts import (
   run_pair,
 )
 from tgviz.bridge.peaks import device_peaks
+from tgviz.bridge.recording import Recording
 from tgviz.bridge.records import (
   KERNEL_LANDMARKS,
   LANDMARKS,
@@ -63,14 +67,15 @@ from tgviz.bridge.records import (
   OptRefused,
   Origin,
   Program,
-  Recording,
   StepRecord,
   is_snapshot,
   lexer_name,
   program_of,
   render_step_index,
+  starts_schedule,
 )
 from tgviz.bridge.replay import opaque_call_bodies, page_replays
+from tgviz.bridge.retime import Retimed, float_ops, median_interval, time_program
 from tgviz.bridge.uops import (
   NodeCache,
   NodeTable,
@@ -111,11 +116,13 @@ __all__ = [
   "OptRefused",
   "Origin",
   "PairRun",
+  "PatternStats",
   "Profile",
   "Program",
   "RangeRecord",
   "RawAccess",
   "Recording",
+  "Retimed",
   "Snapshot",
   "StepRecord",
   "SyncRecord",
@@ -140,6 +147,7 @@ __all__ = [
   "env",
   "error_text",
   "evaluate",
+  "float_ops",
   "is_null_device",
   "is_snapshot",
   "kernel_calls",
@@ -147,6 +155,7 @@ __all__ = [
   "lexer_name",
   "linear_uops",
   "load_recording",
+  "median_interval",
   "node_details",
   "node_key",
   "note_line",
@@ -172,8 +181,11 @@ __all__ = [
   "save_recording",
   "settings",
   "sources",
+  "starts_schedule",
+  "stats_of",
   "stored_params",
   "tensor_shapes",
+  "time_program",
   "to_graph",
   "toposort",
 ]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from tinygrad.helpers import ansistrip
 from tinygrad.uop.ops import Ops, UOp
 
-from tgviz.bridge.records import Recording
+from tgviz.bridge.recording import Recording
 from tgviz.bridge.uops import _base_label, node_key
 
 _TEXT = 200  # characters of a UOp's text kept for searching (a long arg, say a kernel's whole KernelInfo, is cut)

@@ -1,6 +1,6 @@
 """The patches a capture puts on tinygrad, one class per patch, each a Patch: entered and undone exactly once.
 
-Owns: recording each pattern match (MatchRecorder), what each graph_rewrite returned (StepRecorder), light call stacks
+Owns: what each graph_rewrite returned (StepRecorder), light call stacks
 (StackRecorder), which UOps each rendered line comes from (LineRecorder), which Tensor operations and user lines a
 kernel computes (OriginRecorder), each launch's device time (KernelTimer), and source-only compilers for NULL devices.
 It must not decide when they are entered (that is capture.Tracker's job) nor build records from what they recorded.
@@ -11,7 +11,6 @@ import functools
 import linecache
 import os
 import sys
-import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 
 from tinygrad import helpers, schedule, tensor
 from tinygrad.uop import ops
-from tinygrad.uop.ops import Ops, RewriteContext, TrackedPatternMatcher, UOp
+from tinygrad.uop.ops import Ops, RewriteContext, UOp
 
 from tgviz.bridge.records import Origin
 
@@ -309,61 +308,6 @@ class KernelTimer(Patch):
 
     return [(realize, {"ExecContext": _waiting(exec_context), "track_stats": timed})]
 
-
-
-_PLAIN_MATCHER = TrackedPatternMatcher.__bases__[0]  # tinygrad's PatternMatcher (ops.PatternMatcher is the tracked one under VIZ)
-
-
-def _recording_rewrite(self, uop: UOp, ctx=None):
-  """PatternMatcher.rewrite while a capture runs: tinygrad's TrackedPatternMatcher.rewrite, which records each match in
-  the running graph_rewrite with its time (a pattern that raises as a REWRITE_ERROR), without its per-pattern counters
-  and timers (ops.match_stats, read only by tinygrad's exit report, which tgviz never lets run) and with the plain
-  matcher's cached set of source ops: the same matches, for less than tinygrad's own tracking costs."""
-  if (ler := uop.__dict__.get("_src_ops")) is None: uop.__dict__["_src_ops"] = ler = {u.op for u in uop.src}
-  for p, match, early_reject in self.pdict.get(uop.op, ()):
-    if not early_reject.issubset(ler): continue
-    st = time.perf_counter()
-    try: ret = match(uop, ctx)
-    except Exception as e:
-      if ops.TRACK_MATCH_STATS.value >= 2 and ops.active_rewrites:
-        err = UOp(Ops.REWRITE_ERROR, src=uop.src, arg=f"{type(e).__name__}\n{e}")
-        ops.active_rewrites[-1].matches.append((uop.trace_num, err.trace_num, p.location, 0))
-      elif uop.op is Ops.CALL and _RECORDERS: _RECORDERS[-1].launch_failed(uop, e)
-      raise
-    if ret is not None and ret is not uop:
-      et = time.perf_counter() - st
-      if ops.TRACK_MATCH_STATS.value >= 2 and isinstance(ret, UOp) and ops.active_rewrites:
-        ops.active_rewrites[-1].matches.append((uop.trace_num, ret.trace_num, p.location, et))
-      return ret
-  return None
-
-
-
-
-class MatchRecorder(Patch):
-  """Every pattern match of the tracked rewrites, recorded by _recording_rewrite (tinygrad's plain and tracked matcher);
-  and the kernel whose launch raised (tinygrad's runner runs each CALL through a PatternMatcher, pm_exec, outside any
-  rewrite: a kernel that fails to build its runtime, where OpenCL compiles, or to run raises there). ``failed``: the last
-  one, as (its SOURCE UOp's key, "Type\nmessage", "compile" for a tinygrad CompileError, else "run"), None while none did."""
-
-  def __init__(self) -> None:
-    self.failed: tuple[bytes, str, str] | None = None
-
-  def patches(self) -> list[tuple[Any, dict[str, Any]]]:
-    _RECORDERS.append(self)
-    return [(_PLAIN_MATCHER, {"rewrite": _recording_rewrite}), (TrackedPatternMatcher, {"rewrite": _recording_rewrite})]
-
-  def __exit__(self, *exc: object) -> None:
-    if self in _RECORDERS: _RECORDERS.remove(self)
-    super().__exit__(*exc)
-
-  def launch_failed(self, call: UOp, e: Exception) -> None:
-    from tinygrad.device import CompileError
-    if call.src and call.src[0].op is Ops.PROGRAM and (src := next((s for s in call.src[0].src if s.op is Ops.SOURCE), None)) is not None:
-      self.failed = (src.key, f"{type(e).__name__}\n{e}", "compile" if isinstance(e, CompileError) else "run")
-
-
-_RECORDERS: list[MatchRecorder] = []  # those entered, the innermost last (_recording_rewrite tells it of a launch that raised)
 
 
 class StepRecorder(Patch):

@@ -91,7 +91,8 @@ class TraceWidget(anywidget.AnyWidget):
     """error_note: where the traceback of an exception that ended the capture is shown instead of in the widget (the
     magic: IPython shows it under the widget); without it the widget shows the traceback. tab: the code column's tab it
     opens on ("access": the first kernel's accesses, kept with the notebook at once)."""
-    self.trace, self.max_nodes = trace, max_nodes
+    self.trace, self.max_nodes, self._kernel = trace, max_nodes, kernel
+    self._run_asked = False
     # tinygrad's side (pictures, retries) one request at a time, a newer picture superseding the older; the code
     # column's tabs and the run's sheet on a second thread, so that a slow layout does not hold them up
     self._work = Worker("tgviz-layout")
@@ -156,7 +157,10 @@ class TraceWidget(anywidget.AnyWidget):
       text = str(content.get("text", ""))
       self._background(self._side, lambda: self._send_search(text), kind="search")
     elif content.get("type") == "run":  # the timeline, memory and roofline tabs: peaks may be measured, so not here
+      self._run_asked = True
       self._background(self._side, self._send_run, kind="run")
+    elif content.get("type") == "retime":  # in the layout worker: tinygrad runs one thing at a time
+      self._background(self._work, lambda: self._retime(content))
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)
@@ -192,8 +196,20 @@ class TraceWidget(anywidget.AnyWidget):
     except Exception as e: self.send(P.error_message(f"search: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def _send_run(self) -> None:
-    try: self.send(runview.run_message(self.trace))
+    try:
+      self.send(runview.run_message(self.trace))
+      self.kernels = P.kernel_rows(self.trace, self._kernel)  # the devices' peaks are measured now: the limits
     except Exception as e: self.send(P.error_message(f"run: {type(e).__name__}: {e}", traceback.format_exc()))
+
+  def _retime(self, content: dict) -> None:
+    """Kernels timed again (content["kernels"]: display names; none: the slowest that ran few times): the kernel table
+    and, once asked for, the run's tabs sent again with the new times."""
+    try:
+      names = {str(n) for n in content.get("kernels") or []}
+      self.trace.retime([k for k in self.trace.kernels if k.display_name in names] if names else None)
+      self.kernels = P.kernel_rows(self.trace, self._kernel)
+      if self._run_asked: self.send(runview.run_message(self.trace))
+    except Exception as e: self.send(P.error_message(f"retime: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def wait(self, timeout: float | None = 30) -> None:
     """Block until every request made so far (the picture, the tabs', retries) has been answered (for scripts and

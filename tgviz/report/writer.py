@@ -101,7 +101,7 @@ class Writer:
     failure = FV.failure_info(trace)
     selected, match = FV.opening(trace, failure)
     return {"tree": P.tree(trace), "selected": selected, "match": match, "view": "auto",
-            "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace),
+            "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace, peaks=True),
             "error": trace.traceback or "", "config": config(self.max_nodes),
             "notes": self.notes, "segments": {P.step_key(s): i for i, seg in enumerate(self.segments) for s in seg},
             "whatif": W.state(trace), "failure": failure}

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tgviz.trace.kernel import KERNEL_COLUMNS, Kernel
+from tgviz.trace.retime import compare_times
 from tgviz.trace.trace import Trace
 
 STEPS_SHOWN = 10  # steps whose match counts differ most, in the summary
@@ -140,14 +141,17 @@ class Comparison:
 
   def kernel_table(self) -> list[dict[str, Any]]:
     """One plain row per pair, then per unpaired kernel (usable as a ``pandas.DataFrame``): ``how`` ("ast", "name",
-    "only a", "only b"), ``same_code``, and each side's kernel row (see :meth:`Trace.kernel_table`) with its keys
+    "only a", "only b"), ``same_code``, ``time`` (how b's time compares with a's: "b faster", "b slower", "within noise"
+    where each median lies inside the other's min-max spread, "cold" where either is a single cold launch: nothing to
+    compare; None where either did not run) and each side's kernel row (see :meth:`Trace.kernel_table`) with its keys
     prefixed by ``a_`` and ``b_`` (None on the side a kernel is missing from)."""
     def side(prefix: str, k: Kernel | None) -> dict[str, Any]:
       row = k.table_row() if k is not None else dict.fromkeys(KERNEL_COLUMNS)
       return {f"{prefix}_{key}": v for key, v in row.items()}
-    rows = [{"how": p.how, "same_code": p.identical, **side("a", p.a), **side("b", p.b)} for p in self.pairs]
-    rows += [{"how": "only a", "same_code": None, **side("a", k), **side("b", None)} for k in self.only_a]
-    rows += [{"how": "only b", "same_code": None, **side("a", None), **side("b", k)} for k in self.only_b]
+    rows = [{"how": p.how, "same_code": p.identical, "time": compare_times(p.a.timing, p.b.timing), **side("a", p.a), **side("b", p.b)}
+            for p in self.pairs]
+    rows += [{"how": "only a", "same_code": None, "time": None, **side("a", k), **side("b", None)} for k in self.only_a]
+    rows += [{"how": "only b", "same_code": None, "time": None, **side("a", None), **side("b", k)} for k in self.only_b]
     return rows
 
   def summary(self) -> str:

@@ -60,7 +60,19 @@ class KernelRow(TypedDict):
   runs: int
   time_us: float | None
   step: StepKey
-  key: NotRequired[str]  # Kernel.key (the table shows it short; rows of an older page have none)
+  median_us: float | None   # its time as a spread (Kernel.timing): median, min, max over timed_runs
+  min_us: float | None
+  max_us: float | None
+  timed_runs: int
+  timed: str | None         # "capture" (its launches there) or "re-timed" (after it, warm)
+  cold: bool                # a single launch in the capture: no measurement of it warm
+  bound: str | None         # "memory", "compute" or "latency" (tgviz.trace.verdicts); null without the device's peaks
+  roof_fraction: float | None
+  why: str | None
+  compile_us: float | None  # its row of the compile table, total_us
+  shares: list[str]         # the other kernels that compiled to its program (their launches are one program's)
+  counted_in: str | None    # the kernel whose row counts its program's launches (null: this one)
+  key: NotRequired[str]     # Kernel.key (the table shows it short; rows of an older page have none)
 
 
 class Selection(TypedDict):
@@ -203,22 +215,30 @@ class NodeMsg(TypedDict):
 
 
 class RuleInfo(TypedDict):
-  """A pattern that fired in the trace (see Trace.rules), and where it first fired."""
+  """A pattern of the trace (see Trace.rules), and where it first fired (step "" and match -1: in no step of the trace,
+  only in untracked rewrites, or never); its counts over every rewrite of the capture (null where not counted)."""
   where: str
   file: str
   line: int
   source: str
-  count: int
-  us: float
+  count: int           # matches in the trace's steps
+  us: float            # their time
   steps: int
   step: StepKey
   match: int
+  matched: int | None  # matches in every rewrite (TRACK_MATCH_STATS's count)
+  attempts: int | None
+  rate: float | None   # matched / attempts
+  self_us: float | None  # time in its attempts, less the rewrites nested in them
+  failed_us: float | None  # time in its attempts that did not match
 
 
 class RulesMsg(TypedDict):
   type: Literal["rules"]
   rules: list[RuleInfo]
   total: int           # how many rules fired (the list may be shorter)
+  never: list[RuleInfo]  # the patterns tried that never matched (pure overhead), most time in attempts first
+  totals: list[float]  # [attempts, matches, self µs, failed µs] over every pattern; [] where not counted
 
 
 class UopRow(TypedDict):
@@ -336,6 +356,7 @@ class TimelineData(TypedDict):
   duration: float
   source: str
   summary: str
+  cold: list[int]                 # the launches that are their kernel's only one in the capture (cold: no warm time)
 
 
 class BufferRow(TypedDict):
@@ -398,6 +419,10 @@ class PointRow(TypedDict):
   gflops: float
   gbs: float
   bound: str | None
+  float_gflops: float | None      # its float work over its median: where it is drawn, under the float32 roof
+  verdict: str | None             # "memory", "compute" or "latency" (tgviz.trace.verdicts)
+  fraction: float | None          # of its roof reached
+  why: str | None
 
 
 class PeaksRow(TypedDict):
@@ -416,6 +441,27 @@ class RooflineData(TypedDict):
   ran: int                        # kernels that ran inside the capture (a point each, where tinygrad estimated them)
 
 
+class CompileData(TypedDict):
+  """tinygrad's host-side spans (trace.compile_times()), as columns in start order: lane (TINY: the compiler, USER: the
+  Tensor methods called; indices into lanes), name (into names), kind (into KINDS of views.compile), start and duration
+  (µs from the capture's start, to 0.1 µs), depth (0: outermost in its lane) and the step a click opens ("" for none);
+  own: [span, its time less the rewrites nested in it] of the spans with rewrites nested in them; totals: the capture's
+  wall time split up (CompileTotals' fields, µs); summary: the same in words."""
+  lanes: list[str]
+  names: list[str]
+  kinds: list[str]
+  lane: list[int]
+  name: list[int]
+  kind: list[int]
+  start: list[float]
+  dur: list[float]
+  own: list[list[float]]
+  depth: list[int]
+  step: list[StepKey]
+  totals: dict[str, float]
+  summary: str
+
+
 class RunMsg(TypedDict):
   type: Literal["run"]
   kernels: list[list[str]]        # [display name, the step it opens ("" for none)], by index
@@ -423,6 +469,8 @@ class RunMsg(TypedDict):
   timeline: TimelineData
   memory: MemoryData
   roofline: RooflineData
+  compile: CompileData
+  timings: list[str | None]       # each kernel's time as Timing.text says it ("median 12.3 µs (...)", "2,028 µs (1 cold launch)")
 
 
 class RetryMsg(TypedDict):
@@ -544,6 +592,12 @@ class RunRequest(TypedDict):
   type: Literal["run"]
 
 
+class RetimeRequest(TypedDict):
+  """Time kernels again (their display names; [] for the slowest that ran few times, as trace.retime chooses)."""
+  type: Literal["retime"]
+  kernels: list[str]
+
+
 class AllowedRequest(TypedDict):
   """The opts tinygrad allows next on a kernel, after `before`."""
   type: Literal["allowed"]
@@ -565,7 +619,7 @@ class SearchRequest(TypedDict):
 
 
 FrontendMsg: TypeAlias = ("ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
-                          " | AccessRequest | SearchRequest")
+                          " | AccessRequest | SearchRequest | RetimeRequest")
 """What the trace browser asks."""
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tgviz import bridge as tg
 from tgviz.draw.scene import DEFAULT_MAX_NODES
-from tgviz.trace.steps import Step, where
+from tgviz.trace.steps import Rule, Step, where
 from tgviz.trace.trace import Group, Trace
 from tgviz.views.highlight import highlight_code
 from tgviz.views.messages import (
@@ -92,9 +92,11 @@ def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
   return out
 
 
-def kernel_rows(trace: Trace, kernel: str | None = None) -> list[KernelRow]:
-  """The kernel table of the kernels listed (see shown_groups): Trace.kernel_table's rows, each with its first step."""
-  return [KernelRow(**g.kernel.table_row(), label=g.display_name, matches=g.match_count, step=step_key(g.steps[0]))  # type: ignore[typeddict-item]
+def kernel_rows(trace: Trace, kernel: str | None = None, peaks: bool = False) -> list[KernelRow]:
+  """The kernel table of the kernels listed (see shown_groups): Trace.kernel_table's rows (peaks: measure the devices'
+  peaks for the verdicts where they never were), each with its first step."""
+  rows = dict(zip(map(id, trace.kernels), trace.kernel_table(peaks), strict=True))
+  return [KernelRow(**rows[id(g.kernel)], label=g.display_name, matches=g.match_count, step=step_key(g.steps[0]))  # type: ignore[typeddict-item]
           for g in shown_groups(trace, kernel) if g.kernel is not None and g.steps]
 
 
@@ -221,13 +223,26 @@ def history(trace: Trace, uop: object, group: Group) -> list[HistoryEvent]:
 MAX_RULES = 2000
 
 
+def rule_info(r: Rule) -> RuleInfo:
+  rate = r.match_rate
+  return RuleInfo(where=where(*r.loc), file=r.loc[0], line=r.loc[1], source=r.source, count=r.count, us=round(r.time * 1e6, 1),
+                  steps=len(r.steps), step=step_key(r.first.step) if r.first is not None else "", match=r.first.index if r.first is not None else -1,
+                  matched=r.matched, attempts=r.attempts, rate=round(rate, 4) if rate is not None else None,
+                  self_us=round(r.self_time_us, 1) if r.self_time_us is not None else None,
+                  failed_us=round(r.failed_us, 1) if r.failed_us is not None else None)
+
+
 def rules_message(trace: Trace, sort: str = "count") -> RulesMsg:
-  """The rules tab: every pattern that fired (the first MAX_RULES), most often first."""
-  rules = trace.rules(sort)
-  return RulesMsg(type="rules", total=len(rules), rules=[
-    RuleInfo(where=where(*r.loc), file=r.loc[0], line=r.loc[1], source=r.source, count=r.count,
-             us=round(r.time * 1e6, 1), steps=len(r.steps), step=step_key(r.first.step), match=r.first.index)
-    for r in rules[:MAX_RULES]])
+  """The rules tab: every pattern that fired (the first MAX_RULES), most often first; the patterns tried that never
+  matched apart, the most time lost first; the totals of every pattern's attempts."""
+  every = trace.rules(sort, unmatched=True)
+  rules = [r for r in every if r.count or r.matched]
+  never = sorted((r for r in every if not r.count and not r.matched), key=lambda r: -(r.failed_us or 0.0))
+  counted = [r for r in every if r.attempts is not None]
+  totals = [float(sum(r.attempts or 0 for r in counted)), float(sum(r.matched or 0 for r in counted)),
+            round(sum(r.self_time_us or 0.0 for r in counted), 1), round(sum(r.failed_us or 0.0 for r in counted), 1)] if counted else []
+  return RulesMsg(type="rules", total=len(rules), rules=[rule_info(r) for r in rules[:MAX_RULES]],
+                  never=[rule_info(r) for r in never[:MAX_RULES]], totals=totals)
 
 
 def error_message(message: str, traceback: str | None = None) -> ErrorMsg:
