@@ -247,10 +247,11 @@ def saved_kept_picture(path: Path) -> dict:
   """Wait for the notebook file to hold the widget state (Jupyter widgets' saveState), check what a reader without the
   kernel gets (the tgviz widget's kept picture in the state, the picture in the output's HTML, a file under 1 MB) and
   return the kept picture."""
-  deadline, nb = time.time() + 30, {}
+  deadline, nb = time.time() + 120, {}  # the save follows Ctrl+S at once on a quiet machine; minutes on a loaded one
   while time.time() < deadline:
-    nb = json.loads(path.read_text())
-    if "application/vnd.jupyter.widget-state+json" in nb["metadata"].get("widgets", {}): break
+    try: nb = json.loads(path.read_text())
+    except json.JSONDecodeError: nb = {}  # caught while Jupyter writes the file (it is not written atomically)
+    if "application/vnd.jupyter.widget-state+json" in nb.get("metadata", {}).get("widgets", {}): break
     time.sleep(0.3)
   else: raise AssertionError("the widget state was not saved with the notebook (jupyterlab-manager's saveState)")
   state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
