@@ -1,7 +1,7 @@
 """The one layer of tgviz that knows tinygrad's internals; the rest of tgviz talks to the names exported here.
 
 By concern: ``env`` (tinygrad's version, the default device, settings), ``capture`` (the Tracker and its patches from
-``recorders`` and ``profiler``), ``records`` (what a trace holds), ``events`` (the run: tinygrad's profile events as
+``recorders``, ``schedule`` and ``profiler``), ``records`` (what a trace holds), ``linear`` (what each schedule ran), ``events`` (the run: tinygrad's profile events as
 records), ``peaks`` (a device's measured peaks), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
 keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up before
 anything imports tinygrad.
@@ -23,6 +23,7 @@ from tgviz.bridge.env import (
 )
 from tgviz.bridge.events import ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_null_device
 from tgviz.bridge.files import TraceFileError, load_recording, save_recording
+from tgviz.bridge.linear import BufferInfo, Call, ScheduleCalls, schedule_calls
 from tgviz.bridge.machine import ListingBuilds, binary, debug_listing, disassemble, linear_uops, print_uops, program_rows
 from tgviz.bridge.opts import (
   PairRun,
@@ -46,7 +47,9 @@ from tgviz.bridge.records import (
   OptRefused,
   Origin,
   Program,
+  Realized,
   Recording,
+  ScheduleRecord,
   StepRecord,
   is_snapshot,
   lexer_name,
@@ -78,6 +81,8 @@ __all__ = [
   "OPT_OPS",
   "SUPPORTED_TINYGRAD",
   "BeamSearch",
+  "BufferInfo",
+  "Call",
   "Candidate",
   "ExecRecord",
   "GroupRecord",
@@ -92,7 +97,10 @@ __all__ = [
   "Profile",
   "Program",
   "RangeRecord",
+  "Realized",
   "Recording",
+  "ScheduleCalls",
+  "ScheduleRecord",
   "Snapshot",
   "StepRecord",
   "SyncRecord",
@@ -137,6 +145,7 @@ __all__ = [
   "restore_environment",
   "run_pair",
   "save_recording",
+  "schedule_calls",
   "settings",
   "sources",
   "structural_key",

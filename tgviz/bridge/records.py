@@ -1,7 +1,8 @@
 """What a capture or a trace file holds, as records a Trace owns.
 
 Owns every record type a trace holds but the run's (events.Profile's): StepRecord, GroupRecord, Origin, Program,
-Opt (one of tinygrad's opts in plain fields), Candidate and BeamSearch (BEAM's search as beam.BeamRecorder saw it) and
+Opt (one of tinygrad's opts in plain fields), Candidate and BeamSearch (BEAM's search as beam.BeamRecorder saw it),
+Realized and ScheduleRecord (the scheduler's decisions, as schedule.ScheduleRecorder saw them) and
 Recording (tinygrad's tracking table of plain UOp fields, rebuilt into UOps when looked at); reading tinygrad's tracked groups into records,
 and the names tinygrad gives its steps. It never patches tinygrad and never keeps a live UOp or Buffer strongly: a
 Trace must change no refcount tinygrad relies on.
@@ -144,6 +145,7 @@ class GroupRecord:
   c_style: bool = False                     # rendered by a C-style renderer (CStyleLanguage), whose lines tgviz maps
   search: BeamSearch | None = None          # a kernel's BEAM search, as beam.BeamRecorder saw it
   opt_steps: tuple = ()                     # (Opt, index of the step it made) per opt application (opts.OptStepRecorder)
+  schedule: ScheduleRecord | None = None    # what the scheduler decided in this group (schedule.ScheduleRecorder)
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,39 @@ class Origin:
   file: str | None
   line: int | None
   source: str
+
+
+@dataclass(frozen=True)
+class Realized:
+  """Why tinygrad's scheduler made one buffer. ``why``: "output" or "contiguous" (transform_to_call made it for a realized
+  Tensor or a .contiguous()), else the rule that put the value in run_rangeify's realize map: "consumers" (its consumers'
+  ranges differ), "ending" (ranges end at it), "device", "hazard" (an assign reads its own target), "custom", "split"
+  (split_reduceop), "copy", "contiguous". ``kept``: why remove_bufferize kept it: "always" (never removable), "cost"
+  (inlining would read ``reads`` buffers), "reduce" (it reduces over a buffer: ``reduces``). ``rule``/``kept_at``: the
+  lines of tinygrad that decided."""
+  why: str
+  kept: str = ""
+  shape: tuple[int | str, ...] = ()
+  dtype: str = ""
+  axes: tuple[int, ...] = ()                # the axes realized
+  consumers: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (op, its Tensor operations) of each consumer rangeify saw
+  reduces: tuple[str, ...] = ()
+  reads: int = 0
+  origins: tuple[Origin, ...] = ()          # the Tensor operations that computed the value, and the user's lines
+  rule: tuple[str, int] | None = None
+  kept_at: tuple[str, int] | None = None
+
+
+@dataclass
+class ScheduleRecord:
+  """A group's scheduler decisions: per kernel graph it made, in order (get_kernel_graph: a schedule cache miss), its
+  internal buffers by slot; the buffers transform_to_call made, by their number (their ParamArg slot); and the user's
+  line that asked for the schedule (``op``: the tinygrad function it called: realize, numpy, step, ...); ``buffers``: the
+  number the run's profile events give each buffer launched after it (tinygrad's Buffer), by the buffer's number."""
+  stages: list[dict[int, Realized]] = field(default_factory=list)
+  made: dict[int, Realized] = field(default_factory=dict)
+  asked: Origin | None = None
+  buffers: dict[int, int] = field(default_factory=dict)
 
 
 class _WeakUOps:
@@ -380,9 +415,11 @@ def _stack(tb: tuple[tuple, ...] | None) -> tuple[tuple[str, int, str, str], ...
 
 
 def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origins: dict[int, tuple[Origin, ...]] | None = None,
-                searches: dict[int, BeamSearch] | None = None, opt_steps: dict[int, list] | None = None) -> list[GroupRecord]:
+                searches: dict[int, BeamSearch] | None = None, opt_steps: dict[int, list] | None = None,
+                schedules: dict[int, ScheduleRecord] | None = None) -> list[GroupRecord]:
   """Records of tinygrad's tracked groups and their steps (out: id(step) -> trace number of what it returned; origins:
-  tracked group index -> its kernel's origins; searches: -> its BEAM search; opt_steps: -> its opts' steps). tgviz's
+  tracked group index -> its kernel's origins; searches: -> its BEAM search; opt_steps: -> its opts' steps; schedules:
+  -> its scheduler decisions). tgviz's
   own "capture" group is skipped
   when nothing landed in it."""
   from tinygrad.renderer.cstyle import CStyleLanguage
@@ -396,7 +433,8 @@ def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], o
     groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, _stack(key.tb),
                               device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else "",
                               origins=(origins or {}).get(i, ()), c_style=isinstance(ren, CStyleLanguage),
-                              search=(searches or {}).get(i), opt_steps=tuple((opt_steps or {}).get(i, ()))))
+                              search=(searches or {}).get(i), opt_steps=tuple((opt_steps or {}).get(i, ())),
+                              schedule=(schedules or {}).get(i)))
   return groups
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from tgviz import bridge as tg
+from tgviz.trace import program as programs
 from tgviz.trace import run as runtime
 from tgviz.trace.kernel import Kernel, display_names
 from tgviz.trace.steps import Event, Rule, Step, rebuilt_event
@@ -61,7 +62,7 @@ class Trace:
     """Take over what a capture recorded. Groups, steps and kernels are made when first asked for, so that a capture
     costs nothing past tinygrad's own tracking."""
     self._rec = rec
-    for name in ("groups", "kernels", "_runtime"): self.__dict__.pop(name, None)
+    for name in ("groups", "kernels", "_runtime", "_program"): self.__dict__.pop(name, None)
 
   def save(self, path: str | Path) -> Path:
     """Write this trace to path (gzip-compressed; ``.tgviz`` is a good suffix), to open later, or elsewhere, with
@@ -169,6 +170,22 @@ class Trace:
         r.time += t
         if not r.steps or r.steps[-1] is not s: r.steps.append(s)
     return sorted(found.values(), key=(lambda r: (-r.count, -r.time)) if sort == "count" else (lambda r: (-r.time, -r.count)))
+
+  @functools.cached_property
+  def _program(self) -> programs.Program:
+    return programs.build(self)
+
+  def program(self) -> programs.Program:
+    """The block's program as kernels and buffers (see :class:`tgviz.trace.program.Program`): every call of its schedules
+    in run order (``.kernels``) and every buffer between them (``.buffers``: writer, readers, shape, dtype, nbytes), each
+    with the reason tinygrad's scheduler made it (``.reason``, one of user, output, input, copy, device, ranges, cost,
+    reduce, other; ``.detail``; ``.line``). Read from the trace when first asked for."""
+    return self._program
+
+  def why(self, a: Any, b: Any) -> list[programs.Buffer]:
+    """The buffers between two kernels (a Kernel, its index in :meth:`program`, or its display name), with their reasons:
+    why tinygrad did not fuse them (see :meth:`tgviz.trace.program.Program.why`)."""
+    return self._program.why(a, b)
 
   def kernel_table(self) -> list[dict[str, Any]]:
     """One plain row per kernel, in compile order (``pandas.DataFrame(trace.kernel_table())`` makes a table of it):
