@@ -72,9 +72,15 @@ export function kernelTable(ui, kernels, select) {
   ui.kernels.hidden = !kernels.length;
   const close = h("button", { class: "tgviz-sheet-close", title: "close (Escape)" }, ["×"]);
   close.addEventListener("click", () => { ui.kernels.open = false; });
+  // kernels by cause: each counted once, by the first reason of the buffers it writes (the program map's vocabulary)
+  /** @type {Map<string, number>} */
+  const causes = new Map();
+  for (const k of kernels) if (k.causes?.length) causes.set(k.causes[0], (causes.get(k.causes[0]) ?? 0) + 1);
+  const byCause = causes.size ? h("div", { class: "tgviz-causes" }, [`${kernels.length} kernels by cause: `
+    + [...causes].map(([r, n]) => `${r} ${n}`).join(", ")]) : "";
   const sheet = h("div", { class: "tgviz-sheet" }, [h("div", { class: "tgviz-sheet-head" }, [
     "per kernel: launch dimensions, tinygrad's estimates of FLOPs and bytes, launches and their measured time, the matches of its "
-    + "steps; click a header to sort, a row to open the kernel", close])]);
+    + "steps, why it ends where it does; click a header to sort, a row to open the kernel", close]), byCause]);
   ui.kernels.replaceChildren(h("summary", { title: "per kernel: launch dimensions, tinygrad's estimates, measured time, matches" },
                                 [`kernel table (${kernels.length})`]), sheet);
   // open: over the columns, from their top, as tall as its rows up to the widget's foot
@@ -88,6 +94,8 @@ export function kernelTable(ui, kernels, select) {
       { key: "runs", label: "runs", num: true, title: "launches inside the capture" },
       { key: "time_us", label: "time (µs)", num: true, title: "measured device time of its launches, in total" },
       { key: "matches", label: "matches", num: true, title: "pattern matches in the kernel's rewrite steps, in total" },
-      { key: "opts", label: "opts", title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)" }],
+      { key: "opts", label: "opts", title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)" },
+      { key: "causes", label: "cause", title: "why the kernel ends where it does: the reasons of the buffers it writes (the program map)",
+        fmt: (/** @type {string[]|undefined} */ v) => (v?.length ? v.join(", ") : "–") }],
       kernels, (row) => { ui.kernels.open = false; select(row.step); }));
 }

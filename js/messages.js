@@ -12,7 +12,7 @@
 /** A row of the kernel table (Trace.kernel_table's), with the name shown, the matches of its steps and the step it
  * opens (the kernel's first).
  * @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,
- *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey}} KernelRow */
+ *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey, causes?:string[]}} KernelRow */
 /** A picture: match None is the whole step.
  * @typedef {{step:StepKey, match:number|null, view:View}} Selection */
 /** A picture is being computed for this selection.
@@ -87,8 +87,24 @@
 /** A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far.
  * @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
  *   retries:RetryMsg[]}} OptsInfo */
+/** A kernel of the program map (a call of the block's schedules, in run order): what its panel says and where it
+ * leads (its first step, its codegen step, its row of the kernel table).
+ * @typedef {{index:number, name:string, kind:string, step:StepKey|null, code_step:StepKey|null, row:number|null, ops:string[],
+ *   lines:string[], time_us:number|null, runs:number, bound:string|null, reasons:string[], schedule:number,
+ *   reads:number[], writes:number[]}} MapKernel */
+/** A buffer of the program map: one state of one of tinygrad's buffers, the kernel that wrote it (null: from before
+ * the block) and those that read it, with the reason it exists.
+ * @typedef {{index:number, label:string, reason:string, detail:string, where:string, source:string, tinygrad:string,
+ *   rule:string, writer:number|null, readers:number[]}} MapBuffer */
+/** One view of the program map: "kernels" (a box per kernel, long chains folded) or "lines" (a box per line of the
+ * user's code). Its picture: SVG laid out left to right, a box's data-node its key in boxes ("in..."/"out..." for the
+ * stubs of what comes from before the block and goes after it), an arrow's data-key its index in arrows.
+ * @typedef {{name:string, svg:string, boxes:Record<string, number[]>, arrows:number[][]}} MapView */
+/** The program map: its views (the first opens), the kernels and buffers, the kernels by cause.
+ * @typedef {{type:"programmap", views:MapView[], kernels:MapKernel[], buffers:MapBuffer[], counts:Record<string, number>,
+ *   reasons:string[], colours:Record<string, string>, summary:string, notes:string[]}} ProgramMapMsg */
 /** What Python (or the report's page) sends the trace browser.
- * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg} KernelMsg */
+ * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|ProgramMapMsg} KernelMsg */
 /** The frontend is drawn and wants the current picture.
  * @typedef {{type:"ready"}} ReadyMsg */
 /** Write the current view as SVG: the part on screen (box: x, y, width, height in the SVG's units), or the whole.
@@ -105,8 +121,10 @@
  * @typedef {{type:"allowed", kernel:string, before:OptSpec[]}} AllowedRequest */
 /** The kernel compiled and run again with these opts.
  * @typedef {{type:"retry", kernel:string, opts:OptSpec[]}} RetryRequest */
+/** The program map.
+ * @typedef {{type:"programmap"}} ProgramMapRequest */
 /** What the trace browser asks.
- * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest} FrontendMsg */
+ * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|ProgramMapRequest} FrontendMsg */
 /** @typedef {{step:string, svg:string}} Landmark */
 /** @typedef {{name:string, head:string, html:string, graphs:Landmark[]}} PairSide */
 /** @typedef {{type:"pair", index:number, diff:string, sides:(PairSide|null)[]}} PairMsg */

@@ -211,6 +211,7 @@ async function pageModel(mods, state) {
         data.table(msg.step).then((t) => data.get(`p-${t.s.group}`)).then((p) => reply(p[kind]), failed);
       }
       if (msg.type === "run") data.get("run").then(reply, (e) => reply({ type: "error", message: `run: ${e}` }));
+      if (msg.type === "programmap") data.get("programmap").then(reply, (e) => reply({ type: "error", message: `programmap: ${e}` }));
     },
     /** For tests: the page's picture message for a selection (plain: dot's output to use instead of laying out here,
      * to compare with the Python side). @param {Selection} sel */

@@ -6,7 +6,8 @@
 // and height, maximising), panzoom.js (the view on the graph), tree.js (the steps), details.js (the panels around a
 // picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel, the rules tab), keys.js (the
 // keyboard). Until the kernel answers (a saved notebook without its kernel: never), the controls that need it are off.
-// program.js: the code column's uops and asm tabs (linked through linking.js).
+// program.js: the code column's uops and asm tabs (linked through linking.js). programmap.js: the program map, the sheet a
+// trace opens on where the model's `opening` says "program" (tgviz/views/programmap.py opening decides).
 import { Adapter, sameSelection } from "./adapter.js";
 import { kernelTable, showDetails } from "./details.js";
 import { keys } from "./keys.js";
@@ -15,6 +16,7 @@ import { pageNode, showNode, showRules } from "./nodepanel.js";
 import { keptHeight, maximiser, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
 import { programTabs } from "./program.js";
+import { programMap } from "./programmap.js";
 import { runView } from "./runview.js";
 import { stepTree } from "./tree.js";
 import { buildUi, oneSheet } from "./ui.js";
@@ -76,7 +78,14 @@ function render({ model, el }) {
   const program = programTabs(ui, state, links);  // the code column's uops and asm tabs
   const run = runView(ui, () => state.send({ type: "run" }), (key) => select(key));  // the timeline, memory, roofline tabs
   const opts = whatIf(ui, state, page, (key) => select(key));
-  const closeSheet = oneSheet([ui.kernels, ui.run, opts.box]);  // the kernel table, the run's tabs, what if…
+  const map = programMap(ui, () => state.send({ type: "programmap" }), (key) => select(key), (row) => {  // a kernel's table row
+    ui.kernels.open = true;
+    const tr = ui.kernels.querySelector(`tbody tr[data-index="${row}"]`);
+    for (const s of ui.kernels.querySelectorAll("tbody tr.selected")) s.classList.remove("selected");
+    tr?.classList.add("selected");
+    tr?.scrollIntoView({ block: "center" });
+  });
+  const closeSheet = oneSheet([ui.program, ui.kernels, ui.run, opts.box]);  // the program map, the kernel table, the run's tabs, what if…
   /** @type {Selection|null} the selection drawn */
   let shown = null;
   /** @type {TreeGroup|null} its group */
@@ -198,6 +207,8 @@ function render({ model, el }) {
     else if (msg.type === "rules") showRules(ui, msg, go);
     else if (msg.type === "uops" || msg.type === "asm") program.message(msg);
     else if (msg.type === "run") run.show(msg);
+    else if (msg.type === "programmap") map.show(msg);
+    else if (msg.type === "error" && msg.message.startsWith("programmap:")) map.failed(msg.message);
     else if (msg.type === "error" && msg.message.startsWith("run:")) run.failed(msg.message);
     else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }
   });
@@ -253,6 +264,7 @@ function render({ model, el }) {
   tree.build();
   showCached();
   state.send({ type: "ready" });
+  if (state.model.get("opening") === "program") map.openSheet();  // what the trace opens on
   const waiting = state.selected ? setTimeout(noKernel, STATIC_AFTER_MS) : undefined;
   return () => { clearTimeout(waiting); stopKeys(); max.set(false); ui.root.remove(); };
 }

@@ -22,6 +22,7 @@ from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.trace.trace import Trace
 from tgviz.views import messages as M
 from tgviz.views import program as PV
+from tgviz.views import programmap as PM
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
 from tgviz.views import whatif as W
@@ -66,7 +67,7 @@ class TraceWidget(anywidget.AnyWidget):
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
   _esm = esm("widget.js")
-  _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css")
+  _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css", "programmap.css")
 
   tree: t.List[M.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
@@ -79,6 +80,7 @@ class TraceWidget(anywidget.AnyWidget):
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
   kept_picture = t.Dict().tag(sync=True)                   # a protocol.PictureMsg: what a saved notebook shows
   whatif = t.Dict().tag(sync=True)                         # whatif_view.state: per kernel its opts, BEAM's candidates, retries
+  opening = t.Unicode("step").tag(sync=True)               # what the widget opens on: "program" (the map) or "step" (PM.opening)
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = DEFAULT_MAX_NODES,
                export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, **kwargs: Any):
@@ -93,7 +95,7 @@ class TraceWidget(anywidget.AnyWidget):
     self._latest: Selection | None = None
     super().__init__(tree=P.tree(trace, kernel), selected=P.first_selection(trace, kernel), code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
                      summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir),
-                     whatif=W.state(trace), **kwargs)
+                     whatif=W.state(trace), opening=PM.opening(trace), **kwargs)
     self.on_msg(self._on_msg)
     self.observe(lambda _: self._request(), names=["selected", "match", "view"])
     self._request()  # start on the first picture right away, so it is ready when the page asks
@@ -141,6 +143,8 @@ class TraceWidget(anywidget.AnyWidget):
       self._background(self._side, lambda: self.send(rest()), kind=str(content["type"]))
     elif content.get("type") == "run":  # the timeline, memory and roofline tabs: peaks may be measured, so not here
       self._background(self._side, self._send_run, kind="run")
+    elif content.get("type") == "programmap":  # laid out by graphviz: not here
+      self._background(self._side, self._send_map, kind="programmap")
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)
@@ -168,6 +172,10 @@ class TraceWidget(anywidget.AnyWidget):
   def _send_run(self) -> None:
     try: self.send(runview.run_message(self.trace))
     except Exception as e: self.send(P.error_message(f"run: {type(e).__name__}: {e}", traceback.format_exc()))
+
+  def _send_map(self) -> None:
+    try: self.send(PM.program_map(self.trace))
+    except Exception as e: self.send(P.error_message(f"programmap: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def wait(self, timeout: float | None = 30) -> None:
     """Block until every request made so far (the picture, the tabs', retries) has been answered (for scripts and

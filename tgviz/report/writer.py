@@ -32,6 +32,7 @@ from tgviz.report.contents import Contents, chunk, pattern_index, pattern_rows, 
 from tgviz.trace.steps import Step
 from tgviz.trace.trace import Trace
 from tgviz.views import program as PV
+from tgviz.views import programmap as PM
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
 from tgviz.views import whatif as W
@@ -99,7 +100,7 @@ class Writer:
             "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace),
             "error": trace.traceback or "", "config": config(self.max_nodes),
             "notes": self.notes, "segments": {P.step_key(s): i for i, seg in enumerate(self.segments) for s in seg},
-            "whatif": W.state(trace)}
+            "whatif": W.state(trace), "opening": PM.opening(trace)}
 
   def summary(self) -> str:
     """The trace's summary under the page's title (the page shows its first line over the widget)."""
@@ -159,10 +160,11 @@ class Writer:
       todo = pool.map(_segment, (i for i in range(len(self.segments)) if i not in written))
       segments = (written[i] if i in written else next(todo) for i in range(len(self.segments)))
       f.write(_HEAD.format(title=escaped(self.title), css=styles("widget.css", "table.css", "program.css", "run.css", "compare.css",
-                                                                "whatif.css")))
+                                                                "whatif.css", "programmap.css")))
       f.write(chunk("state", self.state()))
       f.write(chunk("rules", P.rules_message(trace)))
       f.write(chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs
+      f.write(chunk("programmap", PM.program_map(trace)))  # the program map, what the page opens on
       for texts in groups: f.writelines(texts)
       done, contents = 0, Contents()
       for i, (segment, (text, own)) in enumerate(zip(self.segments, segments, strict=True)):

@@ -103,8 +103,11 @@ class Program:
   """The block's program: ``kernels`` in run order, ``buffers`` (every state written or read), ``notes`` on what could
   not be read (an older trace, a schedule of nested functions, a multi-device call)."""
 
-  def __init__(self, kernels: list[ProgramKernel], buffers: list[Buffer], notes: list[str]):
+  def __init__(self, kernels: list[ProgramKernel], buffers: list[Buffer], notes: list[str], schedules: list[tg.Origin | None] | None = None):
     self.kernels, self.buffers, self.notes = kernels, buffers, notes
+    self.schedules = schedules or []
+    """Per schedule (ProgramKernel.schedule), the user's line that asked for it and the tinygrad function it called
+    (realize, numpy, backward, ...): None where tgviz did not see it."""
 
   @property
   def boundaries(self) -> list[Buffer]:
@@ -162,6 +165,7 @@ def build(trace: Trace) -> Program:
   kernels: list[ProgramKernel] = []
   buffers: list[Buffer] = []
   notes: list[str] = []
+  schedules: list[tg.Origin | None] = []
   if rec is None: return Program(kernels, buffers, notes)
   by_ast = {g.kernel.group.steps[0]._raw.sink: g.kernel for g in trace.groups if g.kernel is not None and g.kernel.group.steps}
   made: dict[int, tg.Realized] = {}
@@ -182,6 +186,7 @@ def build(trace: Trace) -> Program:
     for sc in scheds:
       if sc.linear not in decided and graw.schedule is not None and graw.schedule.stages: decided[sc.linear] = graw.schedule.stages[0]
       stages = decided.get(sc.linear, {})
+      schedules.append(asked)
       for call in sc.calls:
         pk = ProgramKernel(len(kernels), call.kind, "", n_schedule, by_ast.get(call.ast) if call.kind == "kernel" else None)
         pk.name = pk.kernel.display_name if pk.kernel is not None else \
@@ -205,11 +210,17 @@ def build(trace: Trace) -> Program:
           buffers.append(buf)
           pk.writes.append(buf)
       n_schedule += 1
+  calls = Counter(id(k.kernel) for k in kernels if k.kernel is not None)
+  seen: Counter[int] = Counter()
+  for k in kernels:  # a kernel launched more than once: each call named
+    if k.kernel is not None and calls[id(k.kernel)] > 1:
+      seen[id(k.kernel)] += 1
+      k.name += f" (call {seen[id(k.kernel)]} of {calls[id(k.kernel)]})"
   for buf in buffers:  # what comes from before the block, and what nothing in the block reads again
     buf.run = run_nums.get(buf.num)
     if buf.writer is None: buf.reason, buf.detail = "input", reasons.INPUT
     elif not buf.readers: buf.reason, buf.detail = "output", reasons.output_text(buf.detail)
-  return Program(kernels, buffers, notes)
+  return Program(kernels, buffers, notes, schedules)
 
 
 def _buffer(info: tg.BufferInfo, version: int, writer: ProgramKernel | None) -> Buffer:

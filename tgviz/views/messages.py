@@ -6,7 +6,7 @@ Keys are issued by Python and opaque to the frontend: a step is named by its ``S
 view), where match ``None`` (JSON ``null``) is the whole step. Synced state (the TraceWidget's traits; the report's
 stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected`` (a StepKey, "" for none), ``match`` (int or
 None), ``view`` (a View), ``code_css``, ``summary``, ``kernels`` (list of KernelRow), ``error``, ``whatif`` (per kernel
-an OptsInfo) and ``kept_picture``: the PictureMsg of the selected step (whole), kept small, that a saved notebook shows
+an OptsInfo), ``opening`` ("program": open on the program map; "step": on the selected step) and ``kept_picture``: the PictureMsg of the selected step (whole), kept small, that a saved notebook shows
 when no kernel answers. The builders are :mod:`tgviz.views.protocol`'s and the other view modules'.
 
 Must not: build a message (no logic here but the JSDoc writer); import anything of tgviz.
@@ -58,6 +58,7 @@ class KernelRow(TypedDict):
   runs: int
   time_us: float | None
   step: StepKey
+  causes: NotRequired[list[str]]  # why the kernel ends where it does: the reasons of the buffers it writes (Program)
 
 
 class Selection(TypedDict):
@@ -403,7 +404,65 @@ class OptsInfo(TypedDict):
   retries: list[RetryMsg]
 
 
-KernelMsg: TypeAlias = "PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg"
+class MapKernel(TypedDict):
+  """A kernel of the program map (a call of the block's schedules, in run order): what its panel says and where it
+  leads (its first step, its codegen step, its row of the kernel table)."""
+  index: int
+  name: str
+  kind: str                          # "kernel", "copy" or "other"
+  step: StepKey | None
+  code_step: StepKey | None
+  row: int | None
+  ops: list[str]
+  lines: list[str]                   # the user's lines of its Tensor ops: "file.py:12 source"
+  time_us: float | None              # the median of its kernel's launches
+  runs: int
+  bound: str | None                  # "memory" or "compute" by the device's cached peaks; None without them
+  reasons: list[str]
+  schedule: int
+  reads: list[int]                   # buffers (indices into ProgramMapMsg.buffers)
+  writes: list[int]
+
+
+class MapBuffer(TypedDict):
+  """A buffer of the program map: one state of one of tinygrad's buffers, the kernel that wrote it (null: from before
+  the block) and those that read it, with the reason it exists."""
+  index: int
+  label: str                         # "float[4,8] 128 B"
+  reason: str
+  detail: str
+  where: str                         # the user's line, "file.py:12" ("" for none)
+  source: str
+  tinygrad: str                      # tinygrad's own words for the rule
+  rule: str                          # tinygrad's line that decided, "rangeify.py:266"
+  writer: int | None
+  readers: list[int]
+
+
+class MapView(TypedDict):
+  """One view of the program map: "kernels" (a box per kernel, long chains folded) or "lines" (a box per line of the
+  user's code). Its picture: SVG laid out left to right, a box's data-node its key in boxes ("in..."/"out..." for the
+  stubs of what comes from before the block and goes after it), an arrow's data-key its index in arrows."""
+  name: str
+  svg: str
+  boxes: dict[str, list[int]]        # box -> its kernels (indices into ProgramMapMsg.kernels)
+  arrows: list[list[int]]            # per arrow, its buffers
+
+
+class ProgramMapMsg(TypedDict):
+  """The program map: its views (the first opens), the kernels and buffers, the kernels by cause."""
+  type: Literal["programmap"]
+  views: list[MapView]
+  kernels: list[MapKernel]
+  buffers: list[MapBuffer]
+  counts: dict[str, int]
+  reasons: list[str]
+  colours: dict[str, str]
+  summary: str
+  notes: list[str]
+
+
+KernelMsg: TypeAlias = "PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg | ProgramMapMsg"
 """What Python (or the report's page) sends the trace browser."""
 
 
@@ -456,7 +515,12 @@ class RetryRequest(TypedDict):
   opts: list[OptSpec]
 
 
-FrontendMsg: TypeAlias = "ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
+class ProgramMapRequest(TypedDict):
+  """The program map."""
+  type: Literal["programmap"]
+
+
+FrontendMsg: TypeAlias = "ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest | ProgramMapRequest"
 """What the trace browser asks."""
 
 
