@@ -57,6 +57,7 @@ from tgviz.bridge.records import (
   render_step_index,
 )
 from tgviz.bridge.replay import opaque_call_bodies, page_replays
+from tgviz.bridge.rerun import LIFTS, Lifted, rerun
 from tgviz.bridge.uops import (
   NodeCache,
   NodeTable,
@@ -78,6 +79,7 @@ from tgviz.bridge.uops import (
 __all__ = [
   "KERNEL_LANDMARKS",
   "LANDMARKS",
+  "LIFTS",
   "OPT_OPS",
   "SUPPORTED_TINYGRAD",
   "BeamSearch",
@@ -86,6 +88,7 @@ __all__ = [
   "Candidate",
   "ExecRecord",
   "GroupRecord",
+  "Lifted",
   "ListingBuilds",
   "MemRecord",
   "NodeCache",
@@ -142,6 +145,7 @@ __all__ = [
   "program_rows",
   "reaches",
   "render_step_index",
+  "rerun",
   "restore_environment",
   "run_pair",
   "save_recording",

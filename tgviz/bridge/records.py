@@ -161,8 +161,8 @@ class Origin:
 
 @dataclass(frozen=True)
 class Realized:
-  """Why tinygrad's scheduler made one buffer. ``why``: "output" or "contiguous" (transform_to_call made it for a realized
-  Tensor or a .contiguous()), else the rule that put the value in run_rangeify's realize map: "consumers" (its consumers'
+  """Why tinygrad's scheduler made one buffer. ``why``: "output", "contiguous" or "copy" (transform_to_call made it for a
+  realized Tensor, a .contiguous() or data copied from the host), else the rule that put the value in run_rangeify's realize map: "consumers" (its consumers'
   ranges differ), "ending" (ranges end at it), "device", "hazard" (an assign reads its own target), "custom", "split"
   (split_reduceop), "copy", "contiguous". ``kept``: why remove_bufferize kept it: "always" (never removable), "cost"
   (inlining would read ``reads`` buffers), "reduce" (it reduces over a buffer: ``reduces``). ``rule``/``kept_at``: the
@@ -178,6 +178,7 @@ class Realized:
   origins: tuple[Origin, ...] = ()          # the Tensor operations that computed the value, and the user's lines
   rule: tuple[str, int] | None = None
   kept_at: tuple[str, int] | None = None
+  tag: tuple | None = None                  # "contiguous": the tag transform_to_call numbered its CONTIGUOUS with (bridge.rerun)
 
 
 @dataclass

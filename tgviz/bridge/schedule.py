@@ -172,11 +172,14 @@ class ScheduleRecorder(Patch):
       try:
         ret, bmap = transform(big_sink)
         outs = {b.arg.slot for x in big_sink.src if (v := bmap.get(x, bmap.get(x.base))) is not None and (b := _base_buffer(v)) is not None}
+        made_for = {b.arg.slot: x.op for x, v in bmap.items() if (b := _base_buffer(v)) is not None}  # the Tensor's own op
         group = rec._last = rec.groups.setdefault(len(ops.tracked_ctxs) - 1, ScheduleRecord())
         group.asked = _asked_by(sys._getframe(1))
         for num, u in rec._made.items():
-          group.made[num] = Realized("output" if num in outs else "contiguous", shape=_plain_shape(u), dtype=u.dtype.name,
-                                     origins=rec._origins(u) or rec._origins(u.src[0]))
+          why = "output" if num in outs else "contiguous" if made_for.get(num) is Ops.CONTIGUOUS else \
+            "copy" if made_for.get(num) is Ops.COPY else "output"
+          group.made[num] = Realized(why, shape=_plain_shape(u), dtype=u.dtype.name, origins=rec._origins(u) or rec._origins(u.src[0]),
+                                     tag=u.tag)
       finally: rec._made = {}
       return ret, bmap
 

@@ -79,6 +79,7 @@ class Buffer:
   source: str = ""                          # the text of the user's line
   rule: tuple[str, int] | None = None
   tinygrad: str = ""
+  ops: tuple[str, ...] = ()                 # the Tensor operations of the value it holds, where the scheduler recorded them
   run: int | None = None                    # the number the run's profile events (trace.memory(), the launches) give it
 
   @property
@@ -103,8 +104,10 @@ class Program:
   """The block's program: ``kernels`` in run order, ``buffers`` (every state written or read), ``notes`` on what could
   not be read (an older trace, a schedule of nested functions, a multi-device call)."""
 
-  def __init__(self, kernels: list[ProgramKernel], buffers: list[Buffer], notes: list[str], schedules: list[tg.Origin | None] | None = None):
+  def __init__(self, kernels: list[ProgramKernel], buffers: list[Buffer], notes: list[str], schedules: list[tg.Origin | None] | None = None,
+               groups: list[int | None] | None = None):
     self.kernels, self.buffers, self.notes = kernels, buffers, notes
+    self._groups = groups or []
     self.schedules = schedules or []
     """Per schedule (ProgramKernel.schedule), the user's line that asked for it and the tinygrad function it called
     (realize, numpy, backward, ...): None where tgviz did not see it."""
@@ -118,6 +121,11 @@ class Program:
     """Kernels by cause: how many kernels have each reason first among the buffers they write, in REASONS order."""
     found = Counter(k.reasons[0] for k in self.kernels if k.reasons)
     return {r: found[r] for r in REASONS if found[r]}
+
+  def callify_group(self, schedule: int) -> int | None:
+    """The index (in the trace's groups) of the group in which tinygrad turned schedule's Tensors into a call (its
+    transform_to_call: where the tensor graph it scheduled is), None where unknown."""
+    return self._groups[schedule] if 0 <= schedule < len(self._groups) else None
 
   def kernel(self, x: Any) -> ProgramKernel:
     """A kernel of the program: a ProgramKernel, a trace Kernel (its first call), its index, or its display name."""
@@ -173,8 +181,9 @@ def build(trace: Trace) -> Program:
   decided: dict[int, dict[int, tg.Realized]] = {}
   current: dict[int, Buffer] = {}                 # buffer number -> its state now
   versions: Counter[int] = Counter()
-  n_schedule, asked = 0, None
-  for graw in rec.groups:
+  n_schedule, asked, callify, groups = 0, None, None, []
+  for gi, graw in enumerate(rec.groups):
+    if graw.name.startswith("Callify"): callify, asked = gi, None
     if graw.schedule is not None:
       made.update(graw.schedule.made)
       run_nums.update(graw.schedule.buffers)
@@ -187,6 +196,7 @@ def build(trace: Trace) -> Program:
       if sc.linear not in decided and graw.schedule is not None and graw.schedule.stages: decided[sc.linear] = graw.schedule.stages[0]
       stages = decided.get(sc.linear, {})
       schedules.append(asked)
+      groups.append(callify)
       for call in sc.calls:
         pk = ProgramKernel(len(kernels), call.kind, "", n_schedule, by_ast.get(call.ast) if call.kind == "kernel" else None)
         pk.name = pk.kernel.display_name if pk.kernel is not None else \
@@ -207,6 +217,7 @@ def build(trace: Trace) -> Program:
             call.kind, call.origin[i] if i < len(call.origin) else None, stages, made.get(info.num), asked,
             call.args[1].device if call.kind == "copy" and len(call.args) > 1 else "", pk.origins)
           if shape: buf.shape = shape
+          buf.ops = reasons.value_ops(call.origin[i] if i < len(call.origin) else None, stages, made.get(info.num))
           buffers.append(buf)
           pk.writes.append(buf)
       n_schedule += 1
@@ -220,7 +231,7 @@ def build(trace: Trace) -> Program:
     buf.run = run_nums.get(buf.num)
     if buf.writer is None: buf.reason, buf.detail = "input", reasons.INPUT
     elif not buf.readers: buf.reason, buf.detail = "output", reasons.output_text(buf.detail)
-  return Program(kernels, buffers, notes, schedules)
+  return Program(kernels, buffers, notes, schedules, groups)
 
 
 def _buffer(info: tg.BufferInfo, version: int, writer: ProgramKernel | None) -> Buffer:

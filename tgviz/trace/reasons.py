@@ -105,6 +105,13 @@ def _stage(r: tg.Realized) -> tuple[str, str]:
   return "other", f"tinygrad realized it ({_STAGE_WORDS.get(r.why, r.why)})"
 
 
+def value_ops(origin: tuple[str, int] | None, stages: dict[int, tg.Realized], made: tg.Realized | None) -> tuple[str, ...]:
+  """The Tensor operations of the value a written buffer holds, as the scheduler recorded them (its realized value's
+  origins), each once: "softmax", "conv2d bw"."""
+  r = stages.get(origin[1]) if origin is not None and origin[0] == "slot" else made if origin is not None else None
+  return tuple(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in r.origins)) if r is not None else ()
+
+
 def explain(kind: str, origin: tuple[str, int] | None, stages: dict[int, tg.Realized], made: tg.Realized | None,
             asked: tg.Origin | None, device: str, writer_origins: list[tg.Origin]) -> Explained:
   """Why the buffer a call writes exists: (reason, detail, the user's (file, line), that line's text, tinygrad's deciding
@@ -123,6 +130,9 @@ def explain(kind: str, origin: tuple[str, int] | None, stages: dict[int, tg.Real
     return reason, detail, (where.file, where.line) if where else None, where.source if where else "", \
       r.kept_at if r.kept in ("cost", "reduce") and r.why in ("consumers", "ending") else r.rule, words, shape or None
   if origin is not None and origin[0] == "param":
+    if made is not None and made.why == "copy":
+      return "copy", "data from the host (numpy, a Python list) copied to the device into a buffer of its own", None, "", None, \
+        "transform_to_call: a COPY from the host gets a buffer", made.shape
     if made is not None and made.why == "contiguous":
       where = _line(made.origins)
       detail, words = f"a .contiguous(){_at(where)}" + (f" of {_ops(made.origins)}" if made.origins else ""), \
