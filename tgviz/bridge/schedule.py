@@ -16,6 +16,7 @@ import functools
 import inspect
 import linecache
 import sys
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from tinygrad.dtype import AddrSpace
@@ -120,6 +121,7 @@ class ScheduleRecorder(Patch):
     self._split: list[tuple] = []                        # what split_reduceop made contiguous: (shape, dtype)
     self._made: dict[int, UOp] = {}                      # buffer number -> the CONTIGUOUS transform_to_call made it for
     self._last = ScheduleRecord()                        # the record of the latest transform_to_call (its launches follow)
+    self._contiguous_at: weakref.WeakKeyDictionary[UOp, tuple[str, int]] = weakref.WeakKeyDictionary()  # Tensor.contiguous's line
 
   def _group(self) -> ScheduleRecord:
     g = ops.active_group[-1] if ops.active_group else len(ops.tracked_ctxs) - 1
@@ -138,6 +140,7 @@ class ScheduleRecorder(Patch):
     rec, lines = self, _lines()
     base_ctx, transform, empty_like, contiguous, toposort = indexing.IndexingContext, tensor.transform_to_call, UOp.empty_like, \
       UOp.contiguous, UOp.toposort
+    tensor_contiguous = tensor.Tensor.contiguous
     opts_init, param_init, resolve = indexing.BufferizeOpts.__init__, ParamArg.__init__, realize.resolve_params
     split_code, contig_code, rb_code = rangeify.split_reduceop.__code__, tensor.replace_contig_with_store_after.__code__, lines["remove_bufferize"]
 
@@ -172,14 +175,17 @@ class ScheduleRecorder(Patch):
       try:
         ret, bmap = transform(big_sink)
         outs = {b.arg.slot for x in big_sink.src if (v := bmap.get(x, bmap.get(x.base))) is not None and (b := _base_buffer(v)) is not None}
-        made_for = {b.arg.slot: x.op for x, v in bmap.items() if (b := _base_buffer(v)) is not None}  # the Tensor's own op
+        made_for = {b.arg.slot: x for x, v in bmap.items() if (b := _base_buffer(v)) is not None}  # the Tensor's own UOp
         group = rec._last = rec.groups.setdefault(len(ops.tracked_ctxs) - 1, ScheduleRecord())
         group.asked = _asked_by(sys._getframe(1))
         for num, u in rec._made.items():
-          why = "output" if num in outs else "contiguous" if made_for.get(num) is Ops.CONTIGUOUS else \
-            "copy" if made_for.get(num) is Ops.COPY else "output"
-          group.made[num] = Realized(why, shape=_plain_shape(u), dtype=u.dtype.name, origins=rec._origins(u) or rec._origins(u.src[0]),
-                                     tag=u.tag)
+          x = made_for.get(num)
+          why = "output" if num in outs else "contiguous" if x is not None and x.op is Ops.CONTIGUOUS else \
+            "copy" if x is not None and x.op is Ops.COPY else "output"
+          called = rec._contiguous_at.get(x) if why == "contiguous" and x is not None else None  # the user's .contiguous() line
+          at = (Origin("contiguous", False, *called, linecache.getline(called[0], called[1]).strip()),) if called else ()
+          group.made[num] = Realized(why, shape=_plain_shape(u), dtype=u.dtype.name,
+                                     origins=at + (rec._origins(u) or rec._origins(u.src[0])), tag=u.tag)
       finally: rec._made = {}
       return ret, bmap
 
@@ -194,6 +200,12 @@ class ScheduleRecorder(Patch):
       if sys._getframe(1).f_code is contig_code and (b := _base_buffer(ret)) is not None: rec._made[b.arg.slot] = self
       return ret
 
+    def recorded_tensor_contiguous(self, *args, **kwargs):
+      ret = tensor_contiguous(self, *args, **kwargs)
+      if ret is not self and (f := _user_frame(sys._getframe(1))) is not None:
+        rec._contiguous_at[ret.uop] = (f.f_code.co_filename, f.f_lineno)
+      return ret
+
     def recorded_contiguous(self, *args, **kwargs):
       ret = contiguous(self, *args, **kwargs)
       if sys._getframe(1).f_code is split_code: rec._split.append((ret.shape, ret.dtype))
@@ -202,7 +214,8 @@ class ScheduleRecorder(Patch):
     return [(indexing, {"IndexingContext": RecordingContext}), (tensor, {"transform_to_call": recorded_transform}),
             (realize, {"resolve_params": recorded_resolve}),
             (indexing.BufferizeOpts, {"__init__": recorded_opts}), (ParamArg, {"__init__": recorded_param}),
-            (UOp, {"empty_like": recorded_empty_like, "contiguous": recorded_contiguous, "toposort": recorded_toposort})]
+            (UOp, {"empty_like": recorded_empty_like, "contiguous": recorded_contiguous, "toposort": recorded_toposort}),
+            (tensor.Tensor, {"contiguous": recorded_tensor_contiguous})]
 
   def __exit__(self, *exc: object) -> None:
     try: super().__exit__(*exc)

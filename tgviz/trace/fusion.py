@@ -82,7 +82,14 @@ class Fusion:
     def us(x: Any) -> str: return f"{x:,.1f} µs" if x is not None else "not timed"
     return (f"{head}: kernels {a['kernels']} -> {b['kernels']}, buffers between kernels {a['buffers']} -> {b['buffers']}, "
             f"device time {us(a['time_us'])} -> {us(b['time_us'])}, memory peak {size_text(a['peak'])} -> "
-            f"{size_text(b['peak'])}; this buffer: {'gone' if self.gone else 'still made'} (same random inputs on both sides)")
+            f"{size_text(b['peak'])}; this buffer: {'gone' if self.gone else 'still made, ' + self.still()} (same random inputs on both sides)")
+
+  def still(self) -> str:
+    """Why buffers like the one asked about are still made with the condition lifted: their reasons there (a buffer kept
+    for cost can be kept for reduce once cost is lifted: the next of tinygrad's checks)."""
+    if self.after is None: return ""
+    found = Counter(b.reason for b in self.after.program().boundaries if _signature(b) == _signature(self.buffer))
+    return "now for " + ", ".join(f"{r} ({n})" if n > 1 else r for r, n in found.items()) if found else ""
 
   __str__ = summary
 

@@ -134,8 +134,9 @@ def explain(kind: str, origin: tuple[str, int] | None, stages: dict[int, tg.Real
       return "copy", "data from the host (numpy, a Python list) copied to the device into a buffer of its own", None, "", None, \
         "transform_to_call: a COPY from the host gets a buffer", made.shape
     if made is not None and made.why == "contiguous":
-      where = _line(made.origins)
-      detail, words = f"a .contiguous(){_at(where)}" + (f" of {_ops(made.origins)}" if made.origins else ""), \
+      where = _line(made.origins, "contiguous") or _line(made.origins)
+      ops = tuple(o for o in made.origins if o.op != "contiguous")
+      detail, words = f"a .contiguous(){_at(where)}" + (f" of {_ops(ops)}" if ops else ""), \
         "transform_to_call: a CONTIGUOUS gets a buffer"
     elif made is not None:
       where = asked
