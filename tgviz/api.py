@@ -18,8 +18,9 @@ from tgviz.draw.engine import DEFAULT_TIMEOUT
 from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.report import writer as report
 from tgviz.trace import comparison as C
-from tgviz.trace import steps, whatif
+from tgviz.trace import fusion, steps, whatif
 from tgviz.trace import trace as model
+from tgviz.trace.program import Buffer
 from tgviz.views import compare as compare_view
 from tgviz.views import picture
 
@@ -69,6 +70,18 @@ class Trace(model.Trace):
     as in :meth:`Step.svg`: by default a step's before and after, a snapshot's (or a step without matches') one graph,
     folded. File names say which group and step they show and are safe on every OS."""
     return picture.export_svg(self.select(kernel, step, landmarks), directory, side, max_nodes, view, fold=fold)
+
+  def fuse(self, a: Any, b: Any = None, lift: str | None = None, seed: int = 0) -> fusion.Fusion:
+    """What if they had fused: a Buffer of :meth:`program` (or the first buffer between kernels a and b, see
+    :meth:`why`) and the schedule that made it run again twice, traced, on the same fresh random inputs: as it was, and
+    with the condition that kept the buffer lifted (lift: "ranges", "cost", "reduce", "split", "contiguous"; default:
+    the one its reason names). The user's buffers are never touched. See :class:`tgviz.trace.fusion.Fusion`."""
+    if b is not None:
+      between = self.why(a, b)
+      if not between: raise ValueError("no buffer lies between those kernels: nothing to fuse")
+      a = next((x for x in between if x.reason in ("cost", "reduce", "ranges")), between[0])
+    if not isinstance(a, Buffer): raise TypeError(f"fuse wants a Buffer of trace.program() or two kernels, not {type(a).__name__}")
+    return fusion.fuse(self, a, lift, seed)
 
   def to_html(self, path: str | Path, title: str = "tgviz trace", **kwargs: Any) -> Path:
     """Write a self-contained HTML report (no server, kernel or network) to browse this trace: the tree, every step and

@@ -41,7 +41,7 @@ def tinygrad_dataflow(trace: tgviz.Trace) -> tuple[list, set[tuple[int, int, int
   flow = set()
   for i, x in enumerate(launches):
     flow |= {(now[n], i, n) for n in reads[id(x)] if n in now}
-    now.update({n: i for n in writes[id(x)]})
+    now.update(dict.fromkeys(writes[id(x)], i))
   return launches, flow
 
 
@@ -103,7 +103,7 @@ def test_reasons_agree_with_tinygrad(name):
     if lift == "contiguous":
       assert f.gone, f.summary()
       continue
-    def kept(t): return Counter((b.dtype, b.shape) for b in t.program().boundaries if _lift(b) == lift)
+    def kept(t, lift=lift): return Counter((b.dtype, b.shape) for b in t.program().boundaries if _lift(b) == lift)
     before, after = kept(f.before), kept(f.after)
     assert before, f.summary()
     for sig, n in before.items(): assert after[sig] < n, f"{name}: lifting {lift} kept {sig} for it still ({f.summary()})"

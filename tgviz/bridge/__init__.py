@@ -1,7 +1,8 @@
 """The one layer of tgviz that knows tinygrad's internals; the rest of tgviz talks to the names exported here.
 
 By concern: ``env`` (tinygrad's version, the default device, settings), ``capture`` (the Tracker and its patches from
-``recorders``, ``schedule`` and ``profiler``), ``records`` (what a trace holds), ``linear`` (what each schedule ran), ``events`` (the run: tinygrad's profile events as
+``recorders``, ``schedule`` and ``profiler``), ``records`` and ``decisions`` (what a trace holds), ``linear`` (what each
+schedule ran), ``rerun`` (a schedule run again with a condition lifted), ``events`` (the run: tinygrad's profile events as
 records), ``peaks`` (a device's measured peaks), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
 keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up before
 anything imports tinygrad.
@@ -11,6 +12,7 @@ re-exports).
 """
 from tgviz.bridge import env  # first: the version check and the device set-up run before tinygrad is imported
 from tgviz.bridge.capture import Snapshot, Tracker
+from tgviz.bridge.decisions import Realized, ScheduleRecord
 from tgviz.bridge.env import (
   SUPPORTED_TINYGRAD,
   UnsupportedTinygrad,
@@ -47,9 +49,7 @@ from tgviz.bridge.records import (
   OptRefused,
   Origin,
   Program,
-  Realized,
   Recording,
-  ScheduleRecord,
   StepRecord,
   is_snapshot,
   lexer_name,

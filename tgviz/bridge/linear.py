@@ -14,7 +14,7 @@ from typing import Any
 
 from tinygrad.uop.ops import Ops
 
-from tgviz.bridge.records import GroupRecord
+from tgviz.bridge.records import GroupRecord, Recording
 
 _STEPS = ("schedule to linear", "resolve linear call", "create COPY kernels for SDMA")
 
@@ -75,7 +75,9 @@ def _buffer(fields: dict[int, tuple], num: int) -> BufferInfo | None:
 def _io(fields: dict[int, tuple], ast: int) -> tuple[set[int], set[int]]:
   """The PARAM slots a kernel's AST stores to and loads from (an INDEX of a PARAM as a STORE's target is a write; as
   anything else's source, a read)."""
-  writes, reads, seen, stack = set(), set(), set(), [ast]
+  writes: set[int] = set()
+  reads: set[int] = set()
+  seen, stack = set(), [ast]
   while stack:
     if (n := stack.pop()) in seen: continue
     seen.add(n)
@@ -88,9 +90,10 @@ def _io(fields: dict[int, tuple], ast: int) -> tuple[set[int], set[int]]:
   return writes, reads
 
 
-def schedule_calls(group: GroupRecord, fields: dict[int, tuple]) -> list[ScheduleCalls]:
-  """The schedules a "Schedule ..." group ran (one per LINEAR its ``schedule to linear`` step made), each as its calls;
-  [] where the group lacks the steps (an older trace, or one tinygrad's rewrites.pkl holds)."""
+def schedule_calls(rec: Recording, group: GroupRecord) -> list[ScheduleCalls]:
+  """The schedules a "Schedule ..." group of rec ran (one per LINEAR its ``schedule to linear`` step made), each as its
+  calls; [] where the group lacks the steps (an older trace, or one tinygrad's rewrites.pkl holds)."""
+  fields = rec.uop_fields
   steps = {s.name: s for s in group.steps if s.name in _STEPS}
   if len(steps) < len(_STEPS): return []
   to_linear, resolve, copies = (steps[n] for n in _STEPS)

@@ -1,8 +1,7 @@
 """What a capture or a trace file holds, as records a Trace owns.
 
 Owns every record type a trace holds but the run's (events.Profile's): StepRecord, GroupRecord, Origin, Program,
-Opt (one of tinygrad's opts in plain fields), Candidate and BeamSearch (BEAM's search as beam.BeamRecorder saw it),
-Realized and ScheduleRecord (the scheduler's decisions, as schedule.ScheduleRecorder saw them) and
+Opt (one of tinygrad's opts in plain fields), Candidate and BeamSearch (BEAM's search as beam.BeamRecorder saw it) and
 Recording (tinygrad's tracking table of plain UOp fields, rebuilt into UOps when looked at); reading tinygrad's tracked groups into records,
 and the names tinygrad gives its steps. It never patches tinygrad and never keeps a live UOp or Buffer strongly: a
 Trace must change no refcount tinygrad relies on.
@@ -145,7 +144,7 @@ class GroupRecord:
   c_style: bool = False                     # rendered by a C-style renderer (CStyleLanguage), whose lines tgviz maps
   search: BeamSearch | None = None          # a kernel's BEAM search, as beam.BeamRecorder saw it
   opt_steps: tuple = ()                     # (Opt, index of the step it made) per opt application (opts.OptStepRecorder)
-  schedule: ScheduleRecord | None = None    # what the scheduler decided in this group (schedule.ScheduleRecorder)
+  schedule: Any = None                      # a decisions.ScheduleRecord: what the scheduler decided in this group
 
 
 @dataclass(frozen=True)
@@ -157,40 +156,6 @@ class Origin:
   file: str | None
   line: int | None
   source: str
-
-
-@dataclass(frozen=True)
-class Realized:
-  """Why tinygrad's scheduler made one buffer. ``why``: "output", "contiguous" or "copy" (transform_to_call made it for a
-  realized Tensor, a .contiguous() or data copied from the host), else the rule that put the value in run_rangeify's realize map: "consumers" (its consumers'
-  ranges differ), "ending" (ranges end at it), "device", "hazard" (an assign reads its own target), "custom", "split"
-  (split_reduceop), "copy", "contiguous". ``kept``: why remove_bufferize kept it: "always" (never removable), "cost"
-  (inlining would read ``reads`` buffers), "reduce" (it reduces over a buffer: ``reduces``). ``rule``/``kept_at``: the
-  lines of tinygrad that decided."""
-  why: str
-  kept: str = ""
-  shape: tuple[int | str, ...] = ()
-  dtype: str = ""
-  axes: tuple[int, ...] = ()                # the axes realized
-  consumers: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (op, its Tensor operations) of each consumer rangeify saw
-  reduces: tuple[str, ...] = ()
-  reads: int = 0
-  origins: tuple[Origin, ...] = ()          # the Tensor operations that computed the value, and the user's lines
-  rule: tuple[str, int] | None = None
-  kept_at: tuple[str, int] | None = None
-  tag: tuple | None = None                  # "contiguous": the tag transform_to_call numbered its CONTIGUOUS with (bridge.rerun)
-
-
-@dataclass
-class ScheduleRecord:
-  """A group's scheduler decisions: per kernel graph it made, in order (get_kernel_graph: a schedule cache miss), its
-  internal buffers by slot; the buffers transform_to_call made, by their number (their ParamArg slot); and the user's
-  line that asked for the schedule (``op``: the tinygrad function it called: realize, numpy, step, ...); ``buffers``: the
-  number the run's profile events give each buffer launched after it (tinygrad's Buffer), by the buffer's number."""
-  stages: list[dict[int, Realized]] = field(default_factory=list)
-  made: dict[int, Realized] = field(default_factory=dict)
-  asked: Origin | None = None
-  buffers: dict[int, int] = field(default_factory=dict)
 
 
 class _WeakUOps:
@@ -417,7 +382,7 @@ def _stack(tb: tuple[tuple, ...] | None) -> tuple[tuple[str, int, str, str], ...
 
 def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origins: dict[int, tuple[Origin, ...]] | None = None,
                 searches: dict[int, BeamSearch] | None = None, opt_steps: dict[int, list] | None = None,
-                schedules: dict[int, ScheduleRecord] | None = None) -> list[GroupRecord]:
+                schedules: dict[int, Any] | None = None) -> list[GroupRecord]:
   """Records of tinygrad's tracked groups and their steps (out: id(step) -> trace number of what it returned; origins:
   tracked group index -> its kernel's origins; searches: -> its BEAM search; opt_steps: -> its opts' steps; schedules:
   -> its scheduler decisions). tgviz's

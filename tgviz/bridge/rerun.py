@@ -47,7 +47,7 @@ class Lifted(Patch):
     toposort, rb, lift = UOp.toposort, _lines()["remove_bufferize"], self.lift
 
     def lifted(self: UOp, gate: Any = None, enter_calls: bool = True) -> Any:
-      f = sys._getframe(1)
+      f: Any = sys._getframe(1)
       while f is not None and f.f_code is not rb and f.f_code.co_name.startswith("recorded"): f = f.f_back  # past tgviz's own wrappers
       if f is None or f.f_code is not rb: return toposort(self, gate, enter_calls)
       name = getattr(gate, "__name__", "")

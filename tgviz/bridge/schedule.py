@@ -19,12 +19,12 @@ import sys
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from tinygrad.dtype import AddrSpace
 from tinygrad.uop import ops
 from tinygrad.uop.ops import Ops, UOp
 
+from tgviz.bridge.decisions import Realized, ScheduleRecord
 from tgviz.bridge.recorders import Patch, _user_frame
-from tgviz.bridge.records import Origin, Realized, ScheduleRecord
+from tgviz.bridge.records import Origin
 
 if TYPE_CHECKING:
   from tgviz.bridge.recorders import OriginRecorder
@@ -115,7 +115,7 @@ class ScheduleRecorder(Patch):
     self._ctx: Any = None                                # the realize map's IndexingContext of the running schedule
     self._ctx_group = ScheduleRecord()                   # and the record of its group
     self._ctx_split: list[tuple] = []                    # and what split_reduceop made contiguous before it
-    self._staged: dict[int, tuple[Any, UOp, UOp]] = {}   # id(BufferizeOpts) -> (it, the value staged, its consumer)
+    self._staged: dict[int, tuple[Any, UOp, UOp | None]] = {}  # id(BufferizeOpts) -> (it, the value staged, its consumer)
     self._asked: dict[int, list] = {}                    # id(BufferizeOpts) -> remove_bufferize's [reads, reduces, in a reduce]
     self._stored: dict[int, int] = {}                    # internal buffer slot -> id(BufferizeOpts)
     self._split: list[tuple] = []                        # what split_reduceop made contiguous: (shape, dtype)
@@ -147,14 +147,15 @@ class ScheduleRecorder(Patch):
     class RecordingContext(base_ctx):  # type: ignore[valid-type,misc]
       def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.realize_map = _RealizeMap(self.realize_map)
+        self.realize_map: _RealizeMap = _RealizeMap(self.realize_map)
         rec._close()
         rec._ctx, rec._ctx_group, rec._ctx_split, rec._split = self, rec._group(), rec._split, []
 
     def recorded_opts(self, *args, **kwargs):
       opts_init(self, *args, **kwargs)
       code = (f := sys._getframe(1)).f_code
-      if code is lines["stage"] or code is lines["limit"]: rec._staged[id(self)] = (self, f.f_locals["s"], f.f_locals["x"] if code is lines["stage"] else None)
+      if code is lines["stage"] or code is lines["limit"]:
+        rec._staged[id(self)] = (self, f.f_locals["s"], f.f_locals["x"] if code is lines["stage"] else None)
 
     def recorded_param(self, *args, **kwargs):
       param_init(self, *args, **kwargs)

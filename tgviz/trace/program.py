@@ -19,7 +19,6 @@ from tgviz.trace import reasons
 
 if TYPE_CHECKING:
   from tgviz.trace.kernel import Kernel
-  from tgviz.trace.trace import Trace
 
 REASONS = reasons.REASONS
 
@@ -127,6 +126,14 @@ class Program:
     transform_to_call: where the tensor graph it scheduled is), None where unknown."""
     return self._groups[schedule] if 0 <= schedule < len(self._groups) else None
 
+  def kernel_causes(self) -> dict[int, list[str]]:
+    """Per kernel (by its group's index in the trace), the reasons of the buffers its calls write, each once: why it
+    ends where it does (the kernel table's cause column)."""
+    out: dict[int, list[str]] = {}
+    for k in self.kernels:
+      if k.kernel is not None: out[k.kernel.group.index] = list(dict.fromkeys(out.get(k.kernel.group.index, []) + k.reasons))
+    return out
+
   def kernel(self, x: Any) -> ProgramKernel:
     """A kernel of the program: a ProgramKernel, a trace Kernel (its first call), its index, or its display name."""
     if isinstance(x, ProgramKernel): return x
@@ -167,15 +174,14 @@ class Program:
     return f"<Program {len(self.kernels)} kernels, {len(self.boundaries)} buffers between them>"
 
 
-def build(trace: Trace) -> Program:
-  """The program of a trace (see Program), from its recording."""
-  rec = trace._rec
+def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
+  """The program of a trace (see Program), from its recording and its compiled kernels."""
   kernels: list[ProgramKernel] = []
   buffers: list[Buffer] = []
   notes: list[str] = []
   schedules: list[tg.Origin | None] = []
   if rec is None: return Program(kernels, buffers, notes)
-  by_ast = {g.kernel.group.steps[0]._raw.sink: g.kernel for g in trace.groups if g.kernel is not None and g.kernel.group.steps}
+  by_ast = {k.group.steps[0]._raw.sink: k for k in compiled if k.group.steps}  # (a kernel's first graph is the AST it compiled)
   made: dict[int, tg.Realized] = {}
   run_nums: dict[int, int] = {}
   decided: dict[int, dict[int, tg.Realized]] = {}
@@ -189,7 +195,7 @@ def build(trace: Trace) -> Program:
       run_nums.update(graw.schedule.buffers)
       if graw.schedule.asked is not None: asked = graw.schedule.asked  # (transform_to_call's group, just before)
     if not graw.name.startswith("Schedule"): continue
-    scheds = tg.schedule_calls(graw, rec.uop_fields)
+    scheds = tg.schedule_calls(rec, graw)
     if not scheds and graw.steps: notes.append(f"{graw.name}: its calls could not be read (a schedule of nested functions, "
                                                "or a trace without its schedule's steps)")
     for sc in scheds:
@@ -213,10 +219,10 @@ def build(trace: Trace) -> Program:
           info = call.args[i]
           versions[info.num] += 1
           buf = current[info.num] = _buffer(info, versions[info.num], pk)
-          buf.reason, buf.detail, buf.line, buf.source, buf.rule, buf.tinygrad, shape = reasons.explain(
-            call.kind, call.origin[i] if i < len(call.origin) else None, stages, made.get(info.num), asked,
-            call.args[1].device if call.kind == "copy" and len(call.args) > 1 else "", pk.origins)
-          if shape: buf.shape = shape
+          why = reasons.explain(call.kind, call.origin[i] if i < len(call.origin) else None, stages, made.get(info.num), asked,
+                                info.device, pk.origins)
+          buf.reason, buf.detail, buf.line, buf.source, buf.rule, buf.tinygrad = why.reason, why.detail, why.line, why.source, why.rule, why.tinygrad
+          if why.shape: buf.shape = why.shape
           buf.ops = reasons.value_ops(call.origin[i] if i < len(call.origin) else None, stages, made.get(info.num))
           buffers.append(buf)
           pk.writes.append(buf)

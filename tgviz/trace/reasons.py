@@ -8,6 +8,7 @@ buffer whose decision was not recorded is "other", saying so. Used by :mod:`tgvi
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from tgviz import bridge as tg
@@ -19,9 +20,6 @@ differently (run_rangeify); inlining it would read too many buffers (remove_buff
 (remove_bufferize keeps a reduce, or split_reduceop split one); any other rule."""
 
 INPUT = "from before the block: written outside it (or made by numpy or Python lists) and read here"
-
-Explained = tuple[str, str, tuple[str, int] | None, str, tuple[str, int] | None, str, tuple[int | str, ...] | None]
-
 
 def size_text(n: int) -> str:
   """Bytes as people read them: "96 B", "4.0 KiB", "1.5 MiB"."""
@@ -112,40 +110,55 @@ def value_ops(origin: tuple[str, int] | None, stages: dict[int, tg.Realized], ma
   return tuple(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in r.origins)) if r is not None else ()
 
 
+@dataclass(frozen=True)
+class Explained:
+  """Why a buffer exists: its reason (one of REASONS), the detail in words, the user's line (file, line) and its text,
+  tinygrad's deciding line and its own words for the rule, and the shape where the scheduler knew it."""
+  reason: str
+  detail: str
+  line: tuple[str, int] | None = None
+  source: str = ""
+  rule: tuple[str, int] | None = None
+  tinygrad: str = ""
+  shape: tuple[int | str, ...] | None = None
+
+
+def _at_line(o: tg.Origin | None) -> tuple[tuple[str, int] | None, str]:
+  return ((o.file, o.line), o.source) if o is not None and o.file and o.line else (None, "")
+
+
 def explain(kind: str, origin: tuple[str, int] | None, stages: dict[int, tg.Realized], made: tg.Realized | None,
             asked: tg.Origin | None, device: str, writer_origins: list[tg.Origin]) -> Explained:
-  """Why the buffer a call writes exists: (reason, detail, the user's (file, line), that line's text, tinygrad's deciding
-  (file, line), tinygrad's words, the shape where the scheduler knew it)."""
-  if kind == "copy":
-    return "copy", f"a copy to {device}: tinygrad copies between devices in a call of its own", None, "", None, "COPY", None
-  where: tg.Origin | None = None
+  """Why the buffer a call of kind ("kernel", "copy", ...) writes exists, from where the call's arg came from in the
+  cached schedule (origin: ("slot", n) one the schedule made, ("param", i) one passed in), the schedule's decisions
+  (stages: by slot), what transform_to_call made it for (made), the user's line that asked for the schedule, the
+  copy's device and the writing kernel's origins."""
+  if kind == "copy": return Explained("copy", f"a copy to {device}: tinygrad copies between devices in a call of its own", tinygrad="COPY")
   if origin is not None and origin[0] == "slot":
     if (r := stages.get(origin[1])) is None:
-      return "other", "a buffer the schedule made, whose decision tgviz did not see (a trace of an older tgviz?)", None, "", None, "", None
+      return Explained("other", "a buffer the schedule made, whose decision tgviz did not see (a trace of an older tgviz?)")
     reason, detail = _stage(r)
-    where = _line(r.origins)
     words = _STAGE_WORDS.get(r.why, r.why) + (f"; {_KEPT_WORDS[r.kept]}" if r.why in ("consumers", "ending") else "")
     shape = tuple(r.shape[a] for a in r.axes if a < len(r.shape)) if r.axes and len(r.axes) < len(r.shape) else r.shape
     if r.origins: detail += f"; it holds {_ops(r.origins)}"
-    return reason, detail, (where.file, where.line) if where else None, where.source if where else "", \
-      r.kept_at if r.kept in ("cost", "reduce") and r.why in ("consumers", "ending") else r.rule, words, shape or None
-  if origin is not None and origin[0] == "param":
-    if made is not None and made.why == "copy":
-      return "copy", "data from the host (numpy, a Python list) copied to the device into a buffer of its own", None, "", None, \
-        "transform_to_call: a COPY from the host gets a buffer", made.shape
-    if made is not None and made.why == "contiguous":
-      where = _line(made.origins, "contiguous") or _line(made.origins)
-      ops = tuple(o for o in made.origins if o.op != "contiguous")
-      detail, words = f"a .contiguous(){_at(where)}" + (f" of {_ops(ops)}" if ops else ""), \
-        "transform_to_call: a CONTIGUOUS gets a buffer"
-    elif made is not None:
-      where = asked
-      detail, words = f"realized by {asked.op}(){_at(asked)}" if asked else "a Tensor realized", "transform_to_call: a realized Tensor"
-    else:
-      where = _line(writer_origins, "assign") or _line(writer_origins) or asked
-      ops = _ops(tuple(writer_origins))
-      detail, words = f"stored into its Tensor's own buffer (an assign" + (f": {ops}" if ops else "") + f"){_at(where)}", \
-        "AFTER(STORE): a store into the Tensor's buffer (assign)"
-    return "user", detail, (where.file, where.line) if where and where.file else None, where.source if where else "", None, words, \
-      made.shape if made is not None else None
-  return "other", "tgviz could not tell where this buffer came from", None, "", None, "", None
+    line, source = _at_line(_line(r.origins))
+    return Explained(reason, detail, line, source, r.kept_at if r.kept in ("cost", "reduce") and r.why in ("consumers", "ending") else r.rule,
+                     words, shape or None)
+  if origin is None or origin[0] != "param": return Explained("other", "tgviz could not tell where this buffer came from")
+  if made is not None and made.why == "copy":
+    return Explained("copy", "data from the host (numpy, a Python list) copied to the device into a buffer of its own",
+                     tinygrad="transform_to_call: a COPY from the host gets a buffer", shape=made.shape)
+  if made is not None and made.why == "contiguous":
+    where = _line(made.origins, "contiguous") or _line(made.origins)
+    ops = tuple(o for o in made.origins if o.op != "contiguous")
+    detail, words = f"a .contiguous(){_at(where)}" + (f" of {_ops(ops)}" if ops else ""), "transform_to_call: a CONTIGUOUS gets a buffer"
+  elif made is not None:
+    where = asked
+    detail, words = f"realized by {asked.op}(){_at(asked)}" if asked else "a Tensor realized", "transform_to_call: a realized Tensor"
+  else:
+    where = _line(writer_origins, "assign") or _line(writer_origins) or asked
+    ops_text = _ops(tuple(writer_origins))
+    detail = "stored into its Tensor's own buffer (an assign" + (f": {ops_text}" if ops_text else "") + f"){_at(where)}"
+    words = "AFTER(STORE): a store into the Tensor's buffer (assign)"
+  line, source = _at_line(where)
+  return Explained("user", detail, line, source, None, words, made.shape if made is not None else None)

@@ -11,16 +11,13 @@ import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import Any, ClassVar, Self
 
 from tgviz import bridge as tg
 from tgviz.trace import program as programs
 from tgviz.trace import run as runtime
 from tgviz.trace.kernel import Kernel, display_names
 from tgviz.trace.steps import Event, Rule, Step, rebuilt_event
-
-if TYPE_CHECKING:
-  from tgviz.trace.fusion import Fusion
 
 
 @dataclass(eq=False)
@@ -176,7 +173,7 @@ class Trace:
 
   @functools.cached_property
   def _program(self) -> programs.Program:
-    return programs.build(self)
+    return programs.build(self._rec, self.kernels)
 
   def program(self) -> programs.Program:
     """The block's program as kernels and buffers (see :class:`tgviz.trace.program.Program`): every call of its schedules
@@ -189,19 +186,6 @@ class Trace:
     """The buffers between two kernels (a Kernel, its index in :meth:`program`, or its display name), with their reasons:
     why tinygrad did not fuse them (see :meth:`tgviz.trace.program.Program.why`)."""
     return self._program.why(a, b)
-
-  def fuse(self, a: Any, b: Any = None, lift: str | None = None, seed: int = 0) -> Fusion:
-    """What if they had fused: a Buffer of :meth:`program` (or the first buffer between kernels a and b, see
-    :meth:`why`) and the schedule that made it run again twice, traced, on the same fresh random inputs: as it was, and
-    with the condition that kept the buffer lifted (lift: "ranges", "cost", "reduce", "split", "contiguous"; default:
-    the one its reason names). The user's buffers are never touched. See :class:`tgviz.trace.fusion.Fusion`."""
-    if b is not None:
-      between = self.why(a, b)
-      if not between: raise ValueError("no buffer lies between those kernels: nothing to fuse")
-      a = next((x for x in between if x.reason in ("cost", "reduce", "ranges")), between[0])
-    if not isinstance(a, programs.Buffer): raise TypeError(f"fuse wants a Buffer of trace.program() or two kernels, not {type(a).__name__}")
-    from tgviz.trace.fusion import fuse  # (it compares traces: tgviz.trace.comparison builds on this module)
-    return fuse(self, a, lift, seed)
 
   def kernel_table(self) -> list[dict[str, Any]]:
     """One plain row per kernel, in compile order (``pandas.DataFrame(trace.kernel_table())`` makes a table of it):

@@ -6,7 +6,8 @@ Keys are issued by Python and opaque to the frontend: a step is named by its ``S
 view), where match ``None`` (JSON ``null``) is the whole step. Synced state (the TraceWidget's traits; the report's
 stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected`` (a StepKey, "" for none), ``match`` (int or
 None), ``view`` (a View), ``code_css``, ``summary``, ``kernels`` (list of KernelRow), ``error``, ``whatif`` (per kernel
-an OptsInfo), ``opening`` ("program": open on the program map; "step": on the selected step) and ``kept_picture``: the PictureMsg of the selected step (whole), kept small, that a saved notebook shows
+an OptsInfo), ``opening`` ("program": open on the program map; "step": on the selected step) and
+``kept_picture``: the PictureMsg of the selected step (whole), kept small, that a saved notebook shows
 when no kernel answers. The builders are :mod:`tgviz.views.protocol`'s and the other view modules'.
 
 Must not: build a message (no logic here but the JSDoc writer); import anything of tgviz.
@@ -462,7 +463,8 @@ class ProgramMapMsg(TypedDict):
   notes: list[str]
 
 
-KernelMsg: TypeAlias = "PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg | ProgramMapMsg"
+KernelMsg: TypeAlias = ("PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg"
+                        " | ProgramMapMsg")
 """What Python (or the report's page) sends the trace browser."""
 
 
@@ -520,7 +522,8 @@ class ProgramMapRequest(TypedDict):
   type: Literal["programmap"]
 
 
-FrontendMsg: TypeAlias = "ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest | ProgramMapRequest"
+FrontendMsg: TypeAlias = ("ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
+                          " | ProgramMapRequest")
 """What the trace browser asks."""
 
 

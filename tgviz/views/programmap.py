@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from tgviz import bridge as tg
 from tgviz.draw.engine import DEFAULT_TIMEOUT
 from tgviz.draw.flow import Arrow, Box, flow_svg, layout_flow
 from tgviz.trace import program as programs
@@ -20,8 +21,8 @@ from tgviz.trace.reasons import size_text
 from tgviz.trace.run import device_peaks
 from tgviz.trace.steps import where
 from tgviz.trace.trace import Trace
-from tgviz import bridge as tg
 from tgviz.views.messages import MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
+from tgviz.views.protocol import step_key
 
 FOLD_CHAIN = 4          # a chain of this many kernels or more, each feeding only the next, is drawn as one box
 LINES_ABOVE = 40        # past this many kernels the map opens on the lines of the user's code, a box each
@@ -40,7 +41,6 @@ def opening(trace: Trace) -> str:
 
 def _steps(trace: Trace) -> dict[int, tuple[StepKey, StepKey | None, int]]:
   """Per kernel group index: its first step's key, its codegen step's key and its row in the kernel table."""
-  from tgviz.views.protocol import step_key  # (protocol builds the kernel table with kernel_causes: imported here, once)
   out, row = {}, 0
   for g in trace.groups:
     if g.kernel is None or not g.steps: continue
@@ -64,7 +64,8 @@ def _chains(prog: Program) -> list[list[ProgramKernel]]:
   nothing else of the block's, in run order."""
   succ = {k.index: {r.index for b in k.writes for r in b.readers} for k in prog.kernels}
   pred = {k.index: {b.writer.index for b in k.reads if b.writer is not None} for k in prog.kernels}
-  chains, used = [], set()
+  chains: list[list[ProgramKernel]] = []
+  used: set[int] = set()
   for k in prog.kernels:
     if k.index in used: continue
     chain = [k]
@@ -180,9 +181,10 @@ def _arrows(prog: Program, box_of: dict[int, str], buffers: list[MapBuffer]) -> 
   coloured by the first one's reason), and the stubs."""
   pairs: dict[tuple[str, str], list[int]] = {}
   for b in buffers:
-    for dst in [box_of[r] for r in b["readers"]] or [None]:
-      src = box_of[b["writer"]] if b["writer"] is not None else f"in{dst}"
-      if dst is None: dst = f"out{src}"
+    readers: list[str | None] = [box_of[r] for r in b["readers"]]
+    for to in readers or [None]:
+      src = box_of[b["writer"]] if b["writer"] is not None else f"in{to}"
+      dst = to if to is not None else f"out{src}"
       if src != dst: pairs.setdefault((src, dst), []).append(b["index"])
   arrows: list[list[int]] = []
   drawn: list[Arrow] = []
@@ -201,11 +203,3 @@ def _arrows(prog: Program, box_of: dict[int, str], buffers: list[MapBuffer]) -> 
     drawn.append(Arrow(src, dst, "" if outside else label, "r-" + buffers[members[0]]["reason"], title, str(len(arrows))))
     arrows.append(members)
   return arrows, drawn, stubs
-
-
-def kernel_causes(trace: Trace) -> dict[int, list[str]]:
-  """Per kernel group index, the reasons of the buffers its calls write (the kernel table's cause column)."""
-  out: dict[int, list[str]] = {}
-  for k in trace.program().kernels:
-    if k.kernel is not None: out[k.kernel.group.index] = list(dict.fromkeys(out.get(k.kernel.group.index, []) + k.reasons))
-  return out

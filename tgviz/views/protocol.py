@@ -44,7 +44,6 @@ from tgviz.views.messages import (
   View,
 )
 from tgviz.views.picture import picture, view_options
-from tgviz.views.programmap import kernel_causes
 
 UOP_DIFF_LINES = 80
 DRAWN = re.compile(r'data-node="([^"]+)"')  # a node's key in an SVG of tgviz.draw
@@ -90,8 +89,8 @@ def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
 
 def kernel_rows(trace: Trace, kernel: str | None = None) -> list[KernelRow]:
   """The kernel table of the kernels listed (see shown_groups): Trace.kernel_table's rows, each with its first step and
-  its causes (why it ends where it does: the reasons of the buffers it writes, programmap.kernel_causes)."""
-  causes = kernel_causes(trace)
+  its causes (why it ends where it does: the reasons of the buffers its calls write, Program.kernel_causes)."""
+  causes = trace.program().kernel_causes()
   return [KernelRow(**g.kernel.table_row(), label=g.display_name, matches=g.match_count, step=step_key(g.steps[0]),  # type: ignore[typeddict-item]
                     causes=causes.get(g.index, []))
           for g in shown_groups(trace, kernel) if g.kernel is not None and g.steps]
