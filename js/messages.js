@@ -95,7 +95,7 @@
 /** A buffer of the program map: one state of one of tinygrad's buffers, the kernel that wrote it (null: from before
  * the block) and those that read it, with the reason it exists.
  * @typedef {{index:number, label:string, reason:string, detail:string, where:string, source:string, tinygrad:string,
- *   rule:string, writer:number|null, readers:number[]}} MapBuffer */
+ *   rule:string, writer:number|null, readers:number[], lift:string|null}} MapBuffer */
 /** One view of the program map: "kernels" (a box per kernel, long chains folded) or "lines" (a box per line of the
  * user's code). Its picture: SVG laid out left to right, a box's data-node its key in boxes ("in..."/"out..." for the
  * stubs of what comes from before the block and goes after it), an arrow's data-key its index in arrows.
@@ -103,8 +103,15 @@
 /** The program map: its views (the first opens), the kernels and buffers, the kernels by cause.
  * @typedef {{type:"programmap", views:MapView[], kernels:MapKernel[], buffers:MapBuffer[], counts:Record<string, number>,
  *   reasons:string[], colours:Record<string, string>, summary:string, notes:string[]}} ProgramMapMsg */
+/** One run of a Fusion: its kernels in run order with their device times (µs, summed over launches; null: not timed),
+ * the buffers between them, its device time in all and its memory peak (bytes).
+ * @typedef {{label:string, kernels:string[], times_us:(number|null)[], buffers:number, time_us:number|null, peak:number}} FusedSide */
+/** What if they had fused (Fusion): the schedule that made buffer (an index into ProgramMapMsg.buffers) run again as
+ * it was and with a condition lifted, on the same fresh random inputs.
+ * @typedef {{type:"fused", buffer:number, lift:string, lifted:string, summary:string, error:string|null, gone:boolean|null,
+ *   sides:FusedSide[]}} FusedMsg */
 /** What Python (or the report's page) sends the trace browser.
- * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|ProgramMapMsg} KernelMsg */
+ * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|ProgramMapMsg|FusedMsg} KernelMsg */
 /** The frontend is drawn and wants the current picture.
  * @typedef {{type:"ready"}} ReadyMsg */
 /** Write the current view as SVG: the part on screen (box: x, y, width, height in the SVG's units), or the whole.
@@ -123,8 +130,10 @@
  * @typedef {{type:"retry", kernel:string, opts:OptSpec[]}} RetryRequest */
 /** The program map.
  * @typedef {{type:"programmap"}} ProgramMapRequest */
+/** What if they had fused: run again the schedule that made a buffer of the program map (its index), its condition lifted.
+ * @typedef {{type:"fuse", buffer:number}} FuseRequest */
 /** What the trace browser asks.
- * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|ProgramMapRequest} FrontendMsg */
+ * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|ProgramMapRequest|FuseRequest} FrontendMsg */
 /** @typedef {{step:string, svg:string}} Landmark */
 /** @typedef {{name:string, head:string, html:string, graphs:Landmark[]}} PairSide */
 /** @typedef {{type:"pair", index:number, diff:string, sides:(PairSide|null)[]}} PairMsg */

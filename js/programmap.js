@@ -15,6 +15,7 @@ import { why } from "./port/why.js";
 /** @typedef {import("./messages.js").MapView} MapView */
 /** @typedef {import("./messages.js").MapKernel} MapKernel */
 /** @typedef {import("./messages.js").MapBuffer} MapBuffer */
+/** @typedef {import("./messages.js").FusedMsg} FusedMsg */
 
 const VIEW_NAMES = /** @type {Record<string, string>} */ ({ lines: "by line of your code", kernels: "every kernel" });
 
@@ -26,8 +27,10 @@ function link(text, fn, title = "") {
 }
 
 /** The sheet; request() asks for the map, open(key) opens a step (closing the sheet), openRow(row) the kernel table at a
- * row. @param {Ui} ui @param {() => void} request @param {(key: StepKey) => void} open @param {(row: number) => void} openRow */
-export function programMap(ui, request, open, openRow) {
+ * row, fuse(i) asks what if buffer i's kernels had fused (null: the report, which cannot run anything).
+ * @param {Ui} ui @param {() => void} request @param {(key: StepKey) => void} open @param {(row: number) => void} openRow
+ * @param {((buffer: number) => void)|null} fuse */
+export function programMap(ui, request, open, openRow, fuse) {
   const close = h("button", { class: "tgviz-sheet-close", title: "close (Escape)" }, ["×"]);
   close.addEventListener("click", () => { ui.program.open = false; });
   const summary = h("span", { class: "tgviz-map-summary" }, ["reading the program…"]);
@@ -104,7 +107,36 @@ export function programMap(ui, request, open, openRow) {
                     h("b", {}, [b.label])]),
       ends, h("div", { class: "tgviz-map-detail" }, [b.detail]),
       ...(b.where ? [h("div", { class: "tgviz-map-where" }, [`your line: ${b.where}`, b.source ? ` — ${b.source}` : ""])] : []),
-      ...(b.tinygrad ? [h("div", { class: "tgviz-map-tinygrad" }, [`tinygrad: ${b.tinygrad}`, b.rule ? ` (${b.rule})` : ""])] : [])]);
+      ...(b.tinygrad ? [h("div", { class: "tgviz-map-tinygrad" }, [`tinygrad: ${b.tinygrad}`, b.rule ? ` (${b.rule})` : ""])] : []),
+      ...(b.lift ? [fuseEl(b)] : [])]);
+  }
+
+  /** "What if they fused?": run the schedule again with the buffer's condition lifted (a notebook's kernel does it; the
+   * report says how). @param {MapBuffer} b */
+  function fuseEl(b) {
+    const out = h("div", { class: "tgviz-map-fuse", "data-buffer": String(b.index) });
+    if (!fuse) {
+      out.append(h("span", { class: "tgviz-map-hint" }, [`what if they fused? in Python: trace.fuse(trace.program().buffers[${b.index}]) (lifts ${b.lift})`]));
+      return out;
+    }
+    const go = link("what if they fused?", () => { out.replaceChildren(`running the schedule again, as it was and with ${b.lift} lifted…`); fuse(b.index); },
+                    `run this schedule again twice on the same random inputs, as it was and with ${b.lift} lifted, and compare`);
+    out.append(go);
+    return out;
+  }
+
+  /** A Fusion's answer, in the panel where it was asked. @param {FusedMsg} f */
+  function fused(f) {
+    const at = panel.querySelector(`.tgviz-map-fuse[data-buffer="${f.buffer}"]`);
+    if (!at) return;
+    if (f.error && !f.sides.length) { at.replaceChildren(h("div", { class: "tgviz-map-fused error" }, [f.summary])); return; }
+    const fmt = (/** @type {number|null} */ us) => (us === null ? "not timed" : `${us.toLocaleString("en-US")} µs`);
+    const sides = f.sides.map((s) => h("div", { class: "tgviz-map-fused-side" }, [
+      h("b", {}, [s.label]), `: ${s.kernels.length} kernels, ${s.buffers} buffers between them, ${fmt(s.time_us)}, peak ${s.peak.toLocaleString("en-US")} B`,
+      h("ol", {}, s.kernels.map((k, i) => h("li", {}, [`${k} ${s.times_us[i] === null ? "" : `(${fmt(s.times_us[i])})`}`])))]));
+    at.replaceChildren(h("div", { class: "tgviz-map-fused" }, [
+      h("div", {}, [f.gone ? "the buffer is gone with " : "the buffer is still made with ", h("b", {}, [f.lift]), ` lifted (${f.lifted})`]),
+      h("div", { class: "tgviz-map-detail" }, [f.summary]), h("div", { class: "tgviz-map-fused-sides" }, sides)]));
   }
 
   /** A kernel's name as a link to its panel. @param {number} k */
@@ -207,6 +239,7 @@ export function programMap(ui, request, open, openRow) {
       if (m.views.length) draw(m.views[0]);
       else stage.replaceChildren(h("p", {}, ["no kernel ran in this block"]));
     },
+    fused,
     /** The map could not be made: say so. @param {string} message */
     failed(message) { if (!msg) { summary.textContent = message; asked = false; } },
     /** Open the map (the trace's opening). */

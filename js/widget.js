@@ -84,7 +84,7 @@ function render({ model, el }) {
     for (const s of ui.kernels.querySelectorAll("tbody tr.selected")) s.classList.remove("selected");
     tr?.classList.add("selected");
     tr?.scrollIntoView({ block: "center" });
-  });
+  }, page ? null : (buffer) => state.send({ type: "fuse", buffer }));
   const closeSheet = oneSheet([ui.program, ui.kernels, ui.run, opts.box]);  // the program map, the kernel table, the run's tabs, what if…
   /** @type {Selection|null} the selection drawn */
   let shown = null;
@@ -208,6 +208,7 @@ function render({ model, el }) {
     else if (msg.type === "uops" || msg.type === "asm") program.message(msg);
     else if (msg.type === "run") run.show(msg);
     else if (msg.type === "programmap") map.show(msg);
+    else if (msg.type === "fused") map.fused(msg);
     else if (msg.type === "error" && msg.message.startsWith("programmap:")) map.failed(msg.message);
     else if (msg.type === "error" && msg.message.startsWith("run:")) run.failed(msg.message);
     else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }

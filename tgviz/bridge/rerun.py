@@ -33,14 +33,16 @@ _SETTINGS = {"ranges": {"PCONTIG": 2}, "split": {"SPLIT_REDUCEOP": 0}}
 
 
 class Lifted(Patch):
-  """One of LIFTS lifted for a block (the schedule cache off, so the block schedules anew): "cost" and "reduce" by
+  """One of LIFTS lifted for a block (the schedule and compile caches off: the block schedules and compiles anew): "cost" and "reduce" by
   remove_bufferize's calls to UOp.toposort (where its own code asks them); "ranges" and "split" by tinygrad's settings;
   "contiguous" and None lift nothing here (see rerun)."""
 
   def __init__(self, lift: str | None):
     if lift is not None and lift not in LIFTS: raise ValueError(f"{lift!r} is not one of {', '.join(LIFTS)}")
     self.lift = lift
-    self._ctx = Context(SCACHE=0, **_SETTINGS.get(lift or "", {}))
+    # CACHELEVEL=0: tinygrad's compile cache is an SQLite connection of the thread that opened it, and a widget runs this
+    # in its worker thread (as bridge.opts.compile_with)
+    self._ctx = Context(SCACHE=0, CACHELEVEL=0, **_SETTINGS.get(lift or "", {}))
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
     if self.lift not in ("cost", "reduce"): return []

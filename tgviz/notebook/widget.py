@@ -155,6 +155,8 @@ class TraceWidget(anywidget.AnyWidget):
       except Exception as e: self.send(P.error_message(f"export failed: {type(e).__name__}: {e}"))
     elif content.get("type") in ("allowed", "retry"):  # in the layout worker: tinygrad runs one thing at a time
       self._background(self._work, lambda: self._what_if(content))
+    elif content.get("type") == "fuse":  # likewise: the schedule runs again, twice
+      self._background(self._work, lambda: self._fuse(content), kind="fuse")
 
   def _background(self, worker: Worker, fn: Callable[[], None], kind: str | None = None) -> None:
     """fn in a background worker; a request the worker cannot take now is answered with an error saying so."""
@@ -172,6 +174,10 @@ class TraceWidget(anywidget.AnyWidget):
   def _send_run(self) -> None:
     try: self.send(runview.run_message(self.trace))
     except Exception as e: self.send(P.error_message(f"run: {type(e).__name__}: {e}", traceback.format_exc()))
+
+  def _fuse(self, content: dict) -> None:
+    try: self.send(PM.fuse_message(self.trace, content))
+    except Exception as e: self.send(P.error_message(f"fuse: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def _send_map(self) -> None:
     try: self.send(PM.program_map(self.trace))

@@ -438,6 +438,7 @@ class MapBuffer(TypedDict):
   rule: str                          # tinygrad's line that decided, "rangeify.py:266"
   writer: int | None
   readers: list[int]
+  lift: str | None                   # the condition "what if they fused?" lifts (Fusion.lift_for); None: none to lift
 
 
 class MapView(TypedDict):
@@ -463,8 +464,32 @@ class ProgramMapMsg(TypedDict):
   notes: list[str]
 
 
+class FusedSide(TypedDict):
+  """One run of a Fusion: its kernels in run order with their device times (µs, summed over launches; null: not timed),
+  the buffers between them, its device time in all and its memory peak (bytes)."""
+  label: str
+  kernels: list[str]
+  times_us: list[float | None]
+  buffers: int
+  time_us: float | None
+  peak: int
+
+
+class FusedMsg(TypedDict):
+  """What if they had fused (Fusion): the schedule that made buffer (an index into ProgramMapMsg.buffers) run again as
+  it was and with a condition lifted, on the same fresh random inputs."""
+  type: Literal["fused"]
+  buffer: int
+  lift: str
+  lifted: str                        # the condition lifted, in words
+  summary: str
+  error: str | None
+  gone: bool | None
+  sides: list[FusedSide]
+
+
 KernelMsg: TypeAlias = ("PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg"
-                        " | ProgramMapMsg")
+                        " | ProgramMapMsg | FusedMsg")
 """What Python (or the report's page) sends the trace browser."""
 
 
@@ -522,8 +547,14 @@ class ProgramMapRequest(TypedDict):
   type: Literal["programmap"]
 
 
+class FuseRequest(TypedDict):
+  """What if they had fused: run again the schedule that made a buffer of the program map (its index), its condition lifted."""
+  type: Literal["fuse"]
+  buffer: int
+
+
 FrontendMsg: TypeAlias = ("ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
-                          " | ProgramMapRequest")
+                          " | ProgramMapRequest | FuseRequest")
 """What the trace browser asks."""
 
 

@@ -16,12 +16,13 @@ from tgviz import bridge as tg
 from tgviz.draw.engine import DEFAULT_TIMEOUT
 from tgviz.draw.flow import Arrow, Box, flow_svg, layout_flow
 from tgviz.trace import program as programs
+from tgviz.trace.fusion import fuse, lift_for
 from tgviz.trace.program import REASONS, Program, ProgramKernel
 from tgviz.trace.reasons import size_text
 from tgviz.trace.run import device_peaks
 from tgviz.trace.steps import where
 from tgviz.trace.trace import Trace
-from tgviz.views.messages import MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
+from tgviz.views.messages import FusedMsg, FusedSide, MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
 from tgviz.views.protocol import step_key
 
 FOLD_CHAIN = 4          # a chain of this many kernels or more, each feeding only the next, is drawn as one box
@@ -158,7 +159,8 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT) -> Progra
   for b in prog.buffers:
     buffers.append(MapBuffer(index=index[id(b)], label=b.label, reason=b.reason, detail=b.detail, where=_line(b), source=b.source,
                              tinygrad=b.tinygrad, rule=where(*b.rule) if b.rule else "",
-                             writer=b.writer.index if b.writer is not None else None, readers=[r.index for r in b.readers]))
+                             writer=b.writer.index if b.writer is not None else None, readers=[r.index for r in b.readers],
+                             lift=_lift(b) if b.between else None))
     if b.writer is not None: kernels[b.writer.index]["writes"].append(index[id(b)])
     for r in b.readers: kernels[r.index]["reads"].append(index[id(b)])
   frames = {i: f"{a.op}() · {Path(a.file).name}:{a.line}" if a is not None and a.file else f"schedule {i + 1}"
@@ -203,3 +205,30 @@ def _arrows(prog: Program, box_of: dict[int, str], buffers: list[MapBuffer]) -> 
     drawn.append(Arrow(src, dst, "" if outside else label, "r-" + buffers[members[0]]["reason"], title, str(len(arrows))))
     arrows.append(members)
   return arrows, drawn, stubs
+
+
+def _lift(b: programs.Buffer) -> str | None:
+  try: return lift_for(b)
+  except ValueError: return None
+
+
+def fuse_message(trace: Trace, content: dict) -> FusedMsg:
+  """What if they had fused (Fusion) for the buffer of the map the request names: both runs' kernels, buffers, time and
+  memory peak; a bad request or a run that failed is the answer's error."""
+  i = content.get("buffer")
+  buffers = trace.program().buffers
+  if not isinstance(i, int) or not 0 <= i < len(buffers):
+    return FusedMsg(type="fused", buffer=-1, lift="", lifted="", summary=f"no buffer {i!r} in the program", error="no such buffer",
+                    gone=None, sides=[])
+  try: f = fuse(trace, buffers[i])
+  except ValueError as e: return FusedMsg(type="fused", buffer=i, lift="", lifted="", summary=str(e), error=str(e), gone=None, sides=[])
+  sides = []
+  for label, t in (("as scheduled", f.before), (f"{f.lift} lifted", f.after)):
+    if t is None: continue
+    fig = f.side("before" if t is f.before else "after")
+    ks = t.program().kernels
+    sides.append(FusedSide(label=label, kernels=[k.name for k in ks],
+                           times_us=[round(sum(k.times_us), 3) if k.times_us else None for k in ks],
+                           buffers=fig["buffers"], time_us=fig["time_us"], peak=fig["peak"]))
+  return FusedMsg(type="fused", buffer=i, lift=f.lift, lifted=f.lifted, summary=f.summary(), error=f.error, gone=f.gone, sides=sides)
+
