@@ -1,5 +1,5 @@
 // The program map: the block's kernels as boxes and the buffers between them as arrows, left to right in run order, in a
-// sheet over the columns (as the kernel table's and the run's; what a trace opens on: widget.js). Its data is
+// sheet over the graph and code columns, the step tree beside it (what a trace opens on: widget.js; a step chosen closes it). Its data is
 // tgviz/views/programmap.py's message, asked for when the sheet first opens (the widget's kernel lays it out; the
 // report holds it): a view per level (the lines of the user's code, a box each; every kernel), laid out by graphviz.
 // A click on a box opens its panel beside the map (a kernel: its ops and lines, time, why it ends there, what it reads,
@@ -36,8 +36,8 @@ export function programMap(ui, request, open, openRow, fuse) {
   const summary = h("span", { class: "tgviz-map-summary" }, ["reading the program…"]);
   const views = h("span", { class: "tgviz-map-views" });
   const legend = h("span", { class: "tgviz-map-legend" });
-  const stage = h("div", { class: "tgviz-stage" });
-  const canvas = h("div", { class: "tgviz-canvas tgviz-map-canvas" }, [stage]);
+  const stage = h("div", { class: "tgviz-map-stage" });
+  const canvas = h("div", { class: "tgviz-map-canvas" }, [stage]);
   const panel = h("div", { class: "tgviz-map-panel" }, [h("p", { class: "tgviz-map-hint" }, [
     "Click a kernel for why it ends there and what it reads; click an arrow for why its buffers exist; pick a kernel, " +
     "then shift-click another: why they did not fuse."])]);
@@ -49,7 +49,9 @@ export function programMap(ui, request, open, openRow, fuse) {
   let asked = false;
   ui.program.addEventListener("toggle", () => {
     if (!ui.program.open) return;
-    Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, height: `${ui.main.offsetHeight}px` });
+    // over the graph and code columns: the step tree stays beside it, a click on a kernel there opens its steps
+    const left = ui.centre.getBoundingClientRect().left - ui.root.getBoundingClientRect().left;
+    Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, height: `${ui.main.offsetHeight}px`, left: `${Math.max(0, left - 4)}px` });
     if (!asked) { asked = true; request(); }
     else if (shown) requestAnimationFrame(opening);
   });

@@ -150,6 +150,7 @@ function render({ model, el }) {
   /** Select a step (and a match of it) by key, in a view (default: auto). @param {StepKey} key
    * @param {number|null} [match] @param {import("./messages.js").View} [v] */
   function select(key, match = null, v = "auto") {
+    ui.program.open = false;  // a step chosen (the tree, a key, a link): the map gives way to it
     state.select(key, match, v);
     tree.markSelected();
     showCached();
