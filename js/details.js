@@ -94,8 +94,8 @@ export function kernelTable(ui, kernels, select) {
       { key: "runs", label: "runs", num: true, title: "launches inside the capture" },
       { key: "time_us", label: "time (µs)", num: true, title: "measured device time of its launches, in total" },
       { key: "matches", label: "matches", num: true, title: "pattern matches in the kernel's rewrite steps, in total" },
-      { key: "opts", label: "opts", title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)" },
       { key: "causes", label: "cause", title: "why the kernel ends where it does: the reasons of the buffers it writes (the program map)",
-        fmt: (/** @type {string[]|undefined} */ v) => (v?.length ? v.join(", ") : "–") }],
+        fmt: (/** @type {string[]|undefined} */ v) => (v?.length ? v.join(", ") : "–") },
+      { key: "opts", label: "opts", title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)" }],
       kernels, (row) => { ui.kernels.open = false; select(row.step); }));
 }

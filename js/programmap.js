@@ -46,12 +46,19 @@ export function programMap(ui, request, open, openRow, fuse) {
   ui.program.replaceChildren(h("summary", { class: "tgviz-needs-kernel", title: "the program: its kernels and the buffers between them, and why each exists" },
                                ["program map"]), sheet);
   const view = panZoom(/** @type {Ui} */ (/** @type {unknown} */ ({ canvas, stage })));
+  const mini = canvas.querySelector(".tgviz-minimap");  // its own overview: the step graph's is the only .tgviz-minimap
+  if (mini) mini.className = "tgviz-map-minimap";
+  /** Over the graph and code columns, from their top: the step tree stays beside it (a click on a kernel there opens its
+   * steps). */
+  const place = () => {
+    const left = ui.centre.getBoundingClientRect().left - ui.root.getBoundingClientRect().left;
+    Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, height: `${ui.main.offsetHeight}px`, left: `${Math.max(0, left - 4)}px` });
+  };
+  new ResizeObserver(() => { if (ui.program.open) place(); }).observe(ui.centre);
   let asked = false;
   ui.program.addEventListener("toggle", () => {
     if (!ui.program.open) return;
-    // over the graph and code columns: the step tree stays beside it, a click on a kernel there opens its steps
-    const left = ui.centre.getBoundingClientRect().left - ui.root.getBoundingClientRect().left;
-    Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, height: `${ui.main.offsetHeight}px`, left: `${Math.max(0, left - 4)}px` });
+    place();
     if (!asked) { asked = true; request(); }
     else if (shown) requestAnimationFrame(opening);
   });
@@ -212,7 +219,7 @@ export function programMap(ui, request, open, openRow, fuse) {
   let down;
   canvas.addEventListener("pointerdown", (ev) => {
     const at = /** @type {Element} */ (ev.target);
-    down = at.closest(".tgviz-minimap") ? undefined : at.closest("g.node[data-node], g.arrow[data-key]");
+    down = at.closest(".tgviz-map-minimap") ? undefined : at.closest("g.node[data-node], g.arrow[data-key]");
   }, { capture: true });
   canvas.addEventListener("pointermove", (ev) => { if (ev.buttons && (Math.abs(ev.movementX) + Math.abs(ev.movementY)) > 1) down = undefined; });
   canvas.addEventListener("pointerup", (ev) => {

@@ -1,5 +1,5 @@
-// Why didn't two kernels fuse: the port of tgviz/trace/program.py Program.why, on the program map's message
-// (tgviz/views/programmap.py): the buffers between two kernels. tests/views/test_js_parity.py holds it equal to the Python.
+// Why didn't two kernels fuse: the port of tgviz/trace/program.py, on the program map's message (tgviz/views/programmap.py):
+// why() mirrors Program.why, the buffers between two kernels. tests/views/test_programmap.py holds it equal to the Python.
 
 /** @typedef {import("../messages.js").MapKernel} MapKernel */
 /** @typedef {import("../messages.js").MapBuffer} MapBuffer */

@@ -140,7 +140,7 @@ class ScheduleRecorder(Patch):
     rec, lines = self, _lines()
     base_ctx, transform, empty_like, contiguous, toposort = indexing.IndexingContext, tensor.transform_to_call, UOp.empty_like, \
       UOp.contiguous, UOp.toposort
-    tensor_contiguous = tensor.Tensor.contiguous
+    tensor_contiguous, run_linear = tensor.Tensor.contiguous, tensor.run_linear
     opts_init, param_init, resolve = indexing.BufferizeOpts.__init__, ParamArg.__init__, realize.resolve_params
     split_code, contig_code, rb_code = rangeify.split_reduceop.__code__, tensor.replace_contig_with_store_after.__code__, lines["remove_bufferize"]
 
@@ -201,6 +201,10 @@ class ScheduleRecorder(Patch):
       if sys._getframe(1).f_code is contig_code and (b := _base_buffer(ret)) is not None: rec._made[b.arg.slot] = self
       return ret
 
+    def recorded_run(*args, **kwargs):
+      rec._close()  # the schedule is made: its decisions filed, its UOps let go of before it runs
+      return run_linear(*args, **kwargs)
+
     def recorded_tensor_contiguous(self, *args, **kwargs):
       ret = tensor_contiguous(self, *args, **kwargs)
       if ret is not self and (f := _user_frame(sys._getframe(1))) is not None:
@@ -212,7 +216,7 @@ class ScheduleRecorder(Patch):
       if sys._getframe(1).f_code is split_code: rec._split.append((ret.shape, ret.dtype))
       return ret
 
-    return [(indexing, {"IndexingContext": RecordingContext}), (tensor, {"transform_to_call": recorded_transform}),
+    return [(indexing, {"IndexingContext": RecordingContext}), (tensor, {"transform_to_call": recorded_transform, "run_linear": recorded_run}),
             (realize, {"resolve_params": recorded_resolve}),
             (indexing.BufferizeOpts, {"__init__": recorded_opts}), (ParamArg, {"__init__": recorded_param}),
             (UOp, {"empty_like": recorded_empty_like, "contiguous": recorded_contiguous, "toposort": recorded_toposort}),
@@ -223,7 +227,8 @@ class ScheduleRecorder(Patch):
     finally: self._close()
 
   def _close(self) -> None:
-    """File the decisions of the schedule that ran last (one get_kernel_graph) in its group, and let go of its UOps."""
+    """File the decisions of the schedule made last (one get_kernel_graph) in its group, and let go of its UOps: when
+    Tensor.realize runs it, when the next one starts, when the capture ends."""
     if self._ctx is not None: self._ctx_group.stages.append(self._decisions(self._ctx.realize_map))
     self._ctx, self._staged, self._asked, self._stored, self._ctx_split = None, {}, {}, {}, []
 
