@@ -168,6 +168,8 @@ export function programMap(ui, request, open, openRow, fuse) {
     const m = /** @type {ProgramMapMsg} */ (msg), k = m.kernels[i];
     picked = i;
     mark();
+    const box = stage.querySelector(`g.node[data-node="${boxOf(i)}"]`);
+    if (box) view.reveal([box]);  // (a link in the panel can lead anywhere on the map)
     const time = k.time_us === null ? "not timed" : `${k.time_us.toLocaleString("en-US")} µs (median of ${k.runs} launch${k.runs === 1 ? "" : "es"})`;
     panel.replaceChildren(
       h("h4", {}, [k.name]), leads(k),

@@ -31,6 +31,12 @@ def mnist(tmp_path_factory):
 
 @pytest.fixture
 def page(browser):
+  with new_page(browser, 1600, 1000) as p: yield p
+
+
+@pytest.fixture
+def offline(browser):
+  """A page with no network: the report works offline, from disk."""
   with new_page(browser, 1600, 1000, offline=True) as p: yield p
 
 
@@ -50,8 +56,8 @@ def click_box(page, key: str, shift: bool = False) -> None:
   assert box.count() == 1
 
 
-def test_report_opens_on_the_map(mnist, page):
-  trace, report = mnist
+def test_report_opens_on_the_map(mnist, offline):
+  trace, report, page = *mnist, offline
   program = trace.program()
   page.goto(report.as_uri())
   page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=60_000)
@@ -112,13 +118,13 @@ def test_report_opens_on_the_map(mnist, page):
 
 
 @pytest.mark.slow
-def test_every_kernel_of_the_gpt_step_is_two_actions_away(page, tmp_path):
+def test_every_kernel_of_the_gpt_step_is_two_actions_away(offline, tmp_path):
   """The GPT training step (368 calls): the map opens by line; every kernel is in a box, and a click on it lists the
   kernel as a link to its steps (the second action)."""
   import runpy
   from pathlib import Path
   with tgviz.capture() as trace: runpy.run_path(str(Path(workloads.__file__).parents[1] / "benchmarks" / "models" / "gpt_train_step.py"))
-  report = trace.to_html(tmp_path / "gpt.html", workers=2)
+  report, page = trace.to_html(tmp_path / "gpt.html", workers=2), offline
   page.goto(report.as_uri())
   page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=60_000)
   assert page.evaluate(LABEL_PX, MAP) >= 10.99
@@ -141,8 +147,9 @@ def check_widget(page, root, shot: str, fuse: bool) -> None:
   panel = root.locator(".tgviz-map-panel")
   contiguous = panel.locator(".tgviz-map-buffer", has_text="a .contiguous() on line 3")
   for key in root.locator(".tgviz-map-canvas g.node[data-node^='k']").evaluate_all("ns => ns.map(n => n.dataset.node)"):
-    click_box(page, key)
+    click_box(page, key)  # (a small program: every kernel its own box)
     if contiguous.count() and "ends here because it writes" in panel.inner_text(): break
+  assert "Cell In[" in root.locator(".tgviz-map-canvas svg").text_content()  # the user's lines as the notebook names them
   assert contiguous.count() and "y = (x * 2 + 1).contiguous()" in contiguous.first.inner_text()
   assert contiguous.first.locator(".tgviz-reason").inner_text() == "user"
   shoot(page, shot)

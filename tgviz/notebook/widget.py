@@ -180,7 +180,7 @@ class TraceWidget(anywidget.AnyWidget):
     except Exception as e: self.send(P.error_message(f"fuse: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def _send_map(self) -> None:
-    try: self.send(PM.program_map(self.trace))
+    try: self.send(PM.program_map(self.trace, cell_label=_cell_label))
     except Exception as e: self.send(P.error_message(f"programmap: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def wait(self, timeout: float | None = 30) -> None:

@@ -9,7 +9,6 @@ buffer whose decision was not recorded is "other", saying so. Used by :mod:`tgvi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from tgviz import bridge as tg
 
@@ -40,7 +39,9 @@ def _line(origins: tuple[tg.Origin, ...] | list[tg.Origin], op: str | None = Non
 
 
 def _at(o: tg.Origin | None) -> str:
-  return f" on line {o.line} ({Path(o.file).name}: {o.source})" if o is not None and o.file else ""
+  """Where in the user's code, in a detail's words (Buffer.line says the file): " on line 12: y = x.contiguous()"."""
+  if o is None or not o.file: return ""
+  return f" on line {o.line}" + (f": {o.source}" if o.source else "")
 
 
 def _ops(origins: tuple[tg.Origin, ...]) -> str:

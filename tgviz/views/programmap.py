@@ -10,7 +10,6 @@ the same two kernels are one arrow. The trace model is :mod:`tgviz.trace.program
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 from tgviz import bridge as tg
 from tgviz.draw.engine import DEFAULT_TIMEOUT
@@ -23,10 +22,11 @@ from tgviz.trace.run import device_peaks
 from tgviz.trace.steps import where
 from tgviz.trace.trace import Trace
 from tgviz.views.messages import FusedMsg, FusedSide, MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
-from tgviz.views.protocol import step_key
+from tgviz.views.protocol import CellLabel, place, step_key
 
 FOLD_CHAIN = 4          # a chain of this many kernels or more, each feeding only the next, is drawn as one box
 LINES_ABOVE = 40        # past this many kernels the map opens on the lines of the user's code, a box each
+FOLD_ABOVE = 24         # chains are folded in programs of more kernels than this (a small one shows every kernel)
 REASON_COLOURS = {"user": "#d62728", "output": "#2ca02c", "input": "#7f7f7f", "copy": "#8c564b", "device": "#9467bd",
                   "ranges": "#e377c2", "cost": "#ff7f0e", "reduce": "#1f77b4", "other": "#17becf"}
 _STYLE = "".join([".tgviz-flow .node.copy rect{fill:#e0e0e0}", ".tgviz-flow .node.fold rect{fill:#c6f8ff;stroke-width:2}",
@@ -79,16 +79,12 @@ def _chains(prog: Program) -> list[list[ProgramKernel]]:
   return chains
 
 
-def _line(b: programs.Buffer) -> str:
-  return f"{Path(b.line[0]).name}:{b.line[1]}" if b.line else ""
-
-
-def _kernel_lines(k: ProgramKernel) -> tuple[str, ...]:
+def _kernel_lines(k: ProgramKernel, cell_label: CellLabel | None) -> tuple[str, ...]:
   ops = list(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins))
-  line = next((o for o in k.origins if o.file and o.line), None)
+  line = _line_of(k)
   out = [k.name]
   if ops: out.append(", ".join(ops[:3]) + (" …" if len(ops) > 3 else ""))
-  if line is not None: out.append(f"{Path(line.file or '').name}:{line.line}")
+  if line is not None and line.file and line.line: out.append(place(line.file, line.line, cell_label))
   return tuple(out)
 
 
@@ -113,7 +109,7 @@ def _by_line(prog: Program) -> dict[int, str]:
 
 
 def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapBuffer], box_of: dict[int, str],
-          frames: dict[int, str] | None, timeout: float | None) -> MapView:
+          frames: dict[int, str] | None, timeout: float | None, cell_label: CellLabel | None) -> MapView:
   """One view of the map: boxes (a kernel, or the kernels box_of puts together), an arrow per pair of boxes, laid out."""
   members: dict[str, list[int]] = {}
   for k in prog.kernels: members.setdefault(box_of[k.index], []).append(k.index)
@@ -122,13 +118,14 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
     first = prog.kernels[ks[0]]
     if len(ks) == 1:
       bound = kernels[first.index]["bound"]
-      label = _kernel_lines(first) + ((f"{first.time_us:,.1f} µs" + (f" · {bound}" if bound else ""),) if first.time_us is not None else ())
+      timed = (f"{first.time_us:,.1f} µs" + (f" · {bound}" if bound else ""),) if first.time_us is not None else ()
+      label = _kernel_lines(first, cell_label) + timed
       boxes.append(Box(key, label, "copy" if first.kind == "copy" else "kernel", group=first.schedule))
       continue
     o = (_line_of(first) or (prog.schedules[first.schedule] if first.schedule < len(prog.schedules) else None)) if name == "lines" else None
     ops = list(dict.fromkeys(op for i in ks for op in kernels[i]["ops"]))
     total = sum(t for i in ks if (t := prog.kernels[i].time_us) is not None)
-    lines = [f"{len(ks)} kernels" + (f" · {Path(o.file or '').name}:{o.line}" if o is not None else ""),
+    lines = [f"{len(ks)} kernels" + (f" · {place(o.file, o.line, cell_label)}" if o is not None and o.file and o.line else ""),
              (o.source[:44] + ("…" if len(o.source) > 44 else "")) if o is not None else f"{first.name} … {prog.kernels[ks[-1]].name}",
              ", ".join(ops[:3]) + (" …" if len(ops) > 3 else ""), f"{total:,.1f} µs in all" if total else ""]
     boxes.append(Box(key, tuple(ln for ln in lines if ln), "fold", group=first.schedule))
@@ -138,7 +135,7 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
   return MapView(name=name, svg=svg, boxes=members, arrows=arrows)
 
 
-def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT) -> ProgramMapMsg:
+def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_label: CellLabel | None = None) -> ProgramMapMsg:
   """The program map's message (see the module's docstring): its views laid out by graphviz ("kernels": a box per
   kernel, long chains folded; first, where the program has more than LINES_ABOVE kernels, "lines": a box per line of the
   user's code), the kernels' and buffers' panels, the kernels by cause."""
@@ -149,7 +146,7 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT) -> Progra
   for k in prog.kernels:
     first, code, row = steps.get(k.kernel.group.index, (None, None, None)) if k.kernel is not None else (None, None, None)
     time_us = k.time_us
-    origin_lines = [f"{where(o.file, o.line)} {o.source}" for o in k.origins if o.file and o.line]
+    origin_lines = [f"{place(o.file, o.line, cell_label)} {o.source}" for o in k.origins if o.file and o.line]
     kernels.append(MapKernel(index=k.index, name=k.name, kind=k.kind, step=first, code_step=code, row=row,
                              ops=list(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins)),
                              lines=list(dict.fromkeys(origin_lines)), time_us=round(time_us, 3) if time_us is not None else None,
@@ -157,19 +154,20 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT) -> Progra
   index = {id(b): i for i, b in enumerate(prog.buffers)}
   buffers: list[MapBuffer] = []
   for b in prog.buffers:
-    buffers.append(MapBuffer(index=index[id(b)], label=b.label, reason=b.reason, detail=b.detail, where=_line(b), source=b.source,
+    buffers.append(MapBuffer(index=index[id(b)], label=b.label, reason=b.reason, detail=b.detail,
+                             where=place(*b.line, cell_label) if b.line else "", source=b.source,
                              tinygrad=b.tinygrad, rule=where(*b.rule) if b.rule else "",
                              writer=b.writer.index if b.writer is not None else None, readers=[r.index for r in b.readers],
                              lift=_lift(b) if b.between else None))
     if b.writer is not None: kernels[b.writer.index]["writes"].append(index[id(b)])
     for r in b.readers: kernels[r.index]["reads"].append(index[id(b)])
-  frames = {i: f"{a.op}() · {Path(a.file).name}:{a.line}" if a is not None and a.file else f"schedule {i + 1}"
+  frames = {i: f"{a.op}() · {place(a.file, a.line, cell_label)}" if a is not None and a.file and a.line else f"schedule {i + 1}"
             for i, a in enumerate(prog.schedules)} if len(prog.schedules) > 1 else None
   folded = {k.index: f"k{k.index}" for k in prog.kernels}
-  for chain in _chains(prog):
+  for chain in _chains(prog) if len(prog.kernels) > FOLD_ABOVE else []:
     for k in chain: folded[k.index] = f"f{chain[0].index}"
-  views = [_view("kernels", prog, kernels, buffers, folded, frames, timeout)] if prog.kernels else []
-  if len(prog.kernels) > LINES_ABOVE: views.insert(0, _view("lines", prog, kernels, buffers, _by_line(prog), frames, timeout))
+  views = [_view("kernels", prog, kernels, buffers, folded, frames, timeout, cell_label)] if prog.kernels else []
+  if len(prog.kernels) > LINES_ABOVE: views.insert(0, _view("lines", prog, kernels, buffers, _by_line(prog), frames, timeout, cell_label))
   counts = prog.counts()
   n = len(prog.kernels)
   summary = f"{n} kernel{'s' if n != 1 else ''}: " + ", ".join(f"{r} {c}" for r, c in counts.items()) if n else "no kernels ran"
