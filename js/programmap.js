@@ -2,7 +2,7 @@
 // sheet over the graph and code columns, the step tree beside it (what a trace opens on: widget.js; a step chosen closes it). Its data is
 // tgviz/views/programmap.py's message, asked for when the sheet first opens (the widget's kernel lays it out; the
 // report holds it): a view per level (the lines of the user's code, a box each; every kernel), laid out by graphviz.
-// A click on a box opens its panel beside the map (a kernel: its ops and lines, time, why it ends there, what it reads,
+// A click on a box opens its panel beside the map (a double click on a kernel, its steps) (a kernel: its ops and lines, time, why it ends there, what it reads,
 // and links to its steps, its code and its kernel-table row; a box of several: its kernels, each a link); on an arrow,
 // the buffers it stands for and why each exists; a box picked, shift-click another: why they did not fuse (port/why.js).
 import { h } from "./dom.js";
@@ -39,8 +39,8 @@ export function programMap(ui, request, open, openRow, fuse) {
   const stage = h("div", { class: "tgviz-map-stage" });
   const canvas = h("div", { class: "tgviz-map-canvas" }, [stage]);
   const panel = h("div", { class: "tgviz-map-panel" }, [h("p", { class: "tgviz-map-hint" }, [
-    "Click a kernel for why it ends there and what it reads; click an arrow for why its buffers exist; pick a kernel, " +
-    "then shift-click another: why they did not fuse."])]);
+    "Click a kernel for why it ends there and what it reads (double-click: its steps); click an arrow for why its buffers " +
+    "exist; pick a kernel, then shift-click another: why they did not fuse."])]);
   const sheet = h("div", { class: "tgviz-sheet tgviz-map-sheet" }, [
     h("div", { class: "tgviz-sheet-head tgviz-map-head" }, [summary, views, legend, close]), h("div", { class: "tgviz-map-body" }, [canvas, panel])]);
   ui.program.replaceChildren(h("summary", { class: "tgviz-needs-kernel", title: "the program: its kernels and the buffers between them, and why each exists" },
@@ -233,6 +233,12 @@ export function programMap(ui, request, open, openRow, fuse) {
     if (!ks) return;  // a stub: before or after the block
     if (ks.length === 1 && ev.shiftKey && picked !== null && picked !== ks[0]) return whyPanel(picked, ks[0]);
     if (ks.length === 1) kernelPanel(ks[0]); else groupPanel(/** @type {string} */ (at.getAttribute("data-node")));
+  });
+
+  canvas.addEventListener("dblclick", (ev) => {  // a kernel's box, double-clicked: its steps at once
+    const key = /** @type {Element} */ (ev.target).closest("g.node[data-node]")?.getAttribute("data-node") ?? "";
+    const ks = shown?.boxes[key], k = ks?.length === 1 && msg ? msg.kernels[ks[0]] : null;
+    if (k?.step) { ui.program.open = false; open(k.step); }
   });
 
   return {

@@ -250,7 +250,8 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   # rendered (content-visibility), and innerText reads nothing there
   names = page.locator(".tgviz-step .tgviz-name").all_text_contents()
   assert names and all("devectorize" in n for n in names), names
-  assert "devectorize" in page.locator(".tgviz-step .tgviz-name").first.inner_text()  # the first on screen, drawn
+  page.wait_for_function("document.querySelector('.tgviz-step .tgviz-name').innerText.includes('devectorize')",
+                         timeout=5_000)  # the first on screen, drawn (on the next frame)
   assert not page.errors
 
 
