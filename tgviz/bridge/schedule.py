@@ -105,6 +105,17 @@ class _RealizeMap(dict):
     super().__setitem__(key, value)
 
 
+class _Spies(Patch):
+  """Patches set for a while inside a capture (ScheduleRecorder's on UOp.toposort and ParamArg, which codegen calls
+  most: on only while a schedule is made)."""
+
+  def __init__(self, attrs: list[tuple[Any, dict[str, Any]]]) -> None:
+    self.attrs = attrs
+
+  def patches(self) -> list[tuple[Any, dict[str, Any]]]:
+    return self.attrs
+
+
 class ScheduleRecorder(Patch):
   """Records the scheduler's decisions of a capture (``groups``: tracked group index -> its ScheduleRecord; see the
   module's docstring). Holds no UOp past the schedule that made it."""
@@ -113,6 +124,7 @@ class ScheduleRecorder(Patch):
     self.origins = origins
     self.groups: dict[int, ScheduleRecord] = {}
     self._ctx: Any = None                                # the realize map's IndexingContext of the running schedule
+    self._spies: _Spies | None = None                    # its spies on UOp.toposort and ParamArg, on while it is made
     self._ctx_group = ScheduleRecord()                   # and the record of its group
     self._ctx_split: list[tuple] = []                    # and what split_reduceop made contiguous before it
     self._staged: dict[int, tuple[Any, UOp, UOp | None]] = {}  # id(BufferizeOpts) -> (it, the value staged, its consumer)
@@ -150,6 +162,9 @@ class ScheduleRecorder(Patch):
         self.realize_map: _RealizeMap = _RealizeMap(self.realize_map)
         rec._close()
         rec._ctx, rec._ctx_group, rec._ctx_split, rec._split = self, rec._group(), rec._split, []
+        # the spies on what codegen calls most, only while this schedule is made (see _close)
+        rec._spies = _Spies([(ParamArg, {"__init__": recorded_param}), (UOp, {"toposort": recorded_toposort})])
+        rec._spies.__enter__()
 
     def recorded_opts(self, *args, **kwargs):
       opts_init(self, *args, **kwargs)
@@ -218,8 +233,8 @@ class ScheduleRecorder(Patch):
 
     return [(indexing, {"IndexingContext": RecordingContext}), (tensor, {"transform_to_call": recorded_transform, "run_linear": recorded_run}),
             (realize, {"resolve_params": recorded_resolve}),
-            (indexing.BufferizeOpts, {"__init__": recorded_opts}), (ParamArg, {"__init__": recorded_param}),
-            (UOp, {"empty_like": recorded_empty_like, "contiguous": recorded_contiguous, "toposort": recorded_toposort}),
+            (indexing.BufferizeOpts, {"__init__": recorded_opts}),
+            (UOp, {"empty_like": recorded_empty_like, "contiguous": recorded_contiguous}),
             (tensor.Tensor, {"contiguous": recorded_tensor_contiguous})]
 
   def __exit__(self, *exc: object) -> None:
@@ -229,8 +244,9 @@ class ScheduleRecorder(Patch):
   def _close(self) -> None:
     """File the decisions of the schedule made last (one get_kernel_graph) in its group, and let go of its UOps: when
     Tensor.realize runs it, when the next one starts, when the capture ends."""
+    if self._spies is not None: self._spies.__exit__(None, None, None)
     if self._ctx is not None: self._ctx_group.stages.append(self._decisions(self._ctx.realize_map))
-    self._ctx, self._staged, self._asked, self._stored, self._ctx_split = None, {}, {}, {}, []
+    self._ctx, self._staged, self._asked, self._stored, self._ctx_split, self._spies = None, {}, {}, {}, [], None
 
   def _realized(self, s: UOp, consumer: UOp | None, rm: _RealizeMap) -> Realized:
     """What rangeify realized, as it realized it: the rule that put s in the realize map, refined for the CONTIGUOUS
