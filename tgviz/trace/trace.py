@@ -190,8 +190,10 @@ class Trace:
   def kernel_table(self) -> list[dict[str, Any]]:
     """One plain row per kernel, in compile order (``pandas.DataFrame(trace.kernel_table())`` makes a table of it):
     name, device, global_size, local_size, tinygrad's estimates flops and bytes (None where it made none), runs (launches
-    inside the capture) and time_us (their measured device time in total, µs; None when it did not run)."""
-    return [k.table_row() for k in self.kernels]
+    inside the capture), time_us (their measured device time in total, µs; None when it did not run) and causes (why
+    it ends where it does: the reasons of the buffers its calls write, see :meth:`program`)."""
+    causes = self.program().kernel_causes()
+    return [{**k.table_row(), "causes": causes.get(k.group.index, [])} for k in self.kernels]
 
   @functools.cached_property
   def _runtime(self) -> tuple[runtime.Timeline, runtime.Memory]:
