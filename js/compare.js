@@ -4,8 +4,19 @@
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
 
+/** A side's median with its spread and count, or a single cold launch said to be one. @param {any} r @param {string} s */
+function median(r, s) {
+  const m = r[`${s}_median_us`];
+  if (m === null || m === undefined) return "–";
+  if (r[`${s}_cold`]) return `❄ ${oneDecimal(m)} (1 cold launch)`;
+  return `${oneDecimal(m)} (${oneDecimal(r[`${s}_min_us`])}–${oneDecimal(r[`${s}_max_us`])}, n=${r[`${s}_timed_runs`]}${r[`${s}_timed`] === "re-timed" ? ", re-timed" : ""})`;
+}
+/** @param {number} v */
+const oneDecimal = (v) => v.toLocaleString("en-US", { maximumFractionDigits: 1 });
+
 /** The columns of the pair table: how paired, each side's name, code, runs and their total time (labelled so: a retry's
- * summary gives the median), launch, estimates. @param {string[]} labels */
+ * summary gives the median), launch, estimates, then each side's median with its spread and how they compare (a
+ * difference inside the noise said so, a single cold launch said to be nothing to compare). @param {string[]} labels */
 function columns(labels) {
   const [a, b] = labels;
   return [
@@ -18,6 +29,10 @@ function columns(labels) {
     { key: "a_launch", label: `${a} global, local` }, { key: "b_launch", label: `${b} global, local` },
     { key: "a_flops", label: `${a} FLOPs`, num: true, title: "tinygrad's estimate" }, { key: "b_flops", label: `${b} FLOPs`, num: true },
     { key: "a_bytes", label: `${a} bytes`, num: true, title: "tinygrad's estimate of the bytes moved" }, { key: "b_bytes", label: `${b} bytes`, num: true },
+    { key: "time", label: `${b} vs ${a}`, fmt: (/** @type {string|null} */ v) => v ?? "–",
+      title: "b faster or slower; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare" },
+    { key: "a_median_us", label: `${a} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "a"), title: "the median of its timed runs (min–max, how many; re-timed: after the capture, warm)" },
+    { key: "b_median_us", label: `${b} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "b"), title: "the median of its timed runs (min–max, how many; re-timed: after the capture, warm)" },
   ];
 }
 

@@ -5,6 +5,7 @@
 import { showCode } from "./codelines.js";
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
+import { fmtTime } from "./units.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").PictureMsg} PictureMsg */
@@ -36,7 +37,7 @@ export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg,
                            h("pre", {}, [`${info.file}:${info.line}\n\n${info.stack.join("\n")}`]));
   if (!kernelChanged) return;
   const k = msg.kernel;
-  ui.codeHead.textContent = k ? `${k.label ?? k.name} · ${k.device} (${k.renderer}) · global ${JSON.stringify(k.global_size)} · local ${JSON.stringify(k.local_size)}`
+  ui.codeHead.textContent = k ? `${k.label ?? k.name}${k.key ? ` · key ${k.key}` : ""} · ${k.device} (${k.renderer}) · global ${JSON.stringify(k.global_size)} · local ${JSON.stringify(k.local_size)}`
                               : `${info.group}: no device code (${info.kind})`;
   showCode(ui.code, k ? k.html : "");
   showOrigins(ui, k ? k.origins : []);
@@ -66,12 +67,19 @@ function showOrigins(ui, origins) {
 }
 
 /** The kernel table (sortable; a row opens the kernel's first step and closes the table), over the columns while open.
- * @param {Ui} ui @param {(KernelRow & {opts?: string|null})[]} kernels @param {(key: StepKey) => void} select */
-export function kernelTable(ui, kernels, select) {
+ * Built again when its rows change (a re-timing, the devices' peaks measured); retime (the widget's, none in the report)
+ * asks for the slowest kernels that ran few times to be timed again.
+ * @param {Ui} ui @param {(KernelRow & {opts?: string|null})[]} kernels @param {(key: StepKey) => void} select
+ * @param {(() => void)|null} [retime] */
+export function kernelTable(ui, kernels, select, retime = null) {
   const dims = (/** @type {number[]|null} */ v) => (v ? `[${v.join(", ")}]` : "–");
   ui.kernels.hidden = !kernels.length;
   const close = h("button", { class: "tgviz-sheet-close", title: "close (Escape)" }, ["×"]);
   close.addEventListener("click", () => { ui.kernels.open = false; });
+  const again = retime ? [h("button", { class: "tgviz-retime", title: "time the slowest kernels that ran fewer than 10 times again, "
+    + "each on its own after warm-up launches, until its median settles" }, ["time the slowest again"])] : [];
+  again.forEach((b) => b.addEventListener("click", () => { b.textContent = "timing…"; b.setAttribute("disabled", ""); retime?.(); }));
+  const cold = kernels.filter((k) => k.cold).length;
   // kernels by cause: each counted once, by the first reason of the buffers it writes (the program map's vocabulary)
   /** @type {Map<string, number>} */
   const causes = new Map();
@@ -79,23 +87,60 @@ export function kernelTable(ui, kernels, select) {
   const byCause = causes.size ? h("div", { class: "tgviz-causes" }, [`${kernels.length} kernels by cause: `
     + [...causes].map(([r, n]) => `${r} ${n}`).join(", ")]) : "";
   const sheet = h("div", { class: "tgviz-sheet" }, [h("div", { class: "tgviz-sheet-head" }, [
-    "per kernel: launch dimensions, tinygrad's estimates of FLOPs and bytes, launches and their measured time, the matches of its "
-    + "steps, why it ends where it does; click a header to sort, a row to open the kernel", close]), byCause]);
-  ui.kernels.replaceChildren(h("summary", { title: "per kernel: launch dimensions, tinygrad's estimates, measured time, matches" },
+    "per kernel: launch dimensions, tinygrad's estimates of FLOPs and bytes, launches and their measured time (median, spread; "
+    + "❄: one cold launch, no warm measurement), which limit it ran into and how close, its compile time, the matches of its "
+    + `steps, why it ends where it does; click a header to sort, a row to open the kernel${cold ? ` · ${cold} timed by one cold launch` : ""}`,
+    ...again, close]), byCause]);
+  ui.kernels.replaceChildren(h("summary", { title: "per kernel: launch dimensions, tinygrad's estimates, measured time, limit, compile time, matches, causes" },
                                 [`kernel table (${kernels.length})`]), sheet);
   // open: over the columns, from their top, as tall as its rows up to the widget's foot
-  ui.kernels.addEventListener("toggle", () => {
-    if (ui.kernels.open) Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, maxHeight: `${ui.main.offsetHeight}px` });
-  });
+  if (!ui.kernels.dataset.placed) {
+    ui.kernels.dataset.placed = "1";
+    ui.kernels.addEventListener("toggle", () => {
+      const s = /** @type {HTMLElement|null} */ (ui.kernels.querySelector(".tgviz-sheet"));
+      if (ui.kernels.open && s) Object.assign(s.style, { top: `${ui.main.offsetTop}px`, maxHeight: `${ui.main.offsetHeight}px` });
+    });
+  }
   sheet.append(sortableTable([{ key: "label", label: "kernel", title: "tinygrad's name; kernels that share one are numbered in compile order" },
+      { key: "key", label: "key", fmt: (/** @type {string|undefined} */ k) => (k ?? "").slice(0, 8),
+        title: "the kernel's key: tinygrad's key of its AST, the same in every run (accepted wherever a kernel is named)" },
       { key: "global_size", label: "global", fmt: dims },
       { key: "local_size", label: "local", fmt: dims }, { key: "flops", label: "FLOPs", num: true, title: "tinygrad's estimate" },
       { key: "bytes", label: "bytes", num: true, title: "tinygrad's estimate of the bytes moved" },
-      { key: "runs", label: "runs", num: true, title: "launches inside the capture" },
-      { key: "time_us", label: "time (µs)", num: true, title: "measured device time of its launches, in total" },
+      { key: "runs", label: "runs", num: true, title: "launches inside the capture (a launch counts for one kernel: kernels that "
+        + "compiled to one program have its launches in the first one's row, see program)" },
+      { key: "time_us", label: "time (µs)", num: true, title: "measured device time of its launches in the capture, in total" },
+      ...timeColumns(), { key: "compile_us", label: "compile (ms)", num: true, fmt: (v) => (v === null ? "–" : (v / 1e3).toFixed(1)),
+        title: "its compile time: its share of its schedule, its codegen, render and device compile, its first launch beyond its "
+        + "device time (trace.compile_table())" },
+      { key: "shares", label: "program", fmt: (_v, r) => programOf(r), title: "kernels that compiled to the same program (the same "
+        + "code) share its launches: they are counted in the first one's row" },
       { key: "matches", label: "matches", num: true, title: "pattern matches in the kernel's rewrite steps, in total" },
       { key: "causes", label: "cause", title: "why the kernel ends where it does: the reasons of the buffers it writes (the program map)",
         fmt: (/** @type {string[]|undefined} */ v) => (v?.length ? v.join(", ") : "–") },
       { key: "opts", label: "opts", title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)" }],
       kernels, (row) => { ui.kernels.open = false; select(row.step); }));
+}
+
+/** The kernel table's time and limit columns: the median with its spread and where it comes from, the limit.
+ * @returns {import("./table.js").Column[]} */
+function timeColumns() {
+  const spread = (/** @type {KernelRow} */ r) => (r.median_us === null ? "–" : r.cold ? "❄ 1 cold launch"
+    : `${fmtTime(r.min_us)} – ${fmtTime(r.max_us)}, ${r.timed_runs} runs${r.timed === "re-timed" ? ", re-timed" : ""}`);
+  return [{ key: "median_us", label: "median", num: true, fmt: (v, r) => (v === null ? "–" : `${r.cold ? "❄ " : ""}${fmtTime(v)}`),
+            title: "the median of its timed runs: re-timed after the capture where it was (warm), else its launches in the capture; "
+            + "❄: a single cold launch, the device's first run of the kernel: no measurement of it warm" },
+          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, title: "min – max of its timed runs, how many, and where from" },
+          { key: "roof_fraction", label: "limit", num: true, fmt: (_v, r) => (r.bound ? `${r.bound} ${fmtPct(r.roof_fraction)}` : "–"),
+            tip: (r) => r.why ?? "", title: "what limits it: memory, compute, or latency (too little work to fill the device), and the "
+            + "fraction of that roof it reached (hover a cell: why); – until the device's peaks are measured (open the roofline)" }];
+}
+
+/** @param {number|null} f */
+const fmtPct = (f) => (f === null ? "" : f >= 0.1 ? `${(f * 100).toFixed(0)}%` : `${(f * 100).toPrecision(2)}%`);
+
+/** Which program a kernel's launches count for. @param {KernelRow} r */
+function programOf(r) {
+  if (r.counted_in) return `launches in ${r.counted_in}`;
+  return r.shares.length ? `also ${r.shares.join(", ")}` : "";
 }

@@ -1,7 +1,7 @@
 // The keyboard, only while the widget has focus: ↑/↓ step, ←/→ match, Home/End first/last match, r raw graph, f fit (with
 // the run's timeline shown: its launches' span or the whole run),
 // 1 one-to-one,
-// z zoom to the change, m maximise, / the filter; Escape first closes what is open over the widget (the kernel table, the run's tabs)
+// z zoom to the change, m maximise, / (or Ctrl-F) the search; Escape first closes what is open over the widget (the kernel table, the run's tabs)
 // and un-maximises, then goes back to the notebook; no other key reaches the notebook meanwhile.
 
 /** @typedef {import("./ui.js").Ui} Ui */
@@ -17,6 +17,9 @@ export function keys(ui, actions, escape) {
       if (escape()) { ev.preventDefault(); ev.stopPropagation(); ui.root.focus({ preventScroll: true }); }
       else ui.root.blur();  // back to the notebook
       return;
+    }
+    if ((ev.ctrlKey || ev.metaKey) && ev.key === "f" && actions["/"]) {  // find: the widget's search, not the page's
+      ev.preventDefault(); ev.stopPropagation(); actions["/"](); return;
     }
     if (ev.ctrlKey || ev.metaKey || ev.altKey || (ev.shiftKey && ev.key === "Enter")) return;  // the notebook's: run, save, ...
     ev.stopPropagation();  // no other key leaks into the notebook (a, b, m, d d ... would edit cells)

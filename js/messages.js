@@ -8,11 +8,14 @@
 /** An opt as [op, axis, amount].
  * @typedef {[string, number|null, any]} OptSpec */
 /** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean}} TreeStep */
-/** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[]}} TreeGroup */
+/** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[], key?:string}} TreeGroup */
 /** A row of the kernel table (Trace.kernel_table's), with the name shown, the matches of its steps and the step it
  * opens (the kernel's first).
  * @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,
- *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey, causes?:string[]}} KernelRow */
+ *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey, median_us:number|null,
+ *   min_us:number|null, max_us:number|null, timed_runs:number, timed:string|null, cold:boolean, bound:string|null,
+ *   roof_fraction:number|null, why:string|null, compile_us:number|null, shares:string[], counted_in:string|null,
+ *   key?:string, causes?:string[]}} KernelRow */
 /** A picture: match None is the whole step.
  * @typedef {{step:StepKey, match:number|null, view:View}} Selection */
 /** A picture is being computed for this selection.
@@ -25,7 +28,7 @@
  * @typedef {{op:string, backward:boolean, where:string, source:string, context:string[]}} OriginInfo */
 /** @typedef {{name:string, label:string, device:string, renderer:string, global_size:number[], local_size:number[]|null,
  *   html:string, source:string, lines:string[][]|null, lines_note:string|null, codegen_step:StepKey|null,
- *   origins:OriginInfo[]}} KernelInfo */
+ *   origins:OriginInfo[], key?:string}} KernelInfo */
 /** A kernel compiled after a schedule: its name (as shown: Kernel.display_name), its group and the step to open it on.
  * @typedef {{name:string, group:number, step:StepKey}} ProducedKernel */
 /** The picture of one selection, with what the panels around it show.
@@ -41,10 +44,12 @@
 /** The node panel: one node of the selection's graphs (key as in the SVG's data-node).
  * @typedef {{type:"node", step:StepKey, key:string, op:string, dtype:string, arg:string, tag:string, python:string,
  *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[]}} NodeMsg */
-/** A pattern that fired in the trace (see Trace.rules), and where it first fired.
+/** A pattern of the trace (see Trace.rules), and where it first fired (step "" and match -1: in no step of the trace,
+ * only in untracked rewrites, or never); its counts over every rewrite of the capture (null where not counted).
  * @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number, step:StepKey,
- *   match:number}} RuleInfo */
-/** @typedef {{type:"rules", rules:RuleInfo[], total:number}} RulesMsg */
+ *   match:number, matched:number|null, attempts:number|null, rate:number|null, self_us:number|null,
+ *   failed_us:number|null}} RuleInfo */
+/** @typedef {{type:"rules", rules:RuleInfo[], total:number, never:RuleInfo[], totals:number[]}} RulesMsg */
 /** One UOp of the linearized program, in print_uops' columns.
  * @typedef {{n:number, op:string, family:string, fill:string, ranges:string, dtype:string, srcs:(number|string)[], arg:string,
  *   key:string}} UopRow */
@@ -53,13 +58,28 @@
 /** @typedef {{text:string, lines:number[]}} AsmRow */
 /** The asm tab: the kernel's disassembly, or one line saying why there is none.
  * @typedef {{type:"asm", kernel:string, rows:AsmRow[], note:string|null, lines_note:string|null}} AsmMsg */
+/** A range or thread id accesses run over (tgviz.bridge.access.Var).
+ * @typedef {{name:string, size:number, kind:string}} AccessVar */
+/** A node of an access table: op ("ADD", "CONST", "VAR", "DATA", ...), kind ("i", "b", "f"), sources (earlier nodes), arg
+ * (a CONST's value, a VAR's number, a DATA's text). js/port/access.js evaluates them as tgviz.bridge.access.evaluate does.
+ * @typedef {[string, string, number[], number|number|boolean|string|null]} AccessNode */
+/** One LOAD or STORE of a global buffer (tgviz.trace.access.Access, with its table's nodes).
+ * @typedef {{number:number, kind:"load"|"store", slot:number, pattern:"contiguous"|"strided"|"broadcast"|"gather"|"masked",
+ *   stride:number|null, width:number, index:number, valid:number|null, vars:number[], loops:number[], feeds:number[],
+ *   data:boolean, index_text:string, valid_text:string|null, keys:string[]}} AccessEntry */
+/** A kernel's accesses at one stage: "ast" (the View Base AST: per output element) or "program" (per thread).
+ * @typedef {{stage:"ast"|"program", nodes:AccessNode[], vars:AccessVar[], accesses:AccessEntry[]}} AccessStage */
+/** A global buffer of the kernel, drawn as a grid of its elements.
+ * @typedef {{slot:number, shape:number[], dtype:string, numel:number, tensor:string|null}} AccessBuffer */
+/** The access tab: the kernel's buffers and accesses at both stages; the page evaluates hovers itself.
+ * @typedef {{type:"access", kernel:string, buffers:AccessBuffer[], stages:AccessStage[], note:string|null}} AccessMsg */
 /** The launches in start order, as columns: lane, name, kind (indices into lanes, names, KINDS), start and duration
  * (µs; duration null where nothing was timed), kernel (index into RunMsg.kernels, -1: none), jit (-1: none) and replay;
  * jit_runs: [jit, replay, start, end, launches]; moved: [launch, bytes] of copies; slowest: the indices of the slowest
  * kernel launches, slowest first.
  * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
  *   dur:(number|null)[], kernel:number[], jit:number[], replay:number[], jits:string[], jit_runs:number[][],
- *   moved:number[][], slowest:number[], duration:number, source:string, summary:string}} TimelineData */
+ *   moved:number[][], slowest:number[], duration:number, source:string, summary:string, cold:number[]}} TimelineData */
 /** @typedef {{num:number, device:string, dtype:string, size:number, nbytes:number, alloc_us:number, free_us:number|null,
  *   kernels:number[], writers:string[], readers:string[]}} BufferRow */
 /** Every buffer the run allocated, as columns (as tinygrad's VIZ lists them in its memory lanes: each allocation with
@@ -74,11 +94,19 @@
  * @typedef {{t:number[], in_use:number[], buf:number[], buffers:BufferTable, peak:number, peak_us:number|null, before:number,
  *   allocations:number, at_peak:BufferRow[], device_peaks:Record<string, number>, summary:string}} MemoryData */
 /** @typedef {{kernel:number, device:string, flops:number, bytes:number, runs:number, time_us:number, intensity:number|null,
- *   gflops:number, gbs:number, bound:string|null}} PointRow */
+ *   gflops:number, gbs:number, bound:string|null, float_gflops:number|null, verdict:string|null,
+ *   fraction:number|null, why:string|null}} PointRow */
 /** @typedef {{gflops:number, benchmark:number, gbs:number, ridge:number, how:string, measured:string}} PeaksRow */
 /** @typedef {{points:PointRow[], peaks:Record<string, PeaksRow>, notes:string[], ran:number}} RooflineData */
+/** tinygrad's host-side spans (trace.compile_times()), as columns in start order: lane (TINY: the compiler, USER: the
+ * Tensor methods called; indices into lanes), name (into names), kind (into KINDS of views.compile), start and duration
+ * (µs from the capture's start, to 0.1 µs), depth (0: outermost in its lane) and the step a click opens ("" for none);
+ * own: [span, its time less the rewrites nested in it] of the spans with rewrites nested in them; totals: the capture's
+ * wall time split up (CompileTotals' fields, µs); summary: the same in words.
+ * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
+ *   dur:number[], own:number[][], depth:number[], step:StepKey[], totals:Record<string, number>, summary:string}} CompileData */
 /** @typedef {{type:"run", kernels:string[][], estimates:(number[]|null)[], timeline:TimelineData, memory:MemoryData,
- *   roofline:RooflineData}} RunMsg */
+ *   roofline:RooflineData, compile:CompileData, timings:(string|null)[]}} RunMsg */
 /** @typedef {{type:"retried", kernel:string, opts:string[], summary:string, error:string|null, same:boolean,
  *   times_us:(number|null)[], compare:Record<string, any>|null}} RetryMsg */
 /** @typedef {{type:"allowed", kernel:string, opts:OptSpec[], error:string|null}} AllowedMsg */
@@ -110,8 +138,16 @@
  * it was and with a condition lifted, on the same fresh random inputs.
  * @typedef {{type:"fused", buffer:number, lift:string, lifted:string, summary:string, error:string|null, gone:boolean|null,
  *   sides:FusedSide[]}} FusedMsg */
+/** Where tinygrad failed inside the capture (tgviz.trace.failure.Failure): the browser opens on it, the node marked.
+ * @typedef {{kind:"rewrite"|"compile"|"run", summary:string, error:string, traceback:string, step:StepKey, match:number|null,
+ *   node:string|null, line:number|null}} FailureInfo */
+/** One thing a search found (tgviz.trace.search.Hit): where it is, a click away.
+ * @typedef {{kind:"kernel"|"step"|"origin"|"uop"|"rule"|"code", group:number, step:StepKey|null, match:number|null,
+ *   line:number|null, node:string|null, count:number|null, text:string, where:string}} SearchHit */
+/** A search's answer: the hits, at most views.search.SHOWN of each kind (counts: how many there are of each).
+ * @typedef {{type:"search", text:string, total:number, counts:Record<string, number>, hits:SearchHit[]}} SearchMsg */
 /** What Python (or the report's page) sends the trace browser.
- * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|ProgramMapMsg|FusedMsg} KernelMsg */
+ * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|AccessMsg|SearchMsg|ProgramMapMsg|FusedMsg} KernelMsg */
 /** The frontend is drawn and wants the current picture.
  * @typedef {{type:"ready"}} ReadyMsg */
 /** Write the current view as SVG: the part on screen (box: x, y, width, height in the SVG's units), or the whole.
@@ -122,8 +158,12 @@
  * @typedef {{type:"rules"}} RulesRequest */
 /** The uops or asm tab of the kernel of a step.
  * @typedef {{type:"uops"|"asm", step:StepKey}} ProgramRequest */
+/** The access tab of the kernel of a step.
+ * @typedef {{type:"access", step:StepKey}} AccessRequest */
 /** The timeline, memory and roofline tabs.
  * @typedef {{type:"run"}} RunRequest */
+/** Time kernels again (their display names; [] for the slowest that ran few times, as trace.retime chooses).
+ * @typedef {{type:"retime", kernels:string[]}} RetimeRequest */
 /** The opts tinygrad allows next on a kernel, after `before`.
  * @typedef {{type:"allowed", kernel:string, before:OptSpec[]}} AllowedRequest */
 /** The kernel compiled and run again with these opts.
@@ -132,8 +172,10 @@
  * @typedef {{type:"programmap"}} ProgramMapRequest */
 /** What if they had fused: run again the schedule that made a buffer of the program map (its index), its condition lifted.
  * @typedef {{type:"fuse", buffer:number}} FuseRequest */
+/** Search the trace for text (tgviz.trace.search).
+ * @typedef {{type:"search", text:string}} SearchRequest */
 /** What the trace browser asks.
- * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|ProgramMapRequest|FuseRequest} FrontendMsg */
+ * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|AccessRequest|SearchRequest|RetimeRequest|ProgramMapRequest|FuseRequest} FrontendMsg */
 /** @typedef {{step:string, svg:string}} Landmark */
 /** @typedef {{name:string, head:string, html:string, graphs:Landmark[]}} PairSide */
 /** @typedef {{type:"pair", index:number, diff:string, sides:(PairSide|null)[]}} PairMsg */

@@ -1,5 +1,5 @@
 // The node panel (a clicked node: its op, label or dtype, arg and tag, sources, the matches that made or replaced it,
-// its history, tinygrad's Python) and the rules tab (every pattern that fired); their links go to steps, matches, nodes.
+// its history, tinygrad's Python); its links go to steps, matches, nodes.
 // The panel shows at once what the page holds (the node's label lines and its sources drawn in the SVG, the matches
 // that made or replaced it from the picture message); the kernel's (or the report's) node message fills in the rest.
 import { h } from "./dom.js";
@@ -9,7 +9,6 @@ import { heldList } from "./held.js";
 /** @typedef {import("./messages.js").StepKey} StepKey */
 /** @typedef {import("./messages.js").NodeMsg} NodeMsg */
 /** @typedef {import("./messages.js").HistoryEvent} HistoryEvent */
-/** @typedef {import("./messages.js").RulesMsg} RulesMsg */
 /** @typedef {import("./messages.js").PictureMsg} PictureMsg */
 /** What the page knows of a node before any message: its op and label lines, its sources drawn, the matches of the
  * step that made or replaced it. @typedef {Pick<NodeMsg, "key"|"op"|"sources"|"created"|"replaced"> & {label: string[]}} PageNode */
@@ -71,26 +70,4 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
   const held = heldList(ui, msg.key);  // a folded node: what it holds
   if (held) ui.nodePanel.append(held);
   ui.nodePanel.hidden = false;
-}
-
-/** The rules tab: every pattern that fired, sortable by count or time; a click goes to its first match.
- * @param {Ui} ui @param {RulesMsg} msg @param {(step: StepKey, match: number) => void} go */
-export function showRules(ui, msg, go, by = "count") {
-  const rules = [...msg.rules].sort(by === "count" ? (a, b) => b.count - a.count || b.us - a.us : (a, b) => b.us - a.us || b.count - a.count);
-  const head = (/** @type {string} */ label, /** @type {string} */ key) => {
-    const th = h("th", { class: "tgviz-sort" + (by === key ? " sorted" : ""), title: `sort by ${label}` }, [label]);
-    th.addEventListener("click", () => showRules(ui, msg, go, key));
-    return th;
-  };
-  const table = h("table", {}, [h("thead", {}, [h("tr", {}, [head("count", "count"), head("µs", "time"), h("th", {}, ["steps"]), h("th", {}, ["pattern"])])])]);
-  const body = h("tbody");
-  for (const r of rules) {
-    const tr = h("tr", { class: "tgviz-rule", title: `${r.where}: first fired in match ${r.match + 1}` },
-                 [h("td", {}, [String(r.count)]), h("td", {}, [String(r.us)]), h("td", {}, [String(r.steps)]),
-                  h("td", {}, [h("code", {}, [r.source]), h("div", { class: "tgviz-where" }, [r.where])])]);
-    tr.addEventListener("click", () => go(r.step, r.match));
-    body.append(tr);
-  }
-  table.append(body);
-  ui.rules.replaceChildren(h("div", { class: "tgviz-rules-head" }, [`${msg.total} patterns fired` + (msg.total > rules.length ? ` (first ${rules.length})` : "")]), table);
 }

@@ -8,6 +8,7 @@ import { h } from "./dom.js";
 /** @typedef {import("./ui.js").Ui} Ui */
 
 const STRIP = "22px";  // a collapsed panel: a strip that brings it back
+const ACCESS_WIDTH = 640;  // the code column's width while the access tab shows (as a listing's longest line)
 
 /** The side panels: widths dragged on their handles, collapsed to a strip and brought back with their buttons (or a
  * click on the strip); the code column holds the node panel, and shows it even while collapsed; the tree column widens
@@ -16,11 +17,12 @@ export function sidePanels(ui) {
   /** code: the code column's width dragged on the code tab; listing: on the uops and asm tabs
    * @type {{tree: number|null, code: number|null, listing: number|null, treeHidden: boolean, codeHidden: boolean}} */
   const st = { tree: null, code: null, listing: null, treeHidden: false, codeHidden: false, ...JSON.parse(sessionStorage.getItem("tgviz-panels") || "{}") };
-  /** The uops or asm pane shown, or null. */
-  const listing = () => (!ui.uops.hidden ? ui.uops : !ui.asm.hidden ? ui.asm : null);
+  /** The uops, asm or access pane shown, or null. */
+  const listing = () => (!ui.uops.hidden ? ui.uops : !ui.asm.hidden ? ui.asm : /** @type {HTMLElement|null} */ (ui.right.querySelector(".tgviz-access:not([hidden])")));
   /** Its longest line's width in px: its tables' own width (they fill the pane otherwise), and a scroll bar's room; 0: no table.
    * @param {HTMLElement} pane */
   function longest(pane) {
+    if (pane.classList.contains("tgviz-access")) return ACCESS_WIDTH;  // the access tab's grids take the room they get
     pane.classList.add("tgviz-measuring");
     const w = Math.max(0, ...[...pane.querySelectorAll("table")].map((t) => t.offsetWidth));
     pane.classList.remove("tgviz-measuring");
@@ -35,7 +37,8 @@ export function sidePanels(ui) {
     let tree = st.tree ? `${st.tree}px` : wide ? "180px" : max ? "clamp(180px, 12.5%, 320px)" : "max(180px, 22%)";
     let code = st.code ? `${st.code}px` : max ? "clamp(200px, 17.5%, 420px)" : "max(200px, 28%)";
     if (wide) code = st.listing ? `${st.listing}px` : `max(${code}, min(${wide}px, calc(100% - ${tree} - 330px)))`;
-    if (rules) tree = `max(${tree}, min(50%, 760px))`;  // the rules' patterns need room to be read
+    if (rules) tree = `max(${tree}, min(65%, 1040px))`;  // the rules' figures and patterns need room to be read
+    else if (!ui.results.hidden) tree = `max(${tree}, min(36%, 520px))`;  // so do a search's hits
     if (st.treeHidden) tree = STRIP;
     if (st.codeHidden) code = node ? "max(260px, 17.5%)" : STRIP;  // collapsed: the node panel alone, else a strip
     const bar = (/** @type {boolean} */ hidden) => (hidden ? "0px" : "5px");
@@ -77,7 +80,7 @@ export function sidePanels(ui) {
   ui.codeStrip.addEventListener("click", toggleCode);
   // the node panel opening or closing, the rules tab shown or hidden, a uops or asm tab shown or filled: the columns follow
   const watch = new MutationObserver(apply);
-  for (const e of [ui.nodePanel, ui.rules]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"] });
+  for (const e of [ui.nodePanel, ui.rules, ui.results]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"] });
   for (const e of [ui.uops, ui.asm]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"], childList: true });
   apply();
   return apply;

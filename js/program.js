@@ -5,7 +5,9 @@
 // source lines it was compiled from. Linked: a uops row pins its node (marked in the graph; the codegen graph opens
 // around it where the graph shown does not draw it) and its code lines; an asm range (consecutive instructions of the
 // same lines) pins its code lines and their UOps; a hovered or clicked code line and a picked node mark their rows
-// (linking.js onMark). All text is set as text.
+// (linking.js onMark). All text is set as text. The access tab is access.js's (what each thread reads and writes): a
+// LOAD or STORE picked in the graph, or a click on the number of a code line that does one, opens it on that access.
+import { accessTab } from "./access.js";
 import { h } from "./dom.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
@@ -13,9 +15,10 @@ import { h } from "./dom.js";
 /** @typedef {import("./messages.js").KernelInfo} KernelInfo */
 /** @typedef {import("./messages.js").UopsMsg} UopsMsg */
 /** @typedef {import("./messages.js").AsmMsg} AsmMsg */
+/** @typedef {import("./messages.js").AccessMsg} AccessMsg */
 /** @typedef {ReturnType<typeof import("./linking.js").linking>} Links */
 
-const CODE_TABS = /** @type {const} */ (["code", "uops", "asm"]);
+const CODE_TABS = /** @type {const} */ (["code", "uops", "asm", "access"]);
 /** @typedef {typeof CODE_TABS[number]} Tab */
 
 /** Mark rows of a pane with a class (the others lose it); the first marked scrolled into view where it is out of it.
@@ -79,7 +82,7 @@ export function programTabs(ui, state, links) {
   let kernel = null;
   /** the step its picture was of: what a request names */
   let step = "";
-  /** @type {{uops?: UopsMsg, asm?: AsmMsg}} the kernel's answers */
+  /** @type {{uops?: UopsMsg, asm?: AsmMsg, access?: AccessMsg}} the kernel's answers */
   let got = {};
   /** @type {{kind: "pin"|"hover", keys: string[], lines: number[]}[]} what linking marked last, per kind: drawn again on an answer */
   let marks = [];
@@ -87,11 +90,34 @@ export function programTabs(ui, state, links) {
   const buttons = CODE_TABS.map((t) => {
     const b = h("button", { class: `tgviz-tab tgviz-tab-${t}`, role: "tab", "data-tab": t,
                             title: { code: "the generated code", uops: "the linearized program the renderer consumed (tinygrad's print_uops)",
-                                     asm: "the machine code (tinygrad's compiler.disassemble)" }[t] }, [t]);
+                                     asm: "the machine code (tinygrad's compiler.disassemble)",
+                                     access: "what each thread reads and writes, drawn on the buffers" }[t] }, [t]);
     b.addEventListener("click", () => show(t));
     return b;
   });
   ui.codeTabs.append(...buttons);
+  // the access tab (access.js): its pane after asm's; a LOAD or STORE picked elsewhere opens it on that access
+  const accessPane = h("div", { class: "tgviz-access", hidden: "" });
+  ui.asm.after(accessPane);
+  const access = accessTab(accessPane, { pick: (keys) => { quiet = true; links.pin(keys, linesOf(keys), null); quiet = false; } });
+  /** @type {string[]|null} keys picked before the access message came: opened on it when it comes */
+  let wanted = null;
+  let quiet = false;  // the access tab pinned these itself
+  /** The code lines of UOps. @param {string[]} keys */
+  const linesOf = (keys) => (kernel?.lines ?? []).flatMap((ks, i) => (ks.some((k) => keys.includes(k)) ? [i + 1] : []));
+  /** Open the access tab on the access of one of these keys, asking for the kernel's accesses first where they are not
+   * here. @param {string[]} keys */
+  function openAccess(keys) {
+    if (!kernel || !keys.length) return;
+    if (!access.has()) { wanted = keys; if (!got.access) state.send({ type: "access", step }); return; }
+    if (access.holds(keys)) { show("access"); access.open(keys); }
+  }
+  ui.code.addEventListener("click", (ev) => {  // a code line's number: the access tab on its LOAD or STORE
+    const line = /** @type {Element} */ (ev.target).closest?.("[data-line]");
+    const gutter = line ? parseFloat(getComputedStyle(line, "::before").width) + 12 : 0;  // its number and padding
+    if (!line || !kernel?.lines || ev.clientX - line.getBoundingClientRect().left > gutter) return;
+    openAccess(kernel.lines[Number(line.getAttribute("data-line")) - 1] ?? []);
+  });
 
   /** What a row of the uops or asm tab is behind, by kind. @param {"pin"|"hover"} kind @param {string[]} keys @param {number[]} lines */
   function mark(kind, keys, lines) {
@@ -101,23 +127,30 @@ export function programTabs(ui, state, links) {
     markRows(ui.uops, cls, (e) => ks.has(e.dataset.key ?? ""));
     markRows(ui.asm, cls, (e) => (e.dataset.lines ?? "").split(" ").some((l) => l && ls.has(Number(l))));
   }
-  links.onMark(mark);
+  links.onMark((kind, keys, lines) => {
+    if (kind === "pin") wanted = null;
+    // a node picked in the graph (not a row of another pane): its access, if it is a LOAD or STORE of a buffer
+    if (kind === "pin" && keys.length === 1 && !quiet && links.picked() === keys[0]) openAccess(keys);
+    mark(kind, keys, lines);
+  });
 
-  /** Ask for the tab's message, if it is not here. */
+  /** Ask for the tab's message, if it is not here (the access tab a saved notebook kept needs no kernel). */
   function ask() {
     if (tab === "code" || !kernel || got[tab]) return;
-    const pane = tab === "uops" ? ui.uops : ui.asm;
+    const kept = tab === "access" ? state.model.get("kept_access") : null;
+    if (kept?.type === "access" && kept.kernel === kernel.label) { api.message(kept); return; }
+    const pane = tab === "uops" ? ui.uops : tab === "asm" ? ui.asm : accessPane;
     pane.replaceChildren(h("div", { class: "tgviz-program-pending" }, [
-      ui.root.classList.contains("tgviz-offline") ? "the uops and asm tabs need the kernel: run the cell again"
-        : tab === "uops" ? "asking…" : kernel.device === "CPU" ? "disassembling, and compiling again with -g for the line table…" : "disassembling…"]));
+      ui.root.classList.contains("tgviz-offline") ? "the uops, asm and access tabs need the kernel: run the cell again"
+        : tab === "uops" || tab === "access" ? "asking…" : kernel.device === "CPU" ? "disassembling, and compiling again with -g for the line table…" : "disassembling…"]));
     state.send({ type: tab, step });
   }
 
   /** Show a tab. @param {Tab} t */
   function show(t) {
-    tab = t;
+    tab = t; wanted = null;
     for (const b of buttons) b.classList.toggle("active", b.dataset.tab === t);
-    ui.code.hidden = t !== "code"; ui.uops.hidden = t !== "uops"; ui.asm.hidden = t !== "asm";
+    ui.code.hidden = t !== "code"; ui.uops.hidden = t !== "uops"; ui.asm.hidden = t !== "asm"; accessPane.hidden = t !== "access";
     ask();
   }
 
@@ -146,21 +179,29 @@ export function programTabs(ui, state, links) {
   });
 
   show("code");
-  return {
+  const api = {
+    /** The tab to open on (the widget's "tab": the magic's --tab). @param {string} t */
+    prefer(t) { if (/** @type {readonly string[]} */ (CODE_TABS).includes(t)) tab = /** @type {Tab} */ (t); },
     /** A picture of another group was drawn: its kernel (null: none, the tabs hidden) and its step.
      * @param {KernelInfo|null} k @param {import("./messages.js").StepKey} key */
     kernel(k, key) {
-      kernel = k; step = key; got = {}; marks = [];
-      ui.uops.replaceChildren(); ui.asm.replaceChildren();
+      kernel = k; step = key; got = {}; marks = []; wanted = null;
+      ui.uops.replaceChildren(); ui.asm.replaceChildren(); access.reset();
       ui.codeTabs.hidden = !k;
       show(k ? tab : "code");
     },
-    /** The kernel's answer to a tab (another kernel's, too late, is dropped). @param {UopsMsg|AsmMsg} msg */
+    /** The kernel's answer to a tab (another kernel's, too late, is dropped). @param {UopsMsg|AsmMsg|AccessMsg} msg */
     message(msg) {
       if (!kernel || msg.kernel !== kernel.label) return;
       got[msg.type] = /** @type {any} */ (msg);
+      if (msg.type === "access") {
+        access.show(msg);
+        if (wanted) { const keys = wanted; wanted = null; openAccess(keys); }
+        return;
+      }
       (msg.type === "uops" ? ui.uops : ui.asm).replaceChildren(msg.type === "uops" ? uopsTable(msg) : asmTable(msg));
       for (const m of marks) mark(m.kind, m.keys, m.lines);
     },
   };
+  return api;
 }

@@ -2,10 +2,12 @@
 // in the page. Each segment's steps and node table and each group's call stack and kernel code sit gzipped in their own
 // <script id="tgviz-..."> element (tgviz/report/writer.py writes them) and are decoded when first looked at; the graph after
 // each match is computed here by replay.js where the step does not store it, and the messages are built by
-// port/protocol.js, the ports of tgviz/views/protocol.py (pictures drawn by picture.js, laid out by graphviz compiled to WebAssembly).
+// port/protocol.js, the ports of tgviz/views/protocol.py (pictures drawn by picture.js, laid out by graphviz compiled to WebAssembly);
+// a search, by port/search.js over the index the report stores.
 import { toposort } from "./port/picture.js";
 import { nodeMessage, pictureMessage } from "./port/protocol.js";
 import { Replay, keyOf, rowKey, unpackRows } from "./port/replay.js";
+import { searchMessage } from "./port/search.js";
 
 /** @typedef {import("./port/picture.js").Row} Row */
 /** @typedef {import("./port/picture.js").Config} Config */
@@ -169,6 +171,8 @@ async function pageModel(mods, state) {
   const reply = (/** @type {KernelMsg} */ msg) => emit("msg:custom", msg);
   const failed = (/** @type {unknown} */ e) => reply({ type: "error", message: `${e}` });
 
+  /** @type {Promise<import("./port/search.js").SearchIndex>|undefined} the search index (tgviz.trace.search), decoded once */
+  let index;
   let latest = 0;
   async function answer() {
     /** @type {Selection} */
@@ -210,8 +214,12 @@ async function pageModel(mods, state) {
         const kind = msg.type;
         data.table(msg.step).then((t) => data.get(`p-${t.s.group}`)).then((p) => reply(p[kind]), failed);
       }
+      if (msg.type === "access") {  // the access tab: held per group (report.py's x-<group>)
+        data.table(msg.step).then((t) => data.get(`x-${t.s.group}`)).then(reply, (e) => reply({ type: "error", message: `access: ${e}` }));
+      }
       if (msg.type === "run") data.get("run").then(reply, (e) => reply({ type: "error", message: `run: ${e}` }));
       if (msg.type === "programmap") data.get("programmap").then(reply, (e) => reply({ type: "error", message: `programmap: ${e}` }));
+      if (msg.type === "search") (index ??= decode("search")).then((ix) => reply(searchMessage(ix, msg.text)), failed);
     },
     /** For tests: the page's picture message for a selection (plain: dot's output to use instead of laying out here,
      * to compare with the Python side). @param {Selection} sel */

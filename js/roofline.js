@@ -1,8 +1,10 @@
 // The *roofline* tab: every kernel that ran, as a point by arithmetic intensity (tinygrad's FLOPs / bytes estimates, x,
-// log) and the GFLOP/s its launches achieved (y, log), under its device's roofs: the memory roof (peak GB/s × intensity)
-// up to the ridge, the compute roof (peak GFLOP/s) after it, their numbers written on them. Drawn as SVG (a point per
-// kernel: hundreds at most). Hover names a kernel, a click opens it. A kernel with no FLOPs (a copy, a fill) sits on the
-// x axis's floor, hollow.
+// log) and the GFLOP/s of float work it achieved at its median (y, log: tinygrad's FLOPs less its integer ops, which no
+// float roof bounds), under its device's roofs: the memory roof (peak GB/s × intensity) up to the ridge, the float32
+// compute roof (peak GFLOP/s) after it, their numbers written on them. Drawn as SVG (a point per kernel: hundreds at
+// most). The slowest kernels are labelled by name, each label placed clear of every point and label (roofLabels). Hover
+// names a kernel and its limit (memory, compute, latency, and how close to its roof), a click opens it. A kernel with no
+// float work (a copy, a fill) sits on the x axis's floor, hollow.
 import { h, svgEl } from "./dom.js";
 import { fmtNum, fmtTime } from "./units.js";
 
@@ -11,6 +13,7 @@ import { fmtNum, fmtTime } from "./units.js";
 
 const ROOF_W = 760, ROOF_H = 420, ROOF_L = 64, ROOF_R = 16, ROOF_T = 16, ROOF_B = 40;
 const ROOF_COLORS = ["#4e79a7", "#e15759", "#59a14f", "#b07aa1", "#f28e2b"];
+const LABELLED = 8, CHAR_W = 6.3, LABEL_H = 13, POINT_R = 5;  // the slowest kernels named; a label's size at 11 px
 
 /** The decades a log axis spans, from lo to hi (both > 0). @param {number} lo @param {number} hi */
 const roofDecades = (lo, hi) => [Math.floor(Math.log10(lo)), Math.ceil(Math.log10(hi))];
@@ -22,13 +25,15 @@ export function rooflineTab(msg, openKernel) {
   const color = (/** @type {string} */ d) => ROOF_COLORS[devices.indexOf(d) % ROOF_COLORS.length];
   const head = h("div", { class: "tgviz-roof-head" }, [
     h("b", { class: "tgviz-roof-count", "data-points": String(pts.length), "data-ran": String(r.ran) }, [`${pts.length} kernels`]),
-    ` of the ${r.ran} that ran · x: FLOPs per byte (tinygrad's estimates), y: achieved GFLOP/s (measured); each device's peaks, measured once by a small tinygrad benchmark:`,
+    ` of the ${r.ran} that ran · x: FLOPs per byte (tinygrad's estimates), y: GFLOP/s of float work at its median (tinygrad's FLOPs less its`
+    + ` integer ops, counted apart); the ${Math.min(LABELLED, pts.length)} slowest named; each device's peaks, measured once by a small tinygrad benchmark:`,
     ...(peaks.length ? peaks.map(([d, p]) => h("div", { class: "tgviz-roof-peak", "data-device": d, style: `color:${color(d)}` },
       [`${d}: ${fmtNum(p.gflops)} GFLOP/s, ${fmtNum(p.gbs)} GB/s, ridge ${fmtNum(p.ridge)} FLOP/B (${p.how}; ${p.measured}) `]))
       : ["no device peaks"])]);
   const notes = r.notes.map((n) => h("div", { class: "tgviz-roof-note" }, [n]));
   if (!pts.length) return h("div", { class: "tgviz-roof" }, [head, ...notes]);
-  const ints = pts.map((p) => p.intensity ?? 0).filter((v) => v > 0), gf = pts.map((p) => p.gflops).filter((v) => v > 0);
+  const yOf = (/** @type {import("./messages.js").PointRow} */ p) => p.float_gflops ?? p.gflops;
+  const ints = pts.map((p) => p.intensity ?? 0).filter((v) => v > 0), gf = pts.map(yOf).filter((v) => v > 0);
   const roofs = peaks.map(([, p]) => p);
   const [x0, x1] = roofDecades(Math.min(...ints, ...roofs.map((p) => p.ridge / 10), 1) / 2,
                                Math.max(...ints, ...roofs.map((p) => p.ridge * 10), 1) * 2);
@@ -45,8 +50,12 @@ export function rooflineTab(msg, openKernel) {
   grid.append(svgEl("text", { x: ROOF_L + pw / 2, y: ROOF_H - 6, "text-anchor": "middle" }, ["arithmetic intensity (FLOP/byte)"]),
               svgEl("text", { x: 12, y: ROOF_T + ph / 2, transform: `rotate(-90 12 ${ROOF_T + ph / 2})`, "text-anchor": "middle" }, ["GFLOP/s"]));
   svg.append(grid);
+  /** the roofs' own labels' boxes (bold 11 px: a little wider a letter), which the kernels' names keep clear of @type {number[][]} */
+  const taken = [];
   peaks.forEach(([d, p], n) => {  // the memory roof up to the ridge, the compute roof after it, each with its number
     const lo = 10 ** x0, hi = 10 ** x1, start = Math.max(lo, (10 ** y0) / p.gbs), mid = Math.sqrt(start * p.ridge);
+    const cw = `${d} compute ${fmtNum(p.gflops)} GFLOP/s`.length * (CHAR_W + 0.6), mw = `${d} memory ${fmtNum(p.gbs)} GB/s`.length * (CHAR_W + 0.6);
+    taken.push([x(hi) - 4 - 190 * n - cw, y(p.gflops) - 5 - LABEL_H + 3, cw, LABEL_H], [x(mid) + 8, y(p.gbs * mid) + 14 + 14 * n - LABEL_H + 3, mw, LABEL_H]);
     svg.append(svgEl("polyline", { class: "tgviz-roof-line", "data-device": d, fill: "none", stroke: color(d), "stroke-width": 2,
                                    points: `${x(start)},${y(p.gbs * start)} ${x(p.ridge)},${y(p.gflops)} ${x(hi)},${y(p.gflops)}` }),
                svgEl("text", { class: "tgviz-roof-label", x: x(hi) - 4 - 190 * n, y: y(p.gflops) - 5, "text-anchor": "end", fill: color(d) },
@@ -56,16 +65,53 @@ export function rooflineTab(msg, openKernel) {
   });
   const hover = h("div", { class: "tgviz-roof-hover" }, ["hover a point to name its kernel; click to open it"]);
   for (const p of pts) {
-    const name = msg.kernels[p.kernel][0], floor = !(p.intensity && p.intensity > 0) || !(p.gflops > 0);
-    const text = `${name} on ${p.device}: ${fmtNum(p.intensity ?? 0)} FLOP/B, ${fmtNum(p.gflops)} GFLOP/s (${fmtNum(p.gbs)} GB/s)`
-      + `, ${p.runs} launch${p.runs === 1 ? "" : "es"} in ${fmtTime(p.time_us)}${p.bound ? `, ${p.bound}-bound` : ""}`
-      + (floor ? " (no FLOPs: drawn on the axis)" : "");
-    const dot = svgEl("circle", { class: "tgviz-roof-point", "data-kernel": p.kernel, cx: x(p.intensity ?? 0), cy: y(p.gflops), r: 5,
+    const name = msg.kernels[p.kernel][0], floor = !(p.intensity && p.intensity > 0) || !(yOf(p) > 0);
+    const text = `${name} on ${p.device}: ${fmtNum(p.intensity ?? 0)} FLOP/B, ${fmtNum(yOf(p))} GFLOP/s of float work (tinygrad's FLOPs: `
+      + `${fmtNum(p.gflops)} GFLOP/s; ${fmtNum(p.gbs)} GB/s), ${p.runs} launch${p.runs === 1 ? "" : "es"} in ${fmtTime(p.time_us)}`
+      + (msg.timings?.[p.kernel] ? `; ${msg.timings[p.kernel]}` : "") + (p.why ? `\n${p.why}` : p.bound ? `, ${p.bound}-bound` : "")
+      + (floor ? " (no float work: drawn on the axis)" : "");
+    const dot = svgEl("circle", { class: "tgviz-roof-point", "data-kernel": p.kernel, "data-verdict": p.verdict ?? "", cx: x(p.intensity ?? 0), cy: y(yOf(p)), r: POINT_R,
                                   fill: floor ? "none" : color(p.device), stroke: color(p.device), "stroke-width": 1.5 },
                       [svgEl("title", {}, [text])]);
     dot.addEventListener("pointerenter", () => { hover.textContent = text; hover.dataset.kernel = String(p.kernel); });
     dot.addEventListener("click", () => openKernel(p.kernel));
     svg.append(dot);
   }
+  const slowest = [...pts].sort((a, b) => b.time_us - a.time_us).slice(0, LABELLED);
+  for (const [p, box] of roofLabels(slowest, pts.map((q) => [x(q.intensity ?? 0), y(yOf(q))]), (p) => [x(p.intensity ?? 0), y(yOf(p))],
+                                    (p) => msg.kernels[p.kernel][0], [ROOF_L, ROOF_T, ROOF_L + pw, ROOF_T + ph], taken)) {
+    const [px, py] = [x(p.intensity ?? 0), y(yOf(p))], [bx, by, bw] = box;
+    const near = Math.abs(bx - px) < bw + 12 && Math.abs(by + LABEL_H / 2 - py) < 14;
+    if (!near) svg.append(svgEl("line", { class: "tgviz-roof-leader", x1: px, y1: py, x2: bx + (bx > px ? 0 : bw), y2: by + LABEL_H / 2 }));
+    const label = svgEl("text", { class: "tgviz-roof-name", "data-kernel": p.kernel, "data-box": JSON.stringify(box.map((v) => Math.round(v * 10) / 10)),
+                                  x: bx, y: by + LABEL_H - 3 }, [msg.kernels[p.kernel][0]]);
+    label.addEventListener("click", () => openKernel(p.kernel));
+    svg.append(label);
+  }
   return h("div", { class: "tgviz-roof" }, [head, svg, hover, ...notes]);
+}
+
+/** Places a label beside each of points (the slowest first), clear of every point (circles at dots), of the boxes taken
+ * (the roofs' labels) and of the labels placed before it, inside the plot: the first of the places around it, nearer
+ * ones first, that is free; a point no place fits is left unlabelled. Returns [point, [x, y, width, height]] (the
+ * label's box, y its top).
+ * @template P @param {P[]} points @param {number[][]} dots @param {(p: P) => number[]} at @param {(p: P) => string} name
+ * @param {number[]} plot [left, top, right, bottom] @param {number[][]} [taken] @returns {[P, number[]][]} */
+export function roofLabels(points, dots, at, name, plot, taken = []) {
+  /** @type {[P, number[]][]} */
+  const placed = taken.map((b) => [/** @type {P} */ (/** @type {unknown} */ (null)), b]);
+  const clear = (/** @type {number[]} */ b) => b[0] >= plot[0] && b[1] >= plot[1] && b[0] + b[2] <= plot[2] && b[1] + b[3] <= plot[3]
+    && dots.every(([cx, cy]) => cx + POINT_R + 1 < b[0] || cx - POINT_R - 1 > b[0] + b[2] || cy + POINT_R + 1 < b[1] || cy - POINT_R - 1 > b[1] + b[3])
+    && placed.every(([, o]) => o[0] + o[2] + 2 < b[0] || b[0] + b[2] + 2 < o[0] || o[1] + o[3] < b[1] || b[1] + b[3] < o[1]);
+  for (const p of points) {
+    const [px, py] = at(p), w = name(p).length * CHAR_W, r = POINT_R + 3;
+    const tries = [];
+    for (const d of [0, 12, 24, 40, 60, 90, 130]) {
+      tries.push([px + r + d, py - LABEL_H / 2], [px - r - w - d, py - LABEL_H / 2], [px - w / 2, py - r - LABEL_H - d], [px - w / 2, py + r + d],
+                 [px + r + d, py - r - LABEL_H - d], [px + r + d, py + r + d], [px - r - w - d, py - r - LABEL_H - d], [px - r - w - d, py + r + d]);
+    }
+    const spot = tries.map(([bx, by]) => [bx, by, w, LABEL_H]).find(clear);
+    if (spot) placed.push([p, spot]);
+  }
+  return placed.slice(taken.length);
 }

@@ -66,7 +66,7 @@ export function runView(ui, request, open) {
         ui.run.open = false;
         open(step);
       };
-      const timeline = timelineTab(m, openKernel);
+      const timeline = timelineTab(m, openKernel, (step) => { ui.run.open = false; open(step); });
       fitTimeline = timeline.fit;
       panes[0].replaceChildren(timeline.el);
       panes[1].replaceChildren(memoryTab(m, openKernel));

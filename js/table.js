@@ -1,7 +1,8 @@
 // A sortable table of plain rows (the kernel tables of the trace browser and of a comparison). Click a header to sort
 // by it (again: the other way); empty cells sort last. Bundled into the modules that import it (tgviz/views/assets.py esm).
 
-/** @typedef {{key:string,label:string,num?:boolean,title?:string,fmt?:(v:any,row:any)=>string}} Column */
+/** A column: fmt writes a cell, tip its tooltip.
+ * @typedef {{key:string,label:string,num?:boolean,title?:string,fmt?:(v:any,row:any)=>string,tip?:(row:any)=>string}} Column */
 
 /** @param {any} v */
 const blank = (v) => v === null || v === undefined || v === "";
@@ -33,6 +34,7 @@ export function sortableTable(columns, rows, onRow) {
         const td = tr.insertCell();
         td.textContent = c.fmt ? c.fmt(value(row, c), row) : c.num ? num(value(row, c)) : String(value(row, c) ?? "–");
         if (c.num) td.className = "num";
+        if (c.tip) td.title = c.tip(row);
       }
       if (onRow) tr.addEventListener("click", () => onRow(row, tr));
     }

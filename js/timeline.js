@@ -7,6 +7,7 @@
 // The slowest kernel launches are outlined and numbered; TinyJit runs are a band over the lanes: the captured batch once,
 // each replay marked as one (and its launches drawn paler); hover names a run, a click zooms to it. The canvas's data-* attributes say what was drawn (the
 // slowest box's place, the last draw's time) for the tests and benchmarks/timeline_speed.py.
+import { compileLanes, firstReaching } from "./compilelanes.js";
 import { h } from "./dom.js";
 import { drawTimeTicks, timeView } from "./timeaxis.js";
 import { fmtBytes, fmtNum, fmtTime } from "./units.js";
@@ -34,37 +35,37 @@ function tlColumns(t) {
   return { n, start, end, lanes };
 }
 
-/** The first k with maxEnd[k] >= t (the first launch of the lane that may reach into view).
- * @param {Float64Array} maxEnd @param {number} t */
-function tlFirst(maxEnd, t) {
-  let lo = 0, hi = maxEnd.length;
-  while (lo < hi) { const mid = (lo + hi) >> 1; if (maxEnd[mid] < t) lo = mid + 1; else hi = mid; }
-  return lo;
-}
-
-/** The timeline tab of a run message: its element, and fit(), which switches the view between the launches' span and
- * the whole run (the f key's work while the tab is shown).
- * @param {RunMsg} msg @param {OpenKernel} openKernel @returns {{el: HTMLElement, fit: () => void}} */
-export function timelineTab(msg, openKernel) {
+/** The timeline tab of a run message: its element, and fit(), which switches the view between the launches' span (a
+ * TinyJit loop's: its replays, the steady state) and the whole run (the f key's work while the tab is shown).
+ * @param {RunMsg} msg @param {OpenKernel} openKernel @param {(step: string) => void} openStep
+ * @returns {{el: HTMLElement, fit: () => void}} */
+export function timelineTab(msg, openKernel, openStep) {
   const born = performance.now(), t = msg.timeline, cols = tlColumns(t);
+  const lanes = compileLanes(msg.compile), cold = new Set(t.cold ?? []);
   const tlName = (/** @type {number} */ i) => (t.kernel[i] >= 0 ? msg.kernels[t.kernel[i]][0] : t.names[t.name[i]]);
-  const kernels = t.kind.filter((k) => k === 0).length, replays = t.jit_runs.filter((r) => r[1] > 0).length;
+  const kernels = t.kind.filter((k) => k === 0).length, replayed = t.jit_runs.filter((r) => r[1] > 0).length;
   const counts = t.kinds.map((k, i) => [k, t.kind.filter((x) => x === i).length]).filter(([, c]) => c);
   const head = h("div", { class: "tgviz-tl-head" }, [
     h("b", { class: "tgviz-tl-count", "data-launches": String(cols.n), "data-kernels": String(kernels) },
       [`${cols.n.toLocaleString("en-US")} launches`]),
     ` (${counts.map(([k, c]) => `${c.toLocaleString("en-US")} ${k}`).join(", ") || "none"}) on ${t.lanes.join(", ") || "no device"}`
     + ` over ${fmtTime(t.duration)}`
-    + (t.jit_runs.length ? `; TinyJit ${t.jits.join(", ")}: the captured batch, then ${replays} replays (paler)` : "")
-    + " · wheel: zoom, drag: pan, click a kernel: its steps"]);
-  if (!cols.n) return { fit: () => {}, el: h("div", { class: "tgviz-tl" }, [head, h("p", {}, [t.source ? "no launches recorded" :
+    + (t.jit_runs.length ? `; TinyJit ${t.jits.join(", ")}: the captured batch, then ${replayed} replays (paler)` : "")
+    + " · wheel: zoom, drag: pan, click a kernel or a compiler span: its steps"]);
+  const compiled = h("div", { class: "tgviz-tl-compile", "data-wall": String(msg.compile.totals.wall_us ?? 0) }, [msg.compile.summary]);
+  compiled.hidden = !msg.compile.summary;
+  if (!cols.n && !lanes.height) return { fit: () => {}, el: h("div", { class: "tgviz-tl" }, [head, h("p", {}, [t.source ? "no launches recorded" :
     "no launches: this trace has no profile (a capture with profile=False, or tinygrad's rewrites.pkl)"])]) };
   const fit = h("button", { class: "tgviz-tl-fit", title: "the whole run, compile time included (f)" }, ["whole run"]);
   const toLaunches = h("button", { class: "tgviz-tl-launches", title: "the span where the launches ran (f)" }, ["launches"]);
-  const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest: " : "no kernel launch was timed", ...t.slowest.map((i, r) => {
+  const replays = t.jit_runs.filter((r) => r[1] > 0);
+  const toReplays = h("button", { class: "tgviz-tl-replays", title: "the TinyJit's replays: the training loop's steady state (f: the whole run)" }, ["replays"]);
+  toReplays.hidden = !replays.length;
+  const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest: " : "no kernel launch was timed", ...t.slowest.flatMap((i, r) => {
     const b = h("button", { class: "tgviz-link", title: "zoom to it", "data-index": String(i) }, [`${r + 1}. ${tlName(i)} ${fmtTime(t.dur[i])}`]);
     b.addEventListener("click", () => zoomTo(i));
-    return b;
+    return cold.has(i) ? [b, h("span", { class: "tgviz-tl-cold", title: "its only launch, cold: the device's first run of the kernel, no "
+      + "measurement of it warm (the kernel table times it again)" }, ["❄ 1 cold launch"])] : [b];
   })]);
   const canvas = h("canvas", { class: "tgviz-tl-canvas" });
   const tip = h("div", { class: "tgviz-tl-tip", hidden: "" });
@@ -72,18 +73,25 @@ export function timelineTab(msg, openKernel) {
   const legend = h("div", { class: "tgviz-tl-legend" }, [
     ...[["#4e79a7", "kernel (a colour per name)"], [TL_KIND_COLORS[1], "copy"], [TL_KIND_COLORS[3], "synchronize"],
         [TL_KIND_COLORS[2], "graph batch (thin)"], ["#1f7a6d", "TinyJit: the captured batch"], ["#9fd3c7", "a replay (its launches paler)"],
-        ["#d00", "the slowest kernel launches, numbered"]].map(([c, text]) => h("span", {}, [h("i", { style: `background:${c}` }), text]))]);
-  const el = h("div", { class: "tgviz-tl" }, [head, h("div", { class: "tgviz-tl-tools" }, [toLaunches, fit, slow]), box, legend]);
+        ["#d00", "the slowest kernel launches, numbered"], ["", "❄ dashed: a kernel's only launch, cold"],
+        ...lanes.legend()].map(([c, text]) => h("span", {}, [h("i", { style: c ? `background:${c}` : "border:1px dashed currentColor" }), text]))]);
+  const el = h("div", { class: "tgviz-tl" }, [head, compiled, h("div", { class: "tgviz-tl-tools" }, [toLaunches, toReplays, fit, slow]), box, legend]);
   const span = Math.max(t.duration, ...t.lanes.map((_, l) => cols.lanes[l].maxEnd.at(-1) ?? 0)) || 1;
-  const first = cols.start.reduce((a, b) => Math.min(a, b), Infinity), last = cols.end.reduce((a, b) => Math.max(a, b), -Infinity);
+  const first = cols.n ? cols.start.reduce((a, b) => Math.min(a, b), Infinity) : 0;
+  const last = cols.n ? cols.end.reduce((a, b) => Math.max(a, b), -Infinity) : span;
   const margin = Math.max((last - first) * 0.02, 1);  // µs
   /** The launches' span, with its margin. @type {[number, number]} */
   const launched = [first - margin, last + margin];
+  /** Where it opens: a TinyJit loop's replays (its steady state), else the launches' span. @type {[number, number]} */
+  const opening = replays.length ? (() => {
+    const a = Math.min(...replays.map((r) => r[2])), b = Math.max(...replays.map((r) => r[3])), m = Math.max((b - a) * 0.02, 1);
+    return /** @type {[number, number]} */ ([a - m, b + m]);
+  })() : launched;
   let frame = 0;
-  const top = TL_AXIS + (t.jit_runs.length ? TL_JIT : 0), height = top + t.lanes.length * TL_LANE + TL_PAD;
+  const ctop = TL_AXIS + (t.jit_runs.length ? TL_JIT : 0), top = ctop + lanes.height, height = top + t.lanes.length * TL_LANE + TL_PAD;
   const rank = new Map(t.slowest.map((i, r) => [i, r]));
   const view = timeView(canvas, TL_LEFT, span, () => redraw());
-  [view.v0, view.v1] = launched;
+  [view.v0, view.v1] = opening;
 
   function draw() {
     frame = 0;
@@ -118,6 +126,9 @@ export function timelineTab(msg, openKernel) {
         if (b - a > 70) { c.fillStyle = replay === 0 ? "#fff" : "#134"; c.fillText(replay === 0 ? "captured batch" : `replay ${replay}`, Math.max(a, TL_LEFT) + 3, TL_AXIS + TL_JIT / 2); }
       }
     }
+    const widest = lanes.draw(c, x, v0, v1, ctop, TL_LEFT, width, fg, bg2);  // the compiler's lanes, then the devices'
+    canvas.dataset.codegen = widest ? JSON.stringify(widest.slice(0, 4)) : "";
+    canvas.dataset.codegenStep = widest ? lanes.step(widest[4]) : "";
     // the lanes
     /** @type {number[][]} */
     const marks = [];
@@ -133,7 +144,7 @@ export function timelineTab(msg, openKernel) {
         c.globalAlpha = 1;
         col = -1;
       };
-      for (let k = tlFirst(maxEnd, v0); k < ids.length; k++) {
+      for (let k = firstReaching(maxEnd, v0); k < ids.length; k++) {
         const i = ids[k], st = cols.start[i];
         if (st > v1) break;
         const en = cols.end[i];
@@ -151,6 +162,9 @@ export function timelineTab(msg, openKernel) {
         c.fillStyle = kind === 0 ? TL_COLORS[t.name[i] % TL_COLORS.length] : TL_KIND_COLORS[kind];
         c.fillRect(left, graph ? y + TL_LANE - 9 : y + 4, right - left, graph ? 5 : TL_LANE - 8);
         c.globalAlpha = 1;
+        if (cold.has(i) && right - left > 3) {  // a kernel's only launch: cold, no warm measurement
+          c.save(); c.setLineDash([3, 2]); c.strokeStyle = fg; c.strokeRect(left + 0.5, y + 3.5, right - left - 1, TL_LANE - 7); c.restore();
+        }
         if (right - left > 40 && !graph) {
           c.save(); c.beginPath(); c.rect(left, y, right - left - 2, TL_LANE); c.clip();
           c.fillStyle = t.replay[i] > 0 ? "#000" : "#fff"; c.fillText(t.names[t.name[i]], left + 3, y + TL_LANE / 2); c.restore();
@@ -174,6 +188,7 @@ export function timelineTab(msg, openKernel) {
     canvas.dataset.view = JSON.stringify([v0, v1]);
     const whole = v0 <= 0 && v1 >= span;
     fit.classList.toggle("active", whole); toLaunches.classList.toggle("active", v0 === launched[0] && v1 === launched[1]);
+    toReplays.classList.toggle("active", replays.length > 0 && v0 === opening[0] && v1 === opening[1]);
     canvas.dataset.batch = batch;
     canvas.dataset.drawMs = (performance.now() - t0).toFixed(2);
     canvas.dataset.draws = String(Number(canvas.dataset.draws || 0) + 1);
@@ -191,7 +206,7 @@ export function timelineTab(msg, openKernel) {
     const scale = (view.width - TL_LEFT) / (view.v1 - view.v0), at = view.at(px), slack = 3 / scale;
     const { ids, maxEnd } = cols.lanes[l];
     let best = -1, bestD = Infinity;
-    for (let k = tlFirst(maxEnd, at - slack); k < ids.length; k++) {
+    for (let k = firstReaching(maxEnd, at - slack); k < ids.length; k++) {
       const i = ids[k];
       if (cols.start[i] > at + slack) break;
       const d = at < cols.start[i] ? cols.start[i] - at : at > cols.end[i] ? at - cols.end[i] : 0;
@@ -221,9 +236,11 @@ export function timelineTab(msg, openKernel) {
   /** @param {number} i */
   function describe(i) {
     const k = t.kernel[i], jit = t.jit[i] >= 0 ? ` · TinyJit ${t.jits[t.jit[i]]}: ${t.replay[i] > 0 ? `replay ${t.replay[i]}` : "the captured batch"}` : "";
+    const timing = k >= 0 && msg.timings?.[k] ? `\nits time: ${msg.timings[k]}` : "";
     return `${tlName(i)} (${t.kinds[t.kind[i]]}) on ${t.lanes[t.lane[i]]}\nstart ${fmtTime(t.start[i])}`
       + ` · duration ${t.dur[i] === null ? "not timed" : fmtTime(t.dur[i])}${jit}${rank.has(i) ? ` · slowest #${(rank.get(i) ?? 0) + 1}` : ""}`
-      + rates(i) + (k >= 0 ? "\nclick: its codegen steps" : "");
+      + (cold.has(i) ? "\nits only launch in the capture: cold (the device's first run of it), no measurement of it warm" : "")
+      + rates(i) + timing + (k >= 0 ? "\nclick: its codegen steps" : "");
   }
 
   /** Zoom to a launch, with some room around. @param {number} i */
@@ -235,11 +252,12 @@ export function timelineTab(msg, openKernel) {
   canvas.addEventListener("pointermove", (ev) => {
     const r = canvas.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top;
     if (view.dragging) { tip.hidden = true; return; }
-    const i = hit(px, py), run = i < 0 ? jitHit(px, py) : -1;
-    tip.hidden = i < 0 && run < 0;
-    canvas.style.cursor = (i >= 0 && t.kernel[i] >= 0) || run >= 0 ? "pointer" : "default";
-    if (i < 0 && run < 0) return;
-    if (run >= 0) {
+    const i = hit(px, py), run = i < 0 ? jitHit(px, py) : -1, s = i < 0 && run < 0 ? spanHit(px, py) : -1;
+    tip.hidden = i < 0 && run < 0 && s < 0;
+    canvas.style.cursor = (i >= 0 && t.kernel[i] >= 0) || run >= 0 || (s >= 0 && lanes.step(s)) ? "pointer" : "default";
+    if (i < 0 && run < 0 && s < 0) return;
+    if (s >= 0) tip.textContent = lanes.describe(s, fmtTime);
+    else if (run >= 0) {
       const [jit, replay, st, en, n] = t.jit_runs[run];
       tip.textContent = `TinyJit ${t.jits[jit]}: ${replay ? `replay ${replay} of the captured batch` : "the captured batch"}\n`
         + `${n} launches from ${fmtTime(st)} over ${fmtTime(en - st)}\nclick: zoom to it`;
@@ -254,9 +272,18 @@ export function timelineTab(msg, openKernel) {
     if (i >= 0 && t.kernel[i] >= 0) openKernel(t.kernel[i]);
     const run = i < 0 ? jitHit(ev.clientX - r.left, ev.clientY - r.top) : -1;
     if (run >= 0) { const [, , st, en] = t.jit_runs[run], pad = (en - st) * 0.05 || 1; view.set(st - pad, en + pad); }
+    const s = i < 0 && run < 0 ? spanHit(ev.clientX - r.left, ev.clientY - r.top) : -1;
+    if (s >= 0 && lanes.step(s)) openStep(lanes.step(s));
   });
+  /** The compiler span under a point, or -1. @param {number} px @param {number} py */
+  function spanHit(px, py) {
+    if (px < TL_LEFT || py < ctop || py >= top) return -1;
+    const scale = (view.width - TL_LEFT) / (view.v1 - view.v0);
+    return lanes.hit(view.at(px), py - ctop, 3 / scale);
+  }
   fit.addEventListener("click", () => view.set(0, span));
   toLaunches.addEventListener("click", () => view.set(...launched));
+  toReplays.addEventListener("click", () => view.set(...opening));
   redraw();
-  return { el, fit: () => (view.v0 <= 0 && view.v1 >= span ? view.set(...launched) : view.set(0, span)) };
+  return { el, fit: () => (view.v0 <= 0 && view.v1 >= span ? view.set(...opening) : view.set(0, span)) };
 }

@@ -1,6 +1,8 @@
-// The trace tree: groups and their steps (nested by depth, with match counts, "View ..." steps in bold), filtered by
-// the filter box and "hide steps without matches"; the selected step's row marked and kept in view.
+// The trace tree: groups and their steps (nested by depth, with match counts, "View ..." steps in bold, a kernel's key),
+// filtered by the search box (by name) and "hide steps without matches"; the selected step's row marked and kept in view.
 import { escapeHtml } from "./dom.js";
+
+const FOLLOW_MS = 250;  // after the last key in the box, the tree is filtered
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").TreeGroup} TreeGroup */
@@ -37,7 +39,9 @@ export function stepTree(ui, groups, selected, onSelect) {
       if (!steps.length) continue;
       // --rows: the height an open group is laid out at while off screen (widget.css: content-visibility)
       html.push(`<details class="tgviz-group kind-${escapeHtml(g.kind)}" style="--rows:${steps.length}"${g.kind === "kernel" || q ? " open" : ""}>`,
-                `<summary><span class="tgviz-kind">${escapeHtml(g.kind)}</span> ${escapeHtml(g.name)} <span class="tgviz-count">${g.matches}</span></summary>`);
+                `<summary><span class="tgviz-kind">${escapeHtml(g.kind)}</span> ${escapeHtml(g.name)}`,
+                g.key ? ` <span class="tgviz-key" title="the kernel's key: tinygrad's key of its AST, the same in every run">${escapeHtml(g.key)}</span>` : "",
+                ` <span class="tgviz-count">${g.matches}</span></summary>`);
       for (const s of steps) {
         const name = escapeHtml(s.name);
         html.push(`<div class="tgviz-step${s.snapshot ? " snapshot" : ""}${s.matches ? "" : " empty"}" role="treeitem" data-key="${escapeHtml(s.key)}"`,
@@ -47,6 +51,7 @@ export function stepTree(ui, groups, selected, onSelect) {
       html.push("</details>");
     }
     ui.tree.innerHTML = html.join("");  // every text from the trace escaped above
+    ui.tree.dataset.filter = q;  // what the tree shows now (it follows the box after a pause)
     for (const row of ui.tree.querySelectorAll(".tgviz-step")) rows.set(/** @type {StepKey} */ (/** @type {HTMLElement} */ (row).dataset.key), /** @type {HTMLElement} */ (row));
     markSelected();
   }
@@ -55,7 +60,9 @@ export function stepTree(ui, groups, selected, onSelect) {
     const row = /** @type {HTMLElement|null} */ (/** @type {Element} */ (ev.target).closest(".tgviz-step"));
     if (row && ui.tree.contains(row)) onSelect(/** @type {StepKey} */ (row.dataset.key));
   });
-  ui.filter.addEventListener("input", build);
+  // the box is the search's too: the tree (thousands of rows) follows once typing pauses, after the search's hits
+  let typing = /** @type {ReturnType<typeof setTimeout>|undefined} */ (undefined);
+  ui.filter.addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(build, FOLLOW_MS); });
   ui.hideEmpty.addEventListener("change", build);
   return {
     build,

@@ -15,7 +15,8 @@ export function buildUi() {
     run: h("details", { class: "tgviz-run" }),  // the timeline, memory and roofline tabs, likewise (runview.js)
     program: h("details", { class: "tgviz-progmap" }),  // the program map, likewise (programmap.js)
     // the elements marked tgviz-needs-kernel are off while no kernel answers (widget.js)
-    filter: h("input", { class: "tgviz-filter tgviz-needs-kernel", type: "search", placeholder: "filter steps / kernels" }),
+    filter: h("input", { class: "tgviz-filter tgviz-needs-kernel", type: "search", placeholder: "search: kernels, ops, lines, UOps, rules, code (/)",
+                         "aria-label": "search the trace (/ or Ctrl-F); the tree below keeps the kernels and steps named so" }),
     hideEmpty: h("input", { type: "checkbox", class: "tgviz-hide-empty" }),
     tree: h("div", { class: "tgviz-tree tgviz-needs-kernel", role: "tree", tabindex: "0", "aria-label": "rewrite steps: ↑/↓ to move" }),
     busiest: h("button", { class: "tgviz-busiest tgviz-needs-kernel", title: "go to the step with the most matches" }, ["most matches"]),
@@ -54,16 +55,18 @@ export function buildUi() {
     rulesBtn: h("button", { class: "tgviz-rules-toggle tgviz-needs-kernel", title: "every pattern that fired, most often first" }, ["rules"]),
     rules: h("div", { class: "tgviz-rules", hidden: "" }),
     stack: h("details", { class: "tgviz-stack" }),
+    results: h("div", { class: "tgviz-results", hidden: "", "aria-label": "search hits" }),  // search.js
+    failure: h("div", { class: "tgviz-failure", hidden: "", role: "alert" }),  // failure.js
   };
   ui.canvas.append(ui.stage, h("div", { class: "tgviz-spinner" }, ["laying out…"]));
   const left = h("div", { class: "tgviz-left" }, [ui.treeStrip,
-    ui.filter, h("div", { class: "tgviz-tree-tools" }, [h("label", { class: "tgviz-hide-label tgviz-needs-kernel" }, [ui.hideEmpty, " hide steps without matches"]),
+    ui.filter, ui.results, h("div", { class: "tgviz-tree-tools" }, [h("label", { class: "tgviz-hide-label tgviz-needs-kernel" }, [ui.hideEmpty, " hide steps without matches"]),
                                                       ui.busiest, ui.rulesBtn]), ui.tree, ui.rules]);
   const centre = h("div", { class: "tgviz-centre" }, [
     ui.title, h("div", { class: "tgviz-controls" }, [ui.toggleTree, ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one,
                                                       ui.zoomChange, ui.full, ui.raw, ui.exportBtn, ui.maximise,
                                                       ui.toggleCode]),
-    ui.staticNote, ui.banner, ui.canvas, ui.matchBox, ui.status]);
+    ui.staticNote, ui.failure, ui.banner, ui.canvas, ui.matchBox, ui.status]);
   const right = h("div", { class: "tgviz-right" }, [ui.codeStrip, ui.nodePanel, ui.codeHead, ui.origins, ui.codeTabs, ui.linesNote, ui.code, ui.uops,
                                                       ui.asm, ui.stack]);
   const main = h("div", { class: "tgviz-main" }, [left, ui.dragTree, centre, ui.dragCode, right]);

@@ -4,20 +4,25 @@
 // This module puts the others together and holds the selection's picture: the pictures received, the one shown, and
 // the static picture a saved notebook shows without its kernel. The others: ui.js (the elements), panels.js (columns
 // and height, maximising), panzoom.js (the view on the graph), tree.js (the steps), details.js (the panels around a
-// picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel, the rules tab), keys.js (the
+// picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel), rules.js (the rules tab), keys.js (the
 // keyboard). Until the kernel answers (a saved notebook without its kernel: never), the controls that need it are off.
-// program.js: the code column's uops and asm tabs (linked through linking.js). programmap.js: the program map, the sheet a
-// trace opens on where the model's `opening` says "program" (tgviz/views/programmap.py opening decides).
+// program.js: the code column's uops, asm and access tabs (linked through linking.js); search.js: the search box and its
+// hits; failure.js: where tinygrad failed, which the browser opens on. programmap.js: the program map, the sheet a trace
+// opens on where the model's `opening` says "program" (tgviz/views/failure.py opening decides).
 import { Adapter, sameSelection } from "./adapter.js";
+import { codeLine } from "./codelines.js";
 import { kernelTable, showDetails } from "./details.js";
+import { showFailure } from "./failure.js";
 import { keys } from "./keys.js";
 import { linking } from "./linking.js";
-import { pageNode, showNode, showRules } from "./nodepanel.js";
+import { pageNode, showNode } from "./nodepanel.js";
+import { showRules } from "./rules.js";
 import { keptHeight, maximiser, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
 import { programTabs } from "./program.js";
 import { programMap } from "./programmap.js";
 import { runView } from "./runview.js";
+import { searchBox } from "./search.js";
 import { stepTree } from "./tree.js";
 import { buildUi, oneSheet } from "./ui.js";
 import { whatIf, withOpts } from "./whatif.js";
@@ -75,7 +80,8 @@ function render({ model, el }) {
   const cache = new PictureCache(64);  // revisiting a step shows it at once, without a round trip to the kernel
   const tree = stepTree(ui, groups, () => state.selected, (key) => select(key));
   const links = linking(ui, state, view, (key, v) => select(key, null, v));
-  const program = programTabs(ui, state, links);  // the code column's uops and asm tabs
+  const program = programTabs(ui, state, links);  // the code column's uops, asm and access tabs
+  program.prefer(state.model.get("tab") ?? "code");
   const run = runView(ui, () => state.send({ type: "run" }), (key) => select(key));  // the timeline, memory, roofline tabs
   const opts = whatIf(ui, state, page, (key) => select(key));
   const map = programMap(ui, () => state.send({ type: "programmap" }), (key) => select(key), (row) => {  // a kernel's table row
@@ -85,6 +91,12 @@ function render({ model, el }) {
     tr?.classList.add("selected");
     tr?.scrollIntoView({ block: "center" });
   }, page ? null : (buffer) => state.send({ type: "fuse", buffer }));
+  const search = searchBox(ui, state, (hit) => {  // a hit clicked: where it is, its node picked or its code line marked
+    if (hit.step === null) return;
+    if (hit.kind === "code" && hit.line !== null) { const n = hit.line; goThen(hit.step, null, () => clickLine(n)); }
+    else if (hit.kind === "uop" && hit.node) go(hit.step, hit.match, hit.node);
+    else go(hit.step, hit.match);
+  });
   const closeSheet = oneSheet([ui.program, ui.kernels, ui.run, opts.box]);  // the program map, the kernel table, the run's tabs, what if…
   /** @type {Selection|null} the selection drawn */
   let shown = null;
@@ -92,6 +104,36 @@ function render({ model, el }) {
   let shownGroup = null;
   /** @type {PictureMsg|null} the picture drawn (its node_matches: the node panel's matches) */
   let shownMsg = null;
+  /** @type {{step: StepKey, match: number|null, fn: () => void}|null} what to do once that selection is drawn */
+  let then = null;
+
+  /** Go to a step and match, and do fn once it is drawn (at once where it is drawn already).
+   * @param {StepKey} step @param {number|null} match @param {() => void} fn */
+  function goThen(step, match, fn) {
+    if (shown && shown.step === step && shown.match === match && step === state.selected && match === state.match) { fn(); return; }
+    then = { step, match, fn };
+    go(step, match);
+  }
+  /** A code line of the kernel shown, clicked: marked, its UOps shown in the graph the renderer consumed. @param {number} n */
+  const clickLine = (n) => codeLine(ui.code, n)?.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  /** @type {import("./messages.js").FailureInfo|null} where tinygrad failed: the trace opens there */
+  const failure = state.model.get("failure")?.step ? state.model.get("failure") : null;
+  /** The line a compiler named, marked in the code and scrolled to (the graph stays on the node picked). @param {number} n */
+  const markLine = (n) => {
+    const e = codeLine(ui.code, n);
+    e?.classList.add("tgviz-line-hl");
+    e?.scrollIntoView({ block: "center" });
+  };
+  /** To the failure: its step and match, the UOp it failed on picked, a compiler's line marked. */
+  const toFailure = () => {
+    if (!failure) return;
+    if (failure.node) links.pickNext(failure.node);
+    const line = failure.line;
+    goThen(failure.step, failure.match, () => { links.repick(); if (line !== null) markLine(line); });
+  };
+  showFailure(ui, failure, toFailure);
+  if (failure?.node) links.pickNext(failure.node);  // (the state opens on its step and match: see tgviz/views/failure.py)
+  if (failure && failure.line !== null) { const line = failure.line; then = { step: failure.step, match: failure.match, fn: () => markLine(line) }; }
 
   /** Go to a step and match by key; node: pick that node there. @param {StepKey} step @param {number|null} match
    * @param {string} [node] */
@@ -129,6 +171,7 @@ function render({ model, el }) {
     links.drawn(group !== shownGroup ? msg.kernel : undefined);
     shownGroup = group;
     tree.markSelected();
+    if (then && then.step === msg.step && then.match === msg.match) { const fn = then.fn; then = null; fn(); }
   }
 
   // a picture drawn before the widget had a size opens on its view once it has one, with its tree row in view
@@ -206,11 +249,12 @@ function render({ model, el }) {
     else if (msg.type === "exported") ui.status.textContent = `exported SVG to ${msg.paths.join(", ")}`;
     else if (msg.type === "node") { if (msg.key === links.picked() && msg.step === state.selected) showNode(ui, msg, links.pick, setMatch, go); }
     else if (msg.type === "rules") showRules(ui, msg, go);
-    else if (msg.type === "uops" || msg.type === "asm") program.message(msg);
+    else if (msg.type === "uops" || msg.type === "asm" || msg.type === "access") program.message(msg);
     else if (msg.type === "run") run.show(msg);
     else if (msg.type === "programmap") map.show(msg);
     else if (msg.type === "fused") map.fused(msg);
     else if (msg.type === "error" && msg.message.startsWith("programmap:")) map.failed(msg.message);
+    else if (msg.type === "search") search.show(msg);
     else if (msg.type === "error" && msg.message.startsWith("run:")) run.failed(msg.message);
     else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }
   });
@@ -254,7 +298,7 @@ function render({ model, el }) {
     ArrowUp: live(() => moveStep(-1)), ArrowDown: live(() => moveStep(1)), ArrowLeft: live(() => stepMatch(-1)),
     ArrowRight: live(() => stepMatch(1)), Home: live(() => { if (lastMatch() >= 0) setMatch(0); }),
     End: live(() => { if (lastMatch() >= 0) setMatch(lastMatch()); }),
-    f: () => { if (!run.fit()) view.fit(); }, 1: view.oneToOne, z: view.toChange, r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": () => ui.filter.focus() },
+    f: () => { if (!run.fit()) view.fit(); }, 1: view.oneToOne, z: view.toChange, r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": search.focus },
   () => {  // Escape: an open sheet closed, or the widget back in its place, first
     if (closeSheet()) return true;
     if (max.on()) { max.set(false); return true; }
@@ -262,7 +306,11 @@ function render({ model, el }) {
   });
 
   state.onSelected(tree.markSelected);
-  kernelTable(ui, withOpts(state.kernels, state.model.get("whatif")), select);
+  // the kernel table, built again when its rows change (a re-timing, the devices' peaks measured for the limits)
+  const table = () => kernelTable(ui, withOpts(state.kernels, state.model.get("whatif")), select,
+                                  page ? null : () => state.send({ type: "retime", kernels: [] }));
+  table();
+  state.model.on("change:kernels", table);
   tree.build();
   showCached();
   state.send({ type: "ready" });

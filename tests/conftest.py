@@ -1,5 +1,10 @@
+import os
 import sys
 from pathlib import Path
+
+# the tests are about what is drawn, not how fast: a layout past the user's 10 s budget (a busy machine) would draw a
+# partial view instead; tests of that fallback pass their own timeout
+os.environ.setdefault("TGVIZ_LAYOUT_TIMEOUT", "600")
 
 import comm
 import pytest
@@ -27,6 +32,13 @@ def cpu_trace() -> tgviz.Trace:
 @pytest.fixture(scope="session")
 def cnn_trace() -> tgviz.Trace:
   with tgviz.capture() as trace: workloads.cnn()
+  return trace
+
+
+@pytest.fixture(scope="session")
+def mnist_trace() -> tgviz.Trace:
+  """The MNIST training step (examples/scripts/mnist_train_step.py): 67 kernels, some 5,000 steps."""
+  with tgviz.capture() as trace: workloads.example("mnist_train_step.py")
   return trace
 
 

@@ -16,7 +16,7 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 # what each notebook's widgets say, as their text fallbacks: a trace's kernels, a comparison's paired and unpaired kernels
 NOTEBOOKS = {
   "01_conv2d.ipynb": ["kernel E_4 ", "kernel r_2_2_2_2 "],
-  "02_conv2d_groups_stride_dilation.ipynb": ["kernel r_2_2_4_4_2_2_2 ", "kernel r_2_2_4_2_2 ", "kernel r_3_3_4_2_2 "],
+  "02_conv2d_groups_stride_dilation.ipynb": ["kernel r_2_2_4_4_2_2_2 ", "kernel r_2_2_4_2_2 ", "kernel r_3_3_4_2_2 ", "kernel r_6_6_4_2_2 "],
   "03_winograd_and_image.ipynb": ["kernel r_4_4_3_3 ", "E_6_3_2 ~ E_6_3_2  same AST, same code", "only in general (1): r_4_4_3_3",
                                   "only in winograd (3): E_6_6 #1, E_6_6 #2, E_4_4", "E_6_3_2 ~ E_6_2_3  same AST, code differs",
                                   "only in image (3): E_3_3_4_4, E_2_2_3_3_4, r_4_4_3_12"],
@@ -29,7 +29,7 @@ NOTEBOOKS = {
 SCRIPTS = {
   "tutorial_conv2d.py": ["r_2_2_2_2"],
   "tutorial_arange.py": ["E_3"],
-  "conv2d_variants.py": ["r_2_2_4_4_2_2_2", "r_2_2_4_2_2", "r_3_3_4_2_2"],
+  "conv2d_variants.py": ["r_2_2_4_4_2_2_2", "r_2_2_4_2_2", "r_3_3_4_2_2", "r_6_6_4_2_2"],
   "conv2d_winograd_image.py": ["r_4_4_3_3", "E_6_6", "E_4_4"],
   "conv2d_3x3.py": ["E_6_3_2", "r_4_4_3_3"],
   "arange_for_indexing.py": ["r_10"],

@@ -173,3 +173,28 @@ def big_sum() -> None:
   """A sum over 131,072 elements: tinygrad splits it into two kernels (split_reduceop)."""
   from tinygrad import Tensor
   Tensor.ones(256, 512).contiguous().sum().realize()
+
+
+# Programs that make tinygrad fail inside a capture, one in each place it can (each a script's text): a custom kernel
+# that stores a UOp with no shape, which a rewrite asks the shape of; one whose OpenCL C calls a function OpenCL has not
+# (PoCL refuses to compile it); one that asks for 8192 work-items in one work-group (PoCL refuses to run it).
+FAILING = {
+  "rewrite": "from tinygrad import Tensor, dtypes\nfrom tinygrad.uop.ops import KernelInfo, Ops, UOp\n\n"
+             "def fill(out: UOp) -> UOp:\n  i = UOp.range(out.numel(), 0)\n  v = UOp(Ops.CUSTOMI, dtypes.float, (), '1.0f')\n"
+             "  return out.flatten()[i].store(v).end(i).sink(arg=KernelInfo(name='fill'))\n\n"
+             "print(Tensor.empty(16).custom_kernel(fxn=fill)[0].numpy())\n",
+  "compile": "from tinygrad import Tensor, dtypes\nfrom tinygrad.uop.ops import KernelInfo, Ops, UOp\n\n"
+             "def fill(out: UOp) -> UOp:\n  i = UOp.range(out.numel(), 0)\n"
+             "  v = UOp(Ops.CUSTOMI, dtypes.float, (i.cast(dtypes.float),), 'no_such_function({0})')\n"
+             "  return out.flatten()[i].store(v).end(i).sink(arg=KernelInfo(name='fill'))\n\n"
+             "print(Tensor.empty(16).custom_kernel(fxn=fill)[0].numpy())\n",
+  "run": "from tinygrad import Tensor\nfrom tinygrad.codegen.opt import Opt, OptOps\nfrom tinygrad.uop.ops import KernelInfo, UOp\n\n"
+         "def fill(out: UOp) -> UOp:\n  i = UOp.range(out.numel(), 0)\n"
+         "  return out.flatten()[i].store(1.0).end(i).sink(arg=KernelInfo(name='fill', opts_to_apply=(Opt(OptOps.LOCAL, 0, 8192),)))\n\n"
+         "print(Tensor.empty(8192).custom_kernel(fxn=fill)[0].numpy())\n",
+}
+
+
+def failing(where: str) -> None:
+  """Run FAILING[where] (it raises)."""
+  exec(compile(FAILING[where], f"failing_{where}.py", "exec"), {"__name__": "__main__"})

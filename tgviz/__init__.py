@@ -13,11 +13,15 @@ In Jupyter: ``%load_ext tgviz`` then a ``%%tgviz`` cell. In Python::
     trace.timeline(); trace.memory(); trace.roofline()  # the run: launches per device, buffers and the peak, the roofline
     print(tgviz.compare(trace_a, trace_b))              # kernels paired, code diffs; .to_html(), tgviz.CompareWidget
     kernel.opts; kernel.retry([("UPCAST", 0, 4)])       # the opts applied; the kernel again with others, run and compared
+    trace.search("log_softmax"); kernel.key             # find anything (Hits by kind); a kernel's identity across runs
+    trace.failure                                       # where tinygrad failed: the step, match and UOp, or the kernel
 """
 from tgviz import bridge
 from tgviz.api import Comparison, Kernel, Retry, Step, Trace, TraceFileError, capture, compare, load
 from tgviz.trace.comparison import KernelPair
+from tgviz.trace.failure import Failure
 from tgviz.trace.run import BufferLife, Launch, Memory, Roofline, Timeline
+from tgviz.trace.search import Hit
 from tgviz.trace.steps import Diff, Match
 from tgviz.trace.trace import Group
 
@@ -28,7 +32,9 @@ __all__ = [
   "CompareWidget",
   "Comparison",
   "Diff",
+  "Failure",
   "Group",
+  "Hit",
   "Kernel",
   "KernelPair",
   "Launch",

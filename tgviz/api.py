@@ -18,7 +18,9 @@ from tgviz.draw.engine import DEFAULT_TIMEOUT
 from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.report import writer as report
 from tgviz.trace import comparison as C
+from tgviz.trace import failure as F
 from tgviz.trace import fusion, steps, whatif
+from tgviz.trace import search as S
 from tgviz.trace import trace as model
 from tgviz.trace.program import Buffer
 from tgviz.views import compare as compare_view
@@ -82,6 +84,18 @@ class Trace(model.Trace):
       a = next((x for x in between if x.reason in ("cost", "reduce", "ranges")), between[0])
     if not isinstance(a, Buffer): raise TypeError(f"fuse wants a Buffer of trace.program() or two kernels, not {type(a).__name__}")
     return fusion.fuse(self, a, lift, seed)
+  @property
+  def failure(self) -> F.Failure | None:
+    """Where tinygrad failed, when the capture ended by an error tinygrad raised in a rewrite (the step and match, the UOp
+    it was matching), a compile or a launch (the kernel): see :class:`tgviz.trace.failure.Failure`; None otherwise."""
+    return F.failure(self)
+
+  def search(self, text: str) -> list[S.Hit]:
+    """Everything in this trace that text is found in (case-insensitive), grouped by kind: kernels by name or key, steps
+    by name, origins (the Tensor ops, the user's file:line and line text), UOps by op, arg and dtype ("EXP2", "CONST
+    0.5"), where each first appears in each kernel, rules by file:line, source file or pattern, each in each step it
+    fired in, and code lines. Each Hit has kind, kernel, step, match, line and text (see :class:`tgviz.trace.search.Hit`)."""
+    return S.search(self, text)
 
   def to_html(self, path: str | Path, title: str = "tgviz trace", **kwargs: Any) -> Path:
     """Write a self-contained HTML report (no server, kernel or network) to browse this trace: the tree, every step and

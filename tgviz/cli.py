@@ -1,4 +1,6 @@
 """The command line: ``tgviz run SCRIPT.py [--out DIR] [--device DEV] [--env NAME=VALUE]`` writes an HTML report and SVGs.
+``tgviz show FILE [--debug N] [--kernel K] [--step S] [--search TEXT] [--json]`` prints tinygrad's DEBUG listings, a step's
+matches or a search's hits, from a saved trace or a script run traced (for scripts and coding agents).
 
 With several scripts, each gets its own report folder under DIR and DIR/index.html links them with their summaries.
 ``tgviz open FILE`` writes the report of a saved trace (``Trace.save``) or of tinygrad's own rewrites.pkl (``VIZ=-1``).
@@ -6,6 +8,9 @@ With several scripts, each gets its own report folder under DIR and DIR/index.ht
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
 import runpy
 import sys
 import time
@@ -21,6 +26,8 @@ from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.draw.svg import text as escaped
 from tgviz.report import writer as report
 from tgviz.report.early import EarlySegments
+from tgviz.trace import debug
+from tgviz.trace.retime import SLOWEST
 from tgviz.work import forked
 
 
@@ -60,15 +67,29 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
 
 
 def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[str], svg: str = "landmarks",
-        jobs: int | None = None, save: bool = False, env: dict[str, Any] | None = None) -> tuple[int, Trace | None]:
-  """Run script under capture (with tinygrad Context settings env), write out/index.html and out/svg/ (save: and the
-  trace, out/trace.tgviz); returns the exit status and the trace."""
+        jobs: int | None = None, save: bool = False, env: dict[str, Any] | None = None, retime: int = SLOWEST) -> tuple[int, Trace | None]:
+  """Run script under capture (with tinygrad Context settings env), time the slowest kernels that ran few times again
+  (at most retime of them), write out/index.html and out/svg/ (save: and the trace, out/trace.tgviz); returns the exit
+  status and the trace."""
   with EarlySegments(on=jobs != 0) as early:
     status, trace = trace_script(script, device, args, env, early)
+    if trace is not None and retime > 0: retimed(trace, retime)
     if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs, early)
   if trace is not None and save:
     print(f"tgviz: trace:  {trace.save(out / 'trace.tgviz').resolve()} (tgviz open it, or tgviz.load it, anywhere)")
   return status, trace
+
+
+def retimed(trace: Trace, slowest: int) -> None:
+  """The slowest kernels that ran fewer than 10 times in the capture, timed again (warm, until their medians settle)."""
+  st = time.perf_counter()
+  try: done = trace.retime(slowest=slowest)
+  except Exception as e:
+    print(f"tgviz: kernels not timed again: {type(e).__name__}: {e}", file=sys.stderr)
+    return
+  if done:
+    print(f"  timed again in {time.perf_counter() - st:.1f} s (the slowest that ran fewer than 10 times): "
+          + "; ".join(f"{k.display_name} {k.timing.text()}" for k in done if k.timing is not None))
 
 
 def trace_script(script: Path, device: str | None, args: list[str], env: dict[str, Any] | None = None,
@@ -95,6 +116,7 @@ def trace_script(script: Path, device: str | None, args: list[str], env: dict[st
     status = 1
     if trace is not None:
       trace.traceback = text
+      if (failed := trace.failure) is not None: print(f"tgviz: tinygrad failed: {failed.summary()}", file=sys.stderr)
       print(f"tgviz: {script} failed; writing the report of what was traced up to the failure", file=sys.stderr)
   finally:
     sys.argv = saved_argv
@@ -124,9 +146,9 @@ def _summary_row(name: str, link: str, trace: Trace | None, status: int) -> str:
 
 
 def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, svg: str, jobs: int | None = None,
-             save: bool = False, env: dict[str, Any] | None = None) -> int:
+             save: bool = False, env: dict[str, Any] | None = None, retime: int = SLOWEST) -> int:
   """Run several scripts, each into out/<script name>/, and write out/index.html: each one's summary and links."""
-  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg, jobs, save, env)) for s in scripts]
+  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg, jobs, save, env, retime)) for s in scripts]
   rows = "".join(_summary_row(s.name, s.stem, trace, rc) for s, rc, trace in results)
   (out / "index.html").write_text(
     "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>tgviz reports</title><style>"
@@ -150,6 +172,35 @@ def open_file(path: Path, out: Path, max_nodes: int, svg: str, jobs: int | None 
   if len(timeline := trace.timeline()): print(f"  {timeline.summary()}\n  {trace.memory().summary()}")
   write(trace, out, f"tgviz: {path.name}", max_nodes, svg, jobs)
   return 0
+
+
+def show(path: Path, level: int, kernel: str | None, step: str | None, search: str | None, as_json: bool, device: str | None,
+         args: list[str], env: dict[str, Any] | None = None) -> int:
+  """Print, from a saved trace or a script run traced (.py), what tinygrad's DEBUG=level prints (tgviz.trace.debug), the
+  steps whose name has step, or the hits of search; of the kernels kernel names; as JSON lines if as_json. Everything
+  else (the script's own output, tgviz's) goes to stderr. Returns the exit status: the script's, else 0; 2 when there is
+  nothing to show (no such file or kernel)."""
+  status = 0
+  if path.suffix == ".py":
+    with contextlib.redirect_stdout(sys.stderr): status, trace = trace_script(path, device, args, env)
+    if trace is None: return status or 2
+  else:
+    try: trace = load(path)
+    except (OSError, TraceFileError) as e:
+      print(f"tgviz show: cannot open {path}: {e}", file=sys.stderr)
+      return 2
+  if kernel is not None and not debug.named(trace, kernel):
+    print(f"tgviz show: no kernel {kernel!r} in {path} (kernels: {', '.join(k.display_name for k in trace.kernels) or 'none'})", file=sys.stderr)
+    return 2
+  if search is not None: records = debug.hits(trace, search)
+  elif step is not None: records = debug.steps(trace, step, level, kernel)
+  else: records = debug.listing(trace, level, kernel)
+  try:
+    for r in records: print(json.dumps(r) if as_json else debug.render(r))
+    sys.stdout.flush()
+  except BrokenPipeError:  # the reader had enough (| head): the rest goes nowhere, quietly
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+  return status
 
 
 def compare_scripts(scripts: tuple[Path, Path], envs: tuple[list[str], list[str]], out: Path, device: str | None,
@@ -179,12 +230,29 @@ def main(argv: list[str] | None = None) -> int:
   r.add_argument("script", type=Path, nargs="+", help="the script (several: each gets its own report, no script args)")
   r.add_argument("--device", default=None, help="tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90 (default: DEV, else CL)")
   r.add_argument("--save", action="store_true", help="also save the trace as DIR/trace.tgviz (tgviz open or tgviz.load it later)")
+  r.add_argument("--retime", type=int, default=SLOWEST, metavar="N",
+                 help=f"after the run, time again the N slowest kernels that ran fewer than 10 times, warm, until their medians "
+                      f"settle (default {SLOWEST}; 0: none)")
   r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                  help="run under this tinygrad Context setting, e.g. --env BEAM=2 (repeatable)")
   o = sub.add_parser("open", help="write the HTML report and SVGs of a saved trace or of tinygrad's rewrites.pkl (VIZ=-1)")
   o.add_argument("file", type=Path, help="a file Trace.save wrote, or tinygrad's rewrites.pkl (read without running anything in it)")
   o.add_argument("--trust", action="store_true", help="unpickle the file as plain pickle, which can run code in it: only for a "
                                                       "tinygrad dump of your own that holds more than a trace does")
+  w = sub.add_parser("show", help="print what tinygrad's DEBUG levels print (kernels, launches, opts, code, ASTs, programs), "
+                                    "a step's matches, or a search's hits, from a saved trace or a script run traced")
+  w.add_argument("file", type=Path, help="a saved trace (trace.tgviz; tinygrad's rewrites.pkl) or a script (.py: run traced first)")
+  w.add_argument("--debug", type=int, default=2, choices=range(2, 7), metavar="N",
+                 help="as tinygrad's DEBUG=N: 2 each launch (time, GFLOP/s, launch dims), 3 each kernel's opts, 4 its code, "
+                      "5 its AST, 6 its linearized program (default 2)")
+  w.add_argument("--kernel", metavar="K", help="only the kernels K names: a name or glob (r_*), a display name (E_2 #2), a key "
+                                               "(4+ hex digits), or the user's line they came from (train.py:27)")
+  w.add_argument("--step", metavar="S", help="the steps whose name has S instead: each with its matches' rules (--debug 3), "
+                                             "the graph after it (5) and before it (6)")
+  w.add_argument("--search", metavar="TEXT", help="the hits of a search instead (kernels, steps, origins, UOps, rules, code)")
+  w.add_argument("--json", action="store_true", help="one JSON object per line (the same records the text is printed from)")
+  w.add_argument("--device", default=None, help="for a script: tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90")
+  w.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="for a script: a tinygrad Context setting (repeatable)")
   c = sub.add_parser("compare", help="run two scripts with tinygrad's compiler traced and write an HTML comparison: kernels "
                                       "paired, code diffs, landmark graphs, kernel table")
   c.add_argument("script_a", type=Path, help="the first script (side a)")
@@ -206,7 +274,13 @@ def main(argv: list[str] | None = None) -> int:
                         "0: all in this process)")
   ns, script_args = parser.parse_known_args(argv)  # options tgviz does not know go to the script
   if getattr(ns, "jobs", None) is not None and ns.jobs < 0: parser.error(f"--jobs takes 0 or more worker processes, not {ns.jobs}")
+  if getattr(ns, "retime", 0) < 0: parser.error(f"--retime takes 0 or more kernels, not {ns.retime}")
   if ns.command in ("open", "compare") and script_args: parser.error(f"unrecognized arguments: {' '.join(script_args)}")
+  if ns.command == "show":
+    if script_args and ns.file.suffix != ".py": parser.error(f"unrecognized arguments: {' '.join(script_args)}")
+    try: show_env = parse_settings(ns.env)
+    except ValueError as e: parser.error(f"--env: {e}")
+    return show(ns.file, ns.debug, ns.kernel, ns.step, ns.search, ns.json, ns.device, script_args, show_env)
   if ns.command == "compare":
     return compare_scripts((ns.script_a, ns.script_b), (ns.env + ns.env_a, ns.env + ns.env_b), ns.out, ns.device, ns.max_nodes)
   if ns.command == "open":
@@ -215,8 +289,8 @@ def main(argv: list[str] | None = None) -> int:
   except ValueError as e: parser.error(f"--env: {e}")
   if len(ns.script) > 1:
     if script_args: parser.error(f"arguments {script_args} can only be passed to a single script")
-    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg, ns.jobs, ns.save, env)
-  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs, ns.save, env)[0]
+    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg, ns.jobs, ns.save, env, ns.retime)
+  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs, ns.save, env, ns.retime)[0]
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ class TgvizMagics(Magics):
   @argument("--compare", default=None, metavar="NAME",
             help="compare the cell's trace with the Trace in variable NAME (from an earlier %%%%tgviz -o NAME cell) and show "
                  "the comparison: kernels paired, code diffs, landmark graphs side by side")
+  @argument("--tab", default="code", choices=("code", "uops", "asm", "access"),
+            help="the code column's tab the widget opens on (access: what each thread reads, kept with the notebook)")
   @argument("--no-widget", action="store_true", help="print a text summary instead of showing the widget")
   @cell_magic
   def tgviz(self, line: str, cell: str) -> None:
@@ -65,7 +67,7 @@ class TgvizMagics(Magics):
     elif args.no_widget: print(trace.summary())
     else:
       display(TraceWidget(trace, kernel=args.kernel, max_nodes=args.max_nodes,
-                          export_dir=args.export or DEFAULT_EXPORT_DIR, error_note="its traceback follows below"))
+                          export_dir=args.export or DEFAULT_EXPORT_DIR, error_note="its traceback follows below", tab=args.tab))
     if trace.error is not None: raise self._from_user_frames(trace.error, filename)
 
   def _trace_named(self, name: str) -> Trace:

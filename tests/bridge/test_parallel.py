@@ -111,7 +111,7 @@ SCRIPT = """
 import json, runpy, sys
 import numpy as np
 import tgviz
-sys.path.insert(0, {tests!r})
+sys.path[:0] = [{tests!r}, {here!r}]
 from test_parallel import seen
 with tgviz.capture(env={{"PARALLEL": int(sys.argv[1])}}) as trace: ns = runpy.run_path({script!r}, run_name="__main__")
 assert trace.error is None
@@ -123,7 +123,8 @@ print(json.dumps({{"seen": seen(trace), "loss": float(ns["value"]), "kernels": l
 def test_the_mnist_step_traced_with_4_workers_is_the_trace_of_parallel_0(tmp_path):
   """Each in a fresh process: tinygrad makes its pool once, of PARALLEL's size then (3 workers: the MLP test above)."""
   script = tmp_path / "run.py"
-  script.write_text(SCRIPT.format(tests=str(ROOT / "tests"), script=str(workloads.EXAMPLES / "mnist_train_step.py")))
+  script.write_text(SCRIPT.format(tests=str(ROOT / "tests"), here=str(Path(__file__).parent),
+                                  script=str(workloads.EXAMPLES / "mnist_train_step.py")))
   env = {**os.environ, "PYTHONPATH": str(ROOT), "DEV": "CPU"}
   runs = {}
   for workers in (0, 4):

@@ -4,6 +4,7 @@ payload decoded as VIZ's index.js reads it) is in tgviz's run message (tgviz.vie
 device with its name, start and duration, graph batches, what a copy moved, every buffer's allocation and free with its
 size and dtype, the launches that used it, each device's memory peak and the peak of all."""
 import contextlib
+import gc
 import json
 import pickle
 import struct
@@ -80,8 +81,15 @@ def profiled():
   try:
     with Context(PROFILE=1): yield events
     run = [e for lst, n in zip(lists, starts, strict=True) for e in lst[n:]]
-    allocated = {e.key for e in run if isinstance(e, ProfilePointEvent) and e.name == "alloc"}
-    events += [e for e in run if not (isinstance(e, ProfilePointEvent) and e.name == "free" and e.key not in allocated)]
+    # a free is kept where its number is allocated in the run at the time: an earlier test's buffer may be freed here
+    # under a number a buffer of this run has too (tinygrad numbers buffers by the length of its event list)
+    live: Counter = Counter()
+    earlier: set[int] = set()
+    for e in sorted((e for e in run if isinstance(e, ProfilePointEvent) and e.name in ("alloc", "free")), key=lambda e: e.ts):
+      if e.name == "alloc": live[e.key] += 1
+      elif live[e.key]: live[e.key] -= 1
+      else: earlier.add(id(e))
+    events += [e for e in run if id(e) not in earlier]
   finally:
     for lst, n in zip(lists, starts, strict=True): del lst[n:]
 
@@ -163,3 +171,53 @@ def test_a_gpus_profile_pkl_side_by_side_with_viz(tmp_path):
   assert {"NV", "NV Graph", "NV:SDMA:0", "NV Memory"} <= set(viz["lanes"])
   every = sum(len(v.get("events", [])) + len(v.get("allocs", [])) + len(v.get("frees", [])) for v in viz["lanes"].values())
   assert assert_viz_in_tgviz(events, msg) == every > 10
+
+
+def assert_viz_host_lanes_in_tgviz(events: list, trace: tgviz.Trace) -> int:
+  """Every span of VIZ's TINY and USER lanes (by name, start and duration) is one of trace.compile_times()'s spans on
+  that lane, and the lanes hold no other span but the stages of linearize/render tgviz timed (linearize, render, ...).
+  Returns how many VIZ spans were checked."""
+  viz = viz_payload(events)
+  spans = trace.compile_times().spans
+  lanes = {name: lane["events"] for name, lane in viz["lanes"].items() if name in ("TINY", "USER")}
+  assert set(lanes) == {"TINY", "USER"}
+  # one offset (VIZ's times are from its first event, tgviz's from the capture's start) fits every span: read it off
+  # the longest one
+  longest = max((e for lane in lanes.values() for e in lane), key=lambda e: e["dur"])
+  mine = next(s for s in spans if s.name == longest["name"] and s.time_us == pytest.approx(longest["dur"], rel=1e-6))
+  offset = mine.start_us - longest["st"]
+  left = Counter(id(s) for s in spans)
+  for lane, evs in lanes.items():
+    ours = [s for s in spans if s.lane == lane]
+    for e in evs:
+      near = [s for s in ours if s.name == e["name"] and left[id(s)] and abs(s.start_us - offset - e["st"]) <= 1.01
+              and s.time_us == pytest.approx(e["dur"], rel=1e-6, abs=1e-3)]
+      assert near, (lane, e)
+      left[id(near[0])] -= 1
+  extra = [s for s in spans if left[id(s)] and s.time_us > 0]
+  assert all(s.kind not in ("group", "step", "span", "user") for s in extra), extra[:5]  # only tgviz's own stages
+  return sum(len(evs) for evs in lanes.values())
+
+
+def test_the_compilers_lanes_side_by_side_with_viz():
+  """VIZ's TINY lane (every schedule, kernel codegen and rewrite step, nested) and USER lane (the Tensor methods called)
+  for a training step are tgviz's compile spans; each of tinygrad's group and step spans leads to its group or step."""
+  gc.collect()  # earlier tests' buffers freed first: VIZ cannot place a free of a number it saw allocated again here
+  with profiled() as events, tgviz.capture() as trace: workloads.mlp_train((64, 32, 10), 8)
+  assert assert_viz_host_lanes_in_tgviz(events, trace) > 500
+  ct = trace.compile_times()
+  for s in ct.spans:
+    if s.kind == "step": assert trace.groups[s.group].steps[s.step].name == s.name
+    elif s.kind == "group": assert trace.groups[s.group].name in s.name  # "do_to_program for r_8_32_16_4", "Schedule 5 Kernels n1"
+  assert {s.kind for s in ct.spans} >= {"group", "step", "user", "render", "compile"}
+  assert max(s.depth for s in ct.spans if s.lane == "TINY") >= 2  # a group, its steps, the steps nested in them
+  # every kernel's codegen, each of its steps, and the stages of its linearize/render are there, linked
+  for k in trace.kernels:
+    assert k.group.index in ct.groups and all(s.time_us is not None for s in k.group.steps)
+    assert {"render", "compile"} <= set(ct.stages[k.group.index])
+
+
+def test_a_tinyjit_loops_compiler_lanes_side_by_side_with_viz():
+  gc.collect()
+  with profiled() as events, tgviz.capture() as trace: workloads.jit_train(3)
+  assert assert_viz_host_lanes_in_tgviz(events, trace) > 500

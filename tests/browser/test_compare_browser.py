@@ -100,7 +100,8 @@ def test_report_kernel_table(tutorial_trace, tmp_path, page):
   names = page.locator(".tgviz-kernels tbody tr td:first-child").all_inner_texts()
   assert names == [k.display_name for k in tutorial_trace.kernels] and "E_3 #2" in names
   page.locator(".tgviz-kernels th", has_text="bytes").click()  # numbers sort numerically, the biggest first
-  moved = [int(v.replace(",", "")) for v in page.locator(".tgviz-kernels tbody tr td:nth-child(5)").all_inner_texts()]
+  column = page.locator(".tgviz-kernels th").all_inner_texts().index("bytes") + 1
+  moved = [int(v.replace(",", "")) for v in page.locator(f".tgviz-kernels tbody tr td:nth-child({column})").all_inner_texts()]
   assert moved == sorted(moved, reverse=True) and sorted(moved) == sorted(r["bytes"] for r in tutorial_trace.kernel_table())
   page.locator(".tgviz-kernels tbody tr", has_text="r_2_2_2_2").click()
   page.wait_for_function("document.querySelector('.tgviz-step.selected')?.innerText.startsWith('View Base AST') && "

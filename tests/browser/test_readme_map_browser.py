@@ -15,7 +15,7 @@ def test_the_maps_controls_are_where_it_says(tutorial_trace, tmp_path, browser):
   start = README.index("## Where is what")
   section = README[start:README.index("\n## ", start + 1)]
   named = set(re.findall(r"\*([^*|]+)\*", section))
-  assert {"kernel table", "timeline · memory · roofline", "what if…", "Export SVG", "code · uops · asm"} <= named, named
+  assert {"kernel table", "timeline · memory · roofline", "what if…", "Export SVG", "code · uops · asm · access"} <= named, named
   tutorial_trace.to_html(tmp_path / "index.html")
   with new_page(browser, 1500, 1000) as page:
     page.goto((tmp_path / "index.html").as_uri())
@@ -31,7 +31,7 @@ def test_the_maps_controls_are_where_it_says(tutorial_trace, tmp_path, browser):
     assert export.inner_text() == "Export SVG" and export.evaluate(ON_SCREEN)
     assert page.locator(".tgviz-tree").bounding_box()["x"] < width / 4  # the tree on the left
     tabs = page.locator(".tgviz-code-tabs .tgviz-tab")
-    assert tabs.all_inner_texts() == ["code", "uops", "asm"] and all(t.evaluate(ON_SCREEN) for t in tabs.all())
+    assert tabs.all_inner_texts() == ["code", "uops", "asm", "access"] and all(t.evaluate(ON_SCREEN) for t in tabs.all())
     assert tabs.first.bounding_box()["x"] > width / 2  # the code column, right
     page.locator(".tgviz-run > summary").click()
     page.wait_for_selector(".tgviz-tl-canvas[data-draws]", timeout=30_000)

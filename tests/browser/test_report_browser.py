@@ -246,6 +246,7 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   page.locator(".tgviz-title").click()
   page.keyboard.press("/")
   page.keyboard.type("devectorize")
+  page.wait_for_selector(".tgviz-tree[data-filter='devectorize']", state="attached", timeout=30_000)  # typing paused
   # the rows the filter left (it rebuilds the tree of those alone); text, not innerText: a group off screen is not
   # rendered (content-visibility), and innerText reads nothing there
   names = page.locator(".tgviz-step .tgviz-name").all_text_contents()

@@ -316,3 +316,36 @@ def test_widget_opens_on_the_program_map_and_fuses(recording_comm):
   w._on_msg(w, {"type": "fuse", "buffer": 10_000}, [])
   w.wait()
   assert next(m for m in w.comm.custom() if m["type"] == "fused" and m["buffer"] == -1)["error"] == "no such buffer"
+
+
+def test_access_tab_answered_and_kept(tutorial_trace, recording_comm):
+  """The access tab's request is answered in the background with the kernel's accesses, which the widget keeps in its
+  state (a saved notebook's access tab draws them without a kernel); a step without a kernel is an error message."""
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  w = TraceWidget(tutorial_trace)
+  assert w.tab == "code" and w.kept_access == {}
+  w._on_msg(w, {"type": "access", "step": step_key(conv.group.steps[0])}, [])
+  w.wait()
+  msg = next(m for m in reversed(w.comm.custom()) if m["type"] == "access")
+  assert msg["kernel"] == conv.display_name and [s["stage"] for s in msg["stages"]] == ["ast", "program"]
+  assert w.kept_access == msg
+  schedule = next(g for g in tutorial_trace.groups if g.kind == "schedule")
+  w._on_msg(w, {"type": "access", "step": step_key(schedule.steps[0])}, [])
+  w.wait()
+  assert w.comm.custom()[-1]["type"] == "error" and w.kept_access == msg
+
+
+def test_magic_opens_on_the_access_tab(ip, recording_comm, monkeypatch):
+  """%%tgviz --tab access: the widget opens on the access tab, the first kernel's accesses kept at once."""
+  import tgviz.magic
+  made = []
+  class Recorded(TraceWidget):
+    def __init__(self, *args, **kwargs):
+      super().__init__(*args, **kwargs)
+      made.append(self)
+  monkeypatch.setattr(tgviz.magic, "TraceWidget", Recorded)
+  assert ip.run_cell("%%tgviz -o opened --tab access\n" + CELL).success
+  (w,) = made
+  kernel = step_of(ip.user_ns["opened"], w.selected).group.kernel
+  assert w.tab == "access" and w.kept_access["type"] == "access" and w.kept_access["kernel"] == kernel.display_name
+  assert not ip.run_cell("%%tgviz --tab nothing\n1").success  # one of code, uops, asm, access

@@ -74,8 +74,9 @@ def test_every_uop_is_drawn_or_held_and_raw_is_the_graph(cnn_trace):
   step = max(_codegen(k), key=lambda s: len(s.matches))
   n = len(step.matches)
   for m in (None, 0, n // 2, n - 1):
-    raw = step.svg(match=m, view="full", fold=False)
-    folded = step.svg(match=m, view="full")
+    # (no time budget: on a busy machine a layout past it would fall back to a partial view, which this is not about)
+    raw = step.svg(match=m, view="full", fold=False, timeout=None)
+    folded = step.svg(match=m, view="full", timeout=None)
     before, after = step.graphs(m)
     consts = F.constants(PI.scene_of(step, m))  # written into their users' labels, as CONSTs are
     for side, graph in (("before", before), ("after", after)):

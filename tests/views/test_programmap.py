@@ -10,6 +10,7 @@ import pytest
 import workloads
 
 import tgviz
+from tgviz.views import failure as FV
 from tgviz.views import programmap as PM
 from tgviz.views import protocol as P
 
@@ -77,8 +78,9 @@ def test_user_text_is_escaped(tmp_path):
 
 
 def test_opening_and_the_kernel_tables_causes(tutorial_trace):
-  assert PM.opening(tutorial_trace) == "program"
-  assert PM.opening(tgviz.Trace("CL")) == "step"
+  assert FV.opening(tutorial_trace, None)[2] == "program"
+  assert FV.opening(tgviz.Trace("CL"), None)[2] == "step"
+  assert FV.opening(tutorial_trace, None, tab="access")[2] == FV.opening(tutorial_trace, None, kernel="r_2_2_2_2")[2] == "step"
   causes = tutorial_trace.program().kernel_causes()
   rows = P.kernel_rows(tutorial_trace)
   assert [r["causes"] for r in rows] == [causes.get(g.index, []) for g in tutorial_trace.groups if g.kernel is not None and g.steps]
@@ -98,3 +100,10 @@ def test_why_in_the_page_is_program_why(attention_trace, tmp_path):
   index = {id(b): i for i, b in enumerate(program.buffers)}
   expected = [[index[id(b)] for b in program.why(a, b)] for a, b in pairs]
   assert json.loads(proc.stdout) == expected and any(expected)
+
+
+def test_a_boxs_limit_is_the_kernel_tables(tutorial_trace):
+  """A kernel's box says the limit the kernel table's row says (Kernel.verdict, the same cached peaks)."""
+  table = {id(k): r["bound"] for k, r in zip(tutorial_trace.kernels, tutorial_trace.kernel_table(), strict=True)}
+  kernels = [(k, tutorial_trace.program().kernels[k["index"]].kernel) for k in PM.program_map(tutorial_trace)["kernels"]]
+  assert kernels and all(k["bound"] == table[id(kern)] for k, kern in kernels if kern is not None)

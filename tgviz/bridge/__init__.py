@@ -1,16 +1,35 @@
 """The one layer of tgviz that knows tinygrad's internals; the rest of tgviz talks to the names exported here.
 
-By concern: ``env`` (tinygrad's version, the default device, settings), ``capture`` (the Tracker and its patches from
-``recorders``, ``schedule`` and ``profiler``), ``records`` and ``decisions`` (what a trace holds), ``linear`` (what each
-schedule ran), ``rerun`` (a schedule run again with a condition lifted), ``events`` (the run: tinygrad's profile events as
-records), ``peaks`` (a device's measured peaks), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
-keys) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up before
-anything imports tinygrad.
+By concern: ``env`` (tinygrad's version, the default device, settings), ``access`` (a kernel's loads and stores, their
+index expressions evaluated), ``capture`` (the Tracker and its patches from ``recorders``, ``attempts`` (every pattern
+attempt, counted and timed; a launch that raised), ``spans`` (tinygrad's compiler spans), ``schedule`` and
+``profiler``), ``records`` and ``decisions`` (what a trace holds; ``recording``: with the UOp table), ``linear`` (what
+each schedule ran), ``rerun`` (a schedule run again with a condition lifted), ``events`` (the run: tinygrad's profile
+events as records), ``peaks`` (a device's measured peaks), ``retime`` (a kernel timed again; its float work),
+``replay`` (exact per-match replay), ``uops`` (labels, node tables, keys), ``births`` (where each kind of UOp first
+appears: what a search finds) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and
+sets the device up before anything imports tinygrad.
 
 Must not: import any tgviz package above it (only tgviz.draw's graph data and tgviz.work); hold logic here (this file only
 re-exports).
 """
 from tgviz.bridge import env  # first: the version check and the device set-up run before tinygrad is imported
+from tgviz.bridge.access import (
+  CALLS_STEP,
+  SHAPES_STEP,
+  AccessTable,
+  RawAccess,
+  Unsupported,
+  Var,
+  ast_accesses,
+  evaluate,
+  kernel_calls,
+  program_accesses,
+  stored_params,
+  tensor_shapes,
+)
+from tgviz.bridge.attempts import PatternStats, stats_of
+from tgviz.bridge.births import Birth, births
 from tgviz.bridge.capture import Snapshot, Tracker
 from tgviz.bridge.decisions import Realized, ScheduleRecord
 from tgviz.bridge.env import (
@@ -35,9 +54,11 @@ from tgviz.bridge.opts import (
   compile_with,
   opt_steps,
   opts_of,
+  opts_text,
   run_pair,
 )
 from tgviz.bridge.peaks import device_peaks
+from tgviz.bridge.recording import Recording
 from tgviz.bridge.records import (
   KERNEL_LANDMARKS,
   LANDMARKS,
@@ -49,19 +70,21 @@ from tgviz.bridge.records import (
   OptRefused,
   Origin,
   Program,
-  Recording,
   StepRecord,
   is_snapshot,
   lexer_name,
   program_of,
   render_step_index,
+  starts_schedule,
 )
 from tgviz.bridge.replay import opaque_call_bodies, page_replays
 from tgviz.bridge.rerun import LIFTS, Lifted, rerun
+from tgviz.bridge.retime import Retimed, float_ops, median_interval, time_program
 from tgviz.bridge.uops import (
   NodeCache,
   NodeTable,
   error_text,
+  kernel_key,
   node_details,
   node_key,
   note_line,
@@ -69,20 +92,24 @@ from tgviz.bridge.uops import (
   op_name,
   pack_rows,
   pattern_source,
+  python_text,
   reaches,
   sources,
-  structural_key,
   to_graph,
   toposort,
 )
 
 __all__ = [
+  "CALLS_STEP",
   "KERNEL_LANDMARKS",
   "LANDMARKS",
   "LIFTS",
   "OPT_OPS",
+  "SHAPES_STEP",
   "SUPPORTED_TINYGRAD",
+  "AccessTable",
   "BeamSearch",
+  "Birth",
   "BufferInfo",
   "Call",
   "Candidate",
@@ -97,11 +124,14 @@ __all__ = [
   "OptRefused",
   "Origin",
   "PairRun",
+  "PatternStats",
   "Profile",
   "Program",
   "RangeRecord",
+  "RawAccess",
   "Realized",
   "Recording",
+  "Retimed",
   "ScheduleCalls",
   "ScheduleRecord",
   "Snapshot",
@@ -109,10 +139,14 @@ __all__ = [
   "SyncRecord",
   "TraceFileError",
   "Tracker",
+  "Unsupported",
   "UnsupportedTinygrad",
+  "Var",
   "allowed_opts",
   "applied_opts",
+  "ast_accesses",
   "binary",
+  "births",
   "chooser",
   "clang_missing",
   "compile_with",
@@ -123,11 +157,16 @@ __all__ = [
   "disassemble",
   "env",
   "error_text",
+  "evaluate",
+  "float_ops",
   "is_null_device",
   "is_snapshot",
+  "kernel_calls",
+  "kernel_key",
   "lexer_name",
   "linear_uops",
   "load_recording",
+  "median_interval",
   "node_details",
   "node_key",
   "note_line",
@@ -136,13 +175,16 @@ __all__ = [
   "opaque_call_bodies",
   "opt_steps",
   "opts_of",
+  "opts_text",
   "pack_rows",
   "page_replays",
   "parse_settings",
   "pattern_source",
   "print_uops",
+  "program_accesses",
   "program_of",
   "program_rows",
+  "python_text",
   "reaches",
   "render_step_index",
   "rerun",
@@ -152,7 +194,11 @@ __all__ = [
   "schedule_calls",
   "settings",
   "sources",
-  "structural_key",
+  "starts_schedule",
+  "stats_of",
+  "stored_params",
+  "tensor_shapes",
+  "time_program",
   "to_graph",
   "toposort",
 ]

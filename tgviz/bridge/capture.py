@@ -17,6 +17,7 @@ from tinygrad.helpers import ALLOW_DEVICE_USAGE, Context, TracingKey
 from tinygrad.uop import ops
 from tinygrad.uop.ops import UOpMetaClass
 
+from tgviz.bridge.attempts import MatchRecorder
 from tgviz.bridge.beam import BeamRecorder
 from tgviz.bridge.env import default_device
 from tgviz.bridge.opts import OptStepRecorder
@@ -25,15 +26,16 @@ from tgviz.bridge.profiler import Profiler
 from tgviz.bridge.recorders import (
   KernelTimer,
   LineRecorder,
-  MatchRecorder,
   OriginRecorder,
   Patch,
   SourceOnlyCompilers,
   StackRecorder,
   StepRecorder,
 )
-from tgviz.bridge.records import Recording, groups_from
+from tgviz.bridge.recording import Recording
+from tgviz.bridge.records import groups_from, kept_groups
 from tgviz.bridge.schedule import ScheduleRecorder
+from tgviz.bridge.spans import SpanRecorder, host_spans
 
 _TRACE_NUM = "_RECURSIVE_PROPERTY_trace_num"
 
@@ -115,16 +117,18 @@ class Tracker:
     self._steps = StepRecorder(self._origins)
     self._schedule = ScheduleRecorder(self._origins)
     self._beam, self._opts = BeamRecorder(), OptStepRecorder()
+    self._matches, self._spans = MatchRecorder(), SpanRecorder()
     self._parallel = ParallelCompiles(self._origins, self._lines, self._opts, _rewriting_caches(len(sys.modules)))
     with ExitStack() as stack:
       if not self._tables.shared: stack.callback(_drop_trace_nums)  # last, once the table they index is handed over
       stack.enter_context(self._tables)
       stack.callback(self._number_outputs)                         # while the capture's UOp table is still tinygrad's
-      stack.enter_context(MatchRecorder())
+      stack.enter_context(self._matches)
       stack.enter_context(self._steps)
       ctx: dict[str, Any] = {"TRACK_MATCH_STATS": 2, "VIZ": -1}  # PARALLEL stays the user's: see ParallelCompiles
       if self.device is not None: ctx["DEV"] = self.device
       stack.enter_context(Context(**ctx))
+      stack.enter_context(self._spans)
       stack.enter_context(StackRecorder())
       stack.enter_context(self._lines)
       stack.enter_context(self._origins)
@@ -179,4 +183,13 @@ class Tracker:
       t = self._tables
       groups = groups_from(t.keys, t.ctxs, self._out, self._origins.groups, self._beam.searches, self._opts.steps,
                            self._schedule.groups)
-      self.recording = Recording(groups, t.fields, self._lines.lines, self._timer.runs, self._profiler.profile())
+      profile, m = self._profiler.profile(), self._matches
+      if profile is not None:
+        index = {g: i for i, g in enumerate(kept_groups(t.keys, t.ctxs))}
+        profile.spans = host_spans(self._profiler.host, self._spans.links, m.stages, self._spans.step_at, index)
+      self._profiler.host, m.stages = [], []  # (tinygrad's spans hold its UOps)
+      patterns = {loc: s.plain() for loc, s in m.stats().items()}
+      for loc, s in self._parallel.patterns.items():  # what compile workers counted
+        if loc in patterns: s.add(type(s)(*patterns[loc]))
+        patterns[loc] = s.plain()
+      self.recording = Recording(groups, t.fields, self._lines.lines, self._timer.runs, profile, patterns, failed=m.failed)

@@ -1,7 +1,8 @@
 """The runtime side of a trace as plain records: tinygrad's profile events, and what a capture adds to them.
 
 Owns: the records a trace holds of the run (ExecRecord: each launch tinygrad's runner made, its "exec" event; RangeRecord:
-a span a device or tinygrad's graph runner reported; MemRecord: a buffer's "alloc" or "free"; SyncRecord; DeviceRecord;
+a span a device or tinygrad's graph runner reported; SpanRecord: one of tinygrad's host-side spans, its compiler's and
+the Tensor methods'; MemRecord: a buffer's "alloc" or "free"; SyncRecord; DeviceRecord;
 Profile, all of them) and turning tinygrad's event objects (ProfilePointEvent, ProfileRangeEvent, ProfileGraphEvent,
 ProfileDeviceEvent, from a capture or from tinygrad's profile.pkl) into them, as tinygrad's VIZ reads them (device clocks
 moved by each device's tdiff, graph batches flattened into their launches). Records hold plain values only (never a
@@ -35,6 +36,9 @@ class ExecRecord:
   key: bytes = b""                          # a kernel's SOURCE key (Program.source_key): the Kernel it runs
   prog: bytes = b""                         # a kernel's PROGRAM key (tinygrad's profile_key)
   jit: tuple[int, int] | None = None        # (which TinyJit of the run, its run: 0 the captured batch, n its n-th replay)
+  counted: bool = True                      # tinygrad counted it in its stats (GlobalCounters, DEBUG=2's lines): a call made
+                                            # with update_stats off (the copy out of .numpy(), .tolist()) is not (older
+                                            # traces' records have no such field: read it with getattr)
 
 
 @dataclass(slots=True)
@@ -47,6 +51,21 @@ class RangeRecord:
   key: bytes | None = None                  # tinygrad's profile_key: the PROGRAM of a kernel's launch
   nbytes: int | None = None                 # what a copy moved, where tinygrad says
   graph: int | None = None                  # the graph batch (ProfileGraphEvent, in order) it ran in
+
+
+@dataclass(slots=True)
+class SpanRecord:
+  """A span of tinygrad's host-side lanes (its ProfileRangeEvents on TINY: schedules, kernels' codegen, each rewrite
+  step; on USER: the Tensor methods called), or a stage of a kernel's linearize/render step tgviz timed (linearize,
+  render, compile: the device compiler), with the group and step of the trace it is (or ran in). µs, on tinygrad's
+  perf_counter_us clock."""
+  lane: str                                 # "TINY" or "USER", as tinygrad's VIZ names the lanes
+  name: str
+  st: float
+  en: float
+  kind: str                                 # "group", "step", "span" (another of tinygrad's), "user", or a stage: "render", ...
+  group: int | None = None                  # the trace's group (Recording.groups) it is or ran in
+  step: int | None = None                   # its step in that group
 
 
 @dataclass(slots=True)
@@ -94,9 +113,11 @@ class Profile:
   mem_before: dict[str, int] = field(default_factory=dict)         # bytes tinygrad counted in use per device at the start
   freed: dict[int, int] = field(default_factory=dict)              # a freed buffer's number -> the bytes tinygrad counted
   source: str = "capture"                                          # "capture" or "profile.pkl"
+  spans: list[SpanRecord] = field(default_factory=list)            # tinygrad's host-side spans (absent from traces saved
+                                                                   # before they were kept: read with getattr)
 
 
-def _name(n: Any) -> str:
+def event_name(n: Any) -> str:
   return ansistrip(n.display_name if isinstance(n, TracingKey) else str(n))
 
 
@@ -120,7 +141,8 @@ def is_null_device(device: str) -> bool:
 def profile_of(events: Iterable[Any], timing: dict[int, tuple] | None = None, *, start: float | None = None, end: float | None = None,
                source: str = "capture", **extra: Any) -> Profile:
   """Records of tinygrad's profile events, in their order. timing: an exec event's number -> (device seconds or None, host
-  µs, kind, SOURCE key, PROGRAM key, jit run), what a capture saw of the call; extra: Profile's other fields."""
+  µs, kind, SOURCE key, PROGRAM key, jit run, whether tinygrad counted it in its stats), what a capture saw of the call;
+  extra: Profile's other fields."""
   events = list(events)
   tdiff = {e.device: float(e.tdiff) for e in events if isinstance(e, ProfileDeviceEvent)}
   prof = Profile(0.0, 0.0, source=source, **extra)
@@ -137,11 +159,11 @@ def profile_of(events: Iterable[Any], timing: dict[int, tuple] | None = None, *,
       d = tdiff.get(e.device, 0.0)
       nbytes = e.name.ret if isinstance(e.name, TracingKey) and isinstance(e.name.ret, int) else None
       st = float(e.st) + d
-      prof.ranges.append(RangeRecord(e.device, _name(e.name), st, float(e.en) + d if e.en is not None else st, e.profile_key, nbytes))
+      prof.ranges.append(RangeRecord(e.device, event_name(e.name), st, float(e.en) + d if e.en is not None else st, e.profile_key, nbytes))
     elif isinstance(e, ProfileGraphEvent):
       for ent in e.ents:
         d = tdiff.get(ent.device, 0.0)
-        prof.ranges.append(RangeRecord(ent.device, _name(ent.name), float(e.sigs[ent.st_id]) + d, float(e.sigs[ent.en_id]) + d,
+        prof.ranges.append(RangeRecord(ent.device, event_name(ent.name), float(e.sigs[ent.st_id]) + d, float(e.sigs[ent.en_id]) + d,
                                        ent.profile_key, graph=prof.graphs))
       prof.graphs += 1
     elif isinstance(e, ProfileDeviceEvent): prof.devices.append(DeviceRecord(e.device, float(e.tdiff), _plain(e.props)))
@@ -158,9 +180,9 @@ def _exec(e: ProfilePointEvent, seen: tuple | None) -> ExecRecord:
   bufs = tuple(int(b) for b in arg.get("bufs", ()))
   outs, ins = tuple(arg.get("outputs", ())), tuple(arg.get("inputs", ()))
   if seen is None: return ExecRecord(int(e.key), e.device, name, _kind(name), float(e.ts), None, None, bufs, outs, ins)
-  seconds, wall, kind, key, prog, jit = seen
+  seconds, wall, kind, key, prog, jit, counted = seen
   dur = seconds * 1e6 if seconds is not None and not is_null_device(e.device) else None
-  return ExecRecord(int(e.key), e.device, name, kind, float(e.ts), dur, wall, bufs, outs, ins, key, prog, jit)
+  return ExecRecord(int(e.key), e.device, name, kind, float(e.ts), dur, wall, bufs, outs, ins, key, prog, jit, counted)
 
 
 def is_profile_dump(obj: Any) -> bool:

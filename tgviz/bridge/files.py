@@ -1,6 +1,7 @@
 """Saving and opening trace files: tgviz's own, tinygrad's rewrites.pkl and its profile.pkl.
 
-Owns: the file format (a gzip of a pickled header, then the records, the UOp table and the run's profile records), its
+Owns: the file format (a gzip of a pickled header (with the run times and the launch that failed), then the records, the
+UOp table and the run's profile records), its
 version checks, checking a
 file's contents have the shapes a Recording reads, and pointing a trace's tinygrad source locations at this machine's
 tinygrad. Files are unpickled only through safe_pickle. It must not capture anything; what it reads is a Recording like
@@ -21,13 +22,26 @@ from tinygrad.uop.ops import Ops
 
 from tgviz.bridge import safe_pickle
 from tgviz.bridge.env import SUPPORTED_TINYGRAD
-from tgviz.bridge.events import DeviceRecord, ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_profile_dump, profile_of
-from tgviz.bridge.records import GroupRecord, Recording, StepRecord, groups_from
+from tgviz.bridge.events import (
+  DeviceRecord,
+  ExecRecord,
+  MemRecord,
+  Profile,
+  RangeRecord,
+  SpanRecord,
+  SyncRecord,
+  is_profile_dump,
+  profile_of,
+)
+from tgviz.bridge.recording import Recording
+from tgviz.bridge.records import GroupRecord, StepRecord, groups_from
 from tgviz.bridge.safe_pickle import Refused
+from tgviz.bridge.spans import host_spans
 
 TRACE_FORMAT, TRACE_VERSION = "tgviz-trace", 3
 _READS_VERSIONS = (1, 2, 3)                 # version 1 had no source lines, version 2 no profile records
 _GZIP_MAGIC = b"\x1f\x8b"
+_HEADER = ("format", "version", "tinygrad", "runs", "patterns", "retimed", "settled", "failed")  # the header's keys that are not a trace's meta
 
 
 class TraceFileError(ValueError):
@@ -38,7 +52,8 @@ def save_recording(path: str | os.PathLike, rec: Recording, meta: dict[str, Any]
   """Write rec to path: gzip of a pickled header (format, version, tinygrad version and meta), then the records and the
   UOp table (plain fields, as tinygrad's VIZ pickles them), the rendered lines' UOps and the run's profile records; the
   kernels' run times in the header."""
-  header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, "runs": rec.runs, **meta}
+  header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "tinygrad": SUPPORTED_TINYGRAD, "runs": rec.runs,
+            "patterns": rec.patterns, "retimed": rec.retimed, "settled": rec.retimed_stable, "failed": rec.failed, **meta}
   try: body = pickle.dumps((rec.groups, rec.uop_fields, rec.lines, rec.profile), protocol=pickle.HIGHEST_PROTOCOL)
   except Exception as e: raise TraceFileError(f"this trace cannot be saved: {type(e).__name__}: {e}") from e
   with gzip.open(path, "wb", compresslevel=6) as f:
@@ -81,6 +96,7 @@ def _load_profile(path: str | os.PathLike, events: list[Any]) -> tuple[Recording
   """tinygrad's profile.pkl: its events as a recording of the run alone (no rewrites)."""
   try:
     prof = profile_of(events, source="profile.pkl")
+    prof.spans = host_spans(events)
     _check([], {}, None, None, None, prof)
   except Exception as e:
     raise TraceFileError(f"{path} is a tinygrad profile.pkl tgviz cannot read (tgviz reads those of tinygrad {SUPPORTED_TINYGRAD}): "
@@ -108,17 +124,35 @@ def _load_saved(path: str | os.PathLike, trusted: bool) -> tuple[Recording, dict
       if not isinstance(body, tuple) or len(body) != v + 1: raise ValueError("unexpected contents")
       groups, fields, *rest = body
       lines, profile = [*rest, None, None][:2]
-      meta = {k: v for k, v in header.items() if k not in ("format", "version", "tinygrad", "runs")}
-      _check(groups, fields, lines, header.get("runs"), meta, profile)
+      meta = {k: v for k, v in header.items() if k not in _HEADER}
+      _check(groups, fields, lines, header.get("runs"), meta, profile, header.get("failed"))
+      _check_counts(header.get("patterns"), header.get("retimed"), header.get("settled"))
   except TraceFileError: raise
   except Refused as e:
     raise TraceFileError(f"{path} names {e}, which a tgviz trace never holds: refused, and nothing in the file was run "
                          "(a file made to run code when opened?)") from None
   except Exception as e: raise TraceFileError(f"{path} is not a readable tgviz trace: {type(e).__name__}: {e}") from e
-  return Recording(relocated(groups), fields, lines, header.get("runs"), profile), meta
+  rec = Recording(relocated(groups), fields, lines, header.get("runs"), profile, header.get("patterns"), header.get("retimed"),
+                  header.get("failed"))
+  rec.retimed_stable.update(header.get("settled") or {})
+  return rec, meta
 
 
-def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = None, profile: Any = None) -> None:
+def _check_counts(patterns: Any, retimed: Any, settled: Any) -> None:
+  """That a file's pattern counts (location -> attempts.PatternStats.plain) and re-timings (SOURCE key -> seconds, and
+  whether each settled) have their shapes (absent from files saved before they were kept)."""
+  loc = lambda x: isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and isinstance(x[1], int)  # noqa: E731
+  if patterns is not None and not (isinstance(patterns, dict) and all(
+      loc(k) and isinstance(v, tuple) and len(v) == 5 and all(isinstance(x, (int, float)) for x in v) for k, v in patterns.items())):
+    raise ValueError("unexpected contents: the pattern counts")
+  if retimed is not None and not (isinstance(retimed, dict) and all(
+      isinstance(k, bytes) and isinstance(v, list) and all(isinstance(x, float) for x in v) for k, v in retimed.items())):
+    raise ValueError("unexpected contents: the re-timings")
+  if settled is not None and not (isinstance(settled, dict) and all(isinstance(k, bytes) and isinstance(v, bool) for k, v in settled.items())):
+    raise ValueError("unexpected contents: the re-timings' settling")
+
+
+def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = None, profile: Any = None, failed: Any = None) -> None:
   """That what a file held has the shapes a Recording reads (a damaged file fails here, not later in a picture):
   ValueError saying what is wrong."""
   def need(ok: bool, what: str) -> None:
@@ -138,6 +172,8 @@ def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = N
                for m in s.matches), f"a match of {s.name!r}")
   need(lines is None or (isinstance(lines, dict) and all(isinstance(v, list) for v in lines.values())), "the source lines")
   need(runs is None or (isinstance(runs, dict) and all(isinstance(v, list) for v in runs.values())), "the run times")
+  need(failed is None or (isinstance(failed, tuple) and len(failed) == 3 and isinstance(failed[0], bytes)
+                          and all(isinstance(x, str) for x in failed[1:])), "the failed launch")
   if meta is not None:
     err = meta.get("error")
     need(err is None or (isinstance(err, tuple) and len(err) == 2 and all(isinstance(x, str) for x in err)), "the error")
@@ -154,6 +190,9 @@ def _check(groups: Any, fields: Any, lines: Any, runs: Any = None, meta: Any = N
              for m in p.mem), "a buffer event")
     need(isinstance(p.views, dict) and isinstance(p.progs, dict) and isinstance(p.jits, list) and isinstance(p.mem_before, dict),
          "the profile's tables")
+    need(isinstance(spans := getattr(p, "spans", []), list) and all(
+      isinstance(x, SpanRecord) and isinstance(x.name, str) and isinstance(x.st, float) and isinstance(x.en, float)
+      and (x.group is None or isinstance(x.group, int)) and (x.step is None or isinstance(x.step, int)) for x in spans), "a compile span")
 
 
 def relocated(groups: list[GroupRecord]) -> list[GroupRecord]:

@@ -14,7 +14,8 @@ from typing import Any
 
 from tinygrad.uop.ops import Ops
 
-from tgviz.bridge.records import GroupRecord, Recording
+from tgviz.bridge.recording import Recording
+from tgviz.bridge.records import GroupRecord
 
 _STEPS = ("schedule to linear", "resolve linear call", "create COPY kernels for SDMA")
 

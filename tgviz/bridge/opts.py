@@ -38,6 +38,12 @@ def applied_opts(program: UOp | None) -> tuple[Opt, ...]:
   return opts_of(info.applied_opts)
 
 
+def opts_text(program: UOp | None) -> str:
+  """The opts a rendered PROGRAM's kernel applied as tinygrad's DEBUG=3 prints them (the tuple of its Opts); "" for none."""
+  if program is None or program.op is not Ops.PROGRAM or not isinstance(info := program.src[0].arg, KernelInfo): return ""
+  return str(info.applied_opts) if info.applied_opts else ""
+
+
 def chooser(ast: UOp, applied: tuple[Opt, ...], beam_cached: bool | None) -> str:
   """Who chose a kernel's opts, from its base AST: "user" (KernelInfo.opts_to_apply), "BEAM", "BEAM cache" (BEAM's result
   cache answered; beam_cached: what the search recorder saw, None where it saw no search), "given" (the AST came
@@ -110,9 +116,10 @@ def _filled(device: str, b: Buffer, data: np.ndarray) -> Buffer:
   return out.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=memoryview(bytearray(data.tobytes()))))
 
 
-def run_pair(a: UOp, b: UOp, ast: UOp, device: str, runs: int = 5, seed: int = 0) -> PairRun:
+def run_pair(a: UOp, b: UOp, ast: UOp, device: str, runs: int = 5, seed: int = 0, warmup: int = 1) -> PairRun:
   """Run programs a and b (compiled from ast) runs times each on the same random inputs (seeded), each output buffer
-  starting from the same contents; time every launch with KernelTimer (the device's own timer, as the kernel table)."""
+  starting from the same contents, after warmup launches each that are not timed (the first launch of a program is
+  cold); time every launch with KernelTimer (the device's own timer, as the kernel table)."""
   shapes, var_vals = args_from_ast(ast, device)
   rng = np.random.default_rng(seed)
   init = [_random(rng, s) for s in shapes]
@@ -124,8 +131,10 @@ def run_pair(a: UOp, b: UOp, ast: UOp, device: str, runs: int = 5, seed: int = 0
     bufs = [x if x is not None else _filled(device, s, d) for x, s, d in zip(shared, shapes, init, strict=True)]
     call = UOp(Ops.LINEAR, src=(prg.call(*[UOp.from_buffer(x) for x in bufs]),))
     timer = KernelTimer()
-    with timer, Context(CACHELEVEL=0):  # (the CL runtime compiles through tinygrad's cache: see compile_with)
-      for _ in range(runs): run_linear(call, var_vals, update_stats=False)
+    with Context(CACHELEVEL=0):  # (the CL runtime compiles through tinygrad's cache: see compile_with)
+      for _ in range(warmup): run_linear(call, var_vals, update_stats=False)
+      with timer:
+        for _ in range(runs): run_linear(call, var_vals, update_stats=False)
     times += [t for ts in timer.runs.values() for t in ts]
     got.append([bufs[i].numpy().copy() for i in outs])
   close = []

@@ -17,7 +17,7 @@ import itertools
 import sys
 import types
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from multiprocessing.pool import ExceptionWithTraceback  # type: ignore[attr-defined]  # (the pool's own, untyped)
 from typing import Any
 
@@ -29,8 +29,9 @@ from tinygrad.renderer import Renderer
 from tinygrad.uop import ops
 from tinygrad.uop.ops import TrackedGraphRewrite, UOp, UOpMetaClass
 
+from tgviz.bridge.attempts import MatchRecorder, PatternStats
 from tgviz.bridge.opts import OptStepRecorder
-from tgviz.bridge.recorders import LineRecorder, MatchRecorder, OriginRecorder, Patch, StackRecorder, StepRecorder
+from tgviz.bridge.recorders import LineRecorder, OriginRecorder, Patch, StackRecorder, StepRecorder
 
 # PARALLEL below this compiles in the capture's own process. A pool of 2 (tinygrad's default on 2 cores) gains nothing
 # there: its workers start (and import tinygrad) as the run goes, beside a capture that keeps one core busy; the
@@ -49,7 +50,8 @@ _BLOCKS = itertools.count(1 << 8)
 class TaskRecord:
   """What one compile task recorded, numbered as the capture's table: tinygrad's tracked groups (a kernel's renderer
   left out, ``kernel`` says which) and steps, the UOps the task made, what each step returned (by group and step
-  index), the lines each rendered source maps to, the opts' steps, the rewriting helpers' misses (MissRecorder)."""
+  index), the lines each rendered source maps to, the opts' steps, the rewriting helpers' misses (MissRecorder), and
+  each pattern's attempts (MatchRecorder.stats)."""
   keys: list[TracingKey]
   kernel: list[bool]
   ctxs: list[list[TrackedGraphRewrite]]
@@ -58,6 +60,7 @@ class TaskRecord:
   lines: dict[str, list[tuple[int, ...]]]
   opt_steps: dict[int, list]
   calls: list[list]
+  patterns: dict[tuple[str, int], PatternStats] = field(default_factory=dict)
 
 
 class TaskTables(Patch):
@@ -169,9 +172,9 @@ def traced_compile(job: Job) -> tuple[int, UOp | None, TaskRecord, Any]:
   tables, lines, opts = TaskTables(ast, numbers, first), LineRecorder(), OptStepRecorder()
   calls = MissRecorder([getattr(importlib.import_module(module), name) for module, name in names])
   steps = StepRecorder(OriginRecorder())     # (a kernel's origins are the capture's to find: it saw the lines that made them)
-  prg, error = None, None
+  prg, error, matches = None, None, MatchRecorder()
   with ExitStack() as stack:
-    for patch in (tables, MatchRecorder(), steps, Context(TRACK_MATCH_STATS=2, VIZ=-1), StackRecorder(), lines, opts, calls):
+    for patch in (tables, matches, steps, Context(TRACK_MATCH_STATS=2, VIZ=-1), StackRecorder(), lines, opts, calls):
       stack.enter_context(patch)
     ops.add_trace_group(TracingKey("outside", tb=None))
     try: prg = realize._compile_kernel(task)[1]
@@ -180,7 +183,7 @@ def traced_compile(job: Job) -> tuple[int, UOp | None, TaskRecord, Any]:
            if (ref := steps.io.get(id(s))) is not None and (u := ref()) is not None}
     kernel = [key.ret is renderer for key in tables.keys]
     keys = [replace(key, ret=None) if is_kernel else key for key, is_kernel in zip(tables.keys, kernel, strict=True)]
-    record = TaskRecord(keys, kernel, tables.ctxs, tables.fields, out, lines.lines, opts.steps, calls.calls)
+    record = TaskRecord(keys, kernel, tables.ctxs, tables.fields, out, lines.lines, opts.steps, calls.calls, matches.stats())
   return task[0], prg, record, error
 
 
@@ -212,13 +215,14 @@ class ParallelCompiles(Patch):
   traced_compile, and each task's records join the capture's tables in task order: groups and steps appended as
   tinygrad appends them, but for the steps of a helper's call that would have been a cache hit here (see _hits); the
   task's UOps into the capture's table; outputs in ``out`` (id(step) -> trace number), lines, origins and opts' steps in
-  the recorders the capture hands over. ``caches``: tinygrad's caches of helpers that run graph rewrites. ``serial``:
-  compile in the capture's own process instead (as PARALLEL=0)."""
+  the recorders the capture hands over, the patterns' attempts in ``patterns``. ``caches``: tinygrad's caches of helpers
+  that run graph rewrites. ``serial``: compile in the capture's own process instead (as PARALLEL=0)."""
 
   def __init__(self, origins: OriginRecorder, lines: LineRecorder, opts: OptStepRecorder, caches: list[Any]) -> None:
     self.origins, self.lines, self.opts, self.serial = origins, lines, opts, False
     self.caches, self.names = caches, [(c.__module__, c.__name__) for c in caches]  # how a worker finds them
     self.out: dict[int, int] = {}
+    self.patterns: dict[tuple[str, int], PatternStats] = {}
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
     return [(realize, {"get_worker_pool": self._pool})]
@@ -253,6 +257,9 @@ class ParallelCompiles(Patch):
         self.origins.note(dest, u)
       if g in rec.opt_steps: self.opts.steps.setdefault(dest, []).extend((o, index[k]) for o, k in rec.opt_steps[g])
     self.lines.lines.update(rec.lines)
+    for loc, st in rec.patterns.items():
+      if (have := self.patterns.get(loc)) is None: self.patterns[loc] = st
+      else: have.add(st)
 
   def _hits(self, calls: list[list]) -> dict[int, set[int]]:
     """A task's helper calls taken in order against the capture's caches: a call already cached here would have been a

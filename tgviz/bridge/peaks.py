@@ -1,8 +1,9 @@
 """A device's peak compute and memory bandwidth, as tinygrad's own kernels reach them: measured once, cached per device.
 
-Owns: the small benchmark (for FLOP/s the best of a big float32 matmul and float32 and int32 chains of multiply-adds, FLOPs
-counted as tinygrad counts them for its kernels; a big elementwise copy for bytes/s; each grown until it runs long enough
-to time, timed by the device as a capture times launches: recorders.KernelTimer), the device's identity it
+Owns: the small benchmark (for FLOP/s the best of a big float32 matmul and a float32 chain of multiply-adds, FLOPs
+counted as tinygrad counts them for its kernels; a big elementwise copy for bytes/s; each grown until
+it runs long enough to time, timed by the device as a capture times launches: recorders.KernelTimer; the launch floor,
+a one-element kernel's least time; the device's compute units), the device's identity it
 is cached under, and the cache, a JSON file in the user's cache folder (``TGVIZ_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/tgviz``, else ``~/.cache/tgviz``). It never runs inside a capture (the benchmark would land in the
 trace) and knows nothing of traces.
@@ -28,9 +29,11 @@ from tgviz.bridge.recorders import KernelTimer
 
 CACHE_FILE = "device_peaks.json"
 MATMUL_SECONDS, COPY_SECONDS = 0.02, 0.005   # a benchmark grows until one run takes this long
+MIN_SECONDS = 0.001                           # a compute benchmark's size counts for the peak from this time on
 MAX_MATMUL, MAX_COPY = 4096, 1 << 28          # ... or reaches this size (elements: n of n x n, floats copied)
 CHAIN, MAX_CHAIN = 32, 1 << 22                # multiply-adds per element of the elementwise compute benchmark; its most elements
-VERSION = 2                                   # of the benchmark: peaks cached by an older one are measured again
+LAUNCHES = 20                                 # launches of a one-element kernel, the least of which is the launch floor
+VERSION = 3                                   # of the benchmark: peaks cached by an older one are measured again
 
 
 def cache_dir(where: str | os.PathLike | None = None) -> Path:
@@ -64,12 +67,19 @@ def _best(fn: Any, timer: KernelTimer, reps: int = 3) -> tuple[float, int]:
   return best, ops
 
 
-def _grown(make: Callable[[int], Callable[[], Any]], n: int, limit: int, factor: int, seconds: float, timer: KernelTimer) -> tuple[int, float, int]:
-  """fn = make(n) timed (_best), n grown by factor until one run takes seconds or n reaches limit: (n, seconds, ops)."""
+def _grown(make: Callable[[int], Callable[[], Any]], n: int, limit: int, factor: int, seconds: float, timer: KernelTimer,
+           fastest: bool = False) -> tuple[int, float, int]:
+  """fn = make(n) timed (_best), n grown by factor until one run takes seconds or n reaches limit: (n, seconds, ops) of
+  the last size, or (fastest) of the size that ran the most ops a second, of those that ran at least MIN_SECONDS (a
+  smaller matmul can fit the caches a bigger one does not)."""
+  tried = []
   while True:
     s, ops = _best(make(n), timer)
-    if s >= seconds or n >= limit: return n, s, ops
+    tried.append((n, s, ops))
+    if s >= seconds or n >= limit: break
     n *= factor
+  if not fastest: return tried[-1]
+  return max((t for t in tried if t[1] >= MIN_SECONDS or t is tried[-1]), key=lambda t: t[2] / t[1] if t[1] > 0 else 0.0)
 
 
 def _matmul(device: str) -> Callable[[int], Callable[[], Any]]:
@@ -82,7 +92,7 @@ def _matmul(device: str) -> Callable[[int], Callable[[], Any]]:
 
 def _chain(device: str, dtype: Any) -> Callable[[int], Callable[[], Any]]:
   """An elementwise chain of CHAIN multiply-adds per element, one kernel reading and writing each element once: as
-  compute-bound as an elementwise kernel gets (tinygrad counts its integer ALU ops as FLOPs too: a hash, a rand)."""
+  compute-bound as an elementwise kernel gets)."""
   from tinygrad import Tensor
   def make(m: int) -> Callable[[], Any]:
     x = Tensor.ones(m, dtype=dtype, device=device).contiguous().realize()
@@ -94,26 +104,58 @@ def _chain(device: str, dtype: Any) -> Callable[[int], Callable[[], Any]]:
   return make
 
 
+def compute_units(device: str) -> int | None:
+  """How many compute units the device runs a kernel's threads on: OpenCL's CL_DEVICE_MAX_COMPUTE_UNITS, the CPU
+  device's threads (tinygrad's NUM_CPU_THREADS); None where tinygrad does not say."""
+  import ctypes
+
+  from tinygrad import Device
+  from tinygrad.helpers import NUM_CPU_THREADS
+  dev = Device[device]
+  if (cl_dev := getattr(dev, "cl_dev", None)) is not None:
+    from tinygrad.runtime.autogen import opencl as cl
+    units = ctypes.c_uint32()
+    if cl.clGetDeviceInfo(cl_dev, cl.CL_DEVICE_MAX_COMPUTE_UNITS, ctypes.sizeof(units), ctypes.byref(units), None) == 0: return units.value
+    return None
+  return int(NUM_CPU_THREADS.value) if dev.device.split(":")[0] == "CPU" else None
+
+
+def _launch_floor(device: str, timer: KernelTimer) -> float:
+  """The device time of the least of LAUNCHES launches of a one-element kernel (x + 1): what any launch costs."""
+  from tinygrad import Tensor
+  x = Tensor.ones(1, device=device).contiguous().realize()
+  least = float("inf")
+  for _ in range(LAUNCHES):
+    before = _device_seconds(timer)
+    (x + 1).realize()
+    least = min(least, _device_seconds(timer) - before)
+  return least
+
+
 def measure(device: str) -> dict[str, Any]:
-  """Run the benchmark on device: the best GFLOP/s (as tinygrad counts FLOPs) of a float32 matmul and of float32 and
-  int32 multiply-add chains, and the GB/s of an elementwise copy (x + 1: each element read once and written once), each
-  the best of 3 runs at the first size that runs long enough to time."""
+  """Run the benchmark on device: the best GFLOP/s (as tinygrad counts FLOPs) of float32 work (a matmul, a multiply-add
+  chain: the compute roof of the float kernels a model runs; an integer chain measures nothing, tinygrad folds it), at
+  the fastest of the sizes tried that ran at least a millisecond, and the GB/s of an elementwise copy (x + 1: each
+  element read once and written once) at the first size that runs long enough to time, each the best of 3 runs; the
+  launch floor (the least device time of a one-element kernel) and the device's compute units."""
   from tinygrad import Tensor, dtypes
   timer = KernelTimer()
   with Context(DEBUG=0, BEAM=0), timer:
-    n, s, ops = _grown(_matmul(device), 256, MAX_MATMUL, 2, MATMUL_SECONDS, timer)
+    n, s, ops = _grown(_matmul(device), 256, MAX_MATMUL, 2, MATMUL_SECONDS, timer, fastest=True)
     computes = [(ops / s / 1e9, f"float32 matmul {n}x{n}")]
-    for dt, name in ((dtypes.float32, "float32"), (dtypes.int32, "int32")):
-      m, s, ops = _grown(_chain(device, dt), 1 << 16, MAX_CHAIN, 4, COPY_SECONDS, timer)
-      computes.append((ops / s / 1e9, f"{name} chain of {CHAIN} multiply-adds over {m:,} elements"))
+    m, s, ops = _grown(_chain(device, dtypes.float32), 1 << 16, MAX_CHAIN, 4, COPY_SECONDS, timer, fastest=True)
+    computes.append((ops / s / 1e9, f"float32 chain of {CHAIN} multiply-adds over {m:,} elements"))
     def copy(m: int) -> Callable[[], Any]:
       x = Tensor.ones(m, device=device).contiguous().realize()
       return lambda: (x + 1).realize()
     m, t, _ = _grown(copy, 1 << 22, MAX_COPY, 4, COPY_SECONDS, timer)
+    floor = _launch_floor(device, timer)
   gflops, best = max(computes)
   tried = ", ".join(f"{what.split(' of ')[0].split(' over ')[0]} {g:,.1f}" for g, what in computes)
-  return {"gflops": gflops, "gbs": 2 * m * 4 / t / 1e9,
-          "how": f"{best}, the best of {tried} GFLOP/s; x+1 over {m * 4 / 2**20:.0f} MiB: {t * 1e3:.2f} ms",
+  return {"gflops": gflops, "gbs": 2 * m * 4 / t / 1e9, "launch_us": floor * 1e6,
+          "units": compute_units(device),
+          "how": f"{best}, the best of float32 work ({tried} GFLOP/s); "
+                 f"x+1 over {m * 4 / 2**20:.0f} MiB: {t * 1e3:.2f} ms; the least of {LAUNCHES} one-element launches: {floor * 1e6:.1f} µs",
           "measured": datetime.date.today().isoformat(), "tinygrad": SUPPORTED_TINYGRAD, "version": VERSION}
 
 
@@ -127,14 +169,15 @@ def device_peaks(device: str, where: str | os.PathLike | None = None, measure_no
   """The device's peaks from the cache, else measured now (measure_now) and cached: a dict (device, gflops, gbs, how,
   measured, cached), or None and why there is none."""
   if is_null_device(device): return None, "a NULL device runs nothing: it has no peaks"
-  try: key = identity(device)
+  try: key = f"{identity(device)} (benchmark v{VERSION})"  # (one tgviz's peaks beside another's, of another benchmark)
   except Exception as e: return None, f"the device cannot be opened here ({type(e).__name__}: {e})"
   path = cache_dir(where) / CACHE_FILE
   got = _read(path).get(key)
   if isinstance(got, dict) and isinstance(got.get("gflops"), (int, float)) and isinstance(got.get("gbs"), (int, float)) \
      and got.get("version") == VERSION:
     return {"device": device, "gflops": float(got["gflops"]), "gbs": float(got["gbs"]), "how": str(got.get("how", "")),
-            "measured": str(got.get("measured", "")), "cached": True}, None
+            "measured": str(got.get("measured", "")), "cached": True,
+            "launch_us": float(got.get("launch_us") or 0.0), "units": got.get("units")}, None
   if not measure_now: return None, f"not measured yet (cached in {path})"
   if running(): return None, "a capture is running: the peaks are measured outside one (call roofline() after the capture)"
   found = measure(device)
@@ -146,4 +189,4 @@ def device_peaks(device: str, where: str | os.PathLike | None = None, measure_no
     os.replace(f.name, path)
   except OSError: pass  # an unwritable cache: measured again next time
   return {"device": device, "gflops": found["gflops"], "gbs": found["gbs"], "how": found["how"], "measured": found["measured"],
-          "cached": False}, None
+          "cached": False, "launch_us": found["launch_us"], "units": found["units"]}, None

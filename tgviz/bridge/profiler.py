@@ -2,7 +2,8 @@
 
 Owns: PROFILE on inside the block, with what tinygrad's profiler appends meanwhile (its exec, alloc and free events,
 device spans, graph batches) taken out of tinygrad's event lists when the block ends, so that they hold nothing more
-afterwards (unless tinygrad was profiling already: then they keep it) and its exit hook never sees them; what the capture
+afterwards (unless tinygrad was profiling already: then they keep it) and its exit hook never sees them, its host-side
+spans (``host``) kept apart from the run's events; what the capture
 adds to those events: each call's measured device time and host time, which TinyJit run a launch belongs to, each device
 synchronize, which buffer a view is part of. It must not decide when it is entered (capture.Tracker does) nor build a
 timeline or memory view from the records (tgviz.runtime does).
@@ -47,6 +48,7 @@ class Profiler(Patch):
     self.jits: list[str] = []
     self.jit: tuple[int, int] | None = None  # the TinyJit run going on
     self._events: list[Any] = []
+    self.host: list[ProfileRangeEvent] = []  # tinygrad's host-side spans of the block (TINY, USER), once it ended
     self._lists: tuple[list, ...] = ()
     self._starts: tuple[int, ...] = ()
     self._syncing = 0
@@ -79,9 +81,10 @@ class Profiler(Patch):
     try:
       self._flush()
       self.end = float(perf_counter_us())
-      # the run's events only: tinygrad's host-side spans (rewrites, Tensor methods) hold its UOps and are not the run
-      self._events = [e for lst, n in zip(self._lists, self._starts, strict=True) for e in lst[n:]
-                      if not (isinstance(e, ProfileRangeEvent) and e.device in CPU_LANES)]
+      # the run's events; tinygrad's host-side spans (rewrites, Tensor methods) apart: they hold its UOps (spans.host_spans
+      # makes records of them, and the capture lets go of them)
+      for lst, n in zip(self._lists, self._starts, strict=True):
+        for e in lst[n:]: (self.host if isinstance(e, ProfileRangeEvent) and e.device in CPU_LANES else self._events).append(e)
     finally:
       try: super().__exit__(*exc)
       finally:
@@ -133,7 +136,7 @@ class Profiler(Patch):
                 progs[p] = next((s.key for s in c.src[0].src if s.op is Ops.SOURCE), b"")
           elif ast.op is Ops.CUSTOM_FUNCTION and ast.arg == "hcq": kind = "kernel"
           else: kind = "other"
-          for i in range(added): timing[n + i] = (ets[i] if i < len(ets) else None, wall, kind, key, prog, recorder.jit)
+          for i in range(added): timing[n + i] = (ets[i] if i < len(ets) else None, wall, kind, key, prog, recorder.jit, bool(ctx.update_stats))
     return timed
 
   def _jit_runs(self, call):

@@ -1,6 +1,6 @@
 """The patches a capture puts on tinygrad, one class per patch, each a Patch: entered and undone exactly once.
 
-Owns: recording each pattern match (MatchRecorder), what each graph_rewrite returned (StepRecorder), light call stacks
+Owns: what each graph_rewrite returned (StepRecorder), light call stacks
 (StackRecorder), which UOps each rendered line comes from (LineRecorder), which Tensor operations and user lines a
 kernel computes (OriginRecorder), each launch's device time (KernelTimer), and source-only compilers for NULL devices.
 It must not decide when they are entered (that is capture.Tracker's job) nor build records from what they recorded.
@@ -11,7 +11,6 @@ import functools
 import linecache
 import os
 import sys
-import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 
 from tinygrad import helpers, schedule, tensor
 from tinygrad.uop import ops
-from tinygrad.uop.ops import Ops, RewriteContext, TrackedPatternMatcher, UOp
+from tinygrad.uop.ops import Ops, RewriteContext, UOp
 
 from tgviz.bridge.records import Origin
 
@@ -199,25 +198,35 @@ class OriginRecorder(Patch):
   turned it into (RewriteContext.replace: every visited UOp -> its result) and to the few new UOps just below that
   result, through the schedule's rewrites to the kernel ASTs; a kernel's origins are the metadata found in the AST its
   codegen starts from. The Metadata tinygrad makes meanwhile are mapped to the user's line that made them (for a
-  backward op, the line that asked for the gradient). Held weakly: no UOp is kept alive."""
+  backward op, the line that asked for the gradient), and to the Tensor methods called inside each (which tinygrad makes no
+  Metadata of). Held weakly: no UOp is kept alive."""
 
   BELOW = 3                                  # levels of new UOps under a rewrite's result that inherit its metadata
 
   def __init__(self) -> None:
     self.made: dict[int, tuple[Any, str | None, int | None]] = {}  # id(Metadata) -> (it, kept so ids stay unique; file, line)
+    self.calls: dict[int, dict[str, None]] = {}  # id(Metadata) -> the Tensor methods called inside its method, in order
     self.carried: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()
     self.groups: dict[int, tuple[Origin, ...]] = {}  # kernel group index -> origins
     self.kinds: dict[int, bool] = {}                 # group index -> whether it is a kernel's codegen
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
     from tinygrad.helpers import Metadata
-    made, init = self.made, Metadata.__init__
-    self.marker = tensor._METADATA.get()  # the Tensor method running (none, outside one)
+    made, init, calls, running = self.made, Metadata.__init__, self.calls, tensor._METADATA
+    self.marker = running.get()  # the Tensor method running (none, outside one)
     def __init__(m, *args, **kwargs):
       init(m, *args, **kwargs)
       f = _user_frame(sys._getframe(1))
       made[id(m)] = (m, *((f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)))
-    return [(Metadata, {"__init__": __init__})]
+    # tinygrad's Tensor method wrapper asks which method runs before it makes one's Metadata, and calls a method that
+    # runs inside another (log_softmax inside sparse_categorical_crossentropy) without any: such a call is noted here as
+    # one the running method made (its Metadata is unchanged; the UOps it makes are the running method's, as they are)
+    wrapper = tensor._metadata_wrapper(len).__code__
+    def get():
+      m = running.state
+      if m is not None and (f := sys._getframe(1)).f_code is wrapper: calls.setdefault(id(m), {})[f.f_locals["fn"].__name__] = None
+      return m
+    return [(Metadata, {"__init__": __init__}), (running, {"get": get})]
 
   def __exit__(self, *exc: object) -> None:
     super().__exit__(*exc)
@@ -248,7 +257,8 @@ class OriginRecorder(Patch):
   def _origin(self, m: Any) -> Origin:
     """A Metadata's origin: the user's line that made it (its text read only now, for the few a kernel shows)."""
     file, line = self.made[id(m)][1:] if id(m) in self.made else (None, None)
-    return Origin(m.name, m.backward, file, line, linecache.getline(file, line).strip() if file is not None and line else "")
+    return Origin(m.name, m.backward, file, line, linecache.getline(file, line).strip() if file is not None and line else "",
+                  tuple(self.calls.get(id(m), ())))
 
   def rewritten(self, rctx: RewriteContext, root: UOp) -> None:
     """Carry metadata over a graph rewrite outside kernels' codegen (which starts from a finished AST)."""
@@ -298,41 +308,6 @@ class KernelTimer(Patch):
 
     return [(realize, {"ExecContext": _waiting(exec_context), "track_stats": timed})]
 
-
-
-_PLAIN_MATCHER = TrackedPatternMatcher.__bases__[0]  # tinygrad's PatternMatcher (ops.PatternMatcher is the tracked one under VIZ)
-
-
-def _recording_rewrite(self, uop: UOp, ctx=None):
-  """PatternMatcher.rewrite while a capture runs: tinygrad's TrackedPatternMatcher.rewrite, which records each match in
-  the running graph_rewrite with its time (a pattern that raises as a REWRITE_ERROR), without its per-pattern counters
-  and timers (ops.match_stats, read only by tinygrad's exit report, which tgviz never lets run) and with the plain
-  matcher's cached set of source ops: the same matches, for less than tinygrad's own tracking costs."""
-  if (ler := uop.__dict__.get("_src_ops")) is None: uop.__dict__["_src_ops"] = ler = {u.op for u in uop.src}
-  for p, match, early_reject in self.pdict.get(uop.op, ()):
-    if not early_reject.issubset(ler): continue
-    st = time.perf_counter()
-    try: ret = match(uop, ctx)
-    except Exception as e:
-      if ops.TRACK_MATCH_STATS.value >= 2 and ops.active_rewrites:
-        err = UOp(Ops.REWRITE_ERROR, src=uop.src, arg=f"{type(e).__name__}\n{e}")
-        ops.active_rewrites[-1].matches.append((uop.trace_num, err.trace_num, p.location, 0))
-      raise
-    if ret is not None and ret is not uop:
-      et = time.perf_counter() - st
-      if ops.TRACK_MATCH_STATS.value >= 2 and isinstance(ret, UOp) and ops.active_rewrites:
-        ops.active_rewrites[-1].matches.append((uop.trace_num, ret.trace_num, p.location, et))
-      return ret
-  return None
-
-
-
-
-class MatchRecorder(Patch):
-  """Every pattern match of the tracked rewrites, recorded by _recording_rewrite (tinygrad's plain and tracked matcher)."""
-
-  def patches(self) -> list[tuple[Any, dict[str, Any]]]:
-    return [(_PLAIN_MATCHER, {"rewrite": _recording_rewrite}), (TrackedPatternMatcher, {"rewrite": _recording_rewrite})]
 
 
 class StepRecorder(Patch):

@@ -1,20 +1,14 @@
 """What a capture or a trace file holds, as records a Trace owns.
 
 Owns every record type a trace holds but the run's (events.Profile's): StepRecord, GroupRecord, Origin, Program,
-Opt (one of tinygrad's opts in plain fields), Candidate and BeamSearch (BEAM's search as beam.BeamRecorder saw it) and
-Recording (tinygrad's tracking table of plain UOp fields, rebuilt into UOps when looked at); reading tinygrad's tracked groups into records,
-and the names tinygrad gives its steps. It never patches tinygrad and never keeps a live UOp or Buffer strongly: a
+Opt (one of tinygrad's opts in plain fields), Candidate and BeamSearch (BEAM's search as beam.BeamRecorder saw it);
+reading tinygrad's tracked groups into records, and the names tinygrad gives its steps (``recording`` holds them with
+the UOp table). It never patches tinygrad and never keeps a live UOp or Buffer strongly: a
 Trace must change no refcount tinygrad relies on.
 """
 from __future__ import annotations
 
 import builtins
-import functools
-import itertools
-import threading
-import weakref
-from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,23 +16,18 @@ from tinygrad.codegen.opt import Opt as TinyOpt
 from tinygrad.codegen.opt import OptOps
 from tinygrad.helpers import TracingKey, ansistrip, printable
 from tinygrad.renderer import Renderer
-from tinygrad.uop import ops
-from tinygrad.uop.ops import Ops, UOp, UOpMetaClass
-
-from tgviz.bridge.events import Profile
-from tgviz.bridge.replay import Replayer
-from tgviz.bridge.uops import node_key
+from tinygrad.uop.ops import Ops, UOp
 
 # step names tinygrad gives its "View ..." snapshots (graphs shown, not rewritten), the most telling first
 SNAPSHOT_PREFIX = "View "
 LANDMARKS = ("View Base AST", "View Program", "View Output AST", "View Kernel Graph")
 KERNEL_LANDMARKS = ("View Base AST", "View Program")  # a kernel's first graph (its AST) and its final program
-_RENDER_STEP = "linearize/render"           # the step whose matches produce the rendered PROGRAM
+RENDER_STEP = "linearize/render"           # the step whose matches produce the rendered PROGRAM
 
 
 def render_step_index(step_names: list[str]) -> int | None:
   """The index of the step that rendered a kernel's code, among its group's step names (None if it never rendered)."""
-  return next((i for i, n in enumerate(step_names) if n == _RENDER_STEP), None)
+  return next((i for i, n in enumerate(step_names) if n == RENDER_STEP), None)
 
 
 def is_snapshot(step_name: str) -> bool:
@@ -150,204 +139,22 @@ class GroupRecord:
 @dataclass(frozen=True)
 class Origin:
   """A Tensor operation a kernel computes (tinygrad's own op metadata, e.g. conv2d, with its backward flag) and the line
-  of the user's code that called it (file None when the call was made before the capture)."""
+  of the user's code that called it (file None when the call was made before the capture); calls: the Tensor methods it
+  called in turn, in the order first called (sparse_categorical_crossentropy: log_softmax, ...), which tinygrad's
+  metadata leaves out (empty in traces of older tgviz)."""
   op: str
   backward: bool
   file: str | None
   line: int | None
   source: str
-
-
-class _WeakUOps:
-  """Trace number -> UOp, held weakly: a dict of plain weak references, dead ones dropped as it grows (a
-  WeakValueDictionary's per-item callback costs about as much as building the UOp)."""
-
-  def __init__(self) -> None:
-    self._refs: dict[int, weakref.ref[UOp]] = {}
-    self._limit = 1 << 16
-
-  def get(self, num: int) -> UOp | None:
-    return r() if (r := self._refs.get(num)) is not None else None
-
-  def put(self, refs: dict[int, weakref.ref[UOp]]) -> None:
-    """Keep these (weak references to the UOps with those numbers)."""
-    self._refs.update(refs)
-    if len(self._refs) > self._limit:
-      self._refs = {n: r for n, r in self._refs.items() if r() is not None}
-      self._limit = max(1 << 16, 2 * len(self._refs))
-
-  def clear(self) -> None:
-    self._refs.clear()
-
-
-class Recording:
-  """Everything one capture recorded: plain fields only (op, dtype, source trace numbers, arg and tag of each UOp, as
-  tinygrad's VIZ keeps them), never a live UOp or Buffer, so a Trace changes no refcount tinygrad relies on."""
-
-  REPLAYERS = 8                             # steps whose replayed graphs are kept (most recently used)
-
-  def __init__(self, groups: list[GroupRecord], uop_fields: dict[int, tuple], lines: dict[str, list[tuple[int, ...]]] | None = None,
-               runs: dict[bytes, list[float]] | None = None, profile: Profile | None = None):
-    self.groups, self.uop_fields = groups, uop_fields
-    self.lines = lines  # rendered source -> per line, the trace numbers of its UOps; None: no line data (rewrites.pkl)
-    self.runs = {} if runs is None else runs      # key of a kernel's SOURCE UOp -> device seconds of each launch (KernelTimer)
-    self.profile = profile  # the run: tinygrad's profile events as records (None: a trace without them, e.g. rewrites.pkl)
-    # rebuilt UOps, held weakly: a rebuilt UOp is the live one while tinygrad still holds it (hash-consing), and a
-    # strong cache would then keep its Buffer alive (tinygrad's ops.buffers is keyed weakly by the BUFFER UOp)
-    self._uops = _WeakUOps()
-    self._replayers: OrderedDict[int, Replayer] = OrderedDict()
-    # UOps are built (and replays advanced) by one thread at a time: two threads building the same UOp at once could
-    # each get their own object, and the replays' caches are not thread-safe (the report and SVGs are written at once)
-    self._lock = threading.RLock()
-
-  def uop(self, num: int) -> UOp:
-    """The UOp with trace number num, rebuilt from the table as tinygrad's VIZ does (hash-consing makes it the very
-    object tinygrad computed, while anything still holds that)."""
-    if (u := self._uops.get(num)) is not None: return u
-    return self.uops([num])[0]
-
-  def uops(self, nums: list[int]) -> list[UOp]:
-    """Several UOps by trace number (as uop), built in one walk that shares what they share."""
-    with self._lock: return self._build(nums)
-
-  def _build(self, nums: list[int]) -> list[UOp]:
-    built: dict[int, UOp] = {}              # strong while building: the weak cache could drop a source mid-build
-    cached, fields = self._uops._refs, self.uop_fields
-    need, stack = set(), list(nums)
-    while stack:                            # what is not cached, down to what is
-      if (n := stack.pop()) in need or n in built: continue
-      if (r := cached.get(n)) is not None and (u := r()) is not None: built[n] = u
-      else:
-        need.add(n)
-        stack.extend(fields[n][2])
-    # tinygrad numbers a graph in toposort order (UOp.trace_num is a recursive_property): sources before their users.
-    # Each is made as tinygrad's constructor makes it, through its hash-consing cache, without the checks the
-    # constructor made when tinygrad made these (dtype derivation, SPEC); the cache's weak reference is kept too
-    ucache, new, refs, src_of = UOpMetaClass.ucache, type.__call__, {}, built.__getitem__
-    for n in sorted(need):
-      op, dtype, src, arg, tag = fields[n]
-      key = (op, dtype, tuple(map(src_of, src)), arg, tag)
-      if (ref := ucache.get(key)) is None or (u := ref()) is None:
-        u = new(UOp, *key)
-        ucache[key] = ref = weakref.ref(u)
-      built[n], refs[n] = u, ref
-    self._uops.put(refs)
-    return [built[n] for n in nums]
-
-  def before(self, step: StepRecord) -> UOp:
-    return self.uop(step.sink)
-
-  def returned(self, step: StepRecord) -> UOp | None:
-    """What tinygrad's rewrite returned; None when it did not return (it raised), or when nothing held the result any
-    more when the capture ended (then VIZ's replay, Step.at, is the graph)."""
-    return self.uop(step.out) if step.out is not None else None
-
-  def match_failed(self, step: StepRecord, k: int) -> bool:
-    """Whether the pattern of match k raised (tinygrad records a REWRITE_ERROR as its replacement)."""
-    return self.uop_fields[step.matches[k][1]][0] is Ops.REWRITE_ERROR
-
-  def match_pairs(self, step: StepRecord) -> list[tuple[UOp, UOp]]:
-    """Each match's (node, replacement), built in one walk."""
-    uops = iter(self.uops([n for u0, u1, _, _ in step.matches for n in (u0, u1)]))
-    return list(zip(uops, uops, strict=False))
-
-  def match_uops(self, step: StepRecord, k: int) -> tuple[UOp, UOp]:
-    u0, u1, _, _ = step.matches[k]
-    return self.uop(u0), self.uop(u1)
-
-  def only(self, group: GroupRecord, runs: dict[bytes, list[float]] | None = None) -> Recording:
-    """This recording with one of its groups alone (the UOp table and lines shared; no profile), with these run times
-    (default: its own)."""
-    return Recording([group], self.uop_fields, self.lines, self.runs if runs is None else runs)
-
-  def program_uop(self, group: GroupRecord) -> UOp | None:
-    """The last PROGRAM a kernel group's linearize/render step produced that holds its rendered source, if it got that far."""
-    found = None
-    for step in group.steps:
-      if step.name != _RENDER_STEP: continue
-      for k in range(len(step.matches)):
-        if (u := self.match_uops(step, k)[1]).op is Ops.PROGRAM and any(s.op is Ops.SOURCE for s in u.src): found = u
-    return found
-
-
-  @functools.cached_property
-  def call_notes(self) -> dict[str, str]:
-    """Node key of a kernel's AST -> the line its CALL nodes in schedule graphs add to their label: the kernel's
-    Tensor operations (e.g. "ops: conv2d, relu")."""
-    notes = {}
-    for g in self.groups:
-      if g.kind == "kernel" and g.origins and g.steps:
-        ops_ = dict.fromkeys(o.op + (" bw" if o.backward else "") for o in g.origins)
-        notes[node_key(self.uop(g.steps[0].sink))] = "ops: " + ", ".join(ops_)
-    return notes
-
-  def source_lines(self, source: str) -> list[tuple[UOp, ...]] | None:
-    """For each line of a rendered kernel source, the UOps behind it (see _LineRecorder); None when the capture did not
-    see it rendered by a C-style renderer."""
-    if self.lines is None or (nums := self.lines.get(source)) is None: return None
-    return [tuple(self.uop(n) for n in line) for line in nums]
-
-  def run_times(self, program: Program) -> list[float]:
-    """The device seconds of each launch of a program during the capture (none when it never ran, e.g. on NULL)."""
-    return self.runs.get(program.source_key, [])
-
-  def replay(self, step: StepRecord) -> Iterator[UOp]:
-    """Every graph of a step in order, the input first, then the graph after each match (as Recording.at, in one pass
-    along the chain, holding one graph at a time: see Replayer.each)."""
-    graphs = self.new_replayer(step).each()
-    while True:
-      with self._lock: g = next(graphs, None)
-      if g is None: return
-      yield g
-
-  def later_graphs(self, step: StepRecord, after: int) -> Iterator[tuple[int, UOp, bool]]:
-    """The graphs of a step past its first `after` matches, one at a time along the chain, each as (k, the graph after
-    match k, whether only tinygrad derives it from the graph before: see Replayer.tinygrad_only)."""
-    replayer = self.new_replayer(step)
-    graphs = replayer.each(after)  # (graph `after` in one pass where it can: the chain starts there)
-    for k in itertools.count(after):
-      with self._lock: g = next(graphs, None)
-      if g is None: return
-      if k > after: yield k, g, k in replayer.tinygrad_only
-
-  def _holds_live_buffers(self, step: StepRecord) -> bool:
-    """Whether the step's graph reaches a BUFFER UOp that has a device Buffer now (tinygrad maps them weakly)."""
-    seen, stack = set(), [step.sink]
-    while stack:
-      if (n := stack.pop()) in seen: continue
-      seen.add(n)
-      if self.uop_fields[n][0] is Ops.BUFFER and self.uop(n) in ops.buffers: return True
-      stack.extend(self.uop_fields[n][2])
-    return False
-
-  def at(self, step: StepRecord, k: int) -> UOp:
-    """The graph after the first k matches of step, exactly as tinygrad's VIZ replays it (see Replayer). The replays
-    of the few most recently used steps are kept, so stepping through a step's matches is instant; not while the graph
-    reaches a live device buffer, which a kept replay would keep alive."""
-    if k == 0: return self.before(step)  # no replay needed
-    with self._lock: return self._replayer(step).at(k)
-
-  def new_replayer(self, step: StepRecord) -> Replayer:
-    """A Replayer of step on its own (not one of the kept ones)."""
-    return Replayer(self.before(step), self.match_pairs(step), step.bottom_up, step.walk, step.enter_calls)
-
-  def _replayer(self, step: StepRecord) -> Replayer:
-    key = id(step)
-    if (rp := self._replayers.get(key)) is None:
-      rp = self.new_replayer(step)
-      if self._holds_live_buffers(step): return rp
-      self._replayers[key] = rp
-      while len(self._replayers) > self.REPLAYERS: self._replayers.popitem(last=False)
-    self._replayers.move_to_end(key)
-    return rp
-
+  calls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Program:
   """What a kernel's renderer produced: the function name, its source and launch dimensions; tinygrad's estimates of its
   FLOPs and of the bytes it moves (None where tinygrad made none, or they are symbolic); the key its launches are timed
-  under (see KernelTimer)."""
+  under (see KernelTimer); its estimate of the bytes it moves to and from local memory (lds)."""
   name: str
   source: str
   global_size: tuple[int, ...]
@@ -355,6 +162,7 @@ class Program:
   flops: int | None = None
   bytes: int | None = None
   source_key: builtins.bytes = b""  # (the field above shadows the type)
+  lds: int | None = None            # tinygrad's estimate of the bytes it moves to and from local memory and registers
 
 
 def program_of(u: UOp) -> Program | None:
@@ -367,7 +175,12 @@ def program_of(u: UOp) -> Program | None:
   return Program(info.function_name, src.arg, tuple(info.global_size),
                  tuple(info.local_size) if info.local_size is not None else None,
                  flops=plain(est.ops) if est is not None else None, bytes=plain(est.mem) if est is not None else None,
-                 source_key=src.key)
+                 source_key=src.key, lds=plain(est.lds) if est is not None else None)
+
+
+def starts_schedule(group_name: str) -> bool:
+  """Whether a schedule group starts a schedule of its own: tinygrad schedules in two groups, Callify then Schedule."""
+  return group_name.startswith("Callify")
 
 
 def _kind(key: TracingKey) -> str:
@@ -380,6 +193,11 @@ def _stack(tb: tuple[tuple, ...] | None) -> tuple[tuple[str, int, str, str], ...
   return tuple(f if len(f) == 4 else (*f, printable(f[:2])) for f in tb or ())
 
 
+def kept_groups(keys: list[TracingKey], ctxs: list[list]) -> list[int]:
+  """The tracked groups a recording keeps, by index: all but tgviz's own "capture" group while nothing landed in it."""
+  return [i for i, (key, steps) in enumerate(zip(keys, ctxs, strict=True)) if steps or key.display_name != "capture"]
+
+
 def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origins: dict[int, tuple[Origin, ...]] | None = None,
                 searches: dict[int, BeamSearch] | None = None, opt_steps: dict[int, list] | None = None,
                 schedules: dict[int, Any] | None = None) -> list[GroupRecord]:
@@ -390,8 +208,9 @@ def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], o
   when nothing landed in it."""
   from tinygrad.renderer.cstyle import CStyleLanguage
   groups = []
+  kept = set(kept_groups(keys, ctxs))
   for i, (key, steps) in enumerate(zip(keys, ctxs, strict=True)):
-    if not steps and key.display_name == "capture": continue
+    if i not in kept: continue
     recs = []
     for s in steps:
       recs.append(StepRecord(s.name, s.depth, s.loc, s.sink, s.matches, s.bottom_up, s.walk, s.enter_calls, out.get(id(s))))

@@ -21,7 +21,8 @@ from tinygrad.uop.ops import Ops, UOp
 
 from tgviz.bridge.opts import _filled, _random
 from tgviz.bridge.recorders import Patch
-from tgviz.bridge.records import GroupRecord, Recording
+from tgviz.bridge.recording import Recording
+from tgviz.bridge.records import GroupRecord
 from tgviz.bridge.schedule import _lines
 
 LIFTS = {"ranges": "PCONTIG=2: run_rangeify keeps ranges its consumers agree on open, and ranges ending at a reduce",

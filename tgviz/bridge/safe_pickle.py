@@ -30,7 +30,7 @@ from tinygrad.renderer import Renderer
 # NULL devices' renderers, and in tinygrad's own rewrites.pkl and profile.pkl of the same runs
 ALLOWED: dict[str, tuple[str, ...]] = {
   "decimal": ("Decimal",),                  # tinygrad's profile timestamps
-  "tgviz.bridge.events": ("DeviceRecord", "ExecRecord", "MemRecord", "Profile", "RangeRecord", "SyncRecord"),
+  "tgviz.bridge.events": ("DeviceRecord", "ExecRecord", "MemRecord", "Profile", "RangeRecord", "SpanRecord", "SyncRecord"),
   "tgviz.bridge.decisions": ("Realized", "ScheduleRecord"),
   "tgviz.bridge.records": ("GroupRecord", "StepRecord", "Origin", "Opt", "BeamSearch", "Candidate"),
   "tinygrad.codegen.opt": ("Opt", "OptOps"),

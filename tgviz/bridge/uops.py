@@ -12,7 +12,7 @@ import re
 
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import ansistrip, printable
-from tinygrad.uop.ops import GroupOp, Ops, ParamArg, UOp
+from tinygrad.uop.ops import GroupOp, KernelInfo, Ops, ParamArg, UOp
 from tinygrad.uop.render import renderer
 
 from tgviz.draw.graph import Graph, Node
@@ -357,22 +357,28 @@ def plain_arg(text: str) -> str:
   return _ANSI_REPR.sub("", text)
 
 
+def python_text(u: UOp) -> str:
+  """A graph as tinygrad's Python (pyrender, as tinygrad's DEBUG=5 prints a kernel's AST and its VIZ shows a graph; str()
+  where pyrender refuses), without colours."""
+  try: return ansistrip(u.pyrender())
+  except Exception: return ansistrip(str(u))
+
+
 def node_details(u: UOp) -> dict[str, str]:
-  """What the node panel shows of a UOp: op, dtype, the full arg and tag, and the node as tinygrad's Python (pyrender,
-  as tinygrad's VIZ shows a graph; str() where pyrender refuses)."""
-  try: py = u.pyrender()
-  except Exception: py = str(u)
+  """What the node panel shows of a UOp: op, dtype, the full arg and tag, and the node as tinygrad's Python (python_text)."""
   return {"op": u.op.name, "dtype": str(u.dtype).removeprefix("dtypes."), "arg": ansistrip(repr(u.arg))[:4000],
-          "tag": repr(u.tag), "python": ansistrip(py)[:20000]}
+          "tag": repr(u.tag), "python": python_text(u)[:20000]}
 
 
 def toposort(u: UOp) -> list[UOp]:
   return list(u.toposort())
 
 
-def structural_key(u: UOp) -> str:
-  """The identity of a whole graph: equal for graphs of the same ops, args and structure, in any run or process."""
-  return u.key.hex()
+def kernel_key(ast: UOp) -> str:
+  """tinygrad's key of a kernel's AST as its VIZ links a kernel to the CALLs of it (viz/serve.py canonicalize_ast: the
+  AST's KernelInfo blanked, so that its name and opts do not count): the same kernel has it in any run or process."""
+  if ast.op is Ops.SINK and isinstance(ast.arg, KernelInfo): ast = ast.replace(arg=KernelInfo())
+  return ast.key.hex()
 
 
 def node_key(u: UOp) -> str:

@@ -14,7 +14,7 @@ from tgviz.trace.comparison import Comparison
 from tgviz.trace.trace import Trace
 from tgviz.views import compare as V
 from tgviz.views import protocol as P
-from tgviz.views.assets import esm, styles
+from tgviz.views.assets import COMPARE_CSS, esm, styles
 from tgviz.work.threads import Busy, Worker
 
 
@@ -24,7 +24,7 @@ class CompareWidget(anywidget.AnyWidget):
   device time); click a row for the code diff and both kernels' View Base AST and program graphs side by side."""
 
   _esm = esm("compare.js")
-  _css = styles("widget.css", "table.css", "compare.css")
+  _css = styles(*COMPARE_CSS)
 
   summary = t.Unicode("").tag(sync=True)
   labels: t.List[str] = t.List().tag(sync=True)

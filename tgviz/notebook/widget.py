@@ -20,13 +20,16 @@ import traitlets as t
 
 from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.trace.trace import Trace
+from tgviz.views import access as AV
+from tgviz.views import failure as FV
 from tgviz.views import messages as M
 from tgviz.views import program as PV
 from tgviz.views import programmap as PM
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
+from tgviz.views import search as SV
 from tgviz.views import whatif as W
-from tgviz.views.assets import esm, styles
+from tgviz.views.assets import BROWSER_CSS, esm, styles
 from tgviz.views.highlight import code_css
 from tgviz.views.picture import export_svg, view_options
 from tgviz.work.cancel import Cancelled
@@ -67,7 +70,7 @@ class TraceWidget(anywidget.AnyWidget):
   match, and the kernel's generated code. Keys (with the widget focused): up/down step, left/right match."""
 
   _esm = esm("widget.js")
-  _css = styles("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css", "programmap.css")
+  _css = styles(*BROWSER_CSS)
 
   tree: t.List[M.TreeGroup] = t.List().tag(sync=True)
   selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
@@ -80,22 +83,30 @@ class TraceWidget(anywidget.AnyWidget):
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
   kept_picture = t.Dict().tag(sync=True)                   # a protocol.PictureMsg: what a saved notebook shows
   whatif = t.Dict().tag(sync=True)                         # whatif_view.state: per kernel its opts, BEAM's candidates, retries
-  opening = t.Unicode("step").tag(sync=True)               # what the widget opens on: "program" (the map) or "step" (PM.opening)
+  opening = t.Unicode("step").tag(sync=True)               # the sheet it opens on: "program" (the map) or "step" (FV.opening)
+  tab = t.Unicode("code").tag(sync=True)                   # the code column's tab it opens on: code, uops, asm or access
+  kept_access = t.Dict().tag(sync=True)                    # an AccessMsg: the access tab last shown, kept in a saved notebook
+  failure = t.Dict(default_value=None, allow_none=True).tag(sync=True)  # a messages.FailureInfo: where tinygrad failed (opened on), or None
 
   def __init__(self, trace: Trace, kernel: str | None = None, max_nodes: int = DEFAULT_MAX_NODES,
-               export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, **kwargs: Any):
+               export_dir: str | Path = DEFAULT_EXPORT_DIR, error_note: str | None = None, tab: str = "code", **kwargs: Any):
     """error_note: where the traceback of an exception that ended the capture is shown instead of in the widget (the
-    magic: IPython shows it under the widget); without it the widget shows the traceback."""
-    self.trace, self.max_nodes = trace, max_nodes
+    magic: IPython shows it under the widget); without it the widget shows the traceback. tab: the code column's tab it
+    opens on ("access": the first kernel's accesses, kept with the notebook at once)."""
+    self.trace, self.max_nodes, self._kernel = trace, max_nodes, kernel
+    self._run_asked = False
     # tinygrad's side (pictures, retries) one request at a time, a newer picture superseding the older; the code
     # column's tabs and the run's sheet on a second thread, so that a slow layout does not hold them up
     self._work = Worker("tgviz-layout")
     self._side = Worker("tgviz-tabs")
     self._lock = threading.Lock()
     self._latest: Selection | None = None
-    super().__init__(tree=P.tree(trace, kernel), selected=P.first_selection(trace, kernel), code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
+    failure = FV.failure_info(trace)
+    selected, match, sheet = FV.opening(trace, failure, kernel, tab)
+    super().__init__(tree=P.tree(trace, kernel), selected=selected, match=match, code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
                      summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir),
-                     whatif=W.state(trace), opening=PM.opening(trace), **kwargs)
+                     whatif=W.state(trace), tab=tab, failure=failure, opening=sheet, **kwargs)
+    if tab == "access" and self.selected: self._keep(AV.answer_later(trace, {"type": "access", "step": self.selected})())
     self.on_msg(self._on_msg)
     self.observe(lambda _: self._request(), names=["selected", "match", "view"])
     self._request()  # start on the first picture right away, so it is ready when the page asks
@@ -141,10 +152,19 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") in PV.REQUESTS:  # the uops or asm tab: what prints here, the rest (a compile) in the background
       rest = PV.answer_later(self.trace, content)
       self._background(self._side, lambda: self.send(rest()), kind=str(content["type"]))
+    elif content.get("type") == "access":  # the access tab: the kernel's accesses, in the background
+      answer = AV.answer_later(self.trace, content)
+      self._background(self._side, lambda: self.send(self._keep(answer())), kind="access")
+    elif content.get("type") == "search":  # its index is built on the first search (seconds on a big trace): not here
+      text = str(content.get("text", ""))
+      self._background(self._side, lambda: self._send_search(text), kind="search")
     elif content.get("type") == "run":  # the timeline, memory and roofline tabs: peaks may be measured, so not here
+      self._run_asked = True
       self._background(self._side, self._send_run, kind="run")
     elif content.get("type") == "programmap":  # laid out by graphviz: not here
       self._background(self._side, self._send_map, kind="programmap")
+    elif content.get("type") == "retime":  # in the layout worker: tinygrad runs one thing at a time
+      self._background(self._work, lambda: self._retime(content))
     elif content.get("type") == "export":
       try:
         step = P.step_of(self.trace, self.selected)
@@ -157,6 +177,12 @@ class TraceWidget(anywidget.AnyWidget):
       self._background(self._work, lambda: self._what_if(content))
     elif content.get("type") == "fuse":  # likewise: the schedule runs again, twice
       self._background(self._work, lambda: self._fuse(content), kind="fuse")
+
+  def _keep(self, msg: Any) -> Any:
+    """An access tab's message, kept in the widget's state (a saved notebook's access tab draws it without a kernel)
+    where it is small enough."""
+    if msg.get("type") == "access" and len(json.dumps(msg)) <= KEPT_PICTURE_CHARS: self.kept_access = cast(dict, msg)
+    return msg
 
   def _background(self, worker: Worker, fn: Callable[[], None], kind: str | None = None) -> None:
     """fn in a background worker; a request the worker cannot take now is answered with an error saying so."""
@@ -171,8 +197,14 @@ class TraceWidget(anywidget.AnyWidget):
         self.whatif = W.state(self.trace)  # the retry joins the kernel's retries (a saved notebook keeps them)
     except Exception as e: self.send(P.error_message(f"{content['type']}: {type(e).__name__}: {e}", traceback.format_exc()))
 
+  def _send_search(self, text: str) -> None:
+    try: self.send(SV.search_message(self.trace, text))
+    except Exception as e: self.send(P.error_message(f"search: {type(e).__name__}: {e}", traceback.format_exc()))
+
   def _send_run(self) -> None:
-    try: self.send(runview.run_message(self.trace))
+    try:
+      self.send(runview.run_message(self.trace))
+      self.kernels = P.kernel_rows(self.trace, self._kernel)  # the devices' peaks are measured now: the limits
     except Exception as e: self.send(P.error_message(f"run: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def _fuse(self, content: dict) -> None:
@@ -182,6 +214,15 @@ class TraceWidget(anywidget.AnyWidget):
   def _send_map(self) -> None:
     try: self.send(PM.program_map(self.trace, cell_label=_cell_label))
     except Exception as e: self.send(P.error_message(f"programmap: {type(e).__name__}: {e}", traceback.format_exc()))
+  def _retime(self, content: dict) -> None:
+    """Kernels timed again (content["kernels"]: display names; none: the slowest that ran few times): the kernel table
+    and, once asked for, the run's tabs sent again with the new times."""
+    try:
+      names = {str(n) for n in content.get("kernels") or []}
+      self.trace.retime([k for k in self.trace.kernels if k.display_name in names] if names else None)
+      self.kernels = P.kernel_rows(self.trace, self._kernel)
+      if self._run_asked: self.send(runview.run_message(self.trace))
+    except Exception as e: self.send(P.error_message(f"retime: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def wait(self, timeout: float | None = 30) -> None:
     """Block until every request made so far (the picture, the tabs', retries) has been answered (for scripts and

@@ -18,7 +18,7 @@ import gc
 import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tgviz import bridge as tg
 from tgviz.draw import fold as F
@@ -29,14 +29,17 @@ from tgviz.draw.scene import DEFAULT_MAX_NODES, FOCUS_HOPS, MAX_FAN_IN
 from tgviz.draw.svg import MARKS, STYLE
 from tgviz.draw.svg import text as escaped
 from tgviz.report.contents import Contents, chunk, pattern_index, pattern_rows, segments, step_data, step_fields
+from tgviz.trace import search as S
 from tgviz.trace.steps import Step
 from tgviz.trace.trace import Trace
+from tgviz.views import access as AV
+from tgviz.views import failure as FV
 from tgviz.views import program as PV
 from tgviz.views import programmap as PM
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
 from tgviz.views import whatif as W
-from tgviz.views.assets import esm, script_safe, styles
+from tgviz.views.assets import BROWSER_CSS, esm, script_safe, styles
 from tgviz.views.highlight import code_css
 from tgviz.work import forked
 
@@ -96,11 +99,13 @@ class Writer:
   def state(self) -> dict[str, Any]:
     """The page's state: the widget's synced state (see tgviz.views.protocol), the drawing constants, the CALL notes."""
     trace = self.trace
-    return {"tree": P.tree(trace), "selected": P.first_selection(trace), "match": None, "view": "auto",
-            "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace),
+    failure = FV.failure_info(trace)
+    selected, match, sheet = FV.opening(trace, failure)
+    return {"tree": P.tree(trace), "selected": selected, "match": match, "view": "auto",
+            "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace, peaks=True),
             "error": trace.traceback or "", "config": config(self.max_nodes),
             "notes": self.notes, "segments": {P.step_key(s): i for i, seg in enumerate(self.segments) for s in seg},
-            "whatif": W.state(trace), "opening": PM.opening(trace)}
+            "whatif": W.state(trace), "failure": failure, "opening": sheet}
 
   def summary(self) -> str:
     """The trace's summary under the page's title (the page shows its first line over the widget)."""
@@ -118,6 +123,7 @@ class Writer:
     if g.steps:
       yield f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(self.trace, g)}
     if g.kernel is not None: yield f"p-{g.index}", PV.program_data(g.kernel)  # the uops and asm tabs
+    if g.kernel is not None: yield f"x-{g.index}", cast(dict[str, Any], AV.access_message(g.kernel))  # the access tab
 
   def segment_data(self, i: int) -> dict[str, Any]:
     """Segment i (consecutive steps of a group): each step's step_data by step key, and the node table they share, its
@@ -156,11 +162,11 @@ class Writer:
       # with workers, all started now: the groups' chunks first (the biggest kernels' code, highlighted, and their asm
       # linked to it, take seconds), then the segments'
       groups = pool.map(_group, range(len(trace.groups)))
+      search = pool.submit(_search, None)  # the search index (seconds on a big trace: beside the others)
       written = written or {}
       todo = pool.map(_segment, (i for i in range(len(self.segments)) if i not in written))
       segments = (written[i] if i in written else next(todo) for i in range(len(self.segments)))
-      f.write(_HEAD.format(title=escaped(self.title), css=styles("widget.css", "table.css", "program.css", "run.css", "compare.css",
-                                                                "whatif.css", "programmap.css")))
+      f.write(_HEAD.format(title=escaped(self.title), css=styles(*BROWSER_CSS)))
       f.write(chunk("state", self.state()))
       f.write(chunk("rules", P.rules_message(trace)))
       f.write(chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs
@@ -174,12 +180,18 @@ class Writer:
         if progress is not None: progress(done, len(self.steps))
       f.writelines(chunk(name, data) for name, data in contents.chunks())
       f.write(chunk("patterns", pattern_rows(self.patterns)))
+      f.write(search.result())
       f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
     return out
 
 
 def _segment(writer: Writer, i: int) -> tuple[str, list[list]]:
   return writer.segment(i)
+
+
+def _search(writer: Writer, _: None) -> str:
+  """The search index's chunk (tgviz.trace.search; the page's js/port/search.js searches it)."""
+  return chunk("search", S.index(writer.trace))
 
 
 def _group(writer: Writer, i: int) -> list[str]:

@@ -1,7 +1,7 @@
 """Two traces side by side: their kernels paired, the code of each pair diffed, and what the compiler did on each side.
 
 The data of a comparison only (see :mod:`tgviz.api` for ``tgviz.compare`` and ``Comparison.to_html``). Kernels are paired
-first by the AST they compile (the same first graph: the same kernel, whatever it is called), then, among the rest, by
+first by the AST they compile (their key, Kernel.key: the same kernel, whatever it is called), then, among the rest, by
 name in compile order; what is left is unpaired on its side.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tgviz.trace.kernel import KERNEL_COLUMNS, Kernel
+from tgviz.trace.retime import compare_times
 from tgviz.trace.trace import Trace
 
 STEPS_SHOWN = 10  # steps whose match counts differ most, in the summary
@@ -79,7 +80,7 @@ def pair_kernels(a: list[Kernel], b: list[Kernel], given: Sequence[tuple[Kernel,
   name, each in compile order."""
   pairs = [KernelPair(ka, kb, "given") for ka, kb in given]
   left, right = [k for k in a if all(k is not ka for ka, _ in given)], [k for k in b if all(k is not kb for _, kb in given)]
-  for how, key in (("ast", lambda k: k.ast_key), ("name", lambda k: k.name)):
+  for how, key in (("ast", lambda k: k.key), ("name", lambda k: k.name)):
     waiting: dict[str, list[Kernel]] = {}
     for k in right: waiting.setdefault(key(k), []).append(k)
     still: list[Kernel] = []
@@ -132,21 +133,25 @@ class Comparison:
     return self.only_a, self.only_b
 
   def pair(self, name: str) -> KernelPair:
-    """The first pair whose kernel on side a (or else on side b) is called name."""
+    """The first pair whose kernel on side a (or else on side b) is named so: its name, display name, a glob of them,
+    or its key (a prefix of 4 hex digits or more; see Kernel.named)."""
     for p in self.pairs:
-      if name in (p.a.name, p.b.name, p.a.display_name, p.b.display_name): return p
+      if p.a.named(name) or p.b.named(name): return p
     raise KeyError(f"no paired kernel {name!r}; paired: {', '.join(f'{p.a.name}~{p.b.name}' for p in self.pairs) or 'none'}")
 
   def kernel_table(self) -> list[dict[str, Any]]:
     """One plain row per pair, then per unpaired kernel (usable as a ``pandas.DataFrame``): ``how`` ("ast", "name",
-    "only a", "only b"), ``same_code``, and each side's kernel row (see :meth:`Trace.kernel_table`) with its keys
+    "only a", "only b"), ``same_code``, ``time`` (how b's time compares with a's: "b faster", "b slower", "within noise"
+    where each median lies inside the other's min-max spread, "cold" where either is a single cold launch: nothing to
+    compare; None where either did not run) and each side's kernel row (see :meth:`Trace.kernel_table`) with its keys
     prefixed by ``a_`` and ``b_`` (None on the side a kernel is missing from)."""
     def side(prefix: str, k: Kernel | None) -> dict[str, Any]:
       row = k.table_row() if k is not None else dict.fromkeys(KERNEL_COLUMNS)
       return {f"{prefix}_{key}": v for key, v in row.items()}
-    rows = [{"how": p.how, "same_code": p.identical, **side("a", p.a), **side("b", p.b)} for p in self.pairs]
-    rows += [{"how": "only a", "same_code": None, **side("a", k), **side("b", None)} for k in self.only_a]
-    rows += [{"how": "only b", "same_code": None, **side("a", None), **side("b", k)} for k in self.only_b]
+    rows = [{"how": p.how, "same_code": p.identical, "time": compare_times(p.a.timing, p.b.timing), **side("a", p.a), **side("b", p.b)}
+            for p in self.pairs]
+    rows += [{"how": "only a", "same_code": None, "time": None, **side("a", k), **side("b", None)} for k in self.only_a]
+    rows += [{"how": "only b", "same_code": None, "time": None, **side("a", None), **side("b", k)} for k in self.only_b]
     return rows
 
   def summary(self) -> str:

@@ -7,20 +7,27 @@ parent/child reference inside this package, for types only).
 """
 from __future__ import annotations
 
+import fnmatch
 import functools
+import math
 from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
-from tgviz.trace import asm
+from tgviz.trace import asm, verdicts
+from tgviz.trace import retime as timings
+from tgviz.trace.access import Access, Buffer, KernelAccess, Reads, trace_params
 from tgviz.trace.steps import Step
 from tgviz.work.remembered import Remembered
 
 if TYPE_CHECKING:
   from tgviz.trace.trace import Group, Trace
 
-KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us")  # Trace.kernel_table
+SHORT_KEY = 8  # hex digits of a kernel's key shown beside its name (as tinygrad's VIZ labels a CALL with its AST's key)
+KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us",  # Trace.kernel_table
+                  "median_us", "min_us", "max_us", "timed_runs", "timed", "cold", "bound", "roof_fraction", "why", "compile_us",
+                  "shares", "counted_in", "key")
 disassembled = Remembered(tg.disassemble)  # by device and binary (objdump, on the CPU device; tgviz.report.early hands them over)
 
 
@@ -180,9 +187,47 @@ class Kernel:
   @property
   def run_times(self) -> list[float]:
     """The device time, in seconds, of each launch of this kernel inside the capture, as tinygrad measured it (empty
-    when it did not run there, e.g. on a NULL device or in a loaded rewrites.pkl)."""
-    if self._program is None or self._run_times is None: return []
+    when it did not run there, e.g. on a NULL device or in a loaded rewrites.pkl, and for a kernel whose program an
+    earlier kernel compiled too: a launch runs a program, and counts for the first kernel of it, see program_kernels)."""
+    if self._program is None or self._run_times is None or (self.trace is not None and self.program_kernels[0] is not self): return []
     return self._run_times(self._program)
+
+  @property
+  def program_kernels(self) -> list[Kernel]:
+    """The kernels of the trace that compiled to this kernel's program (the same device code: tinygrad's ASTs can differ
+    where the code does not, a constant's dtype say), in compile order, this one among them; their launches are one
+    program's, counted for the first (its run_times, the kernel table's runs)."""
+    if self.trace is None or self._program is None: return [self]
+    return self.trace.program_kernels(self._program.source_key) or [self]
+
+  @functools.cached_property
+  def float_flops(self) -> int | None:
+    """The float work of :attr:`flops` (tinygrad's estimate without the integer ALU ops: hashes, masks, the index
+    arithmetic it counts), which the float32 compute roof bounds; None where there is no program or it is symbolic."""
+    return tg.float_ops(self._program_uop) if self._program_uop is not None else None
+
+  @property
+  def timing(self) -> timings.Timing | None:
+    """Its measured time as a spread (median, min, max over n runs): re-timed where it was (``trace.retime``), else its
+    launches inside the capture (one launch: ``timing.cold``); None where it did not run, or its launches count for an
+    earlier kernel of its program."""
+    if self.trace is not None and self.program_kernels[0] is not self: return None
+    rec, key = self.trace._rec if self.trace is not None else None, self._program.source_key if self._program is not None else None
+    again = rec.retimed.get(key) if rec is not None and key is not None else None
+    return timings.timing_of(self.run_times, again, rec.retimed_stable.get(key) if rec is not None and key is not None else None)
+
+  def retime(self, **how: float) -> timings.Timing | None:
+    """Time this kernel again on its own (warm-up, then as many runs as give a stable median; see ``trace.retime``)."""
+    if self.trace is not None: self.trace.retime([self], 1, **how)
+    return self.timing
+
+  def verdict(self, peaks: verdicts.DevicePeaks | None) -> verdicts.Verdict | None:
+    """Which limit it ran into on a device of these peaks (``trace.roofline().peaks[device]``), by its measured median
+    (see tgviz.trace.verdicts); None without peaks, a time, or tinygrad's estimates of its FLOPs and bytes."""
+    t = self.timing
+    if t is None or peaks is None or self.flops is None or self.bytes is None or t.median_us <= 0: return None
+    threads = math.prod(self.global_size or (1,)) * math.prod(self.local_size or (1,))
+    return verdicts.verdict(self.flops, self.float_flops, self.bytes, threads, t.median_us, peaks)
 
   @property
   def opts(self) -> list[tg.Opt]:
@@ -204,15 +249,69 @@ class Kernel:
     return tg.chooser(self.group.steps[0].before(), tuple(self.opts), self.search.cached if self.search is not None else None)
 
   @functools.cached_property
-  def ast_key(self) -> str:
-    """The identity of the AST this kernel compiled (its first graph): equal for the same kernel in any trace."""
-    return tg.structural_key(self.group.steps[0].before()) if self.group.steps else ""
+  def key(self) -> str:
+    """The kernel's stable identity: tinygrad's key of the AST it compiled (its first graph), its KernelInfo (name,
+    opts) left out, as tinygrad's VIZ links kernels (hex; the same kernel has it in any run, trace or process; "" for a
+    kernel with no steps). Shown short (:attr:`short_key`) beside the name; accepted wherever a kernel is named."""
+    return tg.kernel_key(self.group.steps[0].before()) if self.group.steps else ""
 
-  def table_row(self) -> dict[str, Any]:
-    """This kernel as a row of :meth:`Trace.kernel_table`."""
-    times = self.run_times
-    return dict(zip(KERNEL_COLUMNS, (self.name, self.device, list(self.global_size), list(self.local_size) if self.local_size is not None
-                                     else None, self.flops, self.bytes, len(times), round(sum(times) * 1e6, 3) if times else None), strict=True))
+  @property
+  def short_key(self) -> str:
+    """The first 8 hex digits of :attr:`key`, as the widget, the report and ``tgviz show`` print it."""
+    return self.key[:SHORT_KEY]
+
+  def named(self, pattern: str) -> bool:
+    """Whether pattern names this kernel: its name or display name ("E_2 #2"), either as a glob ("r_*"), or its key or a
+    prefix of it of at least 4 hex digits."""
+    if fnmatch.fnmatchcase(self.name, pattern) or fnmatch.fnmatchcase(self.display_name, pattern): return True
+    return len(pattern) >= 4 and bool(self.key) and self.key.startswith(pattern.lower())
+
+  @functools.cached_property
+  def access_model(self) -> KernelAccess:
+    """What accesses(), reads(), thread() and buffer_use() ask: the kernel's access tables at both stages (the plain
+    tables of tinygrad's index UOps the widget's access tab evaluates too; see tgviz.trace.access)."""
+    ast = next((s for s in self.group.steps if s.name == tg.KERNEL_LANDMARKS[0]), None)
+    sink = ast.before() if ast is not None else None
+    params = trace_params(self.trace).get(tg.node_key(sink), []) if self.trace is not None and sink is not None else []
+    return KernelAccess(sink, self.program_uops, params)
+
+  def accesses(self, stage: str | None = None) -> list[Access]:
+    """Every LOAD and STORE of a global buffer: after the View Base AST (stage "ast": indices over the kernel's ranges),
+    then in the final program (stage "program": over thread ids and loops, one per lane or vector); each with its buffer
+    (slot, shape, dtype, the user's tensor where known), index and valid mask as tinygrad renders them, pattern
+    ("contiguous", "strided" with its stride, "broadcast", "gather", "masked") and counts. See tgviz.trace.access."""
+    return [a for s in ((stage,) if stage else ("ast", "program")) for a in self.access_model.accesses(s)]
+
+  def reads(self, out_index: int | tuple[int, ...], slot: int | None = None) -> dict[int, Reads]:
+    """The elements each buffer has read to compute the output element at out_index (a flat index, or coordinates in the
+    output's shape) of the buffer stored to (slot; default the kernel's first store), over every reduce iteration,
+    masked-off reads left out: {slot: Reads} (``.flat``: sorted flat indices, ``.coords``: in the buffer's shape).
+    Evaluated from tinygrad's own index UOps of the View Base AST."""
+    return self.access_model.reads(out_index, slot)
+
+  def thread(self, **ids: int) -> dict[int, tuple[Reads, Reads]]:
+    """What one thread of the final program reads and writes, per buffer: {slot: (reads, writes)}; ids by name
+    (``k.thread(gidx0=1, lidx0=3)``; a thread id not given is 0, a loop not given runs whole, ``r0=2`` fixes the loop the
+    code calls Ridx0 at 2: names as tinygrad renders them)."""
+    return self.access_model.thread(ids)
+
+  def buffer_use(self) -> list[Buffer]:
+    """Each global buffer of the kernel and its use: elements read and written, reads (reuse: reads per element read),
+    reads a valid mask turned off."""
+    return self.access_model.buffers
+
+  def table_row(self, peaks: dict[str, verdicts.DevicePeaks] | None = None, compile_us: float | None = None) -> dict[str, Any]:
+    """This kernel as a row of :meth:`Trace.kernel_table` (peaks: per device, for its verdict; compile_us: its row of
+    the compile table's total)."""
+    times, t, same = self.run_times, self.timing, self.program_kernels
+    v = self.verdict((peaks or {}).get(self.device))
+    def us(x: float | None) -> float | None: return round(x, 3) if x is not None else None
+    return dict(zip(KERNEL_COLUMNS, (
+      self.name, self.device, list(self.global_size), list(self.local_size) if self.local_size is not None else None, self.flops,
+      self.bytes, len(times), round(sum(times) * 1e6, 3) if times else None, us(t.median_us if t else None), us(t.min_us if t else None),
+      us(t.max_us if t else None), t.n if t else 0, t.source if t else None, t.cold if t else False, v.bound if v else None,
+      round(v.fraction, 4) if v else None, v.why if v else None, compile_us, [k.display_name for k in same if k is not self],
+      same[0].display_name if same[0] is not self else None, self.key), strict=True))
 
   def __repr__(self) -> str:
     return f"<Kernel {self.name} on {self.device} ({self.renderer}) global={self.global_size} local={self.local_size}>"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
+from tgviz.trace.verdicts import DevicePeaks, Verdict, device_peaks
 
 if TYPE_CHECKING:
   from tgviz.trace.kernel import Kernel
@@ -43,6 +44,10 @@ class Launch:
   graph: int | None = None                  # the graph batch (a "graph" launch, by its order) this launch ran inside
   timed_by: str = ""                        # "device", "host" or "" (no time)
   nbytes: int | None = None                 # what a copy moved, where the device's span says (VIZ shows it, and B/s)
+  args: int | None = None                   # how many buffers the call was given (DEBUG=2's "arg"); None: not a call of the
+                                            # runner's (a launch inside a graph batch, a sync)
+  host_us: float | None = None              # how long the call took on the host, from its start (a capture's; not profile.pkl's)
+  counted: bool = True                      # tinygrad counted it in its stats and DEBUG=2 lines (not: a copy out for .numpy())
 
   @property
   def end_us(self) -> float:
@@ -192,30 +197,14 @@ class RooflinePoint:
   intensity: float | None                   # FLOPs per byte
   gflops: float                             # achieved GFLOP/s
   gbs: float                                # achieved GB/s
+  float_flops: int | None = None            # the float work of flops (the rest: integer ops, counted apart)
+  median_us: float | None = None            # its time (Kernel.timing: re-timed where it was)
+  float_gflops: float | None = None         # float_flops over median_us: where it is drawn, under the float32 roof
 
   def row(self) -> dict[str, Any]:
     return {"kernel": _label(self.kernel), "device": self.device, "flops": self.flops, "bytes": self.bytes, "runs": self.runs,
-            "time_us": round(self.time_us, 3), "intensity": self.intensity, "gflops": self.gflops, "gbs": self.gbs}
-
-
-@dataclass
-class DevicePeaks:
-  """What tinygrad's own kernels reach on a device, measured once by a small benchmark (the best of a big matmul and
-  chains of multiply-adds for FLOP/s, a big elementwise copy for bytes/s) and cached per device; where a kernel of the
-  run was faster than the benchmark, the compute roof is that kernel's GFLOP/s (``benchmark_gflops`` keeps the
-  benchmark's, ``how`` says so)."""
-  device: str
-  gflops: float
-  gbs: float
-  how: str                                  # what was measured
-  measured: str                             # when (ISO date)
-  cached: bool                              # read from the cache rather than measured now
-  benchmark_gflops: float = 0.0             # what the benchmark reached (gflops: the roof, maybe a faster kernel's)
-
-  @property
-  def ridge(self) -> float:
-    """The intensity (FLOPs per byte) where the memory roof meets the compute roof."""
-    return self.gflops / self.gbs if self.gbs else float("inf")
+            "time_us": round(self.time_us, 3), "intensity": self.intensity, "gflops": self.gflops, "gbs": self.gbs,
+            "float_flops": self.float_flops, "median_us": self.median_us, "float_gflops": self.float_gflops}
 
 
 @dataclass
@@ -236,8 +225,14 @@ class Roofline:
     if (pk := self.peaks.get(p.device)) is None or p.intensity is None: return None
     return min(pk.gflops, pk.gbs * p.intensity)
 
+  def verdict(self, p: RooflinePoint) -> Verdict | None:
+    """Which limit the kernel ran into (memory, compute or latency), with the fraction of its roof reached (see
+    tgviz.trace.verdicts); None without peaks."""
+    return p.kernel.verdict(self.peaks.get(p.device))
+
   def table(self) -> list[dict[str, Any]]:
-    return [{**p.row(), "bound": self.bound(p), "roof_gflops": self.roof(p)} for p in self.points]
+    said = lambda v: {"verdict": v.bound, "roof_fraction": v.fraction, "why": v.why} if v else dict.fromkeys(("verdict", "roof_fraction", "why"))  # noqa: E731
+    return [{**p.row(), "bound": self.bound(p), "roof_gflops": self.roof(p), **said(self.verdict(p))} for p in self.points]
 
   def summary(self) -> str:
     lines = [f"roofline: {len(self.points)} kernels"]
@@ -294,7 +289,8 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
     elif e.dur is not None: st, dur, by = e.st, e.dur, "device"
     elif e.kind != "kernel" and e.wall is not None: st, dur, by = e.st, e.wall, "host"
     else: st, dur, by = e.st, None, ""
-    launch = Launch(e.device, e.name, e.kind, st - t0, dur, kernel(e.key), jit, replay, None, by)
+    launch = Launch(e.device, e.name, e.kind, st - t0, dur, kernel(e.key), jit, replay, None, by, args=len(e.bufs), host_us=e.wall,
+                    counted=getattr(e, "counted", True))
     if e.kind == "graph": graph_marks.append((jit, replay))
     out.append(launch)
     pairs.append((e, launch))
@@ -381,31 +377,28 @@ def roofline_points(kernels: list[Kernel]) -> list[RooflinePoint]:
   for k in kernels:
     times = k.run_times
     if not times or k.flops is None or k.bytes is None or (total := sum(times)) <= 0: continue
-    n = len(times)
+    n, ff, t = len(times), k.float_flops, k.timing
+    med = t.median_us if t is not None else None
     points.append(RooflinePoint(k, k.device, k.flops, k.bytes, n, total * 1e6, k.flops / k.bytes if k.bytes else None,
-                                k.flops * n / total / 1e9, k.bytes * n / total / 1e9))
+                                k.flops * n / total / 1e9, k.bytes * n / total / 1e9, ff, med,
+                                ff / med / 1e3 if ff is not None and med else None))
   return points
 
 
-def device_peaks(device: str, cache_dir: Any = None, measure: bool = True) -> tuple[DevicePeaks | None, str | None]:
-  """The device's peaks (cached, else measured now when measure is set), or None and why not."""
-  found, why = tg.device_peaks(device, cache_dir, measure)
-  if found is None: return None, why
-  return DevicePeaks(found["device"], found["gflops"], found["gbs"], found["how"], found["measured"], found["cached"], found["gflops"]), None
-
-
-def roofline(kernels: list[Kernel], peaks: bool = True, cache_dir: Any = None) -> Roofline:
-  """The kernels' roofline; peaks: look up (measure once, then cache) each device's peaks."""
+def roofline(kernels: list[Kernel], peaks: bool = True, cache_dir: Any = None, measure: bool = True) -> Roofline:
+  """The kernels' roofline; peaks: look up each device's peaks (measure: once, where they were never measured; then
+  cached)."""
   out = Roofline(roofline_points(kernels))
   if not out.points: out.notes.append("no kernel ran with tinygrad's FLOPs and bytes estimates and a measured device time")
   if peaks:
     for device in dict.fromkeys(p.device for p in out.points):
-      pk, why = device_peaks(device, cache_dir)
+      pk, why = device_peaks(device, cache_dir, measure)
       if pk is not None: out.peaks[device] = pk
       elif why: out.notes.append(f"{device}: {why}")
-      fastest = max((p for p in out.points if p.device == device), key=lambda p: p.gflops)
-      if pk is not None and fastest.gflops > pk.gflops:  # the benchmark is a floor on the peak: this kernel shows more
-        pk.gflops, pk.how = fastest.gflops, f"{_label(fastest.kernel)}, the fastest kernel of the run (the benchmark: {pk.how})"
-        out.notes.append(f"{device}: the compute roof is {_label(fastest.kernel)}'s {fastest.gflops:,.1f} GFLOP/s, above the "
+      # the benchmark is a floor on the peak of float work: where a kernel's float work went faster, the roof is its
+      fastest = max((p for p in out.points if p.device == device), key=lambda p: p.float_gflops or 0.0)
+      if pk is not None and (fast := fastest.float_gflops or 0.0) > pk.gflops:
+        pk.gflops, pk.how = fast, f"{_label(fastest.kernel)}, the fastest kernel of the run (the benchmark: {pk.how})"
+        out.notes.append(f"{device}: the compute roof is {_label(fastest.kernel)}'s {fast:,.1f} GFLOP/s of float work, above the "
                          f"benchmark's {pk.benchmark_gflops:,.1f}")
   return out

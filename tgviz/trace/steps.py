@@ -96,6 +96,19 @@ class Step:
     return self._rec.call_notes
 
   @property
+  def time_us(self) -> float | None:
+    """This rewrite's wall time (µs): tinygrad's own span of it on its TINY lane, nested steps included; None where the
+    trace has no spans (a capture with profile=False, tinygrad's dumps, a kernel compiled in a compile worker)."""
+    span = self.group.trace.compile_times().step(self.group.index, self.index) if self.group.trace is not None else None
+    return round(span.time_us, 3) if span is not None else None
+
+  @property
+  def self_time_us(self) -> float | None:
+    """:attr:`time_us` less the rewrites nested in it (its own work: walking the graph, trying its patterns)."""
+    span = self.group.trace.compile_times().step(self.group.index, self.index) if self.group.trace is not None else None
+    return round(span.self_us, 3) if span is not None else None
+
+  @property
   def is_snapshot(self) -> bool:
     """tinygrad's 'View ...' landmarks (View Base AST, View Program, ...): a graph shown, not rewritten."""
     return tg.is_snapshot(self.name)
@@ -205,12 +218,23 @@ class Event:
 
 @dataclass(eq=False)
 class Rule:
-  """A pattern that fired in a trace: where it is defined, how often and for how long it fired, and where."""
+  """A pattern of a trace (see Trace.rules): where it is defined, how often and for how long it fired in the trace's
+  steps (count, time in seconds; the steps, its first match: None for a pattern that fired only in untracked rewrites,
+  or never), and, where the capture counted every attempt, TRACK_MATCH_STATS=2's figures for it."""
   loc: tuple[str, int]
   count: int
   time: float
   steps: list[Step]
-  first: Match
+  first: Match | None
+  attempts: int | None = None               # its attempts in every rewrite (tried past its early reject)
+  matched: int | None = None                # its matches in every rewrite (TRACK_MATCH_STATS's count)
+  self_time_us: float | None = None         # its attempts' time less the rewrites nested in them
+  failed_us: float | None = None            # time in its attempts that did not match
+
+  @property
+  def match_rate(self) -> float | None:
+    """matched / attempts (None where not counted)."""
+    return self.matched / self.attempts if self.attempts and self.matched is not None else None
 
   @property
   def source(self) -> str:

@@ -6,7 +6,6 @@ the capture itself build on this package (see :mod:`tgviz.api` for the public cl
 """
 from __future__ import annotations
 
-import fnmatch
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -14,7 +13,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from tgviz import bridge as tg
+from tgviz.trace import compile as compiling
 from tgviz.trace import program as programs
+from tgviz.trace import retime as timings
 from tgviz.trace import run as runtime
 from tgviz.trace.kernel import Kernel, display_names
 from tgviz.trace.steps import Event, Rule, Step, rebuilt_event
@@ -32,6 +33,7 @@ class Group:
   display_name: str = ""
   """The name the UI shows: a kernel's name, numbered where kernels share it ("E_2 #1", "E_2 #2", in compile order; see
   display_names); else the group's name."""
+  trace: Trace | None = field(default=None, repr=False)  # the trace it is part of
 
   def __post_init__(self) -> None:
     self.display_name = self.display_name or self.name
@@ -62,7 +64,7 @@ class Trace:
     """Take over what a capture recorded. Groups, steps and kernels are made when first asked for, so that a capture
     costs nothing past tinygrad's own tracking."""
     self._rec = rec
-    for name in ("groups", "kernels", "_runtime", "_program"): self.__dict__.pop(name, None)
+    for name in ("groups", "kernels", "_runtime", "_program_map", "_programs", "_compile"): self.__dict__.pop(name, None)
 
   def save(self, path: str | Path) -> Path:
     """Write this trace to path (gzip-compressed; ``.tgviz`` is a good suffix), to open later, or elsewhere, with
@@ -91,7 +93,7 @@ class Trace:
     groups: list[Group] = []
     if (rec := self._rec) is None: return groups
     for gi, graw in enumerate(rec.groups):
-      group = Group(gi, graw.name, graw.kind, stack=graw.stack)
+      group = Group(gi, graw.name, graw.kind, stack=graw.stack, trace=self)
       group.steps = [self.step_type(group, si, sraw.name, sraw.depth, sraw.loc, _rec=rec, _raw=sraw) for si, sraw in enumerate(graw.steps)]
       if graw.kind == "kernel":
         group.kernel = self.kernel_type(group, graw.device, graw.renderer, functools.partial(rec.program_uop, graw),
@@ -118,18 +120,20 @@ class Trace:
     for g in self.groups: yield from g.steps
 
   def find(self, name: str, kernel: str | None = None) -> Step:
-    """The first step called name (in the kernel of that name, if given)."""
+    """The first step called name (in the kernel so named, if given: its name, display name, a glob or its key, see
+    Kernel.named)."""
     for g in self.groups:
-      if kernel is not None and (g.kernel is None or g.kernel.name != kernel): continue
+      if kernel is not None and (g.kernel is None or not g.kernel.named(kernel)): continue
       for s in g.steps:
         if s.name == name: return s
     raise KeyError(f"no step {name!r}" + (f" in kernel {kernel!r}" if kernel else ""))
 
   def select(self, kernel: str | None = None, step: str | None = None, landmarks: bool = False) -> list[Step]:
-    """Steps of the kernels whose name matches the glob pattern kernel (None: every group, schedules too) and whose
-    name contains step (case-insensitive; None: all); only tinygrad's 'View ...' landmarks if landmarks is set."""
+    """Steps of the kernels named by kernel (a glob of their names, or their key: see Kernel.named; None: every group,
+    schedules too) and whose name contains step (case-insensitive; None: all); only tinygrad's 'View ...' landmarks if
+    landmarks is set."""
     return [s for g in self.groups for s in g.steps
-            if (kernel is None or (g.kernel is not None and fnmatch.fnmatch(g.kernel.name, kernel)))
+            if (kernel is None or (g.kernel is not None and g.kernel.named(kernel)))
             and (step is None or step.lower() in s.name.lower()) and (not landmarks or s.is_snapshot)]
 
   def history(self, uop: Any, group: Group | None = None) -> list[Event]:
@@ -158,10 +162,19 @@ class Trace:
         elif (here or uop in before) and not replaced: events.append(Event("removed", s))
     return events
 
-  def rules(self, sort: str = "count") -> list[Rule]:
-    """Every pattern that fired, with its count, total time and the steps it fired in, most frequent first (sort="time":
-    slowest first). Counts sum to the trace's number of matches. Like tinygrad's TRACK_MATCH_STATS=2 table, per trace."""
-    if sort not in ("count", "time"): raise ValueError(f"sort must be 'count' or 'time', not {sort!r}")
+  def rules(self, sort: str = "count", unmatched: bool = False) -> list[Rule]:
+    """Every pattern that fired, with its count (matches recorded in the trace's steps), total time and the steps it
+    fired in, most frequent first; counts sum to the trace's number of matches. Where the capture counted every attempt
+    (not in tinygrad's dumps), each also has TRACK_MATCH_STATS=2's figures for the capture: ``matched`` (matches in every
+    rewrite, the untracked simplifications too: patterns that fired only there are listed with count 0 and no first
+    match), ``attempts``, ``match_rate``, ``self_time_us`` (its attempts' time less the rewrites nested in them),
+    ``failed_us`` (time in attempts that did not match). unmatched: also the patterns tried that never matched (pure
+    overhead). sort: "count", "time" (in recorded matches), "attempts", "self" (self time), "failed", "rate"; the most
+    first (rate: the least)."""
+    keys = {"count": lambda r: (-r.count, -r.time), "time": lambda r: (-r.time, -r.count),
+            "attempts": lambda r: (-(r.attempts or 0), -r.count), "self": lambda r: (-(r.self_time_us or 0.0), -r.count),
+            "failed": lambda r: (-(r.failed_us or 0.0), -r.count), "rate": lambda r: (r.match_rate if r.match_rate is not None else 2.0, -r.count)}
+    if sort not in keys: raise ValueError(f"sort must be one of {', '.join(map(repr, keys))}, not {sort!r}")
     found: dict[tuple[str, int], Rule] = {}
     for s in self.steps:
       for k, (_, _, loc, t) in enumerate(s._raw.matches):
@@ -169,10 +182,16 @@ class Trace:
         r.count += 1
         r.time += t
         if not r.steps or r.steps[-1] is not s: r.steps.append(s)
-    return sorted(found.values(), key=(lambda r: (-r.count, -r.time)) if sort == "count" else (lambda r: (-r.time, -r.count)))
+    for loc, st in (tg.stats_of(self._rec.patterns) if self._rec is not None and self._rec.patterns else {}).items():
+      if (r := found.get(loc)) is None:
+        if not (st.matches or unmatched): continue
+        found[loc] = r = Rule(loc, 0, 0.0, [], None)
+      r.attempts, r.matched = st.attempts, st.matches
+      r.self_time_us, r.failed_us = round(st.self_time * 1e6, 3), round(st.fail_time * 1e6, 3)
+    return sorted(found.values(), key=keys[sort])
 
   @functools.cached_property
-  def _program(self) -> programs.Program:
+  def _program_map(self) -> programs.Program:
     return programs.build(self._rec, self.kernels)
 
   def program(self) -> programs.Program:
@@ -180,20 +199,77 @@ class Trace:
     in run order (``.kernels``) and every buffer between them (``.buffers``: writer, readers, shape, dtype, nbytes), each
     with the reason tinygrad's scheduler made it (``.reason``, one of user, output, input, copy, device, ranges, cost,
     reduce, other; ``.detail``; ``.line``). Read from the trace when first asked for."""
-    return self._program
+    return self._program_map
 
   def why(self, a: Any, b: Any) -> list[programs.Buffer]:
     """The buffers between two kernels (a Kernel, its index in :meth:`program`, or its display name), with their reasons:
     why tinygrad did not fuse them (see :meth:`tgviz.trace.program.Program.why`)."""
-    return self._program.why(a, b)
+    return self._program_map.why(a, b)
 
-  def kernel_table(self) -> list[dict[str, Any]]:
+  def kernel_table(self, peaks: bool = False, cache_dir: str | Path | None = None) -> list[dict[str, Any]]:
     """One plain row per kernel, in compile order (``pandas.DataFrame(trace.kernel_table())`` makes a table of it):
     name, device, global_size, local_size, tinygrad's estimates flops and bytes (None where it made none), runs (launches
-    inside the capture), time_us (their measured device time in total, µs; None when it did not run) and causes (why
-    it ends where it does: the reasons of the buffers its calls write, see :meth:`program`)."""
+    inside the capture: each launch counts for one kernel, the first of those that compiled to its program, whose
+    ``shares`` lists the others; theirs say which row ``counted_in``) and time_us (their device time in total, µs; None
+    when it did not run); its time as a spread, median_us, min_us, max_us over timed_runs, timed ("capture", or
+    "re-timed" after trace.retime) and cold (a single launch in the capture: no measurement of it warm); bound
+    ("memory", "compute" or "latency"), roof_fraction and why (see tgviz.trace.verdicts) where the device's peaks were
+    measured (peaks=True measures them once if they were not: a few seconds; see roofline); compile_us (its row of
+    compile_table, total_us); key (tinygrad's key of its AST) and causes (why it ends where it does: the reasons of the
+    buffers its calls write, see :meth:`program`)."""
+    found = runtime.roofline(self.kernels, True, cache_dir, measure=peaks).peaks  # (the roofline's: a faster kernel's roof)
+    compiled = {row["kernel"]: row["total_us"] for row in self.compile_table()}
     causes = self.program().kernel_causes()
-    return [{**k.table_row(), "causes": causes.get(k.group.index, [])} for k in self.kernels]
+    return [{**k.table_row(found, compiled.get(k.display_name)), "causes": causes.get(k.group.index, [])} for k in self.kernels]
+
+  def program_kernels(self, source_key: bytes) -> list[Kernel]:
+    """The kernels that compiled to the program of this SOURCE key, in compile order (see Kernel.program_kernels)."""
+    return self._programs.get(source_key, [])
+
+  @functools.cached_property
+  def _programs(self) -> dict[bytes, list[Kernel]]:
+    out: dict[bytes, list[Kernel]] = {}
+    for k in self.kernels:
+      if k._program is not None: out.setdefault(k._program.source_key, []).append(k)
+    return out
+
+  def compile_times(self) -> compiling.CompileTimes:
+    """tinygrad's own spans of its compiler (the TINY lane: schedules, each kernel's codegen and its steps, render and
+    device compile) and of the Tensor methods called (USER), nested, with ``totals`` (the capture's wall time split into
+    what they cover, and what not): see :class:`tgviz.trace.compile.CompileTimes`. Empty for a trace without a profile."""
+    return self._compile
+
+  @functools.cached_property
+  def _compile(self) -> compiling.CompileTimes:
+    groups = [compiling.GroupInfo(g.index, g.kind, g.name) for g in self.groups]
+    return compiling.compile_times(self._rec.profile if self._rec is not None else None, groups)
+
+  def compile_table(self) -> list[dict[str, Any]]:
+    """One plain row per kernel, in compile order: kernel (its display name), schedule_us (its share of the schedule
+    that made it), codegen_us (its rewrites, linearize and the rest of its codegen), render_us, compile_us (the device
+    compiler, tinygrad's disk cache included), first_launch_us (its program's first launch beyond its device time: a
+    device that builds kernels when it first runs them, PoCL, does it there) and total_us, from tinygrad's spans (µs;
+    None where there are none)."""
+    return compiling.compile_rows(self._compile, [compiling.KernelInfo(k.group.index, k.display_name, k._program.source_key if k._program
+                                                                         is not None and k.program_kernels[0] is k else None) for k in self.kernels])
+
+  def retime(self, kernels: list[Kernel] | None = None, slowest: int = timings.SLOWEST, **how: float) -> list[Kernel]:
+    """Time kernels again after the capture, each on its own: warm-up launches, then as many as give a stable median
+    (see tgviz.bridge.time_program: warmup, max_runs, budget, rel). Default: the slowest kernels (at most ``slowest``, by
+    their time in the capture) that ran fewer than 10 times there. Their times replace the capture's wherever a kernel's
+    time is shown (Kernel.timing, the kernel table, the roofline, comparisons) and are saved with the trace. A kernel
+    with no program, or on a NULL device, is skipped. Returns those timed."""
+    if (rec := self._rec) is None: return []
+    if kernels is None:
+      few = [(sum(t.times_us), k) for k in self.kernels if (t := k.timing) is not None and t.source == "capture" and t.n < timings.RELIABLE]
+      kernels = [k for _, k in sorted(few, key=lambda x: -x[0])[:slowest]]
+    done = []
+    for k in kernels:
+      if k._program is None or k._program_uop is None or tg.is_null_device(k.device) or not k.group.steps: continue
+      got = tg.time_program(k._program_uop, k.group.steps[0].before(), k.device, **how)  # type: ignore[arg-type]
+      rec.retimed[k._program.source_key], rec.retimed_stable[k._program.source_key] = got.times, got.stable
+      done.append(k)
+    return done
 
   @functools.cached_property
   def _runtime(self) -> tuple[runtime.Timeline, runtime.Memory]:

@@ -156,10 +156,13 @@ def _run(kernel: Kernel, r: Retry, runs: int, seed: int) -> None:
     r.error = f"compiled, not run: the {kernel.device} device runs nothing"
   else:
     r.run = tg.run_pair(kernel._program_uop, program, ast, kernel.device, max(runs, 1), seed)
-    tracker.recording.runs = {new.source_key: r.run.times_b}
+    tracker.recording.runs = tracker.recording.retimed = {new.source_key: r.run.times_b}  # (timed after a warm-up launch)
   r.trace = type(trace)(kernel.device)
   r.trace.env = env
   r.trace.fill(tracker.recording)
   if trace._rec is not None:
     r.original = type(trace)(kernel.device)
-    r.original.fill(trace._rec.only(trace._rec.groups[kernel.group.index], {old.source_key: r.run.times_a} if r.run and old else {}))
+    times = {old.source_key: r.run.times_a} if r.run and old else {}
+    r.original.fill(trace._rec.only(trace._rec.groups[kernel.group.index], times))
+    assert r.original._rec is not None
+    r.original._rec.retimed = times

@@ -16,6 +16,12 @@ def static_file(name: str) -> Path:
   return package / "static" / name if (package / "static" / name).exists() else package.parent / "js" / name
 
 
+# the trace browser's styles (the widget and the report's page)
+BROWSER_CSS = ("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css", "access.css", "search.css",
+               "programmap.css")
+COMPARE_CSS = ("widget.css", "table.css", "compare.css")  # the comparison's (its widget and its page)
+
+
 def styles(*names: str) -> str:
   """Frontend CSS files as one text, e.g. styles("widget.css", "table.css")."""
   return "".join(static_file(n).read_text() for n in names)

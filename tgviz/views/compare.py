@@ -18,7 +18,7 @@ from tgviz.draw.svg import text as escaped
 from tgviz.trace.comparison import Comparison, KernelPair
 from tgviz.trace.steps import Step
 from tgviz.trace.trace import Kernel
-from tgviz.views.assets import esm, script_safe, styles
+from tgviz.views.assets import COMPARE_CSS, esm, script_safe, styles
 from tgviz.views.highlight import code_css, highlight_code
 from tgviz.views.messages import Landmark, PairMsg, PairSide
 from tgviz.views.picture import picture
@@ -90,7 +90,7 @@ def write_comparison(cmp: Comparison, path: str | Path, title: str | None = None
   out = Path(path)
   out.parent.mkdir(parents=True, exist_ok=True)
   data = {"state": state(cmp), "pairs": [pair_message(cmp, i, max_nodes) for i in range(len(entries(cmp)))]}
-  css = styles("widget.css", "table.css", "compare.css")
+  css = styles(*COMPARE_CSS)
   out.write_text(_PAGE.format(title=escaped(title), css=css, data=script_safe(json.dumps(data, separators=(",", ":"))),
                               module=script_safe(json.dumps(esm("compare.js")))), encoding="utf-8")
   return out

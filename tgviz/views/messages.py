@@ -6,9 +6,10 @@ Keys are issued by Python and opaque to the frontend: a step is named by its ``S
 view), where match ``None`` (JSON ``null``) is the whole step. Synced state (the TraceWidget's traits; the report's
 stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected`` (a StepKey, "" for none), ``match`` (int or
 None), ``view`` (a View), ``code_css``, ``summary``, ``kernels`` (list of KernelRow), ``error``, ``whatif`` (per kernel
-an OptsInfo), ``opening`` ("program": open on the program map; "step": on the selected step) and
-``kept_picture``: the PictureMsg of the selected step (whole), kept small, that a saved notebook shows
-when no kernel answers. The builders are :mod:`tgviz.views.protocol`'s and the other view modules'.
+an OptsInfo), ``failure`` (a FailureInfo, or None: where tinygrad failed, which the browser opens on), ``opening``
+("program": open on the program map; "step": on the selected step) and ``kept_picture``: the PictureMsg of the
+selected step (whole), kept small, that a saved notebook shows when no kernel answers. The builders are
+:mod:`tgviz.views.protocol`'s and the other view modules'.
 
 Must not: build a message (no logic here but the JSDoc writer); import anything of tgviz.
 """
@@ -43,6 +44,7 @@ class TreeGroup(TypedDict):
   matches: int
   kernel: str | None
   steps: list[TreeStep]
+  key: NotRequired[str]  # a kernel's key, short (Kernel.short_key), shown beside its name
 
 
 class KernelRow(TypedDict):
@@ -59,6 +61,19 @@ class KernelRow(TypedDict):
   runs: int
   time_us: float | None
   step: StepKey
+  median_us: float | None   # its time as a spread (Kernel.timing): median, min, max over timed_runs
+  min_us: float | None
+  max_us: float | None
+  timed_runs: int
+  timed: str | None         # "capture" (its launches there) or "re-timed" (after it, warm)
+  cold: bool                # a single launch in the capture: no measurement of it warm
+  bound: str | None         # "memory", "compute" or "latency" (tgviz.trace.verdicts); null without the device's peaks
+  roof_fraction: float | None
+  why: str | None
+  compile_us: float | None  # its row of the compile table, total_us
+  shares: list[str]         # the other kernels that compiled to its program (their launches are one program's)
+  counted_in: str | None    # the kernel whose row counts its program's launches (null: this one)
+  key: NotRequired[str]     # Kernel.key (the table shows it short; rows of an older page have none)
   causes: NotRequired[list[str]]  # why the kernel ends where it does: the reasons of the buffers it writes (Program)
 
 
@@ -127,6 +142,7 @@ class KernelInfo(TypedDict):
   lines_note: str | None          # why lines is None
   codegen_step: StepKey | None    # the step whose graph the renderer consumed: where a line's UOps are drawn
   origins: list[OriginInfo]
+  key: NotRequired[str]           # Kernel.short_key
 
 
 class ProducedKernel(TypedDict):
@@ -201,22 +217,30 @@ class NodeMsg(TypedDict):
 
 
 class RuleInfo(TypedDict):
-  """A pattern that fired in the trace (see Trace.rules), and where it first fired."""
+  """A pattern of the trace (see Trace.rules), and where it first fired (step "" and match -1: in no step of the trace,
+  only in untracked rewrites, or never); its counts over every rewrite of the capture (null where not counted)."""
   where: str
   file: str
   line: int
   source: str
-  count: int
-  us: float
+  count: int           # matches in the trace's steps
+  us: float            # their time
   steps: int
   step: StepKey
   match: int
+  matched: int | None  # matches in every rewrite (TRACK_MATCH_STATS's count)
+  attempts: int | None
+  rate: float | None   # matched / attempts
+  self_us: float | None  # time in its attempts, less the rewrites nested in them
+  failed_us: float | None  # time in its attempts that did not match
 
 
 class RulesMsg(TypedDict):
   type: Literal["rules"]
   rules: list[RuleInfo]
   total: int           # how many rules fired (the list may be shorter)
+  never: list[RuleInfo]  # the patterns tried that never matched (pure overhead), most time in attempts first
+  totals: list[float]  # [attempts, matches, self µs, failed µs] over every pattern; [] where not counted
 
 
 class UopRow(TypedDict):
@@ -254,6 +278,63 @@ class AsmMsg(TypedDict):
   lines_note: str | None  # why rows have no source lines, or which have none (Kernel.disassembly_lines_note)
 
 
+class AccessVar(TypedDict):
+  """A range or thread id accesses run over (tgviz.bridge.access.Var)."""
+  name: str            # as tinygrad renders it: "r0", "lidx0", "gidx1"
+  size: int
+  kind: str            # an AST's range: its AxisType ("reduce", "weak", ...); a program's: "global", "local", "loop"
+
+
+AccessNode: TypeAlias = tuple[str, str, list[int], int | float | bool | str | None]
+"""A node of an access table: op ("ADD", "CONST", "VAR", "DATA", ...), kind ("i", "b", "f"), sources (earlier nodes), arg
+(a CONST's value, a VAR's number, a DATA's text). js/port/access.js evaluates them as tgviz.bridge.access.evaluate does."""
+
+
+class AccessEntry(TypedDict):
+  """One LOAD or STORE of a global buffer (tgviz.trace.access.Access, with its table's nodes)."""
+  number: int
+  kind: Literal["load", "store"]
+  slot: int
+  pattern: Literal["contiguous", "strided", "broadcast", "gather", "masked"]
+  stride: int | None
+  width: int           # consecutive elements per access (a vector's width)
+  index: int           # the node of its index
+  valid: int | None    # the node of its valid mask (None: always valid)
+  vars: list[int]      # the variables its index and mask use
+  loops: list[int]     # the variables it runs under (it is done once per point of them)
+  feeds: list[int]     # a store of an AST: the loads its value is made from
+  data: bool           # its index or mask reads data (a gather): never evaluated
+  index_text: str      # tinygrad's rendering
+  valid_text: str | None
+  keys: list[str]      # the node keys of its UOps (the LOAD or STORE, its INDEX): linked to the graph and code lines
+
+
+class AccessStage(TypedDict):
+  """A kernel's accesses at one stage: "ast" (the View Base AST: per output element) or "program" (per thread)."""
+  stage: Literal["ast", "program"]
+  nodes: list[AccessNode]
+  vars: list[AccessVar]
+  accesses: list[AccessEntry]
+
+
+class AccessBuffer(TypedDict):
+  """A global buffer of the kernel, drawn as a grid of its elements."""
+  slot: int
+  shape: list[int]     # its tensor's shape where known, else [numel]
+  dtype: str
+  numel: int
+  tensor: str | None   # which kernel wrote it, and the user's line
+
+
+class AccessMsg(TypedDict):
+  """The access tab: the kernel's buffers and accesses at both stages; the page evaluates hovers itself."""
+  type: Literal["access"]
+  kernel: str
+  buffers: list[AccessBuffer]
+  stages: list[AccessStage]
+  note: str | None     # why a stage is missing (a symbolic range, ...)
+
+
 class TimelineData(TypedDict):
   """The launches in start order, as columns: lane, name, kind (indices into lanes, names, KINDS), start and duration
   (µs; duration null where nothing was timed), kernel (index into RunMsg.kernels, -1: none), jit (-1: none) and replay;
@@ -277,6 +358,7 @@ class TimelineData(TypedDict):
   duration: float
   source: str
   summary: str
+  cold: list[int]                 # the launches that are their kernel's only one in the capture (cold: no warm time)
 
 
 class BufferRow(TypedDict):
@@ -339,6 +421,10 @@ class PointRow(TypedDict):
   gflops: float
   gbs: float
   bound: str | None
+  float_gflops: float | None      # its float work over its median: where it is drawn, under the float32 roof
+  verdict: str | None             # "memory", "compute" or "latency" (tgviz.trace.verdicts)
+  fraction: float | None          # of its roof reached
+  why: str | None
 
 
 class PeaksRow(TypedDict):
@@ -357,6 +443,27 @@ class RooflineData(TypedDict):
   ran: int                        # kernels that ran inside the capture (a point each, where tinygrad estimated them)
 
 
+class CompileData(TypedDict):
+  """tinygrad's host-side spans (trace.compile_times()), as columns in start order: lane (TINY: the compiler, USER: the
+  Tensor methods called; indices into lanes), name (into names), kind (into KINDS of views.compile), start and duration
+  (µs from the capture's start, to 0.1 µs), depth (0: outermost in its lane) and the step a click opens ("" for none);
+  own: [span, its time less the rewrites nested in it] of the spans with rewrites nested in them; totals: the capture's
+  wall time split up (CompileTotals' fields, µs); summary: the same in words."""
+  lanes: list[str]
+  names: list[str]
+  kinds: list[str]
+  lane: list[int]
+  name: list[int]
+  kind: list[int]
+  start: list[float]
+  dur: list[float]
+  own: list[list[float]]
+  depth: list[int]
+  step: list[StepKey]
+  totals: dict[str, float]
+  summary: str
+
+
 class RunMsg(TypedDict):
   type: Literal["run"]
   kernels: list[list[str]]        # [display name, the step it opens ("" for none)], by index
@@ -364,6 +471,8 @@ class RunMsg(TypedDict):
   timeline: TimelineData
   memory: MemoryData
   roofline: RooflineData
+  compile: CompileData
+  timings: list[str | None]       # each kernel's time as Timing.text says it ("median 12.3 µs (...)", "2,028 µs (1 cold launch)")
 
 
 class RetryMsg(TypedDict):
@@ -418,7 +527,7 @@ class MapKernel(TypedDict):
   lines: list[str]                   # the user's lines of its Tensor ops: "file.py:12 source"
   time_us: float | None              # the median of its kernel's launches
   runs: int
-  bound: str | None                  # "memory" or "compute" by the device's cached peaks; None without them
+  bound: str | None                  # "memory", "compute" or "latency" (Kernel.verdict) by the device's cached peaks; None without them
   reasons: list[str]
   schedule: int
   reads: list[int]                   # buffers (indices into ProgramMapMsg.buffers)
@@ -488,8 +597,42 @@ class FusedMsg(TypedDict):
   sides: list[FusedSide]
 
 
+class FailureInfo(TypedDict):
+  """Where tinygrad failed inside the capture (tgviz.trace.failure.Failure): the browser opens on it, the node marked."""
+  kind: Literal["rewrite", "compile", "run"]
+  summary: str          # one line: where and why
+  error: str            # "Type: message"
+  traceback: str
+  step: StepKey
+  match: int | None
+  node: str | None      # the node it failed on (as in the SVG's data-node)
+  line: int | None      # the code line a compiler named (from 1)
+
+
+class SearchHit(TypedDict):
+  """One thing a search found (tgviz.trace.search.Hit): where it is, a click away."""
+  kind: Literal["kernel", "step", "origin", "uop", "rule", "code"]
+  group: int
+  step: StepKey | None
+  match: int | None
+  line: int | None      # a code line (from 1)
+  node: str | None      # a UOp's node key, marked where it is drawn
+  count: int | None     # a rule's matches in the step
+  text: str             # what matched, in context
+  where: str            # the group and step it is in, as the tree names them
+
+
+class SearchMsg(TypedDict):
+  """A search's answer: the hits, at most views.search.SHOWN of each kind (counts: how many there are of each)."""
+  type: Literal["search"]
+  text: str
+  total: int
+  counts: dict[str, int]
+  hits: list[SearchHit]
+
+
 KernelMsg: TypeAlias = ("PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg"
-                        " | ProgramMapMsg | FusedMsg")
+                        " | AccessMsg | SearchMsg | ProgramMapMsg | FusedMsg")
 """What Python (or the report's page) sends the trace browser."""
 
 
@@ -523,9 +666,21 @@ class ProgramRequest(TypedDict):
   step: StepKey
 
 
+class AccessRequest(TypedDict):
+  """The access tab of the kernel of a step."""
+  type: Literal["access"]
+  step: StepKey
+
+
 class RunRequest(TypedDict):
   """The timeline, memory and roofline tabs."""
   type: Literal["run"]
+
+
+class RetimeRequest(TypedDict):
+  """Time kernels again (their display names; [] for the slowest that ran few times, as trace.retime chooses)."""
+  type: Literal["retime"]
+  kernels: list[str]
 
 
 class AllowedRequest(TypedDict):
@@ -553,8 +708,14 @@ class FuseRequest(TypedDict):
   buffer: int
 
 
+class SearchRequest(TypedDict):
+  """Search the trace for text (tgviz.trace.search)."""
+  type: Literal["search"]
+  text: str
+
+
 FrontendMsg: TypeAlias = ("ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
-                          " | ProgramMapRequest | FuseRequest")
+                          " | AccessRequest | SearchRequest | RetimeRequest | ProgramMapRequest | FuseRequest")
 """What the trace browser asks."""
 
 

@@ -1,11 +1,12 @@
 """The program map's message: the block's kernels as boxes and the buffers between them as arrows, laid out left to right
-by tgviz.draw.flow, with every kernel's and buffer's panel data (the reason each buffer exists, the user's lines), the
-kernels by cause, and where the trace opens (``opening``: the one place that choice is made).
+by tgviz.draw.flow, with every kernel's and buffer's panel data (the reason each buffer exists, the user's lines) and
+the kernels by cause (where the trace opens on it: tgviz.views.failure.opening).
 
-Owns ProgramMapMsg (see tgviz.views.messages) and what a box and an arrow say: a kernel's name, its Tensor ops and line,
-its measured time and whether it is memory- or compute-bound (by the device's cached peaks, never measured here); a
-chain of kernels each feeding only the next is folded into one box past FOLD_CHAIN kernels; several buffers between
-the same two kernels are one arrow. The trace model is :mod:`tgviz.trace.program`'s.
+Owns ProgramMapMsg (see tgviz.views.messages) and what a box and an arrow say: a kernel's name, its Tensor ops and
+line, its measured time and the limit it ran into (memory, compute or latency: its kernel table row's, by the device's
+cached peaks, never measured here); a chain of kernels each feeding only the next is folded into one box past
+FOLD_CHAIN kernels; several buffers between the same two kernels are one arrow. The trace model is
+:mod:`tgviz.trace.program`'s.
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from tgviz.trace import program as programs
 from tgviz.trace.fusion import fuse, lift_for
 from tgviz.trace.program import REASONS, Program, ProgramKernel
 from tgviz.trace.reasons import size_text
-from tgviz.trace.run import device_peaks
 from tgviz.trace.steps import where
 from tgviz.trace.trace import Trace
 from tgviz.views.messages import FusedMsg, FusedSide, MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
@@ -34,12 +34,6 @@ _STYLE = "".join([".tgviz-flow .node.copy rect{fill:#e0e0e0}", ".tgviz-flow .nod
                  [f".tgviz-flow .arrow.r-{r} .edge{{stroke:{c}}}" for r, c in REASON_COLOURS.items()])
 
 
-def opening(trace: Trace) -> str:
-  """What the trace browser opens on: "program" (the program map) where the trace ran kernels it can map, else "step"
-  (the first selection's picture). The one place this is decided."""
-  return "program" if trace.program().kernels else "step"
-
-
 def _steps(trace: Trace) -> dict[int, tuple[StepKey, StepKey | None, int]]:
   """Per kernel group index: its first step's key, its codegen step's key and its row in the kernel table."""
   out, row = {}, 0
@@ -49,15 +43,6 @@ def _steps(trace: Trace) -> dict[int, tuple[StepKey, StepKey | None, int]]:
     out[g.index] = (step_key(g.steps[0]), step_key(code) if code is not None else None, row)
     row += 1
   return out
-
-
-def _bound(k: ProgramKernel, peaks: dict[str, object]) -> str | None:
-  """"memory" or "compute": which roof is lower at the kernel's FLOPs per byte, by its device's cached peaks."""
-  kern = k.kernel
-  if kern is None or not kern.flops or not kern.bytes: return None
-  if kern.device not in peaks: peaks[kern.device] = device_peaks(kern.device, measure=False)[0]
-  pk = peaks[kern.device]
-  return None if pk is None else "memory" if kern.flops / kern.bytes < pk.ridge else "compute"  # type: ignore[attr-defined]
 
 
 def _chains(prog: Program) -> list[list[ProgramKernel]]:
@@ -141,7 +126,8 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_labe
   user's code), the kernels' and buffers' panels, the kernels by cause."""
   prog = trace.program()
   steps: dict[int, tuple[StepKey, StepKey | None, int]] = _steps(trace)
-  peaks: dict[str, object] = {}
+  # a box says the limit its kernel table row says (the same peaks: cached, never measured here)
+  bound = {id(k): r["bound"] for k, r in zip(trace.kernels, trace.kernel_table(), strict=True)}
   kernels: list[MapKernel] = []
   for k in prog.kernels:
     first, code, row = steps.get(k.kernel.group.index, (None, None, None)) if k.kernel is not None else (None, None, None)
@@ -150,7 +136,8 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_labe
     kernels.append(MapKernel(index=k.index, name=k.name, kind=k.kind, step=first, code_step=code, row=row,
                              ops=list(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins)),
                              lines=list(dict.fromkeys(origin_lines)), time_us=round(time_us, 3) if time_us is not None else None,
-                             runs=len(k.times_us), bound=_bound(k, peaks), reasons=k.reasons, schedule=k.schedule, reads=[], writes=[]))
+                             runs=len(k.times_us), bound=bound[id(k.kernel)] if k.kernel is not None else None,
+                             reasons=k.reasons, schedule=k.schedule, reads=[], writes=[]))
   index = {id(b): i for i, b in enumerate(prog.buffers)}
   buffers: list[MapBuffer] = []
   for b in prog.buffers:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tgviz import bridge as tg
 from tgviz.draw.scene import DEFAULT_MAX_NODES
-from tgviz.trace.steps import Step, where
+from tgviz.trace.steps import Rule, Step, where
 from tgviz.trace.trace import Group, Trace
 from tgviz.views.highlight import highlight_code
 from tgviz.views.messages import (
@@ -73,26 +73,30 @@ def step_of(trace: Trace, key: StepKey) -> Step:
 
 
 def shown_groups(trace: Trace, kernel: str | None = None) -> list[Group]:
-  """The groups listed: all, except kernels whose name does not match the glob pattern kernel."""
+  """The groups listed: all, except kernels that kernel does not name (a glob of their names, or their key: see
+  Kernel.named)."""
   return [g for g in trace.groups
-          if not kernel or g.kind != "kernel" or fnmatch.fnmatch(g.kernel.name if g.kernel else g.name, kernel)]
+          if not kernel or g.kind != "kernel" or (g.kernel.named(kernel) if g.kernel else fnmatch.fnmatch(g.name, kernel))]
 
 
 def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
   """The trace tree: groups with their steps (name, depth, matches), in compile order. kernel: a glob pattern that
   limits the kernels listed (other groups stay)."""
-  return [TreeGroup(index=g.index, name=g.display_name, kind=g.kind, matches=g.match_count, kernel=g.kernel.name if g.kernel else None,
-                    steps=[TreeStep(key=step_key(s), name=s.name, depth=s.depth, matches=len(s.matches),
-                                    snapshot=s.is_snapshot) for s in g.steps])
-          for g in shown_groups(trace, kernel)]
+  out = []
+  for g in shown_groups(trace, kernel):
+    group = TreeGroup(index=g.index, name=g.display_name, kind=g.kind, matches=g.match_count, kernel=g.kernel.name if g.kernel else None,
+                      steps=[TreeStep(key=step_key(s), name=s.name, depth=s.depth, matches=len(s.matches), snapshot=s.is_snapshot)
+                             for s in g.steps])
+    if g.kernel is not None: group["key"] = g.kernel.short_key
+    out.append(group)
+  return out
 
 
-def kernel_rows(trace: Trace, kernel: str | None = None) -> list[KernelRow]:
-  """The kernel table of the kernels listed (see shown_groups): Trace.kernel_table's rows, each with its first step and
-  its causes (why it ends where it does: the reasons of the buffers its calls write, Program.kernel_causes)."""
-  causes = trace.program().kernel_causes()
-  return [KernelRow(**g.kernel.table_row(), label=g.display_name, matches=g.match_count, step=step_key(g.steps[0]),  # type: ignore[typeddict-item]
-                    causes=causes.get(g.index, []))
+def kernel_rows(trace: Trace, kernel: str | None = None, peaks: bool = False) -> list[KernelRow]:
+  """The kernel table of the kernels listed (see shown_groups): Trace.kernel_table's rows (peaks: measure the devices'
+  peaks for the verdicts where they never were; causes: why each kernel ends where it does), each with its first step."""
+  rows = dict(zip(map(id, trace.kernels), trace.kernel_table(peaks), strict=True))
+  return [KernelRow(**rows[id(g.kernel)], label=g.display_name, matches=g.match_count, step=step_key(g.steps[0]))  # type: ignore[typeddict-item]
           for g in shown_groups(trace, kernel) if g.kernel is not None and g.steps]
 
 
@@ -138,7 +142,7 @@ def kernel_info(group: Group, cell_label: CellLabel | None = None) -> KernelInfo
                     local_size=list(k.local_size) if k.local_size is not None else None,
                     html=highlight_code(k.source, k.renderer) if k.source else "", source=k.source,
                     lines=lines, lines_note=k.lines_note, codegen_step=step_key(cg) if cg is not None else None,
-                    origins=[origin_info(o, cell_label) for o in k.origins])
+                    origins=[origin_info(o, cell_label) for o in k.origins], key=k.short_key)
 
 
 def produced_kernels(trace: Trace, group: Group) -> list[ProducedKernel]:
@@ -224,13 +228,26 @@ def history(trace: Trace, uop: object, group: Group) -> list[HistoryEvent]:
 MAX_RULES = 2000
 
 
+def rule_info(r: Rule) -> RuleInfo:
+  rate = r.match_rate
+  return RuleInfo(where=where(*r.loc), file=r.loc[0], line=r.loc[1], source=r.source, count=r.count, us=round(r.time * 1e6, 1),
+                  steps=len(r.steps), step=step_key(r.first.step) if r.first is not None else "", match=r.first.index if r.first is not None else -1,
+                  matched=r.matched, attempts=r.attempts, rate=round(rate, 4) if rate is not None else None,
+                  self_us=round(r.self_time_us, 1) if r.self_time_us is not None else None,
+                  failed_us=round(r.failed_us, 1) if r.failed_us is not None else None)
+
+
 def rules_message(trace: Trace, sort: str = "count") -> RulesMsg:
-  """The rules tab: every pattern that fired (the first MAX_RULES), most often first."""
-  rules = trace.rules(sort)
-  return RulesMsg(type="rules", total=len(rules), rules=[
-    RuleInfo(where=where(*r.loc), file=r.loc[0], line=r.loc[1], source=r.source, count=r.count,
-             us=round(r.time * 1e6, 1), steps=len(r.steps), step=step_key(r.first.step), match=r.first.index)
-    for r in rules[:MAX_RULES]])
+  """The rules tab: every pattern that fired (the first MAX_RULES), most often first; the patterns tried that never
+  matched apart, the most time lost first; the totals of every pattern's attempts."""
+  every = trace.rules(sort, unmatched=True)
+  rules = [r for r in every if r.count or r.matched]
+  never = sorted((r for r in every if not r.count and not r.matched), key=lambda r: -(r.failed_us or 0.0))
+  counted = [r for r in every if r.attempts is not None]
+  totals = [float(sum(r.attempts or 0 for r in counted)), float(sum(r.matched or 0 for r in counted)),
+            round(sum(r.self_time_us or 0.0 for r in counted), 1), round(sum(r.failed_us or 0.0 for r in counted), 1)] if counted else []
+  return RulesMsg(type="rules", total=len(rules), rules=[rule_info(r) for r in rules[:MAX_RULES]],
+                  never=[rule_info(r) for r in never[:MAX_RULES]], totals=totals)
 
 
 def error_message(message: str, traceback: str | None = None) -> ErrorMsg:

@@ -1,14 +1,16 @@
 """The run message: what the trace browser's *timeline*, *memory* and *roofline* tabs draw (js/runview.js and the
 modules it imports), built from ``trace.timeline()``, ``trace.memory()`` and ``trace.roofline()``.
 
-The widget sends it when its frontend asks (``{"type": "run"}``); the HTML report embeds it as one chunk. It is compact
+The widget sends it when its frontend asks (``{"type": "run"}``); the HTML report embeds it as one chunk. The compiler's
+lanes (tinygrad's host-side spans) are tgviz.views.compile's part of it. It is compact
 for tens of thousands of launches: the launches and the memory events go as columns of numbers, names once each. A
 kernel is an index into ``kernels``, each with the step it opens (its first, as the kernel table's rows). Draws nothing.
 """
 from __future__ import annotations
 
-from tgviz.trace.run import Launch, Roofline
+from tgviz.trace.run import Launch, Roofline, RooflinePoint
 from tgviz.trace.trace import Kernel, Trace
+from tgviz.views.compile import compile_data
 from tgviz.views.messages import BufferRow, BufferTable, MemoryData, PeaksRow, PointRow, RooflineData, RunMsg, TimelineData
 from tgviz.views.protocol import step_key
 
@@ -46,6 +48,7 @@ def timeline_data(trace: Trace, index: dict[int, int]) -> TimelineData:
   def kernel(x: Launch) -> int: return index.get(id(x.kernel), -1) if x.kernel is not None else -1
   ls = tl.launches
   timed = [i for i, x in enumerate(ls) if x.kind == "kernel" and x.duration_us is not None]
+  cold = {id(k) for k in trace.kernels if (t := k.timing) is not None and t.cold}
   slowest = sorted(timed, key=lambda i: -(ls[i].duration_us or 0.0))[:SLOWEST]
   return TimelineData(
     lanes=list(tl.lanes), kinds=list(KINDS),
@@ -56,7 +59,8 @@ def timeline_data(trace: Trace, index: dict[int, int]) -> TimelineData:
     names=list(names), jits=list(tl.jits),
     jit_runs=[[r.jit, r.replay, _us(r.start_us), _us(r.end_us), r.launches] for r in tl.jit_runs],
     moved=[[i, x.nbytes] for i, x in enumerate(ls) if x.nbytes is not None],
-    slowest=slowest, duration=_us(tl.duration_us), source=tl.source, summary=tl.summary())
+    slowest=slowest, duration=_us(tl.duration_us), source=tl.source, summary=tl.summary(),
+    cold=[i for i, x in enumerate(ls) if id(x.kernel) in cold])
 
 
 def memory_data(trace: Trace, index: dict[int, int]) -> MemoryData:
@@ -72,9 +76,12 @@ def memory_data(trace: Trace, index: dict[int, int]) -> MemoryData:
 
 def roofline_data(trace: Trace, index: dict[int, int], peaks: bool = True) -> RooflineData:
   roof: Roofline = trace.roofline(peaks=peaks)
-  points = [PointRow(kernel=index[id(p.kernel)], device=p.device, flops=p.flops, bytes=p.bytes, runs=p.runs,
-                     time_us=_us(p.time_us), intensity=p.intensity, gflops=p.gflops, gbs=p.gbs, bound=roof.bound(p))
-            for p in roof.points if id(p.kernel) in index]
+  def point(p: RooflinePoint) -> PointRow:
+    v = roof.verdict(p)
+    return PointRow(kernel=index[id(p.kernel)], device=p.device, flops=p.flops, bytes=p.bytes, runs=p.runs, time_us=_us(p.time_us),
+                    intensity=p.intensity, gflops=p.gflops, gbs=p.gbs, bound=roof.bound(p), float_gflops=p.float_gflops,
+                    verdict=v.bound if v else None, fraction=v.fraction if v else None, why=v.why if v else None)
+  points = [point(p) for p in roof.points if id(p.kernel) in index]
   placed = {id(p.kernel) for p in roof.points}
   ran = [k for k in trace.kernels if k.run_times]
   notes = [*roof.notes, *(f"{k.display_name}: ran, but tinygrad gave no FLOPs or bytes estimate to place it"
@@ -91,5 +98,6 @@ def run_message(trace: Trace, peaks: bool = True) -> RunMsg:
   kernels, index = _kernel_index(trace)
   estimates = [[k.flops, k.bytes] if k.flops is not None and k.bytes is not None else None for k in trace.kernels]
   return RunMsg(type="run", kernels=kernels, estimates=estimates, timeline=timeline_data(trace, index), memory=memory_data(trace, index),
-                roofline=roofline_data(trace, index, peaks))
+                roofline=roofline_data(trace, index, peaks), compile=compile_data(trace),
+                timings=[t.text() if (t := k.timing) is not None else None for k in trace.kernels])
 

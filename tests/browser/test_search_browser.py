@@ -1,0 +1,155 @@
+"""Finding things, as a user does, in headless Chromium: the search in the MNIST step's report (the loss's log_softmax
+in three actions, a UOp marked on screen, a code line, a rule's match, no match) and in the widget in JupyterLab (Python
+answers); and a trace that opens on where tinygrad failed (a rewrite, a compile, a launch), in the report and the widget."""
+import subprocess
+import sys
+
+import pytest
+import workloads
+from harness import ARTIFACTS, new_page, open_in_lab, run_all
+
+import tgviz
+from tgviz.views import protocol as P
+
+ON_SCREEN = """(sel) => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  return [...document.querySelectorAll(sel)].some((n) => { const r = n.getBoundingClientRect();
+    return r.width > 0 && r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1; }); }"""
+
+
+@pytest.fixture(scope="module")
+def mnist_report(mnist_trace, tmp_path_factory):
+  return mnist_trace.to_html(tmp_path_factory.mktemp("mnist") / "index.html", workers=2)
+
+
+@pytest.fixture
+def page(browser):
+  with new_page(browser, 1600, 1000, offline=True) as p: yield p
+
+
+def search(page, text: str, total: int) -> None:
+  """Type text into the search box (opened with /) and wait for its hits' count."""
+  page.locator(".tgviz-title").click()
+  page.keyboard.press("/")
+  page.keyboard.press("Control+a")
+  page.keyboard.type(text)
+  said = f"{total} hit{'s' if total != 1 else ''} for “{text}”" if total else f"no match for “{text}”"
+  page.wait_for_function("(t) => document.querySelector('.tgviz-results-head')?.textContent === t", arg=said, timeout=30_000)
+
+
+def shown_at(page, step, match) -> None:
+  m = "" if match is None else str(match)
+  page.wait_for_function("([s, m]) => { const st = document.querySelector('.tgviz-stage'); return st && st.dataset.step === s && "
+                         "st.dataset.match === m && st.querySelector('svg g.node'); }", arg=[P.step_key(step), m], timeout=60_000)
+
+
+def test_search_in_the_report_finds_and_goes_there(mnist_trace, mnist_report, page):
+  page.goto(mnist_report.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  # "where did the loss's log_softmax end up?": /, log_softmax, a click (3 actions)
+  hits = mnist_trace.search("log_softmax")
+  search(page, "log_softmax", len(hits))
+  assert page.locator(".tgviz-hits.kind-origin .tgviz-hit").count() == len(hits)
+  page.locator(".tgviz-hit").first.click()
+  shown_at(page, hits[0].step, None)
+  assert hits[0].kernel.display_name in page.locator(".tgviz-code-head").inner_text()
+  page.screenshot(path=str(ARTIFACTS / "search-log-softmax.png"))
+  # a UOp: where it first appears, marked on screen
+  uop = next(h for h in mnist_trace.search("EXP2") if h.kind == "uop" and h.kernel is not None)
+  search(page, "EXP2", len(mnist_trace.search("EXP2")))
+  page.locator(".tgviz-hits.kind-uop .tgviz-hit").nth([h for h in mnist_trace.search("EXP2") if h.kind == "uop"].index(uop)).click()
+  shown_at(page, uop.step, uop.match)
+  marked = f".tgviz-stage g.node.hl[data-node='{uop.node}'], .tgviz-stage g.node.hl[data-holds~='{uop.node}']"
+  page.wait_for_selector(marked, timeout=30_000)
+  assert page.evaluate(ON_SCREEN, marked)
+  page.screenshot(path=str(ARTIFACTS / "search-uop.png"))
+  # a code line: the kernel's codegen graph, the line marked
+  code = next(h for h in mnist_trace.search("get_local_id") if h.kind == "code")
+  search(page, "get_local_id", len(mnist_trace.search("get_local_id")))
+  page.locator(".tgviz-hits.kind-code .tgviz-hit").first.click()
+  page.wait_for_selector(f".tgviz-code [data-line='{code.line}'].tgviz-line-pinned", timeout=60_000)
+  assert page.locator(".tgviz-stage").get_attribute("data-step") == P.step_key(code.step)
+  # a rule: the step it fired in, at its first match there
+  rule = next(h for h in mnist_trace.search("do_devectorize") if h.kind == "rule")
+  search(page, "do_devectorize", len(mnist_trace.search("do_devectorize")))
+  page.locator(".tgviz-hits.kind-rule .tgviz-hit").first.click()
+  shown_at(page, rule.step, rule.match)
+  assert "do_devectorize" in page.locator(".tgviz-pattern").inner_text()
+  # text from the trace is text: code with "<<" in it lists as such
+  shifts = mnist_trace.search("<<")
+  search(page, "<<", len(shifts))
+  assert "<<" in page.locator(".tgviz-hits.kind-code .tgviz-hit-text").first.inner_text()
+  assert page.locator(".tgviz-results .tgviz-hit-text *").count() == 0
+  search(page, "no such thing anywhere", 0)
+  page.keyboard.press("Escape")  # clears the box: the hits go
+  page.wait_for_selector(".tgviz-results", state="hidden", timeout=10_000)
+  page.locator(".tgviz-title").click()
+  page.keyboard.press("Control+f")  # Ctrl-F: the search box, not the page's find
+  assert page.evaluate("document.activeElement.classList.contains('tgviz-filter')")
+  assert not page.errors
+
+
+SOFTMAX = "%%tgviz -o sm\nfrom tinygrad import Tensor\nTensor.manual_seed(0)\nTensor.randn(8, 33).softmax(1).realize()"
+
+
+def test_search_in_the_widget_is_answered_by_python(lab, browser):
+  with new_page(browser, 1600, 1100) as page:
+    open_in_lab(page, lab, "search", "%load_ext tgviz", SOFTMAX)
+    run_all(page, 2)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+    page.locator(".tgviz-title").click()
+    page.keyboard.press("/")
+    page.keyboard.type("EXP2")
+    page.wait_for_selector(".tgviz-hits.kind-uop .tgviz-hit", timeout=60_000)
+    head = page.locator(".tgviz-results-head").inner_text()
+    assert head.endswith("for “EXP2”") and int(head.split()[0]) >= page.locator(".tgviz-hit").count() > 0
+    hit = page.locator(".tgviz-hits.kind-uop .tgviz-hit").last
+    where = hit.locator(".tgviz-hit-where").inner_text()
+    hit.click()
+    page.wait_for_function("(w) => document.querySelector('.tgviz-title').innerText.startsWith(w.split(' · ')[0])", arg=where, timeout=60_000)
+    page.wait_for_selector(".tgviz-stage g.node.hl", timeout=60_000)
+    assert page.evaluate(ON_SCREEN, ".tgviz-stage g.node.hl")
+    page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "search-widget.png"))
+    assert not page.errors
+
+
+@pytest.fixture(scope="module", params=["rewrite", "compile", "run"])
+def failed_report(request, tmp_path_factory):
+  """tgviz run of a script that makes tinygrad fail there: its report, and the trace it saved."""
+  tmp = tmp_path_factory.mktemp(f"failed-{request.param}")
+  script = tmp / f"failing_{request.param}.py"
+  script.write_text(workloads.FAILING[request.param])
+  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--out", str(tmp / "out"), "--save", "--svg", "none"],
+                        capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 1 and "tgviz: tinygrad failed: " in proc.stderr, proc.stderr[-2000:]
+  return request.param, tmp / "out" / "index.html", tgviz.load(tmp / "out" / "trace.tgviz").failure
+
+
+def test_a_report_opens_on_where_tinygrad_failed(failed_report, page):
+  where, report, f = failed_report
+  page.goto(report.as_uri())
+  shown_at(page, f.step, f.match)
+  box = page.locator(".tgviz-failure")
+  assert box.is_visible() and f.summary() in box.inner_text() and "failed" in box.inner_text()
+  marked = f".tgviz-stage g.node.hl[data-node='{f.node}'], .tgviz-stage g.node.hl[data-holds~='{f.node}']"
+  page.wait_for_selector(marked, timeout=30_000)  # the UOp it failed on, picked, on screen, its panel open
+  assert page.evaluate(ON_SCREEN, marked) and page.locator(".tgviz-node-panel").is_visible()
+  if where == "compile": page.wait_for_selector(f".tgviz-code [data-line='{f.line}'].tgviz-line-hl", timeout=30_000)
+  box.locator("summary").click()  # the exception and tinygrad's traceback
+  assert "Traceback" in box.locator("pre").inner_text() and f.error.splitlines()[0] in box.locator("pre").inner_text()
+  page.screenshot(path=str(ARTIFACTS / f"failure-{where}.png"))
+  assert not page.errors
+
+
+def test_the_widget_opens_on_where_tinygrad_failed(lab, browser):
+  cell = "%%tgviz -o failed\n" + workloads.FAILING["rewrite"]
+  with new_page(browser, 1600, 1100) as page:
+    open_in_lab(page, lab, "failing", "%load_ext tgviz", cell)
+    run_all(page, 2)
+    page.wait_for_selector(".tgviz-failure:not([hidden])", timeout=120_000)
+    page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '4'", timeout=60_000)  # match 5 of 5
+    assert "a rewrite failed in" in page.locator(".tgviz-failure").inner_text()
+    page.wait_for_selector(".tgviz-stage g.node.hl", timeout=30_000)  # the STORE the pattern was matching, picked
+    page.wait_for_function("document.querySelector('.tgviz-node-panel').innerText.startsWith('STORE')", timeout=30_000)
+    assert "devectorize2" in page.locator(".tgviz-title").inner_text()
+    page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "failure-widget.png"))
+    assert not page.errors

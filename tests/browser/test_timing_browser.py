@@ -1,0 +1,244 @@
+"""Where the time goes, as a user finds it in a real browser: in the report of a training step and a TinyJit loop, the
+timeline's compiler lanes (tinygrad's TINY and USER spans) and the capture's time in numbers, a kernel's codegen span
+opening its steps (three actions from the report); the kernel table's compile column, medians with their spread, cold
+single launches and limits; the rules tab's attempts, self time and the patterns that never match; the roofline's
+names clear of its points. In JupyterLab, "time the slowest again" re-times kernels and the table says so; in
+Notebook 7 the compiler lanes. Screenshots beside VIZ's profiler (shared/anchors/turn4/viz-tiny-lane-compile-time.png):
+timing-*.png."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import workloads
+from harness import ARTIFACTS, new_page, notebook, open_in_lab, run_all
+
+import tgviz
+from tgviz.trace.steps import where
+
+CANVAS = ".tgviz-tl-canvas"
+TRAIN = """%%tgviz
+import sys
+sys.path.insert(0, {tests!r})
+import workloads
+loss, w1, w2 = workloads.mlp_train((64, 32, 10), 8)
+"""
+
+
+def train() -> None:
+  workloads.mlp_train((64, 32, 10), 8)
+  workloads.jit_train(4)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+  """The report of a training step and a TinyJit loop of one, its slowest kernels that ran once timed again (as `tgviz
+  run` does)."""
+  with tgviz.capture() as trace: train()
+  trace.retime(slowest=2, budget=0.3)
+  return trace.to_html(tmp_path_factory.mktemp("timing") / "index.html"), trace
+
+
+@pytest.fixture
+def page(browser):
+  with new_page(browser, 1600, 1000, offline=True) as p: yield p
+
+
+def table(page) -> list[dict]:
+  """The kernel table's rows as read on screen, by header."""
+  heads = [t.rstrip(" ▲▼") for t in page.locator(".tgviz-kernels thead th").all_inner_texts()]
+  cells = page.eval_on_selector_all(".tgviz-kernels tbody tr", "rs => rs.map(r => [...r.cells].map(c => [c.textContent, c.title]))")
+  return [dict(zip(heads, row, strict=True)) for row in cells]
+
+
+def test_where_the_compile_time_goes_in_three_actions(report, page):
+  """Open the run's tabs (1), show the whole run (2): the compiler's lanes and the capture's time in numbers; click the
+  longest kernel codegen span (3): that kernel's steps open."""
+  path, trace = report
+  page.goto(path.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.locator(".tgviz-run > summary").click()                                    # 1
+  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=60_000)
+  tot = trace.compile_times().totals
+  line = page.locator(".tgviz-tl-compile").inner_text()
+  assert line == tot.summary() and f"capture {tot.wall_us / 1e3:,.1f} ms" in line and "not covered" in line
+  # it opens on the loop's replays (its steady state)
+  assert page.locator(".tgviz-tl-replays.active").count() == 1
+  page.screenshot(path=str(ARTIFACTS / "timing-timeline-replays.png"))
+  page.locator(".tgviz-tl-fit").click()                                            # 2
+  page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=10_000)
+  canvas = page.locator(CANVAS)
+  x, y, w, h = json.loads(canvas.get_attribute("data-codegen"))
+  step = canvas.get_attribute("data-codegen-step")
+  group = trace.groups[int(step.split(":")[0])]
+  assert group.kernel is not None
+  span = trace.compile_times().groups[group.index]
+  box = canvas.bounding_box()
+  page.mouse.move(box["x"] + x + w / 2, box["y"] + y + h / 2)
+  tip = page.locator(".tgviz-tl-tip")
+  tip.wait_for(state="visible", timeout=5_000)
+  assert tip.inner_text().startswith(f"{span.name} (a kernel's codegen) on TINY") and "click: its steps" in tip.inner_text()
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / "timing-compiler-lanes.png"))
+  page.mouse.click(box["x"] + x + w / 2, box["y"] + y + h / 2)                     # 3
+  page.wait_for_function("(n) => document.querySelector('.tgviz-code-head').innerText.startsWith(n + ' ·')", arg=group.kernel.display_name,
+                         timeout=60_000)
+  assert not page.locator(".tgviz-run[open]").count()
+  assert not page.errors
+
+
+def test_the_kernel_tables_times_compile_and_limits(report, page):
+  path, trace = report
+  page.goto(path.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.locator(".tgviz-kernels > summary").click()
+  rows = table(page)
+  expected = trace.kernel_table(peaks=True)  # (the report measured the peaks, cached: the rows' limits are the page's)
+  assert [r["kernel"][0] for r in rows] == [k.display_name for k in trace.kernels]
+  compiled = {r["kernel"]: r["total_us"] for r in trace.compile_table()}
+  for row, want, k in zip(rows, expected, trace.kernels, strict=True):
+    assert row["compile (ms)"][0] == f"{compiled[k.display_name] / 1e3:.1f}"
+    if want["cold"]: assert row["median"][0].startswith("❄ ") and row["spread"][0] == "❄ 1 cold launch"
+    if want["timed"] == "re-timed": assert row["spread"][0].endswith(f"{want['timed_runs']} runs, re-timed")
+    if want["bound"] is not None:
+      assert row["limit"][0].startswith(want["bound"] + " ") and row["limit"][1] == want["why"]
+  assert any(r["timed"] == "re-timed" for r in expected) and any(r["cold"] for r in expected)
+  assert {r["bound"] for r in expected} >= {"latency"}
+  page.locator(".tgviz-kernels th", has_text="compile (ms)").click()  # the slowest to compile first
+  first = page.locator(".tgviz-kernels tbody tr").first.locator("td").first.inner_text()
+  assert first == max(trace.compile_table(), key=lambda r: r["total_us"])["kernel"]
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / "timing-kernel-table.png"))
+  assert not page.errors
+
+
+def test_the_rules_tab_counts_every_attempt(report, page):
+  path, trace = report
+  page.goto(path.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.locator(".tgviz-rules-toggle").click()
+  page.wait_for_selector(".tgviz-rules tr.tgviz-rule", timeout=30_000)
+  heads = page.locator(".tgviz-rules > table th").all_inner_texts()
+  assert heads == ["count", "matched", "attempts", "rate", "self", "failed", "in steps", "steps", "pattern"]
+  top = trace.rules()[0]
+  cells = page.locator(".tgviz-rules tr.tgviz-rule").first.locator("td").all_inner_texts()
+  assert cells[:3] == [str(top.count), f"{top.matched:,}", f"{top.attempts:,}"]
+  never = [r for r in trace.rules(unmatched=True) if not r.matched]
+  summary = page.locator(".tgviz-rules-never > summary").inner_text()
+  assert summary.startswith(f"never matched: {len(never)} patterns") and "pure overhead" in summary
+  page.locator(".tgviz-rules-never > summary").click()
+  costliest = max(never, key=lambda r: r.failed_us)
+  first = page.locator(".tgviz-rule-never").first
+  assert costliest.source.split("\n")[0] in first.inner_text()
+  page.locator(".tgviz-rules > table th", has_text="self").click()  # the most time in its own attempts first
+  top_self = next(r for r in trace.rules(sort="self") if r.count or r.matched)
+  assert page.locator(".tgviz-rules tr.tgviz-rule").first.get_attribute("title").startswith(where(*top_self.loc) + ":")
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / "timing-rules.png"))
+  assert not page.errors
+
+
+def test_the_roofline_names_the_slowest_clear_of_the_points(report, page):
+  path, trace = report
+  page.goto(path.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.locator(".tgviz-run > summary").click()
+  page.locator(".tgviz-run-tab[data-tab='roofline']").click()
+  page.wait_for_selector(".tgviz-roof-point", timeout=60_000)
+  names = page.locator(".tgviz-roof-name")
+  assert names.count() >= 4
+  points = page.eval_on_selector_all(".tgviz-roof-point", "ps => ps.map(p => ['cx', 'cy', 'r'].map(a => Number(p.getAttribute(a))))")
+  boxes = [json.loads(b) for b in names.evaluate_all("ns => ns.map(n => n.dataset.box)")]
+  # on screen: each name's drawn box (its text's bounding box) clear of every point and of the other names
+  drawn = names.evaluate_all("ns => ns.map(n => { const b = n.getBBox(); return [b.x, b.y, b.width, b.height]; })")
+  for (bx, by, bw, bh) in drawn:
+    assert all(cx + r < bx or cx - r > bx + bw or cy + r < by or cy - r > by + bh for cx, cy, r in points), (bx, by, bw, bh)
+  for i, a in enumerate(drawn):
+    for b in drawn[i + 1:]: assert a[0] + a[2] <= b[0] or b[0] + b[2] <= a[0] or a[1] + a[3] <= b[1] or b[1] + b[3] <= a[1], (a, b)
+  assert len(boxes) == len(drawn)
+  slowest = max((k for k in trace.kernels if k.run_times), key=lambda k: sum(k.run_times))
+  assert slowest.display_name in names.all_text_contents()
+  point = page.locator(".tgviz-roof-point[data-verdict='latency']").first
+  point.dispatch_event("pointerenter")  # (another point may lie over it: hovered as the user would reach it)
+  assert "latency/launch-bound:" in page.locator(".tgviz-roof-hover").inner_text()
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / "timing-roofline.png"))
+  assert not page.errors
+
+
+def test_time_again_in_jupyterlab(lab, browser):
+  """The kernel table's "time the slowest again": the slowest kernels that ran once, re-timed warm, their rows say so."""
+  tests = str(Path(__file__).resolve().parents[1])
+  with new_page(browser, 1600, 1100) as page:
+    open_in_lab(page, lab, "timing", "%load_ext tgviz", TRAIN.format(tests=tests))
+    run_all(page, 2)
+    page.locator(".tgviz-root").wait_for(timeout=180_000)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+    page.locator(".tgviz-kernels > summary").click()
+    before = table(page)
+    assert any(r["spread"][0] == "❄ 1 cold launch" for r in before) and not any("re-timed" in r["spread"][0] for r in before)
+    page.locator(".tgviz-retime").click()
+    page.wait_for_function("[...document.querySelectorAll('.tgviz-kernels tbody tr')].some(r => r.innerText.includes('re-timed'))",
+                           timeout=180_000)
+    after = table(page)
+    retimed = [r for r in after if "re-timed" in r["spread"][0]]
+    assert 1 <= len(retimed) <= 5 and all(not r["median"][0].startswith("❄") for r in retimed)
+    assert all(int(re.search(r"(\d+) runs", r["spread"][0]).group(1)) >= 10 for r in retimed)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "timing-retimed-lab.png"))
+    assert not page.errors
+
+
+def test_compiler_lanes_in_notebook7(nb7, browser):
+  url, token, root = nb7
+  (root / "timing7.ipynb").write_text(notebook("%load_ext tgviz", TRAIN.format(tests=str(Path(__file__).resolve().parents[1]))))
+  with new_page(browser, 1600, 1100) as page:
+    page.goto(f"{url}/notebooks/timing7.ipynb?token={token}")
+    run_all(page, 2)
+    page.locator(".tgviz-root").wait_for(timeout=180_000)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+    page.errors.clear()  # (Notebook 7 itself raises "reading 'schema'" while it loads its settings)
+    page.locator(".tgviz-run > summary").click()
+    page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=120_000)
+    page.locator(".tgviz-tl-fit").click()
+    page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=10_000)
+    assert "kernels' codegen" in page.locator(".tgviz-tl-compile").inner_text()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "timing-compiler-lanes-notebook7.png"))
+    assert not page.errors
+
+
+@pytest.mark.slow
+def test_the_gpt_steps_compiler_lanes_beside_viz(tmp_path, page):
+  """`tgviz run` on the GPT training step: its report's TINY lane, as VIZ's (shared/anchors/turn4/viz-tiny-lane-compile-
+  time.png): each kernel's do_to_program span with its time, a click opening its steps; the kernel table's runs the
+  timeline's launches (kernels sharing a program counted once), its slowest kernels re-timed."""
+  script = Path(__file__).resolve().parents[2] / "benchmarks" / "models" / "gpt_train_step.py"
+  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--out", str(tmp_path), "--svg", "none"], capture_output=True,
+                        text=True, timeout=1800)
+  assert proc.returncode == 0, proc.stderr
+  assert "timed again in" in proc.stdout and "re-timed" in proc.stdout
+  page.goto((tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  page.locator(".tgviz-kernels > summary").click()
+  rows = table(page)
+  assert any(r["program"][0].startswith("launches in ") for r in rows)  # E_8_4 #3's launches are E_8_4 #2's
+  runs = sum(int(r["runs"][0].replace(",", "") or 0) for r in rows if r["runs"][0] != "–")
+  page.locator(".tgviz-kernels > summary").click()
+  page.locator(".tgviz-run > summary").click()
+  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=120_000)
+  assert int(page.locator(".tgviz-tl-count").get_attribute("data-kernels")) == runs
+  page.locator(".tgviz-tl-fit").click()
+  page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=10_000)
+  canvas = page.locator(CANVAS)
+  x, y, w, h = json.loads(canvas.get_attribute("data-codegen"))
+  box = canvas.bounding_box()
+  page.mouse.move(box["x"] + x + w / 2, box["y"] + y + h / 2)
+  tip = page.locator(".tgviz-tl-tip")
+  tip.wait_for(state="visible", timeout=5_000)
+  assert re.match(r"do_to_program for \S+ \(a kernel's codegen\) on TINY\nstart .* · duration ", tip.inner_text())
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / "timing-gpt-compiler-lanes.png"))
+  assert not page.errors

@@ -1,0 +1,122 @@
+"""Run times a user can trust: each launch counts for one kernel (kernels that compiled to one program share its
+launches, said so), the kernel table's runs are tinygrad's own launch count, a single cold launch is said to be one,
+kernels are timed again warm with their spread, comparisons say when a difference is inside the noise, and verdicts
+say which limit a kernel ran into and how close it came."""
+import runpy
+from pathlib import Path
+
+import pytest
+import workloads
+from tinygrad import Tensor, dtypes
+from tinygrad.helpers import GlobalCounters
+
+import tgviz
+from tgviz.trace.retime import RELIABLE, Timing, compare_times
+
+
+def shared_program() -> None:
+  """Two kernels whose ASTs differ (a weak float constant and a float32 one) and whose code is the same: tinygrad
+  compiles both, to one program."""
+  for _ in range(3):
+    Tensor.zeros(32).contiguous().realize()
+    Tensor.zeros(32, dtype=dtypes.float32).contiguous().realize()
+
+
+def test_kernels_that_share_a_program_count_its_launches_once():
+  before = GlobalCounters.kernel_count
+  with tgviz.capture() as trace: shared_program()
+  launched = GlobalCounters.kernel_count - before  # tinygrad's own count of the launches
+  same = [k for k in trace.kernels if len(k.program_kernels) > 1]
+  assert len(same) == 2 and same[0].program_kernels == same  # two kernels, one program
+  first, second = same
+  assert first.source == second.source and first.key != second.key
+  table = trace.kernel_table()
+  assert sum(r["runs"] for r in table) == launched == len(trace.timeline().kernels())
+  a, b = table[trace.kernels.index(first)], table[trace.kernels.index(second)]
+  assert a["shares"] == [second.display_name] and a["counted_in"] is None
+  assert b["shares"] == [first.display_name] and b["counted_in"] == first.display_name
+  assert a["runs"] == 6 and b["runs"] == 0 and b["median_us"] is None and b["timed_runs"] == 0  # its launches are in a's row
+  assert [x.kernel for x in trace.timeline().kernels() if x.kernel is not None and x.kernel.source == first.source] == [first] * 6
+  assert second.timing is None and first.timing.n == 6
+
+
+def test_a_single_launch_is_a_cold_one_until_timed_again(tmp_path):
+  with tgviz.capture() as trace: workloads.mlp()
+  once = [k for k in trace.kernels if k.timing is not None and k.timing.n == 1]
+  assert once and all(k.timing.cold and "1 cold launch" in k.timing.text() for k in once)
+  k = max(once, key=lambda k: k.timing.median_us)
+  row = next(r for r in trace.kernel_table() if r["name"] == k.name and r["median_us"] == round(k.timing.median_us, 3))
+  assert row["cold"] and row["timed"] == "capture" and row["timed_runs"] == 1
+  assert trace.retime([k], budget=0.5) == [k]
+  t = k.timing
+  assert t.source == "re-timed" and not t.cold and t.n >= 10 and t.min_us <= t.median_us <= t.max_us
+  assert len(k.run_times) == 1  # the capture's own launch stays what it was
+  row = next(r for r in trace.kernel_table() if r["name"] == k.name and r["timed"] == "re-timed")
+  assert not row["cold"] and row["timed_runs"] == t.n and row["median_us"] == round(t.median_us, 3)
+  assert f"{t.n} runs, re-timed" in t.text()
+  trace.save(tmp_path / "t.tgviz")
+  again = tgviz.load(tmp_path / "t.tgviz")
+  same = next(x for x in again.kernels if x.display_name == k.display_name)
+  assert same.timing.times_us == t.times_us and same.timing.source == "re-timed" and same.timing.stable == t.stable
+
+
+def test_retime_takes_the_slowest_of_the_kernels_that_ran_few_times():
+  with tgviz.capture() as trace: workloads.jit_train(3)
+  few = sorted((k for k in trace.kernels if k.timing is not None and k.timing.n < RELIABLE), key=lambda k: -sum(k.timing.times_us))
+  done = trace.retime(slowest=2, budget=0.3)
+  assert done == few[:2] and all(k.timing.source == "re-timed" for k in done)
+  assert all(k.timing.source == "capture" for k in trace.kernels if k.timing is not None and k not in done)
+
+
+def test_times_inside_each_others_spread_are_within_noise():
+  a = Timing((10.0, 11.0, 12.0), "re-timed")
+  assert compare_times(a, Timing((11.5, 12.0, 13.0), "re-timed")) == "within noise"
+  assert compare_times(a, Timing((20.0, 21.0, 22.0), "re-timed")) == "b slower"
+  assert compare_times(a, Timing((5.0, 6.0, 7.0), "capture")) == "b faster"
+  assert compare_times(a, Timing((2028.0,), "capture")) == "cold"  # one cold launch: nothing to compare
+  assert compare_times(a, None) is None
+
+
+def test_a_comparison_says_how_times_compare(tutorial_trace):
+  cmp = tgviz.compare(tutorial_trace, tutorial_trace)
+  rows = cmp.kernel_table()
+  assert {r["time"] for r in rows} <= {"within noise", "cold"}  # the same run on both sides: never faster or slower
+  assert all(r["time"] == "cold" for r in rows if r["a_cold"])
+
+
+def test_verdicts_say_which_limit_and_how_close(tmp_path):
+  with tgviz.capture() as trace: workloads.mlp_train()
+  roof = trace.roofline(cache_dir=tmp_path)
+  pk = roof.peaks["CL"]
+  assert pk.launch_us > 0 and pk.units is not None and pk.units >= 1  # measured, and the device's compute units (OpenCL's)
+  rows = roof.table()
+  assert {r["verdict"] for r in rows} >= {"latency"} and {r["verdict"] for r in rows} & {"memory", "compute"}
+  for p, r in zip(roof.points, rows, strict=True):
+    v = roof.verdict(p)
+    k, t = p.kernel, p.kernel.timing
+    assert v.float_flops + v.int_ops == k.flops == p.flops  # tinygrad's estimate, float and integer work apart
+    least = max(v.float_flops / (pk.gflops * 1e9), k.bytes / (pk.gbs * 1e9))
+    assert r["roof_fraction"] == pytest.approx(least / (t.median_us * 1e-6))
+    assert f"{v.fraction:.1%} of its roof" in v.why
+    if v.bound == "latency":
+      threads = k.global_size[0] * k.global_size[1] * k.global_size[2] * (k.local_size[0] * k.local_size[1] * k.local_size[2])
+      assert v.fraction < 0.1 and (threads < pk.units or t.median_us < 4 * pk.launch_us), v.why
+      assert f"{threads:,} thread" in v.why
+  tiny = next(p for p in roof.points if p.kernel.flops is not None and p.kernel.global_size == (1, 1, 1))  # one thread
+  assert roof.verdict(tiny).bound == "latency"
+  table = {(r["name"], r["median_us"]): r for r in trace.kernel_table(cache_dir=tmp_path)}
+  assert all(table[(p.kernel.name, round(p.kernel.timing.median_us, 3))]["bound"] == roof.verdict(p).bound for p in roof.points)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", ["benchmarks/models/gpt_train_step.py", "examples/scripts/mnist_train_step.py"])
+def test_a_models_kernel_table_runs_are_its_launches(script):
+  """The GPT step compiles kernels that share a program (E_8_4 #2 and #3: their ASTs differ in a constant's dtype); the
+  kernel table counted their launches once per kernel, 412 runs for 363 launches."""
+  path = Path(__file__).resolve().parents[2] / script
+  with tgviz.capture() as trace: runpy.run_path(str(path), run_name="__main__")
+  assert sum(r["runs"] for r in trace.kernel_table()) == len(trace.timeline().kernels()) > 50
+  shared = [k for k in trace.kernels if len(k.program_kernels) > 1]
+  if "gpt" in script: assert shared
+  rows = trace.kernel_table()
+  assert all(rows[trace.kernels.index(k)]["counted_in"] == k.program_kernels[0].display_name for k in shared if k.program_kernels[0] is not k)

@@ -1,0 +1,82 @@
+"""Which limit a kernel ran into, and how close it came: memory, compute, or latency / launch (too little work to fill
+the device), with the fraction of its roof it reached.
+
+The roofline model with each kernel's own work: its float work (tinygrad's FLOPs estimate less its integer ALU ops,
+which no float roof bounds: they are counted apart) at the device's float32 compute roof, its bytes (tinygrad's
+estimate) at the memory roof; the larger of the two times is the least the kernel can take, and that over its measured
+median is the fraction of the roof it reached. A kernel far below its roof with fewer threads than the device has
+compute units, or within a few launch floors of the device's emptiest kernel, is latency-bound. Owns DevicePeaks (a
+device's peaks as the roofline draws them: tgviz.bridge measures them), Verdict and verdict(); draws nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tgviz import bridge as tg
+
+LATENCY_FRACTION = 0.1   # below this fraction of its roof a kernel with little work is latency-bound
+LAUNCH_FLOORS = 4        # ... little work: it ran within this many of the device's launch floors, or on fewer threads than units
+
+
+@dataclass
+class DevicePeaks:
+  """What tinygrad's own kernels reach on a device, measured once by a small benchmark (the best of a big matmul and
+  chains of multiply-adds for FLOP/s, a big elementwise copy for bytes/s) and cached per device; where a kernel of the
+  run was faster than the benchmark, the compute roof is that kernel's GFLOP/s (``benchmark_gflops`` keeps the
+  benchmark's, ``how`` says so)."""
+  device: str
+  gflops: float
+  gbs: float
+  how: str                                  # what was measured
+  measured: str                             # when (ISO date)
+  cached: bool                              # read from the cache rather than measured now
+  benchmark_gflops: float = 0.0             # what the benchmark reached (gflops: the roof, maybe a faster kernel's)
+  launch_us: float = 0.0                    # the launch floor: the least device time of a one-element kernel
+  units: int | None = None                  # compute units (OpenCL's), or the CPU device's threads; None: unknown
+
+  @property
+  def ridge(self) -> float:
+    """The intensity (FLOPs per byte) where the memory roof meets the compute roof."""
+    return self.gflops / self.gbs if self.gbs else float("inf")
+
+
+def device_peaks(device: str, cache_dir: Any = None, measure: bool = True) -> tuple[DevicePeaks | None, str | None]:
+  """The device's peaks (cached, else measured now when measure is set), or None and why not."""
+  found, why = tg.device_peaks(device, cache_dir, measure)
+  if found is None: return None, why
+  return DevicePeaks(found["device"], found["gflops"], found["gbs"], found["how"], found["measured"], found["cached"], found["gflops"],
+                     found["launch_us"], found["units"]), None
+
+
+@dataclass(frozen=True)
+class Verdict:
+  """A kernel's limit: ``bound`` "memory", "compute" or "latency"; ``fraction`` of its roof reached (the least time its
+  work can take at the device's peaks, over its median); ``why``: the numbers behind it, in words."""
+  bound: str
+  fraction: float
+  why: str
+  float_flops: int
+  int_ops: int
+
+
+def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, median_us: float, peaks: DevicePeaks) -> Verdict:
+  """A kernel's verdict: its estimates (tinygrad's FLOPs, their float work, bytes), its threads (global x local size),
+  its measured median, the device's peaks."""
+  if float_flops is None: float_flops = flops
+  ints, t = flops - float_flops, median_us * 1e-6
+  t_compute = float_flops / (peaks.gflops * 1e9) if peaks.gflops else 0.0
+  t_memory = nbytes / (peaks.gbs * 1e9) if peaks.gbs else 0.0
+  fraction = max(t_compute, t_memory) / t
+  apart = f"; {ints:,} integer ops apart" if ints else ""
+  floors = median_us / peaks.launch_us if peaks.launch_us else None
+  few = peaks.units is not None and threads < peaks.units
+  if fraction < LATENCY_FRACTION and (few or (floors is not None and floors < LAUNCH_FLOORS)):
+    units = f" for {peaks.units} compute units" if peaks.units is not None else ""
+    floor = f", {floors:.1f}x the device's launch floor ({peaks.launch_us:.1f} µs)" if floors is not None else ""
+    plural = "s" if threads != 1 else ""
+    return Verdict("latency", fraction, f"latency/launch-bound: {threads:,} thread{plural}{units}, {float_flops:,} FLOPs and "
+                   f"{nbytes:,} B in {median_us:,.1f} µs{floor}; {fraction:.1%} of its roof{apart}", float_flops, ints)
+  bound = "compute" if t_compute >= t_memory else "memory"
+  got = f"{float_flops / t / 1e9:,.2f} of {peaks.gflops:,.1f} GFLOP/s" if bound == "compute" else f"{nbytes / t / 1e9:,.2f} of {peaks.gbs:,.1f} GB/s"
+  return Verdict(bound, fraction, f"{bound}-bound at {fraction:.1%} of its roof ({got}){apart}", float_flops, ints)
