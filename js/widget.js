@@ -138,6 +138,7 @@ function render({ model, el }) {
   /** Go to a step and match by key; node: pick that node there. @param {StepKey} step @param {number|null} match
    * @param {string} [node] */
   function go(step, match, node) {
+    ui.program.open = false;  // (the step may be the one under the map: it gives way all the same)
     if (node !== undefined) links.pickNext(node);
     if (step !== state.selected) select(step, match);
     else if (match !== state.match) setMatch(match);
