@@ -80,11 +80,18 @@ export function kernelTable(ui, kernels, select, retime = null) {
     + "each on its own after warm-up launches, until its median settles" }, ["time the slowest again"])] : [];
   again.forEach((b) => b.addEventListener("click", () => { b.textContent = "timing…"; b.setAttribute("disabled", ""); retime?.(); }));
   const cold = kernels.filter((k) => k.cold).length;
+  // kernels by cause: each counted once, by the first reason of the buffers it writes (the program map's vocabulary)
+  /** @type {Map<string, number>} */
+  const causes = new Map();
+  for (const k of kernels) if (k.causes?.length) causes.set(k.causes[0], (causes.get(k.causes[0]) ?? 0) + 1);
+  const byCause = causes.size ? h("div", { class: "tgviz-causes" }, [`${kernels.length} kernels by cause: `
+    + [...causes].map(([r, n]) => `${r} ${n}`).join(", ")]) : "";
   const sheet = h("div", { class: "tgviz-sheet" }, [h("div", { class: "tgviz-sheet-head" }, [
     "per kernel: launch dimensions, tinygrad's estimates of FLOPs and bytes, launches and their measured time (median, spread; "
     + "❄: one cold launch, no warm measurement), which limit it ran into and how close, its compile time, the matches of its "
-    + `steps; click a header to sort, a row to open the kernel${cold ? ` · ${cold} timed by one cold launch` : ""}`, ...again, close])]);
-  ui.kernels.replaceChildren(h("summary", { title: "per kernel: launch dimensions, tinygrad's estimates, measured time, limit, compile time, matches" },
+    + `steps, why it ends where it does; click a header to sort, a row to open the kernel${cold ? ` · ${cold} timed by one cold launch` : ""}`,
+    ...again, close]), byCause]);
+  ui.kernels.replaceChildren(h("summary", { title: "per kernel: launch dimensions, tinygrad's estimates, measured time, limit, compile time, matches, causes" },
                                 [`kernel table (${kernels.length})`]), sheet);
   // open: over the columns, from their top, as tall as its rows up to the widget's foot
   if (!ui.kernels.dataset.placed) {
@@ -109,6 +116,8 @@ export function kernelTable(ui, kernels, select, retime = null) {
       { key: "shares", label: "program", fmt: (_v, r) => programOf(r), title: "kernels that compiled to the same program (the same "
         + "code) share its launches: they are counted in the first one's row" },
       { key: "matches", label: "matches", num: true, title: "pattern matches in the kernel's rewrite steps, in total" },
+      { key: "causes", label: "cause", title: "why the kernel ends where it does: the reasons of the buffers it writes (the program map)",
+        fmt: (/** @type {string[]|undefined} */ v) => (v?.length ? v.join(", ") : "–") },
       { key: "opts", label: "opts", title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)" }],
       kernels, (row) => { ui.kernels.open = false; select(row.step); }));
 }

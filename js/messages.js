@@ -15,7 +15,7 @@
  *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey, median_us:number|null,
  *   min_us:number|null, max_us:number|null, timed_runs:number, timed:string|null, cold:boolean, bound:string|null,
  *   roof_fraction:number|null, why:string|null, compile_us:number|null, shares:string[], counted_in:string|null,
- *   key?:string}} KernelRow */
+ *   key?:string, causes?:string[]}} KernelRow */
 /** A picture: match None is the whole step.
  * @typedef {{step:StepKey, match:number|null, view:View}} Selection */
 /** A picture is being computed for this selection.
@@ -115,6 +115,29 @@
 /** A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far.
  * @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
  *   retries:RetryMsg[]}} OptsInfo */
+/** A kernel of the program map (a call of the block's schedules, in run order): what its panel says and where it
+ * leads (its first step, its codegen step, its row of the kernel table).
+ * @typedef {{index:number, name:string, kind:string, step:StepKey|null, code_step:StepKey|null, row:number|null, ops:string[],
+ *   lines:string[], time_us:number|null, runs:number, bound:string|null, reasons:string[], schedule:number,
+ *   reads:number[], writes:number[]}} MapKernel */
+/** A buffer of the program map: one state of one of tinygrad's buffers, the kernel that wrote it (null: from before
+ * the block) and those that read it, with the reason it exists.
+ * @typedef {{index:number, label:string, reason:string, detail:string, where:string, source:string, tinygrad:string,
+ *   rule:string, writer:number|null, readers:number[], lift:string|null}} MapBuffer */
+/** One view of the program map: "kernels" (a box per kernel, long chains folded) or "lines" (a box per line of the
+ * user's code). Its picture: SVG laid out left to right, a box's data-node its key in boxes ("in..."/"out..." for the
+ * stubs of what comes from before the block and goes after it), an arrow's data-key its index in arrows.
+ * @typedef {{name:string, svg:string, boxes:Record<string, number[]>, arrows:number[][]}} MapView */
+/** The program map: its views (the first opens), the kernels and buffers, the kernels by cause.
+ * @typedef {{type:"programmap", views:MapView[], kernels:MapKernel[], buffers:MapBuffer[], counts:Record<string, number>,
+ *   reasons:string[], colours:Record<string, string>, summary:string, notes:string[]}} ProgramMapMsg */
+/** One run of a Fusion: its kernels in run order with their device times (µs, summed over launches; null: not timed),
+ * the buffers between them, its device time in all and its memory peak (bytes).
+ * @typedef {{label:string, kernels:string[], times_us:(number|null)[], buffers:number, time_us:number|null, peak:number}} FusedSide */
+/** What if they had fused (Fusion): the schedule that made buffer (an index into ProgramMapMsg.buffers) run again as
+ * it was and with a condition lifted, on the same fresh random inputs.
+ * @typedef {{type:"fused", buffer:number, lift:string, lifted:string, summary:string, error:string|null, gone:boolean|null,
+ *   sides:FusedSide[]}} FusedMsg */
 /** Where tinygrad failed inside the capture (tgviz.trace.failure.Failure): the browser opens on it, the node marked.
  * @typedef {{kind:"rewrite"|"compile"|"run", summary:string, error:string, traceback:string, step:StepKey, match:number|null,
  *   node:string|null, line:number|null}} FailureInfo */
@@ -124,7 +147,7 @@
 /** A search's answer: the hits, at most views.search.SHOWN of each kind (counts: how many there are of each).
  * @typedef {{type:"search", text:string, total:number, counts:Record<string, number>, hits:SearchHit[]}} SearchMsg */
 /** What Python (or the report's page) sends the trace browser.
- * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|AccessMsg|SearchMsg} KernelMsg */
+ * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|AccessMsg|SearchMsg|ProgramMapMsg|FusedMsg} KernelMsg */
 /** The frontend is drawn and wants the current picture.
  * @typedef {{type:"ready"}} ReadyMsg */
 /** Write the current view as SVG: the part on screen (box: x, y, width, height in the SVG's units), or the whole.
@@ -145,10 +168,14 @@
  * @typedef {{type:"allowed", kernel:string, before:OptSpec[]}} AllowedRequest */
 /** The kernel compiled and run again with these opts.
  * @typedef {{type:"retry", kernel:string, opts:OptSpec[]}} RetryRequest */
+/** The program map.
+ * @typedef {{type:"programmap"}} ProgramMapRequest */
+/** What if they had fused: run again the schedule that made a buffer of the program map (its index), its condition lifted.
+ * @typedef {{type:"fuse", buffer:number}} FuseRequest */
 /** Search the trace for text (tgviz.trace.search).
  * @typedef {{type:"search", text:string}} SearchRequest */
 /** What the trace browser asks.
- * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|AccessRequest|SearchRequest|RetimeRequest} FrontendMsg */
+ * @typedef {ReadyMsg|ExportMsg|NodeRequest|RulesRequest|ProgramRequest|RunRequest|AllowedRequest|RetryRequest|AccessRequest|SearchRequest|RetimeRequest|ProgramMapRequest|FuseRequest} FrontendMsg */
 /** @typedef {{step:string, svg:string}} Landmark */
 /** @typedef {{name:string, head:string, html:string, graphs:Landmark[]}} PairSide */
 /** @typedef {{type:"pair", index:number, diff:string, sides:(PairSide|null)[]}} PairMsg */

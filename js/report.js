@@ -218,6 +218,7 @@ async function pageModel(mods, state) {
         data.table(msg.step).then((t) => data.get(`x-${t.s.group}`)).then(reply, (e) => reply({ type: "error", message: `access: ${e}` }));
       }
       if (msg.type === "run") data.get("run").then(reply, (e) => reply({ type: "error", message: `run: ${e}` }));
+      if (msg.type === "programmap") data.get("programmap").then(reply, (e) => reply({ type: "error", message: `programmap: ${e}` }));
       if (msg.type === "search") (index ??= decode("search")).then((ix) => reply(searchMessage(ix, msg.text)), failed);
     },
     /** For tests: the page's picture message for a selection (plain: dot's output to use instead of laying out here,

@@ -13,6 +13,7 @@ export function buildUi() {
     errorBox: h("pre", { class: "tgviz-error" }),
     kernels: h("details", { class: "tgviz-kernels" }),  // its table opens over the columns (details.js kernelTable)
     run: h("details", { class: "tgviz-run" }),  // the timeline, memory and roofline tabs, likewise (runview.js)
+    program: h("details", { class: "tgviz-progmap" }),  // the program map, likewise (programmap.js)
     // the elements marked tgviz-needs-kernel are off while no kernel answers (widget.js)
     filter: h("input", { class: "tgviz-filter tgviz-needs-kernel", type: "search", placeholder: "search: kernels, ops, lines, UOps, rules, code (/)",
                          "aria-label": "search the trace (/ or Ctrl-F); the tree below keeps the kernels and steps named so" }),
@@ -69,12 +70,12 @@ export function buildUi() {
   const right = h("div", { class: "tgviz-right" }, [ui.codeStrip, ui.nodePanel, ui.codeHead, ui.origins, ui.codeTabs, ui.linesNote, ui.code, ui.uops,
                                                       ui.asm, ui.stack]);
   const main = h("div", { class: "tgviz-main" }, [left, ui.dragTree, centre, ui.dragCode, right]);
-  const top = h("div", { class: "tgviz-top" }, [ui.summary, ui.kernels, ui.run]);
+  const top = h("div", { class: "tgviz-top" }, [ui.summary, ui.program, ui.kernels, ui.run]);
   ui.root.append(ui.style, top, ui.errorBox, main);
   return { ...ui, left, centre, right, main };
 }
 
-/** The sheets that open over the columns (the kernel table, the run's tabs, what if…), one at a time: opening one
+/** The sheets that open over the columns (the program map, the kernel table, the run's tabs, what if…), one at a time: opening one
  * closes the others. Returns close(): closes the open one, and says whether one was (Escape's work).
  * @param {HTMLDetailsElement[]} sheets */
 export function oneSheet(sheets) {

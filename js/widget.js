@@ -7,7 +7,8 @@
 // picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel), rules.js (the rules tab), keys.js (the
 // keyboard). Until the kernel answers (a saved notebook without its kernel: never), the controls that need it are off.
 // program.js: the code column's uops, asm and access tabs (linked through linking.js); search.js: the search box and its
-// hits; failure.js: where tinygrad failed, which the browser opens on.
+// hits; failure.js: where tinygrad failed, which the browser opens on. programmap.js: the program map, the sheet a trace
+// opens on where the model's `opening` says "program" (tgviz/views/failure.py opening decides).
 import { Adapter, sameSelection } from "./adapter.js";
 import { codeLine } from "./codelines.js";
 import { kernelTable, showDetails } from "./details.js";
@@ -19,6 +20,7 @@ import { showRules } from "./rules.js";
 import { keptHeight, maximiser, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
 import { programTabs } from "./program.js";
+import { programMap } from "./programmap.js";
 import { runView } from "./runview.js";
 import { searchBox } from "./search.js";
 import { stepTree } from "./tree.js";
@@ -82,13 +84,20 @@ function render({ model, el }) {
   program.prefer(state.model.get("tab") ?? "code");
   const run = runView(ui, () => state.send({ type: "run" }), (key) => select(key));  // the timeline, memory, roofline tabs
   const opts = whatIf(ui, state, page, (key) => select(key));
+  const map = programMap(ui, () => state.send({ type: "programmap" }), (key) => select(key), (row) => {  // a kernel's table row
+    ui.kernels.open = true;
+    const tr = ui.kernels.querySelector(`tbody tr[data-index="${row}"]`);
+    for (const s of ui.kernels.querySelectorAll("tbody tr.selected")) s.classList.remove("selected");
+    tr?.classList.add("selected");
+    tr?.scrollIntoView({ block: "center" });
+  }, page ? null : (buffer) => state.send({ type: "fuse", buffer }));
   const search = searchBox(ui, state, (hit) => {  // a hit clicked: where it is, its node picked or its code line marked
     if (hit.step === null) return;
     if (hit.kind === "code" && hit.line !== null) { const n = hit.line; goThen(hit.step, null, () => clickLine(n)); }
     else if (hit.kind === "uop" && hit.node) go(hit.step, hit.match, hit.node);
     else go(hit.step, hit.match);
   });
-  const closeSheet = oneSheet([ui.kernels, ui.run, opts.box]);  // the kernel table, the run's tabs, what if…
+  const closeSheet = oneSheet([ui.program, ui.kernels, ui.run, opts.box]);  // the program map, the kernel table, the run's tabs, what if…
   /** @type {Selection|null} the selection drawn */
   let shown = null;
   /** @type {TreeGroup|null} its group */
@@ -129,6 +138,7 @@ function render({ model, el }) {
   /** Go to a step and match by key; node: pick that node there. @param {StepKey} step @param {number|null} match
    * @param {string} [node] */
   function go(step, match, node) {
+    ui.program.open = false;  // (the step may be the one under the map: it gives way all the same)
     if (node !== undefined) links.pickNext(node);
     if (step !== state.selected) select(step, match);
     else if (match !== state.match) setMatch(match);
@@ -184,6 +194,7 @@ function render({ model, el }) {
   /** Select a step (and a match of it) by key, in a view (default: auto). @param {StepKey} key
    * @param {number|null} [match] @param {import("./messages.js").View} [v] */
   function select(key, match = null, v = "auto") {
+    ui.program.open = false;  // a step chosen (the tree, a key, a link): the map gives way to it
     state.select(key, match, v);
     tree.markSelected();
     showCached();
@@ -241,6 +252,9 @@ function render({ model, el }) {
     else if (msg.type === "rules") showRules(ui, msg, go);
     else if (msg.type === "uops" || msg.type === "asm" || msg.type === "access") program.message(msg);
     else if (msg.type === "run") run.show(msg);
+    else if (msg.type === "programmap") map.show(msg);
+    else if (msg.type === "fused") map.fused(msg);
+    else if (msg.type === "error" && msg.message.startsWith("programmap:")) map.failed(msg.message);
     else if (msg.type === "search") search.show(msg);
     else if (msg.type === "error" && msg.message.startsWith("run:")) run.failed(msg.message);
     else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }
@@ -301,6 +315,7 @@ function render({ model, el }) {
   tree.build();
   showCached();
   state.send({ type: "ready" });
+  if (state.model.get("opening") === "program") map.openSheet();  // what the trace opens on
   const waiting = state.selected ? setTimeout(noKernel, STATIC_AFTER_MS) : undefined;
   return () => { clearTimeout(waiting); stopKeys(); max.set(false); ui.root.remove(); };
 }

@@ -129,6 +129,52 @@ def jit_loop(steps: int) -> None:
   for _ in range(steps): step(x)
 
 
+def layernorm() -> None:
+  """A layernorm of 16x64 with a learned scale and shift."""
+  from tinygrad import Tensor
+  Tensor.manual_seed(0)
+  x, w, b = Tensor.randn(16, 64), Tensor.randn(64), Tensor.randn(64)
+  (x.layernorm() * w + b).realize()
+
+
+def conv_bn() -> None:
+  """A conv (3->8, 3x3) and a batchnorm in training mode, then relu, on 2x3x16x16."""
+  from tinygrad import Context, Tensor, nn
+  Tensor.manual_seed(0)
+  conv, bn = nn.Conv2d(3, 8, 3), nn.BatchNorm(8)
+  x = Tensor.randn(2, 3, 16, 16)
+  with Context(TRAINING=1): bn(conv(x)).relu().realize()
+
+
+def adam_train() -> None:
+  """One Adam training step of a 64-32-10 MLP on a batch of 8."""
+  from tinygrad import Context, Tensor, nn
+  from tinygrad.nn.optim import Adam
+  Tensor.manual_seed(0)
+  l1, l2 = nn.Linear(64, 32), nn.Linear(32, 10)
+  opt = Adam([l1.weight, l1.bias, l2.weight, l2.bias], lr=1e-3)
+  x, y = Tensor.randn(8, 64), Tensor.randint(8, high=10)
+  with Context(TRAINING=1):
+    opt.zero_grad()
+    l2(l1(x).relu()).sparse_categorical_crossentropy(y).backward()
+    opt.step()
+
+
+def contiguous(keep: bool = True) -> None:
+  """A value made contiguous by the user (keep=False: the same program without the .contiguous()), read twice."""
+  from tinygrad import Tensor
+  x = Tensor.ones(16, 16).contiguous().realize()
+  y = x * 2 + 1
+  if keep: y = y.contiguous()
+  (y.sum(1) + y.T.max(1)).realize()
+
+
+def big_sum() -> None:
+  """A sum over 131,072 elements: tinygrad splits it into two kernels (split_reduceop)."""
+  from tinygrad import Tensor
+  Tensor.ones(256, 512).contiguous().sum().realize()
+
+
 # Programs that make tinygrad fail inside a capture, one in each place it can (each a script's text): a custom kernel
 # that stores a UOp with no shape, which a rewrite asks the shape of; one whose OpenCL C calls a function OpenCL has not
 # (PoCL refuses to compile it); one that asks for 8192 work-items in one work-group (PoCL refuses to run it).

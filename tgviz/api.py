@@ -19,9 +19,10 @@ from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.report import writer as report
 from tgviz.trace import comparison as C
 from tgviz.trace import failure as F
+from tgviz.trace import fusion, steps, whatif
 from tgviz.trace import search as S
-from tgviz.trace import steps, whatif
 from tgviz.trace import trace as model
+from tgviz.trace.program import Buffer
 from tgviz.views import compare as compare_view
 from tgviz.views import picture
 
@@ -72,6 +73,17 @@ class Trace(model.Trace):
     folded. File names say which group and step they show and are safe on every OS."""
     return picture.export_svg(self.select(kernel, step, landmarks), directory, side, max_nodes, view, fold=fold)
 
+  def fuse(self, a: Any, b: Any = None, lift: str | None = None, seed: int = 0) -> fusion.Fusion:
+    """What if they had fused: a Buffer of :meth:`program` (or the first buffer between kernels a and b, see
+    :meth:`why`) and the schedule that made it run again twice, traced, on the same fresh random inputs: as it was, and
+    with the condition that kept the buffer lifted (lift: "ranges", "cost", "reduce", "split", "contiguous"; default:
+    the one its reason names). The user's buffers are never touched. See :class:`tgviz.trace.fusion.Fusion`."""
+    if b is not None:
+      between = self.why(a, b)
+      if not between: raise ValueError("no buffer lies between those kernels: nothing to fuse")
+      a = next((x for x in between if x.reason in ("cost", "reduce", "ranges")), between[0])
+    if not isinstance(a, Buffer): raise TypeError(f"fuse wants a Buffer of trace.program() or two kernels, not {type(a).__name__}")
+    return fusion.fuse(self, a, lift, seed)
   @property
   def failure(self) -> F.Failure | None:
     """Where tinygrad failed, when the capture ended by an error tinygrad raised in a rewrite (the step and match, the UOp

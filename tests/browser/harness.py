@@ -204,6 +204,7 @@ def check_maximise(page, shot: str) -> None:
   cell, keeping the focus, the second returns to the notebook. A screenshot of the maximised widget goes to ARTIFACTS/shot."""
   vw, vh = page.viewport_size["width"], page.viewport_size["height"]
   root = page.locator(".tgviz-root")
+  to_steps(page)  # from the program map the widget opens on, to the steps
   inline = root.bounding_box()
   page.locator(".tgviz-title").click()
   page.keyboard.press("m")
@@ -306,3 +307,10 @@ def assert_static_picture(page, snap: dict) -> None:
     assert el.get_attribute("aria-disabled") == "true", sel
     assert el.evaluate("e => getComputedStyle(e).pointerEvents === 'none' && Number(getComputedStyle(e).opacity) < 0.6"), sel
   assert page.locator(".tgviz-fit").evaluate("e => getComputedStyle(e).pointerEvents !== 'none' && getComputedStyle(e).opacity === '1'")
+
+
+def to_steps(where) -> None:
+  """Leave the program map a trace opens on (js/programmap.js) for the step browser, as a user does: its × (where: a
+  page, or a widget's root locator). Nothing where the map is not open."""
+  close = where.locator(".tgviz-progmap[open] .tgviz-map-head .tgviz-sheet-close")
+  for i in range(close.count()): close.nth(i).click()

@@ -45,8 +45,7 @@ def _lit(root, slot: int, numel: int, colour: str | set[str]) -> list[int]:
 
 
 def _open_kernel(page, root, k) -> str:
-  """Select the kernel's View Base AST; returns its step key."""
-  root.locator(".tgviz-title").click()
+  """Select the kernel's View Base AST in the tree (beside the program map a trace opens on); returns its step key."""
   group = root.locator(".tgviz-group.kind-kernel", has=page.locator("summary", has_text=re.compile(rf"\b{k.name}\b")))
   if group.get_attribute("open") is None: group.locator("summary").click()
   first = group.locator(".tgviz-step").first

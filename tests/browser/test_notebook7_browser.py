@@ -12,6 +12,7 @@ from harness import (
   node_panel_ms,
   notebook,
   run_all,
+  to_steps,
 )
 
 CELLS = ".jp-NotebookPanel .jp-Notebook .jp-Cell"
@@ -61,6 +62,7 @@ def test_widget_in_notebook7(nb7, context):
   widget = page.locator(".tgviz-root")
   widget.wait_for(timeout=120_000)
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  to_steps(page)  # from the program map the widget opens on, to the steps
   assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
   page.wait_for_function("document.querySelector('.tgviz-code').innerText.includes('__kernel')", timeout=30_000)
   assert label_px(page) >= 11, label_px(page)  # readable at the default zoom

@@ -6,7 +6,7 @@ marks its source lines and a code line its instructions."""
 import re
 
 import pytest
-from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all
+from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all, to_steps
 
 CPU_CELL = TUTORIAL.replace("%%tgviz", "%%tgviz -o cpu --device CPU", 1)
 ON_SCREEN = """(n) => { const c = n.closest('.tgviz-root').querySelector('.tgviz-canvas').getBoundingClientRect(), r = n.getBoundingClientRect();
@@ -48,6 +48,7 @@ def check_program(page, root, trace, shot: str) -> None:
   conv = _conv(trace)
   uops, cpu = conv.program_uops, conv.device == "CPU"
   root.scroll_into_view_if_needed()
+  to_steps(root)  # from the program map a trace opens on, to the steps
   root.locator(".tgviz-title").click()  # focused first: a click on a row then moves nothing under the pointer
   # the kernel's View Base AST
   group = root.locator(".tgviz-group.kind-kernel", has=page.locator("summary", has_text=re.compile(r"\br_2_2_2_2\b")))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import workloads
-from harness import ARTIFACTS, new_page, node_panel_ms
+from harness import ARTIFACTS, new_page, node_panel_ms, to_steps
 
 import tgviz
 from tgviz import bridge as tg
@@ -207,6 +207,7 @@ def test_report_follows_a_dark_system_theme(report, browser):
 def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   page.goto((report / "index.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  to_steps(page)  # from the program map the report opens on, to the steps
   # the code: one element per line, numbered from 1, never wrapped (a long line scrolls sideways)
   lines = page.locator(".tgviz-code .tgviz-line")
   assert lines.first.get_attribute("data-line") == "1" and lines.first.inner_text().startswith("__kernel")
@@ -237,6 +238,7 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   assert page.locator(".tgviz-canvas").bounding_box()["width"] > canvas0
   page.reload()
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  to_steps(page)  # from the program map the report opens on, to the steps
   assert not page.locator(".tgviz-code").is_visible() and abs(page.locator(".tgviz-left").bounding_box()["width"] - tree1) <= 1
   page.locator(".tgviz-toggle-code").click()
   assert page.locator(".tgviz-code").is_visible() and not page.locator(".tgviz-strip-code").is_visible()
@@ -249,7 +251,8 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   # rendered (content-visibility), and innerText reads nothing there
   names = page.locator(".tgviz-step .tgviz-name").all_text_contents()
   assert names and all("devectorize" in n for n in names), names
-  assert "devectorize" in page.locator(".tgviz-step .tgviz-name").first.inner_text()  # the first on screen, drawn
+  page.wait_for_function("document.querySelector('.tgviz-step .tgviz-name').innerText.includes('devectorize')",
+                         timeout=5_000)  # the first on screen, drawn (on the next frame)
   assert not page.errors
 
 
@@ -279,6 +282,7 @@ def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
   page.add_init_script(LINES_AT_DRAW)
   page.goto((tmp_path / "long.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  to_steps(page)  # from the program map the report opens on, to the steps
   assert 0 < page.evaluate("window.linesAtDraw") < len(source)
   code = page.locator(".tgviz-code")
   assert code.locator(".tgviz-line").first.text_content() == source[0]
@@ -347,6 +351,7 @@ def test_report_fills_the_window_and_its_panels(tutorial_trace, tmp_path, browse
   with new_page(browser, 1600, 1000, offline=True) as page:
     page.goto(html.as_uri())
     page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+    to_steps(page)  # from the program map the report opens on, to the steps
     box, canvas = page.locator(".tgviz-root").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
     assert (box["x"], box["y"], box["width"], box["height"]) == (0, 0, 1600, 1000), box
     assert canvas["width"] >= 1100 and canvas["height"] >= 850, canvas
@@ -402,6 +407,7 @@ def test_report_folds_and_r_shows_the_raw_graph(report, page):
   it holds, and a click on one opens the raw graph with that UOp picked."""
   page.goto((report / "index.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  to_steps(page)  # from the program map the report opens on, to the steps
   count = lambda sel: page.locator(f".tgviz-stage svg g[data-side] {sel}").count()  # noqa: E731
   folded, holding = count("g.node"), count("g.node[data-holds]")
   assert holding > 0 and not page.locator(".tgviz-raw").evaluate("b => b.classList.contains('active')")

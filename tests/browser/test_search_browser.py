@@ -27,9 +27,9 @@ def page(browser):
 
 
 def search(page, text: str, total: int) -> None:
-  """Type text into the search box (opened with /) and wait for its hits' count."""
-  page.locator(".tgviz-title").click()
-  page.keyboard.press("/")
+  """Type text into the search box (beside the program map the page opens on, over the tree) and wait for its hits'
+  count."""
+  page.locator(".tgviz-filter").click()
   page.keyboard.press("Control+a")
   page.keyboard.type(text)
   said = f"{total} hit{'s' if total != 1 else ''} for “{text}”" if total else f"no match for “{text}”"
@@ -51,6 +51,7 @@ def test_search_in_the_report_finds_and_goes_there(mnist_trace, mnist_report, pa
   assert page.locator(".tgviz-hits.kind-origin .tgviz-hit").count() == len(hits)
   page.locator(".tgviz-hit").first.click()
   shown_at(page, hits[0].step, None)
+  assert page.locator(".tgviz-progmap[open]").count() == 0  # the map the page opened on gives way to what was found
   assert hits[0].kernel.display_name in page.locator(".tgviz-code-head").inner_text()
   page.screenshot(path=str(ARTIFACTS / "search-log-softmax.png"))
   # a UOp: where it first appears, marked on screen
@@ -96,8 +97,7 @@ def test_search_in_the_widget_is_answered_by_python(lab, browser):
     open_in_lab(page, lab, "search", "%load_ext tgviz", SOFTMAX)
     run_all(page, 2)
     page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
-    page.locator(".tgviz-title").click()
-    page.keyboard.press("/")
+    page.locator(".tgviz-filter").click()  # beside the program map the widget opens on
     page.keyboard.type("EXP2")
     page.wait_for_selector(".tgviz-hits.kind-uop .tgviz-hit", timeout=60_000)
     head = page.locator(".tgviz-results-head").inner_text()

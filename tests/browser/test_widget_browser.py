@@ -14,6 +14,7 @@ from harness import (
   node_panel_ms,
   open_in_lab,
   run_all,
+  to_steps,
 )
 
 
@@ -29,6 +30,7 @@ def test_widget_in_jupyterlab(lab, page):
   widget = page.locator(".tgviz-root")
   widget.wait_for(timeout=120_000)
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  to_steps(page)  # from the program map the widget opens on, to the steps
   # the tree: schedule and kernel groups with their steps
   assert page.locator(".tgviz-group.kind-kernel").count() >= 1
   assert page.locator(".tgviz-step").count() > 50
@@ -235,6 +237,7 @@ def test_raw_button_and_r_key_in_jupyterlab(lab, page):
   open_in_lab(page, lab, "raw", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  to_steps(page)  # from the program map the widget opens on, to the steps
   count = lambda sel: page.locator(f".tgviz-stage svg g[data-side] {sel}").count()  # noqa: E731
   lit = lambda: page.locator(".tgviz-raw").evaluate("b => b.classList.contains('active')")  # noqa: E731
   folded, holding = count("g.node"), count("g.node[data-holds]")

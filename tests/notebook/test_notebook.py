@@ -293,6 +293,31 @@ def test_code_lines_and_a_schedules_kernels(tutorial_trace):
   assert pic["kernel"] is None and pic["produced"] == produced
 
 
+def test_widget_opens_on_the_program_map_and_fuses(recording_comm):
+  """The widget opens on the program map (its `opening`), sends it when asked, and answers "what if they fused?" with
+  the schedule run again twice: the .contiguous()'s buffer gone, one kernel fewer."""
+  import workloads
+  with tgviz.capture() as trace: workloads.contiguous()
+  w = TraceWidget(trace)
+  w.wait()
+  assert w.opening == "program"
+  w.comm.messages.clear()
+  w._on_msg(w, {"type": "programmap"}, [])
+  w.wait()
+  m = next(m for m in w.comm.custom() if m["type"] == "programmap")
+  assert [k["name"] for k in m["kernels"]] == [k.name for k in trace.program().kernels] and m["views"][0]["svg"].startswith("<svg")
+  i = next(b["index"] for b in m["buffers"] if b["lift"] == "contiguous")
+  w._on_msg(w, {"type": "fuse", "buffer": i}, [])
+  w.wait(120)
+  f = next(m for m in w.comm.custom() if m["type"] == "fused")
+  assert f["error"] is None and f["gone"] is True and f["buffer"] == i, f["summary"]
+  before, after = f["sides"]
+  assert len(after["kernels"]) == len(before["kernels"]) - 1 and after["buffers"] == before["buffers"] - 1
+  w._on_msg(w, {"type": "fuse", "buffer": 10_000}, [])
+  w.wait()
+  assert next(m for m in w.comm.custom() if m["type"] == "fused" and m["buffer"] == -1)["error"] == "no such buffer"
+
+
 def test_access_tab_answered_and_kept(tutorial_trace, recording_comm):
   """The access tab's request is answered in the background with the kernel's accesses, which the widget keeps in its
   state (a saved notebook's access tab draws them without a kernel); a step without a kernel is an error message."""

@@ -205,7 +205,7 @@ def test_frontend_modules_are_small_and_ports_name_their_python():
   ports = {"picture.js": ["tgviz/views/picture.py"], "layout.js": ["tgviz/draw/scene.py", "dot.py", "svg.py"],
            "ranks.js": ["tgviz/draw/ranks.py"], "fold.js": ["tgviz/draw/fold.py"], "replay.js": ["tgviz/bridge/replay.py"],
            "protocol.js": ["tgviz/views/protocol.py"], "access.js": ["tgviz/bridge/access.py", "tgviz/trace/access.py"],
-           "search.js": ["tgviz/trace/search.py", "tgviz/views/search.py"]}
+           "search.js": ["tgviz/trace/search.py", "tgviz/views/search.py"], "why.js": ["tgviz/trace/program.py"]}
   assert {p.name for p in js.glob("port/*.js")} == set(ports), "js/port/ holds the ports of Python, each named here"
   for port, python in ports.items():
     head = (js / "port" / port).read_text().split("\nimport ", 1)[0].split("\n/**", 1)[0]

@@ -2,12 +2,13 @@
 
 By concern: ``env`` (tinygrad's version, the default device, settings), ``access`` (a kernel's loads and stores, their
 index expressions evaluated), ``capture`` (the Tracker and its patches from ``recorders``, ``attempts`` (every pattern
-attempt, counted and timed; a launch that raised), ``spans`` (tinygrad's compiler spans) and ``profiler``),
-``records`` (what a trace holds; ``recording``: with the UOp table), ``events`` (the run: tinygrad's profile events as
-records), ``peaks`` (a device's measured peaks), ``retime`` (a kernel timed again; its float work), ``replay`` (exact
-per-match replay), ``uops`` (labels, node tables, keys), ``births`` (where each kind of UOp first appears: what a
-search finds) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device
-up before anything imports tinygrad.
+attempt, counted and timed; a launch that raised), ``spans`` (tinygrad's compiler spans), ``schedule`` and
+``profiler``), ``records`` and ``decisions`` (what a trace holds; ``recording``: with the UOp table), ``linear`` (what
+each schedule ran), ``rerun`` (a schedule run again with a condition lifted), ``events`` (the run: tinygrad's profile
+events as records), ``peaks`` (a device's measured peaks), ``retime`` (a kernel timed again; its float work),
+``replay`` (exact per-match replay), ``uops`` (labels, node tables, keys), ``births`` (where each kind of UOp first
+appears: what a search finds) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and
+sets the device up before anything imports tinygrad.
 
 Must not: import any tgviz package above it (only tgviz.draw's graph data and tgviz.work); hold logic here (this file only
 re-exports).
@@ -30,6 +31,7 @@ from tgviz.bridge.access import (
 from tgviz.bridge.attempts import PatternStats, stats_of
 from tgviz.bridge.births import Birth, births
 from tgviz.bridge.capture import Snapshot, Tracker
+from tgviz.bridge.decisions import Realized, ScheduleRecord
 from tgviz.bridge.env import (
   SUPPORTED_TINYGRAD,
   UnsupportedTinygrad,
@@ -42,6 +44,7 @@ from tgviz.bridge.env import (
 )
 from tgviz.bridge.events import ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_null_device
 from tgviz.bridge.files import TraceFileError, load_recording, save_recording
+from tgviz.bridge.linear import BufferInfo, Call, ScheduleCalls, schedule_calls
 from tgviz.bridge.machine import ListingBuilds, binary, debug_listing, disassemble, linear_uops, print_uops, program_rows
 from tgviz.bridge.opts import (
   PairRun,
@@ -75,6 +78,7 @@ from tgviz.bridge.records import (
   starts_schedule,
 )
 from tgviz.bridge.replay import opaque_call_bodies, page_replays
+from tgviz.bridge.rerun import LIFTS, Lifted, rerun
 from tgviz.bridge.retime import Retimed, float_ops, median_interval, time_program
 from tgviz.bridge.uops import (
   NodeCache,
@@ -99,15 +103,19 @@ __all__ = [
   "CALLS_STEP",
   "KERNEL_LANDMARKS",
   "LANDMARKS",
+  "LIFTS",
   "OPT_OPS",
   "SHAPES_STEP",
   "SUPPORTED_TINYGRAD",
   "AccessTable",
   "BeamSearch",
   "Birth",
+  "BufferInfo",
+  "Call",
   "Candidate",
   "ExecRecord",
   "GroupRecord",
+  "Lifted",
   "ListingBuilds",
   "MemRecord",
   "NodeCache",
@@ -121,8 +129,11 @@ __all__ = [
   "Program",
   "RangeRecord",
   "RawAccess",
+  "Realized",
   "Recording",
   "Retimed",
+  "ScheduleCalls",
+  "ScheduleRecord",
   "Snapshot",
   "StepRecord",
   "SyncRecord",
@@ -176,9 +187,11 @@ __all__ = [
   "python_text",
   "reaches",
   "render_step_index",
+  "rerun",
   "restore_environment",
   "run_pair",
   "save_recording",
+  "schedule_calls",
   "settings",
   "sources",
   "starts_schedule",

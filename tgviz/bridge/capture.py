@@ -34,6 +34,7 @@ from tgviz.bridge.recorders import (
 )
 from tgviz.bridge.recording import Recording
 from tgviz.bridge.records import groups_from, kept_groups
+from tgviz.bridge.schedule import ScheduleRecorder
 from tgviz.bridge.spans import SpanRecorder, host_spans
 
 _TRACE_NUM = "_RECURSIVE_PROPERTY_trace_num"
@@ -114,6 +115,7 @@ class Tracker:
     self._tables, self._origins, self._lines, self._timer = TrackingTables(), OriginRecorder(), LineRecorder(), KernelTimer()
     self._profiler = Profiler(self.device or default_device())
     self._steps = StepRecorder(self._origins)
+    self._schedule = ScheduleRecorder(self._origins)
     self._beam, self._opts = BeamRecorder(), OptStepRecorder()
     self._matches, self._spans = MatchRecorder(), SpanRecorder()
     self._parallel = ParallelCompiles(self._origins, self._lines, self._opts, _rewriting_caches(len(sys.modules)))
@@ -130,6 +132,7 @@ class Tracker:
       stack.enter_context(StackRecorder())
       stack.enter_context(self._lines)
       stack.enter_context(self._origins)
+      stack.enter_context(self._schedule)
       if (null := default_device().upper().startswith("NULL")): stack.enter_context(SourceOnlyCompilers())
       stack.enter_context(self._timer)
       stack.enter_context(self._beam)
@@ -168,7 +171,8 @@ class Tracker:
     ALLOW_DEVICE_USAGE.value = 1  # (the rewrite it forked in may forbid it) to disassemble with the compilers the capture opened
     t = self._tables
     fresh = next(ops.ucount)  # numbers from here on were first given here
-    groups = groups_from(t.keys, t.ctxs, self._outputs(), self._origins.groups, self._beam.searches, self._opts.steps)
+    groups = groups_from(t.keys, t.ctxs, self._outputs(), self._origins.groups, self._beam.searches, self._opts.steps,
+                         self._schedule.groups)
     first = len(t.keys) - len(groups)  # tgviz's own group, left out while nothing landed in it
     closed = {i - first for i in range(first, len(t.keys) - 1) if i not in ops.active_group}
     return Snapshot(Recording(groups, t.fields, self._lines.lines, self._timer.runs), closed, fresh)
@@ -177,7 +181,8 @@ class Tracker:
     try: self._stack.close()
     finally:
       t = self._tables
-      groups = groups_from(t.keys, t.ctxs, self._out, self._origins.groups, self._beam.searches, self._opts.steps)
+      groups = groups_from(t.keys, t.ctxs, self._out, self._origins.groups, self._beam.searches, self._opts.steps,
+                           self._schedule.groups)
       profile, m = self._profiler.profile(), self._matches
       if profile is not None:
         index = {g: i for i, g in enumerate(kept_groups(t.keys, t.ctxs))}

@@ -133,6 +133,7 @@ class GroupRecord:
   c_style: bool = False                     # rendered by a C-style renderer (CStyleLanguage), whose lines tgviz maps
   search: BeamSearch | None = None          # a kernel's BEAM search, as beam.BeamRecorder saw it
   opt_steps: tuple = ()                     # (Opt, index of the step it made) per opt application (opts.OptStepRecorder)
+  schedule: Any = None                      # a decisions.ScheduleRecord: what the scheduler decided in this group
 
 
 @dataclass(frozen=True)
@@ -198,9 +199,11 @@ def kept_groups(keys: list[TracingKey], ctxs: list[list]) -> list[int]:
 
 
 def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origins: dict[int, tuple[Origin, ...]] | None = None,
-                searches: dict[int, BeamSearch] | None = None, opt_steps: dict[int, list] | None = None) -> list[GroupRecord]:
+                searches: dict[int, BeamSearch] | None = None, opt_steps: dict[int, list] | None = None,
+                schedules: dict[int, Any] | None = None) -> list[GroupRecord]:
   """Records of tinygrad's tracked groups and their steps (out: id(step) -> trace number of what it returned; origins:
-  tracked group index -> its kernel's origins; searches: -> its BEAM search; opt_steps: -> its opts' steps). tgviz's
+  tracked group index -> its kernel's origins; searches: -> its BEAM search; opt_steps: -> its opts' steps; schedules:
+  -> its scheduler decisions). tgviz's
   own "capture" group is skipped
   when nothing landed in it."""
   from tinygrad.renderer.cstyle import CStyleLanguage
@@ -215,7 +218,8 @@ def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], o
     groups.append(GroupRecord(ansistrip(key.display_name), _kind(key), recs, _stack(key.tb),
                               device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else "",
                               origins=(origins or {}).get(i, ()), c_style=isinstance(ren, CStyleLanguage),
-                              search=(searches or {}).get(i), opt_steps=tuple((opt_steps or {}).get(i, ()))))
+                              search=(searches or {}).get(i), opt_steps=tuple((opt_steps or {}).get(i, ())),
+                              schedule=(schedules or {}).get(i)))
   return groups
 
 

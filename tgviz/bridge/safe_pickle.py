@@ -31,6 +31,7 @@ from tinygrad.renderer import Renderer
 ALLOWED: dict[str, tuple[str, ...]] = {
   "decimal": ("Decimal",),                  # tinygrad's profile timestamps
   "tgviz.bridge.events": ("DeviceRecord", "ExecRecord", "MemRecord", "Profile", "RangeRecord", "SpanRecord", "SyncRecord"),
+  "tgviz.bridge.decisions": ("Realized", "ScheduleRecord"),
   "tgviz.bridge.records": ("GroupRecord", "StepRecord", "Origin", "Opt", "BeamSearch", "Candidate"),
   "tinygrad.codegen.opt": ("Opt", "OptOps"),
   "tinygrad.device": ("ProfileDeviceEvent", "ProfileGraphEntry", "ProfileGraphEvent", "ProfileProgramEvent"),

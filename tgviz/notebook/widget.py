@@ -24,6 +24,7 @@ from tgviz.views import access as AV
 from tgviz.views import failure as FV
 from tgviz.views import messages as M
 from tgviz.views import program as PV
+from tgviz.views import programmap as PM
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
 from tgviz.views import search as SV
@@ -82,6 +83,7 @@ class TraceWidget(anywidget.AnyWidget):
   export_dir = t.Unicode(DEFAULT_EXPORT_DIR).tag(sync=True)
   kept_picture = t.Dict().tag(sync=True)                   # a protocol.PictureMsg: what a saved notebook shows
   whatif = t.Dict().tag(sync=True)                         # whatif_view.state: per kernel its opts, BEAM's candidates, retries
+  opening = t.Unicode("step").tag(sync=True)               # the sheet it opens on: "program" (the map) or "step" (FV.opening)
   tab = t.Unicode("code").tag(sync=True)                   # the code column's tab it opens on: code, uops, asm or access
   kept_access = t.Dict().tag(sync=True)                    # an AccessMsg: the access tab last shown, kept in a saved notebook
   failure = t.Dict(default_value=None, allow_none=True).tag(sync=True)  # a messages.FailureInfo: where tinygrad failed (opened on), or None
@@ -100,10 +102,10 @@ class TraceWidget(anywidget.AnyWidget):
     self._lock = threading.Lock()
     self._latest: Selection | None = None
     failure = FV.failure_info(trace)
-    selected, match = FV.opening(trace, failure, kernel)
+    selected, match, sheet = FV.opening(trace, failure, kernel, tab)
     super().__init__(tree=P.tree(trace, kernel), selected=selected, match=match, code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
                      summary=trace.summary(), error=self._error_text(trace, error_note), export_dir=str(export_dir),
-                     whatif=W.state(trace), tab=tab, failure=failure, **kwargs)
+                     whatif=W.state(trace), tab=tab, failure=failure, opening=sheet, **kwargs)
     if tab == "access" and self.selected: self._keep(AV.answer_later(trace, {"type": "access", "step": self.selected})())
     self.on_msg(self._on_msg)
     self.observe(lambda _: self._request(), names=["selected", "match", "view"])
@@ -159,6 +161,8 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "run":  # the timeline, memory and roofline tabs: peaks may be measured, so not here
       self._run_asked = True
       self._background(self._side, self._send_run, kind="run")
+    elif content.get("type") == "programmap":  # laid out by graphviz: not here
+      self._background(self._side, self._send_map, kind="programmap")
     elif content.get("type") == "retime":  # in the layout worker: tinygrad runs one thing at a time
       self._background(self._work, lambda: self._retime(content))
     elif content.get("type") == "export":
@@ -171,6 +175,8 @@ class TraceWidget(anywidget.AnyWidget):
       except Exception as e: self.send(P.error_message(f"export failed: {type(e).__name__}: {e}"))
     elif content.get("type") in ("allowed", "retry"):  # in the layout worker: tinygrad runs one thing at a time
       self._background(self._work, lambda: self._what_if(content))
+    elif content.get("type") == "fuse":  # likewise: the schedule runs again, twice
+      self._background(self._work, lambda: self._fuse(content), kind="fuse")
 
   def _keep(self, msg: Any) -> Any:
     """An access tab's message, kept in the widget's state (a saved notebook's access tab draws it without a kernel)
@@ -201,6 +207,13 @@ class TraceWidget(anywidget.AnyWidget):
       self.kernels = P.kernel_rows(self.trace, self._kernel)  # the devices' peaks are measured now: the limits
     except Exception as e: self.send(P.error_message(f"run: {type(e).__name__}: {e}", traceback.format_exc()))
 
+  def _fuse(self, content: dict) -> None:
+    try: self.send(PM.fuse_message(self.trace, content))
+    except Exception as e: self.send(P.error_message(f"fuse: {type(e).__name__}: {e}", traceback.format_exc()))
+
+  def _send_map(self) -> None:
+    try: self.send(PM.program_map(self.trace, cell_label=_cell_label))
+    except Exception as e: self.send(P.error_message(f"programmap: {type(e).__name__}: {e}", traceback.format_exc()))
   def _retime(self, content: dict) -> None:
     """Kernels timed again (content["kernels"]: display names; none: the slowest that ran few times): the kernel table
     and, once asked for, the run's tabs sent again with the new times."""

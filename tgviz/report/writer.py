@@ -35,6 +35,7 @@ from tgviz.trace.trace import Trace
 from tgviz.views import access as AV
 from tgviz.views import failure as FV
 from tgviz.views import program as PV
+from tgviz.views import programmap as PM
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
 from tgviz.views import whatif as W
@@ -99,12 +100,12 @@ class Writer:
     """The page's state: the widget's synced state (see tgviz.views.protocol), the drawing constants, the CALL notes."""
     trace = self.trace
     failure = FV.failure_info(trace)
-    selected, match = FV.opening(trace, failure)
+    selected, match, sheet = FV.opening(trace, failure)
     return {"tree": P.tree(trace), "selected": selected, "match": match, "view": "auto",
             "code_css": code_css(), "summary": self.summary(), "kernels": P.kernel_rows(trace, peaks=True),
             "error": trace.traceback or "", "config": config(self.max_nodes),
             "notes": self.notes, "segments": {P.step_key(s): i for i, seg in enumerate(self.segments) for s in seg},
-            "whatif": W.state(trace), "failure": failure}
+            "whatif": W.state(trace), "failure": failure, "opening": sheet}
 
   def summary(self) -> str:
     """The trace's summary under the page's title (the page shows its first line over the widget)."""
@@ -169,6 +170,7 @@ class Writer:
       f.write(chunk("state", self.state()))
       f.write(chunk("rules", P.rules_message(trace)))
       f.write(chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs
+      f.write(chunk("programmap", PM.program_map(trace)))  # the program map, what the page opens on
       for texts in groups: f.writelines(texts)
       done, contents = 0, Contents()
       for i, (segment, (text, own)) in enumerate(zip(self.segments, segments, strict=True)):

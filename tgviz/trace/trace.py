@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Self
 
 from tgviz import bridge as tg
 from tgviz.trace import compile as compiling
+from tgviz.trace import program as programs
 from tgviz.trace import retime as timings
 from tgviz.trace import run as runtime
 from tgviz.trace.kernel import Kernel, display_names
@@ -63,7 +64,7 @@ class Trace:
     """Take over what a capture recorded. Groups, steps and kernels are made when first asked for, so that a capture
     costs nothing past tinygrad's own tracking."""
     self._rec = rec
-    for name in ("groups", "kernels", "_runtime", "_programs", "_compile"): self.__dict__.pop(name, None)
+    for name in ("groups", "kernels", "_runtime", "_program_map", "_programs", "_compile"): self.__dict__.pop(name, None)
 
   def save(self, path: str | Path) -> Path:
     """Write this trace to path (gzip-compressed; ``.tgviz`` is a good suffix), to open later, or elsewhere, with
@@ -189,6 +190,22 @@ class Trace:
       r.self_time_us, r.failed_us = round(st.self_time * 1e6, 3), round(st.fail_time * 1e6, 3)
     return sorted(found.values(), key=keys[sort])
 
+  @functools.cached_property
+  def _program_map(self) -> programs.Program:
+    return programs.build(self._rec, self.kernels)
+
+  def program(self) -> programs.Program:
+    """The block's program as kernels and buffers (see :class:`tgviz.trace.program.Program`): every call of its schedules
+    in run order (``.kernels``) and every buffer between them (``.buffers``: writer, readers, shape, dtype, nbytes), each
+    with the reason tinygrad's scheduler made it (``.reason``, one of user, output, input, copy, device, ranges, cost,
+    reduce, other; ``.detail``; ``.line``). Read from the trace when first asked for."""
+    return self._program_map
+
+  def why(self, a: Any, b: Any) -> list[programs.Buffer]:
+    """The buffers between two kernels (a Kernel, its index in :meth:`program`, or its display name), with their reasons:
+    why tinygrad did not fuse them (see :meth:`tgviz.trace.program.Program.why`)."""
+    return self._program_map.why(a, b)
+
   def kernel_table(self, peaks: bool = False, cache_dir: str | Path | None = None) -> list[dict[str, Any]]:
     """One plain row per kernel, in compile order (``pandas.DataFrame(trace.kernel_table())`` makes a table of it):
     name, device, global_size, local_size, tinygrad's estimates flops and bytes (None where it made none), runs (launches
@@ -198,10 +215,12 @@ class Trace:
     "re-timed" after trace.retime) and cold (a single launch in the capture: no measurement of it warm); bound
     ("memory", "compute" or "latency"), roof_fraction and why (see tgviz.trace.verdicts) where the device's peaks were
     measured (peaks=True measures them once if they were not: a few seconds; see roofline); compile_us (its row of
-    compile_table, total_us)."""
+    compile_table, total_us); key (tinygrad's key of its AST) and causes (why it ends where it does: the reasons of the
+    buffers its calls write, see :meth:`program`)."""
     found = runtime.roofline(self.kernels, True, cache_dir, measure=peaks).peaks  # (the roofline's: a faster kernel's roof)
     compiled = {row["kernel"]: row["total_us"] for row in self.compile_table()}
-    return [k.table_row(found, compiled.get(k.display_name)) for k in self.kernels]
+    causes = self.program().kernel_causes()
+    return [{**k.table_row(found, compiled.get(k.display_name)), "causes": causes.get(k.group.index, [])} for k in self.kernels]
 
   def program_kernels(self, source_key: bytes) -> list[Kernel]:
     """The kernels that compiled to the program of this SOURCE key, in compile order (see Kernel.program_kernels)."""

@@ -17,7 +17,8 @@ def static_file(name: str) -> Path:
 
 
 # the trace browser's styles (the widget and the report's page)
-BROWSER_CSS = ("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css", "access.css", "search.css")
+BROWSER_CSS = ("widget.css", "table.css", "program.css", "run.css", "compare.css", "whatif.css", "access.css", "search.css",
+               "programmap.css")
 COMPARE_CSS = ("widget.css", "table.css", "compare.css")  # the comparison's (its widget and its page)
 
 

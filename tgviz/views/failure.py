@@ -1,5 +1,6 @@
 """Where the trace browser opens: on where tinygrad failed, when it did (the step, the match, the node marked, the
-exception and traceback shown beside it), else on the most telling picture (protocol.first_selection).
+exception and traceback shown beside it), else on the program map (tgviz.views.programmap) over the most telling
+picture (protocol.first_selection).
 
 The one place the opening is chosen: the widget and the report both open where :func:`opening` says.
 """
@@ -18,8 +19,11 @@ def failure_info(trace: Trace) -> FailureInfo | None:
                      match=f.match, node=f.node, line=f.line)
 
 
-def opening(trace: Trace, failure: FailureInfo | None, kernel: str | None = None) -> tuple[StepKey, int | None]:
-  """The selection the browser opens on: the failure (failure_info(trace)) first, its step and match; else
-  protocol.first_selection (of the kernels kernel names), the whole step."""
-  if failure is not None: return failure["step"], failure["match"]
-  return P.first_selection(trace, kernel), None
+def opening(trace: Trace, failure: FailureInfo | None, kernel: str | None = None, tab: str = "code") -> tuple[StepKey, int | None, str]:
+  """What the browser opens on: the selection (step and match) and the sheet over it, "program" (the program map) or
+  "step" (none). The failure (failure_info(trace)) first: its step and match, no sheet. Else protocol.first_selection
+  (of the kernels kernel names), the whole step, under the program map where the trace ran kernels it can map and the
+  user asked for neither one kernel nor another tab of the code column (tab)."""
+  if failure is not None: return failure["step"], failure["match"], "step"
+  sheet = "program" if kernel is None and tab == "code" and trace.program().kernels else "step"
+  return P.first_selection(trace, kernel), None, sheet

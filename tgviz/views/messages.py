@@ -6,9 +6,10 @@ Keys are issued by Python and opaque to the frontend: a step is named by its ``S
 view), where match ``None`` (JSON ``null``) is the whole step. Synced state (the TraceWidget's traits; the report's
 stand-in model holds the same): ``tree`` (list of TreeGroup), ``selected`` (a StepKey, "" for none), ``match`` (int or
 None), ``view`` (a View), ``code_css``, ``summary``, ``kernels`` (list of KernelRow), ``error``, ``whatif`` (per kernel
-an OptsInfo), ``failure`` (a FailureInfo, or None: where tinygrad failed, which the browser opens on) and
-``kept_picture``: the PictureMsg of the selected step (whole), kept small, that a saved notebook shows when no kernel
-answers. The builders are :mod:`tgviz.views.protocol`'s and the other view modules'.
+an OptsInfo), ``failure`` (a FailureInfo, or None: where tinygrad failed, which the browser opens on), ``opening``
+("program": open on the program map; "step": on the selected step) and ``kept_picture``: the PictureMsg of the
+selected step (whole), kept small, that a saved notebook shows when no kernel answers. The builders are
+:mod:`tgviz.views.protocol`'s and the other view modules'.
 
 Must not: build a message (no logic here but the JSDoc writer); import anything of tgviz.
 """
@@ -73,6 +74,7 @@ class KernelRow(TypedDict):
   shares: list[str]         # the other kernels that compiled to its program (their launches are one program's)
   counted_in: str | None    # the kernel whose row counts its program's launches (null: this one)
   key: NotRequired[str]     # Kernel.key (the table shows it short; rows of an older page have none)
+  causes: NotRequired[list[str]]  # why the kernel ends where it does: the reasons of the buffers it writes (Program)
 
 
 class Selection(TypedDict):
@@ -512,6 +514,89 @@ class OptsInfo(TypedDict):
   retries: list[RetryMsg]
 
 
+class MapKernel(TypedDict):
+  """A kernel of the program map (a call of the block's schedules, in run order): what its panel says and where it
+  leads (its first step, its codegen step, its row of the kernel table)."""
+  index: int
+  name: str
+  kind: str                          # "kernel", "copy" or "other"
+  step: StepKey | None
+  code_step: StepKey | None
+  row: int | None
+  ops: list[str]
+  lines: list[str]                   # the user's lines of its Tensor ops: "file.py:12 source"
+  time_us: float | None              # the median of its kernel's launches
+  runs: int
+  bound: str | None                  # "memory", "compute" or "latency" (Kernel.verdict) by the device's cached peaks; None without them
+  reasons: list[str]
+  schedule: int
+  reads: list[int]                   # buffers (indices into ProgramMapMsg.buffers)
+  writes: list[int]
+
+
+class MapBuffer(TypedDict):
+  """A buffer of the program map: one state of one of tinygrad's buffers, the kernel that wrote it (null: from before
+  the block) and those that read it, with the reason it exists."""
+  index: int
+  label: str                         # "float[4,8] 128 B"
+  reason: str
+  detail: str
+  where: str                         # the user's line, "file.py:12" ("" for none)
+  source: str
+  tinygrad: str                      # tinygrad's own words for the rule
+  rule: str                          # tinygrad's line that decided, "rangeify.py:266"
+  writer: int | None
+  readers: list[int]
+  lift: str | None                   # the condition "what if they fused?" lifts (Fusion.lift_for); None: none to lift
+
+
+class MapView(TypedDict):
+  """One view of the program map: "kernels" (a box per kernel, long chains folded) or "lines" (a box per line of the
+  user's code). Its picture: SVG laid out left to right, a box's data-node its key in boxes ("in..."/"out..." for the
+  stubs of what comes from before the block and goes after it), an arrow's data-key its index in arrows."""
+  name: str
+  svg: str
+  boxes: dict[str, list[int]]        # box -> its kernels (indices into ProgramMapMsg.kernels)
+  arrows: list[list[int]]            # per arrow, its buffers
+
+
+class ProgramMapMsg(TypedDict):
+  """The program map: its views (the first opens), the kernels and buffers, the kernels by cause."""
+  type: Literal["programmap"]
+  views: list[MapView]
+  kernels: list[MapKernel]
+  buffers: list[MapBuffer]
+  counts: dict[str, int]
+  reasons: list[str]
+  colours: dict[str, str]
+  summary: str
+  notes: list[str]
+
+
+class FusedSide(TypedDict):
+  """One run of a Fusion: its kernels in run order with their device times (µs, summed over launches; null: not timed),
+  the buffers between them, its device time in all and its memory peak (bytes)."""
+  label: str
+  kernels: list[str]
+  times_us: list[float | None]
+  buffers: int
+  time_us: float | None
+  peak: int
+
+
+class FusedMsg(TypedDict):
+  """What if they had fused (Fusion): the schedule that made buffer (an index into ProgramMapMsg.buffers) run again as
+  it was and with a condition lifted, on the same fresh random inputs."""
+  type: Literal["fused"]
+  buffer: int
+  lift: str
+  lifted: str                        # the condition lifted, in words
+  summary: str
+  error: str | None
+  gone: bool | None
+  sides: list[FusedSide]
+
+
 class FailureInfo(TypedDict):
   """Where tinygrad failed inside the capture (tgviz.trace.failure.Failure): the browser opens on it, the node marked."""
   kind: Literal["rewrite", "compile", "run"]
@@ -547,7 +632,7 @@ class SearchMsg(TypedDict):
 
 
 KernelMsg: TypeAlias = ("PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg"
-                        " | AccessMsg | SearchMsg")
+                        " | AccessMsg | SearchMsg | ProgramMapMsg | FusedMsg")
 """What Python (or the report's page) sends the trace browser."""
 
 
@@ -612,6 +697,17 @@ class RetryRequest(TypedDict):
   opts: list[OptSpec]
 
 
+class ProgramMapRequest(TypedDict):
+  """The program map."""
+  type: Literal["programmap"]
+
+
+class FuseRequest(TypedDict):
+  """What if they had fused: run again the schedule that made a buffer of the program map (its index), its condition lifted."""
+  type: Literal["fuse"]
+  buffer: int
+
+
 class SearchRequest(TypedDict):
   """Search the trace for text (tgviz.trace.search)."""
   type: Literal["search"]
@@ -619,7 +715,7 @@ class SearchRequest(TypedDict):
 
 
 FrontendMsg: TypeAlias = ("ReadyMsg | ExportMsg | NodeRequest | RulesRequest | ProgramRequest | RunRequest | AllowedRequest | RetryRequest"
-                          " | AccessRequest | SearchRequest | RetimeRequest")
+                          " | AccessRequest | SearchRequest | RetimeRequest | ProgramMapRequest | FuseRequest")
 """What the trace browser asks."""
 
 

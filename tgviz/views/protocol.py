@@ -94,7 +94,7 @@ def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
 
 def kernel_rows(trace: Trace, kernel: str | None = None, peaks: bool = False) -> list[KernelRow]:
   """The kernel table of the kernels listed (see shown_groups): Trace.kernel_table's rows (peaks: measure the devices'
-  peaks for the verdicts where they never were), each with its first step."""
+  peaks for the verdicts where they never were; causes: why each kernel ends where it does), each with its first step."""
   rows = dict(zip(map(id, trace.kernels), trace.kernel_table(peaks), strict=True))
   return [KernelRow(**rows[id(g.kernel)], label=g.display_name, matches=g.match_count, step=step_key(g.steps[0]))  # type: ignore[typeddict-item]
           for g in shown_groups(trace, kernel) if g.kernel is not None and g.steps]
@@ -115,12 +115,17 @@ CellLabel = Callable[[str], str | None]
 """A file name -> how the user knows it (IPython: a cell's file -> "Cell In[3]"), or None to show the file's name."""
 
 
+def place(file: str, line: int, cell_label: CellLabel | None = None) -> str:
+  """A line of the user's code as the user knows it: "Cell In[2], line 4" in a notebook, else "train.py:12"."""
+  cell = cell_label(file) if cell_label is not None else None
+  return f"{cell}, line {line}" if cell else f"{Path(file).name}:{line}"
+
+
 def origin_info(o: tg.Origin, cell_label: CellLabel | None = None, around: int = 2) -> OriginInfo:
   """An origin as the kernel header shows it: op, where (the notebook's cell label where there is one), the line."""
   where, context = "", []
   if o.file is not None and o.line is not None:
-    cell = cell_label(o.file) if cell_label is not None else None
-    where = f"{cell}, line {o.line}" if cell else f"{Path(o.file).name}:{o.line}"
+    where = place(o.file, o.line, cell_label)
     for n in range(max(1, o.line - around), o.line + around + 1):
       if text := linecache.getline(o.file, n).rstrip("\n"): context.append(f"{'→' if n == o.line else ' '}{n:4}  {text}")
   return OriginInfo(op=o.op, backward=o.backward, where=where, source=o.source, context=context)

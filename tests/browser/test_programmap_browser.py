@@ -1,0 +1,182 @@
+"""The program map in a real browser, as a user meets it: what the HTML report, JupyterLab and Notebook 7 open on. Its
+labels read at 11 px or more; its counts are trace.program()'s; a click on a box says why the kernel ends there (the
+reasons trace.program() gives) and leads to its steps, code and kernel-table row; "why didn't these two fuse?" takes at
+most three actions (an arrow: one; a kernel, then shift-click another: two) and names the buffers trace.why() names;
+every kernel of a model's step is two actions away; the kernel table counts kernels by cause; in a notebook "what if
+they fused?" runs the schedule again. Screenshots (beside VIZ's View Kernel Graph, turn4's anchors) go to test-artifacts/."""
+import re
+
+import pytest
+import workloads
+from harness import ARTIFACTS, new_page, notebook, run_all
+
+import tgviz
+
+MAP = ".tgviz-progmap"
+LABEL_PX = """(sel) => { const t = document.querySelector(sel + ' .tgviz-map-canvas svg g.node text tspan');
+  return parseFloat(getComputedStyle(t).fontSize) * t.getBoundingClientRect().height / t.getBBox().height; }"""
+CELL = """%%tgviz -o trace
+from tinygrad import Tensor
+x = Tensor.ones(16, 16).contiguous().realize()
+y = (x * 2 + 1).contiguous()
+(y.sum(1) + y.T.max(1)).softmax().realize()"""
+
+
+@pytest.fixture(scope="module")
+def mnist(tmp_path_factory):
+  """The MNIST training step (85 calls of 67 kernels), traced, and its report."""
+  with tgviz.capture() as trace: workloads.example("mnist_train_step.py")
+  return trace, trace.to_html(tmp_path_factory.mktemp("map") / "index.html", workers=2)
+
+
+@pytest.fixture
+def page(browser):
+  with new_page(browser, 1600, 1000) as p: yield p
+
+
+@pytest.fixture
+def offline(browser):
+  """A page with no network: the report works offline, from disk."""
+  with new_page(browser, 1600, 1000, offline=True) as p: yield p
+
+
+def shoot(page, name: str) -> None:
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / name))
+
+
+def click_box(page, key: str, shift: bool = False) -> None:
+  """A click on a box of the map (brought into view first: the map is bigger than its canvas)."""
+  box = page.locator(f"{MAP} .tgviz-map-canvas g.node[data-node='{key}']")
+  page.evaluate("""(k) => { const n = document.querySelector(`.tgviz-map-canvas g.node[data-node='${k}']`);
+    const c = n.closest('.tgviz-map-canvas'), r = n.getBoundingClientRect();
+    const at = {bubbles: true, clientX: r.x + 4, clientY: r.y + 4, pointerId: 1, button: 0, shiftKey: %s};
+    n.dispatchEvent(new PointerEvent('pointerdown', at)); c.dispatchEvent(new PointerEvent('pointerup', at)); }"""
+                % ("true" if shift else "false"), key)
+  assert box.count() == 1
+
+
+def test_report_opens_on_the_map(mnist, offline):
+  trace, report, page = *mnist, offline
+  program = trace.program()
+  page.goto(report.as_uri())
+  page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=60_000)
+  assert page.evaluate(LABEL_PX, MAP) >= 10.99  # readable: 11 px or more on screen
+  counts = page.locator(".tgviz-map-count").all_inner_texts()
+  assert counts == [f"{r} {n}" for r, n in program.counts().items()]
+  assert page.locator(".tgviz-map-views button.active").inner_text() == "by line of your code"  # 85 kernels: by line first
+  shoot(page, "programmap-mnist-report.png")
+
+  # a box of several kernels (a line of the user's code): its kernels, each a link to its steps
+  group = page.locator(f"{MAP} .tgviz-map-canvas g.node.fold").first.get_attribute("data-node")
+  click_box(page, group)
+  members = page.locator(".tgviz-map-member")
+  assert members.count() > 1 and page.locator(".tgviz-map-panel h4").inner_text() == f"{members.count()} kernels"
+
+  # every kernel: one box, its panel says why it ends there, in trace.program()'s words
+  page.locator(".tgviz-map-views button[data-view='kernels']").click()
+  k = next(k for k in program.kernels if k.writes and k.writes[0].between and k.writes[0].reason == "reduce")
+  click_box(page, f"k{k.index}")
+  panel = page.locator(".tgviz-map-panel")
+  assert panel.locator("h4").inner_text() == k.name
+  assert k.writes[0].detail in panel.inner_text() and "tinygrad: " + k.writes[0].tinygrad in panel.inner_text()
+  shoot(page, "programmap-mnist-kernel.png")
+
+  # why didn't these two fuse: a kernel, then shift-click one that reads what it writes
+  reader = k.writes[0].readers[0]
+  click_box(page, f"k{reader.index}", shift=True)
+  assert panel.locator("h4").inner_text() == f"why didn't {k.name} and {reader.name} fuse?"
+  between = [b.label for b in program.why(k.index, reader.index)]
+  assert panel.locator(".tgviz-map-buffer b").all_inner_texts() == between and between
+
+  # ... or one action: the arrow between them
+  arrow = page.locator(f".tgviz-map-canvas g.arrow[data-from='k{k.index}'][data-to='k{reader.index}']")
+  page.evaluate("""(el) => { const p = el.querySelector('path.hit'), c = el.closest('.tgviz-map-canvas');
+    const at = p.getPointAtLength(p.getTotalLength() / 2);
+    const m = p.getScreenCTM(), x = at.x * m.a + m.e, y = at.y * m.d + m.f, o = {bubbles: true, clientX: x, clientY: y, pointerId: 1, button: 0};
+    p.dispatchEvent(new PointerEvent('pointerdown', o)); c.dispatchEvent(new PointerEvent('pointerup', o)); }""", arrow.element_handle())
+  assert k.writes[0].label in panel.locator(".tgviz-map-buffer b").all_inner_texts()
+
+  # its kernel-table row, with the kernels by cause
+  click_box(page, f"k{k.index}")
+  panel.locator("button:text-is('kernel table')").click()
+  row = page.locator(".tgviz-kernels tbody tr.selected")
+  assert page.locator(".tgviz-kernels[open]").count() == 1 and row.count() == 1 and k.kernel.display_name in row.inner_text()
+  assert re.match(r"\d+ kernels by cause: ", page.locator(".tgviz-causes").inner_text())
+  heads = page.locator(".tgviz-kernels thead th").all_inner_texts()
+  assert "reduce" in row.locator("td").nth(heads.index("cause")).inner_text()
+  shoot(page, "programmap-mnist-kernel-table.png")
+
+  # its steps: the map gives way, the kernel's first step is open with its code
+  page.locator(".tgviz-kernels > summary").click()
+  page.locator(f"{MAP} > summary").click()
+  click_box(page, f"k{k.index}")
+  panel.locator("button:text-is('steps')").click()
+  page.wait_for_function("(n) => document.querySelector('.tgviz-code-head').innerText.startsWith(n + ' ·')", arg=k.kernel.display_name)
+  assert not page.locator(f"{MAP}[open]").count()
+  assert not page.errors
+
+
+@pytest.mark.slow
+def test_every_kernel_of_the_gpt_step_is_two_actions_away(offline, tmp_path):
+  """The GPT training step (368 calls): the map opens by line; every kernel is in a box, and a click on it lists the
+  kernel as a link to its steps (the second action)."""
+  import runpy
+  from pathlib import Path
+  with tgviz.capture() as trace: runpy.run_path(str(Path(workloads.__file__).parents[1] / "benchmarks" / "models" / "gpt_train_step.py"))
+  report, page = trace.to_html(tmp_path / "gpt.html", workers=2), offline
+  page.goto(report.as_uri())
+  page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=60_000)
+  assert page.evaluate(LABEL_PX, MAP) >= 10.99
+  shoot(page, "programmap-gpt-report.png")
+  program, reached = trace.program(), set()
+  for key in page.locator(f"{MAP} .tgviz-map-canvas g.node[data-node^='g'], {MAP} .tgviz-map-canvas g.node[data-node^='k']").evaluate_all(
+      "ns => ns.map(n => n.dataset.node)"):
+    click_box(page, key)  # a box of one kernel: its panel; of several: its kernels, each a link to its steps
+    members = page.locator(".tgviz-map-member")
+    if not members.count(): reached.add(page.locator(".tgviz-map-panel h4").inner_text())
+    else: reached.update(members.evaluate_all("ns => ns.map(n => n.firstChild.textContent)"))
+  assert {k.name for k in program.kernels} <= reached
+  assert not page.errors
+
+
+def check_widget(page, root, shot: str, fuse: bool) -> None:
+  """A notebook's widget opens on the map; the kernel that writes the .contiguous()'s buffer says so in its panel, with
+  the user's line; "what if they fused?" (JupyterLab) runs the schedule again: the buffer gone, a kernel fewer."""
+  root.locator(f"{MAP}[open] .tgviz-map-canvas svg g.node").first.wait_for(timeout=180_000)
+  panel = root.locator(".tgviz-map-panel")
+  contiguous = panel.locator(".tgviz-map-buffer", has_text="a .contiguous() on line 3")
+  for key in root.locator(".tgviz-map-canvas g.node[data-node^='k']").evaluate_all("ns => ns.map(n => n.dataset.node)"):
+    click_box(page, key)  # (a small program: every kernel its own box)
+    if contiguous.count() and "ends here because it writes" in panel.inner_text(): break
+  assert "Cell In[" in root.locator(".tgviz-map-canvas svg").text_content()  # the user's lines as the notebook names them
+  assert contiguous.count() and "y = (x * 2 + 1).contiguous()" in contiguous.first.inner_text()
+  assert contiguous.first.locator(".tgviz-reason").inner_text() == "user"
+  shoot(page, shot)
+  if not fuse: return
+  contiguous.first.locator("button:text-is('what if they fused?')").click()
+  answer = contiguous.first.locator(".tgviz-map-fused")
+  answer.wait_for(timeout=180_000)
+  assert "the buffer is gone with contiguous lifted" in answer.inner_text()
+  sides = answer.locator(".tgviz-map-fused-side ol")
+  assert sides.nth(1).locator("li").count() == sides.nth(0).locator("li").count() - 1
+  shoot(page, shot.replace(".png", "-fused.png"))
+
+
+def test_jupyterlab_opens_on_the_map(lab, page):
+  url, token, root = lab
+  (root / "programmap.ipynb").write_text(notebook("%load_ext tgviz", CELL))
+  page.goto(f"{url}/lab/workspaces/programmap/tree/programmap.ipynb?token={token}&reset")
+  run_all(page, 2)
+  check_widget(page, page.locator(".tgviz-root").first, "programmap-lab.png", fuse=True)
+  assert not page.errors
+
+
+def test_notebook7_opens_on_the_map(nb7, page):
+  url, token, root = nb7
+  (root / "programmap7.ipynb").write_text(notebook("%load_ext tgviz", CELL))
+  page.goto(f"{url}/notebooks/programmap7.ipynb?token={token}")
+  run_all(page, 2)
+  page.errors.clear()  # (Notebook 7 itself raises "reading 'schema'" while it loads its settings)
+  check_widget(page, page.locator(".tgviz-root").first, "programmap-nb7.png", fuse=False)
+  assert not page.errors

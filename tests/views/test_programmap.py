@@ -1,0 +1,109 @@
+"""The program map's message (tgviz.views.programmap): its views' boxes and arrows are the program's kernels and buffers,
+its text escaped, the kernel table's causes, where a trace opens; js/port/why.js held equal to Program.why in node."""
+import json
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import workloads
+
+import tgviz
+from tgviz.views import failure as FV
+from tgviz.views import programmap as PM
+from tgviz.views import protocol as P
+
+NODE = shutil.which("node")
+
+
+def _boxes_of(view: dict) -> dict[int, str]:
+  return {k: key for key, ks in view["boxes"].items() for k in ks}
+
+
+def test_the_map_is_the_program(attention_trace):
+  program, msg = attention_trace.program(), PM.program_map(attention_trace)
+  assert [k["name"] for k in msg["kernels"]] == [k.name for k in program.kernels]
+  assert [(b["reason"], b["label"], b["detail"]) for b in msg["buffers"]] == [(b.reason, b.label, b.detail) for b in program.buffers]
+  assert msg["counts"] == program.counts() and sum(msg["counts"].values()) == sum(bool(k.writes) for k in program.kernels)
+  assert msg["summary"].startswith(f"{len(program.kernels)} kernels: ")
+  for view in msg["views"]:
+    box = _boxes_of(view)
+    assert sorted(box) == list(range(len(program.kernels)))  # every kernel in exactly one box
+    svg = ET.fromstring(view["svg"])
+    drawn = {g.get("data-node") for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("data-node")}
+    assert set(view["boxes"]) <= drawn
+    keys = [g.get("data-key") for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("data-key") is not None]
+    assert sorted(map(int, keys)) == list(range(len(view["arrows"])))
+    # each arrow stands for buffers between its two boxes; every buffer a kernel writes and another box reads is on one
+    for arrow in svg.iter("{http://www.w3.org/2000/svg}g"):
+      if arrow.get("data-key") is None: continue
+      for i in view["arrows"][int(arrow.get("data-key"))]:
+        b = program.buffers[i]
+        assert arrow.get("data-from") == (box[b.writer.index] if b.writer else f"in{arrow.get('data-to')}")
+        assert arrow.get("data-to") in {box[r.index] for r in b.readers} | {f"out{arrow.get('data-from')}"}
+    shown = {i for members in view["arrows"] for i in members}
+    assert {i for i, b in enumerate(program.buffers) if b.between and any(box[r.index] != box[b.writer.index] for r in b.readers)} <= shown
+
+
+@pytest.fixture(scope="module")
+def adam_trace() -> tgviz.Trace:
+  with tgviz.capture() as trace: workloads.adam_train()
+  return trace
+
+
+def test_a_program_of_many_kernels_opens_by_line(adam_trace):
+  msg = PM.program_map(adam_trace)
+  assert len(msg["kernels"]) > PM.LINES_ABOVE
+  lines, kernels = msg["views"]
+  assert (lines["name"], kernels["name"]) == ("lines", "kernels") and len(lines["boxes"]) < len(kernels["boxes"])
+  program = adam_trace.program()
+  def line(k):  # the user's line a kernel's ops came from, else the one that asked for its schedule
+    o = PM._line_of(k) or program.schedules[k.schedule]
+    return (o.file, o.line)
+  for key, ks in lines["boxes"].items():  # a box of several kernels: one line of the user's code
+    assert len({line(program.kernels[k]) for k in ks}) == 1 or len(ks) == 1, key
+  assert sum(len(ks) > 1 for ks in lines["boxes"].values()) >= 3
+
+
+def test_user_text_is_escaped(tmp_path):
+  script = tmp_path / "lt.py"
+  script.write_text("from tinygrad import Tensor\nx = Tensor.ones(8, 8).contiguous().realize()\n"
+                    "y = ((x < 2) & (x > 0)).where(x, 0).contiguous()  # <b>&amp;\n(y.sum(0) + y.T.max(0)).realize()\n")
+  with tgviz.capture() as trace: exec(compile(script.read_text(), str(script), "exec"), {})
+  for view in PM.program_map(trace)["views"]:
+    ET.fromstring(view["svg"])  # well formed: the user's text is escaped
+    assert "<b>" not in view["svg"]
+  assert any("<b>&amp;" in b["source"] for b in PM.program_map(trace)["buffers"])  # the message carries it as text
+
+
+def test_opening_and_the_kernel_tables_causes(tutorial_trace):
+  assert FV.opening(tutorial_trace, None)[2] == "program"
+  assert FV.opening(tgviz.Trace("CL"), None)[2] == "step"
+  assert FV.opening(tutorial_trace, None, tab="access")[2] == FV.opening(tutorial_trace, None, kernel="r_2_2_2_2")[2] == "step"
+  causes = tutorial_trace.program().kernel_causes()
+  rows = P.kernel_rows(tutorial_trace)
+  assert [r["causes"] for r in rows] == [causes.get(g.index, []) for g in tutorial_trace.groups if g.kernel is not None and g.steps]
+  assert all(r["causes"] for r in rows)
+  assert {c for r in rows for c in r["causes"]} <= set(PM.REASONS)
+
+
+@pytest.mark.skipif(NODE is None, reason="node is missing: scripts/install.sh test installs Debian's nodejs")
+def test_why_in_the_page_is_program_why(attention_trace, tmp_path):
+  program, msg = attention_trace.program(), PM.program_map(attention_trace)
+  n = len(program.kernels)
+  pairs = [[a, b] for a in range(n) for b in range(n) if a != b]
+  path = tmp_path / "why.json"
+  path.write_text(json.dumps({"kernels": msg["kernels"], "buffers": msg["buffers"], "pairs": pairs}))
+  proc = subprocess.run([NODE, str(Path(__file__).with_name("why_parity.mjs")), str(path)], capture_output=True, text=True, timeout=120)
+  assert proc.returncode == 0, proc.stderr
+  index = {id(b): i for i, b in enumerate(program.buffers)}
+  expected = [[index[id(b)] for b in program.why(a, b)] for a, b in pairs]
+  assert json.loads(proc.stdout) == expected and any(expected)
+
+
+def test_a_boxs_limit_is_the_kernel_tables(tutorial_trace):
+  """A kernel's box says the limit the kernel table's row says (Kernel.verdict, the same cached peaks)."""
+  table = {id(k): r["bound"] for k, r in zip(tutorial_trace.kernels, tutorial_trace.kernel_table(), strict=True)}
+  kernels = [(k, tutorial_trace.program().kernels[k["index"]].kernel) for k in PM.program_map(tutorial_trace)["kernels"]]
+  assert kernels and all(k["bound"] == table[id(kern)] for k, kern in kernels if kern is not None)

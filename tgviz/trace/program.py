@@ -1,0 +1,244 @@
+"""The program a trace ran, as kernels and buffers, with the reason tinygrad's scheduler made every buffer.
+
+Owns Program (``trace.program()``): each call of the block's schedules in run order (a ProgramKernel: a kernel's launch
+or a copy) and each Buffer between them (one state of one of tinygrad's buffers: the call that wrote it, the calls that
+read it, its shape, dtype and bytes) with its reason from a fixed vocabulary (REASONS), in words, and the user's line
+where there is one; ``Program.why(a, b)``: the buffers between two kernels. Built from what the bridge recorded (the
+schedules' calls, bridge.linear; the scheduler's decisions, bridge.schedule), when first asked for; the words for each
+reason are :mod:`tgviz.trace.reasons`'. Draws and sends nothing.
+"""
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tgviz import bridge as tg
+from tgviz.trace import reasons
+
+if TYPE_CHECKING:
+  from tgviz.trace.kernel import Kernel
+
+REASONS = reasons.REASONS
+
+
+@dataclass(eq=False)
+class ProgramKernel:
+  """One call of the block's schedules, in run order: a kernel's launch (``kernel``: the trace's Kernel) or a copy."""
+  index: int
+  kind: str                                 # "kernel", "copy" or "other"
+  name: str                                 # the kernel's display name, or the copy's ("copy CL <- CPU")
+  schedule: int                             # which of the block's schedules (0-based: one per realize) it ran in
+  kernel: Kernel | None = None
+  reads: list[Buffer] = field(default_factory=list)
+  writes: list[Buffer] = field(default_factory=list)
+
+  @property
+  def origins(self) -> list[tg.Origin]:
+    """The Tensor operations it computes and the user's lines that called them (its kernel's origins)."""
+    return self.kernel.origins if self.kernel is not None else []
+
+  @property
+  def times_us(self) -> list[float]:
+    """The measured device time (µs) of each launch of its kernel inside the capture (every call of that kernel)."""
+    return [t * 1e6 for t in self.kernel.run_times] if self.kernel is not None else []
+
+  @property
+  def time_us(self) -> float | None:
+    """The median device time of its kernel's launches (µs), None where it did not run (a NULL device)."""
+    return statistics.median(t) if (t := self.times_us) else None
+
+  @property
+  def reasons(self) -> list[str]:
+    """Why the kernel ends where it does: the reasons of the buffers it writes, each once, in order."""
+    return list(dict.fromkeys(b.reason for b in self.writes))
+
+  def __repr__(self) -> str:
+    return f"<ProgramKernel #{self.index} {self.name} reads={len(self.reads)} writes={len(self.writes)}>"
+
+
+@dataclass(eq=False)
+class Buffer:
+  """One state of one of tinygrad's buffers in the block: written by ``writer`` (None: it came from before the block),
+  read by ``readers``. ``reason`` is one of REASONS, ``detail`` the rest in words, ``line`` the user's (file, line)
+  where there is one, ``rule`` the line of tinygrad that decided and ``tinygrad`` its own words for it."""
+  num: int                                  # tinygrad's number for the buffer (its ParamArg slot)
+  trace_num: int                            # the trace number of its BUFFER UOp
+  version: int                              # the n-th write of this buffer in the block (0: as it came in)
+  shape: tuple[int | str, ...]
+  dtype: str
+  nbytes: int
+  device: str
+  writer: ProgramKernel | None = None
+  readers: list[ProgramKernel] = field(default_factory=list)
+  reason: str = "other"
+  detail: str = ""
+  line: tuple[str, int] | None = None
+  source: str = ""                          # the text of the user's line
+  rule: tuple[str, int] | None = None
+  tinygrad: str = ""
+  ops: tuple[str, ...] = ()                 # the Tensor operations of the value it holds, where the scheduler recorded them
+  run: int | None = None                    # the number the run's profile events (trace.memory(), the launches) give it
+
+  @property
+  def between(self) -> bool:
+    """Whether it lies between two kernels of the block (a writer and at least one reader)."""
+    return self.writer is not None and bool(self.readers)
+
+  @property
+  def label(self) -> str:
+    """Shape, dtype and size as an edge says them: "float[4,8] 128 B"."""
+    return f"{self.dtype}[{','.join(map(str, self.shape))}] {reasons.size_text(self.nbytes)}"
+
+  def __str__(self) -> str:
+    ends = f"{self.writer.name if self.writer else 'before the block'} -> {', '.join(r.name for r in self.readers) or 'after the block'}"
+    return f"{self.label} ({ends}): {self.reason}: {self.detail}"
+
+  def __repr__(self) -> str:
+    return f"<Buffer {self.num}.{self.version} {self.label} {self.reason}>"
+
+
+class Program:
+  """The block's program: ``kernels`` in run order, ``buffers`` (every state written or read), ``notes`` on what could
+  not be read (an older trace, a schedule of nested functions, a multi-device call)."""
+
+  def __init__(self, kernels: list[ProgramKernel], buffers: list[Buffer], notes: list[str], schedules: list[tg.Origin | None] | None = None,
+               groups: list[int | None] | None = None):
+    self.kernels, self.buffers, self.notes = kernels, buffers, notes
+    self._groups = groups or []
+    self.schedules = schedules or []
+    """Per schedule (ProgramKernel.schedule), the user's line that asked for it and the tinygrad function it called
+    (realize, numpy, backward, ...): None where tgviz did not see it."""
+
+  @property
+  def boundaries(self) -> list[Buffer]:
+    """The buffers between two kernels of the block."""
+    return [b for b in self.buffers if b.between]
+
+  def counts(self) -> dict[str, int]:
+    """Kernels by cause: how many kernels have each reason first among the buffers they write, in REASONS order."""
+    found = Counter(k.reasons[0] for k in self.kernels if k.reasons)
+    return {r: found[r] for r in REASONS if found[r]}
+
+  def callify_group(self, schedule: int) -> int | None:
+    """The index (in the trace's groups) of the group in which tinygrad turned schedule's Tensors into a call (its
+    transform_to_call: where the tensor graph it scheduled is), None where unknown."""
+    return self._groups[schedule] if 0 <= schedule < len(self._groups) else None
+
+  def kernel_causes(self) -> dict[int, list[str]]:
+    """Per kernel (by its group's index in the trace), the reasons of the buffers its calls write, each once: why it
+    ends where it does (the kernel table's cause column)."""
+    out: dict[int, list[str]] = {}
+    for k in self.kernels:
+      if k.kernel is not None: out[k.kernel.group.index] = list(dict.fromkeys(out.get(k.kernel.group.index, []) + k.reasons))
+    return out
+
+  def kernel(self, x: Any) -> ProgramKernel:
+    """A kernel of the program: a ProgramKernel, a trace Kernel (its first call), its index, or its display name."""
+    if isinstance(x, ProgramKernel): return x
+    if isinstance(x, int) and not isinstance(x, bool):
+      if 0 <= x < len(self.kernels): return self.kernels[x]
+      raise IndexError(f"the program has {len(self.kernels)} kernels, not one numbered {x}")
+    for k in self.kernels:
+      if (k.kernel is not None and k.kernel is x) or (isinstance(x, str) and x in (k.name, getattr(k.kernel, "name", None))): return k
+    raise KeyError(f"no kernel {x!r} in the program (kernels: {', '.join(k.name for k in self.kernels[:12])}"
+                   f"{', ...' if len(self.kernels) > 12 else ''})")
+
+  def why(self, a: Any, b: Any) -> list[Buffer]:
+    """The buffers between two kernels (either order): those one writes and the other reads; where there are none,
+    those along the shortest chain of kernels from the earlier to the later. [] when no data flows between them."""
+    ka, kb = sorted((self.kernel(a), self.kernel(b)), key=lambda k: k.index)
+    if ka is kb: return []
+    if (direct := [buf for buf in ka.writes if kb in buf.readers]): return direct
+    prev: dict[int, tuple[ProgramKernel, Buffer]] = {}
+    todo, seen = [ka], {ka.index}
+    while todo:
+      nxt = []
+      for k in todo:
+        for buf in k.writes:
+          for r in buf.readers:
+            if r.index in seen or r.index > kb.index: continue
+            seen.add(r.index)
+            prev[r.index] = (k, buf)
+            nxt.append(r)
+      todo = nxt
+    if kb.index not in prev: return []
+    path, k = [], kb
+    while k is not ka:
+      k, buf = prev[k.index]
+      path.append(buf)
+    return path[::-1]
+
+  def __repr__(self) -> str:
+    return f"<Program {len(self.kernels)} kernels, {len(self.boundaries)} buffers between them>"
+
+
+def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
+  """The program of a trace (see Program), from its recording and its compiled kernels."""
+  kernels: list[ProgramKernel] = []
+  buffers: list[Buffer] = []
+  notes: list[str] = []
+  schedules: list[tg.Origin | None] = []
+  if rec is None: return Program(kernels, buffers, notes)
+  by_ast = {k.group.steps[0]._raw.sink: k for k in compiled if k.group.steps}  # (a kernel's first graph is the AST it compiled)
+  made: dict[int, tg.Realized] = {}
+  run_nums: dict[int, int] = {}
+  decided: dict[int, dict[int, tg.Realized]] = {}
+  current: dict[int, Buffer] = {}                 # buffer number -> its state now
+  versions: Counter[int] = Counter()
+  n_schedule, asked, callify, groups = 0, None, None, []
+  for gi, graw in enumerate(rec.groups):
+    if graw.name.startswith("Callify"): callify, asked = gi, None
+    if graw.schedule is not None:
+      made.update(graw.schedule.made)
+      run_nums.update(graw.schedule.buffers)
+      if graw.schedule.asked is not None: asked = graw.schedule.asked  # (transform_to_call's group, just before)
+    if not graw.name.startswith("Schedule"): continue
+    scheds = tg.schedule_calls(rec, graw)
+    if not scheds and graw.steps: notes.append(f"{graw.name}: its calls could not be read (a schedule of nested functions, "
+                                               "or a trace without its schedule's steps)")
+    for sc in scheds:
+      if sc.linear not in decided and graw.schedule is not None and graw.schedule.stages: decided[sc.linear] = graw.schedule.stages[0]
+      stages = decided.get(sc.linear, {})
+      schedules.append(asked)
+      groups.append(callify)
+      for call in sc.calls:
+        pk = ProgramKernel(len(kernels), call.kind, "", n_schedule, by_ast.get(call.ast) if call.kind == "kernel" else None)
+        pk.name = pk.kernel.display_name if pk.kernel is not None else \
+          f"copy {call.args[0].device} <- {call.args[1].device}" if call.kind == "copy" else "call"
+        kernels.append(pk)
+        for i in call.reads:
+          info = call.args[i]
+          if (buf := current.get(info.num)) is None:
+            buf = current[info.num] = _buffer(info, 0, None)
+            buffers.append(buf)
+          if pk not in buf.readers: buf.readers.append(pk)
+          pk.reads.append(buf)
+        for i in call.writes:
+          info = call.args[i]
+          versions[info.num] += 1
+          buf = current[info.num] = _buffer(info, versions[info.num], pk)
+          why = reasons.explain(call.kind, call.origin[i] if i < len(call.origin) else None, stages, made.get(info.num), asked,
+                                info.device, pk.origins)
+          buf.reason, buf.detail, buf.line, buf.source, buf.rule, buf.tinygrad = why.reason, why.detail, why.line, why.source, why.rule, why.tinygrad
+          if why.shape: buf.shape = why.shape
+          buf.ops = reasons.value_ops(call.origin[i] if i < len(call.origin) else None, stages, made.get(info.num))
+          buffers.append(buf)
+          pk.writes.append(buf)
+      n_schedule += 1
+  calls = Counter(id(k.kernel) for k in kernels if k.kernel is not None)
+  seen: Counter[int] = Counter()
+  for k in kernels:  # a kernel launched more than once: each call named
+    if k.kernel is not None and calls[id(k.kernel)] > 1:
+      seen[id(k.kernel)] += 1
+      k.name += f" (call {seen[id(k.kernel)]} of {calls[id(k.kernel)]})"
+  for buf in buffers:  # what comes from before the block, and what nothing in the block reads again
+    buf.run = run_nums.get(buf.num)
+    if buf.writer is None: buf.reason, buf.detail = "input", reasons.INPUT
+    elif not buf.readers: buf.reason, buf.detail = "output", reasons.output_text(buf.detail)
+  return Program(kernels, buffers, notes, schedules, groups)
+
+
+def _buffer(info: tg.BufferInfo, version: int, writer: ProgramKernel | None) -> Buffer:
+  return Buffer(info.num, info.trace_num, version, (info.size,), info.dtype, info.nbytes, info.device, writer)

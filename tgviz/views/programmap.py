@@ -1,0 +1,219 @@
+"""The program map's message: the block's kernels as boxes and the buffers between them as arrows, laid out left to right
+by tgviz.draw.flow, with every kernel's and buffer's panel data (the reason each buffer exists, the user's lines) and
+the kernels by cause (where the trace opens on it: tgviz.views.failure.opening).
+
+Owns ProgramMapMsg (see tgviz.views.messages) and what a box and an arrow say: a kernel's name, its Tensor ops and
+line, its measured time and the limit it ran into (memory, compute or latency: its kernel table row's, by the device's
+cached peaks, never measured here); a chain of kernels each feeding only the next is folded into one box past
+FOLD_CHAIN kernels; several buffers between the same two kernels are one arrow. The trace model is
+:mod:`tgviz.trace.program`'s.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from tgviz import bridge as tg
+from tgviz.draw.engine import DEFAULT_TIMEOUT
+from tgviz.draw.flow import Arrow, Box, flow_svg, layout_flow
+from tgviz.trace import program as programs
+from tgviz.trace.fusion import fuse, lift_for
+from tgviz.trace.program import REASONS, Program, ProgramKernel
+from tgviz.trace.reasons import size_text
+from tgviz.trace.steps import where
+from tgviz.trace.trace import Trace
+from tgviz.views.messages import FusedMsg, FusedSide, MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
+from tgviz.views.protocol import CellLabel, place, step_key
+
+FOLD_CHAIN = 4          # a chain of this many kernels or more, each feeding only the next, is drawn as one box
+LINES_ABOVE = 40        # past this many kernels the map opens on the lines of the user's code, a box each
+FOLD_ABOVE = 24         # chains are folded in programs of more kernels than this (a small one shows every kernel)
+REASON_COLOURS = {"user": "#d62728", "output": "#2ca02c", "input": "#7f7f7f", "copy": "#8c564b", "device": "#9467bd",
+                  "ranges": "#e377c2", "cost": "#ff7f0e", "reduce": "#1f77b4", "other": "#17becf"}
+_STYLE = "".join([".tgviz-flow .node.copy rect{fill:#e0e0e0}", ".tgviz-flow .node.fold rect{fill:#c6f8ff;stroke-width:2}",
+                  ".tgviz-flow .node.end rect{fill:#f4f4f4;stroke-dasharray:3 2}"] +
+                 [f".tgviz-flow .arrow.r-{r} .edge{{stroke:{c}}}" for r, c in REASON_COLOURS.items()])
+
+
+def _steps(trace: Trace) -> dict[int, tuple[StepKey, StepKey | None, int]]:
+  """Per kernel group index: its first step's key, its codegen step's key and its row in the kernel table."""
+  out, row = {}, 0
+  for g in trace.groups:
+    if g.kernel is None or not g.steps: continue
+    code = g.kernel.codegen_step
+    out[g.index] = (step_key(g.steps[0]), step_key(code) if code is not None else None, row)
+    row += 1
+  return out
+
+
+def _chains(prog: Program) -> list[list[ProgramKernel]]:
+  """Runs of FOLD_CHAIN or more kernels of one schedule, each the only reader of what the one before wrote and reading
+  nothing else of the block's, in run order."""
+  succ = {k.index: {r.index for b in k.writes for r in b.readers} for k in prog.kernels}
+  pred = {k.index: {b.writer.index for b in k.reads if b.writer is not None} for k in prog.kernels}
+  chains: list[list[ProgramKernel]] = []
+  used: set[int] = set()
+  for k in prog.kernels:
+    if k.index in used: continue
+    chain = [k]
+    while len(nxt := succ[chain[-1].index]) == 1 and (j := next(iter(nxt))) not in used and pred[j] == {chain[-1].index} \
+          and prog.kernels[j].schedule == k.schedule:
+      chain.append(prog.kernels[j])
+    if len(chain) >= FOLD_CHAIN:
+      chains.append(chain)
+      used.update(c.index for c in chain)
+  return chains
+
+
+def _kernel_lines(k: ProgramKernel, cell_label: CellLabel | None) -> tuple[str, ...]:
+  ops = list(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins))
+  line = _line_of(k)
+  out = [k.name]
+  if ops: out.append(", ".join(ops[:3]) + (" …" if len(ops) > 3 else ""))
+  if line is not None and line.file and line.line: out.append(place(line.file, line.line, cell_label))
+  return tuple(out)
+
+
+def _line_of(k: ProgramKernel) -> tg.Origin | None:
+  """The user's line a kernel is drawn under: the one most of its Tensor ops were called from (the last of those tied)."""
+  lined = [o for o in k.origins if o.file and o.line]
+  if not lined: return None
+  count = Counter((o.file, o.line) for o in lined)
+  return max(reversed(lined), key=lambda o: count[(o.file, o.line)])
+
+
+def _by_line(prog: Program) -> dict[int, str]:
+  """Each kernel's box in the "lines" view: the kernels of one schedule whose Tensor ops were called from one line of
+  the user's code (_line_of) are one box; those with no line go with the line that asked for their schedule (its
+  realize, backward, step, ...); copies are their own."""
+  out: dict[int, str] = {}
+  seen: dict[tuple, str] = {}
+  for k in prog.kernels:
+    o = _line_of(k) or (prog.schedules[k.schedule] if k.kind == "kernel" and k.schedule < len(prog.schedules) else None)
+    out[k.index] = seen.setdefault((k.schedule, o.file, o.line), f"g{k.index}") if o is not None and o.file else f"k{k.index}"
+  return out
+
+
+def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapBuffer], box_of: dict[int, str],
+          frames: dict[int, str] | None, timeout: float | None, cell_label: CellLabel | None) -> MapView:
+  """One view of the map: boxes (a kernel, or the kernels box_of puts together), an arrow per pair of boxes, laid out."""
+  members: dict[str, list[int]] = {}
+  for k in prog.kernels: members.setdefault(box_of[k.index], []).append(k.index)
+  boxes = []
+  for key, ks in members.items():
+    first = prog.kernels[ks[0]]
+    if len(ks) == 1:
+      bound = kernels[first.index]["bound"]
+      timed = (f"{first.time_us:,.1f} µs" + (f" · {bound}" if bound else ""),) if first.time_us is not None else ()
+      label = _kernel_lines(first, cell_label) + timed
+      boxes.append(Box(key, label, "copy" if first.kind == "copy" else "kernel", group=first.schedule))
+      continue
+    o = (_line_of(first) or (prog.schedules[first.schedule] if first.schedule < len(prog.schedules) else None)) if name == "lines" else None
+    ops = list(dict.fromkeys(op for i in ks for op in kernels[i]["ops"]))
+    total = sum(t for i in ks if (t := prog.kernels[i].time_us) is not None)
+    lines = [f"{len(ks)} kernels" + (f" · {place(o.file, o.line, cell_label)}" if o is not None and o.file and o.line else ""),
+             (o.source[:44] + ("…" if len(o.source) > 44 else "")) if o is not None else f"{first.name} … {prog.kernels[ks[-1]].name}",
+             ", ".join(ops[:3]) + (" …" if len(ops) > 3 else ""), f"{total:,.1f} µs in all" if total else ""]
+    boxes.append(Box(key, tuple(ln for ln in lines if ln), "fold", group=first.schedule))
+  arrows, drawn, stubs = _arrows(prog, box_of, buffers)
+  boxes += stubs
+  svg = flow_svg(boxes, drawn, layout_flow(boxes, drawn, frames, timeout), frames=frames, style=_STYLE) if boxes else ""
+  return MapView(name=name, svg=svg, boxes=members, arrows=arrows)
+
+
+def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_label: CellLabel | None = None) -> ProgramMapMsg:
+  """The program map's message (see the module's docstring): its views laid out by graphviz ("kernels": a box per
+  kernel, long chains folded; first, where the program has more than LINES_ABOVE kernels, "lines": a box per line of the
+  user's code), the kernels' and buffers' panels, the kernels by cause."""
+  prog = trace.program()
+  steps: dict[int, tuple[StepKey, StepKey | None, int]] = _steps(trace)
+  # a box says the limit its kernel table row says (the same peaks: cached, never measured here)
+  bound = {id(k): r["bound"] for k, r in zip(trace.kernels, trace.kernel_table(), strict=True)}
+  kernels: list[MapKernel] = []
+  for k in prog.kernels:
+    first, code, row = steps.get(k.kernel.group.index, (None, None, None)) if k.kernel is not None else (None, None, None)
+    time_us = k.time_us
+    origin_lines = [f"{place(o.file, o.line, cell_label)} {o.source}" for o in k.origins if o.file and o.line]
+    kernels.append(MapKernel(index=k.index, name=k.name, kind=k.kind, step=first, code_step=code, row=row,
+                             ops=list(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins)),
+                             lines=list(dict.fromkeys(origin_lines)), time_us=round(time_us, 3) if time_us is not None else None,
+                             runs=len(k.times_us), bound=bound[id(k.kernel)] if k.kernel is not None else None,
+                             reasons=k.reasons, schedule=k.schedule, reads=[], writes=[]))
+  index = {id(b): i for i, b in enumerate(prog.buffers)}
+  buffers: list[MapBuffer] = []
+  for b in prog.buffers:
+    buffers.append(MapBuffer(index=index[id(b)], label=b.label, reason=b.reason, detail=b.detail,
+                             where=place(*b.line, cell_label) if b.line else "", source=b.source,
+                             tinygrad=b.tinygrad, rule=where(*b.rule) if b.rule else "",
+                             writer=b.writer.index if b.writer is not None else None, readers=[r.index for r in b.readers],
+                             lift=_lift(b) if b.between else None))
+    if b.writer is not None: kernels[b.writer.index]["writes"].append(index[id(b)])
+    for r in b.readers: kernels[r.index]["reads"].append(index[id(b)])
+  frames = {i: f"{a.op}() · {place(a.file, a.line, cell_label)}" if a is not None and a.file and a.line else f"schedule {i + 1}"
+            for i, a in enumerate(prog.schedules)} if len(prog.schedules) > 1 else None
+  folded = {k.index: f"k{k.index}" for k in prog.kernels}
+  for chain in _chains(prog) if len(prog.kernels) > FOLD_ABOVE else []:
+    for k in chain: folded[k.index] = f"f{chain[0].index}"
+  views = [_view("kernels", prog, kernels, buffers, folded, frames, timeout, cell_label)] if prog.kernels else []
+  if len(prog.kernels) > LINES_ABOVE: views.insert(0, _view("lines", prog, kernels, buffers, _by_line(prog), frames, timeout, cell_label))
+  counts = prog.counts()
+  n = len(prog.kernels)
+  summary = f"{n} kernel{'s' if n != 1 else ''}: " + ", ".join(f"{r} {c}" for r, c in counts.items()) if n else "no kernels ran"
+  return ProgramMapMsg(type="programmap", views=views, kernels=kernels, buffers=buffers, counts=counts, reasons=list(REASONS),
+                       colours=REASON_COLOURS, summary=summary, notes=prog.notes)
+
+
+def _arrows(prog: Program, box_of: dict[int, str], buffers: list[MapBuffer]) -> tuple[list[list[int]], list[Arrow], list[Box]]:
+  """One arrow per pair of boxes (the inputs a box reads come from a stub before it, "in<box>", the outputs it writes go
+  to a stub after it, "out<box>"): its buffers, the arrow drawn (labelled with the buffer, or how many and their bytes;
+  coloured by the first one's reason), and the stubs."""
+  pairs: dict[tuple[str, str], list[int]] = {}
+  for b in buffers:
+    readers: list[str | None] = [box_of[r] for r in b["readers"]]
+    for to in readers or [None]:
+      src = box_of[b["writer"]] if b["writer"] is not None else f"in{to}"
+      dst = to if to is not None else f"out{src}"
+      if src != dst: pairs.setdefault((src, dst), []).append(b["index"])
+  arrows: list[list[int]] = []
+  drawn: list[Arrow] = []
+  stubs: list[Box] = []
+  group = {box_of[k.index]: k.schedule for k in prog.kernels}
+  for (src, dst), members in pairs.items():
+    members = list(dict.fromkeys(members))
+    nbytes = sum(prog.buffers[i].nbytes for i in members)
+    label = buffers[members[0]]["label"] if len(members) == 1 else f"{len(members)} buffers {size_text(nbytes)}"
+    title = "\n".join(f"{buffers[i]['label']}: {buffers[i]['reason']}" for i in members[:12])
+    for stub, word, near in ((src, "in", dst), (dst, "out", src)):
+      if stub.startswith(word) and stub not in group:
+        stubs.append(Box(stub, (f"{word}: {label}",), "end", group=group.get(near)))
+        group[stub] = group.get(near, 0)
+    outside = src.startswith("in") or dst.startswith("out")
+    drawn.append(Arrow(src, dst, "" if outside else label, "r-" + buffers[members[0]]["reason"], title, str(len(arrows))))
+    arrows.append(members)
+  return arrows, drawn, stubs
+
+
+def _lift(b: programs.Buffer) -> str | None:
+  try: return lift_for(b)
+  except ValueError: return None
+
+
+def fuse_message(trace: Trace, content: dict) -> FusedMsg:
+  """What if they had fused (Fusion) for the buffer of the map the request names: both runs' kernels, buffers, time and
+  memory peak; a bad request or a run that failed is the answer's error."""
+  i = content.get("buffer")
+  buffers = trace.program().buffers
+  if not isinstance(i, int) or not 0 <= i < len(buffers):
+    return FusedMsg(type="fused", buffer=-1, lift="", lifted="", summary=f"no buffer {i!r} in the program", error="no such buffer",
+                    gone=None, sides=[])
+  try: f = fuse(trace, buffers[i])
+  except ValueError as e: return FusedMsg(type="fused", buffer=i, lift="", lifted="", summary=str(e), error=str(e), gone=None, sides=[])
+  sides = []
+  for label, t in (("as scheduled", f.before), (f"{f.lift} lifted", f.after)):
+    if t is None: continue
+    fig = f.side("before" if t is f.before else "after")
+    ks = t.program().kernels
+    sides.append(FusedSide(label=label, kernels=[k.name for k in ks],
+                           times_us=[round(sum(k.times_us), 3) if k.times_us else None for k in ks],
+                           buffers=fig["buffers"], time_us=fig["time_us"], peak=fig["peak"]))
+  return FusedMsg(type="fused", buffer=i, lift=f.lift, lifted=f.lifted, summary=f.summary(), error=f.error, gone=f.gone, sides=sides)
+
