@@ -13,6 +13,7 @@ import json
 import os
 import runpy
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -40,6 +41,19 @@ def _progress(label: str) -> Callable[[int, int], None]:
       print(f"  {label}: {done}/{total} ({pct}%)", flush=True)
       step[0] = pct + 10
   return report
+
+
+def unwritable(folder: Path, option: str) -> str | None:
+  """Why the output folder cannot be written, as one line saying what to do (None: it can). The folder is made (it is
+  about to be written anyway) and a file tried in it, before anything runs: a bad --out fails in a second, not after
+  the script."""
+  try:
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile(dir=folder): pass
+  except OSError as e:
+    return (f"tgviz: cannot write to the folder {folder} ({e.strerror or type(e).__name__}): give {option} a folder you "
+            f"can write to")
+  return None
 
 
 def _svgs(writer: report.Writer, which: tuple[Path, int, bool]) -> int:
@@ -281,6 +295,11 @@ def main(argv: list[str] | None = None) -> int:
     try: show_env = parse_settings(ns.env)
     except ValueError as e: parser.error(f"--env: {e}")
     return show(ns.file, ns.debug, ns.kernel, ns.step, ns.search, ns.json, ns.device, script_args, show_env)
+  svg = getattr(ns, "svg", "none") != "none" and len(getattr(ns, "script", [])) <= 1  # (several scripts: each its own svg/)
+  outs = [(ns.out, "--out")] + ([(ns.out / "svg", "--out")] if svg else [])
+  if ns.command in ("run", "open", "compare") and (why := next(filter(None, (unwritable(f, o) for f, o in outs)), None)):
+    print(why, file=sys.stderr)
+    return 2
   if ns.command == "compare":
     return compare_scripts((ns.script_a, ns.script_b), (ns.env + ns.env_a, ns.env + ns.env_b), ns.out, ns.device, ns.max_nodes)
   if ns.command == "open":

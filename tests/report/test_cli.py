@@ -50,3 +50,20 @@ def test_run_shows_the_scripts_own_traceback_and_a_clean_exit_is_no_error(tmp_pa
   out = capsys.readouterr().out
   assert status == 0 and trace is not None and trace.error is None and trace.kernels and "stopped by" not in out
   assert "SVGs:" not in out and not (tmp_path / "out2" / "svg").exists()  # --svg none: no folder, and none named
+
+
+def test_an_output_folder_that_cannot_be_written_is_one_line_and_status_2(tmp_path, capsys):
+  script = tmp_path / "small.py"
+  script.write_text("from tinygrad import Tensor\nTensor.ones(4).contiguous().realize()\nprint('the script ran')\n")
+  (tmp_path / "a_file").write_text("")
+  (tmp_path / "out").mkdir()
+  (tmp_path / "out" / "svg").write_text("")  # the report's svg/ folder is a file
+  for argv, folder in ((["run", str(script), "--out", "/proc/nope"], "/proc/nope"),
+                       (["run", str(script), "--out", str(tmp_path / "out")], str(tmp_path / "out" / "svg")),
+                       (["compare", str(script), str(script), "--out", str(tmp_path / "a_file" / "cmp")], str(tmp_path / "a_file" / "cmp")),
+                       (["open", str(tmp_path / "nothing.tgviz"), "--out", "/proc/nope/deeper"], "/proc/nope/deeper")):
+    assert cli.main(argv) == 2, argv
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "Traceback" not in err, err  # one line, before the script runs
+    assert err.startswith(f"tgviz: cannot write to the folder {folder} (") and "give --out a folder you can write to" in err
+    assert "the script ran" not in out
