@@ -1,4 +1,8 @@
-"""`tgviz run` in-process: its error paths."""
+"""`tgviz run` in-process: its error paths; and as a child process: what it prints."""
+import os
+import subprocess
+import sys
+
 from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat, graph_rewrite
 
 import tgviz
@@ -67,3 +71,32 @@ def test_an_output_folder_that_cannot_be_written_is_one_line_and_status_2(tmp_pa
     assert err.count("\n") == 1 and "Traceback" not in err, err  # one line, before the script runs
     assert err.startswith(f"tgviz: cannot write to the folder {folder} (") and "give --out a folder you can write to" in err
     assert "the script ran" not in out
+
+
+WARNS = '''
+import os, subprocess
+from tinygrad import Device, Tensor
+cpu = Device["CPU"].compiler
+cpu.compile("void warns(int* restrict a) { a[0] = 1 / 0; }")  # clang: "warning: division by zero ... 1 warning generated."
+try: cpu.compile("void fails(int* a) { a[0] = nope; }")
+except subprocess.CalledProcessError: print("the bad kernel failed to compile")
+print("PoCL builds with", os.environ.get("POCL_EXTRA_BUILD_FLAGS"))
+Tensor.ones(4, device="CPU").contiguous().realize()
+'''
+
+
+def test_clangs_warnings_on_a_kernel_are_not_in_the_output_of_tgviz_run(tmp_path):
+  script = tmp_path / "warns.py"
+  script.write_text(WARNS)
+  run = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--out", str(tmp_path / "out"), "--svg", "none",
+                        "--retime", "0", "-j", "0"], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "DISABLE_COMPILER_CACHE": "1"})
+  assert run.returncode == 0, run.stderr
+  output = run.stdout + run.stderr
+  assert "warning generated" not in output and "division by zero" not in output
+  # an error is still said, as clang said it; PoCL's embedded clang builds with -w (its warnings reach fd 2 directly)
+  assert "the bad kernel failed to compile" in run.stdout and "use of undeclared identifier 'nope'" in run.stderr
+  assert "PoCL builds with -w" in run.stdout
+  without = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "DISABLE_COMPILER_CACHE": "1"})
+  assert "1 warning generated" in without.stderr  # (the kernel does make clang warn)

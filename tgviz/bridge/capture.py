@@ -23,6 +23,7 @@ from tgviz.bridge.env import default_device
 from tgviz.bridge.opts import OptStepRecorder
 from tgviz.bridge.parallel import ParallelCompiles
 from tgviz.bridge.profiler import Profiler
+from tgviz.bridge.quiet import QuietCompilers
 from tgviz.bridge.recorders import (
   KernelTimer,
   LineRecorder,
@@ -134,6 +135,7 @@ class Tracker:
       stack.enter_context(self._origins)
       stack.enter_context(self._schedule)
       if (null := default_device().upper().startswith("NULL")): stack.enter_context(SourceOnlyCompilers())
+      stack.enter_context(QuietCompilers())                          # clang's warnings on tinygrad's code are noise
       stack.enter_context(self._timer)
       stack.enter_context(self._beam)
       stack.enter_context(self._opts)
