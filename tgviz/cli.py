@@ -33,14 +33,28 @@ from tgviz.work import forked
 
 
 def _progress(label: str) -> Callable[[int, int], None]:
-  tty, step = sys.stdout.isatty(), [0]
-  def report(done: int, total: int) -> None:
+  """A progress report for writing something in steps: where stderr is a terminal, one bar redrawn in place (\\r);
+  elsewhere (a log, a pipe) a line per 10% on stdout."""
+  if sys.stderr.isatty():
+    shown = [-1]
+    def bar(done: int, total: int) -> None:
+      filled = BAR * done // total
+      if filled == shown[0] and done != total: return  # (redrawn only when the bar moves)
+      shown[0] = filled
+      sys.stderr.write(f"\r  {label} [{'#' * filled}{'.' * (BAR - filled)}] {done}/{total} ({done * 100 // total}%)"
+                       + ("\n" if done == total else ""))
+      sys.stderr.flush()
+    return bar
+  step = [0]
+  def lines(done: int, total: int) -> None:
     pct = done * 100 // total
-    if tty: print(f"\r  {label}: {done}/{total} ({pct}%)", end="\n" if done == total else "", flush=True)
-    elif pct >= step[0] or done == total:
+    if pct >= step[0] or done == total:
       print(f"  {label}: {done}/{total} ({pct}%)", flush=True)
       step[0] = pct + 10
-  return report
+  return lines
+
+
+BAR = 30  # the progress bar's width in characters
 
 
 def unwritable(folder: Path, option: str) -> str | None:

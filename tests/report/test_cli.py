@@ -1,7 +1,9 @@
 """`tgviz run` in-process: its error paths; and as a child process: what it prints."""
 import os
+import pty
 import subprocess
 import sys
+import threading
 
 from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat, graph_rewrite
 
@@ -100,3 +102,36 @@ def test_clangs_warnings_on_a_kernel_are_not_in_the_output_of_tgviz_run(tmp_path
   without = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
                            env={**os.environ, "DISABLE_COMPILER_CACHE": "1"})
   assert "1 warning generated" in without.stderr  # (the kernel does make clang warn)
+
+
+def _output_on_a_terminal(argv: list[str]) -> tuple[str, str]:
+  """What a child process writes to stdout (a pipe) and to stderr (a terminal: a pty), both whole."""
+  master, slave = pty.openpty()
+  child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL)
+  os.close(slave)
+  chunks: list[bytes] = []
+  def read() -> None:
+    while True:
+      try: data = os.read(master, 4096)
+      except OSError: return  # EIO: the child closed the terminal
+      if not data: return
+      chunks.append(data)
+  reader = threading.Thread(target=read)
+  reader.start()
+  out, _ = child.communicate(timeout=600)
+  reader.join(timeout=60)
+  os.close(master)
+  return out.decode(), b"".join(chunks).decode()
+
+
+def test_the_reports_progress_is_one_bar_on_a_terminal_and_sparse_lines_in_a_log(tmp_path):
+  script = tmp_path / "small.py"
+  script.write_text("from tinygrad import Tensor\n(Tensor.ones(4, 4).contiguous().sum(1)).realize()\n")
+  argv = [sys.executable, "-m", "tgviz", "run", str(script), "--svg", "none", "--retime", "0", "-j", "0", "--out"]
+  out, terminal = _output_on_a_terminal([*argv, str(tmp_path / "tty")])
+  bar = [line for line in terminal.split("\r") if "report steps [" in line]
+  assert len(bar) >= 2 and "report steps" not in out, (out, terminal)  # redrawn in place, on the terminal only
+  assert bar[-1].rstrip().endswith("(100%)") and "#" * 30 in bar[-1] and terminal.count("report steps") == len(bar)
+  logged = subprocess.run([*argv, str(tmp_path / "log")], capture_output=True, text=True, timeout=600)
+  lines = [line for line in logged.stdout.splitlines() if "report steps" in line]
+  assert "\r" not in logged.stdout + logged.stderr and 2 <= len(lines) <= 11 and lines[-1].endswith("(100%)")
