@@ -4,35 +4,44 @@
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
 
-/** A side's median with its spread and count, or a single cold launch said to be one. @param {any} r @param {string} s */
+/** A side's median, said to be one, of how many launches (re-timed: after the capture, warm) with their spread; or a
+ * single cold launch said to be one. @param {any} r @param {string} s */
 function median(r, s) {
   const m = r[`${s}_median_us`];
   if (m === null || m === undefined) return "–";
   if (r[`${s}_cold`]) return `❄ ${oneDecimal(m)} (1 cold launch)`;
-  return `${oneDecimal(m)} (${oneDecimal(r[`${s}_min_us`])}–${oneDecimal(r[`${s}_max_us`])}, n=${r[`${s}_timed_runs`]}${r[`${s}_timed`] === "re-timed" ? ", re-timed" : ""})`;
+  const n = r[`${s}_timed_runs`], again = r[`${s}_timed`] === "re-timed" ? ", re-timed" : "";
+  return `${oneDecimal(m)} (median of ${n} launch${n === 1 ? "" : "es"}${again}; ${oneDecimal(r[`${s}_min_us`])}–${oneDecimal(r[`${s}_max_us`])})`;
+}
+/** A side's measured time summed, said to be a total over how many launches. @param {any} r @param {string} s */
+function total(r, s) {
+  const t = r[`${s}_time_us`], n = r[`${s}_runs`];
+  return t === null || t === undefined ? "–" : `${oneDecimal(t)} (total over ${n} launch${n === 1 ? "" : "es"})`;
 }
 /** @param {number} v */
 const oneDecimal = (v) => v.toLocaleString("en-US", { maximumFractionDigits: 1 });
 
-/** The columns of the pair table: how paired, each side's name, code, runs and their total time (labelled so: a retry's
- * summary gives the median), launch, estimates, then each side's median with its spread and how they compare (a
- * difference inside the noise said so, a single cold launch said to be nothing to compare). @param {string[]} labels */
+/** The columns of the pair table: how paired, each side's name, code, then each side's median (the statistic a
+ * retry's summary gives) and its total, each cell saying what it is and over how many launches; launch, estimates,
+ * and how the medians compare (a difference inside the noise said so, a single cold launch said to be nothing to
+ * compare). @param {string[]} labels */
 function columns(labels) {
   const [a, b] = labels;
+  const med = "the median of its timed launches (re-timed: after the capture, warm), with their min–max";
+  const sum = "measured device time of all its launches, summed";
   return [
     { key: "how", label: "paired by", title: "the same AST, the same name, or a kernel only one side has" },
     { key: "a_name", label: `${a} kernel` }, { key: "b_name", label: `${b} kernel` },
     { key: "code", label: "code", title: "same code, or the lines the diff adds and removes" },
-    { key: "a_runs", label: `${a} runs`, num: true, title: "its launches that were timed" }, { key: "b_runs", label: `${b} runs`, num: true, title: "its launches that were timed" },
-    { key: "a_time_us", label: `${a} total µs`, num: true, title: "measured device time of all its runs, summed" },
-    { key: "b_time_us", label: `${b} total µs`, num: true, title: "measured device time of all its runs, summed" },
+    { key: "a_median_us", label: `${a} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "a"), title: med },
+    { key: "b_median_us", label: `${b} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "b"), title: med },
+    { key: "a_time_us", label: `${a} total µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => total(r, "a"), title: sum },
+    { key: "b_time_us", label: `${b} total µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => total(r, "b"), title: sum },
     { key: "a_launch", label: `${a} global, local` }, { key: "b_launch", label: `${b} global, local` },
     { key: "a_flops", label: `${a} FLOPs`, num: true, title: "tinygrad's estimate" }, { key: "b_flops", label: `${b} FLOPs`, num: true },
     { key: "a_bytes", label: `${a} bytes`, num: true, title: "tinygrad's estimate of the bytes moved" }, { key: "b_bytes", label: `${b} bytes`, num: true },
     { key: "time", label: `${b} vs ${a}`, fmt: (/** @type {string|null} */ v) => v ?? "–",
       title: "b faster or slower; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare" },
-    { key: "a_median_us", label: `${a} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "a"), title: "the median of its timed runs (min–max, how many; re-timed: after the capture, warm)" },
-    { key: "b_median_us", label: `${b} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "b"), title: "the median of its timed runs (min–max, how many; re-timed: after the capture, warm)" },
   ];
 }
 

@@ -45,20 +45,29 @@ def check_refusal(sheet, kernel: str, size: int) -> None:
 
 
 def check_time_labels(sheet, runs: int, by: str) -> None:
-  """Each time says what it is: the retry's entry the median of its runs, the comparison the runs and their total."""
+  """Each time says what it is, and the retry's entry and its comparison agree: the entry gives each side's median of
+  its launches (and the speedup), the comparison's first times are those medians, each cell saying "median of N
+  launches", then the totals, each cell saying "total over N launches"."""
   summary = sheet.locator(".tgviz-retry-result.same").first.inner_text()
-  median = re.search(rf"median of {runs} runs ([\d.]+) µs -> ([\d.]+) µs \(same inputs\)$", summary)
+  median = re.search(rf"median of {runs} launches each \(same inputs\): ([\d,.]+) µs -> ([\d,.]+) µs, ([\d.]+)x (faster|slower)$", summary)
   assert median, summary
   heads = [t.rstrip(" ▲▼") for t in sheet.locator(".tgviz-whatif-compare .tgviz-pairs th").all_inner_texts()]
-  at = heads.index(f"original ({by}) runs")  # right after the code column, on screen
-  assert heads[at - 1: at + 4] == ["code", f"original ({by}) runs", "retry runs", f"original ({by}) total µs", "retry total µs"], heads
+  at = heads.index(f"original ({by}) median µs")  # right after the code column, on screen
+  assert heads[at - 1: at + 4] == ["code", f"original ({by}) median µs", "retry median µs", f"original ({by}) total µs", "retry total µs"], heads
+  assert not any("runs" in h for h in heads), heads
   cells = sheet.locator(".tgviz-whatif-compare .tgviz-pairs tbody tr").first.locator("td")
-  assert [int(cells.nth(at + i).inner_text()) for i in (0, 1)] == [runs, runs]
+  texts = [cells.nth(at + i).inner_text() for i in range(4)]
+  for i in (0, 1):  # the same medians as the entry, as it writes them
+    assert re.match(rf"{re.escape(median.group(1 + i))} \(median of {runs} launches(, re-timed)?; ", texts[i]), (texts, summary)
+    assert texts[2 + i].endswith(f" (total over {runs} launches)"), texts
   assert all(cells.nth(at + i).is_visible() and cells.nth(at + i).bounding_box()["x"] + cells.nth(at + i).bounding_box()["width"]
              <= sheet.page.viewport_size["width"] for i in range(4))
-  total_a, total_b = (float(cells.nth(at + i).inner_text().replace(",", "")) for i in (2, 3))  # over half the runs took the median or longer
+  total_a, total_b = (float(t.split(" ")[0].replace(",", "")) for t in texts[2:])  # over half the runs took the median or longer
   least = (runs // 2 + 1) * 0.99
-  assert total_a >= least * float(median.group(1)) and total_b >= least * float(median.group(2)), (cells, summary)
+  a, b = (float(median.group(i).replace(",", "")) for i in (1, 2))
+  assert total_a >= least * a and total_b >= least * b, (texts, summary)
+  speed = a / b if median.group(4) == "faster" else b / a
+  assert abs(float(median.group(3)) - speed) <= 0.02 * speed + 0.01, summary
 
 
 def _retry_in_sheet(page, shot: str) -> None:

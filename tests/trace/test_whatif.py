@@ -105,6 +105,12 @@ def test_retry_opens_as_a_comparison(matmul_trace, tmp_path):
   assert row["b_local_size"] == [8, 1, 1] and row["a_name"] == k.name
   page = r.to_html(tmp_path / "retry.html").read_text()
   assert k.name in page and r.retried.name in page and "original (heuristic)" in page
+  # the summary gives the medians the comparison's table shows first, each said to be a median of so many launches
+  a, b = r.times_us()
+  assert row["a_median_us"] == a and row["b_median_us"] == b and row["a_timed_runs"] == row["b_timed_runs"] == 5
+  speed = f"{a / b:.2f}x faster" if a >= b else f"{b / a:.2f}x slower"
+  assert r.summary().endswith(f"; median of 5 launches each (same inputs): {a:,.1f} µs -> {b:,.1f} µs, {speed}".replace(".0 µs", " µs"))
+  assert r.speedup == pytest.approx(a / b)
 
 
 def _beam_log_count(log: str) -> int:

@@ -67,19 +67,36 @@ class Retry:
   def labels(self) -> tuple[str, str]:
     return f"original ({self.kernel.opts_by})", "retry"
 
+  @property
+  def speedup(self) -> float | None:
+    """How many times faster the retry ran than the original (the ratio of their medians: above 1 faster, below 1
+    slower); None where they did not both run."""
+    a, b = self.times_us()
+    return a / b if a and b else None
+
   def summary(self) -> str:
+    """One line: the retry's opts and kernel, whether its outputs match, and each kernel's median launch time (the
+    statistic the comparison's table shows first), with the speedup; or why there is no retry."""
     head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(self.opts)}" if self.opts or self.error is None else "")
     if self.error is not None: return f"{head}: {self.error}"
     a, b = self.times_us()
     k = self.retried
     verdict = "outputs match" if self.same else f"OUTPUTS DIFFER (max |diff| {self.run.max_diff:.3g})" if self.run else "not run"
-    runs = len(self.run.times_a) if self.run else 0  # the comparison's times are these runs' totals
-    return f"{head}: {k.name if k else '?'}, {verdict}; median of {runs} runs {a} µs -> {b} µs (same inputs)"
+    if self.run is None or a is None or b is None: return f"{head}: {k.name if k else '?'}, {verdict}"
+    n, x = len(self.run.times_a), a / b
+    speed = f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
+    return (f"{head}: {k.name if k else '?'}, {verdict}; median of {n} launches each (same inputs): {us_text(a)} µs -> "
+            f"{us_text(b)} µs, {speed}")
 
   __str__ = summary
 
   def __repr__(self) -> str:
     return f"<Retry {self.summary()}>"
+
+
+def us_text(us: float) -> str:
+  """A time in µs as the comparison's table writes it: thousands grouped, at most one decimal ("1,234.5", "21")."""
+  return f"{us:,.1f}".removesuffix(".0")
 
 
 def _opts_text(opts: Iterable[tg.Opt]) -> str:
