@@ -4,7 +4,8 @@
 // messages: the kernel is compiled again, run on the original's inputs, timed, compared) and opens the retry's
 // comparison (compare.js) in the sheet; BEAM's candidates as a sortable table and a scatter of their times, the winner
 // marked (a click on one loads its opts into the editor). The HTML report shows it read-only: the opts, BEAM's
-// candidates and the retries made before it was written.
+// candidates and the retries made before it was written (tgviz run --what-if's for the slowest kernels), the first
+// opened on its comparison.
 import { h, svgEl } from "./dom.js";
 import { sortableTable } from "./table.js";
 import { open } from "./compare.js";
@@ -118,12 +119,21 @@ export function whatIf(ui, state, page, go) {
                         ...allowed.map((o, i) => h("option", { value: String(i) }, [optText(o)])));
   }
 
-  /** @param {RetryMsg} r */
+  /** A retry's comparison (compare.js's page) opened on its one pair: the code diff and both kernels' graphs; or
+   * why there is none. @param {RetryMsg} r */
   function showRetry(r) {
     status.textContent = r.error ?? "";
     compare.replaceChildren();
-    if (r.compare) open(r.compare, compare);  // compare.js's page, on the retry's comparison
+    shown = r.summary;
+    mark();
+    if (!r.compare) return;
+    open(r.compare, compare);
+    /** @type {HTMLElement|null} */ (compare.querySelector(".tgviz-pairs tbody tr"))?.click();
   }
+
+  /** @type {string|null} the summary of the retry whose comparison is shown */
+  let shown = null;
+  const mark = () => { for (const b of results.children) b.classList.toggle("selected", b.textContent === shown); };
 
   function drawResults() {
     const info = kernel ? infos()[kernel] : undefined;
@@ -133,6 +143,7 @@ export function whatIf(ui, state, page, go) {
       b.addEventListener("click", () => showRetry(r));
       return b;
     }));
+    mark();
   }
 
   function drawBeam() {
@@ -179,10 +190,17 @@ export function whatIf(ui, state, page, go) {
     head.append(close);
     status.textContent = "";
     compare.replaceChildren();
-    if (page) sheet.replaceChildren(head, h("div", { class: "tgviz-hint" }, ["read-only: the retries made before this report was written"]), status, results, compare, beam);
+    shown = null;
+    const written = page && info.retries.length > 0;  // tgviz run --what-if's retries: the answers the page can give
+    const hint = written ? "what other opts do, measured when this report was written (tgviz run --what-if): each retry's median " +
+                           "time and speedup against the opts applied; click one for its comparison and code"
+                         : "read-only: the retries made before this report was written";
+    if (page) sheet.replaceChildren(head, h("div", { class: "tgviz-hint" }, [hint]), status, results, compare, beam);
     else { drawEditor(); sheet.replaceChildren(head, editor, status, results, compare, beam); if (box.open) ask(); }
     drawResults();
     drawBeam();
+    const first = written ? info.retries.find((r) => r.compare) : undefined;
+    if (first) showRetry(first);  // the page opens on an answer
   }
 
   state.listen((/** @type {any} */ msg) => {

@@ -1,4 +1,5 @@
-"""The command line: ``tgviz run SCRIPT.py [--out DIR] [--device DEV] [--env NAME=VALUE]`` writes an HTML report and SVGs.
+"""The command line: ``tgviz run SCRIPT.py [--out DIR] [--device DEV] [--env NAME=VALUE] [--what-if N]`` writes an HTML
+report (with retries of the slowest kernels under other opts) and SVGs.
 ``tgviz show FILE [--debug N] [--kernel K] [--step S] [--search TEXT] [--json]`` prints tinygrad's DEBUG listings, a step's
 matches or a search's hits, from a saved trace or a script run traced (for scripts and coding agents).
 
@@ -29,6 +30,7 @@ from tgviz.report import writer as report
 from tgviz.report.early import EarlySegments
 from tgviz.trace import debug
 from tgviz.trace.retime import SLOWEST
+from tgviz.trace.whatif import WHAT_IFS, what_ifs
 from tgviz.work import forked
 
 
@@ -95,13 +97,15 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
 
 
 def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[str], svg: str = "landmarks",
-        jobs: int | None = None, save: bool = False, env: dict[str, Any] | None = None, retime: int = SLOWEST) -> tuple[int, Trace | None]:
+        jobs: int | None = None, save: bool = False, env: dict[str, Any] | None = None, retime: int = SLOWEST,
+        what_if: int = WHAT_IFS) -> tuple[int, Trace | None]:
   """Run script under capture (with tinygrad Context settings env), time the slowest kernels that ran few times again
-  (at most retime of them), write out/index.html and out/svg/ (save: and the trace, out/trace.tgviz); returns the exit
-  status and the trace."""
+  (at most retime of them), retry the what_if slowest kernels with other opts (see tgviz.trace.whatif.what_ifs), write
+  out/index.html and out/svg/ (save: and the trace, out/trace.tgviz); returns the exit status and the trace."""
   with EarlySegments(on=jobs != 0) as early:
     status, trace = trace_script(script, device, args, env, early)
     if trace is not None and retime > 0: retimed(trace, retime)
+    if trace is not None and what_if > 0: retried(trace, what_if)
     if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs, early)
   if trace is not None and save:
     print(f"tgviz: trace:  {trace.save(out / 'trace.tgviz').resolve()} (tgviz open it, or tgviz.load it, anywhere)")
@@ -118,6 +122,18 @@ def retimed(trace: Trace, slowest: int) -> None:
   if done:
     print(f"  timed again in {time.perf_counter() - st:.1f} s (the slowest that ran fewer than 10 times): "
           + "; ".join(f"{k.display_name} {k.timing.text()}" for k in done if k.timing is not None))
+
+
+def retried(trace: Trace, slowest: int) -> None:
+  """The slowest kernels retried with other opts for the report's what-if sheet, each retry said in a line."""
+  st = time.perf_counter()
+  try: done = what_ifs(trace, slowest)
+  except Exception as e:
+    print(f"tgviz: kernels not retried: {type(e).__name__}: {e}", file=sys.stderr)
+    return
+  if done:
+    print(f"  what if, for the report (--what-if {slowest}), in {time.perf_counter() - st:.1f} s:")
+    for r in done: print(f"    {r.summary()}")
 
 
 def trace_script(script: Path, device: str | None, args: list[str], env: dict[str, Any] | None = None,
@@ -174,9 +190,9 @@ def _summary_row(name: str, link: str, trace: Trace | None, status: int) -> str:
 
 
 def run_many(scripts: list[Path], out: Path, device: str | None, max_nodes: int, svg: str, jobs: int | None = None,
-             save: bool = False, env: dict[str, Any] | None = None, retime: int = SLOWEST) -> int:
+             save: bool = False, env: dict[str, Any] | None = None, retime: int = SLOWEST, what_if: int = WHAT_IFS) -> int:
   """Run several scripts, each into out/<script name>/, and write out/index.html: each one's summary and links."""
-  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg, jobs, save, env, retime)) for s in scripts]
+  results = [(s, *run(s, out / s.stem, device, max_nodes, [], svg, jobs, save, env, retime, what_if)) for s in scripts]
   rows = "".join(_summary_row(s.name, s.stem, trace, rc) for s, rc, trace in results)
   (out / "index.html").write_text(
     "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>tgviz reports</title><style>"
@@ -261,6 +277,10 @@ def main(argv: list[str] | None = None) -> int:
   r.add_argument("--retime", type=int, default=SLOWEST, metavar="N",
                  help=f"after the run, time again the N slowest kernels that ran fewer than 10 times, warm, until their medians "
                       f"settle (default {SLOWEST}; 0: none)")
+  r.add_argument("--what-if", type=int, default=WHAT_IFS, metavar="N",
+                 help=f"after the run, retry the N slowest kernels with other opts (none, one size up, BEAM's pick in a short "
+                      f"search), each run on the same inputs as the original and compared: the report's what-if sheet shows "
+                      f"them (default {WHAT_IFS}; 0: none)")
   r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                  help="run under this tinygrad Context setting, e.g. --env BEAM=2 (repeatable)")
   o = sub.add_parser("open", help="write the HTML report and SVGs of a saved trace or of tinygrad's rewrites.pkl (VIZ=-1)")
@@ -303,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
   ns, script_args = parser.parse_known_args(argv)  # options tgviz does not know go to the script
   if getattr(ns, "jobs", None) is not None and ns.jobs < 0: parser.error(f"--jobs takes 0 or more worker processes, not {ns.jobs}")
   if getattr(ns, "retime", 0) < 0: parser.error(f"--retime takes 0 or more kernels, not {ns.retime}")
+  if getattr(ns, "what_if", 0) < 0: parser.error(f"--what-if takes 0 or more kernels, not {ns.what_if}")
   if ns.command in ("open", "compare") and script_args: parser.error(f"unrecognized arguments: {' '.join(script_args)}")
   if ns.command == "show":
     if script_args and ns.file.suffix != ".py": parser.error(f"unrecognized arguments: {' '.join(script_args)}")
@@ -322,8 +343,8 @@ def main(argv: list[str] | None = None) -> int:
   except ValueError as e: parser.error(f"--env: {e}")
   if len(ns.script) > 1:
     if script_args: parser.error(f"arguments {script_args} can only be passed to a single script")
-    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg, ns.jobs, ns.save, env, ns.retime)
-  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs, ns.save, env, ns.retime)[0]
+    return run_many(ns.script, ns.out, ns.device, ns.max_nodes, ns.svg, ns.jobs, ns.save, env, ns.retime, ns.what_if)
+  return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs, ns.save, env, ns.retime, ns.what_if)[0]
 
 
 if __name__ == "__main__":

@@ -1,10 +1,17 @@
 """`tgviz run` in-process: its error paths; and as a child process: what it prints."""
+import base64
+import contextlib
+import gzip
+import io
+import json
 import os
 import pty
+import re
 import subprocess
 import sys
 import threading
 
+import pytest
 from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat, graph_rewrite
 
 import tgviz
@@ -135,3 +142,53 @@ def test_the_reports_progress_is_one_bar_on_a_terminal_and_sparse_lines_in_a_log
   logged = subprocess.run([*argv, str(tmp_path / "log")], capture_output=True, text=True, timeout=600)
   lines = [line for line in logged.stdout.splitlines() if "report steps" in line]
   assert "\r" not in logged.stdout + logged.stderr and 2 <= len(lines) <= 11 and lines[-1].endswith("(100%)")
+
+
+MATMUL = """from tinygrad import Tensor
+Tensor.manual_seed(0)
+a, b = Tensor.randn(32, 32).realize(), Tensor.randn(32, 32).realize()
+(a @ b).realize()
+(a + b).realize()
+"""
+
+
+def page_state(report) -> dict:
+  """The state a report's page opens with (its gzipped JSON chunk)."""
+  blob = re.search(r'<script type="application/octet-stream" id="tgviz-state">([^<]*)</script>', report.read_text()).group(1)
+  return json.loads(gzip.decompress(base64.b64decode(blob)))
+
+
+@pytest.fixture(scope="module")
+def what_if_run(tmp_path_factory):
+  """tgviz run of a matmul and an add, with --what-if's default: the 2 slowest kernels retried for the report."""
+  out = tmp_path_factory.mktemp("whatif")
+  (script := out / "matmul.py").write_text(MATMUL)
+  stdout = io.StringIO()
+  with contextlib.redirect_stdout(stdout): status, trace = cli.run(script, out / "report", None, 300, [], "none")
+  return status, trace, stdout.getvalue(), page_state(out / "report" / "index.html")
+
+
+def test_run_writes_retries_of_the_slowest_kernels_into_the_report(what_if_run):
+  status, trace, printed, state = what_if_run
+  assert status == 0, printed
+  slowest = sorted((k for k in trace.kernels if k.run_times), key=lambda k: -sum(k.run_times))[:2]
+  retried = {name: info for name, info in state["whatif"].items() if info["retries"]}
+  assert set(retried) == {k.display_name for k in slowest} and len(state["whatif"]) > 2, state["whatif"].keys()
+  for name, info in retried.items():
+    summaries = [r["summary"] for r in info["retries"]]
+    assert summaries[0].startswith(f"retry of {name} with no opts: ") and len(summaries) >= 2, summaries
+    for r in info["retries"]:  # each: times, speedup, and the comparison with both kernels' code
+      assert r["same"] and r["error"] is None and None not in r["times_us"], r["summary"]
+      assert re.search(r"median of 5 launches each \(same inputs\): [\d.,]+ µs -> [\d.,]+ µs, [\d.]+x (faster|slower)$", r["summary"])
+      assert r["compare"]["pairs"][0]["sides"][0]["name"] == name.split(" #")[0] and r["compare"]["pairs"][0]["diff"]
+      assert f"    {r['summary']}" in printed.splitlines()  # said in the run's output too
+  summaries = [r["summary"] for info in retried.values() for r in info["retries"]]
+  assert any("(one size up)" in t for t in summaries) and any("(BEAM's pick: width 2" in t for t in summaries), summaries
+
+
+def test_what_if_0_retries_nothing(tmp_path, capsys):
+  script = tmp_path / "small.py"
+  script.write_text("from tinygrad import Tensor\n(Tensor.ones(4, 4).contiguous().sum(1)).realize()\n")
+  assert cli.main(["run", str(script), "--out", str(tmp_path / "out"), "--svg", "none", "--what-if", "0"]) == 0
+  assert all(not info["retries"] for info in page_state(tmp_path / "out" / "index.html")["whatif"].values())
+  assert "what if" not in capsys.readouterr().out

@@ -29,6 +29,7 @@ from tgviz.bridge.access import (
   tensor_shapes,
 )
 from tgviz.bridge.attempts import PatternStats, stats_of
+from tgviz.bridge.beam import beam_pick
 from tgviz.bridge.births import Birth, births
 from tgviz.bridge.capture import Snapshot, Tracker
 from tgviz.bridge.decisions import Realized, ScheduleRecord
@@ -55,6 +56,7 @@ from tgviz.bridge.opts import (
   opt_steps,
   opts_of,
   opts_text,
+  refusal,
   run_pair,
 )
 from tgviz.bridge.peaks import device_peaks
@@ -145,6 +147,7 @@ __all__ = [
   "allowed_opts",
   "applied_opts",
   "ast_accesses",
+  "beam_pick",
   "binary",
   "births",
   "chooser",
@@ -186,6 +189,7 @@ __all__ = [
   "program_rows",
   "python_text",
   "reaches",
+  "refusal",
   "render_step_index",
   "rerun",
   "restore_environment",

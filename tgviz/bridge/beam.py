@@ -11,14 +11,19 @@ entered (capture.Tracker does).
 from __future__ import annotations
 
 import math
+import time
+from dataclasses import replace
 from typing import Any
 
+from tinygrad import Device
+from tinygrad.codegen import to_program
 from tinygrad.helpers import Context
 from tinygrad.uop import ops
+from tinygrad.uop.ops import KernelInfo, UOp
 
-from tgviz.bridge.opts import opts_of
+from tgviz.bridge.opts import applied_opts, opts_of
 from tgviz.bridge.recorders import Patch
-from tgviz.bridge.records import BeamSearch, Candidate
+from tgviz.bridge.records import BeamSearch, Candidate, Opt
 
 
 def _no_pool() -> None: return None
@@ -69,3 +74,31 @@ class BeamRecorder(Patch):
     # PARALLEL for kernels' compiles only: see parallel.ParallelCompiles)
     return [(search, {"beam_search": recorded_search, "_try_compile": recorded_compile, "_time_program": recorded_time,
                       "diskcache_get": recorded_cache_get, "get_worker_pool": _no_pool})]
+
+
+class _Budget(Patch):
+  """BEAM stopped at a deadline: the candidates not compiled by then are skipped and no further round starts, so the
+  search ends on the best it timed so far."""
+
+  def __init__(self, seconds: float) -> None:
+    self.deadline = time.perf_counter() + seconds
+
+  def patches(self) -> list[tuple[Any, dict[str, Any]]]:
+    from tinygrad.codegen.opt import search
+    try_compile, actions = search._try_compile, search.get_kernel_actions
+    def within(x):
+      return try_compile(x) if time.perf_counter() < self.deadline else (x[0], None)
+    def next_actions(s, *args, **kwargs):
+      return actions(s, *args, **kwargs) if time.perf_counter() < self.deadline else {}
+    return [(search, {"_try_compile": within, "get_kernel_actions": next_actions, "get_worker_pool": _no_pool})]
+
+
+def beam_pick(ast: UOp, device: str, width: int, seconds: float) -> tuple[Opt, ...]:
+  """The opts tinygrad's BEAM search picks for a kernel's base AST on device: the kernel compiled as under BEAM=width
+  (the search runs where tinygrad runs it, on the AST as its opts see it; on the inputs BEAM makes itself; its result
+  cache neither read nor written), searching for about `seconds` at most (see _Budget); () where nothing beat no
+  opts. Untracked: call it outside a capture."""
+  info = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
+  ast = ast.replace(arg=replace(info, opts_to_apply=None, applied_opts=(), beam=width), tag=None)
+  with _Budget(seconds), Context(TRACK_MATCH_STATS=0, CACHELEVEL=0):
+    return applied_opts(to_program(ast, Device[device].renderer))

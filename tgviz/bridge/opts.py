@@ -59,12 +59,13 @@ def allowed_opts(ast: UOp, device: str, before: Any = ()) -> list[Opt]:
   """The single opts tinygrad accepts on this kernel after the opts before (BEAM's actions that apply): what an opts
   editor offers. OptRefused where the opts before are refused."""
   from tinygrad.codegen.opt.search import get_kernel_actions
-  k = _scheduler(ast, device, opts_of(before))
+  k = scheduler(ast, device, opts_of(before))
   with Context(TRACK_MATCH_STATS=0): acted = get_kernel_actions(k, include_0=False)
   return list(dict.fromkeys(Opt.of(s.applied_opts[-1]) for s in acted.values()))
 
 
-def _scheduler(ast: UOp, device: str, opts: tuple[Opt, ...]) -> Scheduler:
+def scheduler(ast: UOp, device: str, opts: tuple[Opt, ...]) -> Scheduler:
+  """tinygrad's Scheduler of a kernel's base AST on device with these opts applied; OptRefused where it refuses one."""
   k = Scheduler(ast, Device[device].renderer)
   k.convert_loop_to_global()
   with Context(TRACK_MATCH_STATS=0):
@@ -74,11 +75,19 @@ def _scheduler(ast: UOp, device: str, opts: tuple[Opt, ...]) -> Scheduler:
   return k
 
 
+def refusal(ast: UOp, device: str, opts: Any) -> str | None:
+  """Why tinygrad refuses these opts on this kernel (its message), or None where it accepts them all (nothing is
+  compiled: a quick check before a retry)."""
+  try: scheduler(ast, device, opts_of(opts))
+  except OptRefused as e: return str(e)
+  return None
+
+
 def compile_with(ast: UOp, device: str, opts: Any) -> UOp:
   """The kernel's base AST compiled for device with exactly these opts (() for none), as tinygrad compiles it; raises
   OptRefused with tinygrad's message, naming the opt, where it refuses one (tried first, untracked, on its own)."""
   wanted = opts_of(opts)
-  _scheduler(ast, device, wanted)
+  scheduler(ast, device, wanted)
   info = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
   ast = ast.replace(arg=replace(info, opts_to_apply=tuple(o.tinygrad() for o in wanted), applied_opts=(), beam=0), tag=None)
   # CACHELEVEL=0: tinygrad's compile cache is an SQLite connection of the thread that opened it, and a widget retries

@@ -20,6 +20,9 @@ from tgviz.trace.comparison import Comparison
 from tgviz.trace.trace import Trace
 
 BEAM_COLUMNS = ("index", "round", "opts", "compiled", "time_us", "winner")  # Kernel.beam_table
+BEAM_WIDTH, BEAM_SECONDS = 2, 3.0  # what_ifs' BEAM: a narrow search, stopped after some seconds a kernel
+WHAT_IFS = 2  # tgviz run's --what-if: the slowest kernels retried
+SIZED = ("UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "THREAD")  # the opts whose amount can be one size up
 
 
 class Retry:
@@ -36,6 +39,7 @@ class Retry:
     self.trace: Trace | None = None
     self.original: Trace | None = None    # the original kernel alone, with the times measured here
     self.run: tg.PairRun | None = None
+    self.why: str | None = None           # what the retry asks, where tgviz chose its opts ("BEAM's pick", see what_ifs)
 
   @property
   def ok(self) -> bool:
@@ -78,6 +82,7 @@ class Retry:
     """One line: the retry's opts and kernel, whether its outputs match, and each kernel's median launch time (the
     statistic the comparison's table shows first), with the speedup; or why there is no retry."""
     head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(self.opts)}" if self.opts or self.error is None else "")
+    head += f" ({self.why})" if self.why and self.opts else ""
     if self.error is not None: return f"{head}: {self.error}"
     a, b = self.times_us()
     k = self.retried
@@ -183,3 +188,45 @@ def _run(kernel: Kernel, r: Retry, runs: int, seed: int) -> None:
     r.original.fill(trace._rec.only(trace._rec.groups[kernel.group.index], times))
     assert r.original._rec is not None
     r.original._rec.retimed = times
+
+
+def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS) -> list[Retry]:
+  """For the `slowest` kernels by measured device time (their launches' total), the retries that answer "what would
+  other opts do?" where no Python is at hand (the HTML report shows each kernel's retries): no opts, one size up of an
+  opt applied (see one_size_up), and BEAM's pick (width BEAM_WIDTH, searching beam_seconds at most; not where BEAM
+  chose the opts already); each once, none that repeats the opts applied. Returns them in order (a failed one says why
+  in its error)."""
+  ran = [k for k in trace.kernels if isinstance(k, Kernel) and k.run_times and k.base_ast is not None]
+  done: list[Retry] = []
+  for k in sorted(ran, key=lambda k: -sum(k.run_times))[:max(slowest, 0)]:
+    tried = {tuple(k.opts)}
+    for why, opts in (("no opts", ()), ("one size up", one_size_up(k)),
+                      (f"BEAM's pick: width {BEAM_WIDTH}, {beam_seconds:g} s at most", beam_pick(k, beam_seconds))):
+      if opts is None or opts in tried: continue
+      tried.add(opts)
+      (r := k.retry(opts)).why = why
+      if r.retried is None and (r.error or "").startswith("tinygrad refused "):
+        k.retries.remove(r)  # (BEAM's search accepts an opt its compile then refuses: not an answer worth showing)
+        continue
+      done.append(r)
+  return done
+
+
+def one_size_up(k: Kernel) -> tuple[tg.Opt, ...] | None:
+  """The kernel's opts with one amount doubled (UPCAST 4 -> 8, LOCAL 8 -> 16, ...): the last opt whose doubled amount
+  tinygrad accepts; None where there is none."""
+  opts = tuple(k.opts)
+  for i in reversed(range(len(opts))):
+    o = opts[i]
+    if o.op not in SIZED or not isinstance(o.arg, int) or o.arg < 2: continue
+    bigger = (*opts[:i], tg.Opt(o.op, o.axis, o.arg * 2), *opts[i + 1:])
+    if tg.refusal(k.base_ast, k.device, bigger) is None: return bigger
+  return None
+
+
+def beam_pick(k: Kernel, seconds: float) -> tuple[tg.Opt, ...] | None:
+  """The opts BEAM picks for the kernel in a short search (see tgviz.bridge.beam_pick); None where BEAM chose its opts
+  already, on a NULL device, or where the search failed."""
+  if k.opts_by.startswith("BEAM") or tg.is_null_device(k.device) or seconds <= 0: return None
+  try: return tg.beam_pick(k.base_ast, k.device, BEAM_WIDTH, seconds)
+  except Exception: return None  # (BEAM cannot run this kernel here: the other retries still answer)
