@@ -192,7 +192,7 @@ export function whatIf(ui, state, page, go) {
     compare.replaceChildren();
     shown = null;
     const written = page && info.retries.length > 0;  // tgviz run --what-if's retries: the answers the page can give
-    const hint = written ? "what other opts do, measured when this report was written (tgviz run --what-if): each retry's median " +
+    const hint = written ? "read-only: what other opts do, measured when this report was written (tgviz run --what-if): each retry's median " +
                            "time and speedup against the opts applied; click one for its comparison and code"
                          : "read-only: the retries made before this report was written";
     if (page) sheet.replaceChildren(head, h("div", { class: "tgviz-hint" }, [hint]), status, results, compare, beam);

@@ -171,3 +171,51 @@ def test_what_if_in_the_report(tmp_path, page):
   page.keyboard.press("Escape")
   assert shown() == []
   assert not page.errors
+
+
+def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, page):
+  """tgviz run retries the slowest kernels (--what-if 2): in the report, their what-if sheet opens on the first retry,
+  its times and speedup in its entry, its comparison and code diff open; a kernel without retries says read-only."""
+  from tgviz import cli
+  (script := tmp_path / "matmul.py").write_text("from tinygrad import Tensor\nTensor.manual_seed(0)\n"
+                                                "a, b = Tensor.randn(32, 32).realize(), Tensor.randn(32, 32).realize()\n(a @ b).realize()\n")
+  status, trace = cli.run(script, tmp_path / "report", None, 300, [], "none")
+  retried = [k for k in trace.kernels if k.retries]
+  plain = next(k for k in trace.kernels if not k.retries)
+  assert status == 0 and len(retried) == 2
+  page.goto((tmp_path / "report" / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  for k in retried:
+    page.locator(".tgviz-kernels summary").click()  # (opening the what-if sheet closes the kernel table's)
+    page.locator(".tgviz-kernels tbody tr", has_text=k.display_name).first.click()
+    page.wait_for_function(f"document.querySelector('.tgviz-code-head')?.innerText.startsWith({k.name!r})", timeout=30_000)
+    page.locator(".tgviz-opts-line .tgviz-what-if").click()
+    sheet = page.locator(".tgviz-whatif-sheet")
+    assert "what other opts do, measured when this report was written (tgviz run --what-if)" in sheet.inner_text()
+    results = sheet.locator(".tgviz-retry-result")
+    assert results.count() == len(k.retries) >= 2 and results.first.inner_text().startswith(f"retry of {k.display_name} with no opts: ")
+    for i in range(results.count()):
+      assert re.search(r"median of 5 launches each \(same inputs\): [\d.,]+ µs -> [\d.,]+ µs, [\d.]+x (faster|slower)$",
+                       results.nth(i).inner_text()), results.nth(i).inner_text()
+    # it opens on the first retry: selected, its comparison open on the pair, the code diff on screen
+    assert "selected" in results.first.get_attribute("class")
+    page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff", timeout=30_000)
+    check_time_labels(sheet, 5, "heuristic")
+    diff = sheet.locator(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff")
+    assert diff.locator(".add").count() + diff.locator(".del").count() > 0 and diff.is_visible()
+    results.nth(1).click()  # another retry: its comparison instead
+    page.wait_for_function("document.querySelectorAll('.tgviz-retry-result.selected').length === 1 && "
+                           "document.querySelectorAll('.tgviz-retry-result')[1].classList.contains('selected')", timeout=30_000)
+    page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff", timeout=30_000)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    sheet.screenshot(path=str(ARTIFACTS / f"whatif-run-report-{k.name}.png"))
+    sheet.locator(".tgviz-sheet-close").click()
+  # a kernel tgviz run did not retry: as before, read-only and nothing listed
+  page.locator(".tgviz-kernels summary").click()
+  page.locator(".tgviz-kernels tbody tr", has_text=plain.display_name).first.click()
+  page.wait_for_function(f"document.querySelector('.tgviz-code-head')?.innerText.startsWith({plain.name!r})", timeout=30_000)
+  page.locator(".tgviz-opts-line .tgviz-what-if").click()
+  sheet = page.locator(".tgviz-whatif-sheet")
+  assert "read-only: the retries made before this report was written" in sheet.inner_text()
+  assert sheet.locator(".tgviz-retry-result").count() == 0 and sheet.locator(".tgviz-whatif-compare *").count() == 0
+  assert not page.errors
