@@ -4,19 +4,26 @@
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
 
-/** A side's median, said to be one, of how many launches (re-timed: after the capture, warm) with their spread; or a
- * single cold launch said to be one. @param {any} r @param {string} s */
+/** A side's median, said to be one and of how many launches; or a single cold launch said to be one (its spread, and
+ * whether it was re-timed, in the cell's tip: the cells stay narrow enough for the four times to show beside the code).
+ * @param {any} r @param {string} s */
 function median(r, s) {
   const m = r[`${s}_median_us`];
   if (m === null || m === undefined) return "–";
   if (r[`${s}_cold`]) return `❄ ${oneDecimal(m)} (1 cold launch)`;
-  const n = r[`${s}_timed_runs`], again = r[`${s}_timed`] === "re-timed" ? ", re-timed" : "";
-  return `${oneDecimal(m)} (median of ${n} launch${n === 1 ? "" : "es"}${again}; ${oneDecimal(r[`${s}_min_us`])}–${oneDecimal(r[`${s}_max_us`])})`;
+  const n = r[`${s}_timed_runs`];
+  return `${oneDecimal(m)} (median of ${n} launch${n === 1 ? "" : "es"})`;
+}
+/** A median's spread, and whether its launches were re-timed after the capture. @param {any} r @param {string} s */
+function spread(r, s) {
+  if (r[`${s}_median_us`] === null || r[`${s}_median_us`] === undefined || r[`${s}_cold`]) return "";
+  return `min ${oneDecimal(r[`${s}_min_us`])} µs, max ${oneDecimal(r[`${s}_max_us`])} µs` +
+         (r[`${s}_timed`] === "re-timed" ? "; re-timed: after the capture, warm" : "");
 }
 /** A side's measured time summed, said to be a total over how many launches. @param {any} r @param {string} s */
 function total(r, s) {
-  const t = r[`${s}_time_us`], n = r[`${s}_runs`];
-  return t === null || t === undefined ? "–" : `${oneDecimal(t)} (total over ${n} launch${n === 1 ? "" : "es"})`;
+  const t = r[`${s}_time_us`];
+  return t === null || t === undefined ? "–" : `${oneDecimal(t)} (total over ${r[`${s}_runs`]})`;
 }
 /** @param {number} v */
 const oneDecimal = (v) => v.toLocaleString("en-US", { maximumFractionDigits: 1 });
@@ -27,14 +34,14 @@ const oneDecimal = (v) => v.toLocaleString("en-US", { maximumFractionDigits: 1 }
  * compare). @param {string[]} labels */
 function columns(labels) {
   const [a, b] = labels;
-  const med = "the median of its timed launches (re-timed: after the capture, warm), with their min–max";
+  const med = "the median of its timed launches (hover a cell: their min and max)";
   const sum = "measured device time of all its launches, summed";
   return [
     { key: "how", label: "paired by", title: "the same AST, the same name, or a kernel only one side has" },
     { key: "a_name", label: `${a} kernel` }, { key: "b_name", label: `${b} kernel` },
     { key: "code", label: "code", title: "same code, or the lines the diff adds and removes" },
-    { key: "a_median_us", label: `${a} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "a"), title: med },
-    { key: "b_median_us", label: `${b} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "b"), title: med },
+    { key: "a_median_us", label: `${a} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "a"), tip: (/** @type {any} */ r) => spread(r, "a"), title: med },
+    { key: "b_median_us", label: `${b} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "b"), tip: (/** @type {any} */ r) => spread(r, "b"), title: med },
     { key: "a_time_us", label: `${a} total µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => total(r, "a"), title: sum },
     { key: "b_time_us", label: `${b} total µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => total(r, "b"), title: sum },
     { key: "a_launch", label: `${a} global, local` }, { key: "b_launch", label: `${b} global, local` },
