@@ -80,6 +80,27 @@ export class Adapter {
     this.model.set("view", this.inMode(view));
     this.model.save_changes();
   }
+  /** Undo, later, the change mark that opening a saved notebook leaves on it. With widget state saved in notebooks
+   * (jupyterlab-manager's saveState, which tgviz turns on to keep a picture), the manager marks the notebook changed as
+   * it registers each widget model restored from the file (its register_model sets the document's dirty flag), though
+   * nothing changed: the notebook showed "modified" as soon as it opened. Called as the widget renders, this watches
+   * the notebook's content; the function it returns, called once the widget knows it was restored (no kernel answers
+   * it), clears the mark only if the content did not change meanwhile (a real edit keeps it); called with false, it
+   * just stops watching. A no-op outside JupyterLab and Notebook 7 (the report). @returns {(clear: boolean) => void} */
+  unmarkRestored() {
+    const doc = /** @type {any} */ (this.model).widget_manager?.context?.model;
+    if (!doc || typeof doc.dirty !== "boolean" || typeof doc.contentChanged?.connect !== "function") return () => {};
+    let edited = false, done = false;
+    const seen = () => { edited = true; };
+    doc.contentChanged.connect(seen);
+    return (clear) => {
+      if (done) return;
+      done = true;
+      doc.contentChanged.disconnect(seen);
+      if (clear && !edited) doc.dirty = false;
+    };
+  }
+
   /** A request to the kernel; whoever listens for requests hears it first. @param {FrontendMsg} msg */
   send(msg) { for (const fn of this.requests) fn(msg); this.model.send(msg); }
   /** Hear the frontend's requests as they go (the node panel shows what the page holds before the answer comes).

@@ -226,6 +226,7 @@ function render({ model, el }) {
   const kept = state.keptPicture();
   if (kept?.svg) cache.put(kept);  // on first display too: the picture at once, before the kernel's answer
   let heard = false;
+  const unmark = state.unmarkRestored();  // (a saved notebook opened: restoring this widget marked it changed)
   /** The controls that need the kernel, off (dimmed, not clickable) until it answers. @param {boolean} off */
   const offline = (off) => {
     ui.root.classList.toggle("tgviz-offline", off);
@@ -234,6 +235,7 @@ function render({ model, el }) {
   offline(true);
   function noKernel() {
     if (heard) return;
+    unmark(true);  // no kernel knows this widget: it was restored from the saved notebook, which is unchanged
     ui.staticNote.hidden = false;
     if (!kept) return;
     draw(kept);
@@ -241,7 +243,7 @@ function render({ model, el }) {
   }
 
   state.listen((msg) => {
-    if (!heard) { heard = true; ui.staticNote.hidden = true; offline(false); }
+    if (!heard) { heard = true; ui.staticNote.hidden = true; offline(false); unmark(false); }
     if (msg.type === "busy") {
       if (shown && sameSelection(msg, shown)) return;  // already shown from the cache
       ui.canvas.classList.add("busy"); ui.status.textContent = "laying out…";

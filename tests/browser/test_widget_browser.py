@@ -259,3 +259,18 @@ def test_raw_button_and_r_key_in_jupyterlab(lab, page):
   assert count("g.node") == folded and count("g.node[data-holds]") == holding and not lit()
   page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "widget-folded.png"))
   assert not page.errors
+
+
+def test_a_saved_notebook_opens_unmodified(lab, page):
+  """Opening a saved notebook with a widget (its state saved with it) leaves it unmodified: no unsaved-changes mark
+  once the widget has drawn what the notebook kept; an edit then marks it."""
+  url, token, _ = lab
+  path = open_in_lab(page, lab, "unmodified", "%load_ext tgviz", TUTORIAL)
+  check_saved_notebook(page, path, url, token, "widget-reopened.png")  # run, saved, kernel shut down, reopened: drawn
+  tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="unmodified.ipynb")
+  assert tab.count() == 1 and "jp-mod-dirty" not in tab.get_attribute("class"), tab.get_attribute("class")
+  page.locator(".jp-Notebook .jp-Cell .jp-InputArea-editor").first.click()  # an edit still marks it changed
+  page.keyboard.type("# edited\n")
+  page.wait_for_function("document.querySelector('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current')?.classList.contains('jp-mod-dirty')",
+                         timeout=30_000)
+  assert not page.errors
