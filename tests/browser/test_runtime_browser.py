@@ -249,7 +249,7 @@ def test_timeline_opens_on_the_launches(reports, page, name):
   # the launches' span and the whole run's begin alike)
   def shows(span: list[float]) -> None:
     page.wait_for_function("([sel, want]) => JSON.parse(document.querySelector(sel).dataset.view)"
-                           ".every((v, i) => Math.abs(v - want[i]) <= 0.01)", [CANVAS, span], timeout=60_000)
+                           ".every((v, i) => Math.abs(v - want[i]) <= 0.01)", arg=[CANVAS, span], timeout=60_000)
   page.keyboard.press("f")
   shows([0, whole])
   assert page.locator(".tgviz-tl-fit.active").count() == 1
