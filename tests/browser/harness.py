@@ -201,6 +201,12 @@ def node_panel_ms(page) -> dict:
   return page.evaluate(NODE_PANEL_MS)
 
 
+def settled(page) -> None:
+  """Until the page has drawn twice: what a click, a key or a resize set off in the page (its handlers, observers and
+  the layout that follows) is on screen. An event to wait for, not a time: it holds on a busy machine too."""
+  page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done())))")
+
+
 def check_maximise(page, shot: str) -> None:
   """The focused widget, maximised with m, fills the window (it is moved out of the notebook's transformed, clipping
   containers while maximised), the graph canvas at least 1100x850 of 1600x1000; the first Escape puts it back in its

@@ -6,7 +6,7 @@ marks its source lines and a code line its instructions."""
 import re
 
 import pytest
-from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all, to_steps
+from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all, settled, to_steps
 
 CPU_CELL = TUTORIAL.replace("%%tgviz", "%%tgviz -o cpu --device CPU", 1)
 ON_SCREEN = """(n) => { const c = n.closest('.tgviz-root').querySelector('.tgviz-canvas').getBoundingClientRect(), r = n.getBoundingClientRect();
@@ -27,7 +27,7 @@ def check_listing_width(root, code_width: float) -> dict:
   """The uops or asm tab shown widens the code column to its longest line, the graph keeping at least 320 px; each
   line's end on screen, nothing to scroll sideways (a line longer than there is room for wraps: then the graph is at
   its narrowest)."""
-  root.page.wait_for_timeout(100)  # the columns follow the filled pane (a MutationObserver)
+  settled(root.page)  # the columns follow the filled pane (a MutationObserver, then a layout)
   got = root.evaluate(LISTING)
   assert got["lines"] > 0 and got["column"] > code_width + 50 and got["graph"] >= 319, (got, code_width)
   assert got["cut"] == 0 and not got["scrolls"], got  # every line's end on screen
@@ -91,7 +91,7 @@ def check_program(page, root, trace, shot: str) -> None:
   line = next(i for i, ln in enumerate(conv.lines, 1) if ln and ln[0].op.name == "STORE")
   behind = [i for i, u in enumerate(uops) if u in conv.lines[line - 1]]
   root.locator(".tgviz-tab-code").click()
-  root.page.wait_for_timeout(100)
+  settled(root.page)
   assert abs(root.locator(".tgviz-right").bounding_box()["width"] - code_width) <= 1  # the code tab: its own width again
   code_line = root.locator(f".tgviz-code [data-line='{line}']")
   code_line.hover()
@@ -148,10 +148,10 @@ def test_report_program_tabs(tutorial_trace, cpu_trace, tmp_path, page, device):
     page.mouse.up()
     assert abs(width() - (wide + 150)) <= 2
     root.locator(".tgviz-tab-code").click()
-    page.wait_for_timeout(100)
+    settled(page)
     assert width() < wide - 200
     root.locator(".tgviz-tab-asm").click()
-    page.wait_for_timeout(100)
+    settled(page)
     assert abs(width() - (wide + 150)) <= 2
   assert not page.errors
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import workloads
-from harness import ARTIFACTS, TUTORIAL, new_page, notebook, open_in_lab, run_all
+from harness import ARTIFACTS, TUTORIAL, new_page, notebook, open_in_lab, run_all, settled
 from helpers import counting_memory
 
 import tgviz
@@ -100,7 +100,7 @@ def check_timeline(page, rows: list[dict], shot: str) -> str:
   slowest = page.locator(".tgviz-tl-slowest .tgviz-link").first
   name = re.match(r"1\. (.+) [\d.]+ (?:ns|µs|ms|s)$", slowest.inner_text()).group(1)
   slowest.click()
-  page.wait_for_timeout(100)
+  settled(page)
   page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.slowest", timeout=5_000)
   assert_short_ticks(canvas)  # zoomed in deep, far from the run's start
   x, y, w, h = eval(canvas.get_attribute("data-slowest"))
