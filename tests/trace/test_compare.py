@@ -1,5 +1,6 @@
 """Comparisons on the tutorial's pairs (WINO=0 vs WINO=1, IMAGE=1; an arange for indexing vs read out as data): kernels
 paired and unpaired, code diffs, the kernel table, the HTML page, the widget, the magic's options and the command line."""
+import inspect
 import json
 import re
 
@@ -51,6 +52,35 @@ def test_winograd_pairs_the_unchanged_kernels_and_leaves_the_conv_unpaired(conv)
   text = str(c)
   assert "WINO=0 vs WINO=1" in text and "only in WINO=0 (1): r_4_4_3_3" in text and "only in WINO=1 (3): E_6_6 #1, E_6_6 #2, E_4_4" in text
   assert "E_6_3_2 ~ E_6_3_2  same AST, same code" in text and f"{c.step_deltas[0].name}: {c.step_deltas[0].a} -> {c.step_deltas[0].b}" in text
+
+
+def test_winograd_links_the_conv_to_the_kernels_that_replace_it(conv):
+  """The plain conv's one kernel and Winograd's three compute the same user op (conv2d on line 7 of the script): linked
+  as a group, its times summed, each side's kernel naming the other side's as its counterparts."""
+  c = tgviz.compare(conv["general"], conv["wino"], labels=("WINO=0", "WINO=1"))
+  (g,) = c.groups
+  assert [k.name for k in g.a] == ["r_4_4_3_3"] and [k.name for k in g.b] == ["E_6_6", "E_6_6", "E_4_4"]
+  assert g.label == "conv2d (line 7): 1 kernel ↔ 3 kernels"
+  table = c.kernel_table()
+  assert g.times_us == pytest.approx((table[4]["a_time_us"], sum(r["b_time_us"] for r in table[5:])), abs=0.002)
+  assert [r["group"] for r in table] == [None] * 4 + [0] * 4
+  assert c.counterparts(g.a[0]) == g.b and all(c.counterparts(k) == g.a for k in g.b)
+  assert c.counterparts(c.pairs[1].a) == (c.pairs[1].b,) and c.group_of(c.pairs[1].a) is None
+  assert "conv2d (line 7): 1 kernel ↔ 3 kernels: r_4_4_3_3 ↔ E_6_6 #1, E_6_6 #2, E_4_4" in c.summary()
+  # IMAGE computes the conv with three kernels of its own: linked the same way
+  assert [([k.name for k in g.a], [k.name for k in g.b]) for g in tgviz.compare(conv["general"], conv["image"]).groups] == \
+    [(["r_4_4_3_3"], ["E_3_3_4_4", "E_2_2_3_3_4", "r_4_4_3_12"])]
+
+
+def test_conv_on_another_line_is_linked_by_its_op():
+  """Two cells (or scripts) whose conv is on other lines: linked by the op, the label giving each side's line."""
+  x, w = Tensor.rand(1, 1, 6, 6).realize(), Tensor.rand(1, 1, 3, 3).realize()
+  line = inspect.currentframe().f_lineno + 1
+  with tgviz.capture() as plain: x.conv2d(w).realize()
+  with tgviz.capture(env={"WINO": 1}) as wino:
+    x.conv2d(w).realize()
+  (g,) = tgviz.compare(plain, wino).groups
+  assert (len(g.a), len(g.b)) == (1, 3) and g.label == f"conv2d (line {line} ↔ {line + 2}): 1 kernel ↔ 3 kernels"
 
 
 def test_image_changes_a_kernel_with_the_same_ast(conv):
