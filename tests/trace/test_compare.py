@@ -158,12 +158,15 @@ def test_html_page_is_self_contained_and_escapes_labels(conv, tmp_path):
   page = c.to_html(tmp_path / "cmp.html", title="<i>conv</i>").read_text()
   assert "<b>general" not in page and "<i>conv" not in page and "&lt;i&gt;conv" in page
   data = json.loads(re.search(r'id="tgviz-compare">(.*?)</script>', page, re.S).group(1))
-  assert data["state"]["labels"] == ["<b>general</b>", "IMAGE=1"] and len(data["pairs"]) == len(data["state"]["rows"]) == 4 + 1 + 3
+  assert data["state"]["labels"] == ["<b>general</b>", "IMAGE=1"] and len(data["pairs"]) == 4 + 1 + 3
+  assert [r.get("kind") for r in data["state"]["rows"]] == [None] * 8 + ["group"]  # and the row of the conv's kernels
   changed = data["pairs"][1]
   assert changed["diff"].startswith("--- E_6_3_2") and [s["name"] for s in changed["sides"]] == ["E_6_3_2", "E_6_2_3"]
   assert [[g["step"] for g in s["graphs"]] for s in changed["sides"]] == [["View Base AST", "View Program"]] * 2
   assert all(g["svg"].startswith("<svg") for s in changed["sides"] for g in s["graphs"])
-  assert data["pairs"][4]["sides"][1] is None and "http" not in re.sub(r"http://www\.w3\.org/[\w/]+", "", page)
+  conv = data["pairs"][4]  # the plain conv's kernel, beside the first kernel IMAGE computes the conv with
+  assert [s["name"] for s in conv["sides"]] == ["r_4_4_3_3", "E_3_3_4_4"] and conv["diff"] == ""
+  assert "http" not in re.sub(r"http://www\.w3\.org/[\w/]+", "", page)
   # the default title names the two sides, escaped
   page = c.to_html(tmp_path / "default.html").read_text()
   assert "<title>tgviz comparison: &lt;b&gt;general&lt;/b&gt; vs IMAGE=1</title>" in page and "<b>general" not in page
@@ -171,12 +174,16 @@ def test_html_page_is_self_contained_and_escapes_labels(conv, tmp_path):
 
 def test_compare_widget_sends_a_pair(conv, recording_comm):
   w = CompareWidget(conv["general"], conv["wino"], labels=("WINO=0", "WINO=1"))
-  assert w.labels == ["WINO=0", "WINO=1"] and [r["code"] for r in w.rows] == ["same"] * 4 + ["–"] * 4
+  assert w.labels == ["WINO=0", "WINO=1"] and [r["code"] for r in w.rows] == ["same"] * 4 + ["–"] * 5
+  group = w.rows[-1]  # the conv's kernels on both sides: a row of their own, its runs and times summed, theirs under it
+  assert (group["kind"], group["name"], group["a_runs"], group["b_runs"]) == ("group", "conv2d (line 7): 1 kernel ↔ 3 kernels", 1, 3)
+  assert group["b_time_us"] == pytest.approx(sum(r["b_time_us"] for r in w.rows[5:8]), abs=0.002)
+  assert [r.get("under") for r in w.rows] == [None] * 4 + [8] * 4 + [None]
   assert "<svg" not in json.dumps(w.rows)  # graphs are sent on demand
   w._on_msg(w, {"type": "pair", "index": 4}, [])
   w.wait()
   msg = next(m for m in w.comm.custom() if m["type"] == "pair")
-  assert msg["index"] == 4 and msg["sides"][0]["name"] == "r_4_4_3_3" and msg["sides"][1] is None
+  assert msg["index"] == 4 and [s["name"] for s in msg["sides"]] == ["r_4_4_3_3", "E_6_6 #1"]  # beside its counterpart
   assert "__kernel" in msg["sides"][0]["html"] and len(msg["sides"][0]["graphs"]) == 2
   assert "only in WINO=0" in w._repr_mimebundle_()[0]["text/plain"]
 
