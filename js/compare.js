@@ -147,7 +147,7 @@ function renderComparison({ model, el }) {  // (not "render": the trace browser'
     model.send({ type: "pair", index: opened });
   }
   const table = sortableTable(columns(labels), rows, openRow);
-  table.tHead?.addEventListener("click", () => queueMicrotask(mark), true);  // a sort makes the rows anew
+  table.tHead?.addEventListener("click", () => setTimeout(mark, 0), true);  // a sort makes the rows anew: marked after it
   table.classList.add("tgviz-pairs");
   const steps = sortableTable([{ key: "name", label: "step" }, { key: "a", label: labels[0], num: true }, { key: "b", label: labels[1], num: true },
     { key: "delta", label: "difference", num: true }], model.get("steps").map((/** @type {any} */ s) => ({ ...s, delta: s.b - s.a })));

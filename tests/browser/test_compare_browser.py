@@ -68,6 +68,7 @@ def test_compare_widget_in_jupyterlab(lab, page):
   b_times = page.evaluate(SIDE, [4, 1])
   assert page.evaluate(COLUMN, 0)[:5] == ["same ops", "only b", "only b", "only b", "only a"] and b_times[4] == "–"  # the group
   assert [float(t) for t in b_times[1:4]] == sorted((float(t) for t in b_times[1:4]), reverse=True)  # first (most time), its rows'
+  page.wait_for_function("document.querySelector('.tgviz-pairs tr.selected')?.innerText.includes('E_6_3_2')", timeout=10_000)  # still marked
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.locator(".tgviz-compare").screenshot(path=str(ARTIFACTS / "compare-widget.png"))
   assert not page.errors
