@@ -46,24 +46,28 @@ def check_refusal(sheet, kernel: str, size: int) -> None:
 
 def check_time_labels(sheet, runs: int, by: str) -> None:
   """Each time says what it is, and the retry's entry and its comparison agree: the entry gives each side's median of
-  its launches (and the speedup), the comparison's first times are those medians, each cell saying "median of N
-  launches", then the totals, each cell saying "total over N launches"."""
+  its launches (and the speedup); the comparison the launches timed, their total (its tooltip: "total over N
+  launches") and the same medians, each cell saying "median of N"."""
   summary = sheet.locator(".tgviz-retry-result.same").first.inner_text()
   median = re.search(rf"median of {runs} launches each \(same inputs\): ([\d,.]+) µs -> ([\d,.]+) µs, ([\d.]+)x (faster|slower)$", summary)
   assert median, summary
-  heads = [t.rstrip(" ▲▼") for t in sheet.locator(".tgviz-whatif-compare .tgviz-pairs th").all_inner_texts()]
-  at = heads.index(f"original ({by}) median µs")  # right after the code column, on screen
-  assert heads[at - 1: at + 4] == ["code", f"original ({by}) median µs", "retry median µs", f"original ({by}) total µs", "retry total µs"], heads
-  assert not any("runs" in h for h in heads), heads
+  th = sheet.locator(".tgviz-whatif-compare .tgviz-pairs th")
+  heads = [t.split("\n")[0].rstrip(" ▲▼") for t in th.all_inner_texts()]  # a column's label, then its sides' names
+  at = heads.index("launches")  # right after the code column, on screen, each side's value one above the other
+  assert heads[at - 1: at + 2] == ["code", "launches", "total µs"] and "median µs" in heads and "runs" not in heads, heads
+  assert [th.nth(at + i).locator("button").all_inner_texts() for i in (0, 1)] == [[f"original ({by})", "retry"]] * 2
   cells = sheet.locator(".tgviz-whatif-compare .tgviz-pairs tbody tr").first.locator("td")
-  texts = [cells.nth(at + i).inner_text() for i in range(4)]
-  for i in (0, 1):  # the same medians as the entry, as it writes them
-    assert texts[i] == f"{median.group(1 + i)} (median of {runs} launches)", (texts, summary)
-    assert re.fullmatch(r"min [\d,.]+ µs, max [\d,.]+ µs(; re-timed: after the capture, warm)?", cells.nth(at + i).get_attribute("title"))
-    assert texts[2 + i].endswith(f" (total over {runs})"), texts
-  assert all(cells.nth(at + i).is_visible() and cells.nth(at + i).bounding_box()["x"] + cells.nth(at + i).bounding_box()["width"]
-             <= sheet.page.viewport_size["width"] for i in range(4))
-  total_a, total_b = (float(t.split(" ")[0].replace(",", "")) for t in texts[2:])  # over half the runs took the median or longer
+  sides = [cells.nth(at + i).locator(".side") for i in (0, 1)]
+  assert [int(t) for t in sides[0].all_inner_texts()] == [runs, runs]
+  assert [sides[1].nth(i).get_attribute("title") for i in (0, 1)] == [f"total over {runs} launches"] * 2
+  assert all(s.nth(i).is_visible() and s.nth(i).bounding_box()["x"] + s.nth(i).bounding_box()["width"]
+             <= sheet.page.viewport_size["width"] for s in sides for i in (0, 1))
+  total_a, total_b = (float(t.replace(",", "")) for t in sides[1].all_inner_texts())  # over half the runs took the median or longer
+  medians = cells.nth(heads.index("median µs")).locator(".side")  # the same medians as the entry, as it writes them
+  assert medians.all_inner_texts() == [f"{median.group(1 + i)} (median of {runs})" for i in (0, 1)], (medians.all_inner_texts(), summary)
+  assert all(re.fullmatch(rf"median of {runs} launches: min [\d,.]+ µs, max [\d,.]+ µs(; re-timed: after the capture, warm)?",
+                          medians.nth(i).get_attribute("title")) for i in (0, 1))
+  texts = [*sides[0].all_inner_texts(), *sides[1].all_inner_texts(), *medians.all_inner_texts()]
   least = (runs // 2 + 1) * 0.99
   a, b = (float(median.group(i).replace(",", "")) for i in (1, 2))
   assert total_a >= least * a and total_b >= least * b, (texts, summary)
