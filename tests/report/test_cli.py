@@ -114,7 +114,7 @@ def test_clangs_warnings_on_a_kernel_are_not_in_the_output_of_tgviz_run(tmp_path
   assert "PoCL builds with -w" in run.stdout
   without = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
                            env={**os.environ, "DISABLE_COMPILER_CACHE": "1"})
-  assert without.stderr.count("1 warning generated") == 2, without.stderr  # (the kernels do make clang and PoCL warn)
+  assert "1 warning generated" in without.stderr  # (the kernel does make clang warn; PoCL says so only now and then)
 
 
 def _output_on_a_terminal(argv: list[str]) -> tuple[str, str]:
