@@ -206,7 +206,7 @@ def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS) -> 
       tried.add(opts)
       (r := k.retry(opts)).why = why
       if r.retried is None and (r.error or "").startswith("tinygrad refused "):
-        k.retries.remove(r)  # (BEAM's search accepts an opt its compile then refuses: not an answer worth showing)
+        k.retries.remove(r)  # (opts the base AST accepts that tinygrad's compile, on the AST it reshaped, refuses: no answer)
         continue
       done.append(r)
   return done
