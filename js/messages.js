@@ -41,9 +41,15 @@
 /** One event of a node's life in its group (see Trace.history); a run of steps it lives through is one "lives" event.
  * @typedef {{kind:"input"|"created"|"lives"|"replaced"|"removed", step:StepKey, match:number|null, title:string, other:string,
  *   other_key:string, steps:number}} HistoryEvent */
+/** A run of links of a node's lineage (see Trace.lineage, Lineage.runs), newest first: match(es) of one step that made
+ * (or rebuilt) a node of the chain from an earlier one; "input": the chain's first UOp, in the graph a step started from
+ * (or, with an `other`, a step's input built anew, the node in its place in the step before's output).
+ * @typedef {{kind:"input"|"created"|"rebuilt", step:StepKey, match:number|null, last:number|null, count:number, title:string,
+ *   op:string, key:string, other:string, other_key:string, other_step:StepKey, other_match:number|null}} LineageLink */
 /** The node panel: one node of the selection's graphs (key as in the SVG's data-node).
  * @typedef {{type:"node", step:StepKey, key:string, op:string, dtype:string, arg:string, tag:string, python:string,
- *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[]}} NodeMsg */
+ *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[],
+ *   lineage:LineageLink[], origins:OriginInfo[]}} NodeMsg */
 /** A pattern of the trace (see Trace.rules), and where it first fired (step "" and match -1: in no step of the trace,
  * only in untracked rewrites, or never); its counts over every rewrite of the capture (null where not counted).
  * @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number, step:StepKey,

@@ -1,5 +1,6 @@
 // The node panel (a clicked node: its op, label or dtype, arg and tag, sources, the matches that made or replaced it,
-// its history, tinygrad's Python); its links go to steps, matches, nodes.
+// its history, where it came from back to its creation and the user's op, tinygrad's Python); its links go to steps,
+// matches, nodes.
 // The panel shows at once what the page holds (the node's label lines and its sources drawn in the SVG, the matches
 // that made or replaced it from the picture message); the kernel's (or the report's) node message fills in the rest.
 import { h } from "./dom.js";
@@ -9,6 +10,7 @@ import { heldList } from "./held.js";
 /** @typedef {import("./messages.js").StepKey} StepKey */
 /** @typedef {import("./messages.js").NodeMsg} NodeMsg */
 /** @typedef {import("./messages.js").HistoryEvent} HistoryEvent */
+/** @typedef {import("./messages.js").LineageLink} LineageLink */
 /** @typedef {import("./messages.js").PictureMsg} PictureMsg */
 /** What the page knows of a node before any message: its op and label lines, its sources drawn, the matches of the
  * step that made or replaced it. @typedef {Pick<NodeMsg, "key"|"op"|"sources"|"created"|"replaced"> & {label: string[]}} PageNode */
@@ -37,6 +39,14 @@ function historyText(e, other) {
   return ["gone after"];
 }
 
+/** One run of a node's lineage, in words (before the link to its step). @param {LineageLink} l @returns {string} */
+function lineageText(l) {
+  const n = (/** @type {number|null} */ m) => (m ?? 0) + 1;
+  const matches = l.count > 1 ? `matches ${n(l.match)}–${n(l.last)}` : `match ${n(l.match)}`;
+  if (l.kind === "input") return `${l.op} in the input of`;
+  return l.kind === "rebuilt" ? `${l.op} rebuilt (a source changed) by ${matches} of` : `${l.op} made by ${matches} of`;
+}
+
 /** The node panel: op, dtype, arg (the report, and the page's own node: its label lines), tag, sources (click: go to
  * it), the matches that made or replaced it, its history (click: go there; on the node it came from: that node there),
  * and the node as tinygrad's Python. A page node (not a message): what the page holds, shown at once, `pending` saying
@@ -60,6 +70,12 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
     h("div", {}, ["sources: ", ...(msg.sources.length ? msg.sources.flatMap((s, i) =>
       [i ? ", " : "", link(s.label, () => pick(s.key))]) : [full ? "none" : "none drawn"])]),
     ...matches(msg.created, "made"), ...matches(msg.replaced, "replaced"),
+    ...(full?.lineage?.length ? [h("div", { class: "tgviz-lineage" }, [h("b", {}, ["came from"]), " (newest first, back to its creation)",
+      ...full.lineage.map((l) => h("div", { class: `tgviz-came ${l.kind}` }, [lineageText(l), " ", link(l.title, () => go(l.step, l.match)),
+        ...(l.other_key ? [l.kind === "input" ? " (built anew, in the place of a " : " from a ",
+                           link(l.other, () => go(l.other_step, l.other_match, l.other_key), "tgviz-other"), l.kind === "input" ? ")" : ""] : [])])),
+      ...(full.origins.length ? [h("div", { class: "tgviz-came origin" }, ["the kernel's AST, from ",
+        ...full.origins.flatMap((o, i) => [i ? ", " : "", h("code", {}, [o.op + (o.backward ? " (backward)" : "")]), o.where ? ` at ${o.where}` : ""])])] : [])])] : []),
     ...(full?.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (why does this node exist?)",
       ...full.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },
                                                      [...historyText(e, other(e)), " ", link(e.title, () => go(e.step, e.match))]))])] : []),

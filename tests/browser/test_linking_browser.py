@@ -108,6 +108,24 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   picked = page.wait_for_selector(f".tgviz-stage g.node.hl[data-op='{made['other']}']", timeout=30_000).get_attribute("data-node")
   if report: assert picked == made["other_key"]  # (the widget's are the notebook kernel's: buffers numbered otherwise)
   page.wait_for_function("k => document.querySelector('.tgviz-node-head')?.textContent.includes(k)", arg=picked, timeout=30_000)
+  # where the node came from: the chain of rewrites back to the kernel's AST, the user's op and line; each run a link
+  page.locator(f".tgviz-step[data-key='{P.step_key(conv.codegen_step)}']").click()  # back on the codegen step: the node again
+  wait_picture(P.step_key(conv.codegen_step))
+  page.locator(f".tgviz-stage g.node[data-node='{key}']").first.click()
+  page.wait_for_function("k => document.querySelector('.tgviz-node-panel[data-state=full]')?.dataset.key === k", arg=key, timeout=30_000)
+  chain = P.node_message(trace, P.step_key(conv.codegen_step), None, key)["lineage"]
+  shown = page.eval_on_selector_all(".tgviz-lineage .tgviz-came:not(.origin)", "es => es.map(e => [e.classList[1], "
+                                    "e.querySelector('.tgviz-link:not(.tgviz-other)').textContent,"
+                                    " e.querySelector('.tgviz-other')?.textContent ?? null])")
+  assert shown == [[r["kind"], r["title"], r["other"] or None] for r in chain], (shown, chain)
+  assert chain[-1]["kind"] == "input" and chain[-1]["step"] == P.step_key(conv.group.steps[0]) and len(chain) > 3
+  origin = page.locator(".tgviz-lineage .tgviz-came.origin").inner_text()
+  assert origin == "the kernel's AST, from conv2d at " + ("tutorial_conv2d.py:6" if report else "Cell In[2], line 4"), origin
+  page.locator(".tgviz-lineage").scroll_into_view_if_needed()
+  page.screenshot(path=str(ARTIFACTS / shot.replace(".png", "-lineage.png")))
+  mid = chain[len(chain) // 2]
+  page.locator(".tgviz-lineage .tgviz-came").nth(len(chain) // 2).locator(".tgviz-link:not(.tgviz-other)").click()
+  wait_picture(mid["step"], mid["match"])
   # the rules tab: the most frequent pattern first; a click goes to its first match
   page.locator(".tgviz-rules-toggle").click()
   page.wait_for_selector(".tgviz-rules tr.tgviz-rule", timeout=30_000)

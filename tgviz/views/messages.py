@@ -199,6 +199,24 @@ class HistoryEvent(TypedDict):
   steps: int           # "lives": how many steps in a row
 
 
+class LineageLink(TypedDict):
+  """A run of links of a node's lineage (see Trace.lineage, Lineage.runs), newest first: match(es) of one step that made
+  (or rebuilt) a node of the chain from an earlier one; "input": the chain's first UOp, in the graph a step started from
+  (or, with an `other`, a step's input built anew, the node in its place in the step before's output)."""
+  kind: Literal["input", "created", "rebuilt"]
+  step: StepKey
+  match: int | None    # the run's first match (where it starts); None for "input"
+  last: int | None     # the run's last match (the newest)
+  count: int           # links in the run
+  title: str           # the step's title at `match` (its path for "input")
+  op: str              # the node the run made (its newest)
+  key: str
+  other: str           # the op of the node it came from, "" when none is known
+  other_key: str
+  other_step: StepKey  # where that node is drawn: this step (at `match`), or for "input" the step before
+  other_match: int | None
+
+
 class NodeMsg(TypedDict):
   """The node panel: one node of the selection's graphs (key as in the SVG's data-node)."""
   type: Literal["node"]
@@ -214,6 +232,8 @@ class NodeMsg(TypedDict):
   created: list[int]   # the matches of the step whose replacement is (or holds) this node
   replaced: list[int]  # the matches of the step that replaced this node
   history: list[HistoryEvent]  # its life across its group's steps
+  lineage: list[LineageLink]   # where it came from, back to its creation (newest first)
+  origins: list[OriginInfo]    # the Tensor ops and the user's lines of the kernel whose AST the lineage starts in
 
 
 class RuleInfo(TypedDict):

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from tgviz import bridge as tg
 from tgviz.draw.scene import DEFAULT_MAX_NODES
-from tgviz.trace.steps import Rule, Step, where
-from tgviz.trace.trace import Group, Trace
+from tgviz.trace.steps import Lineage, Rule, Step, where
+from tgviz.trace.trace import Group, Trace, step_before
 from tgviz.views.highlight import highlight_code
 from tgviz.views.messages import (
   BusyMsg,
@@ -29,6 +29,7 @@ from tgviz.views.messages import (
   HistoryEvent,
   KernelInfo,
   KernelRow,
+  LineageLink,
   MatchInfo,
   NodeMsg,
   NodeSource,
@@ -198,15 +199,33 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
                     produced=produced_kernels(trace, s.group), node_matches=s.node_matches(set(DRAWN.findall(pic.svg))))
 
 
-def node_message(trace: Trace, key: StepKey, match: int | None, node: str) -> NodeMsg:
+def node_message(trace: Trace, key: StepKey, match: int | None, node: str, cell_label: CellLabel | None = None) -> NodeMsg:
   """The node panel of the node drawn as `node` in the selection's graphs (KeyError if it is not drawn there)."""
   s = step_of(trace, key)
-  found = next((u for g in s.graphs(match) for u in tg.toposort(g) if tg.node_key(u) == node), None)
+  side, found = next(((i, u) for i, g in enumerate(s.graphs(match)) for u in tg.toposort(g) if tg.node_key(u) == node), (0, None))
   if found is None: raise KeyError(f"no node {node} in {s.title(match)}")
   created, replaced = s.node_matches({node}).get(node, [[], []])
+  k = (match if match is not None else 0) if side == 0 else (match + 1 if match is not None else len(s.matches))
+  lin = trace.lineage(found, s.group, seen=(s, k))
   return NodeMsg(type="node", step=key, key=node, **tg.node_details(found),  # type: ignore[typeddict-item]
                  sources=[NodeSource(key=tg.node_key(x), label=tg.op_name(x)) for x in tg.sources(found)],
-                 created=created, replaced=replaced, history=history(trace, found, s.group))
+                 created=created, replaced=replaced, history=history(trace, found, s.group), lineage=lineage(lin),
+                 origins=[origin_info(o, cell_label) for o in lin.origins])
+
+
+def lineage(lin: Lineage) -> list[LineageLink]:
+  """A node's lineage for the node panel: its runs (Lineage.runs), newest first, each a link to where it starts."""
+  out: list[LineageLink] = []
+  for run in lin.runs():
+    new, old = run[0], run[-1]
+    if old.other is None: at, at_match = "", None
+    elif old.kind == "input": at, at_match = step_key(s) if (s := step_before(old.step)) is not None else "", None
+    else: at, at_match = step_key(old.step), old.match
+    out.append(LineageLink(kind=new.kind, step=step_key(new.step), match=old.match, last=new.match, count=len(run),  # type: ignore[typeddict-item]
+                           title=old.step.title(old.match) if old.match is not None else old.step.path, op=tg.op_name(new.uop),
+                           key=tg.node_key(new.uop), other=tg.op_name(old.other) if at else "",
+                           other_key=tg.node_key(old.other) if at else "", other_step=at, other_match=at_match))
+  return out
 
 
 def history(trace: Trace, uop: object, group: Group) -> list[HistoryEvent]:
