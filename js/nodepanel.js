@@ -1,6 +1,6 @@
 // The node panel (a clicked node: its op, label or dtype, arg and tag, sources, the matches that made or replaced it,
-// its history, where it came from back to its creation and the user's op, tinygrad's Python); its links go to steps,
-// matches, nodes.
+// for a CALL the kernel it becomes, its history, where it came from back to its creation and the user's op, tinygrad's
+// Python); its links go to steps, matches, nodes, kernels.
 // The panel shows at once what the page holds (the node's label lines and its sources drawn in the SVG, the matches
 // that made or replaced it from the picture message); the kernel's (or the report's) node message fills in the rest.
 import { h } from "./dom.js";
@@ -11,9 +11,11 @@ import { heldList } from "./held.js";
 /** @typedef {import("./messages.js").NodeMsg} NodeMsg */
 /** @typedef {import("./messages.js").HistoryEvent} HistoryEvent */
 /** @typedef {import("./messages.js").LineageLink} LineageLink */
+/** @typedef {import("./messages.js").ProducedKernel} ProducedKernel */
 /** @typedef {import("./messages.js").PictureMsg} PictureMsg */
 /** What the page knows of a node before any message: its op and label lines, its sources drawn, the matches of the
- * step that made or replaced it. @typedef {Pick<NodeMsg, "key"|"op"|"sources"|"created"|"replaced"> & {label: string[]}} PageNode */
+ * step that made or replaced it, the kernel a CALL becomes. @typedef {Pick<NodeMsg, "key"|"op"|"sources"|"created"|"replaced"|"becomes">
+ * & {label: string[]}} PageNode */
 
 /** A node of the graph shown, from the SVG (data-node, data-op, its <title>'s label lines, the edges into it) and the
  * picture message (node_matches); null where it is not drawn. @param {HTMLElement} stage @param {string} key
@@ -25,8 +27,9 @@ export function pageNode(stage, key, msg) {
   const lines = (el.querySelector(":scope > title")?.textContent ?? "").split("\n");
   const from = [...new Set([...stage.querySelectorAll(`path.edge[data-to="${CSS.escape(key)}"]`)].map((e) => e.getAttribute("data-from") ?? ""))];
   const [created, replaced] = msg?.node_matches?.[key] ?? [[], []];
-  return { key, op: el.getAttribute("data-op") ?? lines[0], label: lines.slice(1), created, replaced,
-           sources: from.filter(Boolean).map((k) => ({ key: k, label: q(k)?.getAttribute("data-op") ?? "?" })) };
+  const op = el.getAttribute("data-op") ?? lines[0], kernels = msg?.schedule?.kernels ?? {};
+  return { key, op, label: lines.slice(1), created, replaced, sources: from.filter(Boolean).map((k) => ({ key: k, label: q(k)?.getAttribute("data-op") ?? "?" })),
+           becomes: op === "CALL" ? kernels[from.find((k) => k in kernels) ?? ""] ?? null : null };  // (its AST: the source a kernel has)
 }
 
 /** One event of a node's life, in words. @param {HistoryEvent} e @param {Node|string} other the node it came from or
@@ -69,6 +72,7 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
     ...(full && full.tag !== "None" ? [h("div", {}, ["tag ", h("code", {}, [full.tag])])] : []),
     h("div", {}, ["sources: ", ...(msg.sources.length ? msg.sources.flatMap((s, i) =>
       [i ? ", " : "", link(s.label, () => pick(s.key))]) : [full ? "none" : "none drawn"])]),
+    ...(msg.becomes ? [h("div", { class: "tgviz-becomes" }, ["becomes kernel ", link(msg.becomes.name, () => go(/** @type {ProducedKernel} */ (msg.becomes).step, null))])] : []),
     ...matches(msg.created, "made"), ...matches(msg.replaced, "replaced"),
     ...(full?.lineage?.length ? [h("div", { class: "tgviz-lineage" }, [h("b", {}, ["came from"]), " (newest first, back to its creation)",
       ...full.lineage.map((l) => h("div", { class: `tgviz-came ${l.kind}` }, [lineageText(l), " ", link(l.title, () => go(l.step, l.match)),

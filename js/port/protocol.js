@@ -7,6 +7,7 @@
 //   nodeMessage     protocol.node_message (the node's label lines instead of its dtype, full arg, tag and Python)
 //   history         protocol.history over trace.Trace.history
 //   lineage         protocol.lineage over trace.Trace.lineage (with its runs, steps.Lineage.runs)
+//   becomes         protocol.becomes (from the schedule's calls, protocol.schedule_calls)
 import { diffGraphs, picture, toposort } from "./picture.js";
 
 /** @typedef {import("../messages.js").StepKey} StepKey */
@@ -19,6 +20,8 @@ import { diffGraphs, picture, toposort } from "./picture.js";
 /** @typedef {import("../messages.js").HistoryEvent} HistoryEvent */
 /** @typedef {import("../messages.js").LineageLink} LineageLink */
 /** @typedef {import("../messages.js").OriginInfo} OriginInfo */
+/** @typedef {import("../messages.js").ProducedKernel} ProducedKernel */
+/** @typedef {import("../messages.js").ScheduleCallsInfo} ScheduleCallsInfo */
 
 /** @typedef {import("../report.js").PageData} PageData */
 /** @typedef {import("../report.js").StepData} StepData */
@@ -77,7 +80,7 @@ export async function pictureMessage(data, sel, layout) {
                       sel.match === null ? null : s.pairs[sel.match]);
   return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
            total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
-           kernel: group.kernel, produced: group.produced, node_matches: nodeMatches(s, rows, pic.svg), dot: pic.dot };
+           kernel: group.kernel, produced: group.produced, schedule: group.schedule ?? null, node_matches: nodeMatches(s, rows, pic.svg), dot: pic.dot };
 }
 
 /** protocol.node_message from the page's data: the node's label lines (after its op) and sources (its dtype, full arg,
@@ -95,8 +98,15 @@ export async function nodeMessage(data, sel, key) {
            python: "", sources: src.map((i) => ({ key: rows[i][0], label: rows[i][2][0] })),
            created: s.pairs.flatMap((p, k) => (rows[p[1]][0] === key ? [k] : [])),
            replaced: s.pairs.flatMap((p, k) => (rows[p[0]][0] === key ? [k] : [])),
-           history: await history(data, key, s.group),
+           history: await history(data, key, s.group), becomes: becomes(label[0], src.map((i) => rows[i][0]), await data.get(`g-${s.group}`)),
            ...await lineage(data, key, s.group, stepsOf(data, s.group).findIndex((st) => st.key === sel.step), seenAt) };
+}
+
+/** protocol.becomes: the kernel a CALL node (its op, its sources' keys) of a schedule graph becomes, from its group's
+ * data (the schedule's calls), null for another node. @param {string} op @param {string[]} sources
+ * @param {{schedule?: ScheduleCallsInfo|null}} group @returns {ProducedKernel|null} */
+export function becomes(op, sources, group) {
+  return op === "CALL" && sources.length ? group.schedule?.kernels[sources[0]] ?? null : null;
 }
 
 /** A node's event in its group (trace.Trace._life): its kind, the step (its index in the group's steps, its key, data)

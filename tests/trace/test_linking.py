@@ -178,10 +178,11 @@ def test_origins_of_a_backward_program(two_kernel_backward):
   text = Path(here).read_text().splitlines()
   for k in two_kernel_backward.kernels:
     for o in k.origins: assert o.line is not None and o.source and o.source in text[o.line - 1]
-  # each kernel's CALL in the schedule's kernel graph says its operations
+  # each kernel's CALL in the schedule's kernel graph says the kernel it becomes and its operations
   graph = [s for s in two_kernel_backward.steps if s.name == "View Kernel Graph"]
   labels = [line for s in graph for g in s.graphs() for node in tg.to_graph(g, s.call_notes).nodes.values() for line in node.label]
-  assert any(line.startswith("ops: __matmul__") for line in labels), labels
+  names = {k.display_name for k in two_kernel_backward.kernels}
+  assert any(line.startswith("→ ") and line[2:].split(" · ")[0] in names and " · ops: __matmul__" in line for line in labels), labels
 
 
 def test_a_tensor_method_that_raised_does_not_claim_later_ops():

@@ -92,8 +92,9 @@ class Step:
 
   @property
   def call_notes(self) -> dict[str, str]:
-    """What a kernel's CALL node in this step's graphs says of the kernel (its Tensor operations), by the AST's node key."""
-    return self._rec.call_notes
+    """What a kernel's CALL node in this step's graphs says of the kernel (the kernel it becomes, its Tensor operations),
+    by the AST's node key (see Trace.call_notes)."""
+    return self.group.trace.call_notes if self.group.trace is not None else {}
 
   @property
   def time_us(self) -> float | None:

@@ -70,7 +70,8 @@ class Trace:
     """Take over what a capture recorded. Groups, steps and kernels are made when first asked for, so that a capture
     costs nothing past tinygrad's own tracking."""
     self._rec = rec
-    for name in ("groups", "kernels", "_runtime", "_program_map", "_programs", "_compile"): self.__dict__.pop(name, None)
+    for name in ("groups", "kernels", "call_notes", "call_kernels", "_runtime", "_program_map", "_programs", "_compile"):
+      self.__dict__.pop(name, None)
 
   def save(self, path: str | Path) -> Path:
     """Write this trace to path (gzip-compressed; ``.tgviz`` is a good suffix), to open later, or elsewhere, with
@@ -115,10 +116,25 @@ class Trace:
     """The compiled kernels, in compile order."""
     return [g.kernel for g in self.groups if g.kernel is not None]
 
-  @property
+  @functools.cached_property
   def call_notes(self) -> dict[str, str]:
-    """What each kernel's CALL node in schedule graphs says of the kernel (see Step.call_notes)."""
-    return self._rec.call_notes if self._rec is not None else {}
+    """Node key of a kernel's AST -> the line its CALL nodes in schedule graphs add to their label: the kernel it
+    becomes, by its display name, and its Tensor operations ("→ E_2 #2 · ops: conv2d, relu"). An AST compiled twice
+    names the first kernel (the one a later schedule's call reuses)."""
+    notes: dict[str, str] = {}
+    for key, k in self.call_kernels.items():
+      ops = dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins)
+      notes[key] = f"→ {k.display_name}" + (" · ops: " + ", ".join(ops) if ops else "")
+    return notes
+
+  @functools.cached_property
+  def call_kernels(self) -> dict[str, Kernel]:
+    """Node key of a kernel's AST (what a CALL node in schedule graphs calls) -> the kernel it becomes: the first that
+    compiled it (a later schedule's call of the same AST reuses its program)."""
+    out: dict[str, Kernel] = {}
+    for k in self.kernels:
+      if k.group.steps: out.setdefault(tg.node_key(k.group.steps[0].before()), k)
+    return out
 
   @property
   def steps(self) -> Iterator[Step]:
