@@ -168,11 +168,14 @@ def produced_kernels(trace: Trace, group: Group) -> list[ProducedKernel]:
   return out
 
 
-CALL_WORDS = {"compiled": "kernels compiled after this schedule",
-              "earlier": "calls of kernels compiled after an earlier schedule (their programs reused)",
-              "again": "more calls of a kernel called before in this schedule",
-              "cached": "calls of kernels compiled before the capture (tinygrad's cache)",
-              "copy": "copies", "other": "other calls (not kernels: buffer views and the like)"}
+CALL_WORDS = {"compiled": ("kernel compiled after this schedule", "kernels compiled after this schedule"),
+              "earlier": ("call of a kernel compiled after an earlier schedule (its program reused)",
+                          "calls of kernels compiled after an earlier schedule (their programs reused)"),
+              "again": ("more call of a kernel called before in this schedule", "more calls of kernels called before in this schedule"),
+              "cached": ("call of a kernel compiled before the capture (tinygrad's cache)",
+                         "calls of kernels compiled before the capture (tinygrad's cache)"),
+              "copy": ("copy", "copies"), "other": ("other call (not a kernel: a buffer view or the like)",
+                                                    "other calls (not kernels: buffer views and the like)")}
 
 
 def schedule_calls(trace: Trace, group: Group) -> ScheduleCallsInfo | None:
@@ -190,7 +193,7 @@ def schedule_calls(trace: Trace, group: Group) -> ScheduleCallsInfo | None:
     count[kind] += 1
     if k is not None: seen.add(k.group.index)
     if kind in ("earlier", "again") and k is not None: named[kind][k.group.index] = kernel_link(k.group)
-  parts = [CallPart(kind=kind, count=n, text=CALL_WORDS[kind], kernels=list(named.get(kind, {}).values()))  # type: ignore[typeddict-item]
+  parts = [CallPart(kind=kind, count=n, text=CALL_WORDS[kind][n != 1], kernels=list(named.get(kind, {}).values()))  # type: ignore[typeddict-item]
            for kind, n in count.items() if n]
   return ScheduleCallsInfo(calls=len(calls), parts=parts, compiled=len(here), elsewhere=len(trace.kernels) - len(here),
                            kernels={key: kernel_link(k.group) for key, k in trace.call_kernels.items()})
