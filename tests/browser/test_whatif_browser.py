@@ -4,7 +4,7 @@ read-only: the opts, the retries made before it was written, BEAM's candidates a
 import re
 
 import pytest
-from harness import ARTIFACTS, TUTORIAL, new_page, notebook, open_in_lab, run_all
+from harness import ARTIFACTS, LIMIT, TUTORIAL, new_page, notebook, open_in_lab, run_all
 from test_notebook7_browser import run_from_tree
 
 import tgviz
@@ -187,38 +187,39 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
   status, trace = cli.run(script, tmp_path / "report", None, 300, [], "none")
   retried = [k for k in trace.kernels if k.retries]
   plain = next(k for k in trace.kernels if not k.retries)
-  assert status == 0 and len(retried) == 2
+  assert status == 0 and len(retried) == 2 and max(len(k.retries) for k in retried) >= 2  # (the matmul's: no opts, one size up)
   page.goto((tmp_path / "report" / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   for k in retried:
     page.locator(".tgviz-kernels summary").click()  # (opening the what-if sheet closes the kernel table's)
     page.locator(".tgviz-kernels tbody tr", has_text=k.display_name).first.click()
-    page.wait_for_function(f"document.querySelector('.tgviz-code-head')?.innerText.startsWith({k.name!r})", timeout=30_000)
+    page.wait_for_function(f"document.querySelector('.tgviz-code-head')?.innerText.startsWith({k.name!r})", timeout=LIMIT)
     page.locator(".tgviz-opts-line .tgviz-what-if").click()
     sheet = page.locator(".tgviz-whatif-sheet")
     assert "what other opts do, measured when this report was written (tgviz run --what-if)" in sheet.inner_text()
     results = sheet.locator(".tgviz-retry-result")
-    assert results.count() == len(k.retries) >= 2 and results.first.inner_text().startswith(f"retry of {k.display_name} with no opts: ")
+    assert results.count() == len(k.retries) >= 1 and results.first.inner_text().startswith(f"retry of {k.display_name} with no opts: ")
     for i in range(results.count()):
       assert re.search(r"median of 5 launches each \(same inputs\): [\d.,]+ µs -> [\d.,]+ µs, [\d.]+x (faster|slower)$",
                        results.nth(i).inner_text()), results.nth(i).inner_text()
     # it opens on the first retry: selected, its comparison open on the pair, the code diff on screen
     assert "selected" in results.first.get_attribute("class")
-    page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff", timeout=30_000)
+    page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff", timeout=LIMIT)
     check_time_labels(sheet, 5, "heuristic")
     diff = sheet.locator(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff")
     assert diff.locator(".add").count() + diff.locator(".del").count() > 0 and diff.is_visible()
-    results.nth(1).click()  # another retry: its comparison instead
-    page.wait_for_function("document.querySelectorAll('.tgviz-retry-result.selected').length === 1 && "
-                           "document.querySelectorAll('.tgviz-retry-result')[1].classList.contains('selected')", timeout=30_000)
-    page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff", timeout=30_000)
+    if results.count() > 1:  # another retry (the matmul's one size up; BEAM's pick where its 3 s found one): its comparison
+      results.nth(1).click()
+      page.wait_for_function("document.querySelectorAll('.tgviz-retry-result.selected').length === 1 && "
+                             "document.querySelectorAll('.tgviz-retry-result')[1].classList.contains('selected')", timeout=LIMIT)
+      page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff", timeout=LIMIT)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     sheet.screenshot(path=str(ARTIFACTS / f"whatif-run-report-{k.name}.png"))
     sheet.locator(".tgviz-sheet-close").click()
   # a kernel tgviz run did not retry: as before, read-only and nothing listed
   page.locator(".tgviz-kernels summary").click()
   page.locator(".tgviz-kernels tbody tr", has_text=plain.display_name).first.click()
-  page.wait_for_function(f"document.querySelector('.tgviz-code-head')?.innerText.startsWith({plain.name!r})", timeout=30_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-code-head')?.innerText.startsWith({plain.name!r})", timeout=LIMIT)
   page.locator(".tgviz-opts-line .tgviz-what-if").click()
   sheet = page.locator(".tgviz-whatif-sheet")
   assert "read-only: the retries made before this report was written" in sheet.inner_text()

@@ -5,6 +5,7 @@ import re
 import pytest
 from harness import (
   ARTIFACTS,
+  LIMIT,
   TUTORIAL,
   changed_in_view,
   check_maximise,
@@ -272,5 +273,5 @@ def test_a_saved_notebook_opens_unmodified(lab, page):
   page.locator(".jp-Notebook .jp-Cell .jp-InputArea-editor").first.click()  # an edit still marks it changed
   page.keyboard.type("# edited\n")
   page.wait_for_function("document.querySelector('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current')?.classList.contains('jp-mod-dirty')",
-                         timeout=30_000)
+                         timeout=LIMIT)
   assert not page.errors

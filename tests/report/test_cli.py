@@ -182,14 +182,15 @@ def test_run_writes_retries_of_the_slowest_kernels_into_the_report(what_if_run):
   assert set(retried) == {k.display_name for k in slowest} and len(state["whatif"]) > 2, state["whatif"].keys()
   for name, info in retried.items():
     summaries = [r["summary"] for r in info["retries"]]
-    assert summaries[0].startswith(f"retry of {name} with no opts: ") and len(summaries) >= 2, summaries
+    assert summaries[0].startswith(f"retry of {name} with no opts: "), summaries
     for r in info["retries"]:  # each: times, speedup, and the comparison with both kernels' code
       assert r["same"] and r["error"] is None and None not in r["times_us"], r["summary"]
       assert re.search(r"median of 5 launches each \(same inputs\): [\d.,]+ µs -> [\d.,]+ µs, [\d.]+x (faster|slower)$", r["summary"])
       assert r["compare"]["pairs"][0]["sides"][0]["name"] == name.split(" #")[0] and r["compare"]["pairs"][0]["diff"]
       assert f"    {r['summary']}" in printed.splitlines()  # said in the run's output too
   summaries = [r["summary"] for info in retried.values() for r in info["retries"]]
-  assert any("(one size up)" in t for t in summaries) and any("(BEAM's pick: width 2" in t for t in summaries), summaries
+  # (BEAM's pick is there where its 3 s found one: tests/trace/test_whatif.py holds it with time to search)
+  assert any(re.search(r"with GROUPTOP\(0, 32\) \(one size up\): ", t) for t in summaries), summaries  # the matmul's GROUPTOP(0, 16)
 
 
 def test_what_if_0_retries_nothing(tmp_path, capsys):

@@ -192,3 +192,24 @@ def test_tgviz_run_with_beam(tmp_path):
   assert (tmp_path / "out" / "index.html").stat().st_size > 10_000
   bad = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--env", "BEEM=1"], capture_output=True, text=True, timeout=300)
   assert bad.returncode == 2 and "tinygrad has no setting 'BEEM' (did you mean BEAM" in bad.stderr
+
+
+def test_what_ifs_retry_the_slowest_kernels_with_no_opts_one_size_up_and_beams_pick():
+  """tgviz run --what-if's retries (tgviz.trace.whatif.what_ifs) on the CPU device, BEAM given time to search: each of
+  the slowest kernels with no opts, one amount doubled, and BEAM's pick, each labelled, none repeating the opts applied."""
+  from tinygrad import Tensor
+
+  from tgviz.trace.whatif import beam_pick, what_ifs
+  Tensor.manual_seed(0)
+  a, b = Tensor.randn(32, 32, device="CPU").realize(), Tensor.randn(32, 32, device="CPU").realize()
+  with tgviz.capture("CPU") as trace: (a @ b).realize()
+  (k,) = trace.kernels
+  done = what_ifs(trace, 1, beam_seconds=120)  # (a narrow search on CPU ends by itself in seconds; the limit: a hang)
+  assert done == k.retries and [r.why for r in done][:2] == ["no opts", "one size up"] and all(r.same for r in done), done
+  assert done[0].opts == () and sum(x.arg != y.arg for x, y in zip(done[1].opts, k.opts, strict=True)) == 1
+  assert len({tuple(r.opts) for r in done} | {tuple(k.opts)}) == len(done) + 1  # none repeats another or the opts applied
+  beam = [r for r in done if r.why.startswith("BEAM's pick")]  # (none where BEAM picked what is there already)
+  assert len(beam) <= 1 and all("(BEAM's pick: width 2, 120 s at most)" in r.summary() for r in beam)
+  assert what_ifs(trace, 0) == [] and len(k.retries) == len(done)
+  pick = beam_pick(k, 120)  # tinygrad's own search ran (its timings vary: another run may pick other opts), a retry runs it
+  assert isinstance(pick, tuple) and k.retry(pick).same
