@@ -24,10 +24,10 @@ def _open_conv(page) -> None:
   row = table.locator("tbody tr", has_text="r_2_2_2_2")
   assert row.locator("td").last.inner_text() == "UNROLL(1, 0) · UNROLL(0, 0) · LOCAL(0, 2) · LOCAL(0, 2) (heuristic)"
   row.click()
-  page.wait_for_function(f"document.querySelector('.tgviz-opts-line')?.innerText === {OPTS_LINE!r}", timeout=60_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-opts-line')?.innerText === {OPTS_LINE!r}", timeout=LIMIT)
   # each opt links to the rewrite step its application made
   page.locator(".tgviz-opt-link", has_text="LOCAL(0, 2)").nth(1).click()
-  page.wait_for_function("document.querySelector('.tgviz-step.selected')?.innerText.startsWith('shift (3,) 2 local')", timeout=60_000)
+  page.wait_for_function("document.querySelector('.tgviz-step.selected')?.innerText.startsWith('shift (3,) 2 local')", timeout=LIMIT)
 
 
 REFUSAL = ("tinygrad refused UPCAST(0, 3): 3 does not divide the axis's size, {size} (an amount must divide it; 0 takes the "
@@ -80,25 +80,25 @@ def _retry_in_sheet(page, shot: str) -> None:
   tinygrad refuses (its message, no comparison); the sheet's screenshot to ARTIFACTS/shot."""
   page.locator(".tgviz-opts-line .tgviz-what-if").click()
   sheet = page.locator(".tgviz-whatif-sheet")
-  page.wait_for_function("/allowed/.test(document.querySelector('.tgviz-opt-add')?.options[0].text)", timeout=60_000)
+  page.wait_for_function("/allowed/.test(document.querySelector('.tgviz-opt-add')?.options[0].text)", timeout=LIMIT)
   assert sheet.locator(".tgviz-opt").count() == 4
   sheet.locator(".tgviz-opts-none").click()
   assert sheet.locator(".tgviz-opt").count() == 0
   sheet.locator(".tgviz-retry").click()
-  page.wait_for_selector(".tgviz-whatif-compare .tgviz-pairs tbody tr", timeout=120_000)
+  page.wait_for_selector(".tgviz-whatif-compare .tgviz-pairs tbody tr", timeout=LIMIT)
   assert sheet.locator(".tgviz-whatif-compare .tgviz-pairs tbody tr td").first.inner_text() == "given"
   assert "original (heuristic) vs retry" in sheet.locator(".tgviz-whatif-compare .tgviz-summary").inner_text()
-  page.wait_for_selector(".tgviz-retry-result.same", timeout=30_000)
+  page.wait_for_selector(".tgviz-retry-result.same", timeout=LIMIT)
   assert "retry of r_2_2_2_2 with no opts: r_2_2_2_2, outputs match" in sheet.locator(".tgviz-retry-result").first.inner_text()
   check_time_labels(sheet, 5, "heuristic")
   sheet.locator(".tgviz-whatif-compare .tgviz-pairs tbody tr").first.click()  # the pair: the code diff, both kernels' graphs
-  page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=LIMIT)
   # an opt tinygrad refuses: UPCAST by 3 of an axis of 2
   sheet.locator(".tgviz-opt-add").select_option(label="UPCAST(0, 0)")
   sheet.locator(".tgviz-opt-amount").fill("3")
   sheet.locator(".tgviz-opt-amount").dispatch_event("change")
   sheet.locator(".tgviz-retry").click()
-  page.wait_for_selector(".tgviz-retry-result.refused", timeout=60_000)
+  page.wait_for_selector(".tgviz-retry-result.refused", timeout=LIMIT)
   check_refusal(sheet, "r_2_2_2_2", 2)
   assert sheet.locator(".tgviz-whatif-compare .tgviz-pairs").count() == 0
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -108,7 +108,7 @@ def _retry_in_sheet(page, shot: str) -> None:
 def test_what_if_in_jupyterlab(lab, page):
   open_in_lab(page, lab, "whatif", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=180_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   _open_conv(page)
   _retry_in_sheet(page, "whatif-lab.png")
   assert not page.errors
@@ -119,7 +119,7 @@ def test_what_if_in_notebook7(nb7, browser):
   (root / "whatif7.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
   ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
   try:
-    page = run_from_tree(ctx, url, token, "whatif7.ipynb", timeout=180_000)
+    page = run_from_tree(ctx, url, token, "whatif7.ipynb", timeout=LIMIT)
     _open_conv(page)
     _retry_in_sheet(page, "whatif-nb7.png")
     assert not page.errors
@@ -136,11 +136,11 @@ def test_what_if_in_the_report(tmp_path, page):
   k.retry([("UPCAST", 0, 3)])  # refused: the report lists it too
   trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.locator(".tgviz-kernels summary").click()
   page.locator(".tgviz-kernels tbody tr", has_text=k.name).click()
   line = f"opts (BEAM): {' · '.join(map(str, k.opts))} what if…"
-  page.wait_for_function(f"document.querySelector('.tgviz-opts-line')?.innerText === {line!r}", timeout=30_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-opts-line')?.innerText === {line!r}", timeout=LIMIT)
   page.locator(".tgviz-opts-line .tgviz-what-if").click()
   sheet = page.locator(".tgviz-whatif-sheet")
   assert sheet.locator(".tgviz-opts-editor").count() == 0 and "read-only" in sheet.inner_text()  # no kernel to retry with
@@ -150,7 +150,7 @@ def test_what_if_in_the_report(tmp_path, page):
   check_refusal(sheet, k.display_name, 8)
   sheet.screenshot(path=str(ARTIFACTS / "whatif-report-refused.png"))
   results.nth(0).click()
-  page.wait_for_selector(".tgviz-whatif-compare .tgviz-pairs tbody tr", timeout=30_000)
+  page.wait_for_selector(".tgviz-whatif-compare .tgviz-pairs tbody tr", timeout=LIMIT)
   check_time_labels(sheet, 5, "BEAM")
   # BEAM's candidates: every one in the table, the timed ones in the scatter, its choice marked
   assert sheet.locator(".tgviz-beam tbody tr").count() == len(k.search.candidates)

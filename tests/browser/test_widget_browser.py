@@ -29,8 +29,8 @@ def test_widget_in_jupyterlab(lab, page):
   open_in_lab(page, lab, "tutorial", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
   widget = page.locator(".tgviz-root")
-  widget.wait_for(timeout=120_000)
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  widget.wait_for(timeout=LIMIT)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)  # from the program map the widget opens on, to the steps
   # the tree: schedule and kernel groups with their steps
   assert page.locator(".tgviz-group.kind-kernel").count() >= 1
@@ -39,7 +39,7 @@ def test_widget_in_jupyterlab(lab, page):
   # opens on the conv kernel's landmark, with its OpenCL code
   assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
   assert page.locator(".tgviz-stage svg g.node").count() > 5
-  page.wait_for_function("document.querySelector('.tgviz-code').innerText.includes('__kernel')", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-code').innerText.includes('__kernel')", timeout=LIMIT)
   assert "OpenCL" in page.locator(".tgviz-code-head").inner_text()
   # readable by default: labels render at 11 CSS px or more (font size times the SVG's scale on screen)
   assert label_px(page) >= 11, label_px(page)
@@ -52,23 +52,23 @@ def test_widget_in_jupyterlab(lab, page):
   first = page.locator(".tgviz-step.selected").get_attribute("data-key")
   page.locator(".tgviz-title").click()
   page.keyboard.press("ArrowDown")
-  page.wait_for_function(f"document.querySelector('.tgviz-step.selected').dataset.key !== '{first}'", timeout=10_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-step.selected').dataset.key !== '{first}'", timeout=LIMIT)
   page.wait_for_function("document.querySelector('.tgviz-stage').dataset.step === "
-                         "document.querySelector('.tgviz-step.selected').dataset.key", timeout=30_000)
+                         "document.querySelector('.tgviz-step.selected').dataset.key", timeout=LIMIT)
   # a step with matches, then step through one match
   page.locator(".tgviz-step:not(.empty)", has_text="devectorize2").first.click()
-  page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=LIMIT)
   assert label_px(page) >= 11 and changed_in_view(page)  # a new step opens readable, on what changed
   page.keyboard.press("ArrowRight")
-  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=LIMIT)
   assert re.search(r"match 1 / \d+", page.locator(".tgviz-match-label").inner_text())
   assert changed_in_view(page)  # stepping keeps the change in view
   page.keyboard.press("End")
-  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match !== '0'", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match !== '0'", timeout=LIMIT)
   last = int(page.locator(".tgviz-stage").get_attribute("data-match"))
   assert page.locator(".tgviz-match-label").inner_text() == f"match {last + 1} / {last + 1}" and changed_in_view(page)
   page.keyboard.press("Home")
-  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=LIMIT)
   page.keyboard.press("f")  # fit: the whole graph in view
   box, canvas = page.locator(".tgviz-stage svg").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
   assert box["width"] <= canvas["width"] + 1 and box["height"] <= canvas["height"] + 1
@@ -83,7 +83,7 @@ def test_widget_in_jupyterlab(lab, page):
   assert page.locator(".tgviz-stage svg g[data-side='after'] g.node").count() > 0
   # export writes the SVG and says where
   page.locator(".tgviz-export").click()
-  page.wait_for_function("document.querySelector('.tgviz-status').innerText.startsWith('exported SVG to')", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-status').innerText.startsWith('exported SVG to')", timeout=LIMIT)
   path = page.locator(".tgviz-status").inner_text().removeprefix("exported SVG to ").strip()
   assert path.endswith(".svg") and (root / "tgviz-svg").is_dir()
   saved = (root / "tgviz-svg" / path.rsplit("/", 1)[-1]).read_text()
@@ -99,14 +99,14 @@ def test_widget_in_jupyterlab(lab, page):
   # the step with the most matches, one click away; the selected row is in view, its name and count both shown
   page.locator(".tgviz-busiest").click()
   counts = page.eval_on_selector_all(".tgviz-step .tgviz-count", "cs => cs.map(c => Number(c.textContent))")
-  page.wait_for_function(f"document.querySelector('.tgviz-step.selected .tgviz-count').textContent === '{max(counts)}'", timeout=10_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-step.selected .tgviz-count').textContent === '{max(counts)}'", timeout=LIMIT)
   row, tree = page.locator(".tgviz-step.selected").bounding_box(), page.locator(".tgviz-tree").bounding_box()
   assert tree["y"] <= row["y"] and row["y"] + row["height"] <= tree["y"] + tree["height"]
   # JupyterLab's dark theme: the whole widget goes dark, the graph included
   theme = "(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})"
   page.evaluate(theme, "JupyterLab Dark")
   try:
-    page.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    page.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=LIMIT)
     page.wait_for_timeout(500)
     dark = "(c) => { const [r, g, b] = c.match(/\\d+/g).map(Number); return r + g + b < 3 * 80; }"
     for sel, prop in ((".tgviz-canvas", "backgroundColor"), (".tgviz-stage svg > rect", "fill"), (".tgviz-root", "backgroundColor"),
@@ -120,14 +120,14 @@ def test_widget_in_jupyterlab(lab, page):
 def test_clicking_a_node_opens_its_panel(lab, page):
   open_in_lab(page, lab, "nodes", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
-  page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=120_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=LIMIT)
   page.locator(".tgviz-step:not(.empty)", has_text="devectorize2").first.click()
-  page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=LIMIT)
   page.keyboard.press("f")
   node = page.locator(".tgviz-stage g[data-side='after'] g.node[data-op='INDEX']").first
   key = node.get_attribute("data-node")
   node.click()
-  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=30_000)
+  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=LIMIT)
   panel = page.locator(".tgviz-node-panel").inner_text()
   assert panel.startswith("INDEX") and key in panel and "sources:" in panel
   assert page.locator(f".tgviz-stage g.node.hl[data-node='{key}']").count() >= 1  # the node, on each side it is on
@@ -136,7 +136,7 @@ def test_clicking_a_node_opens_its_panel(lab, page):
   assert "UOp" in page.locator(".tgviz-node-panel pre").inner_text()  # the node as tinygrad's Python
   first_source = page.locator(".tgviz-node-panel .tgviz-link").nth(1)
   first_source.click()  # a source is clickable: it becomes the picked node
-  page.wait_for_function(f"document.querySelector('.tgviz-stage g.node.hl').dataset.node !== '{key}'", timeout=30_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-stage g.node.hl').dataset.node !== '{key}'", timeout=LIMIT)
 
 
 def test_maximised_panels_and_kernel_table(lab, browser):
@@ -148,8 +148,8 @@ def test_maximised_panels_and_kernel_table(lab, browser):
   with new_page(browser, 1600, 1000) as page:
     open_in_lab(page, lab, "room", "%load_ext tgviz", cell)
     run_all(page, 2)
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
-    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=30_000)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
     check_maximise(page, "widget-maximised.png")
     page.locator(".tgviz-title").click()
     page.keyboard.press("m")
@@ -161,7 +161,7 @@ def test_maximised_panels_and_kernel_table(lab, browser):
     assert took["text"].startswith(took["op"]) and took["key"] in took["text"] and "sources:" in took["text"]
     panel = page.locator(".tgviz-node-panel").bounding_box()
     assert panel["x"] >= canvas["x"] + canvas["width"] and page.locator(".tgviz-canvas").bounding_box() == canvas  # beside it
-    page.wait_for_selector(".tgviz-node-panel[data-state='full'] .tgviz-history", timeout=30_000)  # the kernel's answer
+    page.wait_for_selector(".tgviz-node-panel[data-state='full'] .tgviz-history", timeout=LIMIT)  # the kernel's answer
     # side panels: a strip each when collapsed, a click on it brings the panel back
     page.locator(".tgviz-toggle-tree").click()
     strip = page.locator(".tgviz-strip-tree")
@@ -190,14 +190,14 @@ def test_maximised_panels_and_kernel_table(lab, browser):
     assert not page.locator(".tgviz-kernels .tgviz-sheet").is_visible()
     page.locator(".tgviz-kernels summary").click()
     page.locator(".tgviz-kernels tbody tr", has_text="E_3 #2").click()  # a row opens its kernel, and closes the table
-    page.wait_for_function("document.querySelector('.tgviz-title').innerText.startsWith('E_3 #2 / View Base AST')", timeout=30_000)
+    page.wait_for_function("document.querySelector('.tgviz-title').innerText.startsWith('E_3 #2 / View Base AST')", timeout=LIMIT)
     assert page.locator(".tgviz-code-head").inner_text().startswith("E_3 #2 ·") and not page.locator(".tgviz-kernels .tgviz-sheet").is_visible()
     assert "E_3 #2" in page.locator(".tgviz-tree").inner_text()
     # the match box (pattern, the UOps' diff) takes at most a fifth of the canvas's height, inline and maximised
     page.locator(".tgviz-step:not(.empty)", has_text="devectorize2").first.click()
-    page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=30_000)
+    page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=LIMIT)
     page.keyboard.press("ArrowRight")
-    page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=30_000)
+    page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=LIMIT)
     assert page.locator(".tgviz-matchinfo .tgviz-uop-diff").count() == 1
     for _ in range(2):
       box, cv = page.locator(".tgviz-matchinfo").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
@@ -216,7 +216,7 @@ def test_saved_notebook_shows_a_static_picture(lab, page):
 def test_code_lines_and_a_schedules_kernels(lab, page):
   open_in_lab(page, lab, "code", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
-  page.wait_for_function("document.querySelector('.tgviz-code')?.innerText.includes('__kernel')", timeout=120_000)
+  page.wait_for_function("document.querySelector('.tgviz-code')?.innerText.includes('__kernel')", timeout=LIMIT)
   first = page.locator(".tgviz-code .tgviz-line[data-line='1']")
   assert first.inner_text().startswith("__kernel")  # one element per line, numbered from 1
   heights = page.locator(".tgviz-code .tgviz-line").evaluate_all("ls => ls.map(l => l.getBoundingClientRect().height)")
@@ -225,10 +225,10 @@ def test_code_lines_and_a_schedules_kernels(lab, page):
   page.locator(".tgviz-group.kind-schedule summary", has_text="Schedule 1 Kernel").first.click()
   page.locator(".tgviz-group.kind-schedule[open] .tgviz-step").first.click()
   link = page.locator(".tgviz-produced .tgviz-link").first
-  link.wait_for(timeout=30_000)
+  link.wait_for(timeout=LIMIT)
   name = link.inner_text()
   link.click()
-  page.wait_for_function(f"document.querySelector('.tgviz-title').innerText.startsWith('{name} / View Base AST')", timeout=30_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-title').innerText.startsWith('{name} / View Base AST')", timeout=LIMIT)
 
 
 def test_raw_button_and_r_key_in_jupyterlab(lab, page):
@@ -237,7 +237,7 @@ def test_raw_button_and_r_key_in_jupyterlab(lab, page):
   again."""
   open_in_lab(page, lab, "raw", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)  # from the program map the widget opens on, to the steps
   count = lambda sel: page.locator(f".tgviz-stage svg g[data-side] {sel}").count()  # noqa: E731
   lit = lambda: page.locator(".tgviz-raw").evaluate("b => b.classList.contains('active')")  # noqa: E731
@@ -245,18 +245,18 @@ def test_raw_button_and_r_key_in_jupyterlab(lab, page):
   assert holding > 0 and not lit(), (folded, holding)
   page.locator(".tgviz-raw").click()
   page.wait_for_function("() => document.querySelector('.tgviz-stage svg g.node') && "
-                         "!document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=60_000)
+                         "!document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=LIMIT)
   assert count("g.node") > folded and lit()
   step = page.locator(".tgviz-stage").get_attribute("data-step")
   page.locator(".tgviz-title").click()
   page.keyboard.press("ArrowDown")  # another step: still raw
   page.wait_for_function(f"() => document.querySelector('.tgviz-stage').dataset.step !== '{step}' && "
-                         "document.querySelector('.tgviz-stage svg g.node')", timeout=60_000)
+                         "document.querySelector('.tgviz-stage svg g.node')", timeout=LIMIT)
   assert not count("g.node[data-holds]") and lit()
   page.keyboard.press("ArrowUp")
-  page.wait_for_function(f"() => document.querySelector('.tgviz-stage').dataset.step === '{step}'", timeout=60_000)
+  page.wait_for_function(f"() => document.querySelector('.tgviz-stage').dataset.step === '{step}'", timeout=LIMIT)
   page.keyboard.press("r")  # folded again
-  page.wait_for_function("() => document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=60_000)
+  page.wait_for_function("() => document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=LIMIT)
   assert count("g.node") == folded and count("g.node[data-holds]") == holding and not lit()
   page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "widget-folded.png"))
   assert not page.errors
