@@ -42,6 +42,22 @@ def _storage(u: UOp) -> bool:
   return u.op in _STORAGE
 
 
+@functools.cache
+def _remove_bufferize() -> Any:
+  from tinygrad.schedule import rangeify
+  return rangeify.remove_bufferize.__code__
+
+
+def _inlining(frame: Any, depth: int = 6) -> bool:
+  """Whether the rewrite called from frame runs for rangeify's remove_bufferize (a few frames out)."""
+  code = _remove_bufferize()
+  for _ in range(depth):
+    if frame is None: return False
+    if frame.f_code is code: return True
+    frame = frame.f_back
+  return False
+
+
 def _kernel_sink(u: UOp) -> UOp | None:
   """The AST of the kernel a CALL runs (None for any other UOp)."""
   if u.op is Ops.CALL and u.src and (s := u.src[0]).op is Ops.SINK and isinstance(s.arg, ops.KernelInfo): return s
@@ -74,6 +90,7 @@ class OriginRecorder(Patch):
     self.kinds: dict[int, bool] = {}                 # group index -> whether it is a kernel's codegen
     self._mapping = False                            # in tinygrad's _apply_map_to_tensors (the tensors' own UOps)
     self._assign: Any = None                         # the Metadata of the Tensor.assign running
+    self._inlined: list[tuple[int, dict[UOp, UOp]]] = []  # (id(step), what remove_bufferize inlined in that rewrite)
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
     from tinygrad.helpers import Metadata
@@ -172,8 +189,15 @@ class OriginRecorder(Patch):
     return Origin(m.name, m.backward, file, line, linecache.getline(file, line).strip() if file is not None and line else "",
                   tuple(self.calls.get(id(m), ())))
 
-  def rewritten(self, rctx: RewriteContext, root: UOp) -> None:
-    """Carry metadata over a graph rewrite outside kernels' codegen (which starts from a finished AST)."""
+  def rewritten(self, rctx: RewriteContext, root: UOp, tracked: bool = True) -> None:
+    """Carry metadata over a graph rewrite outside kernels' codegen (which starts from a finished AST); of the untracked
+    ones nested in a rewrite, over remove_bufferize's only (a buffer's value put into the kernel that reads it: the
+    reader then computes the ops that made it, as the conv that randn's Box-Muller is fused into)."""
+    if not tracked:
+      # the rewrite it runs in has not carried its own metadata yet: what it inlines is carried once that one has
+      if _inlining(sys._getframe(1)) and rctx.replace and ops.active_rewrites:
+        self._inlined.append((id(ops.active_rewrites[-1]), {n: r for n, r in rctx.replace.items() if r is not n}))
+      return
     if self.seen(root) or not (replace := rctx.replace): return
     meta_of, carried, kernels, results = self._meta, self.carried if self._mapping else self.scoped, self.kernels, None
     for n, r in replace.items():
@@ -182,7 +206,9 @@ class OriginRecorder(Patch):
         kernels[sink] = _joined(kernels.get(sink, ()), self._computed(n))
         continue
       if n in kernels and r.op is Ops.SINK: kernels[r] = _joined(kernels.get(r, ()), kernels[n])  # a kernel's AST rebuilt
-      if not (meta := meta_of(n)): continue
+      # an op dropped for one of its sources (DETACH(x) -> x) added nothing to it: x keeps its own ops (and x, shared
+      # by its other users, must not take the dropped op's)
+      if any(r is s or replace.get(s) is r for s in n.src) or not (meta := meta_of(n)): continue
       if results is None: results = set(replace.values())
       stack = [(r, 0)]
       while stack:
@@ -195,6 +221,17 @@ class OriginRecorder(Patch):
         # buffer's AFTER: the write that computes it)
         if level < self.BELOW:
           stack.extend((s, level + 1) for s in x.src if (s not in replace and s not in results) or (_storage(x) and not meta_of(s)))
+    step = id(ops.active_rewrites[-1]) if ops.active_rewrites else None
+    inlined = [pairs for s, pairs in self._inlined if s == step]
+    self._inlined = [(s, pairs) for s, pairs in self._inlined if s != step]
+    made_from = {r: n for n, r in replace.items() if r is not n} if inlined else {}
+    for pairs in inlined:
+      for n, r in pairs.items():
+        # the inlined UOp (a result of this rewrite: its metadata is that of the UOp this rewrite made it of) -> its
+        # copy in the reader, and what this rewrite made of that copy
+        if not (meta := meta_of(n) or ((m := made_from.get(n)) is not None and meta_of(m))): continue
+        for x in dict.fromkeys((r, replace.get(r, r))):
+          if x.src and not _storage(x) and (missing := _missing(have := meta_of(x), meta)): carried[x] = have + missing
 
 
 def _missing(have: tuple, meta: tuple) -> tuple:

@@ -205,10 +205,10 @@ class KernelTimer(Patch):
 
 
 class RewriteWatcher(Protocol):
-  """What StepRecorder tells of each tracked rewrite (origins.OriginRecorder): one that walked its graph, or one without
-  patterns that returned its input (seen)."""
+  """What StepRecorder tells of each tracked rewrite (origins.OriginRecorder): one that walked its graph (also an untracked
+  one nested in it, tracked=False), or one without patterns that returned its input (seen)."""
 
-  def rewritten(self, rctx: RewriteContext, root: UOp) -> None: ...
+  def rewritten(self, rctx: RewriteContext, root: UOp, tracked: bool = True) -> None: ...
   def seen(self, root: UOp) -> bool: ...
 
 
@@ -235,7 +235,9 @@ class StepRecorder(Patch):
       ret = root if empty else method(rctx, root, *args, **kwargs)
       # (id(step) is stable: ops.tracked_ctxs holds every step until the capture ends)
       if step is not None and id(step) not in io: io[id(step)] = weakref.ref(ret)
-      if tracked and not empty: origins.rewritten(rctx, root)
+      # an untracked rewrite inside a tracked one (tinygrad's unnamed substitutes: remove_bufferize putting a buffer's
+      # value into its reader) rebuilds UOps too: the watcher decides which it follows
+      if not empty and (tracked or ops.active_rewrites): origins.rewritten(rctx, root, tracked=bool(tracked))
       elif tracked: origins.seen(root)
       if tracked and self.quiet is not None and len(ops.active_rewrites) == 1: self.quiet()
       return ret
