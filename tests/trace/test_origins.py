@@ -31,3 +31,27 @@ def test_every_kernel_of_a_training_step_names_a_line_of_the_user():
   assert trace.kernels
   missing = [kn.name for kn in trace.kernels if not any(o.file == workloads.__file__ and o.line for o in kn.origins)]
   assert not missing, missing
+
+
+def test_a_kernel_that_fuses_randn_into_a_conv_names_both():
+  """x is made by randn in the same lazy graph as the grouped strided conv: randn's Box-Muller (sin, log2, sqrt) runs
+  in the conv's kernel, which names randn_like at x's line and conv2d at the conv's."""
+  with tgviz.capture() as trace:
+    x = Tensor.randn(1, 4, 5, 5); x_line = sys._getframe().f_lineno
+    w = Tensor.randn(4, 2, 2, 2).realize()
+    x.conv2d(w, groups=2, stride=2).realize(); conv_line = sys._getframe().f_lineno
+  conv = [kn for kn in trace.kernels if any(o.op == "conv2d" for o in kn.origins)]
+  assert len(conv) == 1 and all(f in conv[0].source for f in ("sin(", "log2(", "sqrt(")), [(kn.name, kn.origins) for kn in trace.kernels]
+  assert {("randn_like", x_line), ("conv2d", conv_line)} <= {(o.op, o.line) for o in conv[0].origins}, conv[0].origins
+
+
+def test_every_kernel_of_the_mnist_step_names_a_line_of_the_script():
+  """examples/scripts/mnist_train_step.py (an Adam step of a convnet): none of its kernels is left without an origin in
+  the script (Adam's own buffers name the line that made the optimizer, its updates the line with opt.step())."""
+  with tgviz.capture() as trace:
+    workloads.example("mnist_train_step.py")
+  assert len(trace.kernels) > 40
+  missing = [kn.name for kn in trace.kernels if not any(o.file == "mnist_train_step.py" and o.line for o in kn.origins)]
+  assert not missing, missing
+  step_line = next(i for i, ln in enumerate((workloads.EXAMPLES / "mnist_train_step.py").read_text().splitlines(), 1) if "opt.step()" in ln)
+  assert any(o.line == step_line for kn in trace.kernels for o in kn.origins)
