@@ -26,14 +26,19 @@ _TGVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.se
 _STORAGE = frozenset({Ops.BUFFER, Ops.PARAM, Ops.AFTER, Ops.MSTACK, Ops.MSELECT})
 
 
+_NOT_USERS = (os.path.dirname(_SKIPPED_DIRS[0].rstrip(os.sep)) + os.sep, _TGVIZ_DIR, _SKIPPED_DIRS[1])
+
+
+def _users(frame: Any) -> bool:
+  """Whether a frame runs the user's own code (not tinygrad's, tgviz's or the standard library's)."""
+  fn = frame.f_code.co_filename
+  return not (fn.startswith(_NOT_USERS) or fn == "<string>" or fn.startswith("<frozen"))
+
+
 def _user_frame(frame):
-  """The innermost frame of the user's own code (not tinygrad's, tgviz's or the standard library's) from frame out."""
-  tinygrad_dir = os.path.dirname(_SKIPPED_DIRS[0].rstrip(os.sep)) + os.sep
-  while frame is not None:
-    fn = frame.f_code.co_filename
-    if not (fn.startswith((tinygrad_dir, _TGVIZ_DIR, _SKIPPED_DIRS[1])) or fn in ("<string>",) or fn.startswith("<frozen")): return frame
-    frame = frame.f_back
-  return None
+  """The innermost frame of the user's own code from frame out."""
+  while frame is not None and not _users(frame): frame = frame.f_back
+  return frame
 
 
 def _storage(u: UOp) -> bool:
@@ -145,8 +150,7 @@ class OriginRecorder(Patch):
     called (Tensor, zeros, step, ...), at the user's line. None where no user's frame called it."""
     from tinygrad.helpers import Metadata
     called = None
-    while frame is not None and _user_frame(frame) is not frame:
-      called, frame = frame, frame.f_back
+    while frame is not None and not _users(frame): called, frame = frame, frame.f_back
     return Metadata(name=called.f_code.co_name) if frame is not None and called is not None else None
 
   def __exit__(self, *exc: object) -> None:
