@@ -24,6 +24,7 @@ _TGVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.se
 
 # UOps that name memory, not a computation: a kernel that reads a buffer does not compute what made it
 _STORAGE = frozenset({Ops.BUFFER, Ops.PARAM, Ops.AFTER, Ops.MSTACK, Ops.MSELECT})
+_MARKERS = frozenset({Ops.CONTIGUOUS, Ops.CONTIGUOUS_BACKWARD, Ops.DETACH})  # ops that say how to keep a value, not what it is
 
 
 _NOT_USERS = (os.path.dirname(_SKIPPED_DIRS[0].rstrip(os.sep)) + os.sep, _TGVIZ_DIR, _SKIPPED_DIRS[1])
@@ -117,10 +118,11 @@ class OriginRecorder(Patch):
     tensor_init, carried, unnamed = tensor.Tensor.__init__, self.carried, self._unnamed
     # tinygrad gives metadata only to the UOps its Tensor methods make through Tensor._apply_uop: one a Tensor is made
     # of otherwise (a mixin's method, the constructor, a classmethod such as zeros, the optimizer's own Tensors) takes
-    # the running method's, or that of the tinygrad function the user's code called
+    # the running method's, or that of the tinygrad function the user's code called; not a marker that computes nothing
+    # (the CONTIGUOUS that tolist or realize puts on a value, which would name that line in the kernel that computes it)
     def Tensor__init__(t, *args, **kwargs):
       tensor_init(t, *args, **kwargs)
-      if (u := getattr(t, "uop", None)) is not None and u.src and u not in carried and u not in ops.all_metadata \
+      if (u := getattr(t, "uop", None)) is not None and u.src and u.op not in _MARKERS and u not in carried and u not in ops.all_metadata \
          and (m := running.state if running.state is not None else unnamed(sys._getframe(1))) is not None: carried[u] = (m,)
     # Tensor.assign makes its STORE itself: it takes assign's metadata (a copy kernel that only stores names it)
     raw_assign, store = tensor.Tensor.assign.__wrapped__, UOp.store  # (functools.wraps keeps the method tinygrad wrapped)
