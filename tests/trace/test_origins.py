@@ -6,6 +6,8 @@ import workloads
 from tinygrad import Tensor
 
 import tgviz
+from tgviz.views import programmap as PM
+from tgviz.views import protocol as P
 
 
 def test_a_kernel_does_not_name_the_line_that_made_what_it_reads():
@@ -21,6 +23,11 @@ def test_a_kernel_does_not_name_the_line_that_made_what_it_reads():
   matmul = [kn for kn in trace.kernels if any(o.line == qk_line and o.op == "__matmul__" for o in kn.origins)]
   assert matmul and all({o.line for o in kn.origins} == {qk_line} for kn in matmul), [(kn.name, kn.origins) for kn in matmul]
   assert not any(o.op == "randn_like" and o.line == x_line for kn in scores + matmul for o in kn.origins)
+  # what the widget shows: the kernel header's Tensor ops, and the program map's lines of the kernel
+  here = f"test_origins.py:{scores_line}"
+  for kn in scores: assert [(o["op"], o["where"]) for o in P.kernel_info(kn.group)["origins"]] == [("__matmul__", here), ("__truediv__", here)]
+  mapped = [m for m in PM.program_map(trace)["kernels"] if m["name"] in {kn.name for kn in scores}]
+  assert mapped and all(m["lines"] and all(line.startswith(here + " ") for line in m["lines"]) for m in mapped), mapped
 
 
 def test_every_kernel_of_a_training_step_names_a_line_of_the_user():
