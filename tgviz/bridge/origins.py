@@ -24,7 +24,8 @@ _TGVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.se
 
 # UOps that name memory, not a computation: a kernel that reads a buffer does not compute what made it
 _STORAGE = frozenset({Ops.BUFFER, Ops.PARAM, Ops.AFTER, Ops.MSTACK, Ops.MSELECT})
-_MARKERS = frozenset({Ops.CONTIGUOUS, Ops.CONTIGUOUS_BACKWARD, Ops.DETACH})  # ops that say how to keep a value, not what it is
+# ops that say how to keep a value, not what it is, and the Tensor methods that make them
+_MARKERS = {Ops.CONTIGUOUS: "contiguous", Ops.CONTIGUOUS_BACKWARD: "contiguous_backward", Ops.DETACH: "detach"}
 
 
 _NOT_USERS = (os.path.dirname(_SKIPPED_DIRS[0].rstrip(os.sep)) + os.sep, _TGVIZ_DIR, _SKIPPED_DIRS[1])
@@ -118,12 +119,13 @@ class OriginRecorder(Patch):
     tensor_init, carried, unnamed = tensor.Tensor.__init__, self.carried, self._unnamed
     # tinygrad gives metadata only to the UOps its Tensor methods make through Tensor._apply_uop: one a Tensor is made
     # of otherwise (a mixin's method, the constructor, a classmethod such as zeros, the optimizer's own Tensors) takes
-    # the running method's, or that of the tinygrad function the user's code called; not a marker that computes nothing
-    # (the CONTIGUOUS that tolist or realize puts on a value, which would name that line in the kernel that computes it)
+    # the running method's, or that of the tinygrad function the user's code called; not a marker another method puts
+    # on a value (tolist's CONTIGUOUS would name its line in the kernel that computes the value), only the user's own
     def Tensor__init__(t, *args, **kwargs):
       tensor_init(t, *args, **kwargs)
-      if (u := getattr(t, "uop", None)) is not None and u.src and u.op not in _MARKERS and u not in carried and u not in ops.all_metadata \
-         and (m := running.state if running.state is not None else unnamed(sys._getframe(1))) is not None: carried[u] = (m,)
+      if (u := getattr(t, "uop", None)) is None or not u.src or u in carried or u in ops.all_metadata: return
+      if (m := running.state) is None: m = unnamed(sys._getframe(1))
+      if m is not None and (u.op not in _MARKERS or m.name == _MARKERS[u.op]): carried[u] = (m,)
     # Tensor.assign makes its STORE itself: it takes assign's metadata (a copy kernel that only stores names it)
     raw_assign, store = tensor.Tensor.assign.__wrapped__, UOp.store  # (functools.wraps keeps the method tinygrad wrapped)
     def assign(t, x):
@@ -149,11 +151,15 @@ class OriginRecorder(Patch):
   @staticmethod
   def _unnamed(frame: Any) -> Any:
     """A Metadata for what the user's code called, outside any Tensor method: named after the tinygrad function it
-    called (Tensor, zeros, step, ...), at the user's line. None where no user's frame called it."""
+    called (zeros, Adam, a class it made: SGD), "Tensor" for the constructor called by the user, at the user's line.
+    None where no user's frame called it."""
     from tinygrad.helpers import Metadata
-    called = None
+    called = None  # frame is Tensor.__init__'s caller: none when the user's code made the Tensor itself
     while frame is not None and not _users(frame): called, frame = frame, frame.f_back
-    return Metadata(name=called.f_code.co_name) if frame is not None and called is not None else None
+    if frame is None: return None
+    name = "Tensor" if called is None else called.f_code.co_name
+    if name == "__init__": name = type(called.f_locals.get("self")).__name__
+    return Metadata(name=name)
 
   def __exit__(self, *exc: object) -> None:
     super().__exit__(*exc)
