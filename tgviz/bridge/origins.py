@@ -77,9 +77,12 @@ class OriginRecorder(Patch):
   tinygrad tags the UOps a Tensor method makes with op metadata (its Metadata: name, backward), but its scheduler's
   rewrites make new UOps without it. While a capture runs, this carries each UOp's metadata over to what the rewrite
   turned it into (RewriteContext.replace: every visited UOp -> its result) and to the few new UOps just below that
-  result. A kernel's origins are the metadata of the body the scheduler split it from (its STORE, before the buffers it
-  reads become the AST's PARAMs): what it computes, not the ops that made the buffers it reads (memory and views of it
-  take no carried metadata). Carried metadata is kept per schedule (tinygrad's UOps are shared by equal value, and a
+  result (not from an op dropped for its source: DETACH(x) -> x leaves x's own), and over remove_bufferize's inlining of
+  a buffer's value into its reader (randn fused into a conv). A kernel's origins are the metadata of the body the
+  scheduler split it from (its STORE, before the buffers it reads become the AST's PARAMs): what it computes, not the
+  ops that made the buffers it reads (memory and views of it take no carried metadata). UOps of Tensors tinygrad makes
+  without _apply_uop (mixins, constructors, the optimizer's buffers, assign's STORE) are given the running method's
+  Metadata or one named after what the user's line called. Carried metadata is kept per schedule (tinygrad's UOps are shared by equal value, and a
   UOp rebuilt by a later schedule must not keep an earlier one's ops), except what the tensors' own UOps carry between
   schedules (a lazy Tensor rebuilt on a realized one). The Metadata tinygrad makes meanwhile are mapped to the user's
   line that made them (for a backward op, the line that asked for the gradient), and to the Tensor methods called
