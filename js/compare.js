@@ -4,35 +4,42 @@
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
 
-/** A side's median with its spread and count, or a single cold launch said to be one. @param {any} r @param {string} s */
+/** A side's median with its spread, or a single cold launch marked so (the count and how timed: its tooltip).
+ * @param {any} r @param {string} s */
 function median(r, s) {
   const m = r[`${s}_median_us`];
   if (m === null || m === undefined) return "–";
-  if (r[`${s}_cold`]) return `❄ ${oneDecimal(m)} (1 cold launch)`;
-  return `${oneDecimal(m)} (${oneDecimal(r[`${s}_min_us`])}–${oneDecimal(r[`${s}_max_us`])}, n=${r[`${s}_timed_runs`]}${r[`${s}_timed`] === "re-timed" ? ", re-timed" : ""})`;
+  return r[`${s}_cold`] ? `❄ ${oneDecimal(m)}` : `${oneDecimal(m)} (${oneDecimal(r[`${s}_min_us`])}–${oneDecimal(r[`${s}_max_us`])})`;
+}
+/** @param {any} r @param {string} s */
+function medianTip(r, s) {
+  if (r[`${s}_median_us`] === null || r[`${s}_median_us`] === undefined) return "";
+  return r[`${s}_cold`] ? "1 cold launch" : `median (min–max) of n=${r[`${s}_timed_runs`]}${r[`${s}_timed`] === "re-timed" ? ", re-timed" : ""}`;
 }
 /** @param {number} v */
 const oneDecimal = (v) => v.toLocaleString("en-US", { maximumFractionDigits: 1 });
+/** The side ("a" or "b") a row's key is of. @param {string} key */
+const sideOf = (key) => key.slice(0, 1);
 
-/** The columns of the pair table: how paired, each side's name, code, runs and their total time (labelled so: a retry's
- * summary gives the median), launch, estimates, then each side's median with its spread and how they compare (a
- * difference inside the noise said so, a single cold launch said to be nothing to compare). @param {string[]} labels */
+/** The columns of the pair table, each side's value one above the other (a above b; a side's button in a header sorts
+ * by that side's), so that the table fits the widget: how paired, the kernels, code, runs and their total time
+ * (labelled so: a retry's summary gives the median), how the times compare (a difference inside the noise said so, a
+ * single cold launch said to be nothing to compare), the median with its spread, launch, estimates. @param {string[]} labels */
 function columns(labels) {
-  const [a, b] = labels;
+  const sides = (/** @type {string} */ key) => ({ sides: [`a_${key}`, `b_${key}`], names: labels });
   return [
-    { key: "how", label: "paired by", title: "the same AST, the same name, or a kernel only one side has" },
-    { key: "a_name", label: `${a} kernel` }, { key: "b_name", label: `${b} kernel` },
+    { key: "how", label: "paired by", title: "the same AST, the same name, the same ops (the same user ops, computed by other kernels), or a kernel only one side has" },
+    { key: "name", label: "kernel", ...sides("name") },
     { key: "code", label: "code", title: "same code, or the lines the diff adds and removes" },
-    { key: "a_runs", label: `${a} runs`, num: true, title: "its launches that were timed" }, { key: "b_runs", label: `${b} runs`, num: true, title: "its launches that were timed" },
-    { key: "a_time_us", label: `${a} total µs`, num: true, title: "measured device time of all its runs, summed" },
-    { key: "b_time_us", label: `${b} total µs`, num: true, title: "measured device time of all its runs, summed" },
-    { key: "a_launch", label: `${a} global, local` }, { key: "b_launch", label: `${b} global, local` },
-    { key: "a_flops", label: `${a} FLOPs`, num: true, title: "tinygrad's estimate" }, { key: "b_flops", label: `${b} FLOPs`, num: true },
-    { key: "a_bytes", label: `${a} bytes`, num: true, title: "tinygrad's estimate of the bytes moved" }, { key: "b_bytes", label: `${b} bytes`, num: true },
-    { key: "time", label: `${b} vs ${a}`, fmt: (/** @type {string|null} */ v) => v ?? "–",
-      title: "b faster or slower; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare" },
-    { key: "a_median_us", label: `${a} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "a"), title: "the median of its timed runs (min–max, how many; re-timed: after the capture, warm)" },
-    { key: "b_median_us", label: `${b} median µs`, num: true, fmt: (/** @type {any} */ _v, /** @type {any} */ r) => median(r, "b"), title: "the median of its timed runs (min–max, how many; re-timed: after the capture, warm)" },
+    { key: "runs", label: "runs", num: true, title: "its launches that were timed", ...sides("runs") },
+    { key: "time_us", label: "total µs", num: true, title: "measured device time of all its runs, summed", ...sides("time_us") },
+    { key: "time", label: "time", fmt: (/** @type {string|null} */ v) => v ?? "–",
+      title: `${labels[1]} vs ${labels[0]}: b faster or slower; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare` },
+    { key: "median_us", label: "median µs", num: true, ...sides("median_us"), title: "the median of its timed runs (min–max; the tooltip: how many, re-timed: after the capture, warm)",
+      fmt: (/** @type {any} */ _v, /** @type {any} */ r, /** @type {string} */ k) => median(r, sideOf(k)), tip: (/** @type {any} */ r, /** @type {string} */ k) => medianTip(r, sideOf(k)) },
+    { key: "launch", label: "global, local", ...sides("launch") },
+    { key: "flops", label: "FLOPs", num: true, title: "tinygrad's estimate", ...sides("flops") },
+    { key: "bytes", label: "bytes", num: true, title: "tinygrad's estimate of the bytes moved", ...sides("bytes") },
   ];
 }
 
@@ -67,6 +74,48 @@ function sideView(side, label) {
   return el;
 }
 
+const ZOOM = 1.15, MIN_FIT = 0.5, MAX_HEIGHT = 520;  // a wheel notch's zoom (as the trace browser's), the least fit, px
+
+/** The graphs of one landmark step on both sides, shown at one scale (the wider fitted to its box, down to MIN_FIT) and
+ * moved together: a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's pinch) zooms both around the pointer as the
+ * trace browser's wheel does. A plain wheel is left to the page: in a notebook it scrolls the notebook.
+ * @param {HTMLElement[]} boxes */
+function linkViews(boxes) {
+  const svgs = /** @type {SVGSVGElement[]} */ (boxes.map((b) => b.querySelector("svg")).filter((svg) => svg));
+  if (!svgs.length) return;
+  const size = (/** @type {SVGSVGElement} */ svg, /** @type {string} */ a) => Number(svg.getAttribute(a)) || 1;
+  const width = Math.max(...svgs.map((svg) => size(svg, "width"))), height = Math.max(...svgs.map((svg) => size(svg, "height")));
+  const view = { s: Math.max(MIN_FIT, Math.min(1, (boxes[0].clientWidth || width) / width)), x: 0, y: 0 };
+  for (const b of boxes) b.style.height = `${Math.min(MAX_HEIGHT, Math.ceil(height * view.s))}px`;  // the sides' rows aligned
+  const apply = () => {
+    for (const svg of svgs) svg.style.transform = `translate(${view.x}px, ${view.y}px) scale(${view.s})`;
+    for (const b of boxes) b.dataset.view = [view.x, view.y, view.s].map((v) => v.toFixed(3)).join(" ");
+  };
+  for (const b of boxes) {
+    b.addEventListener("wheel", (ev) => {
+      if (!ev.ctrlKey && !ev.metaKey) return;  // the page's wheel: the graph takes it only when asked to zoom
+      ev.preventDefault();
+      const r = b.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top, f = ev.deltaY < 0 ? ZOOM : 1 / ZOOM;
+      view.x = px - (px - view.x) * f; view.y = py - (py - view.y) * f; view.s *= f;
+      apply();
+    }, { passive: false });
+    /** @type {{x:number,y:number}|null} */
+    let drag = null;
+    b.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX - view.x, y: ev.clientY - view.y }; b.setPointerCapture(ev.pointerId); });
+    b.addEventListener("pointermove", (ev) => { if (drag) { view.x = ev.clientX - drag.x; view.y = ev.clientY - drag.y; apply(); } });
+    b.addEventListener("pointerup", () => { drag = null; });
+  }
+  apply();
+}
+
+/** The kernels of the other side that compute the same user ops as a kernel's row (its group's), as rows.
+ * @param {any[]} rows @param {any} row */
+function counterparts(rows, row) {
+  if (row.group === null || row.group === undefined || row.kind === "group") return [];
+  const other = row.a_name ? "b_name" : "a_name";
+  return rows.filter((r) => r.kind !== "group" && r.group === row.group && r[other]);
+}
+
 /** @param {{ model: any, el: HTMLElement }} ctx */
 function renderComparison({ model, el }) {  // (not "render": the trace browser's what-if panel inlines this module)
   el.classList.add("tgviz");
@@ -80,34 +129,61 @@ function renderComparison({ model, el }) {  // (not "render": the trace browser'
   counts.classList.add("tgviz-counts");
   const detail = h("div", { class: "tgviz-pair", hidden: "" });
   const status = h("div", { class: "tgviz-status", role: "status" });
-  /** @type {HTMLElement|null} */
-  let selected = null;
-  const table = sortableTable(columns(labels), rows, (row, tr) => {
-    selected?.classList.remove("selected");
-    (selected = tr).classList.add("selected");
+  let opened = -1;  // the row whose pair was asked for
+  /** Mark the opened row, and the rows of the kernels computing the same ops on the other side. */
+  function mark() {
+    const others = new Set(opened < 0 ? [] : counterparts(rows, rows[opened]).map((r) => String(r.index)));
+    for (const tr of table.querySelectorAll("tbody tr")) {
+      const i = /** @type {HTMLElement} */ (tr).dataset.index ?? "";
+      tr.classList.toggle("selected", i === String(opened));
+      tr.classList.toggle("counterpart", others.has(i));
+    }
+  }
+  /** Open a row's pair (a group's row: its first kernel's). @param {any} row */
+  function openRow(row) {
+    opened = row.kind === "group" ? rows.find((/** @type {any} */ r) => r.under === row.index).index : row.index;
+    mark();
     status.textContent = "laying out…";
-    model.send({ type: "pair", index: row.index });
-  });
+    model.send({ type: "pair", index: opened });
+  }
+  const table = sortableTable(columns(labels), rows, openRow);
+  table.tHead?.addEventListener("click", () => setTimeout(mark, 0), true);  // a sort makes the rows anew: marked after it
   table.classList.add("tgviz-pairs");
   const steps = sortableTable([{ key: "name", label: "step" }, { key: "a", label: labels[0], num: true }, { key: "b", label: labels[1], num: true },
     { key: "delta", label: "difference", num: true }], model.get("steps").map((/** @type {any} */ s) => ({ ...s, delta: s.b - s.a })));
   const stepBox = h("details", { class: "tgviz-steps" }, [h("summary", {}, ["steps whose match counts differ most"]), steps]);
   const summary = model.get("summary");
   const line = h("div", { class: "tgviz-summary", title: summary }, [summary.split("\n")[0] +
-    ` · ${rows.filter((/** @type {any} */ r) => !r.how.startsWith("only")).length} paired`]);
-  root.append(style, line, counts, h("div", { class: "tgviz-hint" }, ["kernels (click a header to sort, a row to open the pair):"]),
-              h("div", { class: "tgviz-table-box" }, [table]), status, detail, stepBox);
+    ` · ${rows.filter((/** @type {any} */ r) => r.kind !== "group" && !r.how.startsWith("only")).length} paired`]);
+  root.append(style, line, counts, h("div", { class: "tgviz-hint" }, [`kernels (each cell: ${labels[0]} above, ${labels[1]} below; `
+    + "click a header or a side's name to sort, a row to open the pair):"]), h("div", { class: "tgviz-table-box" }, [table]), status, detail, stepBox);
   el.append(root);
 
   model.on("msg:custom", (/** @type {any} */ msg) => {
     if (msg.type === "error") { status.textContent = msg.message; return; }
-    if (msg.type !== "pair" || !selected || Number(selected.dataset.index) !== msg.index) return;  // stale: another row was opened
+    if (msg.type !== "pair" || opened !== msg.index) return;  // stale: another row was opened
     status.textContent = "";
-    const row = rows[msg.index];
-    detail.replaceChildren(h("div", { class: "tgviz-title" }, [`${row.a_name ?? "–"} ~ ${row.b_name ?? "–"} (${row.how})`]),
-                           diffView(msg.diff, msg.sides[1] ? (msg.sides[0] ? null : labels[1]) : labels[0]), h("div", { class: "tgviz-pair-sides" }, [sideView(msg.sides[0], labels[0]), sideView(msg.sides[1], labels[1])]));
+    const row = rows[msg.index], others = counterparts(rows, row);
+    const names = msg.sides.map((/** @type {any} */ s) => s?.name ?? "–");
+    /** @type {HTMLElement} */
+    let diff;
+    if (others.length) {  // a kernel of a group: beside the first kernel of the other side that computes the same ops
+      const group = rows.find((/** @type {any} */ r) => r.kind === "group" && r.group === row.group);
+      const links = others.map((/** @type {any} */ r) => h("button", { class: "tgviz-counterpart", type: "button" }, [r.a_name ?? r.b_name]));
+      links.forEach((b, i) => b.addEventListener("click", () => openRow(others[i])));
+      diff = h("div", { class: "tgviz-same-ops" }, [`${group.name}. Computed on the other side by: `, ...links,
+        " (no line-by-line diff: other kernels)"]);
+    } else diff = diffView(msg.diff, msg.sides[1] ? (msg.sides[0] ? null : labels[1]) : labels[0]);
+    detail.replaceChildren(h("div", { class: "tgviz-title" }, [`${names[0]} ~ ${names[1]} (${row.how}${others.length ? ", the same ops" : ""})`]), diff,
+                           h("div", { class: "tgviz-hint" }, ["graphs: drag to move both sides, ctrl+wheel to zoom both"]),
+                           h("div", { class: "tgviz-pair-sides" }, [sideView(msg.sides[0], labels[0]), sideView(msg.sides[1], labels[1])]));
     detail.hidden = false;
     detail.dataset.index = String(msg.index);
+    const boxes = [...detail.querySelectorAll(".tgviz-landmark")];
+    for (const step of new Set(boxes.map((b) => /** @type {HTMLElement} */ (b).dataset.step))) {
+      linkViews(/** @type {HTMLElement[]} */ (boxes.filter((b) => /** @type {HTMLElement} */ (b).dataset.step === step)
+        .map((b) => b.querySelector(".tgviz-landmark-svg"))));
+    }
   });
   return () => root.remove();
 }

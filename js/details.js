@@ -12,6 +12,8 @@ import { fmtTime } from "./units.js";
 /** @typedef {import("./messages.js").OriginInfo} OriginInfo */
 /** @typedef {import("./messages.js").KernelRow} KernelRow */
 /** @typedef {import("./messages.js").StepKey} StepKey */
+/** @typedef {import("./messages.js").ProducedKernel} ProducedKernel */
+/** @typedef {import("./messages.js").ScheduleCallsInfo} ScheduleCallsInfo */
 
 /** The step, match and kernel panels around a picture; go(key) selects a step (a schedule's kernels link to theirs). */
 export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg, /** @type {boolean} */ kernelChanged,
@@ -46,11 +48,27 @@ export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg,
   const produced = msg.produced || [];
   if (k || info.kind !== "schedule") return;
   ui.codeHead.textContent = `${info.group}: ${produced.length} kernel${produced.length === 1 ? "" : "s"} compiled after this schedule`;
-  ui.code.append(h("div", { class: "tgviz-produced" }, produced.length ? produced.map((p) => {
+  const link = (/** @type {ProducedKernel} */ p) => {
     const a = h("button", { class: "tgviz-link", "data-step": p.step, title: "open this kernel's steps" }, [p.name]);
     a.addEventListener("click", () => go(p.step));
-    return h("div", {}, [a]);
-  }) : ["none (kernels compiled before are reused)"]));
+    return a;
+  };
+  if (msg.schedule) ui.code.append(scheduleCalls(msg.schedule, link));
+  ui.code.append(h("div", { class: "tgviz-produced" }, produced.length ? produced.map((p) => h("div", {}, [link(p)]))
+    : ["none (kernels compiled before are reused)"]));
+}
+
+/** How a schedule's calls (the count in its name) and the trace's kernels add up: its calls by kind, the kernels of
+ * the calls that compiled nothing here each a link; the trace's kernels, here and after other schedules.
+ * @param {ScheduleCallsInfo} s @param {(p: ProducedKernel) => HTMLElement} link @returns {HTMLElement} */
+function scheduleCalls(s, link) {
+  const plural = (/** @type {number} */ n, /** @type {string} */ word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const part = (/** @type {ScheduleCallsInfo["parts"][number]} */ p) => h("span", { class: `tgviz-calls-part ${p.kind}` }, [`${p.count} ${p.text}`,
+    ...(p.kernels.length ? [" (", ...p.kernels.flatMap((k, j) => [j ? ", " : "", link(k)]), ")"] : [])]);
+  return h("div", { class: "tgviz-schedule-calls" }, [
+    h("div", { class: "tgviz-calls" }, [h("b", {}, [`${plural(s.calls, "call")}: `]), ...s.parts.flatMap((p, i) => [i ? ", " : "", part(p)])]),
+    h("div", { class: "tgviz-calls-trace" }, [`the trace's ${plural(s.compiled + s.elsewhere, "kernel")}: ${s.compiled} compiled after `
+      + `this schedule, ${s.elsewhere} after other schedules`])]);
 }
 
 /** The kernel's Tensor operations and the user's lines that called them; a click shows the lines around.

@@ -31,19 +31,35 @@
  *   origins:OriginInfo[], key?:string}} KernelInfo */
 /** A kernel compiled after a schedule: its name (as shown: Kernel.display_name), its group and the step to open it on.
  * @typedef {{name:string, group:number, step:StepKey}} ProducedKernel */
+/** Some of a schedule's calls, of one kind: "compiled" (a kernel compiled after this schedule, its first call here),
+ * "earlier" (a kernel compiled after an earlier schedule: its program reused), "again" (one more call of a kernel
+ * called before in this schedule), "cached" (a kernel tinygrad compiled before the capture), "copy", "other" (not a
+ * kernel: a buffer view and the like).
+ * @typedef {{kind:"compiled"|"earlier"|"again"|"cached"|"copy"|"other", count:number, text:string, kernels:ProducedKernel[]}} CallPart */
+/** How a schedule's calls (the count in its group's name) and the trace's kernels reconcile: the calls by kind (they
+ * add up to `calls`), the kernels compiled after this schedule and those after other schedules (they add up to the
+ * trace's); `kernels`: the AST node key a CALL node calls -> the kernel it becomes.
+ * @typedef {{calls:number, parts:CallPart[], compiled:number, elsewhere:number, kernels:Record<string, ProducedKernel>}} ScheduleCallsInfo */
 /** The picture of one selection, with what the panels around it show.
  * @typedef {{type:"picture", step:StepKey, match:number|null, view:View, svg:string, partial:boolean, message:string|null,
  *   shown:number, total:number, info:StepInfo, match_info:MatchInfo|null, kernel:KernelInfo|null,
- *   produced:ProducedKernel[], node_matches:Record<string, number[][]>, trimmed?:boolean, dot?:string}} PictureMsg */
+ *   produced:ProducedKernel[], schedule:ScheduleCallsInfo|null, node_matches:Record<string, number[][]>,
+ *   trimmed?:boolean, dot?:string}} PictureMsg */
 /** @typedef {{type:"error", message:string, traceback?:string}} ErrorMsg */
 /** @typedef {{type:"exported", paths:string[]}} ExportedMsg */
 /** @typedef {{key:string, label:string}} NodeSource */
 /** One event of a node's life in its group (see Trace.history); a run of steps it lives through is one "lives" event.
  * @typedef {{kind:"input"|"created"|"lives"|"replaced"|"removed", step:StepKey, match:number|null, title:string, other:string,
  *   other_key:string, steps:number}} HistoryEvent */
+/** A run of links of a node's lineage (see Trace.lineage, Lineage.runs), newest first: match(es) of one step that made
+ * (or rebuilt) a node of the chain from an earlier one; "input": the chain's first UOp, in the graph a step started from
+ * (or, with an `other`, a step's input built anew, the node in its place in the step before's output).
+ * @typedef {{kind:"input"|"created"|"rebuilt", step:StepKey, match:number|null, last:number|null, count:number, title:string,
+ *   op:string, key:string, other:string, other_key:string, other_step:StepKey, other_match:number|null}} LineageLink */
 /** The node panel: one node of the selection's graphs (key as in the SVG's data-node).
  * @typedef {{type:"node", step:StepKey, key:string, op:string, dtype:string, arg:string, tag:string, python:string,
- *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[]}} NodeMsg */
+ *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[],
+ *   lineage:LineageLink[], becomes:ProducedKernel|null, origins:OriginInfo[]}} NodeMsg */
 /** A pattern of the trace (see Trace.rules), and where it first fired (step "" and match -1: in no step of the trace,
  * only in untracked rewrites, or never); its counts over every rewrite of the capture (null where not counted).
  * @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number, step:StepKey,

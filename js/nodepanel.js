@@ -1,5 +1,6 @@
 // The node panel (a clicked node: its op, label or dtype, arg and tag, sources, the matches that made or replaced it,
-// its history, tinygrad's Python); its links go to steps, matches, nodes.
+// for a CALL the kernel it becomes, its history, where it came from back to its creation and the user's op, tinygrad's
+// Python); its links go to steps, matches, nodes, kernels.
 // The panel shows at once what the page holds (the node's label lines and its sources drawn in the SVG, the matches
 // that made or replaced it from the picture message); the kernel's (or the report's) node message fills in the rest.
 import { h } from "./dom.js";
@@ -9,9 +10,12 @@ import { heldList } from "./held.js";
 /** @typedef {import("./messages.js").StepKey} StepKey */
 /** @typedef {import("./messages.js").NodeMsg} NodeMsg */
 /** @typedef {import("./messages.js").HistoryEvent} HistoryEvent */
+/** @typedef {import("./messages.js").LineageLink} LineageLink */
+/** @typedef {import("./messages.js").ProducedKernel} ProducedKernel */
 /** @typedef {import("./messages.js").PictureMsg} PictureMsg */
 /** What the page knows of a node before any message: its op and label lines, its sources drawn, the matches of the
- * step that made or replaced it. @typedef {Pick<NodeMsg, "key"|"op"|"sources"|"created"|"replaced"> & {label: string[]}} PageNode */
+ * step that made or replaced it, the kernel a CALL becomes. @typedef {Pick<NodeMsg, "key"|"op"|"sources"|"created"|"replaced"|"becomes">
+ * & {label: string[]}} PageNode */
 
 /** A node of the graph shown, from the SVG (data-node, data-op, its <title>'s label lines, the edges into it) and the
  * picture message (node_matches); null where it is not drawn. @param {HTMLElement} stage @param {string} key
@@ -23,8 +27,9 @@ export function pageNode(stage, key, msg) {
   const lines = (el.querySelector(":scope > title")?.textContent ?? "").split("\n");
   const from = [...new Set([...stage.querySelectorAll(`path.edge[data-to="${CSS.escape(key)}"]`)].map((e) => e.getAttribute("data-from") ?? ""))];
   const [created, replaced] = msg?.node_matches?.[key] ?? [[], []];
-  return { key, op: el.getAttribute("data-op") ?? lines[0], label: lines.slice(1), created, replaced,
-           sources: from.filter(Boolean).map((k) => ({ key: k, label: q(k)?.getAttribute("data-op") ?? "?" })) };
+  const op = el.getAttribute("data-op") ?? lines[0], kernels = msg?.schedule?.kernels ?? {};
+  return { key, op, label: lines.slice(1), created, replaced, sources: from.filter(Boolean).map((k) => ({ key: k, label: q(k)?.getAttribute("data-op") ?? "?" })),
+           becomes: op === "CALL" ? kernels[from.find((k) => k in kernels) ?? ""] ?? null : null };  // (its AST: the source a kernel has)
 }
 
 /** One event of a node's life, in words. @param {HistoryEvent} e @param {Node|string} other the node it came from or
@@ -35,6 +40,14 @@ function historyText(e, other) {
   if (e.kind === "lives") return [e.steps > 1 ? `lives through ${e.steps} steps from` : "lives through"];
   if (e.kind === "replaced") return ["replaced", ...(e.other ? [" by a ", other] : []), ` in match ${(e.match ?? 0) + 1} of`];
   return ["gone after"];
+}
+
+/** One run of a node's lineage, in words (before the link to its step). @param {LineageLink} l @returns {string} */
+function lineageText(l) {
+  const n = (/** @type {number|null} */ m) => (m ?? 0) + 1;
+  const matches = l.count > 1 ? `matches ${n(l.match)}–${n(l.last)}` : `match ${n(l.match)}`;
+  if (l.kind === "input") return `${l.op} in the input of`;
+  return l.kind === "rebuilt" ? `${l.op} rebuilt (a source changed) by ${matches} of` : `${l.op} made by ${matches} of`;
 }
 
 /** The node panel: op, dtype, arg (the report, and the page's own node: its label lines), tag, sources (click: go to
@@ -59,7 +72,14 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
     ...(full && full.tag !== "None" ? [h("div", {}, ["tag ", h("code", {}, [full.tag])])] : []),
     h("div", {}, ["sources: ", ...(msg.sources.length ? msg.sources.flatMap((s, i) =>
       [i ? ", " : "", link(s.label, () => pick(s.key))]) : [full ? "none" : "none drawn"])]),
+    ...(msg.becomes ? [h("div", { class: "tgviz-becomes" }, ["becomes kernel ", link(msg.becomes.name, () => go(/** @type {ProducedKernel} */ (msg.becomes).step, null))])] : []),
     ...matches(msg.created, "made"), ...matches(msg.replaced, "replaced"),
+    ...(full?.lineage?.length ? [h("div", { class: "tgviz-lineage" }, [h("b", {}, ["came from"]), " (newest first, back to its creation)",
+      ...full.lineage.map((l) => h("div", { class: `tgviz-came ${l.kind}` }, [lineageText(l), " ", link(l.title, () => go(l.step, l.match)),
+        ...(l.other_key ? [l.kind === "input" ? " (built anew, in the place of a " : " from a ",
+                           link(l.other, () => go(l.other_step, l.other_match, l.other_key), "tgviz-other"), l.kind === "input" ? ")" : ""] : [])])),
+      ...(full.origins.length ? [h("div", { class: "tgviz-came origin" }, ["the kernel's AST, from ",
+        ...full.origins.flatMap((o, i) => [i ? ", " : "", h("code", {}, [o.op + (o.backward ? " (backward)" : "")]), o.where ? ` at ${o.where}` : ""])])] : [])])] : []),
     ...(full?.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (why does this node exist?)",
       ...full.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },
                                                      [...historyText(e, other(e)), " ", link(e.title, () => go(e.step, e.match))]))])] : []),

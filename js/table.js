@@ -1,8 +1,13 @@
 // A sortable table of plain rows (the kernel tables of the trace browser and of a comparison). Click a header to sort
-// by it (again: the other way); empty cells sort last. Bundled into the modules that import it (tgviz/views/assets.py esm).
+// by it (again: the other way); empty cells sort last. A column may show two sides' values one above the other (sides:
+// their keys; its header has a button per side, names, that sorts by that side's). A row whose `under` is another row's
+// position in rows follows that row, sorted among the rows under it. Bundled into the modules that import it
+// (tgviz/views/assets.py esm).
 
-/** A column: fmt writes a cell, tip its tooltip.
- * @typedef {{key:string,label:string,num?:boolean,title?:string,fmt?:(v:any,row:any)=>string,tip?:(row:any)=>string}} Column */
+/** A column: fmt writes a value (key: the row's key it is of), tip its tooltip; sides: the keys of a two-sided column,
+ * names: its sides' names (a row that has a value of the column's own key shows that one instead of the sides').
+ * @typedef {{key:string,label:string,num?:boolean,title?:string,fmt?:(v:any,row:any,key:string)=>string,
+ *   tip?:(row:any,key:string)=>string,sides?:string[],names?:string[]}} Column */
 
 /** @param {any} v */
 const blank = (v) => v === null || v === undefined || v === "";
@@ -18,35 +23,59 @@ export function sortableTable(columns, rows, onRow) {
   table.className = "tgviz-table";
   const head = table.createTHead().insertRow(), body = table.createTBody();
   let by = "", dir = 1;
-  const value = (/** @type {any} */ row, /** @type {Column} */ c) => row[c.key];
+  /** @param {Column} c @param {any} row @param {string} key */
+  const text = (c, row, key) => (c.fmt ? c.fmt(row[key], row, key) : c.num ? num(row[key]) : String(row[key] ?? "–"));
   function fill() {
-    const col = columns.find((c) => c.key === by);
-    const sorted = col ? [...rows].sort((x, y) => {
-      const a = value(x, col), b = value(y, col);
+    const col = columns.find((c) => c.key === by || c.sides?.includes(by));
+    const order = (/** @type {any[]} */ some) => (col ? [...some].sort((x, y) => {
+      const a = x[by] ?? x[col.key], b = y[by] ?? y[col.key];  // (a row with the column's own value: sorted by it)
       if (blank(a) || blank(b)) return blank(a) === blank(b) ? 0 : blank(a) ? 1 : -1;
       return dir * (col.num ? Number(a) - Number(b) : String(a).localeCompare(String(b)));
-    }) : rows;
+    }) : some);
+    const sorted = order(rows.filter((r) => blank(r.under))).flatMap((r) => [r, ...order(rows.filter((u) => u.under === rows.indexOf(r)))]);
     body.replaceChildren();
     for (const row of sorted) {
       const tr = body.insertRow();
       tr.dataset.index = String(rows.indexOf(row));
+      if (!blank(row.under)) tr.classList.add("under");
       for (const c of columns) {
         const td = tr.insertCell();
-        td.textContent = c.fmt ? c.fmt(value(row, c), row) : c.num ? num(value(row, c)) : String(value(row, c) ?? "–");
         if (c.num) td.className = "num";
-        if (c.tip) td.title = c.tip(row);
+        if (!c.sides || row[c.key] !== undefined) {
+          td.textContent = text(c, row, c.key);
+          if (c.tip) td.title = c.tip(row, c.key);
+          continue;
+        }
+        for (const key of c.sides) {
+          const line = td.appendChild(document.createElement("div"));
+          line.className = "side";
+          line.textContent = text(c, row, key);
+          if (c.tip) line.title = c.tip(row, key);
+        }
       }
       if (onRow) tr.addEventListener("click", () => onRow(row, tr));
     }
-    for (const th of head.cells) th.dataset.sort = th.dataset.key === by ? (dir > 0 ? "asc" : "desc") : "";
+    for (const el of head.querySelectorAll("[data-key]")) /** @type {HTMLElement} */ (el).dataset.sort = /** @type {HTMLElement} */ (el).dataset.key === by ? (dir > 0 ? "asc" : "desc") : "";
+  }
+  /** Clicks on el sort by key (again: the other way); marked: el shows whether they do. @param {HTMLElement} el
+   * @param {Column} c @param {string} key @param {boolean} marked */
+  function sorts(el, c, key, marked) {
+    if (marked) el.dataset.key = key;
+    el.addEventListener("click", (ev) => { ev.stopPropagation(); dir = by === key ? -dir : (c.num ? -1 : 1); by = key; fill(); });
   }
   for (const c of columns) {
     const th = document.createElement("th");
     th.textContent = c.label;
-    th.dataset.key = c.key;
     if (c.title) th.title = c.title;
     if (c.num) th.className = "num";
-    th.addEventListener("click", () => { dir = by === c.key ? -dir : (c.num ? -1 : 1); by = c.key; fill(); });
+    sorts(th, c, c.sides ? c.sides[0] : c.key, !c.sides);  // a two-sided column's header: by its first side's
+    (c.sides ?? []).forEach((key, i) => {
+      const b = th.appendChild(document.createElement("button"));
+      b.className = "side";
+      b.textContent = c.names?.[i] ?? key;
+      b.title = `sort by ${b.textContent}'s`;
+      sorts(b, c, key, true);
+    });
     head.append(th);
   }
   fill();

@@ -6,6 +6,8 @@
 //   nodeMatches     steps.Step.node_matches (of the nodes drawn, as protocol.picture_message gives them)
 //   nodeMessage     protocol.node_message (the node's label lines instead of its dtype, full arg, tag and Python)
 //   history         protocol.history over trace.Trace.history
+//   lineage         protocol.lineage over trace.Trace.lineage (with its runs, steps.Lineage.runs)
+//   becomes         protocol.becomes (from the schedule's calls, protocol.schedule_calls)
 import { diffGraphs, picture, toposort } from "./picture.js";
 
 /** @typedef {import("../messages.js").StepKey} StepKey */
@@ -16,6 +18,10 @@ import { diffGraphs, picture, toposort } from "./picture.js";
 /** @typedef {import("../messages.js").PictureMsg} PictureMsg */
 /** @typedef {import("../messages.js").NodeMsg} NodeMsg */
 /** @typedef {import("../messages.js").HistoryEvent} HistoryEvent */
+/** @typedef {import("../messages.js").LineageLink} LineageLink */
+/** @typedef {import("../messages.js").OriginInfo} OriginInfo */
+/** @typedef {import("../messages.js").ProducedKernel} ProducedKernel */
+/** @typedef {import("../messages.js").ScheduleCallsInfo} ScheduleCallsInfo */
 
 /** @typedef {import("../report.js").PageData} PageData */
 /** @typedef {import("../report.js").StepData} StepData */
@@ -74,7 +80,7 @@ export async function pictureMessage(data, sel, layout) {
                       sel.match === null ? null : s.pairs[sel.match]);
   return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
            total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
-           kernel: group.kernel, produced: group.produced, node_matches: nodeMatches(s, rows, pic.svg), dot: pic.dot };
+           kernel: group.kernel, produced: group.produced, schedule: group.schedule ?? null, node_matches: nodeMatches(s, rows, pic.svg), dot: pic.dot };
 }
 
 /** protocol.node_message from the page's data: the node's label lines (after its op) and sources (its dtype, full arg,
@@ -85,53 +91,184 @@ export async function nodeMessage(data, sel, key) {
   const roots = sel.match === null ? [s.graphs[0], data.after(t)] : [data.graphAt(t, sel.match), data.graphAt(t, sel.match + 1)];
   const n = roots.flatMap((r) => toposort(rows, r)).find((i) => rows[i][0] === key);
   if (n === undefined) throw new Error(`no node ${key} here`);
+  const first = toposort(rows, roots[0]).some((i) => rows[i][0] === key);  // which graph holds it: where its lineage starts
+  const seenAt = sel.match === null ? (first ? 0 : s.pairs.length) : (first ? sel.match : sel.match + 1);
   const [, , label, src] = rows[n];
   return { type: "node", step: sel.step, key, op: label[0], dtype: "", arg: "", label: label.slice(1), tag: "None",
            python: "", sources: src.map((i) => ({ key: rows[i][0], label: rows[i][2][0] })),
            created: s.pairs.flatMap((p, k) => (rows[p[1]][0] === key ? [k] : [])),
            replaced: s.pairs.flatMap((p, k) => (rows[p[0]][0] === key ? [k] : [])),
-           history: await history(data, key, s.group) };
+           history: await history(data, key, s.group), becomes: becomes(label[0], src.map((i) => rows[i][0]), await data.get(`g-${s.group}`)),
+           ...await lineage(data, key, s.group, stepsOf(data, s.group).findIndex((st) => st.key === sel.step), seenAt) };
+}
+
+/** protocol.becomes: the kernel a CALL node (its op, its sources' keys) of a schedule graph becomes, from its group's
+ * data (the schedule's calls), null for another node. @param {string} op @param {string[]} sources
+ * @param {{schedule?: ScheduleCallsInfo|null}} group @returns {ProducedKernel|null} */
+export function becomes(op, sources, group) {
+  return op === "CALL" && sources.length ? group.schedule?.kernels[sources[0]] ?? null : null;
+}
+
+/** A node's event in its group (trace.Trace._life): its kind, the step (its index in the group's steps, its key, data)
+ * and match, and the op and key of the node it came from or was replaced by.
+ * @typedef {{kind: HistoryEvent["kind"], i: number, step: StepKey, s: StepData, match: number|null, other: string, otherKey: string}} LifeEvent */
+
+/** The group's steps as the tree lists them. @param {PageData} data @param {number} groupIndex */
+const stepsOf = (data, groupIndex) => data.state.tree.find((g) => g.index === groupIndex)?.steps ?? [];
+
+/** Whether the graph under root (a row of t) holds the node of this key. @param {PageData} data @param {Table} t
+ * @param {number} root @param {string} key */
+const holds = (data, t, root, key) => (data.key(t, root), toposort(t.rows, root).some((n) => t.rows[n][0] === key));
+
+/** The op of the node of this key in t's rows. @param {Table} t @param {string} key */
+const opOfKey = (t, key) => t.rows[t.rows.findIndex((r) => r[0] === key)]?.[2][0] ?? "";
+
+/** trace.Trace._life: the events of a node's life in its group, made as they are asked for (history folds them,
+ * lineage takes the first). @param {PageData} data @param {string} key @param {number} groupIndex
+ * @returns {AsyncGenerator<LifeEvent>} */
+async function* life(data, key, groupIndex) {
+  let started = false;
+  for (const [i, step] of stepsOf(data, groupIndex).entries()) {
+    const t = await data.table(step.key), { s, rows } = t;
+    const ev = (/** @type {HistoryEvent["kind"]} */ kind, /** @type {number|null} */ match, other = "", otherKey = "") => {
+      started = true;
+      return { kind, i, step: step.key, s, match, other, otherKey };
+    };
+    const opOf = (/** @type {number} */ x) => rows[x][2][0];
+    const inBefore = holds(data, t, s.graphs[0], key);
+    let here = inBefore, made = false, replaced = false;
+    if (here && !started) yield ev("input", null);
+    for (const [k, [u0, u1]] of s.pairs.entries()) {
+      if (data.key(t, u0) === key) {
+        if (!here) yield rebuilt(data, t, key, k, i, step.key);  // rebuilt earlier in this step (see trace.Trace._life)
+        yield ev("replaced", k, opOf(u1), data.key(t, u1));
+        replaced = true; here = false;
+      } else if (!here && holds(data, t, u1, key)) {
+        made = here = true;
+        yield ev("created", k, opOf(u0), data.key(t, u0));
+      }
+    }
+    if (holds(data, t, data.after(t), key)) {
+      started = true;
+      if (!here && !made && s.pairs.length) yield rebuilt(data, t, key, s.pairs.length, i, step.key);
+      yield ev("lives", null);
+    } else if ((here || inBefore) && !replaced) yield ev("removed", null);
+  }
+}
+
+/** steps.rebuilt_event: the match after which the graph first holds the node (bisection up to the graph after hi
+ * matches), the node it took the place of. @param {PageData} data @param {Table} t @param {string} key @param {number} hi
+ * @param {number} i @param {StepKey} step @returns {LifeEvent} */
+function rebuilt(data, t, key, hi, i, step) {
+  const lo = firstHolding(data, t, key, hi);
+  const was = earlierOf(t, data.graphAt(t, lo - 1), t, data.graphAt(t, lo), key);
+  return { kind: "created", i, step, s: t.s, match: lo - 1, other: was && opOfKey(t, was), otherKey: was };
+}
+
+/** The least k in 1..hi whose graph holds the node (the graph after hi matches does). @param {PageData} data
+ * @param {Table} t @param {string} key @param {number} hi */
+function firstHolding(data, t, key, hi) {
+  let lo = 1;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (holds(data, t, data.graphAt(t, mid), key)) hi = mid; else lo = mid + 1; }
+  return lo;
+}
+
+/** steps.diff_graphs's changed pairs, by key (the graphs may be in two tables): the key of the node of graph b (root rb
+ * of tb) that the node `key` of graph a took the place of, "" where none. @param {Table} tb @param {number} rb
+ * @param {Table} ta @param {number} ra @param {string} key */
+function earlierOf(tb, rb, ta, ra, key) {
+  const kb = (/** @type {number} */ n) => tb.rows[n][0], ka = (/** @type {number} */ n) => ta.rows[n][0];
+  const bSet = new Set(toposort(tb.rows, rb).map(kb)), aSet = new Set(toposort(ta.rows, ra).map(ka)), seen = new Set();
+  const todo = [[rb, ra]];
+  while (todo.length) {
+    const [b, a] = /** @type {number[]} */ (todo.pop());
+    if (kb(b) === ka(a) || aSet.has(kb(b)) || bSet.has(ka(a)) || seen.has(kb(b))) continue;
+    if (ka(a) === key) return kb(b);
+    seen.add(kb(b));
+    const bs = tb.rows[b][3], as = ta.rows[a][3];
+    if (bs.length === as.length) for (let i = 0; i < bs.length; i++) todo.push([bs[i], as[i]]);
+  }
+  return "";
 }
 
 /** protocol.history (model.Trace.history, a run of steps folded into one event): a node's life in its group, from the
  * page's data. @param {PageData} data @param {string} key @param {number} groupIndex @returns {Promise<HistoryEvent[]>} */
 export async function history(data, key, groupIndex) {
-  const group = data.state.tree.find((g) => g.index === groupIndex), patterns = await data.get("patterns");
+  const patterns = await data.get("patterns");
   /** @type {HistoryEvent[]} */
   const out = [];
   let runEnd = -2;
-  /** other, otherKey: the op and key of the node it came from or was replaced by
-   * @param {HistoryEvent["kind"]} kind @param {StepKey} step @param {StepData} s @param {number|null} match */
-  const add = (kind, step, s, match, other = "", otherKey = "") => {
-    out.push({ kind, step, match, title: match === null ? s.info.title : matchInfo(s, match, patterns).title, other,
-               other_key: other ? otherKey : "", steps: 1 });
-  };
-  for (const [i, step] of (group ? group.steps : []).entries()) {
-    const t = await data.table(step.key), { s, rows } = t;
-    const holds = (/** @type {number} */ root) => (data.key(t, root), toposort(rows, root).some((n) => rows[n][0] === key));
-    const opOf = (/** @type {number} */ x) => rows[x][2][0];
-    const inBefore = holds(s.graphs[0]);
-    let here = inBefore, made = false, replaced = false;
-    if (here && !out.length) add("input", step.key, s, null);
-    for (const [k, [u0, u1]] of s.pairs.entries()) {
-      if (data.key(t, u0) === key) { add("replaced", step.key, s, k, opOf(u1), data.key(t, u1)); replaced = true; here = false; }
-      else if (!here && holds(u1)) {
-        add("created", step.key, s, k, opOf(u0), data.key(t, u0));
-        made = here = true;
-      }
-    }
-    if (holds(data.after(t))) {
-      if (!here && !made && s.pairs.length) {  // rebuilt because a match changed a source: the first graph holding it
-        let lo = 1, hi = s.pairs.length;
-        while (lo < hi) { const mid = (lo + hi) >> 1; if (holds(data.graphAt(t, mid))) hi = mid; else lo = mid + 1; }
-        // it took the place of its own earlier version: the node that match changed into it
-        const was = [...diffGraphs(rows, data.graphAt(t, lo - 1), data.graphAt(t, lo)).changed].find(([, a]) => a === key)?.[0] ?? "";
-        add("created", step.key, s, lo - 1, was && rows[rows.findIndex((r) => r[0] === was)][2][0], was);
-      }
-      if (out.length && out[out.length - 1].kind === "lives" && i === runEnd + 1) out[out.length - 1].steps += 1;
-      else add("lives", step.key, s, null);
-      runEnd = i;
-    } else if ((here || inBefore) && !replaced) add("removed", step.key, s, null);
+  for await (const e of life(data, key, groupIndex)) {
+    if (e.kind === "lives" && out.length && out[out.length - 1].kind === "lives" && e.i === runEnd + 1) out[out.length - 1].steps += 1;
+    else out.push({ kind: e.kind, step: e.step, match: e.match, title: e.match === null ? e.s.info.title : matchInfo(e.s, e.match, patterns).title,
+                    other: e.other, other_key: e.other ? e.otherKey : "", steps: 1 });
+    if (e.kind === "lives") runEnd = e.i;
   }
   return out;
+}
+
+/** A link of a node's lineage (steps.Link), its step by index in the group. @typedef {{kind: LineageLink["kind"],
+ * i: number, match: number|null, key: string, op: string, other: string}} Link */
+
+/** trace.Trace.lineage and protocol.lineage: where a node (in the graph of step i after k matches) came from, back to its
+ * creation, its runs newest first; the origins of the kernel whose AST the chain starts in. @param {PageData} data
+ * @param {string} key @param {number} groupIndex @param {number} i @param {number} k
+ * @returns {Promise<{lineage: LineageLink[], origins: OriginInfo[]}>} */
+export async function lineage(data, key, groupIndex, i, k) {
+  const steps = stepsOf(data, groupIndex), patterns = await data.get("patterns");
+  const tableOf = (/** @type {number} */ j) => data.table(steps[j].key);
+  /** step_before @param {number} j */
+  const before = (j) => { for (let p = j - 1; p >= 0; p--) if (steps[p].depth <= steps[j].depth) return p; return -1; };
+  /** Trace._first_made @param {string} node @returns {Promise<Link|null>} */
+  const firstMade = async (node) => {
+    let e = null;
+    for await (const x of life(data, node, groupIndex)) if (x.kind === "input" || x.kind === "created") { e = x; break; }
+    if (e === null) return null;
+    if (e.kind === "created" && e.match !== null) return made(node, e.i, e.match + 1);
+    const t = await tableOf(e.i), p = before(e.i);
+    const was = p < 0 ? "" : await (async () => { const tp = await tableOf(p); return earlierOf(tp, data.after(tp), t, t.s.graphs[0], node); })();
+    return { kind: "input", i: e.i, match: null, key: node, op: opOfKey(t, node), other: was };
+  };
+  /** Trace._made: how the node, in the graph of step j after m matches, came into the graphs @param {string} node
+   * @param {number} j @param {number} m @returns {Promise<Link|null>} */
+  const made = async (node, j, m) => {
+    const t = await tableOf(j), { s } = t;
+    if (holds(data, t, s.graphs[0], node)) return firstMade(node);
+    const lo = firstHolding(data, t, node, m), [u0, u1] = s.pairs[lo - 1];
+    const earlier = earlierOf(t, data.graphAt(t, lo - 1), t, data.graphAt(t, lo), node), op = opOfKey(t, node);
+    if (data.key(t, u1) === node) return { kind: "created", i: j, match: lo - 1, key: node, op, other: data.key(t, u0) };
+    if (holds(data, t, u1, node)) return { kind: "created", i: j, match: lo - 1, key: node, op, other: earlier || data.key(t, u0) };
+    return { kind: "rebuilt", i: j, match: lo - 1, key: node, op, other: earlier };
+  };
+  /** @type {Link[]} */
+  const links = [];
+  const done = new Set([key]);
+  let link = await made(key, i, k);
+  while (link !== null) {
+    links.push(link);
+    if (!link.other || done.has(link.other)) break;
+    done.add(link.other);
+    if (link.match !== null) link = await made(link.other, link.i, link.match);
+    else { const p = before(link.i); link = p < 0 ? null : await made(link.other, p, (await tableOf(p)).s.pairs.length); }
+  }
+  /** @type {LineageLink[]} */
+  const out = [];
+  for (const l of links) {  // Lineage.runs: one kind, one step, one op
+    const run = out[out.length - 1];
+    if (run && run.kind === l.kind && run.step === steps[l.i].key && run.op === l.op) {
+      run.match = l.match; run.count += 1; run.other_key = l.other; run.other_match = l.match;
+    } else out.push({ kind: l.kind, step: steps[l.i].key, match: l.match, last: l.match, count: 1, title: "", op: l.op, key: l.key,
+                      other: "", other_key: l.other, other_step: "", other_match: l.match });
+  }
+  for (const run of out) {  // titles, and where the node each run came from is drawn
+    const j = steps.findIndex((st) => st.key === run.step), t = await tableOf(j);
+    run.title = run.match === null ? t.s.info.title : matchInfo(t.s, run.match, patterns).title;
+    const at = !run.other_key ? -1 : run.kind === "input" ? before(j) : j;
+    if (at < 0) { run.other_key = ""; run.other_match = null; continue; }
+    run.other_step = steps[at].key;
+    run.other = opOfKey(await tableOf(at), run.other_key);
+  }
+  const last = links[links.length - 1];
+  const fromAst = last !== undefined && last.kind === "input" && !last.other && last.i === 0;
+  return { lineage: out, origins: fromAst ? (await data.get(`g-${groupIndex}`)).kernel?.origins ?? [] : [] };
 }

@@ -14,6 +14,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 LAB_SETTINGS = REPO / "jupyter-config" / "lab" / "settings" / "overrides.d" / "tgviz.json"
 ARTIFACTS = Path(os.environ.get("TGVIZ_ARTIFACTS", REPO / "test-artifacts"))
+# A wait's limit (ms) is against a hang only: every wait returns as soon as its event comes, so a generous one costs a
+# passing test nothing. With two CPU-bound jobs beside the suite on 2 cores, a kernel's start, a first capture or a
+# layout took minutes where a quiet machine takes seconds.
+LIMIT = 300_000
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
@@ -26,12 +30,18 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def chromium():
-  """Debian's Chromium under Playwright."""
+  """Debian's Chromium under Playwright; its contexts wait up to LIMIT in any action, as the tests' waits do."""
   exe = shutil.which("chromium")
   if exe is None: raise RuntimeError("Debian's chromium is not installed: run scripts/install.sh test (apt-get install chromium)")
   from playwright.sync_api import sync_playwright
   with sync_playwright() as p:
     b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+    new_context = b.new_context
+    def patient(*args, **kwargs):  # every context's actions (a click waiting for its element) wait up to LIMIT too
+      ctx = new_context(*args, **kwargs)
+      ctx.set_default_timeout(LIMIT)
+      return ctx
+    b.new_context = patient
     yield b
     b.close()
 
@@ -123,7 +133,7 @@ def open_in_lab(page, lab, name: str, *cells: str) -> Path:
   return path
 
 
-def _answering_kernel_dialogs(page, done, failure: str, shot: str, seconds: float = 60) -> None:
+def _answering_kernel_dialogs(page, done, failure: str, shot: str, seconds: float = LIMIT / 1000) -> None:
   """Wait until done(), answering JupyterLab's kernel dialog meanwhile: it asks for a kernel ("Select Kernel") when a
   notebook opens before the server lists its kernelspecs, as after shutting kernels down; its default answer is the
   notebook's own kernel, as a user would give. Past `seconds`, a screenshot goes to ARTIFACTS/shot and TimeoutError."""
@@ -139,7 +149,7 @@ def _answering_kernel_dialogs(page, done, failure: str, shot: str, seconds: floa
 
 def _ready(page) -> None:
   """Wait for the open notebook and its idle kernel; dismiss JupyterLab's news / update popups."""
-  page.locator(f"{NOTEBOOK} .jp-Cell").first.wait_for(timeout=60_000)
+  page.locator(f"{NOTEBOOK} .jp-Cell").first.wait_for(timeout=LIMIT)
   idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first
   _answering_kernel_dialogs(page, idle.is_visible, "the notebook's kernel did not become idle", "not-idle.png")
   for sel in ("button:text-is('No')", ".jp-Notification-Toast-Close"):  # news / update popups
@@ -186,16 +196,25 @@ NODE_PANEL_MS = """async () => { const n = document.querySelector('.tgviz-stage 
   const at = {bubbles: true, clientX: r.x + 3, clientY: r.y + 3, pointerId: 1, button: 0};
   const t0 = performance.now();
   n.dispatchEvent(new PointerEvent('pointerdown', at)); c.dispatchEvent(new PointerEvent('pointerup', at));
+  const at_once = !p.hidden && p.dataset.key === n.dataset.node && p.dataset.state === 'page';
   await new Promise((done) => requestAnimationFrame(() => done()));  // and painted
-  return {ms: performance.now() - t0, shown: !p.hidden && p.dataset.key === n.dataset.node, state: p.dataset.state,
+  return {ms: performance.now() - t0, at_once, shown: !p.hidden && p.dataset.key === n.dataset.node, state: p.dataset.state,
           text: p.innerText, key: n.dataset.node, op: n.dataset.op}; }"""
 
 
 def node_panel_ms(page) -> dict:
   """Click the first node drawn (as a pointer down and up, which is what picks it) and time, in the page, until its
-  node panel is shown and painted; returns the time (ms), whether it shows that node, its state ("page": what the page
-  holds; "full": the kernel's answer too) and text, and the node's key and op."""
+  node panel is shown and painted; returns the time (ms, a figure to print: benchmarks/ measure speed), at_once
+  (whether the panel showed the node, from what the page holds, within the click's own handler: no round trip to
+  Python, no wait for a frame, so it is quick on any machine), whether it shows that node, its state ("page": what the
+  page holds; "full": the kernel's answer too) and text, and the node's key and op."""
   return page.evaluate(NODE_PANEL_MS)
+
+
+def settled(page) -> None:
+  """Until the page has drawn twice: what a click, a key or a resize set off in the page (its handlers, observers and
+  the layout that follows) is on screen. An event to wait for, not a time: it holds on a busy machine too."""
+  page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done())))")
 
 
 def check_maximise(page, shot: str) -> None:
@@ -208,7 +227,7 @@ def check_maximise(page, shot: str) -> None:
   inline = root.bounding_box()
   page.locator(".tgviz-title").click()
   page.keyboard.press("m")
-  page.wait_for_function("document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=5_000)
+  page.wait_for_function("document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=LIMIT)
   page.wait_for_timeout(300)
   box, canvas = root.bounding_box(), page.locator(".tgviz-canvas").bounding_box()
   assert (box["x"], box["y"], box["width"], box["height"]) == (0, 0, vw, vh), box
@@ -222,7 +241,7 @@ def check_maximise(page, shot: str) -> None:
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / shot))
   page.keyboard.press("Escape")  # back in its cell, still focused
-  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=5_000)
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=LIMIT)
   assert page.evaluate("!!document.querySelector('.tgviz-root').closest('.jp-OutputArea')")
   assert page.evaluate("document.activeElement === document.querySelector('.tgviz-root')")
   back = root.bounding_box()
@@ -230,9 +249,9 @@ def check_maximise(page, shot: str) -> None:
   page.keyboard.press("Escape")  # then back to the notebook
   assert not page.evaluate("document.querySelector('.tgviz-root').contains(document.activeElement)")
   page.locator(".tgviz-maximise").click()  # the button too, and again to restore
-  page.wait_for_function("document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=5_000)
+  page.wait_for_function("document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=LIMIT)
   page.locator(".tgviz-maximise").click()
-  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=5_000)
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=LIMIT)
 
 
 def label_px(page) -> float:
@@ -278,7 +297,7 @@ def check_saved_notebook(page, path: Path, url: str, token: str, shot: str) -> N
   """Run the open notebook's two cells (%load_ext, a %%tgviz cell), save it, shut its kernel down and reload: the widget
   shows the picture kept with the notebook (see assert_static_picture); a screenshot goes to ARTIFACTS/shot."""
   run_all(page, 2)
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.wait_for_timeout(1000)
   page.keyboard.press("Control+s")
   snap = saved_kept_picture(path)

@@ -7,7 +7,7 @@ import math
 import re
 
 import pytest
-from harness import ARTIFACTS, check_saved_notebook, new_page, notebook, open_in_lab, run_all
+from harness import ARTIFACTS, LIMIT, check_saved_notebook, new_page, notebook, open_in_lab, run_all
 from tinygrad import Tensor
 
 import tgviz
@@ -51,7 +51,7 @@ def _open_kernel(page, root, k) -> str:
   first = group.locator(".tgviz-step").first
   key = first.get_attribute("data-key")
   first.click()
-  root.locator(f".tgviz-stage[data-step='{key}'] svg g.node").first.wait_for(timeout=60_000)
+  root.locator(f".tgviz-stage[data-step='{key}'] svg g.node").first.wait_for(timeout=LIMIT)
   return key
 
 
@@ -64,7 +64,7 @@ def check_access(page, root, k, shot: str) -> None:
   x = next(b for b in use.values() if b.shape == (1, 4, 9, 9))
   w = next(b for b in use.values() if b.shape == (4, 2, 3, 3))
   root.locator(".tgviz-tab-access").click()
-  root.locator(f".tgviz-access-buffer[data-slot='{w.slot}'] canvas").wait_for(timeout=60_000)
+  root.locator(f".tgviz-access-buffer[data-slot='{w.slot}'] canvas").wait_for(timeout=LIMIT)
   assert root.locator(".tgviz-code").is_hidden() and root.locator(".tgviz-access").is_visible()
   assert "(output)" in root.locator(f".tgviz-access-buffer[data-slot='{out.slot}'] .tgviz-access-head").inner_text()
   # the counts under each buffer: the model's
@@ -79,7 +79,7 @@ def check_access(page, root, k, shot: str) -> None:
     scale = box["width"] / canvas.evaluate("(c) => c.width")
     page.mouse.move(box["x"] + (cell["x"] + cell["size"] / 2) * scale, box["y"] + (cell["y"] + cell["size"] / 2) * scale)
     reads = k.reads(e)
-    root.locator(".tgviz-access-status", has_text=f"{len(reads[x.slot].flat)} elements").wait_for(timeout=10_000)
+    root.locator(".tgviz-access-status", has_text=f"{len(reads[x.slot].flat)} elements").wait_for(timeout=LIMIT)
     assert _lit(root, x.slot, 324, READ) == reads[x.slot].flat.tolist() != []
     assert _lit(root, w.slot, 72, READ) == reads[w.slot].flat.tolist()
     assert _lit(root, out.slot, math.prod(out.shape), OUT) == [e]
@@ -90,7 +90,7 @@ def check_access(page, root, k, shot: str) -> None:
   # per thread: thread lidx0=1 and its neighbour, in their colours
   root.locator(".tgviz-access-stage[data-stage='program']").click()
   root.locator(".tgviz-access-var input[data-var='lidx0']").fill("1")
-  root.locator(".tgviz-access-status", has_text="thread lidx0=1").wait_for(timeout=10_000)
+  root.locator(".tgviz-access-status", has_text="thread lidx0=1").wait_for(timeout=LIMIT)
   reads, writes = k.thread(lidx0=1)[x.slot][0], k.thread(lidx0=1)[out.slot][1]
   mine, shared = _lit(root, x.slot, 324, THREAD), _lit(root, x.slot, 324, {THREAD, SHARED})
   assert set(mine) <= set(reads.flat.tolist()) <= set(shared) and mine
@@ -107,7 +107,7 @@ def check_access(page, root, k, shot: str) -> None:
   root.locator(".tgviz-tab-code").click()
   root.locator(".tgviz-fit").click()
   root.locator(f".tgviz-stage g.side g.node[data-node='{load.keys[0]}']").first.click()
-  root.locator(f".tgviz-access-list tr.tgviz-row-hl[data-n='{load.number}']").wait_for(timeout=30_000)
+  root.locator(f".tgviz-access-list tr.tgviz-row-hl[data-n='{load.number}']").wait_for(timeout=LIMIT)
   assert root.locator(".tgviz-access").is_visible() and root.locator(".tgviz-access-stage.active").get_attribute("data-stage") == "ast"
   # a click on a code line's number: the tab opens on the access of the final program written there
   program = [a for a in k.accesses("program") if a.kind == "load" and a.slot == x.slot]
@@ -115,7 +115,7 @@ def check_access(page, root, k, shot: str) -> None:
   want = next(a for a in k.accesses() if any(key in k.line_keys[line - 1] for key in a.keys))
   root.locator(".tgviz-tab-code").click()
   root.locator(f".tgviz-code [data-line='{line}']").click(position={"x": 12, "y": 5})  # its number, in the margin
-  root.locator(f".tgviz-access-list tr.tgviz-row-hl[data-n='{want.number}']").wait_for(timeout=30_000)
+  root.locator(f".tgviz-access-list tr.tgviz-row-hl[data-n='{want.number}']").wait_for(timeout=LIMIT)
   assert want.stage == "program" and root.locator(".tgviz-access-stage.active").get_attribute("data-stage") == "program"
 
 
@@ -128,7 +128,7 @@ def test_report_access_tab(conv, tutorial_trace, attention_trace, tmp_path, page
   trace, k = conv
   trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   check_access(page, page.locator(".tgviz-root"), k, "report-access")
   assert not page.errors
   # the pictures a user judges by: the tutorial's conv, an attention block's matmul (per thread)
@@ -137,20 +137,20 @@ def test_report_access_tab(conv, tutorial_trace, attention_trace, tmp_path, page
                                                              key=lambda k: len(k.accesses("program"))))):
     t.to_html(tmp_path / name / "index.html")
     page.goto((tmp_path / name / "index.html").as_uri())
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
     root = page.locator(".tgviz-root")
     _open_kernel(page, root, kernel)
     root.locator(".tgviz-tab-access").click()
-    root.locator(".tgviz-access-buffer canvas").first.wait_for(timeout=60_000)
+    root.locator(".tgviz-access-buffer canvas").first.wait_for(timeout=LIMIT)
     stored = next(b for b in kernel.buffer_use() if b.written)
     canvas = root.locator(f".tgviz-access-buffer[data-slot='{stored.slot}'] canvas")
     cell, box = canvas.evaluate("(c) => c.tgvizCell(0)"), canvas.bounding_box()
     page.mouse.move(box["x"] + cell["x"] + cell["size"] / 2, box["y"] + cell["y"] + cell["size"] / 2)
-    root.locator(".tgviz-access-status", has_text="reads").wait_for(timeout=10_000)
+    root.locator(".tgviz-access-status", has_text="reads").wait_for(timeout=LIMIT)
     root.screenshot(path=str(ARTIFACTS / f"report-access-{name}.png"))
     if name == "attention":
       root.locator(".tgviz-access-stage[data-stage='program']").click()
-      root.locator(".tgviz-access-status", has_text="thread").wait_for(timeout=10_000)
+      root.locator(".tgviz-access-status", has_text="thread").wait_for(timeout=LIMIT)
       root.screenshot(path=str(ARTIFACTS / "report-access-attention-thread.png"))
   assert not page.errors
 
@@ -163,18 +163,18 @@ def test_report_big_buffer_draws_a_window(tmp_path, page):
   k = trace.kernels[-1]
   trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   root = page.locator(".tgviz-root")
   _open_kernel(page, root, k)
   root.locator(".tgviz-tab-access").click()
   out, src = next(b for b in k.buffer_use() if b.written), next(b for b in k.buffer_use() if not b.written)
   canvas = root.locator(f".tgviz-access-buffer[data-slot='{out.slot}'] canvas")
-  canvas.wait_for(timeout=60_000)
+  canvas.wait_for(timeout=LIMIT)
   assert canvas.evaluate("(c) => c.tgvizCell(1023 * 64)") is None  # the last row: outside the window
   cell, box = canvas.evaluate("(c) => c.tgvizCell(0)"), canvas.bounding_box()
   page.mouse.move(box["x"] + cell["x"] + cell["size"] / 2, box["y"] + cell["y"] + cell["size"] / 2)
   assert k.reads(0)[src.slot].flat.tolist() == [1023 * 64]
-  root.locator(".tgviz-access-status", has_text="1 elements").wait_for(timeout=10_000)
+  root.locator(".tgviz-access-status", has_text="1 elements").wait_for(timeout=LIMIT)
   note = root.locator(f".tgviz-access-buffer[data-slot='{src.slot}'] .tgviz-access-window")
   assert note.is_visible() and "of 1024" in note.inner_text() and "rows 0–" not in note.inner_text()  # moved down
   assert _lit(root, src.slot, 1024 * 64, READ) == [1023 * 64]
@@ -188,7 +188,7 @@ def check_notebook(page, server, lab: bool, k) -> None:
   page.goto(f"{url}/lab/workspaces/access/tree/access.ipynb?token={token}&reset" if lab else f"{url}/notebooks/access.ipynb?token={token}")
   run_all(page, 2)
   widget = page.locator(".tgviz-root").first
-  widget.locator(".tgviz-stage svg g.node").first.wait_for(state="attached", timeout=180_000)
+  widget.locator(".tgviz-stage svg g.node").first.wait_for(state="attached", timeout=LIMIT)
   page.errors.clear()  # from here on (Notebook 7 itself raises "reading 'schema'" while it loads its settings)
   check_access(page, widget, k, f"{'lab' if lab else 'nb7'}-access")
   assert not page.errors
@@ -211,11 +211,11 @@ def test_saved_notebook_keeps_the_access_tab(lab, page, conv):
   root, k = page.locator(".tgviz-root"), conv[1]
   x = next(b for b in k.buffer_use() if b.shape == (1, 4, 9, 9))
   out = next(b for b in k.buffer_use() if b.written)
-  root.locator(f".tgviz-access-buffer[data-slot='{out.slot}'] canvas").wait_for(timeout=30_000)
+  root.locator(f".tgviz-access-buffer[data-slot='{out.slot}'] canvas").wait_for(timeout=LIMIT)
   canvas = root.locator(f".tgviz-access-buffer[data-slot='{out.slot}'] canvas")
   cell, box = canvas.evaluate("(c) => c.tgvizCell(0)"), canvas.bounding_box()
   page.mouse.move(box["x"] + cell["x"] + cell["size"] / 2, box["y"] + cell["y"] + cell["size"] / 2)
-  root.locator(".tgviz-access-status", has_text="masked off").wait_for(timeout=10_000)
+  root.locator(".tgviz-access-status", has_text="masked off").wait_for(timeout=LIMIT)
   assert _lit(root, x.slot, 324, READ) == k.reads(0)[x.slot].flat.tolist()
   root.screenshot(path=str(ARTIFACTS / "lab-access-saved.png"))
 

@@ -1,7 +1,9 @@
 """Comparisons in a real browser: the CompareWidget in JupyterLab (two %%tgviz cells, the second --compare'd with the
 first) and the HTML comparison page offline; the kernel tables of the trace widget and the report, sortable."""
+import re
+
 import pytest
-from harness import ARTIFACTS, new_page, open_in_lab, run_all
+from harness import ARTIFACTS, LIMIT, new_page, open_in_lab, run_all
 from workloads import EXAMPLES, example
 
 import tgviz
@@ -10,6 +12,18 @@ CONV = (EXAMPLES / "conv2d_3x3.py").read_text()
 
 ROWS = "document.querySelectorAll('.tgviz-pairs tbody tr')"
 COLUMN = "(i) => [...document.querySelectorAll('.tgviz-pairs tbody tr')].map((r) => r.cells[i].textContent)"
+# a two-sided column: side s's values (a group's row: its one value)
+SIDE = ("([i, s]) => [...document.querySelectorAll('.tgviz-pairs tbody tr')].map((r) => "
+        "(r.cells[i].querySelectorAll('.side')[s] ?? r.cells[i]).textContent)")
+# the widths (CSS px) of the pair table, the widget and the notebook's output it is in
+WIDTHS = """() => { const w = (e) => e.getBoundingClientRect().width, c = document.querySelector('.tgviz-compare');
+  return {table: w(c.querySelector('.tgviz-pairs')), widget: w(c), output: w(c.closest('.jp-OutputArea-output'))}; }"""
+# the notebook's scrolling box (the first ancestor of the comparison that scrolls): its scrollTop
+SCROLLER = """() => { let e = document.querySelector('.tgviz-compare');
+  while (e && !(/(auto|scroll)/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight)) e = e.parentElement;
+  return e; }"""
+VIEWS = ("() => [...document.querySelectorAll('.tgviz-pair .tgviz-landmark-svg')]"
+         ".map((b) => [b.closest('.tgviz-landmark').dataset.step, b.dataset.view])")
 
 
 @pytest.fixture
@@ -22,17 +36,17 @@ def _open_row(page, name: str) -> None:
   row = page.locator(".tgviz-pairs tbody tr", has=page.locator("td", has_text=name)).first
   index = row.get_attribute("data-index")
   row.click()
-  try: page.wait_for_function(f"document.querySelector('.tgviz-pair').dataset.index === '{index}'", timeout=120_000)
+  try: page.wait_for_function(f"document.querySelector('.tgviz-pair').dataset.index === '{index}'", timeout=LIMIT)
   except Exception as e:
     raise AssertionError(f"pair {name} did not open: {page.locator('.tgviz-compare .tgviz-status').inner_text()!r}") from e
-  page.wait_for_selector(".tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=LIMIT)
 
 
 def test_compare_widget_in_jupyterlab(lab, page):
   open_in_lab(page, lab, "compare", "%load_ext tgviz", "%%tgviz -o general\n" + CONV,
               "%%tgviz -o winograd --env WINO=1 --compare general\n" + CONV)
   run_all(page, 3)
-  page.wait_for_selector(".tgviz-compare .tgviz-pairs tbody tr", timeout=180_000)
+  page.wait_for_selector(".tgviz-compare .tgviz-pairs tbody tr", timeout=LIMIT)
   # the trace widget of the first cell: its kernel table, sortable; a row opens that kernel's first step
   kernels = page.locator(".tgviz-kernels").first
   kernels.locator("summary").click()
@@ -41,24 +55,67 @@ def test_compare_widget_in_jupyterlab(lab, page):
   kernels.locator("th", has_text="FLOPs").click()  # first click: the most FLOPs first
   assert kernels.locator("tbody tr td:first-child").first.inner_text() == "E_6_3_2"
   kernels.locator("tbody tr", has_text="r_4_4_3_3").click()
-  page.wait_for_function("document.querySelector('.tgviz-code-head').innerText.startsWith('r_4_4_3_3')", timeout=30_000)
-  # the second cell's comparison: pairs, then the kernels only one side has
-  assert page.evaluate(COLUMN, 0) == ["ast"] * 4 + ["only a"] + ["only b"] * 3
-  assert page.evaluate(COLUMN, 2)[-3:] == ["E_6_6 #1", "E_6_6 #2", "E_4_4"] and page.evaluate(COLUMN, 3)[:4] == ["same"] * 4
+  page.wait_for_function("document.querySelector('.tgviz-code-head').innerText.startsWith('r_4_4_3_3')", timeout=LIMIT)
+  # the second cell's comparison: pairs, then the plain conv's kernel and Winograd's three, under their group's row
+  assert page.evaluate(COLUMN, 0) == ["ast"] * 4 + ["same ops", "only a"] + ["only b"] * 3
+  assert page.evaluate(SIDE, [1, 1])[-3:] == ["E_6_6 #1", "E_6_6 #2", "E_4_4"] and page.evaluate(COLUMN, 2)[:4] == ["same"] * 4
   assert "general vs winograd" in page.locator(".tgviz-compare .tgviz-summary").inner_text()
-  _open_row(page, "r_4_4_3_3")
-  detail = page.locator(".tgviz-pair")
-  assert "only in general" in detail.locator(".tgviz-diff").inner_text()
-  sides = detail.locator(".tgviz-pair-side")
-  assert sides.nth(0).get_attribute("data-kernel") == "r_4_4_3_3" and "no such kernel" in sides.nth(1).inner_text()
-  assert [s.get_attribute("data-step") for s in sides.nth(0).locator(".tgviz-landmark").all()] == ["View Base AST", "View Program"]
   _open_row(page, "E_6_3_2")
+  detail = page.locator(".tgviz-pair")
   assert "the same code on both sides" in detail.locator(".tgviz-diff").inner_text()
   assert detail.locator(".tgviz-pair-side .tgviz-landmark svg").count() == 4  # both kernels' landmark graphs, side by side
-  page.locator(".tgviz-pairs th", has_text="winograd total µs").click()  # sort by side b's measured time: the blank a-only row last
-  assert page.evaluate(COLUMN, 2)[-1] == "–"
+  page.locator(".tgviz-pairs th", has_text="total µs").locator("button", has_text="winograd").click()  # by side b's time
+  b_times = page.evaluate(SIDE, [4, 1])
+  assert page.evaluate(COLUMN, 0)[:5] == ["same ops", "only b", "only b", "only b", "only a"] and b_times[4] == "–"  # the group
+  assert [float(t) for t in b_times[1:4]] == sorted((float(t) for t in b_times[1:4]), reverse=True)  # first (most time), its rows'
+  page.wait_for_function("document.querySelector('.tgviz-pairs tr.selected')?.innerText.includes('E_6_3_2')", timeout=LIMIT)  # still marked
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.locator(".tgviz-compare").screenshot(path=str(ARTIFACTS / "compare-widget.png"))
+  assert not page.errors
+
+
+def test_compare_widget_fits_links_the_conv_and_leaves_the_wheel_to_the_notebook(lab, page):
+  """The Winograd comparison in JupyterLab: its table no wider than the widget; the plain conv's kernel linked to the
+  three Winograd computes it with (a row of their own, times summed; picking one side marks and opens the other's); a
+  wheel over the pair's graphs scrolls the notebook, moving neither side, and ctrl+wheel zooms both sides alike."""
+  open_in_lab(page, lab, "compare-fit", "%load_ext tgviz", "%%tgviz -o general --no-widget\n" + CONV,
+              "%%tgviz -o winograd --env WINO=1 --compare general\n" + CONV)
+  run_all(page, 3)
+  page.wait_for_selector(".tgviz-compare .tgviz-pairs tbody tr", timeout=LIMIT)
+  widths = page.evaluate(WIDTHS)
+  assert widths["table"] <= widths["widget"] <= widths["output"], widths
+  group = page.locator(".tgviz-pairs tbody tr", has=page.locator("td", has_text="same ops"))
+  assert re.fullmatch(r"conv2d \(line \d+\): 1 kernel ↔ 3 kernels", group.locator("td").nth(1).inner_text())
+  members = page.evaluate(SIDE, [4, 1])[6:]  # winograd total µs of the group's three kernels (after the group, r_4_4_3_3): summed
+  assert float(group.locator("td").nth(4).locator(".side").nth(1).inner_text()) == pytest.approx(sum(map(float, members)), abs=0.01)
+  _open_row(page, "r_4_4_3_3")  # one side's kernel: the other side's three marked, the first of them beside it
+  marked = page.locator(".tgviz-pairs tr.counterpart td:nth-child(2) .side:nth-child(2)").all_inner_texts()
+  assert marked == ["E_6_6 #1", "E_6_6 #2", "E_4_4"]
+  sides = page.locator(".tgviz-pair .tgviz-pair-side")
+  assert [s.get_attribute("data-kernel") for s in sides.all()] == ["r_4_4_3_3", "E_6_6 #1"]
+  page.locator(".tgviz-same-ops button", has_text="E_4_4").click()  # a counterpart opens beside the kernel
+  page.wait_for_function("document.querySelectorAll('.tgviz-pair-side')[1]?.dataset.kernel === 'E_4_4'", timeout=LIMIT)
+  page.wait_for_selector(".tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=LIMIT)
+  assert page.locator(".tgviz-pairs tr.counterpart td:nth-child(2) .side:nth-child(1)").all_inner_texts() == ["r_4_4_3_3"]
+  # the wheel over a graph of the pair: the notebook scrolls, neither side moves
+  box = page.locator(".tgviz-pair-side").nth(0).locator(".tgviz-landmark-svg").last
+  box.evaluate("(b) => b.scrollIntoView({block: 'start'})")  # its program graph, taller than its box: the notebook below it
+  before, top = page.evaluate(VIEWS), page.evaluate(f"({SCROLLER})().scrollTop")
+  at = box.bounding_box()
+  page.mouse.move(at["x"] + at["width"] / 2, at["y"] + min(at["height"], 300) / 2)
+  page.mouse.wheel(0, 150)
+  page.wait_for_function(f"({SCROLLER})().scrollTop > {top}", timeout=LIMIT)
+  assert page.evaluate(VIEWS) == before
+  # ctrl+wheel: both sides' graph of that step zoom alike
+  page.keyboard.down("Control")
+  page.mouse.wheel(0, -100)
+  page.keyboard.up("Control")
+  step = box.locator("xpath=..").get_attribute("data-step")
+  page.wait_for_function(f"({VIEWS})().filter(([s, v]) => s === {step!r}).every(([s, v]) => v !== {dict(before)[step]!r})", timeout=LIMIT)
+  views = [v for s, v in page.evaluate(VIEWS) if s == step]
+  assert len(views) == 2 and views[0] == views[1]
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.locator(".tgviz-compare").screenshot(path=str(ARTIFACTS / "compare-widget-winograd.png"))
   assert not page.errors
 
 
@@ -73,16 +130,17 @@ def test_comparison_page_offline(tmp_path, browser):
   page.on("request", lambda r: requests.append(r.url))
   page.on("pageerror", lambda e: errors.append(str(e)))
   page.goto(path.as_uri())
-  page.wait_for_selector(".tgviz-pairs tbody tr", timeout=30_000)
-  assert page.evaluate(f"{ROWS}.length") == 4 + 1 + 3
+  page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
+  assert page.evaluate(f"{ROWS}.length") == 4 + 1 + 3 + 1  # and the row of the conv's kernels on both sides, a group
   _open_row(page, "E_6_2_3")
   diff = page.locator(".tgviz-diff")
   assert diff.locator(".add").count() > 0 and diff.locator(".del").count() > 0 and "+++ E_6_2_3" in diff.inner_text()
   assert [s.get_attribute("data-kernel") for s in page.locator(".tgviz-pair-side").all()] == ["E_6_3_2", "E_6_2_3"]
-  page.locator(".tgviz-pairs th", has_text="general FLOPs").click()  # sortable: the most FLOPs first, the b-only rows last
-  flops = page.evaluate(COLUMN, 10)  # after how, the names, code, the runs and their times
+  page.locator(".tgviz-pairs th", has_text="FLOPs").locator("button", has_text="general").click()  # the most FLOPs first
+  flops = page.evaluate(SIDE, [8, 0])  # after how, the names, code, runs, their times, how they compare, median, launch
   values = [int(v.replace(",", "")) for v in flops if v != "–"]
-  assert values == sorted(values, reverse=True) and flops[-3:] == ["–"] * 3
+  assert values == sorted(values, reverse=True) and flops[4:7] == ["–"] * 3  # IMAGE's conv: its group's rows together,
+  assert page.evaluate(COLUMN, 0)[2:7] == ["same ops", "only a"] + ["only b"] * 3  # the group by its kernels' FLOPs summed
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "compare-report.png"))
   assert all(u.startswith(("file:", "blob:", "data:")) for u in requests), requests
@@ -93,7 +151,7 @@ def test_comparison_page_offline(tmp_path, browser):
 def test_report_kernel_table(tutorial_trace, tmp_path, page):
   tutorial_trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.locator(".tgviz-kernels summary").click()
   rows = page.locator(".tgviz-kernels tbody tr")
   assert rows.count() == len(tutorial_trace.kernels)
@@ -105,5 +163,5 @@ def test_report_kernel_table(tutorial_trace, tmp_path, page):
   assert moved == sorted(moved, reverse=True) and sorted(moved) == sorted(r["bytes"] for r in tutorial_trace.kernel_table())
   page.locator(".tgviz-kernels tbody tr", has_text="r_2_2_2_2").click()
   page.wait_for_function("document.querySelector('.tgviz-step.selected')?.innerText.startsWith('View Base AST') && "
-                         "document.querySelector('.tgviz-code-head').innerText.startsWith('r_2_2_2_2')", timeout=30_000)
+                         "document.querySelector('.tgviz-code-head').innerText.startsWith('r_2_2_2_2')", timeout=LIMIT)
   assert not page.errors

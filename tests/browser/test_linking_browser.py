@@ -2,7 +2,7 @@
 a node marks its code lines, the kernel header names the Tensor ops and the user's lines, the node panel's history and
 the rules tab jump where they say."""
 import pytest
-from harness import ARTIFACTS, TUTORIAL, label_px, new_page, notebook, run_all
+from harness import ARTIFACTS, LIMIT, TUTORIAL, label_px, new_page, notebook, run_all
 
 from tgviz import bridge as tg
 from tgviz.views import protocol as P
@@ -27,7 +27,7 @@ def waiter(page):
   def wait(key: str, match: int | None = None) -> None:
     m = "" if match is None else str(match)
     page.wait_for_function("([k, m]) => { const s = document.querySelector('.tgviz-stage'); return s.dataset.step === k && s.dataset.match === m; }",
-                           arg=[key, m], timeout=60_000)
+                           arg=[key, m], timeout=LIMIT)
   return wait
 
 
@@ -80,7 +80,7 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   page.keyboard.press("f")
   page.locator(f".tgviz-stage g.node[data-node='{key}']").first.click()
   page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=1_000)  # at once, from what the page holds
-  page.wait_for_selector(".tgviz-node-panel[data-state='full']", timeout=30_000)  # then the kernel's (the page's) answer
+  page.wait_for_selector(".tgviz-node-panel[data-state='full']", timeout=LIMIT)  # then the kernel's (the page's) answer
   marked = page.eval_on_selector_all(".tgviz-code .tgviz-line-hl", "ls => ls.map(l => Number(l.dataset.line))")
   assert marked == conv.line_numbers(load), (marked, conv.line_numbers(load))
   # the node panel: the report has the label lines drawn (after the op), the widget the dtype and the full arg
@@ -93,7 +93,7 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
     assert head.startswith(f"LOAD {details['dtype']} · {key}") and f"arg {details['arg']}" in rows and not any(r.startswith("label") for r in rows)
   # the node's history: the Python side's events, each a link to where it happened, the node it came from a link too
   panel = page.locator(".tgviz-history")
-  panel.wait_for(timeout=30_000)
+  panel.wait_for(timeout=LIMIT)
   history = P.history(trace, load, conv.group)
   shown = page.eval_on_selector_all(".tgviz-history .tgviz-event", "es => es.map(e => [e.classList[1], e.querySelector('.tgviz-other')?.textContent "
                                     "?? null, e.querySelector('.tgviz-link:not(.tgviz-other)').textContent])")
@@ -105,12 +105,30 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   i, made = next((i, e) for i, e in enumerate(history) if e["other_key"] and (e["step"], e["match"]) != (first["step"], first["match"]))
   page.locator(".tgviz-history .tgviz-event").nth(i).locator(".tgviz-other").click()
   wait_picture(made["step"], made["match"])
-  picked = page.wait_for_selector(f".tgviz-stage g.node.hl[data-op='{made['other']}']", timeout=30_000).get_attribute("data-node")
+  picked = page.wait_for_selector(f".tgviz-stage g.node.hl[data-op='{made['other']}']", timeout=LIMIT).get_attribute("data-node")
   if report: assert picked == made["other_key"]  # (the widget's are the notebook kernel's: buffers numbered otherwise)
-  page.wait_for_function("k => document.querySelector('.tgviz-node-head')?.textContent.includes(k)", arg=picked, timeout=30_000)
+  page.wait_for_function("k => document.querySelector('.tgviz-node-head')?.textContent.includes(k)", arg=picked, timeout=LIMIT)
+  # where the node came from: the chain of rewrites back to the kernel's AST, the user's op and line; each run a link
+  page.locator(f".tgviz-step[data-key='{P.step_key(conv.codegen_step)}']").click()  # back on the codegen step: the node again
+  wait_picture(P.step_key(conv.codegen_step))
+  page.locator(f".tgviz-stage g.node[data-node='{key}']").first.click()
+  page.wait_for_function("k => document.querySelector('.tgviz-node-panel[data-state=full]')?.dataset.key === k", arg=key, timeout=LIMIT)
+  chain = P.node_message(trace, P.step_key(conv.codegen_step), None, key)["lineage"]
+  shown = page.eval_on_selector_all(".tgviz-lineage .tgviz-came:not(.origin)", "es => es.map(e => [e.classList[1], "
+                                    "e.querySelector('.tgviz-link:not(.tgviz-other)').textContent,"
+                                    " e.querySelector('.tgviz-other')?.textContent ?? null])")
+  assert shown == [[r["kind"], r["title"], r["other"] or None] for r in chain], (shown, chain)
+  assert chain[-1]["kind"] == "input" and chain[-1]["step"] == P.step_key(conv.group.steps[0]) and len(chain) > 3
+  origin = page.locator(".tgviz-lineage .tgviz-came.origin").inner_text()
+  assert origin == "the kernel's AST, from conv2d at " + ("tutorial_conv2d.py:6" if report else "Cell In[2], line 4"), origin
+  page.locator(".tgviz-lineage").scroll_into_view_if_needed()
+  page.screenshot(path=str(ARTIFACTS / shot.replace(".png", "-lineage.png")))
+  mid = chain[len(chain) // 2]
+  page.locator(".tgviz-lineage .tgviz-came").nth(len(chain) // 2).locator(".tgviz-link:not(.tgviz-other)").click()
+  wait_picture(mid["step"], mid["match"])
   # the rules tab: the most frequent pattern first; a click goes to its first match
   page.locator(".tgviz-rules-toggle").click()
-  page.wait_for_selector(".tgviz-rules tr.tgviz-rule", timeout=30_000)
+  page.wait_for_selector(".tgviz-rules tr.tgviz-rule", timeout=LIMIT)
   top = trace.rules()[0]
   row = page.locator(".tgviz-rules tr.tgviz-rule").first
   assert row.locator("td").first.inner_text() == str(top.count)
@@ -122,7 +140,7 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
 def test_report_links_code_graph_and_source(tutorial_trace, tmp_path, page):
   tutorial_trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   check_linking(page, tutorial_trace, waiter(page), "report-linking.png", report=True)
   assert not page.errors
 
@@ -136,7 +154,7 @@ def test_widget_links_code_graph_and_source(lab, page):
     exec(compile(TUTORIAL.split("\n", 1)[1], "cell", "exec"), {})
   page.goto(f"{url}/lab/workspaces/linking/tree/linking.ipynb?token={token}&reset")
   run_all(page, 2)
-  page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=120_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=LIMIT)
   check_linking(page, trace, waiter(page), "widget-linking.png", report=False)
   page.locator(".tgviz-rules-toggle").click()  # back to the tree
   page.locator(f".tgviz-step[data-key='{P.step_key(_conv(trace).group.steps[0])}']").click()
@@ -144,4 +162,52 @@ def test_widget_links_code_graph_and_source(lab, page):
   assert "conv2d" in origin.inner_text() and "Cell In[2], line 4" in origin.inner_text() and "x.conv2d(weight)" in origin.inner_text()
   origin.locator("summary").click()  # the cell's lines around the call
   assert "→   4  result = x.conv2d(weight)" in origin.locator("pre").inner_text()
+  assert not page.errors
+
+
+@pytest.fixture(scope="module")
+def train_report(tmp_path_factory):
+  """A small MLP's training step (one schedule of kernels, more calls of some, and copies), and its report."""
+  import workloads
+
+  import tgviz
+  with tgviz.capture() as trace: workloads.mlp_train((64, 32, 10), 8)
+  return trace, trace.to_html(tmp_path_factory.mktemp("train") / "index.html", workers=2)
+
+
+@pytest.mark.parametrize("page", ["offline page"], indirect=True)
+def test_a_schedules_counts_reconcile_and_its_calls_name_their_kernels(train_report, page):
+  """A schedule's details say what its calls are (adding up to the count in its name) and how the trace's kernels
+  split; a CALL node of its kernel graph says the kernel it becomes, and its node panel goes there."""
+  trace, report = train_report
+  sched = next(g for g in trace.groups if g.name.startswith("Schedule"))
+  graph = next(s for s in sched.steps if s.name == "View Kernel Graph")
+  info = P.schedule_calls(trace, sched)
+  page.goto(report.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  page.locator(".tgviz-group.kind-schedule summary", has_text=sched.name).first.click()
+  page.locator(f".tgviz-step[data-key='{P.step_key(graph)}']").click()
+  waiter(page)(P.step_key(graph))
+  calls = page.locator(".tgviz-calls").inner_text()
+  n = int(sched.name.split()[1])
+  assert calls.startswith(f"{n} calls: ") and sum(int(p.split(" ", 1)[0]) for p in calls.split(": ", 1)[1].split(", ") if p[:1].isdigit()) == n, calls
+  assert f"{info['compiled']} kernels compiled after this schedule" in calls and "copies" in calls and "more calls of" in calls, calls
+  assert page.locator(".tgviz-calls-trace").inner_text() == f"the trace's {len(trace.kernels)} kernels: {info['compiled']} compiled after " \
+    f"this schedule, {len(trace.kernels) - info['compiled']} after other schedules"
+  # a CALL of a kernel: named after it, as the tree names it; clicked, its panel links to that kernel's steps
+  names = {k.display_name: k for k in trace.kernels}
+  drawn = page.eval_on_selector_all(".tgviz-stage g.node[data-op='CALL']",
+                                    "ns => ns.map(n => [n.dataset.node, n.querySelector('title').textContent])")
+  named = [(key, ln[2:].split(" · ")[0]) for key, title in drawn for ln in title.split("\n") if ln.startswith("→ ")]
+  assert named and all(name in names for _, name in named), drawn
+  key, name = named[len(named) // 2]
+  page.keyboard.press("f")  # the whole picture: that node on screen
+  page.locator(f".tgviz-stage g.node[data-node='{key}']").first.click()
+  link = page.locator(".tgviz-node-panel .tgviz-becomes .tgviz-link")
+  assert link.inner_text() == name
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / "report-schedule-calls.png"))
+  link.click()
+  waiter(page)(P.step_key(names[name].group.steps[0]))
+  assert page.locator(".tgviz-title").inner_text().startswith(f"{name} / ")
   assert not page.errors

@@ -110,7 +110,7 @@ def test_widget_in_notebook7(nb7, context):
 
 def test_maximise_in_notebook7(nb7, browser):
   """Notebook 7 at 1600x1000: m fills the window with the widget (graph canvas at least 1100x850), Escape puts it back;
-  a node's panel shows within 100 ms of the click."""
+  a node's panel shows in the click's own handler."""
   url, token, root = nb7
   (root / "room7.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))
   ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
@@ -120,7 +120,7 @@ def test_maximise_in_notebook7(nb7, browser):
     check_maximise(page, "widget-maximised-notebook7.png")
     took = node_panel_ms(page)
     print(f"\nnode panel shown {took['ms']:.1f} ms after the click (Notebook 7)")
-    assert took["shown"] and took["ms"] <= 100 and took["text"].startswith(took["op"]), took
+    assert took["at_once"] and took["shown"] and took["text"].startswith(took["op"]), took
     assert not page.errors
   finally: ctx.close()
 

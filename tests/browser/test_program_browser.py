@@ -6,7 +6,7 @@ marks its source lines and a code line its instructions."""
 import re
 
 import pytest
-from harness import ARTIFACTS, TUTORIAL, new_page, notebook, run_all, to_steps
+from harness import ARTIFACTS, LIMIT, TUTORIAL, new_page, notebook, run_all, settled, to_steps
 
 CPU_CELL = TUTORIAL.replace("%%tgviz", "%%tgviz -o cpu --device CPU", 1)
 ON_SCREEN = """(n) => { const c = n.closest('.tgviz-root').querySelector('.tgviz-canvas').getBoundingClientRect(), r = n.getBoundingClientRect();
@@ -27,7 +27,7 @@ def check_listing_width(root, code_width: float) -> dict:
   """The uops or asm tab shown widens the code column to its longest line, the graph keeping at least 320 px; each
   line's end on screen, nothing to scroll sideways (a line longer than there is room for wraps: then the graph is at
   its narrowest)."""
-  root.page.wait_for_timeout(100)  # the columns follow the filled pane (a MutationObserver)
+  settled(root.page)  # the columns follow the filled pane (a MutationObserver, then a layout)
   got = root.evaluate(LISTING)
   assert got["lines"] > 0 and got["column"] > code_width + 50 and got["graph"] >= 319, (got, code_width)
   assert got["cut"] == 0 and not got["scrolls"], got  # every line's end on screen
@@ -56,12 +56,12 @@ def check_program(page, root, trace, shot: str) -> None:
   first = group.locator(".tgviz-step").first
   key = first.get_attribute("data-key")
   first.click()
-  root.locator(f".tgviz-stage[data-step='{key}'] svg g.node").first.wait_for(timeout=60_000)
+  root.locator(f".tgviz-stage[data-step='{key}'] svg g.node").first.wait_for(timeout=LIMIT)
   # uops: one row per UOp, numbered as print_uops numbers them, with its op
   code_width = root.locator(".tgviz-right").bounding_box()["width"]
   root.locator(".tgviz-tab-uops").click()
   rows = root.locator(".tgviz-uops tr[data-n]")
-  rows.nth(len(uops) - 1).wait_for(timeout=30_000)
+  rows.nth(len(uops) - 1).wait_for(timeout=LIMIT)
   check_listing_width(root, code_width)
   assert rows.count() == len(uops)
   assert root.locator(".tgviz-uops .tgviz-uop-n").all_inner_texts() == [str(i) for i in range(len(uops))]
@@ -74,7 +74,7 @@ def check_program(page, root, trace, shot: str) -> None:
   row.locator(".tgviz-uop-n").click()  # (a row is as wide as its longest arg: its middle lies far to the right)
   marked = ".tgviz-stage g.side g.node.hl-line"
   node = root.locator(f"{marked}[data-node='{store_key}'], {marked}[data-holds~='{store_key}']").first
-  node.wait_for(timeout=60_000)
+  node.wait_for(timeout=LIMIT)
   assert root.locator(".tgviz-stage").get_attribute("data-step") != key and node.evaluate(ON_SCREEN)
   assert _numbers(root, ".tgviz-code .tgviz-line-hl") == conv.line_numbers(uops[n_store]) != []
   assert _numbers(root, ".tgviz-uops tr.tgviz-row-hl") == [n_store]
@@ -91,7 +91,7 @@ def check_program(page, root, trace, shot: str) -> None:
   line = next(i for i, ln in enumerate(conv.lines, 1) if ln and ln[0].op.name == "STORE")
   behind = [i for i, u in enumerate(uops) if u in conv.lines[line - 1]]
   root.locator(".tgviz-tab-code").click()
-  root.page.wait_for_timeout(100)
+  settled(root.page)
   assert abs(root.locator(".tgviz-right").bounding_box()["width"] - code_width) <= 1  # the code tab: its own width again
   code_line = root.locator(f".tgviz-code [data-line='{line}']")
   code_line.hover()
@@ -102,12 +102,12 @@ def check_program(page, root, trace, shot: str) -> None:
   root.locator(".tgviz-tab-asm").click()
   if not cpu:
     note = root.locator(".tgviz-asm .tgviz-program-note")
-    note.wait_for(timeout=30_000)
+    note.wait_for(timeout=LIMIT)
     assert note.inner_text() == conv.disassembly_note and "no disassembler" in note.inner_text()
     assert root.locator(".tgviz-asm tr").count() == 0
     return
   asm = root.locator(".tgviz-asm tr[data-n]")
-  asm.first.wait_for(timeout=60_000)
+  asm.first.wait_for(timeout=LIMIT)
   wide = check_listing_width(root, code_width)
   print(f"\nasm tab: the code column {code_width:.0f} -> {wide['column']:.0f} px (the graph {wide['graph']:.0f} px), "
         f"{wide['lines']} lines, none cut, {wide['wrapped']} wrapped")
@@ -136,7 +136,7 @@ def test_report_program_tabs(tutorial_trace, cpu_trace, tmp_path, page, device):
   trace = tutorial_trace if device == "CL" else cpu_trace
   trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   root = page.locator(".tgviz-root")
   check_program(page, root, trace, f"report-program-{device.lower()}")
   if device == "CPU":  # the asm tab's width is the user's to drag too; the code tab keeps its own
@@ -148,10 +148,10 @@ def test_report_program_tabs(tutorial_trace, cpu_trace, tmp_path, page, device):
     page.mouse.up()
     assert abs(width() - (wide + 150)) <= 2
     root.locator(".tgviz-tab-code").click()
-    page.wait_for_timeout(100)
+    settled(page)
     assert width() < wide - 200
     root.locator(".tgviz-tab-asm").click()
-    page.wait_for_timeout(100)
+    settled(page)
     assert abs(width() - (wide + 150)) <= 2
   assert not page.errors
 
@@ -163,7 +163,7 @@ def check_notebook(page, server, lab: bool, traces) -> None:
   page.goto(f"{url}/lab/workspaces/program/tree/program.ipynb?token={token}&reset" if lab else f"{url}/notebooks/program.ipynb?token={token}")
   run_all(page, 3)
   roots = page.locator(".tgviz-root")
-  roots.nth(1).locator(".tgviz-stage svg g.node").first.wait_for(state="attached", timeout=180_000)
+  roots.nth(1).locator(".tgviz-stage svg g.node").first.wait_for(state="attached", timeout=LIMIT)
   page.errors.clear()  # from here on (Notebook 7 itself raises "reading 'schema'" while it loads its settings)
   for i, (trace, name) in enumerate(zip(traces, ("cl", "cpu"), strict=True)):
     check_program(page, roots.nth(i), trace, f"{'lab' if lab else 'nb7'}-program-{name}")

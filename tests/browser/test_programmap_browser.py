@@ -8,7 +8,7 @@ import re
 
 import pytest
 import workloads
-from harness import ARTIFACTS, new_page, notebook, run_all
+from harness import ARTIFACTS, LIMIT, new_page, notebook, run_all
 
 import tgviz
 
@@ -60,7 +60,7 @@ def test_report_opens_on_the_map(mnist, offline):
   trace, report, page = *mnist, offline
   program = trace.program()
   page.goto(report.as_uri())
-  page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=60_000)
+  page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=LIMIT)
   assert page.evaluate(LABEL_PX, MAP) >= 10.99  # readable: 11 px or more on screen
   counts = page.locator(".tgviz-map-count").all_inner_texts()
   assert counts == [f"{r} {n}" for r, n in program.counts().items()]
@@ -126,7 +126,7 @@ def test_every_kernel_of_the_gpt_step_is_two_actions_away(offline, tmp_path):
   with tgviz.capture() as trace: runpy.run_path(str(Path(workloads.__file__).parents[1] / "benchmarks" / "models" / "gpt_train_step.py"))
   report, page = trace.to_html(tmp_path / "gpt.html", workers=2), offline
   page.goto(report.as_uri())
-  page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=60_000)
+  page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=LIMIT)
   assert page.evaluate(LABEL_PX, MAP) >= 10.99
   shoot(page, "programmap-gpt-report.png")
   program, reached = trace.program(), set()
@@ -143,7 +143,7 @@ def test_every_kernel_of_the_gpt_step_is_two_actions_away(offline, tmp_path):
 def check_widget(page, root, shot: str, fuse: bool) -> None:
   """A notebook's widget opens on the map; the kernel that writes the .contiguous()'s buffer says so in its panel, with
   the user's line; "what if they fused?" (JupyterLab) runs the schedule again: the buffer gone, a kernel fewer."""
-  root.locator(f"{MAP}[open] .tgviz-map-canvas svg g.node").first.wait_for(timeout=180_000)
+  root.locator(f"{MAP}[open] .tgviz-map-canvas svg g.node").first.wait_for(timeout=LIMIT)
   panel = root.locator(".tgviz-map-panel")
   contiguous = panel.locator(".tgviz-map-buffer", has_text="a .contiguous() on line 3")
   for key in root.locator(".tgviz-map-canvas g.node[data-node^='k']").evaluate_all("ns => ns.map(n => n.dataset.node)"):
@@ -156,7 +156,7 @@ def check_widget(page, root, shot: str, fuse: bool) -> None:
   if not fuse: return
   contiguous.first.locator("button:text-is('what if they fused?')").click()
   answer = contiguous.first.locator(".tgviz-map-fused")
-  answer.wait_for(timeout=180_000)
+  answer.wait_for(timeout=LIMIT)
   assert "the buffer is gone with contiguous lifted" in answer.inner_text()
   sides = answer.locator(".tgviz-map-fused-side ol")
   assert sides.nth(1).locator("li").count() == sides.nth(0).locator("li").count() - 1

@@ -4,7 +4,7 @@ tree on the left, the code column's tabs on the right, Export SVG over the graph
 import re
 from pathlib import Path
 
-from harness import ARTIFACTS, new_page
+from harness import ARTIFACTS, LIMIT, new_page
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 ON_SCREEN = """(e) => { const r = e.getBoundingClientRect();
@@ -19,7 +19,7 @@ def test_the_maps_controls_are_where_it_says(tutorial_trace, tmp_path, browser):
   tutorial_trace.to_html(tmp_path / "index.html")
   with new_page(browser, 1500, 1000) as page:
     page.goto((tmp_path / "index.html").as_uri())
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
     width = page.viewport_size["width"]
     top_right = {"kernel table": ".tgviz-kernels > summary", "timeline · memory · roofline": ".tgviz-run > summary",
                  "what if…": ".tgviz-whatif > summary"}
@@ -34,7 +34,7 @@ def test_the_maps_controls_are_where_it_says(tutorial_trace, tmp_path, browser):
     assert tabs.all_inner_texts() == ["code", "uops", "asm", "access"] and all(t.evaluate(ON_SCREEN) for t in tabs.all())
     assert tabs.first.bounding_box()["x"] > width / 2  # the code column, right
     page.locator(".tgviz-run > summary").click()
-    page.wait_for_selector(".tgviz-tl-canvas[data-draws]", timeout=30_000)
+    page.wait_for_selector(".tgviz-tl-canvas[data-draws]", timeout=LIMIT)
     for sel, text in ((".tgviz-tl-launches", "launches"), (".tgviz-tl-fit", "whole run")):
       assert page.locator(sel).inner_text() == text and page.locator(sel).evaluate(ON_SCREEN)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

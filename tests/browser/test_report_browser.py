@@ -344,7 +344,7 @@ PATTERN_LINES = """() => [...document.querySelectorAll('.tgviz-rules tr.tgviz-ru
 
 def test_report_fills_the_window_and_its_panels(tutorial_trace, tmp_path, browser):
   """At 1600x1000 the report is the widget over the whole window, the graph canvas at least 1100x850; a node's panel
-  shows within 100 ms of the click, beside the canvas, and the page's history fills in; the rules tab is wide enough to
+  shows in the click's own handler (no round trip), beside the canvas, and the page's history fills in; the rules tab is wide enough to
   read a pattern (tens of characters a line); side panels collapse to a strip that brings them back; the kernel table
   opens over the columns, E_3 #1 and E_3 #2 apart, with each kernel's matches."""
   html = tutorial_trace.to_html(tmp_path / "index.html")
@@ -359,7 +359,7 @@ def test_report_fills_the_window_and_its_panels(tutorial_trace, tmp_path, browse
     print(f"\nreport canvas at 1600x1000: {canvas['width']:.0f}x{canvas['height']:.0f} px")
     took = node_panel_ms(page)
     print(f"node panel shown {took['ms']:.1f} ms after the click (report)")
-    assert took["shown"] and took["ms"] <= 100 and took["text"].startswith(took["op"]), took
+    assert took["at_once"] and took["shown"] and took["text"].startswith(took["op"]), took
     panel = page.locator(".tgviz-node-panel").bounding_box()
     assert panel["x"] >= canvas["x"] + canvas["width"] and page.locator(".tgviz-canvas").bounding_box() == canvas
     page.wait_for_selector(".tgviz-node-panel[data-state='full'] .tgviz-history", timeout=30_000)

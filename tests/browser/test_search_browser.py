@@ -6,7 +6,7 @@ import sys
 
 import pytest
 import workloads
-from harness import ARTIFACTS, new_page, open_in_lab, run_all
+from harness import ARTIFACTS, LIMIT, new_page, open_in_lab, run_all
 
 import tgviz
 from tgviz.views import protocol as P
@@ -33,18 +33,18 @@ def search(page, text: str, total: int) -> None:
   page.keyboard.press("Control+a")
   page.keyboard.type(text)
   said = f"{total} hit{'s' if total != 1 else ''} for “{text}”" if total else f"no match for “{text}”"
-  page.wait_for_function("(t) => document.querySelector('.tgviz-results-head')?.textContent === t", arg=said, timeout=30_000)
+  page.wait_for_function("(t) => document.querySelector('.tgviz-results-head')?.textContent === t", arg=said, timeout=LIMIT)
 
 
 def shown_at(page, step, match) -> None:
   m = "" if match is None else str(match)
   page.wait_for_function("([s, m]) => { const st = document.querySelector('.tgviz-stage'); return st && st.dataset.step === s && "
-                         "st.dataset.match === m && st.querySelector('svg g.node'); }", arg=[P.step_key(step), m], timeout=60_000)
+                         "st.dataset.match === m && st.querySelector('svg g.node'); }", arg=[P.step_key(step), m], timeout=LIMIT)
 
 
 def test_search_in_the_report_finds_and_goes_there(mnist_trace, mnist_report, page):
   page.goto(mnist_report.as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   # "where did the loss's log_softmax end up?": /, log_softmax, a click (3 actions)
   hits = mnist_trace.search("log_softmax")
   search(page, "log_softmax", len(hits))
@@ -60,14 +60,14 @@ def test_search_in_the_report_finds_and_goes_there(mnist_trace, mnist_report, pa
   page.locator(".tgviz-hits.kind-uop .tgviz-hit").nth([h for h in mnist_trace.search("EXP2") if h.kind == "uop"].index(uop)).click()
   shown_at(page, uop.step, uop.match)
   marked = f".tgviz-stage g.node.hl[data-node='{uop.node}'], .tgviz-stage g.node.hl[data-holds~='{uop.node}']"
-  page.wait_for_selector(marked, timeout=30_000)
+  page.wait_for_selector(marked, timeout=LIMIT)
   assert page.evaluate(ON_SCREEN, marked)
   page.screenshot(path=str(ARTIFACTS / "search-uop.png"))
   # a code line: the kernel's codegen graph, the line marked
   code = next(h for h in mnist_trace.search("get_local_id") if h.kind == "code")
   search(page, "get_local_id", len(mnist_trace.search("get_local_id")))
   page.locator(".tgviz-hits.kind-code .tgviz-hit").first.click()
-  page.wait_for_selector(f".tgviz-code [data-line='{code.line}'].tgviz-line-pinned", timeout=60_000)
+  page.wait_for_selector(f".tgviz-code [data-line='{code.line}'].tgviz-line-pinned", timeout=LIMIT)
   assert page.locator(".tgviz-stage").get_attribute("data-step") == P.step_key(code.step)
   # a rule: the step it fired in, at its first match there
   rule = next(h for h in mnist_trace.search("do_devectorize") if h.kind == "rule")
@@ -82,7 +82,7 @@ def test_search_in_the_report_finds_and_goes_there(mnist_trace, mnist_report, pa
   assert page.locator(".tgviz-results .tgviz-hit-text *").count() == 0
   search(page, "no such thing anywhere", 0)
   page.keyboard.press("Escape")  # clears the box: the hits go
-  page.wait_for_selector(".tgviz-results", state="hidden", timeout=10_000)
+  page.wait_for_selector(".tgviz-results", state="hidden", timeout=LIMIT)
   page.locator(".tgviz-title").click()
   page.keyboard.press("Control+f")  # Ctrl-F: the search box, not the page's find
   assert page.evaluate("document.activeElement.classList.contains('tgviz-filter')")
@@ -96,17 +96,17 @@ def test_search_in_the_widget_is_answered_by_python(lab, browser):
   with new_page(browser, 1600, 1100) as page:
     open_in_lab(page, lab, "search", "%load_ext tgviz", SOFTMAX)
     run_all(page, 2)
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
     page.locator(".tgviz-filter").click()  # beside the program map the widget opens on
     page.keyboard.type("EXP2")
-    page.wait_for_selector(".tgviz-hits.kind-uop .tgviz-hit", timeout=60_000)
+    page.wait_for_selector(".tgviz-hits.kind-uop .tgviz-hit", timeout=LIMIT)
     head = page.locator(".tgviz-results-head").inner_text()
     assert head.endswith("for “EXP2”") and int(head.split()[0]) >= page.locator(".tgviz-hit").count() > 0
     hit = page.locator(".tgviz-hits.kind-uop .tgviz-hit").last
     where = hit.locator(".tgviz-hit-where").inner_text()
     hit.click()
-    page.wait_for_function("(w) => document.querySelector('.tgviz-title').innerText.startsWith(w.split(' · ')[0])", arg=where, timeout=60_000)
-    page.wait_for_selector(".tgviz-stage g.node.hl", timeout=60_000)
+    page.wait_for_function("(w) => document.querySelector('.tgviz-title').innerText.startsWith(w.split(' · ')[0])", arg=where, timeout=LIMIT)
+    page.wait_for_selector(".tgviz-stage g.node.hl", timeout=LIMIT)
     assert page.evaluate(ON_SCREEN, ".tgviz-stage g.node.hl")
     page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "search-widget.png"))
     assert not page.errors
@@ -131,9 +131,9 @@ def test_a_report_opens_on_where_tinygrad_failed(failed_report, page):
   box = page.locator(".tgviz-failure")
   assert box.is_visible() and f.summary() in box.inner_text() and "failed" in box.inner_text()
   marked = f".tgviz-stage g.node.hl[data-node='{f.node}'], .tgviz-stage g.node.hl[data-holds~='{f.node}']"
-  page.wait_for_selector(marked, timeout=30_000)  # the UOp it failed on, picked, on screen, its panel open
+  page.wait_for_selector(marked, timeout=LIMIT)  # the UOp it failed on, picked, on screen, its panel open
   assert page.evaluate(ON_SCREEN, marked) and page.locator(".tgviz-node-panel").is_visible()
-  if where == "compile": page.wait_for_selector(f".tgviz-code [data-line='{f.line}'].tgviz-line-hl", timeout=30_000)
+  if where == "compile": page.wait_for_selector(f".tgviz-code [data-line='{f.line}'].tgviz-line-hl", timeout=LIMIT)
   box.locator("summary").click()  # the exception and tinygrad's traceback
   assert "Traceback" in box.locator("pre").inner_text() and f.error.splitlines()[0] in box.locator("pre").inner_text()
   page.screenshot(path=str(ARTIFACTS / f"failure-{where}.png"))
@@ -145,11 +145,11 @@ def test_the_widget_opens_on_where_tinygrad_failed(lab, browser):
   with new_page(browser, 1600, 1100) as page:
     open_in_lab(page, lab, "failing", "%load_ext tgviz", cell)
     run_all(page, 2)
-    page.wait_for_selector(".tgviz-failure:not([hidden])", timeout=120_000)
-    page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '4'", timeout=60_000)  # match 5 of 5
+    page.wait_for_selector(".tgviz-failure:not([hidden])", timeout=LIMIT)
+    page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '4'", timeout=LIMIT)  # match 5 of 5
     assert "a rewrite failed in" in page.locator(".tgviz-failure").inner_text()
-    page.wait_for_selector(".tgviz-stage g.node.hl", timeout=30_000)  # the STORE the pattern was matching, picked
-    page.wait_for_function("document.querySelector('.tgviz-node-panel').innerText.startsWith('STORE')", timeout=30_000)
+    page.wait_for_selector(".tgviz-stage g.node.hl", timeout=LIMIT)  # the STORE the pattern was matching, picked
+    page.wait_for_function("document.querySelector('.tgviz-node-panel').innerText.startsWith('STORE')", timeout=LIMIT)
     assert "devectorize2" in page.locator(".tgviz-title").inner_text()
     page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "failure-widget.png"))
     assert not page.errors

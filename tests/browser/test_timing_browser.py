@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import workloads
-from harness import ARTIFACTS, new_page, notebook, open_in_lab, run_all
+from harness import ARTIFACTS, LIMIT, new_page, notebook, open_in_lab, run_all
 
 import tgviz
 from tgviz.trace.steps import where
@@ -58,9 +58,9 @@ def test_where_the_compile_time_goes_in_three_actions(report, page):
   longest kernel codegen span (3): that kernel's steps open."""
   path, trace = report
   page.goto(path.as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.locator(".tgviz-run > summary").click()                                    # 1
-  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=60_000)
+  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=LIMIT)
   tot = trace.compile_times().totals
   line = page.locator(".tgviz-tl-compile").inner_text()
   assert line == tot.summary() and f"capture {tot.wall_us / 1e3:,.1f} ms" in line and "not covered" in line
@@ -68,7 +68,7 @@ def test_where_the_compile_time_goes_in_three_actions(report, page):
   assert page.locator(".tgviz-tl-replays.active").count() == 1
   page.screenshot(path=str(ARTIFACTS / "timing-timeline-replays.png"))
   page.locator(".tgviz-tl-fit").click()                                            # 2
-  page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=10_000)
+  page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=LIMIT)
   canvas = page.locator(CANVAS)
   x, y, w, h = json.loads(canvas.get_attribute("data-codegen"))
   step = canvas.get_attribute("data-codegen-step")
@@ -78,13 +78,13 @@ def test_where_the_compile_time_goes_in_three_actions(report, page):
   box = canvas.bounding_box()
   page.mouse.move(box["x"] + x + w / 2, box["y"] + y + h / 2)
   tip = page.locator(".tgviz-tl-tip")
-  tip.wait_for(state="visible", timeout=5_000)
+  tip.wait_for(state="visible", timeout=LIMIT)
   assert tip.inner_text().startswith(f"{span.name} (a kernel's codegen) on TINY") and "click: its steps" in tip.inner_text()
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "timing-compiler-lanes.png"))
   page.mouse.click(box["x"] + x + w / 2, box["y"] + y + h / 2)                     # 3
   page.wait_for_function("(n) => document.querySelector('.tgviz-code-head').innerText.startsWith(n + ' ·')", arg=group.kernel.display_name,
-                         timeout=60_000)
+                         timeout=LIMIT)
   assert not page.locator(".tgviz-run[open]").count()
   assert not page.errors
 
@@ -92,7 +92,7 @@ def test_where_the_compile_time_goes_in_three_actions(report, page):
 def test_the_kernel_tables_times_compile_and_limits(report, page):
   path, trace = report
   page.goto(path.as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.locator(".tgviz-kernels > summary").click()
   rows = table(page)
   expected = trace.kernel_table(peaks=True)  # (the report measured the peaks, cached: the rows' limits are the page's)
@@ -117,9 +117,9 @@ def test_the_kernel_tables_times_compile_and_limits(report, page):
 def test_the_rules_tab_counts_every_attempt(report, page):
   path, trace = report
   page.goto(path.as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.locator(".tgviz-rules-toggle").click()
-  page.wait_for_selector(".tgviz-rules tr.tgviz-rule", timeout=30_000)
+  page.wait_for_selector(".tgviz-rules tr.tgviz-rule", timeout=LIMIT)
   heads = page.locator(".tgviz-rules > table th").all_inner_texts()
   assert heads == ["count", "matched", "attempts", "rate", "self", "failed", "in steps", "steps", "pattern"]
   top = trace.rules()[0]
@@ -143,10 +143,10 @@ def test_the_rules_tab_counts_every_attempt(report, page):
 def test_the_roofline_names_the_slowest_clear_of_the_points(report, page):
   path, trace = report
   page.goto(path.as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.locator(".tgviz-run > summary").click()
   page.locator(".tgviz-run-tab[data-tab='roofline']").click()
-  page.wait_for_selector(".tgviz-roof-point", timeout=60_000)
+  page.wait_for_selector(".tgviz-roof-point", timeout=LIMIT)
   names = page.locator(".tgviz-roof-name")
   assert names.count() >= 4
   points = page.eval_on_selector_all(".tgviz-roof-point", "ps => ps.map(p => ['cx', 'cy', 'r'].map(a => Number(p.getAttribute(a))))")
@@ -174,14 +174,14 @@ def test_time_again_in_jupyterlab(lab, browser):
   with new_page(browser, 1600, 1100) as page:
     open_in_lab(page, lab, "timing", "%load_ext tgviz", TRAIN.format(tests=tests))
     run_all(page, 2)
-    page.locator(".tgviz-root").wait_for(timeout=180_000)
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+    page.locator(".tgviz-root").wait_for(timeout=LIMIT)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
     page.locator(".tgviz-kernels > summary").click()
     before = table(page)
     assert any(r["spread"][0] == "❄ 1 cold launch" for r in before) and not any("re-timed" in r["spread"][0] for r in before)
     page.locator(".tgviz-retime").click()
     page.wait_for_function("[...document.querySelectorAll('.tgviz-kernels tbody tr')].some(r => r.innerText.includes('re-timed'))",
-                           timeout=180_000)
+                           timeout=LIMIT)
     after = table(page)
     retimed = [r for r in after if "re-timed" in r["spread"][0]]
     assert 1 <= len(retimed) <= 5 and all(not r["median"][0].startswith("❄") for r in retimed)
@@ -197,13 +197,13 @@ def test_compiler_lanes_in_notebook7(nb7, browser):
   with new_page(browser, 1600, 1100) as page:
     page.goto(f"{url}/notebooks/timing7.ipynb?token={token}")
     run_all(page, 2)
-    page.locator(".tgviz-root").wait_for(timeout=180_000)
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+    page.locator(".tgviz-root").wait_for(timeout=LIMIT)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
     page.errors.clear()  # (Notebook 7 itself raises "reading 'schema'" while it loads its settings)
     page.locator(".tgviz-run > summary").click()
-    page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=120_000)
+    page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=LIMIT)
     page.locator(".tgviz-tl-fit").click()
-    page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=10_000)
+    page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=LIMIT)
     assert "kernels' codegen" in page.locator(".tgviz-tl-compile").inner_text()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "timing-compiler-lanes-notebook7.png"))
@@ -221,23 +221,23 @@ def test_the_gpt_steps_compiler_lanes_beside_viz(tmp_path, page):
   assert proc.returncode == 0, proc.stderr
   assert "timed again in" in proc.stdout and "re-timed" in proc.stdout
   page.goto((tmp_path / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.locator(".tgviz-kernels > summary").click()
   rows = table(page)
   assert any(r["program"][0].startswith("launches in ") for r in rows)  # E_8_4 #3's launches are E_8_4 #2's
   runs = sum(int(r["runs"][0].replace(",", "") or 0) for r in rows if r["runs"][0] != "–")
   page.locator(".tgviz-kernels > summary").click()
   page.locator(".tgviz-run > summary").click()
-  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=120_000)
+  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=LIMIT)
   assert int(page.locator(".tgviz-tl-count").get_attribute("data-kernels")) == runs
   page.locator(".tgviz-tl-fit").click()
-  page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=10_000)
+  page.wait_for_function(f"(c => c.dataset.codegen && JSON.parse(c.dataset.view)[0] === 0)(document.querySelector('{CANVAS}'))", timeout=LIMIT)
   canvas = page.locator(CANVAS)
   x, y, w, h = json.loads(canvas.get_attribute("data-codegen"))
   box = canvas.bounding_box()
   page.mouse.move(box["x"] + x + w / 2, box["y"] + y + h / 2)
   tip = page.locator(".tgviz-tl-tip")
-  tip.wait_for(state="visible", timeout=5_000)
+  tip.wait_for(state="visible", timeout=LIMIT)
   assert re.match(r"do_to_program for \S+ \(a kernel's codegen\) on TINY\nstart .* · duration ", tip.inner_text())
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "timing-gpt-compiler-lanes.png"))

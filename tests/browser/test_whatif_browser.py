@@ -49,14 +49,17 @@ def check_time_labels(sheet, runs: int, by: str) -> None:
   summary = sheet.locator(".tgviz-retry-result.same").first.inner_text()
   median = re.search(rf"median of {runs} runs ([\d.]+) µs -> ([\d.]+) µs \(same inputs\)$", summary)
   assert median, summary
-  heads = [t.rstrip(" ▲▼") for t in sheet.locator(".tgviz-whatif-compare .tgviz-pairs th").all_inner_texts()]
-  at = heads.index(f"original ({by}) runs")  # right after the code column, on screen
-  assert heads[at - 1: at + 4] == ["code", f"original ({by}) runs", "retry runs", f"original ({by}) total µs", "retry total µs"], heads
+  th = sheet.locator(".tgviz-whatif-compare .tgviz-pairs th")
+  heads = [t.split("\n")[0].rstrip(" ▲▼") for t in th.all_inner_texts()]  # a column's label, then its sides' names
+  at = heads.index("runs")  # right after the code column, on screen, each side's value one above the other
+  assert heads[at - 1: at + 2] == ["code", "runs", "total µs"], heads
+  assert [th.nth(at + i).locator("button").all_inner_texts() for i in (0, 1)] == [[f"original ({by})", "retry"]] * 2
   cells = sheet.locator(".tgviz-whatif-compare .tgviz-pairs tbody tr").first.locator("td")
-  assert [int(cells.nth(at + i).inner_text()) for i in (0, 1)] == [runs, runs]
-  assert all(cells.nth(at + i).is_visible() and cells.nth(at + i).bounding_box()["x"] + cells.nth(at + i).bounding_box()["width"]
-             <= sheet.page.viewport_size["width"] for i in range(4))
-  total_a, total_b = (float(cells.nth(at + i).inner_text().replace(",", "")) for i in (2, 3))  # over half the runs took the median or longer
+  sides = [cells.nth(at + i).locator(".side") for i in (0, 1)]
+  assert [int(t) for t in sides[0].all_inner_texts()] == [runs, runs]
+  assert all(s.nth(i).is_visible() and s.nth(i).bounding_box()["x"] + s.nth(i).bounding_box()["width"]
+             <= sheet.page.viewport_size["width"] for s in sides for i in (0, 1))
+  total_a, total_b = (float(t.replace(",", "")) for t in sides[1].all_inner_texts())  # over half the runs took the median or longer
   least = (runs // 2 + 1) * 0.99
   assert total_a >= least * float(median.group(1)) and total_b >= least * float(median.group(2)), (cells, summary)
 

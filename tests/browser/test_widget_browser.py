@@ -140,7 +140,7 @@ def test_clicking_a_node_opens_its_panel(lab, page):
 
 def test_maximised_panels_and_kernel_table(lab, browser):
   """At 1600x1000: maximised, the widget fills the window and the graph gets at least 1100x850 px; a node's panel shows
-  within 100 ms of the click, docked in the code column beside the canvas (not over it), and the kernel's answer fills
+  in the click's own handler (no round trip), docked in the code column beside the canvas (not over it), and the kernel's answer fills
   it in; side panels collapse to a strip that brings them back; the kernel table opens over the columns (the widget does
   not grow), numbers same-named kernels and has their matches."""
   cell = TUTORIAL + "\nprint(Tensor.arange(2, 11, 3).tolist(), Tensor.arange(5, -1, -2).tolist())"  # two kernels E_3
@@ -156,7 +156,7 @@ def test_maximised_panels_and_kernel_table(lab, browser):
     canvas = page.locator(".tgviz-canvas").bounding_box()
     took = node_panel_ms(page)
     print(f"\nnode panel shown {took['ms']:.1f} ms after the click (JupyterLab, maximised)")
-    assert took["shown"] and took["state"] == "page" and took["ms"] <= 100, took
+    assert took["at_once"] and took["shown"] and took["state"] == "page", took
     assert took["text"].startswith(took["op"]) and took["key"] in took["text"] and "sources:" in took["text"]
     panel = page.locator(".tgviz-node-panel").bounding_box()
     assert panel["x"] >= canvas["x"] + canvas["width"] and page.locator(".tgviz-canvas").bounding_box() == canvas  # beside it

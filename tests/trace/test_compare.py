@@ -1,5 +1,6 @@
 """Comparisons on the tutorial's pairs (WINO=0 vs WINO=1, IMAGE=1; an arange for indexing vs read out as data): kernels
 paired and unpaired, code diffs, the kernel table, the HTML page, the widget, the magic's options and the command line."""
+import inspect
 import json
 import re
 
@@ -51,6 +52,35 @@ def test_winograd_pairs_the_unchanged_kernels_and_leaves_the_conv_unpaired(conv)
   text = str(c)
   assert "WINO=0 vs WINO=1" in text and "only in WINO=0 (1): r_4_4_3_3" in text and "only in WINO=1 (3): E_6_6 #1, E_6_6 #2, E_4_4" in text
   assert "E_6_3_2 ~ E_6_3_2  same AST, same code" in text and f"{c.step_deltas[0].name}: {c.step_deltas[0].a} -> {c.step_deltas[0].b}" in text
+
+
+def test_winograd_links_the_conv_to_the_kernels_that_replace_it(conv):
+  """The plain conv's one kernel and Winograd's three compute the same user op (conv2d on line 7 of the script): linked
+  as a group, its times summed, each side's kernel naming the other side's as its counterparts."""
+  c = tgviz.compare(conv["general"], conv["wino"], labels=("WINO=0", "WINO=1"))
+  (g,) = c.groups
+  assert [k.name for k in g.a] == ["r_4_4_3_3"] and [k.name for k in g.b] == ["E_6_6", "E_6_6", "E_4_4"]
+  assert g.label == "conv2d (line 7): 1 kernel ↔ 3 kernels"
+  table = c.kernel_table()
+  assert g.times_us == pytest.approx((table[4]["a_time_us"], sum(r["b_time_us"] for r in table[5:])), abs=0.002)
+  assert [r["group"] for r in table] == [None] * 4 + [0] * 4
+  assert c.counterparts(g.a[0]) == g.b and all(c.counterparts(k) == g.a for k in g.b)
+  assert c.counterparts(c.pairs[1].a) == (c.pairs[1].b,) and c.group_of(c.pairs[1].a) is None
+  assert "conv2d (line 7): 1 kernel ↔ 3 kernels: r_4_4_3_3 ↔ E_6_6 #1, E_6_6 #2, E_4_4" in c.summary()
+  # IMAGE computes the conv with three kernels of its own: linked the same way
+  assert [([k.name for k in g.a], [k.name for k in g.b]) for g in tgviz.compare(conv["general"], conv["image"]).groups] == \
+    [(["r_4_4_3_3"], ["E_3_3_4_4", "E_2_2_3_3_4", "r_4_4_3_12"])]
+
+
+def test_conv_on_another_line_is_linked_by_its_op():
+  """Two cells (or scripts) whose conv is on other lines: linked by the op, the label giving each side's line."""
+  x, w = Tensor.rand(1, 1, 6, 6).realize(), Tensor.rand(1, 1, 3, 3).realize()
+  line = inspect.currentframe().f_lineno + 1
+  with tgviz.capture() as plain: x.conv2d(w).realize()
+  with tgviz.capture(env={"WINO": 1}) as wino:
+    x.conv2d(w).realize()
+  (g,) = tgviz.compare(plain, wino).groups
+  assert (len(g.a), len(g.b)) == (1, 3) and g.label == f"conv2d (line {line} ↔ {line + 2}): 1 kernel ↔ 3 kernels"
 
 
 def test_image_changes_a_kernel_with_the_same_ast(conv):
@@ -128,12 +158,15 @@ def test_html_page_is_self_contained_and_escapes_labels(conv, tmp_path):
   page = c.to_html(tmp_path / "cmp.html", title="<i>conv</i>").read_text()
   assert "<b>general" not in page and "<i>conv" not in page and "&lt;i&gt;conv" in page
   data = json.loads(re.search(r'id="tgviz-compare">(.*?)</script>', page, re.S).group(1))
-  assert data["state"]["labels"] == ["<b>general</b>", "IMAGE=1"] and len(data["pairs"]) == len(data["state"]["rows"]) == 4 + 1 + 3
+  assert data["state"]["labels"] == ["<b>general</b>", "IMAGE=1"] and len(data["pairs"]) == 4 + 1 + 3
+  assert [r.get("kind") for r in data["state"]["rows"]] == [None] * 8 + ["group"]  # and the row of the conv's kernels
   changed = data["pairs"][1]
   assert changed["diff"].startswith("--- E_6_3_2") and [s["name"] for s in changed["sides"]] == ["E_6_3_2", "E_6_2_3"]
   assert [[g["step"] for g in s["graphs"]] for s in changed["sides"]] == [["View Base AST", "View Program"]] * 2
   assert all(g["svg"].startswith("<svg") for s in changed["sides"] for g in s["graphs"])
-  assert data["pairs"][4]["sides"][1] is None and "http" not in re.sub(r"http://www\.w3\.org/[\w/]+", "", page)
+  conv = data["pairs"][4]  # the plain conv's kernel, beside the first kernel IMAGE computes the conv with
+  assert [s["name"] for s in conv["sides"]] == ["r_4_4_3_3", "E_3_3_4_4"] and conv["diff"] == ""
+  assert "http" not in re.sub(r"http://www\.w3\.org/[\w/]+", "", page)
   # the default title names the two sides, escaped
   page = c.to_html(tmp_path / "default.html").read_text()
   assert "<title>tgviz comparison: &lt;b&gt;general&lt;/b&gt; vs IMAGE=1</title>" in page and "<b>general" not in page
@@ -141,12 +174,16 @@ def test_html_page_is_self_contained_and_escapes_labels(conv, tmp_path):
 
 def test_compare_widget_sends_a_pair(conv, recording_comm):
   w = CompareWidget(conv["general"], conv["wino"], labels=("WINO=0", "WINO=1"))
-  assert w.labels == ["WINO=0", "WINO=1"] and [r["code"] for r in w.rows] == ["same"] * 4 + ["–"] * 4
+  assert w.labels == ["WINO=0", "WINO=1"] and [r["code"] for r in w.rows] == ["same"] * 4 + ["–"] * 5
+  group = w.rows[-1]  # the conv's kernels on both sides: a row of their own, its runs and times summed, theirs under it
+  assert (group["kind"], group["name"], group["a_runs"], group["b_runs"]) == ("group", "conv2d (line 7): 1 kernel ↔ 3 kernels", 1, 3)
+  assert group["b_time_us"] == pytest.approx(sum(r["b_time_us"] for r in w.rows[5:8]), abs=0.002)
+  assert [r.get("under") for r in w.rows] == [None] * 4 + [8] * 4 + [None]
   assert "<svg" not in json.dumps(w.rows)  # graphs are sent on demand
   w._on_msg(w, {"type": "pair", "index": 4}, [])
   w.wait()
   msg = next(m for m in w.comm.custom() if m["type"] == "pair")
-  assert msg["index"] == 4 and msg["sides"][0]["name"] == "r_4_4_3_3" and msg["sides"][1] is None
+  assert msg["index"] == 4 and [s["name"] for s in msg["sides"]] == ["r_4_4_3_3", "E_6_6 #1"]  # beside its counterpart
   assert "__kernel" in msg["sides"][0]["html"] and len(msg["sides"][0]["graphs"]) == 2
   assert "only in WINO=0" in w._repr_mimebundle_()[0]["text/plain"]
 

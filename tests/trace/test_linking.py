@@ -184,10 +184,11 @@ def test_origins_of_a_backward_program(two_kernel_backward):
   text = Path(here).read_text().splitlines()
   for k in two_kernel_backward.kernels:
     for o in k.origins: assert o.line is not None and o.source and o.source in text[o.line - 1]
-  # each kernel's CALL in the schedule's kernel graph says its operations
+  # each kernel's CALL in the schedule's kernel graph says the kernel it becomes and its operations
   graph = [s for s in two_kernel_backward.steps if s.name == "View Kernel Graph"]
   labels = [line for s in graph for g in s.graphs() for node in tg.to_graph(g, s.call_notes).nodes.values() for line in node.label]
-  assert any(line.startswith("ops: ") and "__matmul__" in line for line in labels), labels
+  names = {k.display_name for k in two_kernel_backward.kernels}
+  assert any(line.startswith("→ ") and line[2:].split(" · ")[0] in names and "__matmul__" in line.partition(" · ops: ")[2] for line in labels), labels
 
 
 def test_a_tensor_method_that_raised_does_not_claim_later_ops():
@@ -233,3 +234,48 @@ def test_a_code_line_opens_a_view_built_around_its_uops(cnn_trace):
   drawable = set(tg.to_graph(step.before()).nodes) - F.constants(PI.scene_of(step, None))
   assert not folded["partial"] and all(set(lines[m - 1]) & drawable <= held for m in statements)
   with pytest.raises(ValueError, match="auto, full or line:N"): P.picture_message(cnn_trace, P.step_key(step), view="sideways")
+
+
+def _conv(trace):
+  return next(k for k in trace.kernels if k.name == "r_2_2_2_2")
+
+
+def test_lineage_goes_back_to_the_kernels_ast_and_the_users_line(tutorial_trace):
+  """A node's "came from" chain: each rewrite that made it from an earlier node, back to the kernel's AST (the input of
+  its first step) and the Tensor op and line of the user's code that made that."""
+  conv = _conv(tutorial_trace)
+  store = next(ln[0] for ln in conv.lines if ln and ln[0].op.name == "STORE")
+  lin = tutorial_trace.lineage(store, conv.group)
+  assert lin.links[0].uop is store and lin.links[0].kind in ("created", "rebuilt")
+  # each link made its node at that match from the next link's node, which the graph before the match holds
+  for new, old in zip(lin.links, lin.links[1:], strict=False):
+    assert new.other is old.uop
+    if new.match is not None:
+      assert new.uop not in set(tg.toposort(new.step.at(new.match))) and new.uop in set(tg.toposort(new.step.at(new.match + 1)))
+      assert old.uop in set(tg.toposort(new.step.at(new.match)))
+  first = lin.links[-1]
+  assert first.kind == "input" and first.other is None and first.step is conv.group.steps[0] and lin.first is first.uop
+  assert first.uop in set(tg.toposort(conv.group.steps[0].before()))
+  assert len(lin.links) > 10  # the last rebuild ("casted consts") is far from where the store began
+  assert [(o.op, Path(o.file).name, o.line) for o in lin.origins] == [("conv2d", "tutorial_conv2d.py", 6)]
+  assert "from conv2d (tutorial_conv2d.py:6)" in repr(lin) and "in the input of 'r_2_2_2_2 / View Base AST'" in repr(lin)
+  # the node panel's message: its runs, newest first, back to the AST, with the user's line
+  node = P.node_message(tutorial_trace, P.step_key(conv.codegen_step), None, tg.node_key(store))
+  runs = node["lineage"]
+  assert sum(r["count"] for r in runs) == len(lin.links) and runs[-1]["kind"] == "input" and runs[-1]["step"] == P.step_key(conv.group.steps[0])
+  assert runs[0]["key"] == tg.node_key(store) and all(r["other_key"] == runs[i + 1]["key"] for i, r in enumerate(runs[:-1])), runs
+  assert [(o["op"], o["where"]) for o in node["origins"]] == [("conv2d", "tutorial_conv2d.py:6")]
+
+
+def test_lineage_of_a_node_that_lives_inside_one_step(tutorial_trace):
+  """A node a match's picture shows that neither the step's input nor its output holds (rebuilt at one match, rebuilt
+  again at a later one) still has its chain, from that picture on."""
+  conv = _conv(tutorial_trace)
+  store = next(ln[0] for ln in conv.lines if ln and ln[0].op.name == "STORE")
+  made = tutorial_trace.lineage(store, conv.group).links[0]
+  inside, step = made.other, made.step
+  assert inside not in set(tg.toposort(step.before())) and inside not in set(tg.toposort(step.after()))
+  lin = tutorial_trace.lineage(inside, conv.group, seen=(step, made.match))
+  assert lin.links[0].uop is inside and lin.links[0].step is step and lin.links[-1].step is conv.group.steps[0] and lin.origins
+  node = P.node_message(tutorial_trace, P.step_key(step), made.match, tg.node_key(inside))
+  assert node["lineage"][0]["key"] == tg.node_key(inside) and node["lineage"][-1]["kind"] == "input" and node["origins"]

@@ -1,14 +1,14 @@
 // The node side of tests/views/test_js_parity.py: runs the HTML report's JS on the report's own data, as the page does, and
 // prints what it computed. Input (a JSON file, argv[2]): {state, chunks (the report's data chunks by name, decoded),
-// graphs: [{step, ks}], pictures: [{step, match, view, plain}]}. Output (JSON on stdout): per graphs entry, per k, the
+// graphs: [{step, ks}], pictures: [{step, match, view, plain}], nodes: [{step, match, key}]}. Output (JSON on stdout): per graphs entry, per k, the
 // sha256 of the node keys of the step's graph after k matches (tinygrad's toposort order, one per line); per pictures
 // entry, the picture message computed with dot's plain output of each DOT text given (the DOT texts it laid out, its
-// SVG, counts, panels); with tables:
+// SVG, counts, panels); per nodes entry, its node panel's history, lineage, origins and the kernel it becomes; with tables:
 // true, each segment's node table rows as the page unpacks them, by chunk name.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { toposort } from "../../js/port/picture.js";
-import { pictureMessage } from "../../js/port/protocol.js";
+import { nodeMessage, pictureMessage } from "../../js/port/protocol.js";
 import { unpackRows } from "../../js/port/replay.js";
 import { contentsOf, pageData } from "../../js/report.js";
 import { sha256 } from "../../js/vendor/sha256.js";
@@ -36,7 +36,12 @@ for (const { step, match, view, plain } of input.pictures) {
     return plain[dot];
   });
   pictures.push({ dots, svg: m.svg, shown: m.shown, total: m.total, partial: m.partial, message: m.message, info: m.info,
-                  match_info: m.match_info, kernel: m.kernel, produced: m.produced, node_matches: m.node_matches });
+                  match_info: m.match_info, kernel: m.kernel, produced: m.produced, schedule: m.schedule, node_matches: m.node_matches });
+}
+const nodes = [];
+for (const { step, match, key } of input.nodes ?? []) {
+  const m = await nodeMessage(data, { step, match }, key);
+  nodes.push({ history: m.history, lineage: m.lineage, origins: m.origins, becomes: m.becomes });
 }
 /** @type {Record<string, any>} */
 const tables = {};
@@ -45,4 +50,4 @@ for (const [name, d] of Object.entries(input.chunks)) {
   const contents = await contentsOf(input.chunks.contents, Number(name.slice(2)), async (p) => input.chunks[`c-${p}`]);
   tables[name] = unpackRows(d, contents, sha256, input.state.notes, input.state.config.opFamilies).rows;
 }
-process.stdout.write(JSON.stringify({ graphs, pictures, tables }));
+process.stdout.write(JSON.stringify({ graphs, pictures, nodes, tables }));

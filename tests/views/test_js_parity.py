@@ -91,7 +91,7 @@ def _check(trace, steps, sels, tmp_path, monkeypatch, every_match: bool = True) 
     assert js["dots"] == [dot for dot, _ in laid], where
     assert js["svg"] == py["svg"], where
     assert (js["shown"], js["total"], js["partial"], js["message"]) == (py["shown"], py["total"], py["partial"], py["message"]), where
-    assert js["info"] == py["info"] and (js["kernel"], js["produced"]) == (py["kernel"], py["produced"]), where
+    assert js["info"] == py["info"] and (js["kernel"], js["produced"], js["schedule"]) == (py["kernel"], py["produced"], py["schedule"]), where
     assert js["node_matches"] == py["node_matches"], where
     if m is None: assert js["match_info"] is None
     else: assert js["match_info"] == {**py["match_info"], "diff": ""}, where  # the page has no UOps to diff
@@ -225,3 +225,23 @@ def test_shipped_module_texts_parse(name, tmp_path):
   path.write_text(text)
   proc = subprocess.run([NODE, "--check", str(path)], capture_output=True, text=True, timeout=60)
   assert proc.returncode == 0, proc.stderr
+
+
+@needs_node
+def test_node_panels_lineage_in_node_is_python(tutorial_trace, tmp_path):
+  """The node panel the report's page computes (history, where the node came from back to the kernel's AST and the
+  user's line, the kernel a CALL becomes) is Python's: a codegen node, one that lives inside a step (only a match's
+  picture shows it), a schedule graph's CALL."""
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  store = next(ln[0] for ln in conv.lines if ln and ln[0].op.name == "STORE")
+  made = tutorial_trace.lineage(store, conv.group).links[0]
+  sched = next(s for s in tutorial_trace.steps if s.name == "View Kernel Graph")
+  call = next(u for u in tg.toposort(sched.before()) if u.op.name == "CALL")
+  nodes = [(conv.codegen_step, None, store), (made.step, made.match, made.other), (sched, None, call)]
+  got = _node({**_report_data(tutorial_trace, [*conv.group.steps, sched]), "graphs": [], "pictures": [],
+               "nodes": [{"step": P.step_key(s), "match": m, "key": tg.node_key(u)} for s, m, u in nodes]}, tmp_path)
+  for (s, m, u), js in zip(nodes, got["nodes"], strict=True):
+    py = P.node_message(tutorial_trace, P.step_key(s), m, tg.node_key(u))
+    assert js == {k: py[k] for k in ("history", "lineage", "origins", "becomes")}, (s.path, m)
+  assert got["nodes"][0]["lineage"][-1]["kind"] == "input" and got["nodes"][0]["origins"]
+  assert got["nodes"][2]["becomes"]["name"] in {k.display_name for k in tutorial_trace.kernels}

@@ -125,7 +125,9 @@ def test_lines_carry_over_where_the_debug_build_allocates_otherwise(cpu_trace):
   debug, why = tg.debug_listing(conv.device, conv.source)
   assert why is None and re.search(r"^\S+:\d+$", debug, re.M)  # objdump -l's line markers
   lines, same, near, total = asm.source_lines(conv.disassembly, debug)
-  assert lines == conv.disassembly_lines and (same, near) == (total - 1, 0)  # the tutorial's: only the prologue's mov moved
+  # the tutorial's: the same instructions at the same places, but for the prologue's mov, which one clang run moves and
+  # another does not (seen in one run of the quick subset out of many)
+  assert lines == conv.disassembly_lines and same >= total - 1 and near == 0, (same, near, total)
   # what -g does to a big kernel's code (the CNN's on the CPU device): other registers and stack slots. Where the
   # instructions differ only in those, each still has the line of the instruction of its mnemonic at its place
   other = re.sub(r"%xmm1\b", "%xmm9", debug)

@@ -10,13 +10,15 @@ trace) and knows nothing of traces.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
+import fcntl
 import hashlib
 import json
 import os
 import platform
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -165,28 +167,46 @@ def _read(path: Path) -> dict[str, Any]:
   return data if isinstance(data, dict) else {}
 
 
+def _cached(got: Any, device: str) -> dict[str, Any] | None:
+  if not (isinstance(got, dict) and isinstance(got.get("gflops"), (int, float)) and isinstance(got.get("gbs"), (int, float))
+          and got.get("version") == VERSION): return None
+  return {"device": device, "gflops": float(got["gflops"]), "gbs": float(got["gbs"]), "how": str(got.get("how", "")),
+          "measured": str(got.get("measured", "")), "cached": True, "launch_us": float(got.get("launch_us") or 0.0), "units": got.get("units")}
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+  """The cache held by one process at a time while it measures: two processes measuring at once would each cache, and
+  show, figures of their own (a report and its early copy, written side by side, would differ)."""
+  try:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = open(path.with_suffix(".lock"), "w")  # noqa: SIM115 (closed below, with its lock)
+  except OSError:  # an unwritable cache folder: no lock to hold, nothing will be cached either
+    yield
+    return
+  with lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    yield
+
+
 def device_peaks(device: str, where: str | os.PathLike | None = None, measure_now: bool = True) -> tuple[dict[str, Any] | None, str | None]:
   """The device's peaks from the cache, else measured now (measure_now) and cached: a dict (device, gflops, gbs, how,
-  measured, cached), or None and why there is none."""
+  measured, cached), or None and why there is none. Processes sharing a cache measure a device once: the others wait."""
   if is_null_device(device): return None, "a NULL device runs nothing: it has no peaks"
   try: key = f"{identity(device)} (benchmark v{VERSION})"  # (one tgviz's peaks beside another's, of another benchmark)
   except Exception as e: return None, f"the device cannot be opened here ({type(e).__name__}: {e})"
   path = cache_dir(where) / CACHE_FILE
-  got = _read(path).get(key)
-  if isinstance(got, dict) and isinstance(got.get("gflops"), (int, float)) and isinstance(got.get("gbs"), (int, float)) \
-     and got.get("version") == VERSION:
-    return {"device": device, "gflops": float(got["gflops"]), "gbs": float(got["gbs"]), "how": str(got.get("how", "")),
-            "measured": str(got.get("measured", "")), "cached": True,
-            "launch_us": float(got.get("launch_us") or 0.0), "units": got.get("units")}, None
+  if (got := _cached(_read(path).get(key), device)) is not None: return got, None
   if not measure_now: return None, f"not measured yet (cached in {path})"
   if running(): return None, "a capture is running: the peaks are measured outside one (call roofline() after the capture)"
-  found = measure(device)
-  try:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = _read(path)
-    data[key] = found
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f: json.dump(data, f, indent=1)
-    os.replace(f.name, path)
-  except OSError: pass  # an unwritable cache: measured again next time
+  with _locked(path):
+    if (got := _cached(_read(path).get(key), device)) is not None: return got, None  # measured while this one waited
+    found = measure(device)
+    try:
+      data = _read(path)
+      data[key] = found
+      with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f: json.dump(data, f, indent=1)
+      os.replace(f.name, path)
+    except OSError: pass  # an unwritable cache: measured again next time
   return {"device": device, "gflops": found["gflops"], "gbs": found["gbs"], "how": found["how"], "measured": found["measured"],
           "cached": False, "launch_us": found["launch_us"], "units": found["units"]}, None

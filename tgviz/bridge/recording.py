@@ -5,7 +5,6 @@ refcount tinygrad relies on.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import threading
 import weakref
@@ -18,7 +17,6 @@ from tinygrad.uop.ops import Ops, UOp, UOpMetaClass
 from tgviz.bridge.events import Profile
 from tgviz.bridge.records import RENDER_STEP, GroupRecord, Program, StepRecord
 from tgviz.bridge.replay import Replayer
-from tgviz.bridge.uops import node_key
 
 
 class _WeakUOps:
@@ -139,17 +137,6 @@ class Recording:
         if (u := self.match_uops(step, k)[1]).op is Ops.PROGRAM and any(s.op is Ops.SOURCE for s in u.src): found = u
     return found
 
-
-  @functools.cached_property
-  def call_notes(self) -> dict[str, str]:
-    """Node key of a kernel's AST -> the line its CALL nodes in schedule graphs add to their label: the kernel's
-    Tensor operations (e.g. "ops: conv2d, relu")."""
-    notes = {}
-    for g in self.groups:
-      if g.kind == "kernel" and g.origins and g.steps:
-        ops_ = dict.fromkeys(o.op + (" bw" if o.backward else "") for o in g.origins)
-        notes[node_key(self.uop(g.steps[0].sink))] = "ops: " + ", ".join(ops_)
-    return notes
 
   def source_lines(self, source: str) -> list[tuple[UOp, ...]] | None:
     """For each line of a rendered kernel source, the UOps behind it (see _LineRecorder); None when the capture did not

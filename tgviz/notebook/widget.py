@@ -144,7 +144,7 @@ class TraceWidget(anywidget.AnyWidget):
   def _on_msg(self, _widget: Any, content: dict, _buffers: list) -> None:
     if content.get("type") == "ready": self._request()
     elif content.get("type") == "node":
-      try: self.send(P.node_message(self.trace, self.selected, self.match, str(content.get("key"))))
+      try: self.send(P.node_message(self.trace, self.selected, self.match, str(content.get("key")), _cell_label))
       except Exception as e: self.send(P.error_message(f"node: {type(e).__name__}: {e}"))
     elif content.get("type") == "rules":
       try: self.send(P.rules_message(self.trace))

@@ -121,7 +121,8 @@ class Writer:
     """Group i's part of groups()."""
     g = self.trace.groups[i]
     if g.steps:
-      yield f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(self.trace, g)}
+      yield f"g-{g.index}", {"stack": P.call_stack(g), "kernel": P.kernel_info(g), "produced": P.produced_kernels(self.trace, g),
+                            "schedule": P.schedule_calls(self.trace, g)}
     if g.kernel is not None: yield f"p-{g.index}", PV.program_data(g.kernel)  # the uops and asm tabs
     if g.kernel is not None: yield f"x-{g.index}", cast(dict[str, Any], AV.access_message(g.kernel))  # the access tab
 

@@ -2,13 +2,15 @@
 
 The data of a comparison only (see :mod:`tgviz.api` for ``tgviz.compare`` and ``Comparison.to_html``). Kernels are paired
 first by the AST they compile (their key, Kernel.key: the same kernel, whatever it is called), then, among the rest, by
-name in compile order; what is left is unpaired on its side.
+name in compile order; what is left is unpaired on its side. Unpaired kernels of the two sides that compute the same
+user ops (their origins: the Tensor op, and the user's line where both sides name the same one) are linked as a group:
+a plain conv's one reduce kernel and the three kernels Winograd computes it with.
 """
 from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +71,83 @@ class StepDelta:
   b: int
 
 
+@dataclass(frozen=True)
+class KernelGroup:
+  """Kernels only a has and kernels only b has that compute the same user ops (see :func:`link_by_origins`), e.g. a conv
+  as one reduce kernel on a and as Winograd's three on b; ops: those ops as shown, "conv2d (line 7)"."""
+  a: tuple[Kernel, ...]
+  b: tuple[Kernel, ...]
+  ops: tuple[str, ...]
+
+  @property
+  def label(self) -> str:
+    """What the group computes and with how many kernels a side: "conv2d (line 7): 1 kernel ↔ 3 kernels"."""
+    def n(ks: tuple[Kernel, ...]) -> str: return f"{len(ks)} kernel{'s' if len(ks) != 1 else ''}"
+    return f"{', '.join(self.ops)}: {n(self.a)} ↔ {n(self.b)}"
+
+  @property
+  def times_us(self) -> tuple[float | None, float | None]:
+    """(a's kernels' measured device time, b's), each summed over their runs in µs; None for a side none of whose ran."""
+    def total(ks: tuple[Kernel, ...]) -> float | None:
+      times = [t for k in ks for t in k.run_times]
+      return round(sum(times) * 1e6, 3) if times else None
+    return total(self.a), total(self.b)
+
+  def counterparts(self, kernel: Kernel) -> tuple[Kernel, ...]:
+    """The kernels of the other side of the group (() for a kernel not in it)."""
+    if any(k is kernel for k in self.a): return self.b
+    return self.a if any(k is kernel for k in self.b) else ()
+
+
+def _op_name(key: tuple[Any, ...]) -> str:
+  return key[0] + (" bw" if key[1] else "")
+
+
+def _ops_shown(a: list[Kernel], b: list[Kernel]) -> tuple[str, ...]:
+  """The user ops both sides' kernels compute, in a's order, each with its line ("conv2d (line 7)"; "line 5 ↔ 4" where
+  the two sides' code has it on other lines)."""
+  def lines(ks: list[Kernel], key: tuple[Any, ...]) -> list[int]:
+    return sorted({o.line for k in ks for o in k.origins if (o.op, o.backward) == key and o.line is not None})
+  keys_b = {(o.op, o.backward) for k in b for o in k.origins}
+  shown = []
+  for key in dict.fromkeys((o.op, o.backward) for k in a for o in k.origins if (o.op, o.backward) in keys_b):
+    la, lb = lines(a, key), lines(b, key)
+    def text(ls: list[int]) -> str: return ", ".join(map(str, ls))
+    where = f" (line {text(la)})" if la == lb and la else f" (line {text(la) or '?'} ↔ {text(lb) or '?'})" if la or lb else ""
+    shown.append(_op_name(key) + where)
+  return tuple(shown)
+
+
+def link_by_origins(a: list[Kernel], b: list[Kernel]) -> list[KernelGroup]:
+  """Groups of a's and b's kernels (the unpaired ones) that compute the same user ops: kernels are linked where their
+  origins share an op on the same line (the op and line of the user's code, whatever file: two cells or scripts), then,
+  among those still unlinked, an op on any line; a group is a connected set of links with kernels on both sides. In a's
+  compile order; kernels with no origins are in none."""
+  order = {id(k): i for i, k in enumerate(a)}
+  groups: list[KernelGroup] = []
+  for key in (lambda o: (o.op, o.backward, o.line), lambda o: (o.op, o.backward)):
+    linked = [(ka, kb) for ka, kb in _linked(a, b, key) if ka and kb]
+    groups += [KernelGroup(tuple(ka), tuple(kb), _ops_shown(ka, kb)) for ka, kb in linked]
+    done = {id(k) for ka, kb in linked for k in (*ka, *kb)}
+    a, b = [k for k in a if id(k) not in done], [k for k in b if id(k) not in done]
+  return sorted(groups, key=lambda g: order[id(g.a[0])])
+
+
+def _linked(a: list[Kernel], b: list[Kernel], key: Callable[[Any], Any]) -> list[tuple[list[Kernel], list[Kernel]]]:
+  """The kernels of a and b with origins, as connected sets (a's, b's): two kernels are connected where an origin of
+  each has the same key (union-find over kernels and keys)."""
+  parent: dict[Any, Any] = {}
+  def root(x: Any) -> Any:
+    while parent.setdefault(x, x) != x: x = parent[x]
+    return x
+  kernels = [(side, i, k) for side, ks in ((0, a), (1, b)) for i, k in enumerate(ks) if k.origins]
+  for side, i, k in kernels:
+    for o in k.origins: parent[root((side, i))] = root(("op", key(o)))
+  sets: dict[Any, tuple[list[Kernel], list[Kernel]]] = {}
+  for side, i, k in kernels: sets.setdefault(root((side, i)), ([], []))[side].append(k)
+  return list(sets.values())
+
+
 def code_diff(a: Kernel, b: Kernel) -> str:
   """The unified diff of two kernels' device code ("" when they are the same)."""
   return "\n".join(difflib.unified_diff(a.source.splitlines(), b.source.splitlines(), a.name, b.name, lineterm=""))
@@ -117,13 +196,15 @@ def _launch(k: Kernel) -> str:
 
 
 class Comparison:
-  """Two traces compared: kernels paired (``pairs``), the kernels only one side has (``only_a``, ``only_b``), what the
-  compiler did on each side (``counts``) and the steps whose match counts differ most (``step_deltas``)."""
+  """Two traces compared: kernels paired (``pairs``), the kernels only one side has (``only_a``, ``only_b``) and those of
+  them linked as computing the same user ops (``groups``), what the compiler did on each side (``counts``) and the steps
+  whose match counts differ most (``step_deltas``)."""
 
   def __init__(self, a: Trace, b: Trace, labels: tuple[str, str] = ("a", "b"), pairs: Sequence[tuple[Kernel, Kernel]] = ()):
     """pairs: (kernel of a, kernel of b) to pair as given, whatever their ASTs and names (e.g. a kernel and its retry)."""
     self.a, self.b, self.labels = a, b, labels
     self.pairs, self.only_a, self.only_b = pair_kernels(a.kernels, b.kernels, pairs)
+    self.groups = link_by_origins(self.only_a, self.only_b)
     self.counts = (side_counts(a), side_counts(b))
     self.step_deltas = step_deltas(a, b)
 
@@ -131,6 +212,19 @@ class Comparison:
   def unpaired(self) -> tuple[list[Kernel], list[Kernel]]:
     """(the kernels only a has, the kernels only b has), each in compile order."""
     return self.only_a, self.only_b
+
+  def group_of(self, kernel: Kernel) -> KernelGroup | None:
+    """The group of kernels computing the same user ops that kernel (an unpaired one) is in; None where it is in none."""
+    return next((g for g in self.groups if g.counterparts(kernel)), None)
+
+  def counterparts(self, kernel: Kernel) -> tuple[Kernel, ...]:
+    """The kernels of the other side that compute what kernel computes: its pair's kernel, or the other side of its
+    group (a plain conv's kernel: Winograd's three); () where there are none."""
+    for p in self.pairs:
+      if p.a is kernel: return (p.b,)
+      if p.b is kernel: return (p.a,)
+    g = self.group_of(kernel)
+    return g.counterparts(kernel) if g is not None else ()
 
   def pair(self, name: str) -> KernelPair:
     """The first pair whose kernel on side a (or else on side b) is named so: its name, display name, a glob of them,
@@ -143,15 +237,17 @@ class Comparison:
     """One plain row per pair, then per unpaired kernel (usable as a ``pandas.DataFrame``): ``how`` ("ast", "name",
     "only a", "only b"), ``same_code``, ``time`` (how b's time compares with a's: "b faster", "b slower", "within noise"
     where each median lies inside the other's min-max spread, "cold" where either is a single cold launch: nothing to
-    compare; None where either did not run) and each side's kernel row (see :meth:`Trace.kernel_table`) with its keys
+    compare; None where either did not run), ``group`` (an unpaired kernel's index in ``groups``, else None) and each
+    side's kernel row (see :meth:`Trace.kernel_table`) with its keys
     prefixed by ``a_`` and ``b_`` (None on the side a kernel is missing from)."""
     def side(prefix: str, k: Kernel | None) -> dict[str, Any]:
       row = k.table_row() if k is not None else dict.fromkeys(KERNEL_COLUMNS)
       return {f"{prefix}_{key}": v for key, v in row.items()}
-    rows = [{"how": p.how, "same_code": p.identical, "time": compare_times(p.a.timing, p.b.timing), **side("a", p.a), **side("b", p.b)}
-            for p in self.pairs]
-    rows += [{"how": "only a", "same_code": None, "time": None, **side("a", k), **side("b", None)} for k in self.only_a]
-    rows += [{"how": "only b", "same_code": None, "time": None, **side("a", None), **side("b", k)} for k in self.only_b]
+    def group(k: Kernel) -> int | None: return next((i for i, g in enumerate(self.groups) if g.counterparts(k)), None)
+    rows = [{"how": p.how, "same_code": p.identical, "time": compare_times(p.a.timing, p.b.timing), "group": None,
+             **side("a", p.a), **side("b", p.b)} for p in self.pairs]
+    rows += [{"how": "only a", "same_code": None, "time": None, "group": group(k), **side("a", k), **side("b", None)} for k in self.only_a]
+    rows += [{"how": "only b", "same_code": None, "time": None, "group": group(k), **side("a", None), **side("b", k)} for k in self.only_b]
     return rows
 
   def summary(self) -> str:
@@ -170,6 +266,10 @@ class Comparison:
       lines.append(f"  {p.a.display_name} ~ {p.b.display_name}  {how}, {code}, {launch}")
     for label, only in ((la, self.only_a), (lb, self.only_b)):
       lines.append(f"only in {label} ({len(only)}): {', '.join(k.display_name for k in only) or '-'}")
+    if self.groups: lines.append(f"the same user ops, computed by other kernels ({la} ↔ {lb}):")
+    for g in self.groups:
+      names = [", ".join(k.display_name for k in ks) for ks in (g.a, g.b)]
+      lines.append(f"  {g.label}: {names[0]} ↔ {names[1]}")
     if self.step_deltas:
       lines.append(f"steps whose match counts differ most ({la} -> {lb}):")
       lines += [f"  {d.name}: {d.a} -> {d.b}" for d in self.step_deltas[:STEPS_SHOWN]]

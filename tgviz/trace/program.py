@@ -104,9 +104,10 @@ class Program:
   not be read (an older trace, a schedule of nested functions, a multi-device call)."""
 
   def __init__(self, kernels: list[ProgramKernel], buffers: list[Buffer], notes: list[str], schedules: list[tg.Origin | None] | None = None,
-               groups: list[int | None] | None = None):
+               groups: list[int | None] | None = None, schedule_groups: list[int] | None = None):
     self.kernels, self.buffers, self.notes = kernels, buffers, notes
     self._groups = groups or []
+    self._schedule_groups = schedule_groups or []  # per schedule, the index of the "Schedule ..." group that ran it
     self.schedules = schedules or []
     """Per schedule (ProgramKernel.schedule), the user's line that asked for it and the tinygrad function it called
     (realize, numpy, backward, ...): None where tgviz did not see it."""
@@ -125,6 +126,12 @@ class Program:
     """The index (in the trace's groups) of the group in which tinygrad turned schedule's Tensors into a call (its
     transform_to_call: where the tensor graph it scheduled is), None where unknown."""
     return self._groups[schedule] if 0 <= schedule < len(self._groups) else None
+
+  def calls_of(self, group: int) -> list[ProgramKernel]:
+    """The calls of the schedules tinygrad made in that group of the trace (its "Schedule ..." group, or the "Callify
+    ..." group before it), in run order: [] for any other group, or where its calls could not be read."""
+    return [k for k in self.kernels if k.schedule < len(self._schedule_groups)
+            and group in (self._schedule_groups[k.schedule], self.callify_group(k.schedule))]
 
   def kernel_causes(self) -> dict[int, list[str]]:
     """Per kernel (by its group's index in the trace), the reasons of the buffers its calls write, each once: why it
@@ -187,7 +194,7 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
   decided: dict[int, dict[int, tg.Realized]] = {}
   current: dict[int, Buffer] = {}                 # buffer number -> its state now
   versions: Counter[int] = Counter()
-  n_schedule, asked, callify, groups = 0, None, None, []
+  n_schedule, asked, callify, groups, schedule_groups = 0, None, None, [], []
   for gi, graw in enumerate(rec.groups):
     if graw.name.startswith("Callify"): callify, asked = gi, None
     if graw.schedule is not None:
@@ -203,6 +210,7 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
       stages = decided.get(sc.linear, {})
       schedules.append(asked)
       groups.append(callify)
+      schedule_groups.append(gi)
       for call in sc.calls:
         pk = ProgramKernel(len(kernels), call.kind, "", n_schedule, by_ast.get(call.ast) if call.kind == "kernel" else None)
         pk.name = pk.kernel.display_name if pk.kernel is not None else \
@@ -237,7 +245,7 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
     buf.run = run_nums.get(buf.num)
     if buf.writer is None: buf.reason, buf.detail = "input", reasons.INPUT
     elif not buf.readers: buf.reason, buf.detail = "output", reasons.output_text(buf.detail)
-  return Program(kernels, buffers, notes, schedules, groups)
+  return Program(kernels, buffers, notes, schedules, groups, schedule_groups)
 
 
 def _buffer(info: tg.BufferInfo, version: int, writer: ProgramKernel | None) -> Buffer:

@@ -92,8 +92,9 @@ class Step:
 
   @property
   def call_notes(self) -> dict[str, str]:
-    """What a kernel's CALL node in this step's graphs says of the kernel (its Tensor operations), by the AST's node key."""
-    return self._rec.call_notes
+    """What a kernel's CALL node in this step's graphs says of the kernel (the kernel it becomes, its Tensor operations),
+    by the AST's node key (see Trace.call_notes)."""
+    return self.group.trace.call_notes if self.group.trace is not None else {}
 
   @property
   def time_us(self) -> float | None:
@@ -216,6 +217,54 @@ class Event:
   other: Any = None
 
 
+@dataclass(frozen=True)
+class Link:
+  """One link of a node's lineage (see :meth:`Trace.lineage`). kind "created": match `match` of `step` made `uop` (it is,
+  or is inside, that match's replacement) from `other`, the node it rewrote (or, inside, the node `uop` took the place
+  of); "rebuilt": tinygrad rebuilt `uop` at that match because one of its sources changed, `other` the node it took
+  the place of (None where none did); "input": `uop` was in the graph `step` started from, which tinygrad built anew
+  (an opt applied) where `other` is the node in its place in the step before's output, else the chain's first UOp."""
+  kind: str
+  step: Step
+  match: int | None
+  uop: Any
+  other: Any = None
+
+
+@dataclass(frozen=True)
+class Lineage:
+  """Where a node came from (see :meth:`Trace.lineage`): ``links``, newest first, each rewrite that made a node of the
+  chain from the one before it, back to its first UOp; ``origins``, the Tensor ops and the user's lines of the kernel
+  whose AST that first UOp is in (empty where the chain starts elsewhere: a schedule's graph, or a node made from
+  nothing earlier)."""
+  links: list[Link]
+  origins: tuple[tg.Origin, ...] = ()
+
+  @property
+  def first(self) -> Any:
+    """The first UOp of the chain (None for a node found in no step)."""
+    return self.links[-1].uop if self.links else None
+
+  def runs(self) -> list[list[Link]]:
+    """The links in runs, newest first: consecutive links of one kind, in one step, of nodes of one op (a node rebuilt at
+    every match of a step is one run)."""
+    out: list[list[Link]] = []
+    for ln in self.links:
+      if out and (r := out[-1][-1]).kind == ln.kind and r.step is ln.step and tg.op_name(r.uop) == tg.op_name(ln.uop): out[-1].append(ln)
+      else: out.append([ln])
+    return out
+
+  def __repr__(self) -> str:
+    def say(run: list[Link]) -> str:
+      new, old = run[0], run[-1]
+      came = f" from {tg.op_name(old.other)}" if old.other is not None else ""
+      if new.kind == "input": return f"{tg.op_name(new.uop)} in the input of {new.step.path!r}{came}"
+      matches = f"match {(old.match or 0) + 1}" + (f"-{(new.match or 0) + 1}" if len(run) > 1 else "")
+      return f"{tg.op_name(new.uop)} {new.kind} by {matches} of {new.step.path!r}{came}"
+    ops = ", ".join(f"{o.op} ({Path(o.file).name}:{o.line})" if o.file else o.op for o in self.origins)
+    return "\n".join(["<Lineage", *(f"  {say(r)}" for r in self.runs()), *([f"  from {ops}"] if ops else [])]) + ">"
+
+
 @dataclass(eq=False)
 class Rule:
   """A pattern of a trace (see Trace.rules): where it is defined, how often and for how long it fired in the trace's
@@ -246,11 +295,11 @@ class Rule:
            f"{len(self.steps)} step{'s' if len(self.steps) != 1 else ''})"
 
 
-def rebuilt_event(step: Step, uop: Any) -> Event:
+def rebuilt_event(step: Step, uop: Any, hi: int | None = None) -> Event:
   """The creation of a node no match returned: tinygrad rebuilt it because a match changed one of its sources. The
-  match is the first after which the node is in the graph (found by bisection over the replay); `other` is the node it
-  took the place of."""
-  lo, hi = 1, len(step.matches)
+  match is the first after which the node is in the graph (found by bisection over the replay, up to the graph after
+  `hi` matches, which holds it: by default the step's last); `other` is the node it took the place of."""
+  lo, hi = 1, len(step.matches) if hi is None else hi
   while lo < hi:
     mid = (lo + hi) // 2
     if uop in set(tg.toposort(step.at(mid))): hi = mid

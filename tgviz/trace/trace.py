@@ -18,7 +18,13 @@ from tgviz.trace import program as programs
 from tgviz.trace import retime as timings
 from tgviz.trace import run as runtime
 from tgviz.trace.kernel import Kernel, display_names
-from tgviz.trace.steps import Event, Rule, Step, rebuilt_event
+from tgviz.trace.steps import Event, Lineage, Link, Rule, Step, diff_graphs, rebuilt_event
+
+
+def step_before(step: Step) -> Step | None:
+  """The step whose output the step's input follows: the last before it at its depth or above (a deeper one is a
+  rewrite nested in a step, whose output is not the next step's input)."""
+  return next((s for s in reversed(step.group.steps[:step.index]) if s.depth <= step.depth), None)
 
 
 @dataclass(eq=False)
@@ -64,7 +70,8 @@ class Trace:
     """Take over what a capture recorded. Groups, steps and kernels are made when first asked for, so that a capture
     costs nothing past tinygrad's own tracking."""
     self._rec = rec
-    for name in ("groups", "kernels", "_runtime", "_program_map", "_programs", "_compile"): self.__dict__.pop(name, None)
+    for name in ("groups", "kernels", "call_notes", "call_kernels", "_runtime", "_program_map", "_programs", "_compile"):
+      self.__dict__.pop(name, None)
 
   def save(self, path: str | Path) -> Path:
     """Write this trace to path (gzip-compressed; ``.tgviz`` is a good suffix), to open later, or elsewhere, with
@@ -109,10 +116,25 @@ class Trace:
     """The compiled kernels, in compile order."""
     return [g.kernel for g in self.groups if g.kernel is not None]
 
-  @property
+  @functools.cached_property
   def call_notes(self) -> dict[str, str]:
-    """What each kernel's CALL node in schedule graphs says of the kernel (see Step.call_notes)."""
-    return self._rec.call_notes if self._rec is not None else {}
+    """Node key of a kernel's AST -> the line its CALL nodes in schedule graphs add to their label: the kernel it
+    becomes, by its display name, and its Tensor operations ("→ E_2 #2 · ops: conv2d, relu"). An AST compiled twice
+    names the first kernel (the one a later schedule's call reuses)."""
+    notes: dict[str, str] = {}
+    for key, k in self.call_kernels.items():
+      ops = dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins)
+      notes[key] = f"→ {k.display_name}" + (" · ops: " + ", ".join(ops) if ops else "")
+    return notes
+
+  @functools.cached_property
+  def call_kernels(self) -> dict[str, Kernel]:
+    """Node key of a kernel's AST (what a CALL node in schedule graphs calls) -> the kernel it becomes: the first that
+    compiled it (a later schedule's call of the same AST reuses its program)."""
+    out: dict[str, Kernel] = {}
+    for k in self.kernels:
+      if k.group.steps: out.setdefault(tg.node_key(k.group.steps[0].before()), k)
+    return out
 
   @property
   def steps(self) -> Iterator[Step]:
@@ -140,27 +162,87 @@ class Trace:
     """The life of a node (a UOp of one of this trace's graphs) across the compile, in order: where it is first seen
     (as a step's input, or made by a match, and from which node), the steps it lives through, and where it is rewritten
     away. group: look in that group's steps only (faster; a kernel's codegen nodes live in its own group)."""
+    return list(self._life(uop, self._groups_of(group)))
+
+  def lineage(self, uop: Any, group: Group | None = None, seen: tuple[Step, int] | None = None) -> Lineage:
+    """Where a node came from, back to its creation (see :class:`tgviz.trace.steps.Lineage`): the rewrite that made it
+    from an earlier node, the one that made that node, and so on, newest first, to the first UOp of the chain (in the
+    graph a step started from; in a kernel's group its AST, with the kernel's Tensor ops and the user's lines, its
+    ``origins``). group: as for :meth:`history`. seen: (step, k) where the node is in ``step.at(k)``, for a node that
+    lives only inside a step (a match's picture shows it; neither the step's input nor its output holds it)."""
+    groups = self._groups_of(group)
+    links: list[Link] = []
+    link = self._made(uop, groups, *seen) if seen is not None else self._first_made(uop, groups)
+    done = {id(uop)}
+    while link is not None:
+      links.append(link)
+      if link.other is None or id(link.other) in done: break
+      done.add(id(link.other))
+      if link.match is not None: link = self._made(link.other, groups, link.step, link.match)  # in the graph before the match
+      elif (prev := step_before(link.step)) is not None: link = self._made(link.other, groups, prev, len(prev.matches))
+    start = links[-1].step if links and links[-1].kind == "input" and links[-1].other is None else None
+    kernel = start.group.kernel if start is not None and start is start.group.steps[0] else None
+    return Lineage(links, tuple(kernel.origins) if kernel is not None else ())
+
+  def _first_made(self, uop: Any, groups: list[Group]) -> Link | None:
+    """The first link of uop's lineage from its history: the step's input that first holds it, or the match that made it."""
+    e = next((e for e in self._life(uop, groups) if e.kind in ("input", "created")), None)
+    if e is None: return None
+    if e.kind == "created" and e.match is not None: return self._made(uop, groups, e.step, e.match + 1)
+    # a step's input that is not the step before's output (tinygrad built it anew: an opt applied): the node there in its place
+    prev = step_before(e.step)
+    was = next((b for b, a in diff_graphs(prev.after(), e.step.before()).changed if a is uop), None) if prev is not None else None
+    return Link("input", e.step, None, uop, was)
+
+  def _made(self, uop: Any, groups: list[Group], step: Step, k: int) -> Link | None:
+    """How uop, which is in step.at(k), came into the graphs: a match of step before the k-th made it (its replacement is,
+    or holds, uop: "created", from the node it rewrote) or rebuilt it (a source changed: "rebuilt", from the node it took
+    the place of); where the step's input holds it, as for its history's first event."""
+    if uop in set(tg.toposort(step.before())): return self._first_made(uop, groups)
+    lo, hi = 1, k                                # the first graph of the step that holds it, by bisection
+    while lo < hi:
+      mid = (lo + hi) // 2
+      if uop in set(tg.toposort(step.at(mid))): hi = mid
+      else: lo = mid + 1
+    j = lo - 1
+    u0, u1 = step.pairs()[j]
+    earlier = next((b for b, a in diff_graphs(step.at(j), step.at(lo)).changed if a is uop), None)
+    if u1 is uop: return Link("created", step, j, uop, u0)
+    if tg.reaches(u1, uop, set()): return Link("created", step, j, uop, earlier if earlier is not None else u0)
+    return Link("rebuilt", step, j, uop, earlier)
+
+  def _groups_of(self, group: Group | None) -> list[Group]:
     if group is not None and not isinstance(group, Group):
       raise TypeError(f"group must be a Group (one of trace.groups, or kernel.group), not {type(group).__name__} {group!r}")
-    events: list[Event] = []
-    for g in [group] if group is not None else self.groups:
+    return [group] if group is not None else self.groups
+
+  def _life(self, uop: Any, groups: list[Group]) -> Iterator[Event]:
+    """The events of history, made as they are asked for (the first one, a node's creation, ends the walk early)."""
+    started = False
+    for g in groups:
       for s in g.steps:
         before = set(tg.toposort(s.before()))
         here = uop in before
-        if here and not events: events.append(Event("input", s))
+        if here and not started:
+          started = True
+          yield Event("input", s)
         made = replaced = False
         for m, (u0, u1) in zip(s.matches, s.pairs(), strict=True):  # built in one walk (Match.uops rebuilds each)
           if u0 is uop:
-            events.append(Event("replaced", s, m.index, u1))
-            replaced, here = True, False
+            # not seen here before: rebuilt earlier in this step, in a graph the step's input and output do not hold
+            if not here: yield rebuilt_event(s, uop, m.index)
+            replaced, here, started = True, False, True
+            yield Event("replaced", s, m.index, u1)
           elif not here and tg.reaches(u1, uop, before):
-            events.append(Event("created", s, m.index, u0))
-            made = here = True
+            made = here = started = True
+            yield Event("created", s, m.index, u0)
         if uop in set(tg.toposort(s.after())):
-          if not here and not made and s.matches: events.append(rebuilt_event(s, uop))
-          events.append(Event("lives", s))
-        elif (here or uop in before) and not replaced: events.append(Event("removed", s))
-    return events
+          started = True
+          if not here and not made and s.matches: yield rebuilt_event(s, uop)
+          yield Event("lives", s)
+        elif (here or uop in before) and not replaced:
+          started = True
+          yield Event("removed", s)
 
   def rules(self, sort: str = "count", unmatched: bool = False) -> list[Rule]:
     """Every pattern that fired, with its count (matches recorded in the trace's steps), total time and the steps it

@@ -1,10 +1,12 @@
 """What the comparison's frontend (``js/compare.js``) shows, for the CompareWidget and the HTML comparison page.
 
 State: ``summary`` (text), ``labels`` (the two sides' names), ``sides`` (per side: label, kernels, steps, matches,
-rewrite_ms), ``rows`` (the kernel table: pairs, then the kernels only one side has; a row's ``index`` is its position),
+rewrite_ms), ``rows`` (the kernel table: pairs, then the kernels only one side has, then a row per group of kernels computing the same
+user ops, ``kind`` "group", its runs, times, FLOPs and bytes summed, the rows of its kernels naming it in ``under``; a
+row's ``index`` is its position),
 ``steps`` (every step name whose match counts differ: a, b; the biggest difference first), ``code_css``. The frontend asks for a row
 with ``{"type": "pair", "index": i}`` and gets a PairMsg: the code diff and, per side, the kernel's landmark graphs as SVG
-and its highlighted code.
+and its highlighted code (a kernel of a group: beside the first of its counterparts, no diff).
 """
 from __future__ import annotations
 
@@ -29,10 +31,22 @@ def entries(cmp: Comparison) -> list[tuple[Kernel | None, Kernel | None]]:
   return [*((p.a, p.b) for p in cmp.pairs), *((k, None) for k in cmp.only_a), *((None, k) for k in cmp.only_b)]
 
 
+SUMMED = ("runs", "time_us", "flops", "bytes")  # a group row's columns: its kernels' values summed per side
+
+
+def _group_row(cmp: Comparison, rows: list[dict[str, Any]], group: int) -> dict[str, Any]:
+  members = [r for r in rows if r["group"] == group]
+  def total(key: str) -> float | None:
+    values = [r[key] for r in members if r[key] is not None]
+    return round(sum(values), 3) if values else None
+  return {"kind": "group", "how": "same ops", "name": cmp.groups[group].label, "group": group, "code": "–",
+          **{f"{side}_{key}": total(f"{side}_{key}") for side in "ab" for key in SUMMED}}
+
+
 def _launch(k: dict[str, Any], side: str) -> str | None:
   if k[f"{side}_name"] is None: return None
-  local = k[f"{side}_local_size"]
-  return f"{k[f'{side}_global_size']} {local if local is not None else '–'}"
+  def dims(v: list[int] | None) -> str: return f"[{','.join(map(str, v))}]" if v is not None else "–"
+  return f"{dims(k[f'{side}_global_size'])} {dims(k[f'{side}_local_size'])}"  # compact: the table fits the widget
 
 
 def _code(pair: KernelPair | None) -> str:
@@ -47,6 +61,8 @@ def state(cmp: Comparison) -> dict[str, Any]:
   for i, (row, pair, (ka, kb)) in enumerate(zip(rows, pairs, entries(cmp), strict=True)):
     row.update(index=i, code=_code(pair), a_launch=_launch(row, "a"), b_launch=_launch(row, "b"),
                a_name=ka.display_name if ka else None, b_name=kb.display_name if kb else None)  # as each side names it
+    if row["group"] is not None: row["under"] = len(rows) + row["group"]  # its group's row, after the kernels' rows
+  rows += [{**_group_row(cmp, rows, g), "index": len(rows) + g} for g in range(len(cmp.groups))]
   sides = [{"label": label, "kernels": c.kernels, "steps": c.steps, "matches": c.matches, "rewrite_ms": round(c.rewrite_time * 1e3, 2)}
            for label, c in zip(cmp.labels, cmp.counts, strict=True)]
   return {"summary": cmp.summary(), "labels": list(cmp.labels), "sides": sides, "rows": rows, "code_css": code_css(),
@@ -67,6 +83,8 @@ def pair_message(cmp: Comparison, index: int, max_nodes: int = DEFAULT_MAX_NODES
   for a row the table does not have)."""
   a, b = entries(cmp)[index]
   diff = cmp.pairs[index].code_diff if a is not None and b is not None else ""
+  group = cmp.group_of(a) if a is not None else cmp.group_of(b) if b is not None else None
+  if group is not None: a, b = a or group.a[0], b or group.b[0]  # beside the first kernel of the other side computing its ops
   return PairMsg(type="pair", index=index, diff=diff, sides=[_side(a, max_nodes), _side(b, max_nodes)])
 
 

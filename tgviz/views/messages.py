@@ -152,6 +152,28 @@ class ProducedKernel(TypedDict):
   step: StepKey
 
 
+class CallPart(TypedDict):
+  """Some of a schedule's calls, of one kind: "compiled" (a kernel compiled after this schedule, its first call here),
+  "earlier" (a kernel compiled after an earlier schedule: its program reused), "again" (one more call of a kernel
+  called before in this schedule), "cached" (a kernel tinygrad compiled before the capture), "copy", "other" (not a
+  kernel: a buffer view and the like)."""
+  kind: Literal["compiled", "earlier", "again", "cached", "copy", "other"]
+  count: int
+  text: str                       # what they are, after the count
+  kernels: list[ProducedKernel]   # "earlier", "again": those kernels, each once
+
+
+class ScheduleCallsInfo(TypedDict):
+  """How a schedule's calls (the count in its group's name) and the trace's kernels reconcile: the calls by kind (they
+  add up to `calls`), the kernels compiled after this schedule and those after other schedules (they add up to the
+  trace's); `kernels`: the AST node key a CALL node calls -> the kernel it becomes."""
+  calls: int
+  parts: list[CallPart]
+  compiled: int                   # kernels compiled after this schedule
+  elsewhere: int                  # the trace's other kernels: compiled after other schedules
+  kernels: dict[str, ProducedKernel]
+
+
 class PictureMsg(TypedDict):
   """The picture of one selection, with what the panels around it show."""
   type: Literal["picture"]
@@ -167,6 +189,7 @@ class PictureMsg(TypedDict):
   match_info: MatchInfo | None
   kernel: KernelInfo | None
   produced: list[ProducedKernel]
+  schedule: ScheduleCallsInfo | None  # a schedule group's: its calls and the trace's kernels, reconciled
   node_matches: dict[str, list[list[int]]]  # Step.node_matches of the nodes drawn: the node panel's, with no round trip
   trimmed: NotRequired[bool]  # the kept picture, lightened to fit a saved notebook (widget.kept_picture)
   dot: NotRequired[str]      # the report's only (js/port/protocol.js): the DOT text it laid out
@@ -199,6 +222,24 @@ class HistoryEvent(TypedDict):
   steps: int           # "lives": how many steps in a row
 
 
+class LineageLink(TypedDict):
+  """A run of links of a node's lineage (see Trace.lineage, Lineage.runs), newest first: match(es) of one step that made
+  (or rebuilt) a node of the chain from an earlier one; "input": the chain's first UOp, in the graph a step started from
+  (or, with an `other`, a step's input built anew, the node in its place in the step before's output)."""
+  kind: Literal["input", "created", "rebuilt"]
+  step: StepKey
+  match: int | None    # the run's first match (where it starts); None for "input"
+  last: int | None     # the run's last match (the newest)
+  count: int           # links in the run
+  title: str           # the step's title at `match` (its path for "input")
+  op: str              # the node the run made (its newest)
+  key: str
+  other: str           # the op of the node it came from, "" when none is known
+  other_key: str
+  other_step: StepKey  # where that node is drawn: this step (at `match`), or for "input" the step before
+  other_match: int | None
+
+
 class NodeMsg(TypedDict):
   """The node panel: one node of the selection's graphs (key as in the SVG's data-node)."""
   type: Literal["node"]
@@ -214,6 +255,9 @@ class NodeMsg(TypedDict):
   created: list[int]   # the matches of the step whose replacement is (or holds) this node
   replaced: list[int]  # the matches of the step that replaced this node
   history: list[HistoryEvent]  # its life across its group's steps
+  lineage: list[LineageLink]   # where it came from, back to its creation (newest first)
+  becomes: ProducedKernel | None  # a CALL node of a schedule graph: the kernel it becomes
+  origins: list[OriginInfo]    # the Tensor ops and the user's lines of the kernel whose AST the lineage starts in
 
 
 class RuleInfo(TypedDict):

@@ -16,19 +16,22 @@ import linecache
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tgviz import bridge as tg
 from tgviz.draw.scene import DEFAULT_MAX_NODES
-from tgviz.trace.steps import Rule, Step, where
-from tgviz.trace.trace import Group, Trace
+from tgviz.trace.steps import Lineage, Rule, Step, where
+from tgviz.trace.trace import Group, Trace, step_before
 from tgviz.views.highlight import highlight_code
 from tgviz.views.messages import (
   BusyMsg,
+  CallPart,
   ErrorMsg,
   ExportedMsg,
   HistoryEvent,
   KernelInfo,
   KernelRow,
+  LineageLink,
   MatchInfo,
   NodeMsg,
   NodeSource,
@@ -37,6 +40,7 @@ from tgviz.views.messages import (
   ProducedKernel,
   RuleInfo,
   RulesMsg,
+  ScheduleCallsInfo,
   StepInfo,
   StepKey,
   TreeGroup,
@@ -145,6 +149,12 @@ def kernel_info(group: Group, cell_label: CellLabel | None = None) -> KernelInfo
                     origins=[origin_info(o, cell_label) for o in k.origins], key=k.short_key)
 
 
+def kernel_link(g: Group) -> ProducedKernel:
+  """A kernel's group as a link: its name as shown, and the step to open it on (its View Base AST)."""
+  s = next((s for s in g.steps if s.name == tg.LANDMARKS[0]), g.steps[0])
+  return ProducedKernel(name=g.display_name, group=g.index, step=step_key(s))
+
+
 def produced_kernels(trace: Trace, group: Group) -> list[ProducedKernel]:
   """For a schedule group, the kernels compiled after it, up to the next schedule (tinygrad schedules in two groups,
   Callify then Schedule, so the schedule group right after this one does not end the list); [] for other groups."""
@@ -154,10 +164,39 @@ def produced_kernels(trace: Trace, group: Group) -> list[ProducedKernel]:
     if g.kind == "schedule":
       if g.index == group.index + 1: continue
       break
-    if g.kind == "kernel" and g.steps:
-      s = next((s for s in g.steps if s.name == tg.LANDMARKS[0]), g.steps[0])
-      out.append(ProducedKernel(name=g.display_name, group=g.index, step=step_key(s)))
+    if g.kind == "kernel" and g.steps: out.append(kernel_link(g))
   return out
+
+
+CALL_WORDS = {"compiled": ("kernel compiled after this schedule", "kernels compiled after this schedule"),
+              "earlier": ("call of a kernel compiled after an earlier schedule (its program reused)",
+                          "calls of kernels compiled after an earlier schedule (their programs reused)"),
+              "again": ("more call of a kernel called before in this schedule", "more calls of kernels called before in this schedule"),
+              "cached": ("call of a kernel compiled before the capture (tinygrad's cache)",
+                         "calls of kernels compiled before the capture (tinygrad's cache)"),
+              "copy": ("copy", "copies"), "other": ("other call (not a kernel: a buffer view or the like)",
+                                                    "other calls (not kernels: buffer views and the like)")}
+
+
+def schedule_calls(trace: Trace, group: Group) -> ScheduleCallsInfo | None:
+  """For a schedule group (Callify or Schedule), how its calls and the trace's kernels reconcile (see
+  ScheduleCallsInfo); None for other groups, and where its calls could not be read."""
+  if group.kind != "schedule" or not (calls := trace.program().calls_of(group.index)): return None
+  here = {p["group"] for p in produced_kernels(trace, group)}
+  count: dict[str, int] = dict.fromkeys(CALL_WORDS, 0)
+  named: dict[str, dict[int, ProducedKernel]] = {"earlier": {}, "again": {}}  # the kernels of those calls, each once
+  seen: set[int] = set()
+  for c in calls:
+    k = c.kernel
+    kind = c.kind if c.kind != "kernel" else "cached" if k is None else "again" if k.group.index in seen else \
+           "compiled" if k.group.index in here else "earlier"
+    count[kind] += 1
+    if k is not None: seen.add(k.group.index)
+    if kind in ("earlier", "again") and k is not None: named[kind][k.group.index] = kernel_link(k.group)
+  parts = [CallPart(kind=kind, count=n, text=CALL_WORDS[kind][n != 1], kernels=list(named.get(kind, {}).values()))  # type: ignore[typeddict-item]
+           for kind, n in count.items() if n]
+  return ScheduleCallsInfo(calls=len(calls), parts=parts, compiled=len(here), elsewhere=len(trace.kernels) - len(here),
+                           kernels={key: kernel_link(k.group) for key, k in trace.call_kernels.items()})
 
 
 def match_info(step: Step, match: int) -> MatchInfo:
@@ -195,18 +234,44 @@ def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: 
   return PictureMsg(type="picture", step=key, match=match, view=view, svg=pic.svg, partial=pic.partial,
                     message=pic.message, shown=pic.shown, total=pic.total, info=step_info(s),
                     match_info=match_info(s, match) if match is not None else None, kernel=kernel_info(s.group, cell_label),
-                    produced=produced_kernels(trace, s.group), node_matches=s.node_matches(set(DRAWN.findall(pic.svg))))
+                    produced=produced_kernels(trace, s.group), schedule=schedule_calls(trace, s.group),
+                    node_matches=s.node_matches(set(DRAWN.findall(pic.svg))))
 
 
-def node_message(trace: Trace, key: StepKey, match: int | None, node: str) -> NodeMsg:
+def node_message(trace: Trace, key: StepKey, match: int | None, node: str, cell_label: CellLabel | None = None) -> NodeMsg:
   """The node panel of the node drawn as `node` in the selection's graphs (KeyError if it is not drawn there)."""
   s = step_of(trace, key)
-  found = next((u for g in s.graphs(match) for u in tg.toposort(g) if tg.node_key(u) == node), None)
+  side, found = next(((i, u) for i, g in enumerate(s.graphs(match)) for u in tg.toposort(g) if tg.node_key(u) == node), (0, None))
   if found is None: raise KeyError(f"no node {node} in {s.title(match)}")
   created, replaced = s.node_matches({node}).get(node, [[], []])
+  k = (match if match is not None else 0) if side == 0 else (match + 1 if match is not None else len(s.matches))
+  lin = trace.lineage(found, s.group, seen=(s, k))
   return NodeMsg(type="node", step=key, key=node, **tg.node_details(found),  # type: ignore[typeddict-item]
                  sources=[NodeSource(key=tg.node_key(x), label=tg.op_name(x)) for x in tg.sources(found)],
-                 created=created, replaced=replaced, history=history(trace, found, s.group))
+                 created=created, replaced=replaced, history=history(trace, found, s.group), lineage=lineage(lin),
+                 origins=[origin_info(o, cell_label) for o in lin.origins], becomes=becomes(trace, found))
+
+
+def becomes(trace: Trace, uop: Any) -> ProducedKernel | None:
+  """The kernel a CALL node of a schedule graph becomes (None for any other node, or a call of no traced kernel)."""
+  if tg.op_name(uop) != "CALL" or not (src := tg.sources(uop)): return None
+  k = trace.call_kernels.get(tg.node_key(src[0]))
+  return kernel_link(k.group) if k is not None else None
+
+
+def lineage(lin: Lineage) -> list[LineageLink]:
+  """A node's lineage for the node panel: its runs (Lineage.runs), newest first, each a link to where it starts."""
+  out: list[LineageLink] = []
+  for run in lin.runs():
+    new, old = run[0], run[-1]
+    if old.other is None: at, at_match = "", None
+    elif old.kind == "input": at, at_match = step_key(s) if (s := step_before(old.step)) is not None else "", None
+    else: at, at_match = step_key(old.step), old.match
+    out.append(LineageLink(kind=new.kind, step=step_key(new.step), match=old.match, last=new.match, count=len(run),  # type: ignore[typeddict-item]
+                           title=old.step.title(old.match) if old.match is not None else old.step.path, op=tg.op_name(new.uop),
+                           key=tg.node_key(new.uop), other=tg.op_name(old.other) if at else "",
+                           other_key=tg.node_key(old.other) if at else "", other_step=at, other_match=at_match))
+  return out
 
 
 def history(trace: Trace, uop: object, group: Group) -> list[HistoryEvent]:

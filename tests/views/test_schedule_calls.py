@@ -1,0 +1,61 @@
+"""A schedule's counts on screen reconcile, and its graph's CALL nodes name the kernels they become: the schedule
+group's name counts its calls ("Schedule 77 Kernels"), its details split them by kind (kernels compiled after it,
+more calls of one kernel, kernels compiled after an earlier schedule, copies, ...) and the trace's kernels into those
+compiled after it and after other schedules; each kernel's CALL says "→ E_2 #2" and its node panel links there."""
+import re
+
+from tgviz import bridge as tg
+from tgviz.views import protocol as P
+
+
+def _schedules(trace):
+  return [g for g in trace.groups if g.kind == "schedule" and g.name.startswith("Schedule")]
+
+
+def test_a_schedules_calls_and_the_traces_kernels_add_up(mnist_trace):
+  """The MNIST step: "Schedule 77 Kernels", 61 kernels compiled after it, 67 in the trace."""
+  first = _schedules(mnist_trace)[0]
+  info = P.schedule_calls(mnist_trace, first)
+  assert first.name.startswith("Schedule 77 Kernels") and info["calls"] == 77 and info["compiled"] == 61
+  assert info["compiled"] + info["elsewhere"] == len(mnist_trace.kernels) == 67
+  for g in _schedules(mnist_trace):
+    info = P.schedule_calls(mnist_trace, g)
+    calls = int(re.match(r"Schedule (\d+) Kernel", g.name)[1])  # type: ignore[index]
+    parts = {p["kind"]: p for p in info["parts"]}
+    assert info["calls"] == calls == sum(p["count"] for p in info["parts"]), (g.name, info["parts"])
+    assert info["compiled"] == len(P.produced_kernels(mnist_trace, g)) == parts.get("compiled", {"count": 0})["count"]
+    assert info["compiled"] + info["elsewhere"] == len(mnist_trace.kernels)
+    names = {k.display_name for k in mnist_trace.kernels}
+    for kind in ("earlier", "again"):
+      assert {k["name"] for k in parts.get(kind, {"kernels": []})["kernels"]} <= names
+    calls_of = mnist_trace.program().calls_of(g.index)
+    assert parts.get("copy", {"count": 0})["count"] == sum(c.kind == "copy" for c in calls_of)
+    assert P.schedule_calls(mnist_trace, mnist_trace.groups[g.index - 1]) == info  # its Callify group: the same calls
+  # the first schedule's calls: 61 kernels, more calls of some of them, copies
+  parts = {p["kind"]: p["count"] for p in P.schedule_calls(mnist_trace, first)["parts"]}
+  assert parts["compiled"] == 61 and parts["again"] + parts.get("copy", 0) + parts.get("earlier", 0) + parts.get("cached", 0) + \
+    parts.get("other", 0) == 16, parts
+
+
+def test_call_nodes_name_the_kernel_they_become(mnist_trace):
+  """Every kernel CALL in a schedule's kernel graph, those of kernels with no Tensor op too, says which kernel it
+  becomes (by the name the tree shows), and its node panel links to that kernel's steps."""
+  names = {k.display_name: k for k in mnist_trace.kernels}
+  step = next(s for s in _schedules(mnist_trace)[0].steps if s.name == "View Kernel Graph")
+  graph = tg.to_graph(step.before(), step.call_notes)
+  every = [u for u in tg.toposort(step.before()) if u.op.name == "CALL"]
+  calls = [u for u in every if any(ln.startswith("→ ") for ln in graph.nodes[tg.node_key(u)].label)]
+  program = mnist_trace.program().calls_of(step.group.index)
+  assert len(every) == 77 and len(calls) == sum(c.kind == "kernel" for c in program) == 72  # the others: the 5 copies
+  for u in calls:
+    label = graph.nodes[tg.node_key(u)].label
+    named = [ln for ln in label if ln.startswith("→ ")]
+    name = named[0][2:].split(" · ")[0]
+    assert name in names, (name, label)
+    kernel = names[name]
+    assert tg.node_key(kernel.group.steps[0].before()) == tg.node_key(u.src[0])  # the kernel compiled from its AST
+  for u in calls[:: len(calls) // 3]:  # (a node panel reads the node's history: a second or so in a schedule's steps)
+    name = next(ln for ln in graph.nodes[tg.node_key(u)].label if ln.startswith("→ "))[2:].split(" · ")[0]
+    node = P.node_message(mnist_trace, P.step_key(step), None, tg.node_key(u))
+    assert node["becomes"] == {"name": name, "group": names[name].group.index, "step": P.step_key(names[name].group.steps[0])}
+  assert P.node_message(mnist_trace, P.step_key(step), None, tg.node_key(calls[0].src[0]))["becomes"] is None  # not a CALL
