@@ -8,10 +8,10 @@ from tinygrad.helpers import ContextVar
 from tinygrad.uop import ops
 
 import tgviz
-from tgviz.bridge import attempts, beam, capture, opts, parallel, profiler, recorders, spans
+from tgviz.bridge import attempts, beam, capture, opts, origins, parallel, profiler, recorders, spans
 
 PATCHES = [capture.TrackingTables, attempts.MatchRecorder, recorders.StepRecorder, recorders.StackRecorder,
-           recorders.LineRecorder, recorders.OriginRecorder, recorders.SourceOnlyCompilers, recorders.KernelTimer,
+           recorders.LineRecorder, origins.OriginRecorder, recorders.SourceOnlyCompilers, recorders.KernelTimer,
            profiler.Profiler, beam.BeamRecorder, opts.OptStepRecorder, parallel.ParallelCompiles, spans.SpanRecorder]
 SETTINGS = ("TRACK_MATCH_STATS", "VIZ", "PARALLEL", "DEV", "PROFILE")
 ABSENT = object()

@@ -1,14 +1,14 @@
 """The one layer of tgviz that knows tinygrad's internals; the rest of tgviz talks to the names exported here.
 
 By concern: ``env`` (tinygrad's version, the default device, settings), ``access`` (a kernel's loads and stores, their
-index expressions evaluated), ``capture`` (the Tracker and its patches from ``recorders``, ``attempts`` (every pattern
-attempt, counted and timed; a launch that raised), ``spans`` (tinygrad's compiler spans), ``schedule`` and
-``profiler``), ``records`` and ``decisions`` (what a trace holds; ``recording``: with the UOp table), ``linear`` (what
-each schedule ran), ``rerun`` (a schedule run again with a condition lifted), ``events`` (the run: tinygrad's profile
-events as records), ``peaks`` (a device's measured peaks), ``retime`` (a kernel timed again; its float work),
-``replay`` (exact per-match replay), ``uops`` (labels, node tables, keys), ``births`` (where each kind of UOp first
-appears: what a search finds) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and
-sets the device up before anything imports tinygrad.
+index expressions evaluated), ``capture`` (the Tracker and its patches from ``recorders``, ``origins`` (which Tensor
+ops and user lines a kernel computes), ``attempts`` (every pattern attempt, counted and timed; a launch that raised),
+``spans`` (tinygrad's compiler spans), ``schedule`` and ``profiler``), ``records`` and ``decisions`` (what a trace
+holds; ``recording``: with the UOp table), ``linear`` (what each schedule ran), ``rerun`` (a schedule run again with a
+condition lifted), ``events`` (the run: tinygrad's profile events as records), ``peaks`` (a device's measured peaks),
+``retime`` (a kernel timed again; its float work), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
+keys), ``births`` (where each kind of UOp first appears: what a search finds) and ``files`` (trace files). ``env`` is
+imported first: it checks tinygrad's version and sets the device up before anything imports tinygrad.
 
 Must not: import any tgviz package above it (only tgviz.draw's graph data and tgviz.work); hold logic here (this file only
 re-exports).

@@ -21,13 +21,13 @@ from tgviz.bridge.attempts import MatchRecorder
 from tgviz.bridge.beam import BeamRecorder
 from tgviz.bridge.env import default_device
 from tgviz.bridge.opts import OptStepRecorder
+from tgviz.bridge.origins import OriginRecorder
 from tgviz.bridge.parallel import ParallelCompiles
 from tgviz.bridge.profiler import Profiler
 from tgviz.bridge.quiet import QuietCompilers
 from tgviz.bridge.recorders import (
   KernelTimer,
   LineRecorder,
-  OriginRecorder,
   Patch,
   SourceOnlyCompilers,
   StackRecorder,

@@ -31,7 +31,8 @@ from tinygrad.uop.ops import TrackedGraphRewrite, UOp, UOpMetaClass
 
 from tgviz.bridge.attempts import MatchRecorder, PatternStats
 from tgviz.bridge.opts import OptStepRecorder
-from tgviz.bridge.recorders import LineRecorder, OriginRecorder, Patch, StackRecorder, StepRecorder
+from tgviz.bridge.origins import OriginRecorder
+from tgviz.bridge.recorders import LineRecorder, Patch, StackRecorder, StepRecorder
 
 # PARALLEL below this compiles in the capture's own process. A pool of 2 (tinygrad's default on 2 cores) gains nothing
 # there: its workers start (and import tinygrad) as the run goes, beside a capture that keeps one core busy; the

@@ -1,26 +1,20 @@
 """The patches a capture puts on tinygrad, one class per patch, each a Patch: entered and undone exactly once.
 
-Owns: what each graph_rewrite returned (StepRecorder), light call stacks
-(StackRecorder), which UOps each rendered line comes from (LineRecorder), which Tensor operations and user lines a
-kernel computes (OriginRecorder), each launch's device time (KernelTimer), and source-only compilers for NULL devices.
+Owns: what each graph_rewrite returned (StepRecorder), light call stacks (StackRecorder), which UOps each rendered line
+comes from (LineRecorder), each launch's device time (KernelTimer), and source-only compilers for NULL devices.
 It must not decide when they are entered (that is capture.Tracker's job) nor build records from what they recorded.
 """
 from __future__ import annotations
 
 import functools
-import linecache
-import os
-import sys
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from tinygrad import helpers, schedule, tensor
 from tinygrad.uop import ops
 from tinygrad.uop.ops import Ops, RewriteContext, UOp
-
-from tgviz.bridge.records import Origin
 
 _ABSENT = object()
 
@@ -176,106 +170,6 @@ def _map_lines(src: str, uops: list[UOp], log: list[tuple[UOp, str]], names: dic
   return [tuple(dict.fromkeys(x.trace_num for x in ln)) for ln in per_line]
 
 
-_SKIPPED_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (ops, os))  # tinygrad's, the stdlib
-_TGVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # tgviz, not only its bridge
-
-
-def _user_frame(frame):
-  """The innermost frame of the user's own code (not tinygrad's, tgviz's or the standard library's) from frame out."""
-  tinygrad_dir = os.path.dirname(_SKIPPED_DIRS[0].rstrip(os.sep)) + os.sep
-  while frame is not None:
-    fn = frame.f_code.co_filename
-    if not (fn.startswith((tinygrad_dir, _TGVIZ_DIR, _SKIPPED_DIRS[1])) or fn in ("<string>",) or fn.startswith("<frozen")): return frame
-    frame = frame.f_back
-  return None
-
-
-class OriginRecorder(Patch):
-  """Which Tensor operations each kernel computes, and the user's line that called each one.
-
-  tinygrad tags the UOps a Tensor method makes with op metadata (its Metadata: name, backward), but its scheduler's
-  rewrites make new UOps without it. While a capture runs, this carries each UOp's metadata over to what the rewrite
-  turned it into (RewriteContext.replace: every visited UOp -> its result) and to the few new UOps just below that
-  result, through the schedule's rewrites to the kernel ASTs; a kernel's origins are the metadata found in the AST its
-  codegen starts from. The Metadata tinygrad makes meanwhile are mapped to the user's line that made them (for a
-  backward op, the line that asked for the gradient), and to the Tensor methods called inside each (which tinygrad makes no
-  Metadata of). Held weakly: no UOp is kept alive."""
-
-  BELOW = 3                                  # levels of new UOps under a rewrite's result that inherit its metadata
-
-  def __init__(self) -> None:
-    self.made: dict[int, tuple[Any, str | None, int | None]] = {}  # id(Metadata) -> (it, kept so ids stay unique; file, line)
-    self.calls: dict[int, dict[str, None]] = {}  # id(Metadata) -> the Tensor methods called inside its method, in order
-    self.carried: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()
-    self.groups: dict[int, tuple[Origin, ...]] = {}  # kernel group index -> origins
-    self.kinds: dict[int, bool] = {}                 # group index -> whether it is a kernel's codegen
-
-  def patches(self) -> list[tuple[Any, dict[str, Any]]]:
-    from tinygrad.helpers import Metadata
-    made, init, calls, running = self.made, Metadata.__init__, self.calls, tensor._METADATA
-    self.marker = running.get()  # the Tensor method running (none, outside one)
-    def __init__(m, *args, **kwargs):
-      init(m, *args, **kwargs)
-      f = _user_frame(sys._getframe(1))
-      made[id(m)] = (m, *((f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)))
-    # tinygrad's Tensor method wrapper asks which method runs before it makes one's Metadata, and calls a method that
-    # runs inside another (log_softmax inside sparse_categorical_crossentropy) without any: such a call is noted here as
-    # one the running method made (its Metadata is unchanged; the UOps it makes are the running method's, as they are)
-    wrapper = tensor._metadata_wrapper(len).__code__
-    def get():
-      m = running.state
-      if m is not None and (f := sys._getframe(1)).f_code is wrapper: calls.setdefault(id(m), {})[f.f_locals["fn"].__name__] = None
-      return m
-    return [(Metadata, {"__init__": __init__}), (running, {"get": get})]
-
-  def __exit__(self, *exc: object) -> None:
-    super().__exit__(*exc)
-    # a Tensor method that raised leaves tinygrad's marker of the running method set (its wrapper puts the old one back
-    # only when it returns), and every op after it would be taken for part of that method: put it back
-    if tensor._METADATA.get() is not self.marker: tensor._METADATA.set(self.marker)
-
-  def _meta(self, u: UOp) -> tuple:
-    # a source-less UOp (CONST, BUFFER, RANGE, ...) is shared by every graph that uses it: its metadata says nothing
-    if not u.src: return ()
-    ref = weakref.ref(u)  # one reference for both weak dicts' lookups (a UOp's plain weak reference is made once)
-    return self.carried.data.get(ref) or ops.all_metadata.data.get(ref) or ()
-
-  def seen(self, root: UOp) -> bool:
-    """Note the graph a group starts from (a kernel's AST: its origins). Whether the group is a kernel's codegen."""
-    g = ops.active_group[-1] if ops.active_group else len(ops.tracked_ctxs) - 1
-    if (kernel := self.kinds.get(g)) is not None: return kernel
-    return self.note(g, root)
-
-  def note(self, g: int, root: UOp) -> bool:
-    """Note the graph tracked group g starts from (see seen; a compile worker's group is noted when merged)."""
-    kernel = self.kinds[g] = root.op is Ops.SINK and isinstance(root.arg, ops.KernelInfo)
-    if kernel:
-      found = {id(m): m for u in root.toposort() for m in self._meta(u)}
-      self.groups[g] = tuple(dict.fromkeys(self._origin(m) for m in found.values()))
-    return kernel
-
-  def _origin(self, m: Any) -> Origin:
-    """A Metadata's origin: the user's line that made it (its text read only now, for the few a kernel shows)."""
-    file, line = self.made[id(m)][1:] if id(m) in self.made else (None, None)
-    return Origin(m.name, m.backward, file, line, linecache.getline(file, line).strip() if file is not None and line else "",
-                  tuple(self.calls.get(id(m), ())))
-
-  def rewritten(self, rctx: RewriteContext, root: UOp) -> None:
-    """Carry metadata over a graph rewrite outside kernels' codegen (which starts from a finished AST)."""
-    if self.seen(root) or not (replace := rctx.replace): return
-    meta_of, carried, results = self._meta, self.carried, None
-    for n, r in replace.items():
-      if r is n or not (meta := meta_of(n)): continue
-      if results is None: results = set(replace.values())
-      stack = [(r, 0)]
-      while stack:
-        x, level = stack.pop()
-        if x.src and (have := meta_of(x)) is not meta:
-          held = {id(h) for h in have}  # by identity: equal Metadata of two calls are two origins
-          if (missing := tuple(m for m in meta if id(m) not in held)): carried[x] = have + missing
-        if level < self.BELOW: stack.extend((s, level + 1) for s in x.src if s not in replace and s not in results)
-
-
 @functools.cache
 def _waiting(exec_context: type) -> type:
   """run_linear's context with every launch waiting and returning its time (made once: a dataclass costs 0.5 ms)."""
@@ -310,12 +204,20 @@ class KernelTimer(Patch):
 
 
 
+class RewriteWatcher(Protocol):
+  """What StepRecorder tells of each tracked rewrite (origins.OriginRecorder): one that walked its graph (also an untracked
+  one nested in it, tracked=False), or one without patterns that returned its input (seen)."""
+
+  def rewritten(self, rctx: RewriteContext, root: UOp, tracked: bool = True) -> None: ...
+  def seen(self, root: UOp) -> bool: ...
+
+
 class StepRecorder(Patch):
   """What each tracked graph_rewrite returned (``io``: id(step) -> a weak reference: a UOp kept here would keep its graph
   and Buffers alive while the capture runs), and the op metadata each rewrite carries over (origins). A rewrite without
   patterns (tinygrad's "View ..." snapshots) returns its input without walking the graph."""
 
-  def __init__(self, origins: OriginRecorder) -> None:
+  def __init__(self, origins: RewriteWatcher) -> None:
     self.io: dict[int, weakref.ref[UOp]] = {}
     self.origins = origins
     self.quiet: Callable[[], None] | None = None  # called as each outermost tracked rewrite's walk ends (Tracker.quiet)
@@ -333,7 +235,9 @@ class StepRecorder(Patch):
       ret = root if empty else method(rctx, root, *args, **kwargs)
       # (id(step) is stable: ops.tracked_ctxs holds every step until the capture ends)
       if step is not None and id(step) not in io: io[id(step)] = weakref.ref(ret)
-      if tracked and not empty: origins.rewritten(rctx, root)
+      # an untracked rewrite inside a tracked one (tinygrad's unnamed substitutes: remove_bufferize putting a buffer's
+      # value into its reader) rebuilds UOps too: the watcher decides which it follows
+      if not empty and (tracked or ops.active_rewrites): origins.rewritten(rctx, root, tracked=bool(tracked))
       elif tracked: origins.seen(root)
       if tracked and self.quiet is not None and len(ops.active_rewrites) == 1: self.quiet()
       return ret

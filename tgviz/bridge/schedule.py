@@ -23,11 +23,12 @@ from tinygrad.uop import ops
 from tinygrad.uop.ops import Ops, UOp
 
 from tgviz.bridge.decisions import Realized, ScheduleRecord
-from tgviz.bridge.recorders import Patch, _user_frame
+from tgviz.bridge.origins import _user_frame
+from tgviz.bridge.recorders import Patch
 from tgviz.bridge.records import Origin
 
 if TYPE_CHECKING:
-  from tgviz.bridge.recorders import OriginRecorder
+  from tgviz.bridge.origins import OriginRecorder
 
 # the realize map's rules, by the function of tinygrad's schedule/indexing.py that set an entry
 _RULES = {"realize": "contiguous", "realize_srcs": "device", "realize_store_after_src": "hazard", "realize_custom_kernel_srcs": "custom"}

@@ -1,0 +1,64 @@
+"""A kernel's origins name the user's ops and lines it computes, and only those: not the line that made a buffer it
+only reads, and none left without one (the optimizer's own Tensors, an assign's copy)."""
+import sys
+
+import workloads
+from tinygrad import Tensor
+
+import tgviz
+from tgviz.views import programmap as PM
+from tgviz.views import protocol as P
+
+
+def test_a_kernel_does_not_name_the_line_that_made_what_it_reads():
+  """x and the weights are realized on their own lines: the scores kernel reads them and names only its own line."""
+  with tgviz.capture() as trace:
+    x = Tensor.randn(2, 6, 16).realize(); x_line = sys._getframe().f_lineno
+    q, k = [x @ Tensor.randn(16, 16).realize() for _ in range(2)]; qk_line = sys._getframe().f_lineno
+    ((q @ k.transpose(-2, -1)) / 4).realize(); scores_line = sys._getframe().f_lineno
+  scores = [kn for kn in trace.kernels if any(o.line == scores_line for o in kn.origins)]
+  assert scores, [(kn.name, kn.origins) for kn in trace.kernels]
+  for kn in scores:
+    assert {(o.op, o.line) for o in kn.origins} == {("__matmul__", scores_line), ("__truediv__", scores_line)}, (kn.name, kn.origins)
+  matmul = [kn for kn in trace.kernels if any(o.line == qk_line and o.op == "__matmul__" for o in kn.origins)]
+  assert matmul and all({o.line for o in kn.origins} == {qk_line} for kn in matmul), [(kn.name, kn.origins) for kn in matmul]
+  assert not any(o.op == "randn_like" and o.line == x_line for kn in scores + matmul for o in kn.origins)
+  # what the widget shows: the kernel header's Tensor ops, and the program map's lines of the kernel
+  here = f"test_origins.py:{scores_line}"
+  for kn in scores: assert [(o["op"], o["where"]) for o in P.kernel_info(kn.group)["origins"]] == [("__matmul__", here), ("__truediv__", here)]
+  mapped = [m for m in PM.program_map(trace)["kernels"] if m["name"] in {kn.name for kn in scores}]
+  assert mapped and all(m["lines"] and all(line.startswith(here + " ") for line in m["lines"]) for m in mapped), mapped
+
+
+def test_every_kernel_of_a_training_step_names_a_line_of_the_user():
+  """The SGD step of an MLP: every kernel (the optimizer's, the gradients', the assigns' copies) has an origin at a
+  line of the workload's code."""
+  with tgviz.capture() as trace:
+    workloads.mlp_train()
+  assert trace.kernels
+  missing = [kn.name for kn in trace.kernels if not any(o.file == workloads.__file__ and o.line for o in kn.origins)]
+  assert not missing, missing
+
+
+def test_a_kernel_that_fuses_randn_into_a_conv_names_both():
+  """x is made by randn in the same lazy graph as the grouped strided conv: randn's Box-Muller (sin, log2, sqrt) runs
+  in the conv's kernel, which names randn_like at x's line and conv2d at the conv's."""
+  with tgviz.capture() as trace:
+    x = Tensor.randn(1, 4, 5, 5); x_line = sys._getframe().f_lineno
+    w = Tensor.randn(4, 2, 2, 2).realize()
+    x.conv2d(w, groups=2, stride=2).realize(); conv_line = sys._getframe().f_lineno
+  conv = [kn for kn in trace.kernels if any(o.op == "conv2d" for o in kn.origins)]
+  assert len(conv) == 1 and all(f in conv[0].source for f in ("sin(", "log2(", "sqrt(")), [(kn.name, kn.origins) for kn in trace.kernels]
+  assert {("randn_like", x_line), ("conv2d", conv_line)} <= {(o.op, o.line) for o in conv[0].origins}, conv[0].origins
+
+
+def test_every_kernel_of_the_mnist_step_names_a_line_of_the_script():
+  """examples/scripts/mnist_train_step.py (an Adam step of a convnet): none of its kernels is left without an origin in
+  the script (Adam's own buffers name the line that made the optimizer, its updates the line with opt.step())."""
+  with tgviz.capture() as trace:
+    workloads.example("mnist_train_step.py")
+  assert len(trace.kernels) > 40
+  missing = [kn.name for kn in trace.kernels if not any(o.file == "mnist_train_step.py" and o.line for o in kn.origins)]
+  assert not missing, missing
+  step_line = next(i for i, ln in enumerate((workloads.EXAMPLES / "mnist_train_step.py").read_text().splitlines(), 1) if "opt.step()" in ln)
+  assert any(o.line == step_line for kn in trace.kernels for o in kn.origins)
