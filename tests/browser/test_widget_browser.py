@@ -259,3 +259,22 @@ def test_raw_button_and_r_key_in_jupyterlab(lab, page):
   assert count("g.node") == folded and count("g.node[data-holds]") == holding and not lit()
   page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "widget-folded.png"))
   assert not page.errors
+
+
+ANSWERED = """() => { const roots = [...document.querySelectorAll('.tgviz-root')];
+  return roots.length === 2 && roots.every((r) => !r.querySelector('.tgviz-canvas').classList.contains('busy')
+    && !r.classList.contains('tgviz-offline') && r.querySelector('.tgviz-stage svg g.node')
+    && !r.querySelector('.tgviz-status').textContent.startsWith('laying out')); }"""
+
+
+def test_widgets_of_cells_run_together_end_showing_their_pictures(lab, page):
+  """Cells run together (Run All): two widgets, then a cell that keeps the kernel busy past the time a page waits for
+  the kernel before it shows its kept picture as static. The kernel answers the pages' requests only after it: each
+  widget then shows its picture, not dimmed at "laying out…" (the answer, the kept picture unchanged, was not sent)."""
+  open_in_lab(page, lab, "runall", "%load_ext tgviz", TUTORIAL, TUTORIAL, "import time\ntime.sleep(10)\nprint('slept')")
+  run_all(page, 4)
+  page.wait_for_function("[...document.querySelectorAll('.jp-OutputArea-output')].some((o) => o.innerText.includes('slept'))",
+                         timeout=300_000)
+  page.wait_for_function(ANSWERED, timeout=120_000)
+  page.locator(".tgviz-root").first.screenshot(path=str(ARTIFACTS / "widget-run-all.png"))
+  assert not page.errors
