@@ -226,3 +226,41 @@ def test_a_graph_just_too_wide_opens_whole(cnn_trace, cnn_report, browser):
     assert label_px(page) >= 10.95
     page.screenshot(path=str(ARTIFACTS / "report-just-too-wide.png"))
     assert not page.errors
+
+
+CUT = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const own = [...document.querySelectorAll('.tgviz-stage g.side g.node.match-node')];
+  const ns = own.length ? own : [...document.querySelectorAll('.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, .tgviz-stage g.side g.node.changed')];
+  const rs = ns.map((n) => n.getBoundingClientRect());
+  const w = Math.max(...rs.map((r) => r.right)) - Math.min(...rs.map((r) => r.left));
+  const h = Math.max(...rs.map((r) => r.bottom)) - Math.min(...rs.map((r) => r.top));
+  const inside = rs.filter((r) => r.left >= c.left + 4 && r.right <= c.right - 4 && r.top >= c.top + 4 && r.bottom <= c.bottom - 4);
+  const cut = rs.filter((r) => r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom && !inside.includes(r));
+  return {nodes: ns.length, inside: inside.length, cut: cut.map((r) => [r.left - c.left, r.top - c.top, r.width, r.height]),
+          fits: w <= c.width - 8 && h <= c.height - 8, canvas: [c.width, c.height]}; }"""
+
+
+def test_zoom_to_the_change_shows_the_changed_nodes_whole(cnn_trace, cnn_report, browser):
+  """At a notebook's width (1200x800), at the last match (End) of steps of every size, z shows the match's changed
+  nodes whole, with a margin: none is cut at the canvas's edge, and all of them are in view where they fit it."""
+  steps = sorted((s for s in cnn_trace.steps if s.matches), key=lambda s: len(s.matches))
+  tried = steps[:: max(1, len(steps) // 16)] + steps[-2:]
+  with new_page(browser, width=1200, height=800, offline=True) as page:
+    page.goto(cnn_report.as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+    bad = []
+    for step in tried:
+      key, last = P.step_key(step), len(step.matches) - 1
+      page.locator(".tgviz-filter").fill(step.group.name)
+      _open(page, step)
+      page.locator(".tgviz-title").click()
+      page.keyboard.press("End")
+      page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{last}'", timeout=60_000)
+      page.keyboard.press("z")
+      page.wait_for_timeout(100)
+      got = page.evaluate(CUT)
+      if got["cut"] or (got["fits"] and got["inside"] < got["nodes"]) or not got["inside"]: bad.append((step.path, got))
+      if bad and len(bad) == 1: page.screenshot(path=str(ARTIFACTS / "report-zoom-change-cut.png"))
+    page.screenshot(path=str(ARTIFACTS / "report-zoom-change.png"))
+    assert not bad, bad
+    assert not page.errors
