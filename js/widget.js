@@ -74,7 +74,11 @@ function render({ model, el }) {
   ui.errorBox.hidden = !state.error;
   const layout = sidePanels(ui);
   const view = panZoom(ui);
-  const max = maximiser(ui, () => { layout(); requestAnimationFrame(() => view.initial()); });
+  // maximised or back: the graph opens again on the change, or on a clicked code line's nodes; the selected row in view
+  const max = maximiser(ui, () => {
+    layout();
+    requestAnimationFrame(() => { view.initial(); view.toLine(); tree.markSelected(); });
+  });
   const groups = state.tree;
   /** @type {Map<StepKey, {group: TreeGroup, step: TreeStep}>} */
   const steps = new Map(groups.flatMap((g) => g.steps.map((s) => [s.key, { group: g, step: s }])));

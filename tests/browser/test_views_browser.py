@@ -230,7 +230,8 @@ def test_a_graph_just_too_wide_opens_whole(cnn_trace, cnn_report, browser):
 
 CUT = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
   const own = [...document.querySelectorAll('.tgviz-stage g.side g.node.match-node')];
-  const ns = own.length ? own : [...document.querySelectorAll('.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, .tgviz-stage g.side g.node.changed')];
+  const ns = own.length ? own : [...document.querySelectorAll(
+    '.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, .tgviz-stage g.side g.node.changed')];
   const rs = ns.map((n) => n.getBoundingClientRect());
   const w = Math.max(...rs.map((r) => r.right)) - Math.min(...rs.map((r) => r.left));
   const h = Math.max(...rs.map((r) => r.bottom)) - Math.min(...rs.map((r) => r.top));
@@ -250,7 +251,7 @@ def test_zoom_to_the_change_shows_the_changed_nodes_whole(cnn_trace, cnn_report,
     page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
     bad = []
     for step in tried:
-      key, last = P.step_key(step), len(step.matches) - 1
+      last = len(step.matches) - 1
       page.locator(".tgviz-filter").fill(step.group.name)
       _open(page, step)
       page.locator(".tgviz-title").click()
@@ -260,7 +261,7 @@ def test_zoom_to_the_change_shows_the_changed_nodes_whole(cnn_trace, cnn_report,
       page.wait_for_timeout(100)
       got = page.evaluate(CUT)
       if got["cut"] or (got["fits"] and got["inside"] < got["nodes"]) or not got["inside"]: bad.append((step.path, got))
-      if bad and len(bad) == 1: page.screenshot(path=str(ARTIFACTS / "report-zoom-change-cut.png"))
+      if len(bad) == 1: page.screenshot(path=str(ARTIFACTS / "report-zoom-change-cut.png"))
     page.screenshot(path=str(ARTIFACTS / "report-zoom-change.png"))
     assert not bad, bad
     assert not page.errors

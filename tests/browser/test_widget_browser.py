@@ -278,3 +278,48 @@ def test_widgets_of_cells_run_together_end_showing_their_pictures(lab, page):
   page.wait_for_function(ANSWERED, timeout=120_000)
   page.locator(".tgviz-root").first.screenshot(path=str(ARTIFACTS / "widget-run-all.png"))
   assert not page.errors
+
+
+PLACE = """() => { const row = document.querySelector('.tgviz-step.selected'), tree = document.querySelector('.tgviz-tree');
+  const r = row.getBoundingClientRect(), t = tree.getBoundingClientRect();
+  return {row: row.dataset.key, in_view: r.top >= t.top - 1 && r.bottom <= t.bottom + 1, scrolled: tree.scrollTop,
+          pinned: [...document.querySelectorAll('.tgviz-code .tgviz-line-pinned')].map((e) => e.dataset.line),
+          marked: [...document.querySelectorAll('.tgviz-stage g.side g.node.hl-line')].filter((n) => { const b = n.getBoundingClientRect(),
+            c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+            return b.left >= c.left && b.right <= c.right && b.top >= c.top && b.bottom <= c.bottom; }).length}; }"""
+
+
+def test_maximise_keeps_the_place(lab, page):
+  """A step far down the tree selected and a code line clicked: maximised (m) and back (Escape), the selected step's
+  row stays in view in the tree, and the clicked line stays pinned with its nodes marked, on screen, in the graph."""
+  open_in_lab(page, lab, "place", "%load_ext tgviz", TUTORIAL)
+  run_all(page, 2)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=60_000)
+  to_steps(page)
+  row = page.locator(".tgviz-group.kind-kernel[open] .tgviz-step:not(.empty)").last
+  row.scroll_into_view_if_needed()
+  key = row.get_attribute("data-key")
+  row.click()
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=60_000)
+  line = page.locator(".tgviz-code .tgviz-line", has_text="=").last
+  n = line.get_attribute("data-line")
+  line.click()
+  page.wait_for_function(f"document.querySelector(\".tgviz-code [data-line='{n}']\").classList.contains('tgviz-line-pinned')"
+                         " && document.querySelectorAll('.tgviz-stage g.side g.node.hl-line').length > 0", timeout=60_000)
+  page.wait_for_function("!document.querySelector('.tgviz-canvas').classList.contains('busy')", timeout=60_000)
+  before = page.evaluate(PLACE)
+  assert before["in_view"] and before["scrolled"] > 0 and before["pinned"] == [n], before
+  page.mouse.move(1, 1)  # the pointer off the code: a line under it would be hovered, and mark its own nodes
+  page.keyboard.press("m")
+  page.wait_for_function("document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=5_000)
+  page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+  maxed = page.evaluate(PLACE)
+  page.screenshot(path=str(ARTIFACTS / "widget-maximised-place.png"))
+  assert maxed["row"] == before["row"] and maxed["in_view"] and maxed["pinned"] == [n] and maxed["marked"] > 0, maxed
+  page.keyboard.press("Escape")
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=5_000)
+  page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+  back = page.evaluate(PLACE)
+  assert back["in_view"] and back["pinned"] == [n] and back["marked"] > 0, back
+  assert not page.errors
