@@ -252,6 +252,7 @@ export function panZoom(/** @type {Ui} */ ui) {
 }
 
 const MINI_W = 200, MINI_H = 140;  // the overview's largest size, CSS px
+const MINI_PART = 0.25;  // ... and its largest part of the canvas's width and height (a narrow canvas: a smaller overview)
 
 /** The overview of the picture: each node a dot of its colour (the changed ones outlined), the view's rectangle on top;
  * shown only while the picture is bigger than the canvas. A click or drag on it calls moveTo with that point (SVG
@@ -262,14 +263,21 @@ function overview(ui, moveTo) {
   el.title = "overview: click or drag to move the view";
   ui.canvas.append(el);
   /** @type {SVGSVGElement|null} the picture drawn in `base` */
-  let drawn = null, k = 1;
+  let drawn = null, k = 1, drawnFor = "";
+  /** The overview's scale for a picture w x h in the canvas now. @param {number} w @param {number} h */
+  const scaleFor = (w, h) => {
+    const cw = ui.canvas.clientWidth || 600, ch = ui.canvas.clientHeight || 400;
+    return Math.min(MINI_W / w, MINI_H / h, (MINI_PART * cw) / w, (MINI_PART * ch) / h);
+  };
+  const canvasSize = () => `${ui.canvas.clientWidth}x${ui.canvas.clientHeight}`;
   /** the box of the picture's graph (its nodes; SVG units): where all of it is in view, no overview */
   let graph = { x: 0, y: 0, w: 0, h: 0 };
   const base = document.createElement("canvas");
   /** Draw the picture's nodes into `base`, once per picture. @param {SVGSVGElement} svg */
   function paint(svg) {
     const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1;
-    k = Math.min(MINI_W / w, MINI_H / h);
+    k = scaleFor(w, h);
+    drawnFor = canvasSize();
     el.width = base.width = Math.max(1, Math.round(w * k)); el.height = base.height = Math.max(1, Math.round(h * k));
     const g = /** @type {CanvasRenderingContext2D} */ (base.getContext("2d"));
     g.fillStyle = getComputedStyle(ui.canvas).backgroundColor || "#fff";
@@ -300,10 +308,10 @@ function overview(ui, moveTo) {
   el.addEventListener("wheel", (ev) => ev.stopPropagation(), { passive: true });
   return {
     /** The box (canvas CSS px) the overview of svg takes where it shows: its canvas and border, 8 px in from the
-     * bottom right corner. Null without a picture. @param {SVGSVGElement|null} svg */
+     * bottom right corner, at most MINI_PART of the canvas each way. Null without a picture. @param {SVGSVGElement|null} svg */
     footprint(svg) {
       if (!svg) return null;
-      const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1, f = Math.min(MINI_W / w, MINI_H / h);
+      const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1, f = scaleFor(w, h);
       const bw = Math.max(1, Math.round(w * f)) + 2, bh = Math.max(1, Math.round(h * f)) + 2;
       return { x: (ui.canvas.clientWidth || 600) - 8 - bw, y: (ui.canvas.clientHeight || 400) - 8 - bh, w: bw, h: bh };
     },
@@ -312,7 +320,7 @@ function overview(ui, moveTo) {
     /** Show the overview of svg with the rectangle in view (SVG units), or hide it where all of svg's graph is in view
      * (its title and legend need no overview). @param {SVGSVGElement|null} svg @param {Box} view */
     show(svg, view) {
-      if (svg && svg !== drawn) paint(svg);
+      if (svg && (svg !== drawn || drawnFor !== canvasSize())) paint(svg);
       const g0 = graph;
       el.hidden = !svg || (view.x <= g0.x && view.y <= g0.y && view.x + view.w >= g0.x + g0.w && view.y + view.h >= g0.y + g0.h);
       if (el.hidden || !svg) return;

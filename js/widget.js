@@ -17,7 +17,7 @@ import { keys } from "./keys.js";
 import { linking } from "./linking.js";
 import { pageNode, showNode } from "./nodepanel.js";
 import { showRules } from "./rules.js";
-import { keptHeight, maximiser, sidePanels } from "./panels.js";
+import { keptHeight, maximiser, oneRow, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
 import { programTabs } from "./program.js";
 import { programMap } from "./programmap.js";
@@ -73,6 +73,8 @@ function render({ model, el }) {
   ui.errorBox.textContent = state.error;
   ui.errorBox.hidden = !state.error;
   const layout = sidePanels(ui);
+  oneRow(/** @type {HTMLElement} */ (ui.prev.parentElement), [ui.fit, ui.one, ui.zoomChange, ui.full, ui.raw, ui.exportBtn, ui.maximise, ui.toggleCode],
+         [ui.one, ui.zoomChange, ui.full, ui.toggleCode, ui.maximise, ui.exportBtn, ui.raw, ui.fit]);
   const view = panZoom(ui);
   // maximised or back: the graph opens again on the change, or on a clicked code line's nodes; the selected row in view
   const max = maximiser(ui, () => {

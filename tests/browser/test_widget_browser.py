@@ -323,3 +323,43 @@ def test_maximise_keeps_the_place(lab, page):
   back = page.evaluate(PLACE)
   assert back["in_view"] and back["pinned"] == [n] and back["marked"] > 0, back
   assert not page.errors
+
+
+ROOM = """() => { const q = (s) => document.querySelector(s), box = (e) => e.getBoundingClientRect();
+  const bar = q('.tgviz-controls'), mini = q('.tgviz-minimap'), canvas = box(q('.tgviz-canvas'));
+  const rows = Math.max(...[...bar.children].filter((e) => e.offsetParent).map((e) => box(e).height));
+  const pane = [q('.tgviz-code'), q('.tgviz-uops'), q('.tgviz-asm')].find((e) => !e.hidden && e.offsetParent);
+  const scrolls = ['auto', 'scroll'].includes(getComputedStyle(pane).overflowX);
+  // a line's text beyond the line's own box is cut (it is clipped there, and no scroll reaches it)
+  const cut = [...pane.querySelectorAll('.tgviz-line, td')].filter((e) => { const r = document.createRange();
+    r.selectNodeContents(e); return r.getBoundingClientRect().right > box(e).right + 1; }).length;
+  return {widget: box(q('.tgviz-root')).width, canvas: canvas.width, bar: box(bar).height, row: rows,
+          mini: mini.hidden ? null : [box(mini).width / canvas.width, box(mini).height / canvas.height],
+          wider: pane.scrollWidth > pane.clientWidth + 1, scrolls, cut}; }"""
+
+
+def test_columns_have_room_at_a_notebooks_width(lab, browser):
+  """At a notebook's usual width (the widget some 1000 px), with the uops tab, then the code and asm tabs, open: the
+  graph keeps 400 px, its toolbar is one row (what does not fit goes into its ⋯ menu), the overview takes at most a
+  quarter of the graph's width and height, and no code line or listing cell is cut (a wider one scrolls sideways)."""
+  with new_page(browser, 1400, 900) as page:
+    open_in_lab(page, lab, "room", "%load_ext tgviz", TUTORIAL)
+    run_all(page, 2)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
+    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=60_000)
+    to_steps(page)
+    page.locator(".tgviz-group", has_text="r_2_2_2_2").locator(".tgviz-step", has_text="devectorize2").first.click()
+    page.wait_for_function("document.querySelector('.tgviz-title').innerText.startsWith('r_2_2_2_2 / devectorize2')", timeout=60_000)
+    for tab, ready in (("uops", ".tgviz-uops tr"), ("code", ".tgviz-code .tgviz-line"), ("asm", ".tgviz-asm tr, .tgviz-asm .tgviz-program-note")):
+      page.locator(".tgviz-tab", has_text=tab).click()
+      page.wait_for_selector(ready, timeout=120_000)
+      page.locator(".tgviz-title").click()
+      page.keyboard.press("1")  # one to one: bigger than the canvas, the overview shows
+      page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+      got = page.evaluate(ROOM)
+      page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / f"widget-room-{tab}.png"))
+      assert 950 <= got["widget"] <= 1250, got  # a notebook's usual width
+      assert got["canvas"] >= 400 and got["bar"] < 1.6 * got["row"], (tab, got)
+      assert got["mini"] and max(got["mini"]) <= 0.26, (tab, got)
+      assert got["cut"] == 0 and (got["scrolls"] or not got["wider"]), (tab, got)
+    assert not page.errors
