@@ -23,7 +23,8 @@ export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg,
   ui.slider.max = String(info.matches);
   ui.slider.value = String(msg.match === null ? 0 : msg.match + 1);
   ui.slider.disabled = info.matches === 0;
-  ui.matchLabel.textContent = msg.match === null ? `whole step (${info.matches} matches)` : `match ${msg.match + 1} / ${info.matches}`;
+  ui.matchLabel.textContent = msg.match === null ? "whole step" :  // (its matches counted in the title)
+    `match ${msg.match + 1} / ${info.matches}`;
   ui.banner.textContent = msg.message || "";
   ui.banner.hidden = !msg.message;
   ui.full.hidden = !msg.partial;

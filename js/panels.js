@@ -1,6 +1,6 @@
 // The widget's size and columns: the side panels' widths (dragged on their handles), collapsing them to a strip (a click
 // on the strip brings them back), the node panel docked in the code column, the rules tab widening the tree column,
-// the code column's uops and asm tabs widening it to their longest line (the graph keeps 320 px; longer lines wrap),
+// the code column's uops and asm tabs widening it to their longest line (the graph keeps GRAPH_MIN; longer lines wrap),
 // maximising (the widget fills the browser window), and the widget's height (the user drags its corner); widths,
 // collapsed panels and the height are kept for the browser session.
 import { h } from "./dom.js";
@@ -9,6 +9,7 @@ import { h } from "./dom.js";
 
 const STRIP = "22px";  // a collapsed panel: a strip that brings it back
 const ACCESS_WIDTH = 640;  // the code column's width while the access tab shows (as a listing's longest line)
+const GRAPH_MIN = "max(400px, 40%)";  // the graph's least width where a listing widens the code column
 
 /** The side panels: widths dragged on their handles, collapsed to a strip and brought back with their buttons (or a
  * click on the strip); the code column holds the node panel, and shows it even while collapsed; the tree column widens
@@ -32,11 +33,11 @@ export function sidePanels(ui) {
     const max = ui.root.classList.contains("maximised") || ui.root.classList.contains("tgviz-page");
     const node = !ui.nodePanel.hidden, rules = !ui.rules.hidden, pane = listing(), wide = pane ? longest(pane) : 0;
     // automatic widths: the maximised layout gives the graph most of the window (1100 px of 1600); a uops or asm listing
-    // shown: the tree at its narrowest, the code column as wide as the listing's longest line, the graph keeping 320 px,
+    // shown: the tree at its narrowest, the code column as wide as the listing's longest line, the graph keeping GRAPH_MIN,
     // where the user has not dragged them to widths of their own
     let tree = st.tree ? `${st.tree}px` : wide ? "180px" : max ? "clamp(180px, 12.5%, 320px)" : "max(180px, 22%)";
     let code = st.code ? `${st.code}px` : max ? "clamp(200px, 17.5%, 420px)" : "max(200px, 28%)";
-    if (wide) code = st.listing ? `${st.listing}px` : `max(${code}, min(${wide}px, calc(100% - ${tree} - 330px)))`;
+    if (wide) code = st.listing ? `${st.listing}px` : `max(${code}, min(${wide}px, calc(100% - ${tree} - 10px - ${GRAPH_MIN})))`;
     if (rules) tree = `max(${tree}, min(65%, 1040px))`;  // the rules' figures and patterns need room to be read
     else if (!ui.results.hidden) tree = `max(${tree}, min(36%, 520px))`;  // so do a search's hits
     if (st.treeHidden) tree = STRIP;
@@ -88,7 +89,8 @@ export function sidePanels(ui) {
 
 /** Maximising: the widget fills the browser window, panels included, and returns where it was. It moves to the end of
  * the page's body meanwhile (a placeholder keeps its place and height): inside JupyterLab's cells and outputs, whose
- * containers clip and transform, a fixed position would not be the window's. changed() after each change.
+ * containers clip and transform, a fixed position would not be the window's. Its panes keep where they were scrolled
+ * to. changed() after each change (the view on the graph and the selected row in the tree follow there).
  * @param {Ui} ui @param {() => void} changed */
 export function maximiser(ui, changed) {
   /** @type {HTMLElement|null} where the widget was: set while it is maximised */
@@ -98,6 +100,8 @@ export function maximiser(ui, changed) {
   /** @param {boolean} on */
   function set(on) {
     if (on === (placeholder !== null)) return;
+    // where its panes were scrolled to (the tree on the selected step, the code on a line): moved, they start at the top
+    const scrolled = [...ui.root.querySelectorAll("*")].filter((e) => e.scrollTop || e.scrollLeft).map((e) => ({ e, top: e.scrollTop, left: e.scrollLeft }));
     if (on) {
       placeholder = h("div", { class: "tgviz-placeholder" });
       placeholder.style.height = `${ui.root.offsetHeight}px`;
@@ -114,6 +118,7 @@ export function maximiser(ui, changed) {
     ui.maximise.textContent = on ? "⤡ restore" : "⤢ maximise";
     ui.maximise.setAttribute("aria-pressed", String(on));
     if (ui.root.isConnected) ui.root.focus({ preventScroll: true });
+    for (const { e, top, left } of scrolled) { e.scrollTop = top; e.scrollLeft = left; }
     changed();
   }
   ui.maximise.textContent = "⤢ maximise";
@@ -131,4 +136,32 @@ export function keptHeight(ui) {
   const saved = sessionStorage.getItem("tgviz-height");
   if (saved) ui.main.style.height = saved;
   new ResizeObserver(() => { if (ui.main.style.height) sessionStorage.setItem("tgviz-height", ui.main.style.height); }).observe(ui.main);
+}
+
+/** The graph's toolbar on one row: where the centre column is too narrow for it, its buttons `items` (in their order in
+ * the bar, at its end) go into a "⋯" menu at its end, those with keys and those least used first (`drop`: that order),
+ * and come back as it widens or labels shorten. @param {HTMLElement} bar @param {HTMLElement[]} items
+ * @param {HTMLElement[]} drop */
+export function oneRow(bar, items, drop) {
+  const menu = h("div", { class: "tgviz-more-menu" });
+  const more = h("details", { class: "tgviz-more" }, [h("summary", { title: "more of the graph's controls" }, ["⋯"]), menu]);
+  const watched = [...bar.children];
+  bar.append(more);
+  menu.addEventListener("click", () => { more.open = false; });
+  function fit() {
+    for (const e of items) bar.insertBefore(e, more);
+    more.hidden = true;
+    for (const e of drop) {
+      if (bar.scrollWidth <= bar.clientWidth + 1) break;
+      more.hidden = false;
+      menu.append(e);
+    }
+    menu.replaceChildren(...items.filter((e) => e.parentElement === menu));  // in the bar's order
+  }
+  new ResizeObserver(fit).observe(bar);
+  // a label that changes (the match, maximise's, the panels' toggles) changes what fits
+  const relabel = new MutationObserver(fit);
+  for (const e of watched) relabel.observe(e, { childList: true, characterData: true, subtree: true, attributes: true, attributeFilter: ["hidden"] });
+  fit();
+  return fit;
 }

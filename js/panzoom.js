@@ -34,8 +34,8 @@ export function panZoom(/** @type {Ui} */ ui) {
    * both sides, and the middle of them all can be empty). A match's own nodes (what it replaced and its replacement,
    * class "match-node") come before the nodes rebuilt above them, which can lie far away. Where nothing is marked (a
    * snapshot): the output (dot draws it lowest) at the foot of that window, what feeds it above, the graph's middle
-   * across. Null without a graph. */
-  function changedBox(s = 0) {
+   * across. Null without a graph. placed: see windowOn. */
+  function changedBox(s = 0, placed = false) {
     const svg = svgOf();
     if (!svg) return null;
     const c = size(), H = (c.h - 40) / s;  // s = 0: any size fits
@@ -52,12 +52,13 @@ export function panZoom(/** @type {Ui} */ ui) {
       const w = Math.min(W, whole.w), x = Math.min(Math.max(whole.x + (whole.w - w) / 2, out.x + out.w - w), out.x);
       return { x, y: top, w, h: out.y + out.h - top };
     }
-    return windowOn(marked, s);
+    return windowOn(marked, s, placed);
   }
   /** The box (SVG units) to show of some nodes at scale s (0: any size fits): all of them where they fit the canvas,
-   * else the canvas-sized window that holds the most of them, those marked as changed first, then the after side's. @param {Element[]} marked
-   * @param {number} s */
-  function windowOn(marked, s) {
+   * else the canvas-sized window that holds the most of them whole, those marked as changed first, then the after side's
+   * (placed: that window itself, not the box around those nodes). @param {Element[]} marked @param {number} s
+   * @param {boolean} [placed] */
+  function windowOn(marked, s, placed = false) {
     const c = size(), W = (c.w - 40) / s, H = (c.h - 40) / s;
     const boxes = rects(marked), whole = around(boxes);
     if (!whole || (whole.w <= W && whole.h <= H)) return whole;
@@ -69,12 +70,28 @@ export function panZoom(/** @type {Ui} */ ui) {
     const order = [...boxes.keys()].sort((i, j) => rank[j] - rank[i]);
     const step = Math.max(1, Math.floor(order.length / 300));  // at most 300 windows tried: bounded on huge steps
     let best = [boxes[order[0]]];
-    for (let k = 0; k < order.length; k += step) {
+    for (let k = 0; k < order.length; k += step) {  // the nodes wholly in a window centred on that node's middle
       const m = mid[order[k]];
-      const inside = boxes.filter((_, j) => Math.abs(mid[j].x - m.x) <= W / 2 && Math.abs(mid[j].y - m.y) <= H / 2);
+      const inside = boxes.filter((b) => b.x >= m.x - W / 2 && b.x + b.w <= m.x + W / 2 && b.y >= m.y - H / 2 && b.y + b.h <= m.y + H / 2);
       if (inside.length > best.length) best = inside;
     }
-    return around(best);
+    // placed: the window, all of those whole, placed to cut none of the others at its edges where it can
+    const shown = /** @type {Box} */ (around(best));
+    if (!placed) return shown;
+    const x = place(shown.x, shown.x + shown.w, W, boxes.map((b) => [b.x, b.x + b.w]));
+    const across = boxes.filter((b) => b.x < x + W && b.x + b.w > x);
+    const y = place(shown.y, shown.y + shown.h, H, across.map((b) => [b.y, b.y + b.h]));
+    return { x, y, w: W, h: H };
+  }
+  /** Where a window of length L starts along one axis: with all of [lo, hi] in it, cutting the fewest of the spans
+   * (other nodes) at its ends, centred on [lo, hi] where that cuts as few. @param {number} lo @param {number} hi
+   * @param {number} L @param {number[][]} spans */
+  function place(lo, hi, L, spans) {
+    const centred = (lo + hi - L) / 2;
+    if (hi - lo >= L) return centred;
+    const cuts = (/** @type {number} */ a) => spans.filter(([s, e]) => (s < a && e > a) || (s < a + L && e > a + L)).length;
+    const starts = spans.flatMap(([s, e]) => [s, e, s - L, e - L]).filter((a) => a >= hi - L && a <= lo);
+    return starts.reduce((best, a) => (cuts(a) < cuts(best) ? a : best), centred);
   }
   /** A node's position in the SVG: its own translate plus its side's. @param {Element} n */
   function nodeOffset(n) {
@@ -111,7 +128,7 @@ export function panZoom(/** @type {Ui} */ ui) {
   /** Zoom to what changed: all of it where that is readable, else readable on where most of it is. */
   function toChange() {
     zoomTo(changedBox());
-    const b = changedBox(scale);
+    const b = changedBox(scale, true);
     if (b) { centre(b); shun(marked()); }
   }
   /** The nodes marked as what changed: a match's own, else every added, removed or changed one. */
@@ -141,7 +158,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     const marked = [...(svgOf()?.querySelectorAll("g.side g.node.hl-line") ?? [])];
     if (!marked.length) return;
     zoomTo(windowOn(marked, 0));
-    const b = windowOn(marked, scale);
+    const b = windowOn(marked, scale, true);
     if (b) { centre(b); shun(marked); }
   }
   /** Bring some nodes (a picked node first, then its neighbourhood) into view: the least pan that shows them all at the
@@ -235,6 +252,7 @@ export function panZoom(/** @type {Ui} */ ui) {
 }
 
 const MINI_W = 200, MINI_H = 140;  // the overview's largest size, CSS px
+const MINI_PART = 0.25;  // ... and its largest part of the canvas's width and height (a narrow canvas: a smaller overview)
 
 /** The overview of the picture: each node a dot of its colour (the changed ones outlined), the view's rectangle on top;
  * shown only while the picture is bigger than the canvas. A click or drag on it calls moveTo with that point (SVG
@@ -245,14 +263,21 @@ function overview(ui, moveTo) {
   el.title = "overview: click or drag to move the view";
   ui.canvas.append(el);
   /** @type {SVGSVGElement|null} the picture drawn in `base` */
-  let drawn = null, k = 1;
+  let drawn = null, k = 1, drawnFor = "";
+  /** The overview's scale for a picture w x h in the canvas now. @param {number} w @param {number} h */
+  const scaleFor = (w, h) => {
+    const cw = ui.canvas.clientWidth || 600, ch = ui.canvas.clientHeight || 400;
+    return Math.min(MINI_W / w, MINI_H / h, (MINI_PART * cw) / w, (MINI_PART * ch) / h);
+  };
+  const canvasSize = () => `${ui.canvas.clientWidth}x${ui.canvas.clientHeight}`;
   /** the box of the picture's graph (its nodes; SVG units): where all of it is in view, no overview */
   let graph = { x: 0, y: 0, w: 0, h: 0 };
   const base = document.createElement("canvas");
   /** Draw the picture's nodes into `base`, once per picture. @param {SVGSVGElement} svg */
   function paint(svg) {
     const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1;
-    k = Math.min(MINI_W / w, MINI_H / h);
+    k = scaleFor(w, h);
+    drawnFor = canvasSize();
     el.width = base.width = Math.max(1, Math.round(w * k)); el.height = base.height = Math.max(1, Math.round(h * k));
     const g = /** @type {CanvasRenderingContext2D} */ (base.getContext("2d"));
     g.fillStyle = getComputedStyle(ui.canvas).backgroundColor || "#fff";
@@ -283,10 +308,10 @@ function overview(ui, moveTo) {
   el.addEventListener("wheel", (ev) => ev.stopPropagation(), { passive: true });
   return {
     /** The box (canvas CSS px) the overview of svg takes where it shows: its canvas and border, 8 px in from the
-     * bottom right corner. Null without a picture. @param {SVGSVGElement|null} svg */
+     * bottom right corner, at most MINI_PART of the canvas each way. Null without a picture. @param {SVGSVGElement|null} svg */
     footprint(svg) {
       if (!svg) return null;
-      const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1, f = Math.min(MINI_W / w, MINI_H / h);
+      const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1, f = scaleFor(w, h);
       const bw = Math.max(1, Math.round(w * f)) + 2, bh = Math.max(1, Math.round(h * f)) + 2;
       return { x: (ui.canvas.clientWidth || 600) - 8 - bw, y: (ui.canvas.clientHeight || 400) - 8 - bh, w: bw, h: bh };
     },
@@ -295,7 +320,7 @@ function overview(ui, moveTo) {
     /** Show the overview of svg with the rectangle in view (SVG units), or hide it where all of svg's graph is in view
      * (its title and legend need no overview). @param {SVGSVGElement|null} svg @param {Box} view */
     show(svg, view) {
-      if (svg && svg !== drawn) paint(svg);
+      if (svg && (svg !== drawn || drawnFor !== canvasSize())) paint(svg);
       const g0 = graph;
       el.hidden = !svg || (view.x <= g0.x && view.y <= g0.y && view.x + view.w >= g0.x + g0.w && view.y + view.h >= g0.y + g0.h);
       if (el.hidden || !svg) return;

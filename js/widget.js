@@ -17,7 +17,7 @@ import { keys } from "./keys.js";
 import { linking } from "./linking.js";
 import { pageNode, showNode } from "./nodepanel.js";
 import { showRules } from "./rules.js";
-import { keptHeight, maximiser, sidePanels } from "./panels.js";
+import { keptHeight, maximiser, oneRow, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
 import { programTabs } from "./program.js";
 import { programMap } from "./programmap.js";
@@ -35,6 +35,7 @@ import { whatIf, withOpts } from "./whatif.js";
 /** @typedef {import("./messages.js").TreeStep} TreeStep */
 
 const STATIC_AFTER_MS = 3000;  // no word from the kernel this long after asking: a saved notebook without its kernel
+const ASK_AGAIN_MS = 20000;  // laying out with no answer this long: asked again (the kernel answers a layout under way once)
 
 /** Pictures received, by step key, then view, then match; past `max` steps the least recently used is dropped. */
 class PictureCache {
@@ -72,8 +73,14 @@ function render({ model, el }) {
   ui.errorBox.textContent = state.error;
   ui.errorBox.hidden = !state.error;
   const layout = sidePanels(ui);
+  oneRow(/** @type {HTMLElement} */ (ui.prev.parentElement), [ui.fit, ui.one, ui.zoomChange, ui.full, ui.raw, ui.exportBtn, ui.maximise, ui.toggleCode],
+         [ui.one, ui.zoomChange, ui.full, ui.toggleCode, ui.maximise, ui.exportBtn, ui.raw, ui.fit]);
   const view = panZoom(ui);
-  const max = maximiser(ui, () => { layout(); requestAnimationFrame(() => view.initial()); });
+  // maximised or back: the graph opens again on the change, or on a clicked code line's nodes; the selected row in view
+  const max = maximiser(ui, () => {
+    layout();
+    requestAnimationFrame(() => { view.initial(); view.toLine(); tree.markSelected(); });
+  });
   const groups = state.tree;
   /** @type {Map<StepKey, {group: TreeGroup, step: TreeStep}>} */
   const steps = new Map(groups.flatMap((g) => g.steps.map((s) => [s.key, { group: g, step: s }])));
@@ -149,7 +156,7 @@ function render({ model, el }) {
   function showPicture(msg) {
     cache.put(msg);
     if (!sameSelection(msg, state.selection())) return;  // stale: a newer selection was made
-    ui.canvas.classList.remove("busy");
+    notBusy();
     if (shown && sameSelection(msg, shown)) return;
     draw(msg);
   }
@@ -242,11 +249,23 @@ function render({ model, el }) {
     shown = null;  // a picture the kernel sends later is drawn over it
   }
 
+  // laying out: the canvas dimmed until the picture comes; an answer lost (the kernel was running other cells when the
+  // page asked, a reply dropped) never leaves it so: without one for ASK_AGAIN_MS the page asks again
+  /** @type {ReturnType<typeof setTimeout>|undefined} */
+  let askAgain;
+  let asked = 0;
+  function notBusy() { ui.canvas.classList.remove("busy"); clearTimeout(askAgain); asked = 0; }
+  function busy() {
+    ui.canvas.classList.add("busy"); ui.status.textContent = asked ? `laying out… (no answer after ${asked * ASK_AGAIN_MS / 1000} s: asked again)` : "laying out…";
+    clearTimeout(askAgain);
+    askAgain = setTimeout(() => { if (ui.canvas.classList.contains("busy")) { asked += 1; state.send({ type: "ready" }); } }, ASK_AGAIN_MS);
+  }
+
   state.listen((msg) => {
     if (!heard) { heard = true; ui.staticNote.hidden = true; offline(false); unmark(false); }
     if (msg.type === "busy") {
       if (shown && sameSelection(msg, shown)) return;  // already shown from the cache
-      ui.canvas.classList.add("busy"); ui.status.textContent = "laying out…";
+      if (sameSelection(msg, state.selection())) busy();
     }
     else if (msg.type === "picture") showPicture(msg);
     else if (msg.type === "exported") ui.status.textContent = `exported SVG to ${msg.paths.join(", ")}`;
@@ -259,7 +278,7 @@ function render({ model, el }) {
     else if (msg.type === "error" && msg.message.startsWith("programmap:")) map.failed(msg.message);
     else if (msg.type === "search") search.show(msg);
     else if (msg.type === "error" && msg.message.startsWith("run:")) run.failed(msg.message);
-    else if (msg.type === "error") { ui.canvas.classList.remove("busy"); ui.status.textContent = msg.message; }
+    else if (msg.type === "error") { notBusy(); ui.status.textContent = msg.message; }
   });
 
   ui.slider.addEventListener("input", () => setMatch(Number(ui.slider.value) === 0 ? null : Number(ui.slider.value) - 1));
@@ -319,7 +338,7 @@ function render({ model, el }) {
   state.send({ type: "ready" });
   if (state.model.get("opening") === "program") map.openSheet();  // what the trace opens on
   const waiting = state.selected ? setTimeout(noKernel, STATIC_AFTER_MS) : undefined;
-  return () => { clearTimeout(waiting); stopKeys(); max.set(false); ui.root.remove(); };
+  return () => { clearTimeout(waiting); clearTimeout(askAgain); stopKeys(); max.set(false); ui.root.remove(); };
 }
 
 export default { render };

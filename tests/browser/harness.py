@@ -228,7 +228,7 @@ def check_maximise(page, shot: str) -> None:
   page.locator(".tgviz-title").click()
   page.keyboard.press("m")
   page.wait_for_function("document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=LIMIT)
-  page.wait_for_timeout(300)
+  settled(page)
   box, canvas = root.bounding_box(), page.locator(".tgviz-canvas").bounding_box()
   assert (box["x"], box["y"], box["width"], box["height"]) == (0, 0, vw, vh), box
   assert canvas["width"] >= 1100 and canvas["height"] >= 850, canvas

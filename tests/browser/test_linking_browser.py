@@ -79,7 +79,7 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   key = tg.node_key(load)
   page.keyboard.press("f")
   page.locator(f".tgviz-stage g.node[data-node='{key}']").first.click()
-  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=1_000)  # at once, from what the page holds
+  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=LIMIT)  # at once, from what the page holds (harness.node_panel_ms holds that)
   page.wait_for_selector(".tgviz-node-panel[data-state='full']", timeout=LIMIT)  # then the kernel's (the page's) answer
   marked = page.eval_on_selector_all(".tgviz-code .tgviz-line-hl", "ls => ls.map(l => Number(l.dataset.line))")
   assert marked == conv.line_numbers(load), (marked, conv.line_numbers(load))

@@ -4,6 +4,7 @@ saved and reopened without its kernel, it shows its picture."""
 import pytest
 from harness import (
   ARTIFACTS,
+  LIMIT,
   TUTORIAL,
   changed_in_view,
   check_maximise,
@@ -30,7 +31,7 @@ def open_from_tree(context, url: str, token: str, name: str):
   tree = context.new_page()
   tree.goto(f"{url}/tree?token={token}")
   row = tree.locator(".jp-DirListing-item", has_text=name)
-  row.wait_for(timeout=60_000)
+  row.wait_for(timeout=LIMIT)
   with context.expect_page() as opened: row.dblclick()
   page = opened.value
   page.wait_for_load_state()
@@ -38,13 +39,13 @@ def open_from_tree(context, url: str, token: str, name: str):
   return page
 
 
-def run_from_tree(context, url: str, token: str, name: str, cells: int = 2, timeout: float = 120_000):
+def run_from_tree(context, url: str, token: str, name: str, cells: int = 2, timeout: float = LIMIT):
   """The notebook opened from the file list, its first cells run, its widget drawn and answering; the page's errors from
   then on in page.errors (Notebook 7 itself raises "reading 'schema'" while it loads its settings)."""
   page = open_from_tree(context, url, token, name)
   run_all(page, cells)
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=timeout)
-  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=30_000)
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
   page.errors = []
   page.on("pageerror", lambda e: page.errors.append(str(e)))
   return page
@@ -60,11 +61,11 @@ def test_widget_in_notebook7(nb7, context):
   page = open_from_tree(context, url, token, "tutorial7.ipynb")
   run_all(page, 2)
   widget = page.locator(".tgviz-root")
-  widget.wait_for(timeout=120_000)
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  widget.wait_for(timeout=LIMIT)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)  # from the program map the widget opens on, to the steps
   assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
-  page.wait_for_function("document.querySelector('.tgviz-code').innerText.includes('__kernel')", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-code').innerText.includes('__kernel')", timeout=LIMIT)
   assert label_px(page) >= 11, label_px(page)  # readable at the default zoom
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   widget.scroll_into_view_if_needed()
@@ -73,17 +74,17 @@ def test_widget_in_notebook7(nb7, context):
   first = page.locator(".tgviz-step.selected").get_attribute("data-key")
   page.locator(".tgviz-title").click()
   page.keyboard.press("ArrowDown")
-  page.wait_for_function(f"document.querySelector('.tgviz-step.selected').dataset.key !== '{first}'", timeout=10_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-step.selected').dataset.key !== '{first}'", timeout=LIMIT)
   page.keyboard.press("ArrowUp")
-  page.wait_for_function(f"document.querySelector('.tgviz-step.selected').dataset.key === '{first}'", timeout=10_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-step.selected').dataset.key === '{first}'", timeout=LIMIT)
   page.locator(".tgviz-step:not(.empty)", has_text="devectorize2").first.click()
-  page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-title').innerText.includes('devectorize2')", timeout=LIMIT)
   page.keyboard.press("ArrowRight")
-  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=LIMIT)
   page.keyboard.press("ArrowRight")
-  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '1'", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '1'", timeout=LIMIT)
   page.keyboard.press("ArrowLeft")
-  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=30_000)
+  page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=LIMIT)
   assert page.locator(".tgviz-match-label").inner_text().startswith("match 1 / ")
   page.keyboard.press("f")  # fit: the whole graph in view
   box, canvas = page.locator(".tgviz-stage svg").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
@@ -103,7 +104,7 @@ def test_widget_in_notebook7(nb7, context):
   node = page.locator(".tgviz-stage g[data-side='after'] g.node[data-op]").first
   op, key = node.get_attribute("data-op"), node.get_attribute("data-node")
   node.click()
-  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=30_000)
+  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=LIMIT)
   panel = page.locator(".tgviz-node-panel").inner_text()
   assert panel.startswith(op) and key in panel
 

@@ -17,21 +17,23 @@ LISTING = """(root) => { const pane = [...root.querySelectorAll('.tgviz-uops, .t
   const main = root.querySelector('.tgviz-main').getBoundingClientRect(), right = root.querySelector('.tgviz-right').getBoundingClientRect();
   const r = document.createRange(), box = pane.getBoundingClientRect(), ends = [...pane.querySelectorAll('tr[data-n] td:last-child')]
     .map((e) => { r.selectNodeContents(e); return r.getBoundingClientRect().right; });  // where each line's text ends
-  return {column: right.width, share: right.width / main.width, graph: root.querySelector('.tgviz-centre').getBoundingClientRect().width,
+  return {column: right.width, share: right.width / main.width, main: main.width,
+          graph: root.querySelector('.tgviz-centre').getBoundingClientRect().width,
           cut: ends.filter((x) => x > box.left + pane.clientWidth).length,
           wrapped: [...pane.querySelectorAll('tr[data-n] td:last-child')].filter((e) => e.offsetHeight > 20).length,
           lines: ends.length, scrolls: pane.scrollWidth > pane.clientWidth + 1}; }"""
 
 
 def check_listing_width(root, code_width: float) -> dict:
-  """The uops or asm tab shown widens the code column to its longest line, the graph keeping at least 320 px; each
-  line's end on screen, nothing to scroll sideways (a line longer than there is room for wraps: then the graph is at
-  its narrowest)."""
+  """The uops or asm tab shown widens the code column to its longest line, the graph keeping 40% of the widget, 400 px
+  at least; each line's end on screen, nothing to scroll sideways (a line longer than there is room for wraps: then
+  the graph is at its narrowest)."""
   settled(root.page)  # the columns follow the filled pane (a MutationObserver, then a layout)
   got = root.evaluate(LISTING)
-  assert got["lines"] > 0 and got["column"] > code_width + 50 and got["graph"] >= 319, (got, code_width)
+  narrowest = max(400, 0.4 * got["main"])
+  assert got["lines"] > 0 and got["column"] > code_width + 50 and got["graph"] >= narrowest - 1, (got, code_width)
   assert got["cut"] == 0 and not got["scrolls"], got  # every line's end on screen
-  assert got["wrapped"] == 0 or got["graph"] <= 321, got  # wrapped only where there was no more room
+  assert got["wrapped"] == 0 or got["graph"] <= narrowest + 1, got  # wrapped only where there was no more room
   return got
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import workloads
-from harness import ARTIFACTS, new_page, node_panel_ms, to_steps
+from harness import ARTIFACTS, LIMIT, new_page, node_panel_ms, to_steps
 
 import tgviz
 from tgviz import bridge as tg
@@ -50,17 +50,17 @@ def test_report_svgs_are_valid(report):
 
 def _select_match(page, key: str, match: int) -> None:
   page.locator(f".tgviz-step[data-key='{key}']").click()
-  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=10_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=LIMIT)
   page.evaluate("(m) => { const s = document.querySelector('.tgviz-slider'); s.value = String(m + 1); "
                 "s.dispatchEvent(new Event('input')); }", match)
-  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{match}'", timeout=20_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{match}'", timeout=LIMIT)
 
 
 def test_report_opens_offline_and_steps_through_every_match(report, page):
   requests = []
   page.on("request", lambda r: requests.append(r.url))
   page.goto((report / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   assert "r_2_2_2_2" in page.locator(".tgviz-tree").inner_text()
   assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
   assert "__kernel" in page.locator(".tgviz-code").inner_text()
@@ -77,12 +77,12 @@ def test_report_opens_offline_and_steps_through_every_match(report, page):
     assert f"match {m + 1}/{most}" in page.locator(".tgviz-stage svg .title").first.text_content()
   page.locator(".tgviz-title").click()
   page.keyboard.press("ArrowLeft")
-  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{most - 2}'", timeout=10_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{most - 2}'", timeout=LIMIT)
   page.keyboard.press("f")
   node = page.locator(".tgviz-stage g[data-side='after'] g.node").first
   op, key = node.get_attribute("data-op"), node.get_attribute("data-node")
   node.click()  # the report's node panel: the node's label and its sources, from the page's data
-  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=10_000)
+  page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=LIMIT)
   assert page.locator(".tgviz-node-panel").inner_text().startswith(op) and key in page.locator(".tgviz-node-panel").inner_text()
   assert page.locator(f".tgviz-stage g.node.hl[data-node='{key}']").count() >= 1
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -108,7 +108,7 @@ def test_report_pictures_are_the_python_pictures(tutorial_trace, tmp_path, page)
   DOT alike on nearly all."""
   tutorial_trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   sels = [(s, m) for s in tutorial_trace.steps for m in ([None, 0, len(s.matches) // 2, len(s.matches) - 1] if s.matches else [None])]
   sels = [(s, m, "auto") for s, m in sels] + [(s, m, "raw:auto") for s, m in sels[::5]]
   same_layout = 0
@@ -137,7 +137,7 @@ def _page_graphs_are_vizs(page, html: Path, checks: list) -> None:
   """The page's graph after k matches holds the same nodes, in the same order, as Step.at(k) (which tests/trace/test_trace.py
   holds equal to tinygrad's VIZ replay), for each (step, ks)."""
   page.goto(html.as_uri())
-  page.wait_for_function("window.tgvizReport !== undefined", timeout=60_000)
+  page.wait_for_function("window.tgvizReport !== undefined", timeout=LIMIT)
   for step, ks in checks:
     got = page.evaluate("async ([key, ks]) => { const out = []; for (const k of ks) out.push(await window.tgvizReport.graphKeys(key, k)); "
                         "return out; }", [P.step_key(step), ks])
@@ -189,7 +189,7 @@ def test_report_follows_a_dark_system_theme(report, browser):
   ctx = browser.new_context(viewport={"width": 1500, "height": 1000}, offline=True, color_scheme="dark")
   page = ctx.new_page()
   page.goto((report / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   dark = "(c) => { const [r, g, b] = c.match(/\\d+/g).map(Number); return r + g + b < 3 * 80; }"
   canvas = page.evaluate("getComputedStyle(document.querySelector('.tgviz-canvas')).backgroundColor")
   graph = page.evaluate("getComputedStyle(document.querySelector('.tgviz-stage svg > rect')).fill")
@@ -206,7 +206,7 @@ def test_report_follows_a_dark_system_theme(report, browser):
 
 def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   page.goto((report / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)  # from the program map the report opens on, to the steps
   # the code: one element per line, numbered from 1, never wrapped (a long line scrolls sideways)
   lines = page.locator(".tgviz-code .tgviz-line")
@@ -218,11 +218,11 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   # a schedule step: the kernels compiled after it, each one click from its steps
   page.locator(".tgviz-group.kind-schedule summary", has_text="Schedule 1 Kernel").first.click()
   page.locator(".tgviz-group.kind-schedule[open] .tgviz-step").first.click()
-  page.wait_for_selector(".tgviz-produced .tgviz-link", timeout=10_000)
+  page.wait_for_selector(".tgviz-produced .tgviz-link", timeout=LIMIT)
   assert "compiled after this schedule" in page.locator(".tgviz-code-head").inner_text()
   name = page.locator(".tgviz-produced .tgviz-link").first.inner_text()
   page.locator(".tgviz-produced .tgviz-link").first.click()
-  page.wait_for_function(f"document.querySelector('.tgviz-title').innerText.startsWith('{name} / View Base AST')", timeout=10_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-title').innerText.startsWith('{name} / View Base AST')", timeout=LIMIT)
   assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
   # side panels: drag the tree wider, collapse the code to its strip; both kept for the session
   tree0, canvas0 = page.locator(".tgviz-left").bounding_box()["width"], page.locator(".tgviz-canvas").bounding_box()["width"]
@@ -237,7 +237,7 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   assert not page.locator(".tgviz-code").is_visible() and page.locator(".tgviz-strip-code").is_visible()
   assert page.locator(".tgviz-canvas").bounding_box()["width"] > canvas0
   page.reload()
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)  # from the program map the report opens on, to the steps
   assert not page.locator(".tgviz-code").is_visible() and abs(page.locator(".tgviz-left").bounding_box()["width"] - tree1) <= 1
   page.locator(".tgviz-toggle-code").click()
@@ -246,13 +246,13 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   page.locator(".tgviz-title").click()
   page.keyboard.press("/")
   page.keyboard.type("devectorize")
-  page.wait_for_selector(".tgviz-tree[data-filter='devectorize']", state="attached", timeout=30_000)  # typing paused
+  page.wait_for_selector(".tgviz-tree[data-filter='devectorize']", state="attached", timeout=LIMIT)  # typing paused
   # the rows the filter left (it rebuilds the tree of those alone); text, not innerText: a group off screen is not
   # rendered (content-visibility), and innerText reads nothing there
   names = page.locator(".tgviz-step .tgviz-name").all_text_contents()
   assert names and all("devectorize" in n for n in names), names
   page.wait_for_function("document.querySelector('.tgviz-step .tgviz-name').innerText.includes('devectorize')",
-                         timeout=5_000)  # the first on screen, drawn (on the next frame)
+                         timeout=LIMIT)  # the first on screen, drawn (on the next frame)
   assert not page.errors
 
 
@@ -281,7 +281,7 @@ def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
   trace.to_html(tmp_path / "long.html")
   page.add_init_script(LINES_AT_DRAW)
   page.goto((tmp_path / "long.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)  # from the program map the report opens on, to the steps
   assert 0 < page.evaluate("window.linesAtDraw") < len(source)
   code = page.locator(".tgviz-code")
@@ -289,10 +289,10 @@ def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
   height = code.evaluate("c => c.scrollHeight")
   for part in (0.75, 0.4):  # lines not put in yet, scrolled to: there, and the lines they should be
     code.evaluate("(c, part) => { c.scrollTop = c.scrollHeight * part; }", part)
-    page.wait_for_function(f"({TOP_LINE})() !== null", timeout=5_000)
+    page.wait_for_function(f"({TOP_LINE})() !== null", timeout=LIMIT)
     n, text = page.evaluate(TOP_LINE)
     assert abs(n - part * len(source)) <= 3 and text == source[n - 1], (part, n, text)
-  page.wait_for_function("n => document.querySelectorAll('.tgviz-code .tgviz-line').length === n", arg=len(source), timeout=10_000)
+  page.wait_for_function("n => document.querySelectorAll('.tgviz-code .tgviz-line').length === n", arg=len(source), timeout=LIMIT)
   assert code.locator(".tgviz-line").all_text_contents() == source
   assert code.evaluate("c => c.scrollHeight") == height  # the lines put in later took the room kept for them
   assert not page.errors
@@ -313,10 +313,10 @@ def test_big_steps_open_on_what_changed(cnn_trace, tmp_path, page):
   lowest row (the graph's output end) on screen, and the canvas it is measured in is the one left under the banner."""
   html = cnn_trace.to_html(tmp_path / "index.html", workers=2)
   page.goto(html.as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   def shown(key: str, match: str) -> dict:
     page.wait_for_function("([k, m]) => { const s = document.querySelector('.tgviz-stage'); return s.dataset.step === k && s.dataset.match === m; }",
-                           arg=[key, match], timeout=60_000)
+                           arg=[key, match], timeout=LIMIT)
     return page.evaluate(ON_SCREEN)
   for step in sorted(cnn_trace.steps, key=lambda s: -len(s.matches))[:2]:
     key, n = P.step_key(step), len(step.matches)
@@ -350,7 +350,7 @@ def test_report_fills_the_window_and_its_panels(tutorial_trace, tmp_path, browse
   html = tutorial_trace.to_html(tmp_path / "index.html")
   with new_page(browser, 1600, 1000, offline=True) as page:
     page.goto(html.as_uri())
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
     to_steps(page)  # from the program map the report opens on, to the steps
     box, canvas = page.locator(".tgviz-root").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
     assert (box["x"], box["y"], box["width"], box["height"]) == (0, 0, 1600, 1000), box
@@ -362,12 +362,12 @@ def test_report_fills_the_window_and_its_panels(tutorial_trace, tmp_path, browse
     assert took["at_once"] and took["shown"] and took["text"].startswith(took["op"]), took
     panel = page.locator(".tgviz-node-panel").bounding_box()
     assert panel["x"] >= canvas["x"] + canvas["width"] and page.locator(".tgviz-canvas").bounding_box() == canvas
-    page.wait_for_selector(".tgviz-node-panel[data-state='full'] .tgviz-history", timeout=30_000)
+    page.wait_for_selector(".tgviz-node-panel[data-state='full'] .tgviz-history", timeout=LIMIT)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "report-full-window.png"))
     # the rules: a column wide enough that a pattern reads in lines of tens of characters
     page.locator(".tgviz-rules-toggle").click()
-    page.wait_for_selector(".tgviz-rules tr.tgviz-rule", timeout=30_000)
+    page.wait_for_selector(".tgviz-rules tr.tgviz-rule", timeout=LIMIT)
     assert page.locator(".tgviz-left").bounding_box()["width"] >= 700
     shown = page.evaluate(PATTERN_LINES)  # [pattern text, lines it takes]: no more than at 50 characters a line
     assert any(len(t) > 80 for t, _ in shown) and all(k <= sum(-(-len(ln) // 50) or 1 for ln in t.split("\n")) for t, k in shown), shown
@@ -396,7 +396,7 @@ def test_report_fills_the_window_and_its_panels(tutorial_trace, tmp_path, browse
     assert matches == [k.group.match_count for k in tutorial_trace.kernels]
     page.screenshot(path=str(ARTIFACTS / "report-kernel-table.png"))
     page.locator(".tgviz-kernels tbody tr", has_text="E_3 #2").click()
-    page.wait_for_function("document.querySelector('.tgviz-title').innerText.startsWith('E_3 #2 / View Base AST')", timeout=30_000)
+    page.wait_for_function("document.querySelector('.tgviz-title').innerText.startsWith('E_3 #2 / View Base AST')", timeout=LIMIT)
     assert page.locator(".tgviz-code-head").inner_text().startswith("E_3 #2 ·")
     assert not page.errors
 
@@ -406,30 +406,30 @@ def test_report_folds_and_r_shows_the_raw_graph(report, page):
   shows the raw graph, every UOp its own node, and kept while stepping; r again folds. A folded node's panel lists what
   it holds, and a click on one opens the raw graph with that UOp picked."""
   page.goto((report / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=30_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)  # from the program map the report opens on, to the steps
   count = lambda sel: page.locator(f".tgviz-stage svg g[data-side] {sel}").count()  # noqa: E731
   folded, holding = count("g.node"), count("g.node[data-holds]")
   assert holding > 0 and not page.locator(".tgviz-raw").evaluate("b => b.classList.contains('active')")
   page.locator(".tgviz-title").click()
   page.keyboard.press("r")
-  page.wait_for_function("() => !document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=20_000)
+  page.wait_for_function("() => !document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=LIMIT)
   assert count("g.node") > folded and page.locator(".tgviz-raw").evaluate("b => b.classList.contains('active')")
   page.keyboard.press("ArrowDown")  # another step: still raw
   page.wait_for_function("() => document.querySelector('.tgviz-stage svg g.node') && "
-                         "!document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=20_000)
+                         "!document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=LIMIT)
   assert page.locator(".tgviz-raw").evaluate("b => b.classList.contains('active')")
   page.keyboard.press("ArrowUp")
   page.keyboard.press("r")
-  page.wait_for_function("() => document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=20_000)
+  page.wait_for_function("() => document.querySelector('.tgviz-stage svg g.node[data-holds]')", timeout=LIMIT)
   page.keyboard.press("f")  # the whole graph in view: the folded node clicked below is on the canvas
   fold = page.locator(".tgviz-stage svg g[data-side] g.node[data-holds]").first
   held = fold.get_attribute("data-holds").split()
   fold.click()
-  page.wait_for_selector(".tgviz-node-panel:not([hidden]) .tgviz-held", timeout=10_000)
+  page.wait_for_selector(".tgviz-node-panel:not([hidden]) .tgviz-held", timeout=LIMIT)
   assert f"folded: {len(held)} UOps" in page.locator(".tgviz-held").inner_text()
   member = held[-1]
   page.locator(f".tgviz-held [data-held='{member}']").click()
-  page.wait_for_selector(f".tgviz-stage svg g.node.hl[data-node='{member}']", timeout=20_000)
+  page.wait_for_selector(f".tgviz-stage svg g.node.hl[data-node='{member}']", timeout=LIMIT)
   assert not page.locator(".tgviz-stage svg g.node[data-holds]").count()
   assert not page.errors

@@ -3,7 +3,7 @@ graph is too big to draw whole shows that line's UOps marked and on screen; a cl
 overview shows where the view is and moves it, and covers nothing a view is there to show; a graph just too wide for
 the default zoom opens whole."""
 import pytest
-from harness import ARTIFACTS, label_px, new_page
+from harness import ARTIFACTS, LIMIT, label_px, new_page, settled
 
 from tgviz import bridge as tg
 from tgviz.views import protocol as P
@@ -33,17 +33,17 @@ def test_a_clicked_code_line_shows_its_uops_on_screen(cnn_trace, cnn_report, pag
   src = kernel.source.splitlines()
   statements = [n for n, text in enumerate(src, 1) if text.strip().endswith(";") and lines[n - 1]]
   page.goto(cnn_report.as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.locator(".tgviz-filter").fill(kernel.name)
   base = next(s for s in kernel.group.steps if s.name == tg.LANDMARKS[0])
   page.locator(f".tgviz-step[data-key='{P.step_key(base)}']").click()
-  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{P.step_key(base)}'", timeout=30_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{P.step_key(base)}'", timeout=LIMIT)
   tried = statements[:: max(1, len(statements) // 12)]
   for n in tried:
     page.locator(f".tgviz-code [data-line='{n}']").click()
     page.wait_for_function("(n) => document.querySelector(`.tgviz-code [data-line='${n}']`).classList.contains('tgviz-line-pinned')"
-                           " && document.querySelectorAll('.tgviz-stage g.side g.node.hl-line').length > 0", arg=n, timeout=60_000)
-    page.wait_for_timeout(100)
+                           " && document.querySelectorAll('.tgviz-stage g.side g.node.hl-line').length > 0", arg=n, timeout=LIMIT)
+    settled(page)
     marked, shown = page.evaluate(ON_SCREEN, ".tgviz-stage g.side g.node.hl-line")
     assert shown >= 1, (n, src[n - 1], marked, shown)
     assert page.locator(".tgviz-stage").get_attribute("data-step") == P.step_key(kernel.codegen_step)
@@ -60,9 +60,9 @@ def test_the_overview_shows_and_moves_the_view(cnn_trace, cnn_report, page):
   view there (other nodes come on screen)."""
   step = max(cnn_trace.steps, key=lambda s: len(s.matches))
   page.goto(cnn_report.as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.locator(f".tgviz-step[data-key='{P.step_key(step)}']").click()
-  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{P.step_key(step)}'", timeout=60_000)
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{P.step_key(step)}'", timeout=LIMIT)
   mini = page.locator(".tgviz-minimap")
   assert mini.is_visible()
   before = page.evaluate("() => document.querySelector('.tgviz-stage').style.transform")
@@ -78,19 +78,19 @@ def test_the_last_match_of_a_big_step_shows_its_own_nodes(cnn_trace, cnn_report,
   """At the last match of the busiest steps (thousands of matches) and after z, the match's own nodes (what it replaced
   and its replacement) are on screen, not only the nodes rebuilt above them."""
   page.goto(cnn_report.as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   for step in sorted(cnn_trace.steps, key=lambda s: -len(s.matches))[:2]:
     key, last = P.step_key(step), len(step.matches) - 1
     page.locator(f".tgviz-step[data-key='{key}']").click()
-    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=60_000)
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=LIMIT)
     page.locator(".tgviz-title").click()
     page.keyboard.press("End")
-    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{last}'", timeout=60_000)
-    page.wait_for_timeout(100)
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{last}'", timeout=LIMIT)
+    settled(page)
     own, shown = page.evaluate(ON_SCREEN, ".tgviz-stage g.side g.node.match-node")
     assert own >= 1 and shown >= 1, (step.path, own, shown)
     page.keyboard.press("z")
-    page.wait_for_timeout(100)
+    settled(page)
     assert page.evaluate(ON_SCREEN, ".tgviz-stage g.side g.node.match-node")[1] >= 1, step.path
   page.screenshot(path=str(ARTIFACTS / "report-last-match.png"))
   assert not page.errors
@@ -132,15 +132,15 @@ def _open(page, step, match: str = "") -> None:
   page.locator(f".tgviz-step[data-key='{key}']").click()
   page.wait_for_function("([k, m]) => { const s = document.querySelector('.tgviz-stage'); "
                          "return s.dataset.step === k && s.dataset.match === m && s.querySelector('svg g.node'); }",
-                         arg=[key, match], timeout=60_000)
-  page.wait_for_timeout(100)
+                         arg=[key, match], timeout=LIMIT)
+  settled(page)
 
 
 def test_a_clicked_node_shows_its_neighbourhood(cnn_trace, cnn_report, page):
   """On a step bigger than the canvas, a node clicked whose inputs and users are not all on screen brings them on screen,
   labels still readable, with the node itself, none of them under the overview."""
   page.goto(cnn_report.as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   tried = 0
   for step in sorted(cnn_trace.steps, key=lambda s: -len(s.matches))[:6]:
     _open(page, step)
@@ -149,8 +149,8 @@ def test_a_clicked_node_shows_its_neighbourhood(cnn_trace, cnn_report, page):
     tried += 1
     nid, keys = found
     page.locator(f".tgviz-stage [id='{nid}']").click()
-    page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=10_000)
-    page.wait_for_timeout(100)
+    page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=LIMIT)
+    settled(page)
     near = ", ".join([f".tgviz-stage [id='{nid}']"] + [f".tgviz-stage g.side[data-side=after] g.node[data-node='{k}']" for k in keys])
     marked, shown = page.evaluate(ON_SCREEN, near)
     assert marked == shown == len(keys) + 1, (step.path, nid, keys, marked, shown)
@@ -166,7 +166,7 @@ def test_the_overview_covers_nothing_the_view_is_meant_to_show(cnn_trace, cnn_re
   at its last match and after z; a whole graph that fits (its title and legend wider than the canvas) shows no
   overview at all."""
   page.goto(cnn_report.as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   shown = 0
   for step in sorted(cnn_trace.steps, key=lambda s: -len(s.matches))[:4]:
     _open(page, step)  # the whole step: changes all over it; one at least in view, clear of the overview
@@ -174,12 +174,12 @@ def test_the_overview_covers_nothing_the_view_is_meant_to_show(cnn_trace, cnn_re
     assert page.evaluate(CLEAR_ON_SCREEN, MARKED) >= 1, step.path
     page.locator(".tgviz-title").click()
     page.keyboard.press("End")  # the last match: its own nodes
-    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{len(step.matches) - 1}'", timeout=60_000)
-    page.wait_for_timeout(100)
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{len(step.matches) - 1}'", timeout=LIMIT)
+    settled(page)
     own = ".tgviz-stage g.side g.node.match-node"
     assert page.evaluate(UNDER_OVERVIEW, own) == [] and page.evaluate(CLEAR_ON_SCREEN, own) >= 1, (step.path, "End")
     page.keyboard.press("z")
-    page.wait_for_timeout(100)
+    settled(page)
     assert page.evaluate(UNDER_OVERVIEW, own) == [] and page.evaluate(CLEAR_ON_SCREEN, own) >= 1, (step.path, "z")
   assert shown >= 2, shown
   # steps whose graph fits readable whole: every node on screen, and no overview over any
@@ -202,7 +202,7 @@ def test_a_graph_just_too_wide_opens_whole(cnn_trace, cnn_report, browser):
   screen with a margin, labels at 11 px: not cut at its edge."""
   with new_page(browser, width=1600, height=1000, offline=True) as page:
     page.goto(cnn_report.as_uri())
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
     for step in [s for s in cnn_trace.steps if s.group.kind == "kernel" and s.matches]:
       _open(page, step)
       g = page.evaluate(GRAPH_BOX)
@@ -214,7 +214,7 @@ def test_a_graph_just_too_wide_opens_whole(cnn_trace, cnn_report, browser):
       step_w = round((want - cw) / slope)
       vw += step_w
       page.set_viewport_size({"width": vw, "height": 1000})
-      page.wait_for_timeout(100)
+      settled(page)
       new = page.evaluate("() => document.querySelector('.tgviz-canvas').clientWidth")
       slope, cw = (min(1.0, max(0.3, (new - cw) / step_w)) if new != cw else slope), new
     g["cw"] = cw
@@ -225,4 +225,43 @@ def test_a_graph_just_too_wide_opens_whole(cnn_trace, cnn_report, browser):
     assert on == total, (step.path, on, total)
     assert label_px(page) >= 10.95
     page.screenshot(path=str(ARTIFACTS / "report-just-too-wide.png"))
+    assert not page.errors
+
+
+CUT = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const own = [...document.querySelectorAll('.tgviz-stage g.side g.node.match-node')];
+  const ns = own.length ? own : [...document.querySelectorAll(
+    '.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, .tgviz-stage g.side g.node.changed')];
+  const rs = ns.map((n) => n.getBoundingClientRect());
+  const w = Math.max(...rs.map((r) => r.right)) - Math.min(...rs.map((r) => r.left));
+  const h = Math.max(...rs.map((r) => r.bottom)) - Math.min(...rs.map((r) => r.top));
+  const inside = rs.filter((r) => r.left >= c.left + 4 && r.right <= c.right - 4 && r.top >= c.top + 4 && r.bottom <= c.bottom - 4);
+  const cut = rs.filter((r) => r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom && !inside.includes(r));
+  return {nodes: ns.length, inside: inside.length, cut: cut.map((r) => [r.left - c.left, r.top - c.top, r.width, r.height]),
+          fits: w <= c.width - 8 && h <= c.height - 8, canvas: [c.width, c.height]}; }"""
+
+
+def test_zoom_to_the_change_shows_the_changed_nodes_whole(cnn_trace, cnn_report, browser):
+  """At a notebook's width (1200x800), at the last match (End) of steps of every size, z shows the match's changed
+  nodes whole, with a margin: none is cut at the canvas's edge, and all of them are in view where they fit it."""
+  steps = sorted((s for s in cnn_trace.steps if s.matches), key=lambda s: len(s.matches))
+  tried = steps[:: max(1, len(steps) // 16)] + steps[-2:]
+  with new_page(browser, width=1200, height=800, offline=True) as page:
+    page.goto(cnn_report.as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    bad = []
+    for step in tried:
+      last = len(step.matches) - 1
+      page.locator(".tgviz-filter").fill(step.group.name)
+      _open(page, step)
+      page.locator(".tgviz-title").click()
+      page.keyboard.press("End")
+      page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{last}'", timeout=LIMIT)
+      page.keyboard.press("z")
+      settled(page)
+      got = page.evaluate(CUT)
+      if got["cut"] or (got["fits"] and got["inside"] < got["nodes"]) or not got["inside"]: bad.append((step.path, got))
+      if len(bad) == 1: page.screenshot(path=str(ARTIFACTS / "report-zoom-change-cut.png"))
+    page.screenshot(path=str(ARTIFACTS / "report-zoom-change.png"))
+    assert not bad, bad
     assert not page.errors

@@ -15,6 +15,7 @@ from harness import (
   node_panel_ms,
   open_in_lab,
   run_all,
+  settled,
   to_steps,
 )
 
@@ -107,7 +108,7 @@ def test_widget_in_jupyterlab(lab, page):
   page.evaluate(theme, "JupyterLab Dark")
   try:
     page.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=LIMIT)
-    page.wait_for_timeout(500)
+    settled(page)
     dark = "(c) => { const [r, g, b] = c.match(/\\d+/g).map(Number); return r + g + b < 3 * 80; }"
     for sel, prop in ((".tgviz-canvas", "backgroundColor"), (".tgviz-stage svg > rect", "fill"), (".tgviz-root", "backgroundColor"),
                       (".tgviz-code .highlight", "backgroundColor")):
@@ -153,7 +154,7 @@ def test_maximised_panels_and_kernel_table(lab, browser):
     check_maximise(page, "widget-maximised.png")
     page.locator(".tgviz-title").click()
     page.keyboard.press("m")
-    page.wait_for_timeout(300)
+    settled(page)
     canvas = page.locator(".tgviz-canvas").bounding_box()
     took = node_panel_ms(page)
     print(f"\nnode panel shown {took['ms']:.1f} ms after the click (JupyterLab, maximised)")
@@ -203,7 +204,7 @@ def test_maximised_panels_and_kernel_table(lab, browser):
       box, cv = page.locator(".tgviz-matchinfo").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
       assert box["height"] <= cv["height"] / 5, (box, cv)
       page.keyboard.press("m")
-      page.wait_for_timeout(300)
+      settled(page)
     assert not page.errors
 
 
@@ -275,3 +276,107 @@ def test_a_saved_notebook_opens_unmodified(lab, page):
   page.wait_for_function("document.querySelector('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current')?.classList.contains('jp-mod-dirty')",
                          timeout=LIMIT)
   assert not page.errors
+
+
+ANSWERED = """() => { const roots = [...document.querySelectorAll('.tgviz-root')];
+  return roots.length === 2 && roots.every((r) => !r.querySelector('.tgviz-canvas').classList.contains('busy')
+    && !r.classList.contains('tgviz-offline') && r.querySelector('.tgviz-stage svg g.node')
+    && !r.querySelector('.tgviz-status').textContent.startsWith('laying out')); }"""
+
+
+def test_widgets_of_cells_run_together_end_showing_their_pictures(lab, page):
+  """Cells run together (Run All): two widgets, then a cell that keeps the kernel busy past the time a page waits for
+  the kernel before it shows its kept picture as static. The kernel answers the pages' requests only after it: each
+  widget then shows its picture, not dimmed at "laying out…" (the answer, the kept picture unchanged, was not sent)."""
+  open_in_lab(page, lab, "runall", "%load_ext tgviz", TUTORIAL, TUTORIAL, "import time\ntime.sleep(10)\nprint('slept')")
+  run_all(page, 4)
+  page.wait_for_function("[...document.querySelectorAll('.jp-OutputArea-output')].some((o) => o.innerText.includes('slept'))",
+                         timeout=LIMIT)
+  page.wait_for_function(ANSWERED, timeout=LIMIT)
+  page.locator(".tgviz-root").first.screenshot(path=str(ARTIFACTS / "widget-run-all.png"))
+  assert not page.errors
+
+
+PLACE = """() => { const row = document.querySelector('.tgviz-step.selected'), tree = document.querySelector('.tgviz-tree');
+  const r = row.getBoundingClientRect(), t = tree.getBoundingClientRect();
+  return {row: row.dataset.key, in_view: r.top >= t.top - 1 && r.bottom <= t.bottom + 1, scrolled: tree.scrollTop,
+          pinned: [...document.querySelectorAll('.tgviz-code .tgviz-line-pinned')].map((e) => e.dataset.line),
+          marked: [...document.querySelectorAll('.tgviz-stage g.side g.node.hl-line')].filter((n) => { const b = n.getBoundingClientRect(),
+            c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+            return b.left >= c.left && b.right <= c.right && b.top >= c.top && b.bottom <= c.bottom; }).length}; }"""
+
+
+def test_maximise_keeps_the_place(lab, page):
+  """A step far down the tree selected and a code line clicked: maximised (m) and back (Escape), the selected step's
+  row stays in view in the tree, and the clicked line stays pinned with its nodes marked, on screen, in the graph."""
+  open_in_lab(page, lab, "place", "%load_ext tgviz", TUTORIAL)
+  run_all(page, 2)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
+  to_steps(page)
+  row = page.locator(".tgviz-group.kind-kernel[open] .tgviz-step:not(.empty)").last
+  row.scroll_into_view_if_needed()
+  key = row.get_attribute("data-key")
+  row.click()
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=LIMIT)
+  line = page.locator(".tgviz-code .tgviz-line", has_text="=").last
+  n = line.get_attribute("data-line")
+  line.click()
+  page.wait_for_function(f"document.querySelector(\".tgviz-code [data-line='{n}']\").classList.contains('tgviz-line-pinned')"
+                         " && document.querySelectorAll('.tgviz-stage g.side g.node.hl-line').length > 0", timeout=LIMIT)
+  page.wait_for_function("!document.querySelector('.tgviz-canvas').classList.contains('busy')", timeout=LIMIT)
+  before = page.evaluate(PLACE)
+  assert before["in_view"] and before["scrolled"] > 0 and before["pinned"] == [n], before
+  page.mouse.move(1, 1)  # the pointer off the code: a line under it would be hovered, and mark its own nodes
+  page.keyboard.press("m")
+  page.wait_for_function("document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=LIMIT)
+  settled(page)
+  maxed = page.evaluate(PLACE)
+  page.screenshot(path=str(ARTIFACTS / "widget-maximised-place.png"))
+  assert maxed["row"] == before["row"] and maxed["in_view"] and maxed["pinned"] == [n] and maxed["marked"] > 0, maxed
+  page.keyboard.press("Escape")
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=LIMIT)
+  settled(page)
+  back = page.evaluate(PLACE)
+  assert back["in_view"] and back["pinned"] == [n] and back["marked"] > 0, back
+  assert not page.errors
+
+
+ROOM = """() => { const q = (s) => document.querySelector(s), box = (e) => e.getBoundingClientRect();
+  const bar = q('.tgviz-controls'), mini = q('.tgviz-minimap'), canvas = box(q('.tgviz-canvas'));
+  const rows = Math.max(...[...bar.children].filter((e) => e.offsetParent).map((e) => box(e).height));
+  const pane = [q('.tgviz-code'), q('.tgviz-uops'), q('.tgviz-asm')].find((e) => !e.hidden && e.offsetParent);
+  const scrolls = ['auto', 'scroll'].includes(getComputedStyle(pane).overflowX);
+  // a line's text beyond the line's own box is cut (it is clipped there, and no scroll reaches it)
+  const cut = [...pane.querySelectorAll('.tgviz-line, td')].filter((e) => { const r = document.createRange();
+    r.selectNodeContents(e); return r.getBoundingClientRect().right > box(e).right + 1; }).length;
+  return {widget: box(q('.tgviz-root')).width, canvas: canvas.width, bar: box(bar).height, row: rows,
+          mini: mini.hidden ? null : [box(mini).width / canvas.width, box(mini).height / canvas.height],
+          wider: pane.scrollWidth > pane.clientWidth + 1, scrolls, cut}; }"""
+
+
+def test_columns_have_room_at_a_notebooks_width(lab, browser):
+  """At a notebook's usual width (the widget some 1000 px), with the uops tab, then the code and asm tabs, open: the
+  graph keeps 400 px, its toolbar is one row (what does not fit goes into its ⋯ menu), the overview takes at most a
+  quarter of the graph's width and height, and no code line or listing cell is cut (a wider one scrolls sideways)."""
+  with new_page(browser, 1400, 900) as page:
+    open_in_lab(page, lab, "room", "%load_ext tgviz", TUTORIAL)
+    run_all(page, 2)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
+    to_steps(page)
+    page.locator(".tgviz-group", has_text="r_2_2_2_2").locator(".tgviz-step", has_text="devectorize2").first.click()
+    page.wait_for_function("document.querySelector('.tgviz-title').innerText.startsWith('r_2_2_2_2 / devectorize2')", timeout=LIMIT)
+    for tab, ready in (("uops", ".tgviz-uops tr"), ("code", ".tgviz-code .tgviz-line"), ("asm", ".tgviz-asm tr, .tgviz-asm .tgviz-program-note")):
+      page.locator(".tgviz-tab", has_text=tab).click()
+      page.wait_for_selector(ready, timeout=LIMIT)
+      page.locator(".tgviz-title").click()
+      page.keyboard.press("1")  # one to one: bigger than the canvas, the overview shows
+      settled(page)
+      got = page.evaluate(ROOM)
+      page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / f"widget-room-{tab}.png"))
+      assert 950 <= got["widget"] <= 1250, got  # a notebook's usual width
+      assert got["canvas"] >= 400 and got["bar"] < 1.6 * got["row"], (tab, got)
+      assert got["mini"] and max(got["mini"]) <= 0.26, (tab, got)
+      assert got["cut"] == 0 and (got["scrolls"] or not got["wider"]), (tab, got)
+    assert not page.errors

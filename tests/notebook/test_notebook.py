@@ -92,6 +92,18 @@ def test_widget_sends_svg_and_code_for_selected_step(tutorial_trace, recording_c
   assert "match 3/" in pic["svg"]
 
 
+def test_a_page_asking_again_gets_the_picture_it_holds_as_kept(tutorial_trace, recording_comm):
+  """The page asks (ready) after the kept picture crossed (it came up later, or asks again having no answer): the same
+  picture, which syncs nothing as the kept picture, is answered as a message, not left waiting on "busy"."""
+  w = TraceWidget(tutorial_trace)
+  w.wait()
+  w.comm.messages.clear()
+  w._on_msg(w, {"type": "ready"}, [])
+  w.wait()
+  msgs = w.comm.custom()
+  assert msgs[0]["type"] == "busy" and msgs[-1]["type"] == "picture" and msgs[-1]["step"] == w.selected, msgs
+
+
 def test_widget_export_message_writes_svg(tutorial_trace, recording_comm, tmp_path):
   w = TraceWidget(tutorial_trace, export_dir=tmp_path)
   w.wait()

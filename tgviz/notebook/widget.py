@@ -12,6 +12,7 @@ import json
 import threading
 import traceback
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, cast
 
@@ -101,6 +102,7 @@ class TraceWidget(anywidget.AnyWidget):
     self._side = Worker("tgviz-tabs")
     self._lock = threading.Lock()
     self._latest: Selection | None = None
+    self._pending: Future | None = None  # the latest selection's layout, until it is answered
     failure = FV.failure_info(trace)
     selected, match, sheet = FV.opening(trace, failure, kernel, tab)
     super().__init__(tree=P.tree(trace, kernel), selected=selected, match=match, code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
@@ -117,14 +119,17 @@ class TraceWidget(anywidget.AnyWidget):
     if note is None: return trace.traceback or ""
     return f"stopped by {type(trace.error).__name__}: {trace.error}: {note}"
 
-  def _request(self) -> None:
+  def _request(self, again: bool = False) -> None:
+    """Lay out the selection in the background, the page told it is busy; again (the page asks again, having no
+    answer yet): a layout of the same selection under way is left to answer, not started over."""
     if not self.selected: return
     key: Selection = (self.selected, self.match, self.view)
     with self._lock:
-      self._latest = key
       self.send(P.busy_message(*key))
+      if again and key == self._latest and self._pending is not None and not self._pending.done(): return
+      self._latest = key
       # a slow layout of an older selection stops here (its dot process is killed)
-      self._background(self._work, lambda: self._compute(key), kind="picture")
+      self._pending = self._background(self._work, lambda: self._compute(key), kind="picture")
 
   def _compute(self, key: Selection) -> None:
     msg: M.PictureMsg | M.ErrorMsg
@@ -133,16 +138,18 @@ class TraceWidget(anywidget.AnyWidget):
     except Exception as e: msg = P.error_message(f"{type(e).__name__}: {e}", traceback.format_exc())
     with self._lock:
       if key != self._latest: return  # a newer selection supersedes this one
+      self._pending = None  # answered (under the lock: a request again after this starts a new layout)
       if msg["type"] == "picture" and msg["match"] is None:
         # a whole step's picture crosses once: as the kept picture (the frontend draws it from there), or, too big to
-        # keep, as a message, with the kept picture saying so
+        # keep, as a message, with the kept picture saying so. The kept picture unchanged (the page asked again, as
+        # it does when it comes up after the first answer) syncs nothing: then the answer is the message.
         kept = kept_picture(msg)
-        if kept is not msg: self.send(msg)
+        if kept is not msg or kept == self.kept_picture: self.send(msg)
         self.kept_picture = cast(dict, kept)
       else: self.send(msg)
 
   def _on_msg(self, _widget: Any, content: dict, _buffers: list) -> None:
-    if content.get("type") == "ready": self._request()
+    if content.get("type") == "ready": self._request(again=True)
     elif content.get("type") == "node":
       try: self.send(P.node_message(self.trace, self.selected, self.match, str(content.get("key")), _cell_label))
       except Exception as e: self.send(P.error_message(f"node: {type(e).__name__}: {e}"))
@@ -184,10 +191,11 @@ class TraceWidget(anywidget.AnyWidget):
     if msg.get("type") == "access" and len(json.dumps(msg)) <= KEPT_PICTURE_CHARS: self.kept_access = cast(dict, msg)
     return msg
 
-  def _background(self, worker: Worker, fn: Callable[[], None], kind: str | None = None) -> None:
-    """fn in a background worker; a request the worker cannot take now is answered with an error saying so."""
-    try: worker.submit(fn, kind)
+  def _background(self, worker: Worker, fn: Callable[[], None], kind: str | None = None) -> Future | None:
+    """fn in a background worker (its future); a request the worker cannot take now is answered with an error saying so."""
+    try: return worker.submit(fn, kind)
     except Busy as e: self.send(P.error_message(f"not now: {e}"))
+    return None
 
   def _what_if(self, content: dict) -> None:
     try:
