@@ -3,6 +3,7 @@
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -109,6 +110,13 @@ def new_page(browser, width: int = 1500, height: int = 1000, offline: bool = Fal
   # kernel is up (a loaded machine): answered as _answering_kernel_dialogs does, before any action it would block
   page.add_locator_handler(page.locator(".jp-Dialog:has-text('Select Kernel') .jp-mod-accept"), lambda accept: accept.click())
   try: yield page
+  except BaseException:  # a test's own page that fails leaves what the user would have seen, as the page fixture's do
+    test = os.environ.get("PYTEST_CURRENT_TEST", "page").split(" ")[0].split("::")[-1]
+    with contextlib.suppress(Exception):
+      ARTIFACTS.mkdir(parents=True, exist_ok=True)
+      page.screenshot(path=str(ARTIFACTS / f"failed-{re.sub(r'[^A-Za-z0-9_.-]+', '_', test)}.png"), full_page=True)
+      print("failed page's cell outputs:", page.locator(".jp-OutputArea-output").all_inner_texts(), "errors:", page.errors)
+    raise
   finally: ctx.close()
 
 

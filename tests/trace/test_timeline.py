@@ -225,7 +225,8 @@ def test_no_kernel_of_a_tinyjit_training_loop_lies_above_the_compute_roof(tmp_pa
   assert all((p.float_gflops or 0.0) <= pk.gflops for p in roof.points)  # where a kernel beat the benchmark, the roof is that kernel's, said so
   raised = pk.gflops > pk.benchmark_gflops
   assert raised == any(f"the compute roof is {fastest.kernel.display_name}'s" in n for n in roof.notes) == ("fastest kernel" in pk.how)
-  assert "multiply-adds" in pk.how and "matmul" in pk.how and "int32" not in pk.how
+  # both kinds of float32 work tried (the roof is the faster's: on PoCL either, by the machine's load), no integer one
+  assert "float32 chain" in pk.how and "float32 matmul" in pk.how and "int32" not in pk.how
   # float and integer work split tinygrad's estimate; the rand's hash kernels are mostly integer work
   assert all(p.float_flops is not None and 0 <= p.float_flops <= p.flops for p in roof.points)
   assert any(p.flops > 2 * p.float_flops for p in roof.points if p.float_flops is not None)
