@@ -12,4 +12,7 @@ node_modules/.bin/tsc -p tsconfig.json  # the JS (js/*.js) type-checked from its
 # suite's many short-lived processes (`tgviz run`s, notebook kernels) would start and stop a pool of its own. The suite
 # compiles in-process unless PARALLEL is set; tests/test_parallel.py sets PARALLEL itself and covers the pool.
 export PARALLEL="${PARALLEL:-0}"
-exec .venv/bin/python -m pytest -q "$@"
+# Two test processes (pytest-xdist), each taking whole files (a file's fixtures, a JupyterLab server, a browser, are
+# made once): one keeps a core busy while the other waits on a browser, a notebook's kernel or a subprocess (one
+# process took 28 minutes on CI's 2 cores). TEST_WORKERS=0 runs the suite in one process.
+exec .venv/bin/python -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile "$@"
