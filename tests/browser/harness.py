@@ -324,7 +324,7 @@ def assert_static_picture(page, snap: dict) -> None:
   assert page.locator(".tgviz-static-note").inner_text().startswith("static picture")
   assert page.locator(".tgviz-stage svg g.side g.node").count() > 5
   assert page.locator(".tgviz-stage").get_attribute("data-step") == snap["step"]
-  assert "__kernel" in page.locator(".tgviz-code").inner_text()
+  assert "__kernel" in page.locator(".tgviz-right > .tgviz-code").inner_text()
   assert "Error displaying widget" not in page.locator(".jp-NotebookPanel").first.inner_text()
   # no live-looking controls: what needs the kernel is visibly off (dimmed, not clickable); the view's own still work
   assert page.locator(".tgviz-root.tgviz-offline").count() == 1

@@ -65,7 +65,7 @@ def check_access(page, root, k, shot: str) -> None:
   w = next(b for b in use.values() if b.shape == (4, 2, 3, 3))
   root.locator(".tgviz-tab-access").click()
   root.locator(f".tgviz-access-buffer[data-slot='{w.slot}'] canvas").wait_for(timeout=LIMIT)
-  assert root.locator(".tgviz-code").is_hidden() and root.locator(".tgviz-access").is_visible()
+  assert root.locator(".tgviz-right > .tgviz-code").is_hidden() and root.locator(".tgviz-access").is_visible()
   assert "(output)" in root.locator(f".tgviz-access-buffer[data-slot='{out.slot}'] .tgviz-access-head").inner_text()
   # the counts under each buffer: the model's
   head = root.locator(f".tgviz-access-buffer[data-slot='{x.slot}'] .tgviz-access-use").inner_text()
@@ -114,7 +114,7 @@ def check_access(page, root, k, shot: str) -> None:
   line = next(i for i, keys in enumerate(k.line_keys, 1) if any(key in keys for a in program for key in a.keys))
   want = next(a for a in k.accesses() if any(key in k.line_keys[line - 1] for key in a.keys))
   root.locator(".tgviz-tab-code").click()
-  root.locator(f".tgviz-code [data-line='{line}']").click(position={"x": 12, "y": 5})  # its number, in the margin
+  root.locator(f".tgviz-right > .tgviz-code [data-line='{line}']").click(position={"x": 12, "y": 5})  # its number, in the margin
   root.locator(f".tgviz-access-list tr.tgviz-row-hl[data-n='{want.number}']").wait_for(timeout=LIMIT)
   assert want.stage == "program" and root.locator(".tgviz-access-stage.active").get_attribute("data-stage") == "program"
 

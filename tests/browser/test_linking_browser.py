@@ -48,7 +48,7 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   assert "conv2d" in page.locator(".tgviz-origins").inner_text()
   # hover a code line whose UOps the View Base AST does not draw: the status line says where they are
   n = _store_line(conv)
-  line = page.locator(f".tgviz-code [data-line='{n}']")
+  line = page.locator(f".tgviz-right > .tgviz-code [data-line='{n}']")
   assert line.inner_text().strip() == conv.source.splitlines()[n - 1].strip()
   status = page.locator(".tgviz-status")
   before = status.inner_text()
@@ -81,7 +81,7 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   page.locator(f".tgviz-stage g.node[data-node='{key}']").first.click()
   page.wait_for_selector(".tgviz-node-panel:not([hidden])", timeout=LIMIT)  # at once, from what the page holds (harness.node_panel_ms holds that)
   page.wait_for_selector(".tgviz-node-panel[data-state='full']", timeout=LIMIT)  # then the kernel's (the page's) answer
-  marked = page.eval_on_selector_all(".tgviz-code .tgviz-line-hl", "ls => ls.map(l => Number(l.dataset.line))")
+  marked = page.eval_on_selector_all(".tgviz-right > .tgviz-code .tgviz-line-hl", "ls => ls.map(l => Number(l.dataset.line))")
   assert marked == conv.line_numbers(load), (marked, conv.line_numbers(load))
   # the node panel: the report has the label lines drawn (after the op), the widget the dtype and the full arg
   head, rows = page.locator(".tgviz-node-head").text_content(), page.locator(".tgviz-node-panel > div").all_inner_texts()

@@ -65,7 +65,7 @@ def test_widget_in_notebook7(nb7, context):
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)  # from the program map the widget opens on, to the steps
   assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
-  page.wait_for_function("document.querySelector('.tgviz-code').innerText.includes('__kernel')", timeout=LIMIT)
+  page.wait_for_function("document.querySelector('.tgviz-right > .tgviz-code').innerText.includes('__kernel')", timeout=LIMIT)
   assert label_px(page) >= 11, label_px(page)  # readable at the default zoom
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   widget.scroll_into_view_if_needed()

@@ -68,7 +68,7 @@ def check_program(page, root, trace, shot: str) -> None:
   assert rows.count() == len(uops)
   assert root.locator(".tgviz-uops .tgviz-uop-n").all_inner_texts() == [str(i) for i in range(len(uops))]
   assert root.locator(".tgviz-uops .tgviz-uop-op").all_inner_texts() == [str(u.op) for u in uops]
-  assert root.locator(".tgviz-code").is_hidden() and root.locator(".tgviz-uops").is_visible()
+  assert root.locator(".tgviz-right > .tgviz-code").is_hidden() and root.locator(".tgviz-uops").is_visible()
   # a row: its node marked on screen in the codegen graph (which opens: the View Base AST does not draw it), its code lines
   n_store = next(i for i, u in enumerate(uops) if u.op.name == "STORE")
   row = rows.nth(n_store)
@@ -78,7 +78,7 @@ def check_program(page, root, trace, shot: str) -> None:
   node = root.locator(f"{marked}[data-node='{store_key}'], {marked}[data-holds~='{store_key}']").first
   node.wait_for(timeout=LIMIT)
   assert root.locator(".tgviz-stage").get_attribute("data-step") != key and node.evaluate(ON_SCREEN)
-  assert _numbers(root, ".tgviz-code .tgviz-line-hl") == conv.line_numbers(uops[n_store]) != []
+  assert _numbers(root, ".tgviz-right > .tgviz-code .tgviz-line-hl") == conv.line_numbers(uops[n_store]) != []
   assert _numbers(root, ".tgviz-uops tr.tgviz-row-hl") == [n_store]
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   root.screenshot(path=str(ARTIFACTS / f"{shot}-uops.png"))
@@ -95,7 +95,7 @@ def check_program(page, root, trace, shot: str) -> None:
   root.locator(".tgviz-tab-code").click()
   settled(root.page)
   assert abs(root.locator(".tgviz-right").bounding_box()["width"] - code_width) <= 1  # the code tab: its own width again
-  code_line = root.locator(f".tgviz-code [data-line='{line}']")
+  code_line = root.locator(f".tgviz-right > .tgviz-code [data-line='{line}']")
   code_line.hover()
   assert _numbers(root, ".tgviz-uops tr.tgviz-row-hover") == behind and n_store in behind
   code_line.click()
@@ -122,7 +122,7 @@ def check_program(page, root, trace, shot: str) -> None:
   # an instruction range (the store's): its source lines marked
   i_store = next(i for i, t in enumerate(texts) if re.search(r"\tvmov\w+\s+%xmm\d+,\(%rdi\)$", t.rstrip()))
   asm.nth(i_store).locator(".tgviz-asm-line").click()
-  assert _numbers(root, ".tgviz-code .tgviz-line-hl") == conv.disassembly_lines[i_store] == [line]
+  assert _numbers(root, ".tgviz-right > .tgviz-code .tgviz-line-hl") == conv.disassembly_lines[i_store] == [line]
   ranged = _numbers(root, ".tgviz-asm tr.tgviz-range")
   assert i_store in ranged and all(conv.disassembly_lines[i] == [line] for i in ranged)
   root.screenshot(path=str(ARTIFACTS / f"{shot}-asm.png"))

@@ -63,7 +63,7 @@ def test_report_opens_offline_and_steps_through_every_match(report, page):
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   assert "r_2_2_2_2" in page.locator(".tgviz-tree").inner_text()
   assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
-  assert "__kernel" in page.locator(".tgviz-code").inner_text()
+  assert "__kernel" in page.locator(".tgviz-right > .tgviz-code").inner_text()
   # the step with the most matches: its middle and last match are in the report and drawn in the page
   counts = page.eval_on_selector_all(".tgviz-step", "rs => rs.map(r => [r.dataset.key, "
                                      "Number(r.querySelector('.tgviz-count').textContent)])")
@@ -197,7 +197,7 @@ def test_report_follows_a_dark_system_theme(report, browser):
   assert all(page.evaluate(f"({dark})({c!r})") for c in (canvas, graph, panel)), (canvas, graph, panel)
   label = page.evaluate("getComputedStyle(document.querySelector('.tgviz-stage g.node text')).fill")
   assert not page.evaluate(f"({dark})({label!r})"), label  # light text on the dark graph
-  code = page.evaluate("getComputedStyle(document.querySelector('.tgviz-code .highlight')).backgroundColor")
+  code = page.evaluate("getComputedStyle(document.querySelector('.tgviz-right > .tgviz-code .highlight')).backgroundColor")
   assert page.evaluate(f"({dark})({code!r})"), code
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "report-dark.png"))
@@ -209,12 +209,12 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)  # from the program map the report opens on, to the steps
   # the code: one element per line, numbered from 1, never wrapped (a long line scrolls sideways)
-  lines = page.locator(".tgviz-code .tgviz-line")
+  lines = page.locator(".tgviz-right > .tgviz-code .tgviz-line")
   assert lines.first.get_attribute("data-line") == "1" and lines.first.inner_text().startswith("__kernel")
-  assert page.locator(".tgviz-code").inner_text().splitlines()[0].startswith("__kernel")  # numbers are not in the text
+  assert page.locator(".tgviz-right > .tgviz-code").inner_text().splitlines()[0].startswith("__kernel")  # numbers are not in the text
   heights = lines.evaluate_all("ls => ls.map(l => l.getBoundingClientRect().height)")
   assert max(heights) == min(heights), heights
-  assert page.evaluate("(() => { const c = document.querySelector('.tgviz-code'); return c.scrollWidth > c.clientWidth; })()")
+  assert page.evaluate("(() => { const c = document.querySelector('.tgviz-right > .tgviz-code'); return c.scrollWidth > c.clientWidth; })()")
   # a schedule step: the kernels compiled after it, each one click from its steps
   page.locator(".tgviz-group.kind-schedule summary", has_text="Schedule 1 Kernel").first.click()
   page.locator(".tgviz-group.kind-schedule[open] .tgviz-step").first.click()
@@ -234,14 +234,14 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
   tree1 = page.locator(".tgviz-left").bounding_box()["width"]
   assert abs(tree1 - tree0 - 100) <= 3, (tree0, tree1)
   page.locator(".tgviz-toggle-code").click()
-  assert not page.locator(".tgviz-code").is_visible() and page.locator(".tgviz-strip-code").is_visible()
+  assert not page.locator(".tgviz-right > .tgviz-code").is_visible() and page.locator(".tgviz-strip-code").is_visible()
   assert page.locator(".tgviz-canvas").bounding_box()["width"] > canvas0
   page.reload()
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)  # from the program map the report opens on, to the steps
-  assert not page.locator(".tgviz-code").is_visible() and abs(page.locator(".tgviz-left").bounding_box()["width"] - tree1) <= 1
+  assert not page.locator(".tgviz-right > .tgviz-code").is_visible() and abs(page.locator(".tgviz-left").bounding_box()["width"] - tree1) <= 1
   page.locator(".tgviz-toggle-code").click()
-  assert page.locator(".tgviz-code").is_visible() and not page.locator(".tgviz-strip-code").is_visible()
+  assert page.locator(".tgviz-right > .tgviz-code").is_visible() and not page.locator(".tgviz-strip-code").is_visible()
   # "/" goes to the filter, and what is typed there filters the tree (keys are the widget's only outside the filter)
   page.locator(".tgviz-title").click()
   page.keyboard.press("/")
@@ -260,11 +260,11 @@ def test_report_code_lines_schedule_kernels_and_side_panels(report, page):
 LINES_AT_DRAW = """new MutationObserver((_, obs) => {
   if (!document.querySelector('.tgviz-stage svg g.node')) return;
   obs.disconnect();
-  window.linesAtDraw = document.querySelectorAll('.tgviz-code .tgviz-line').length;
+  window.linesAtDraw = document.querySelectorAll('.tgviz-right > .tgviz-code .tgviz-line').length;
 }).observe(document, {childList: true, subtree: true});"""
 
 # the code line at the top of the code panel, and its text
-TOP_LINE = """() => { const c = document.querySelector('.tgviz-code'), r = c.getBoundingClientRect();
+TOP_LINE = """() => { const c = document.querySelector('.tgviz-right > .tgviz-code'), r = c.getBoundingClientRect();
   const e = document.elementFromPoint(r.left + 60, r.top + 12)?.closest('[data-line]');
   return e ? [Number(e.dataset.line), e.textContent] : null; }"""
 
@@ -284,7 +284,7 @@ def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)  # from the program map the report opens on, to the steps
   assert 0 < page.evaluate("window.linesAtDraw") < len(source)
-  code = page.locator(".tgviz-code")
+  code = page.locator(".tgviz-right > .tgviz-code")
   assert code.locator(".tgviz-line").first.text_content() == source[0]
   height = code.evaluate("c => c.scrollHeight")
   for part in (0.75, 0.4):  # lines not put in yet, scrolled to: there, and the lines they should be
@@ -292,7 +292,7 @@ def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
     page.wait_for_function(f"({TOP_LINE})() !== null", timeout=LIMIT)
     n, text = page.evaluate(TOP_LINE)
     assert abs(n - part * len(source)) <= 3 and text == source[n - 1], (part, n, text)
-  page.wait_for_function("n => document.querySelectorAll('.tgviz-code .tgviz-line').length === n", arg=len(source), timeout=LIMIT)
+  page.wait_for_function("n => document.querySelectorAll('.tgviz-right > .tgviz-code .tgviz-line').length === n", arg=len(source), timeout=LIMIT)
   assert code.locator(".tgviz-line").all_text_contents() == source
   assert code.evaluate("c => c.scrollHeight") == height  # the lines put in later took the room kept for them
   assert not page.errors
@@ -384,7 +384,7 @@ def test_report_fills_the_window_and_its_panels(tutorial_trace, tmp_path, browse
     page.screenshot(path=str(ARTIFACTS / "report-collapsed.png"))
     page.locator(".tgviz-strip-tree").click()
     page.locator(".tgviz-strip-code").click()
-    assert page.locator(".tgviz-tree").is_visible() and page.locator(".tgviz-code").is_visible()
+    assert page.locator(".tgviz-tree").is_visible() and page.locator(".tgviz-right > .tgviz-code").is_visible()
     # the kernel table: over the columns, E_3 #1 and E_3 #2, each kernel's matches
     page.locator(".tgviz-kernels summary").click()
     sheet, main = page.locator(".tgviz-kernels .tgviz-sheet").bounding_box(), page.locator(".tgviz-main").bounding_box()

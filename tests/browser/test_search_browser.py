@@ -67,7 +67,7 @@ def test_search_in_the_report_finds_and_goes_there(mnist_trace, mnist_report, pa
   code = next(h for h in mnist_trace.search("get_local_id") if h.kind == "code")
   search(page, "get_local_id", len(mnist_trace.search("get_local_id")))
   page.locator(".tgviz-hits.kind-code .tgviz-hit").first.click()
-  page.wait_for_selector(f".tgviz-code [data-line='{code.line}'].tgviz-line-pinned", timeout=LIMIT)
+  page.wait_for_selector(f".tgviz-right > .tgviz-code [data-line='{code.line}'].tgviz-line-pinned", timeout=LIMIT)
   assert page.locator(".tgviz-stage").get_attribute("data-step") == P.step_key(code.step)
   # a rule: the step it fired in, at its first match there
   rule = next(h for h in mnist_trace.search("do_devectorize") if h.kind == "rule")
@@ -133,7 +133,7 @@ def test_a_report_opens_on_where_tinygrad_failed(failed_report, page):
   marked = f".tgviz-stage g.node.hl[data-node='{f.node}'], .tgviz-stage g.node.hl[data-holds~='{f.node}']"
   page.wait_for_selector(marked, timeout=LIMIT)  # the UOp it failed on, picked, on screen, its panel open
   assert page.evaluate(ON_SCREEN, marked) and page.locator(".tgviz-node-panel").is_visible()
-  if where == "compile": page.wait_for_selector(f".tgviz-code [data-line='{f.line}'].tgviz-line-hl", timeout=LIMIT)
+  if where == "compile": page.wait_for_selector(f".tgviz-right > .tgviz-code [data-line='{f.line}'].tgviz-line-hl", timeout=LIMIT)
   box.locator("summary").click()  # the exception and tinygrad's traceback
   assert "Traceback" in box.locator("pre").inner_text() and f.error.splitlines()[0] in box.locator("pre").inner_text()
   page.screenshot(path=str(ARTIFACTS / f"failure-{where}.png"))

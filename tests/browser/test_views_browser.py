@@ -40,17 +40,17 @@ def test_a_clicked_code_line_shows_its_uops_on_screen(cnn_trace, cnn_report, pag
   page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{P.step_key(base)}'", timeout=LIMIT)
   tried = statements[:: max(1, len(statements) // 12)]
   for n in tried:
-    page.locator(f".tgviz-code [data-line='{n}']").click()
-    page.wait_for_function("(n) => document.querySelector(`.tgviz-code [data-line='${n}']`).classList.contains('tgviz-line-pinned')"
+    page.locator(f".tgviz-right > .tgviz-code [data-line='{n}']").click()
+    page.wait_for_function("(n) => document.querySelector(`.tgviz-right > .tgviz-code [data-line='${n}']`).classList.contains('tgviz-line-pinned')"
                            " && document.querySelectorAll('.tgviz-stage g.side g.node.hl-line').length > 0", arg=n, timeout=LIMIT)
     settled(page)
     marked, shown = page.evaluate(ON_SCREEN, ".tgviz-stage g.side g.node.hl-line")
     assert shown >= 1, (n, src[n - 1], marked, shown)
     assert page.locator(".tgviz-stage").get_attribute("data-step") == P.step_key(kernel.codegen_step)
-    page.locator(f".tgviz-code [data-line='{n}']").click()  # unpinned again: the next line is a fresh click
+    page.locator(f".tgviz-right > .tgviz-code [data-line='{n}']").click()  # unpinned again: the next line is a fresh click
   page.screenshot(path=str(ARTIFACTS / "report-code-line.png"))
   empty = next(n for n, keys in enumerate(lines, 1) if not keys)
-  page.locator(f".tgviz-code [data-line='{empty}']").click()
+  page.locator(f".tgviz-right > .tgviz-code [data-line='{empty}']").click()
   assert "has no UOp behind it" in page.locator(".tgviz-status").inner_text()
   assert not page.errors
 

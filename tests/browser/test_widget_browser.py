@@ -40,7 +40,7 @@ def test_widget_in_jupyterlab(lab, page):
   # opens on the conv kernel's landmark, with its OpenCL code
   assert page.locator(".tgviz-step.selected").inner_text().startswith("View Base AST")
   assert page.locator(".tgviz-stage svg g.node").count() > 5
-  page.wait_for_function("document.querySelector('.tgviz-code').innerText.includes('__kernel')", timeout=LIMIT)
+  page.wait_for_function("document.querySelector('.tgviz-right > .tgviz-code').innerText.includes('__kernel')", timeout=LIMIT)
   assert "OpenCL" in page.locator(".tgviz-code-head").inner_text()
   # readable by default: labels render at 11 CSS px or more (font size times the SVG's scale on screen)
   assert label_px(page) >= 11, label_px(page)
@@ -111,7 +111,7 @@ def test_widget_in_jupyterlab(lab, page):
     settled(page)
     dark = "(c) => { const [r, g, b] = c.match(/\\d+/g).map(Number); return r + g + b < 3 * 80; }"
     for sel, prop in ((".tgviz-canvas", "backgroundColor"), (".tgviz-stage svg > rect", "fill"), (".tgviz-root", "backgroundColor"),
-                      (".tgviz-code .highlight", "backgroundColor")):
+                      (".tgviz-right > .tgviz-code .highlight", "backgroundColor")):
       color = page.evaluate(f"getComputedStyle(document.querySelector('{sel}')).{prop}")
       assert page.evaluate(f"({dark})({color!r})"), (sel, color)
     widget.screenshot(path=str(ARTIFACTS / "widget-dark.png"))
@@ -172,9 +172,9 @@ def test_maximised_panels_and_kernel_table(lab, browser):
     assert page.locator(".tgviz-tree").is_visible() and not strip.is_visible()
     page.locator(".tgviz-node-panel .tgviz-node-head .tgviz-link").click()  # the node panel closed
     page.locator(".tgviz-toggle-code").click()
-    assert page.locator(".tgviz-strip-code").is_visible() and not page.locator(".tgviz-code").is_visible()
+    assert page.locator(".tgviz-strip-code").is_visible() and not page.locator(".tgviz-right > .tgviz-code").is_visible()
     page.locator(".tgviz-strip-code").click()
-    assert page.locator(".tgviz-code").is_visible()
+    assert page.locator(".tgviz-right > .tgviz-code").is_visible()
     page.keyboard.press("Escape")
     # the kernel table: over the columns, the widget no taller; E_3 #1 and E_3 #2; each kernel's matches
     height = page.locator(".tgviz-root").bounding_box()["height"]
@@ -217,12 +217,12 @@ def test_saved_notebook_shows_a_static_picture(lab, page):
 def test_code_lines_and_a_schedules_kernels(lab, page):
   open_in_lab(page, lab, "code", "%load_ext tgviz", TUTORIAL)
   run_all(page, 2)
-  page.wait_for_function("document.querySelector('.tgviz-code')?.innerText.includes('__kernel')", timeout=LIMIT)
-  first = page.locator(".tgviz-code .tgviz-line[data-line='1']")
+  page.wait_for_function("document.querySelector('.tgviz-right > .tgviz-code')?.innerText.includes('__kernel')", timeout=LIMIT)
+  first = page.locator(".tgviz-right > .tgviz-code .tgviz-line[data-line='1']")
   assert first.inner_text().startswith("__kernel")  # one element per line, numbered from 1
-  heights = page.locator(".tgviz-code .tgviz-line").evaluate_all("ls => ls.map(l => l.getBoundingClientRect().height)")
+  heights = page.locator(".tgviz-right > .tgviz-code .tgviz-line").evaluate_all("ls => ls.map(l => l.getBoundingClientRect().height)")
   assert max(heights) == min(heights), heights  # no line wraps
-  assert page.evaluate("getComputedStyle(document.querySelector('.tgviz-code pre')).whiteSpace") == "pre"
+  assert page.evaluate("getComputedStyle(document.querySelector('.tgviz-right > .tgviz-code pre')).whiteSpace") == "pre"
   page.locator(".tgviz-group.kind-schedule summary", has_text="Schedule 1 Kernel").first.click()
   page.locator(".tgviz-group.kind-schedule[open] .tgviz-step").first.click()
   link = page.locator(".tgviz-produced .tgviz-link").first
@@ -300,7 +300,7 @@ def test_widgets_of_cells_run_together_end_showing_their_pictures(lab, page):
 PLACE = """() => { const row = document.querySelector('.tgviz-step.selected'), tree = document.querySelector('.tgviz-tree');
   const r = row.getBoundingClientRect(), t = tree.getBoundingClientRect();
   return {row: row.dataset.key, in_view: r.top >= t.top - 1 && r.bottom <= t.bottom + 1, scrolled: tree.scrollTop,
-          pinned: [...document.querySelectorAll('.tgviz-code .tgviz-line-pinned')].map((e) => e.dataset.line),
+          pinned: [...document.querySelectorAll('.tgviz-right > .tgviz-code .tgviz-line-pinned')].map((e) => e.dataset.line),
           marked: [...document.querySelectorAll('.tgviz-stage g.side g.node.hl-line')].filter((n) => { const b = n.getBoundingClientRect(),
             c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
             return b.left >= c.left && b.right <= c.right && b.top >= c.top && b.bottom <= c.bottom; }).length}; }"""
@@ -319,10 +319,10 @@ def test_maximise_keeps_the_place(lab, page):
   key = row.get_attribute("data-key")
   row.click()
   page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=LIMIT)
-  line = page.locator(".tgviz-code .tgviz-line", has_text="=").last
+  line = page.locator(".tgviz-right > .tgviz-code .tgviz-line", has_text="=").last
   n = line.get_attribute("data-line")
   line.click()
-  page.wait_for_function(f"document.querySelector(\".tgviz-code [data-line='{n}']\").classList.contains('tgviz-line-pinned')"
+  page.wait_for_function(f"document.querySelector(\".tgviz-right > .tgviz-code [data-line='{n}']\").classList.contains('tgviz-line-pinned')"
                          " && document.querySelectorAll('.tgviz-stage g.side g.node.hl-line').length > 0", timeout=LIMIT)
   page.wait_for_function("!document.querySelector('.tgviz-canvas').classList.contains('busy')", timeout=LIMIT)
   before = page.evaluate(PLACE)
@@ -345,7 +345,7 @@ def test_maximise_keeps_the_place(lab, page):
 ROOM = """() => { const q = (s) => document.querySelector(s), box = (e) => e.getBoundingClientRect();
   const bar = q('.tgviz-controls'), mini = q('.tgviz-minimap'), canvas = box(q('.tgviz-canvas'));
   const rows = Math.max(...[...bar.children].filter((e) => e.offsetParent).map((e) => box(e).height));
-  const pane = [q('.tgviz-code'), q('.tgviz-uops'), q('.tgviz-asm')].find((e) => !e.hidden && e.offsetParent);
+  const pane = [q('.tgviz-right > .tgviz-code'), q('.tgviz-uops'), q('.tgviz-asm')].find((e) => !e.hidden && e.offsetParent);
   const scrolls = ['auto', 'scroll'].includes(getComputedStyle(pane).overflowX);
   // a line's text beyond the line's own box is cut (it is clipped there, and no scroll reaches it)
   const cut = [...pane.querySelectorAll('.tgviz-line, td')].filter((e) => { const r = document.createRange();
@@ -367,7 +367,8 @@ def test_columns_have_room_at_a_notebooks_width(lab, browser):
     to_steps(page)
     page.locator(".tgviz-group", has_text="r_2_2_2_2").locator(".tgviz-step", has_text="devectorize2").first.click()
     page.wait_for_function("document.querySelector('.tgviz-title').innerText.startsWith('r_2_2_2_2 / devectorize2')", timeout=LIMIT)
-    for tab, ready in (("uops", ".tgviz-uops tr"), ("code", ".tgviz-code .tgviz-line"), ("asm", ".tgviz-asm tr, .tgviz-asm .tgviz-program-note")):
+    for tab, ready in (("uops", ".tgviz-uops tr"),
+                       ("code", ".tgviz-right > .tgviz-code .tgviz-line"), ("asm", ".tgviz-asm tr, .tgviz-asm .tgviz-program-note")):
       page.locator(".tgviz-tab", has_text=tab).click()
       page.wait_for_selector(ready, timeout=LIMIT)
       page.locator(".tgviz-title").click()
