@@ -245,6 +245,7 @@ function render({ model, el }) {
     unmark(true);  // no kernel knows this widget: it was restored from the saved notebook, which is unchanged
     ui.staticNote.hidden = false;
     if (!kept) return;
+    ui.program.open = false;  // the map needs the kernel: the kept picture is what there is to see
     draw(kept);
     shown = null;  // a picture the kernel sends later is drawn over it
   }

@@ -322,6 +322,7 @@ def assert_static_picture(page, snap: dict) -> None:
   note = page.locator(".tgviz-static-note:not([hidden])")
   _answering_kernel_dialogs(page, lambda: note.count() > 0, "no static picture after reopening the notebook", "no-static-picture.png")
   assert page.locator(".tgviz-static-note").inner_text().startswith("static picture")
+  assert page.locator(".tgviz-progmap[open]").count() == 0  # the map (it needs the kernel) gives way to the picture
   assert page.locator(".tgviz-stage svg g.side g.node").count() > 5
   assert page.locator(".tgviz-stage").get_attribute("data-step") == snap["step"]
   assert "__kernel" in page.locator(".tgviz-right > .tgviz-code").inner_text()
