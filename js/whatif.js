@@ -199,7 +199,16 @@ export function whatIf(ui, state, page, go) {
     const hint = written ? "read-only: what other opts do, measured when this report was written (tgviz run --what-if): each retry's median " +
                            "time and speedup against the opts applied; click one for its comparison and code"
                          : "read-only: the retries made before this report was written";
-    if (page) sheet.replaceChildren(head, h("div", { class: "tgviz-hint" }, [hint]), status, results, compare, beam);
+    // a kernel without written retries names those that have them, each a click away
+    const others = page && !written ? Object.entries(infos()).filter(([name, o]) => name !== kernel && o.retries.length) : [];
+    const elsewhere = others.length ? [h("div", { class: "tgviz-hint tgviz-retried-elsewhere" }, ["retried when this report was written: ",
+      ...others.flatMap(([name, o], i) => {
+        const step = o.steps.find((st) => st);
+        const link = h("button", { class: "tgviz-link", title: step ? "its steps; then what if… shows its retries" : "" }, [name]);
+        if (step) link.addEventListener("click", () => go(step)); else link.disabled = true;
+        return i ? [" · ", link] : [link];
+      })])] : [];
+    if (page) sheet.replaceChildren(head, h("div", { class: "tgviz-hint" }, [hint]), ...elsewhere, status, results, compare, beam);
     else { drawEditor(); sheet.replaceChildren(head, editor, status, results, compare, beam); if (box.open) ask(); }
     drawResults();
     drawBeam();

@@ -224,4 +224,10 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
   sheet = page.locator(".tgviz-whatif-sheet")
   assert "read-only: the retries made before this report was written" in sheet.inner_text()
   assert sheet.locator(".tgviz-retry-result").count() == 0 and sheet.locator(".tgviz-whatif-compare *").count() == 0
+  # ... and names the kernels that were retried, each a click from its retries (a reader need not know them)
+  elsewhere = sheet.locator(".tgviz-retried-elsewhere")
+  assert all(k.display_name in elsewhere.inner_text() for k in retried), elsewhere.inner_text()
+  elsewhere.locator(".tgviz-link", has_text=retried[0].display_name).click()
+  page.wait_for_function(f"document.querySelector('.tgviz-code-head')?.innerText.startsWith({retried[0].name!r})", timeout=LIMIT)
+  page.wait_for_selector(".tgviz-whatif-sheet .tgviz-retry-result.selected", timeout=LIMIT)  # the sheet open on its first retry
   assert not page.errors
