@@ -60,15 +60,19 @@ BAR = 30  # the progress bar's width in characters
 
 
 def unwritable(folder: Path, option: str) -> str | None:
-  """Why the output folder cannot be written, as one line saying what to do (None: it can). The folder is made (it is
-  about to be written anyway) and a file tried in it, before anything runs: a bad --out fails in a second, not after
-  the script."""
+  """Why the output folder cannot be written, as one line saying what to do (None: it can). The folder is made and a
+  file tried in it before anything runs, then what was made for the try is removed: a bad --out fails in a second, not
+  after the script, and a run stopped before it writes (a missing script, a refused trace file) leaves no folder."""
+  made = [p for p in (folder, *folder.parents) if not p.exists()]  # the innermost first
   try:
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=folder): pass
   except OSError as e:
     return (f"tgviz: cannot write to the folder {folder} ({e.strerror or type(e).__name__}): give {option} a folder you "
             f"can write to")
+  finally:
+    for p in made:
+      with contextlib.suppress(OSError): p.rmdir()
   return None
 
 
