@@ -2,7 +2,10 @@
 same inputs as the original, compared), and BEAM's candidates, on the real compiler and the real PoCL / CPU devices."""
 import contextlib
 import io
+import json
 import re
+import shutil
+import subprocess
 
 import pytest
 import workloads
@@ -213,3 +216,14 @@ def test_what_ifs_retry_the_slowest_kernels_with_no_opts_one_size_up_and_beams_p
   assert what_ifs(trace, 0) == [] and len(k.retries) == len(done)
   pick = beam_pick(k, 120)  # tinygrad's own search ran (its timings vary: another run may pick other opts), a retry runs it
   assert isinstance(pick, tuple) and k.retry(pick).same
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node (scripts/install.sh test)")
+def test_a_retrys_summary_writes_times_as_its_comparison_table_does():
+  """The summary's medians and the table's (js/compare.js: toLocaleString, at most one decimal) are one text, ties
+  included: 0.95 µs is "1" in both (Python's own format gave "0.9", the page "1")."""
+  from tgviz.trace.whatif import us_text
+  values = [0.95, 0.05, 0.9, 21.0, 1234.45, 2.25, 1234567.25, 0.04, 99.95, 3.14159]
+  page = subprocess.run(["node", "-e", f"console.log(JSON.stringify({values}.map((v) => v.toLocaleString('en-US', "
+                         "{ maximumFractionDigits: 1 }))))"], capture_output=True, text=True, check=True).stdout
+  assert [us_text(v) for v in values] == json.loads(page)

@@ -12,6 +12,7 @@ import functools
 import statistics
 import traceback
 from collections.abc import Iterable
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, ClassVar
 
 from tgviz import bridge as tg
@@ -100,8 +101,10 @@ class Retry:
 
 
 def us_text(us: float) -> str:
-  """A time in µs as the comparison's table writes it: thousands grouped, at most one decimal ("1,234.5", "21")."""
-  return f"{us:,.1f}".removesuffix(".0")
+  """A time in µs as the comparison's table writes it: thousands grouped, at most one decimal ("1,234.5", "21"), rounded
+  as the page rounds (toLocaleString: the shortest decimal that is the float, half away from zero: 0.95 is "1", where
+  Python's own format rounds the binary value, 0.9499…, to "0.9")."""
+  return f"{Decimal(repr(us)).quantize(Decimal('0.1'), ROUND_HALF_UP):,}".removesuffix(".0")
 
 
 def _opts_text(opts: Iterable[tg.Opt]) -> str:
