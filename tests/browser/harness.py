@@ -29,9 +29,17 @@ def _free_port() -> int:
     return s.getsockname()[1]
 
 
+def answer_kernel_dialogs(page) -> None:
+  """JupyterLab and Notebook 7 may ask for a kernel ("Select Kernel") whenever its kernelspecs come late, also after the
+  notebook's kernel is up (a loaded machine): the page answers as _answering_kernel_dialogs does (the notebook's own
+  kernel, as a user would), before any action the dialog would block."""
+  page.add_locator_handler(page.locator(".jp-Dialog:has-text('Select Kernel') .jp-mod-accept"), lambda accept: accept.click())
+
+
 @contextlib.contextmanager
 def chromium():
-  """Debian's Chromium under Playwright; its contexts wait up to LIMIT in any action, as the tests' waits do."""
+  """Debian's Chromium under Playwright; its contexts wait up to LIMIT in any action, as the tests' waits do, and their
+  pages answer a late kernel dialog."""
   exe = shutil.which("chromium")
   if exe is None: raise RuntimeError("Debian's chromium is not installed: run scripts/install.sh test (apt-get install chromium)")
   from playwright.sync_api import sync_playwright
@@ -41,6 +49,12 @@ def chromium():
     def patient(*args, **kwargs):  # every context's actions (a click waiting for its element) wait up to LIMIT too
       ctx = new_context(*args, **kwargs)
       ctx.set_default_timeout(LIMIT)
+      new_page = ctx.new_page
+      def answering():
+        page = new_page()
+        answer_kernel_dialogs(page)
+        return page
+      ctx.new_page = answering
       return ctx
     b.new_context = patient
     yield b
@@ -106,9 +120,6 @@ def new_page(browser, width: int = 1500, height: int = 1000, offline: bool = Fal
   page = ctx.new_page()
   page.errors = []
   page.on("pageerror", lambda e: page.errors.append(str(e)))
-  # JupyterLab may ask for a kernel ("Select Kernel") whenever its kernelspecs come late, also after the notebook's
-  # kernel is up (a loaded machine): answered as _answering_kernel_dialogs does, before any action it would block
-  page.add_locator_handler(page.locator(".jp-Dialog:has-text('Select Kernel') .jp-mod-accept"), lambda accept: accept.click())
   try: yield page
   except BaseException:  # a test's own page that fails leaves what the user would have seen, as the page fixture's do
     test = os.environ.get("PYTEST_CURRENT_TEST", "page").split(" ")[0].split("::")[-1]

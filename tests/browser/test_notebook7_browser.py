@@ -6,6 +6,7 @@ from harness import (
   ARTIFACTS,
   LIMIT,
   TUTORIAL,
+  answer_kernel_dialogs,
   changed_in_view,
   check_maximise,
   check_saved_notebook,
@@ -33,7 +34,8 @@ def open_from_tree(context, url: str, token: str, name: str):
   row = tree.locator(".jp-DirListing-item", has_text=name)
   row.wait_for(timeout=LIMIT)
   with context.expect_page() as opened: row.dblclick()
-  page = opened.value
+  page = opened.value  # a tab the page opened: its dialogs answered as the context's own pages' are
+  answer_kernel_dialogs(page)
   page.wait_for_load_state()
   assert page.url.startswith(f"{url}/notebooks/{name}"), page.url
   return page
