@@ -65,11 +65,12 @@ export function whatIf(ui, state, page, go) {
   box.addEventListener("toggle", () => {
     if (box.open) Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, maxHeight: `${ui.main.offsetHeight}px` });
     if (box.open && kernel && !page) ask();
-    if (box.open && opening) { const r = opening; opening = null; showRetry(r); }
+    showOpening();
   });
   /** @type {RetryMsg|null} the written retry the closed sheet opens on: its comparison (a page of graphs) is drawn
    * once the sheet opens, not at every step of its kernel */
   let opening = null;
+  const showOpening = () => { if (box.open && opening) { const r = opening; opening = null; showRetry(r); } };
   /** @type {string|null} the kernel shown (display name) */
   let kernel = null;
   /** @type {OptSpec[]} the opts in the editor */
@@ -213,7 +214,7 @@ export function whatIf(ui, state, page, go) {
     drawResults();
     drawBeam();
     opening = (written ? info.retries.find((r) => r.compare) : undefined) ?? null;  // the page opens on an answer
-    if (opening && box.open) { const r = opening; opening = null; showRetry(r); }
+    showOpening();
   }
 
   state.listen((/** @type {any} */ msg) => {

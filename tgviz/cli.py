@@ -33,6 +33,8 @@ from tgviz.trace.retime import SLOWEST
 from tgviz.trace.whatif import WHAT_IFS, what_ifs
 from tgviz.work import forked
 
+BAR = 30  # the progress bar's width in characters
+
 
 def _progress(label: str) -> Callable[[int, int], None]:
   """A progress report for writing something in steps: where stderr is a terminal, one bar redrawn in place (\\r);
@@ -54,9 +56,6 @@ def _progress(label: str) -> Callable[[int, int], None]:
       print(f"  {label}: {done}/{total} ({pct}%)", flush=True)
       step[0] = pct + 10
   return lines
-
-
-BAR = 30  # the progress bar's width in characters
 
 
 def unwritable(folder: Path, option: str) -> str | None:

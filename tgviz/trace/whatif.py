@@ -88,8 +88,8 @@ class Retry:
     a, b = self.times_us()
     k = self.retried
     verdict = "outputs match" if self.same else f"OUTPUTS DIFFER (max |diff| {self.run.max_diff:.3g})" if self.run else "not run"
-    if self.run is None or a is None or b is None: return f"{head}: {k.name if k else '?'}, {verdict}"
-    n, x = len(self.run.times_a), a / b
+    if self.run is None or a is None or b is None or (x := self.speedup) is None: return f"{head}: {k.name if k else '?'}, {verdict}"
+    n = len(self.run.times_a)
     speed = f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
     return (f"{head}: {k.name if k else '?'}, {verdict}; median of {n} launches each (same inputs): {us_text(a)} µs -> "
             f"{us_text(b)} µs, {speed}")
