@@ -188,7 +188,7 @@ def _summary_row(name: str, link: str, trace: Trace | None, status: int) -> str:
   error = f"{type(trace.error).__name__}: {trace.error}" if trace.error is not None else ("" if status == 0 else f"exit status {status}")
   kernels = ", ".join(k.display_name for k in trace.kernels[:8]) + (f", … ({len(trace.kernels)})" if len(trace.kernels) > 8 else "")
   return (f"<tr><td><a href='{escaped(link)}/index.html'>{escaped(name)}</a></td><td>{len(trace.kernels)}: {escaped(kernels)}</td>"
-          f"<td>{len(steps)}</td><td>{sum(len(s.matches) for s in steps)}</td><td class='err'>{escaped(error)}</td>"
+          f"<td>{len(steps)}</td><td>{sum(s.match_count for s in steps)}</td><td class='err'>{escaped(error)}</td>"
           f"<td><a href='{escaped(link)}/svg/'>SVGs</a></td></tr>")
 
 

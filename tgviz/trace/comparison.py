@@ -174,13 +174,13 @@ def pair_kernels(a: list[Kernel], b: list[Kernel], given: Sequence[tuple[Kernel,
 
 def side_counts(trace: Trace) -> SideCounts:
   steps = list(trace.steps)
-  return SideCounts(len(trace.kernels), len(steps), sum(len(s.matches) for s in steps),
+  return SideCounts(len(trace.kernels), len(steps), sum(s.match_count for s in steps),
                     sum(m.time for s in steps for m in s.matches))
 
 
 def _matches_by_step(trace: Trace) -> Counter[str]:
   counts: Counter[str] = Counter()
-  for s in trace.steps: counts[s.name] += len(s.matches)
+  for s in trace.steps: counts[s.name] += s.match_count
   return counts
 
 

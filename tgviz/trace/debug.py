@@ -104,7 +104,7 @@ def step_record(s: Step, level: int) -> Record:
   before it (6), as tinygrad's Python."""
   k = s.group.kernel
   r: Record = {"type": "step", "path": s.path, "kernel": k.display_name if k else None, "key": k.short_key if k else None,
-               "group": s.group.index, "index": s.index, "matches": len(s.matches), "where": where(*s.loc), "error": s.error}
+               "group": s.group.index, "index": s.index, "matches": s.match_count, "where": where(*s.loc), "error": s.error}
   if level >= 3: r["rules"] = [[m.index, where(*m.loc), m.source] for m in s.matches]
   if level >= 5: r["after"] = tg.python_text(s.after())
   if level >= 6: r["before"] = tg.python_text(s.before())

@@ -91,6 +91,11 @@ class Step:
     return [Match(self, k, loc, t) for k, (_, _, loc, t) in enumerate(self._raw.matches)]
 
   @property
+  def match_count(self) -> int:
+    """How many patterns fired (len(matches), without making them: a summary of a big trace counts millions)."""
+    return len(self._raw.matches)
+
+  @property
   def call_notes(self) -> dict[str, str]:
     """What a kernel's CALL node in this step's graphs says of the kernel (the kernel it becomes, its Tensor operations),
     by the AST's node key (see Trace.call_notes)."""

@@ -46,7 +46,7 @@ class Group:
 
   @property
   def match_count(self) -> int:
-    return sum(len(s.matches) for s in self.steps)
+    return sum(s.match_count for s in self.steps)
 
   def __repr__(self) -> str:
     return f"<Group {self.name!r} {self.kind} steps={len(self.steps)} matches={self.match_count}>"

@@ -89,7 +89,7 @@ def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
   out = []
   for g in shown_groups(trace, kernel):
     group = TreeGroup(index=g.index, name=g.display_name, kind=g.kind, matches=g.match_count, kernel=g.kernel.name if g.kernel else None,
-                      steps=[TreeStep(key=step_key(s), name=s.name, depth=s.depth, matches=len(s.matches), snapshot=s.is_snapshot)
+                      steps=[TreeStep(key=step_key(s), name=s.name, depth=s.depth, matches=s.match_count, snapshot=s.is_snapshot)
                              for s in g.steps])
     if g.kernel is not None: group["key"] = g.kernel.short_key
     out.append(group)
@@ -218,7 +218,7 @@ def call_stack(group: Group) -> list[str]:
 def step_info(step: Step) -> StepInfo:
   """The step's panel: its title, where graph_rewrite was called, the call stack, a rewrite error if one happened."""
   return StepInfo(title=step.title(), name=step.name, group=step.group.display_name, kind=step.group.kind, depth=step.depth,
-                  matches=len(step.matches), where=where(*step.loc), file=step.loc[0], line=step.loc[1],
+                  matches=step.match_count, where=where(*step.loc), file=step.loc[0], line=step.loc[1],
                   error=step.error, stack=call_stack(step.group))
 
 
