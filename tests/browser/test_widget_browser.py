@@ -1,5 +1,5 @@
 """The widget in a real JupyterLab in headless Chromium: tree, graph, code, keys, export, screenshot, and a saved notebook
-reopened without its kernel."""
+reopened, without its kernel or while its kernel runs."""
 import re
 
 import pytest
