@@ -15,8 +15,49 @@
  * @typedef {{get: (name: string) => any, set: (name: string, value: any) => void, save_changes: () => void,
  *   on: (event: string, cb: (msg?: any) => void) => void, send: (msg: FrontendMsg) => void}} Model */
 
+/** Whether two JSON values are equal, objects' keys in any order. @param {any} a @param {any} b @returns {boolean} */
+function sameJson(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || !a || !b || Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+}
+
+/** Whether the widget state jupyterlab-manager would save with the notebook now (its _saveState: the live models'
+ * state, defaults dropped) is the state the notebook holds. @param {any} manager @param {any} doc @returns {boolean} */
+function savedState(manager, doc) {
+  const saved = doc.getMetadata?.("widgets")?.["application/vnd.jupyter.widget-state+json"];
+  if (!saved || typeof manager.get_state_sync !== "function") return false;
+  return sameJson(manager.get_state_sync({ drop_defaults: true }), saved);
+}
+
 /** Whether two selections name the same picture. @param {Selection} a @param {Selection} b */
 export const sameSelection = (a, b) => a.step === b.step && a.match === b.match && a.view === b.view;
+
+/** The notebooks' change watchers (Adapter.unmarkRestored), by document model. @type {WeakMap<object, (answer: "none"|"kernel") => void>} */
+const watchers = new WeakMap();
+
+/** A notebook's change watcher (Adapter.unmarkRestored): watching its content from now, it clears the mark the
+ * widget manager's restore left, told once how the kernel answered. @param {any} manager @param {any} doc
+ * @returns {(answer: "none"|"kernel") => void} */
+function changeWatcher(manager, doc) {
+  let edited = false, told = false;
+  const seen = () => { edited = true; };
+  doc.contentChanged.connect(seen);
+  /** @param {boolean} clear */
+  const finish = (clear) => {
+    doc.contentChanged.disconnect(seen);
+    if (clear && !edited) doc.dirty = false;
+  };
+  return (answer) => {
+    if (told) return;
+    told = true;
+    if (answer === "none") return finish(true);
+    const restored = () => { manager.restored?.disconnect?.(restored); finish(savedState(manager, doc)); };
+    if (manager.restoredStatus === false && typeof manager.restored?.connect === "function") manager.restored.connect(restored);
+    else restored();
+  };
+}
 
 export class Adapter {
   /** @param {Model} model */
@@ -81,24 +122,23 @@ export class Adapter {
     this.model.save_changes();
   }
   /** Undo, later, the change mark that opening a saved notebook leaves on it. With widget state saved in notebooks
-   * (jupyterlab-manager's saveState, which tgviz turns on to keep a picture), the manager marks the notebook changed as
-   * it registers each widget model restored from the file (its register_model sets the document's dirty flag), though
-   * nothing changed: the notebook showed "modified" as soon as it opened. Called as the widget renders, this watches
-   * the notebook's content; the function it returns, called once the widget knows it was restored (no kernel answers
-   * it), clears the mark only if the content did not change meanwhile (a real edit keeps it); called with false, it
-   * just stops watching. A no-op outside JupyterLab and Notebook 7 (the report). @returns {(clear: boolean) => void} */
+   * (jupyterlab-manager's saveState, which tgviz turns on to keep a picture), the widget manager marks the notebook
+   * changed as its restore registers each widget model (its register_model sets the document's dirty flag): the models
+   * saved in the file, without a kernel; the kernel's own, the notebook reopened while its kernel still runs (its tab
+   * closed and opened again, the page reloaded). Nothing changed, yet the notebook showed "modified" as soon as it
+   * opened. The notebook's watcher (one a notebook opened, started as its first tgviz model is created, before any
+   * view renders) watches its content; told once how the kernel answered, it clears the mark only if the content did
+   * not change meanwhile (a real edit keeps it): "none" (no kernel answers: the widgets were restored from the file)
+   * clears it then; "kernel" (a kernel answers) once the manager's restore has ended, and only if the widget state a
+   * save would write is the one the notebook holds (a cell run since, or the widgets' state changed in the kernel since
+   * the save, keeps it). Later answers (another widget's, a view rendered again) change nothing. A no-op outside
+   * JupyterLab and Notebook 7 (the report). @returns {(answer: "none"|"kernel") => void} */
   unmarkRestored() {
-    const doc = /** @type {any} */ (this.model).widget_manager?.context?.model;
+    const manager = /** @type {any} */ (this.model).widget_manager, doc = manager?.context?.model;
     if (!doc || typeof doc.dirty !== "boolean" || typeof doc.contentChanged?.connect !== "function") return () => {};
-    let edited = false, done = false;
-    const seen = () => { edited = true; };
-    doc.contentChanged.connect(seen);
-    return (clear) => {
-      if (done) return;
-      done = true;
-      doc.contentChanged.disconnect(seen);
-      if (clear && !edited) doc.dirty = false;
-    };
+    let watcher = watchers.get(doc);
+    if (!watcher) watchers.set(doc, watcher = changeWatcher(manager, doc));
+    return watcher;
   }
 
   /** A request to the kernel; whoever listens for requests hears it first. @param {FrontendMsg} msg */

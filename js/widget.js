@@ -233,7 +233,7 @@ function render({ model, el }) {
   const kept = state.keptPicture();
   if (kept?.svg) cache.put(kept);  // on first display too: the picture at once, before the kernel's answer
   let heard = false;
-  const unmark = state.unmarkRestored();  // (a saved notebook opened: restoring this widget marked it changed)
+  const unmark = state.unmarkRestored();  // (a saved notebook opened: restoring its widgets marked it changed)
   /** The controls that need the kernel, off (dimmed, not clickable) until it answers. @param {boolean} off */
   const offline = (off) => {
     ui.root.classList.toggle("tgviz-offline", off);
@@ -242,7 +242,7 @@ function render({ model, el }) {
   offline(true);
   function noKernel() {
     if (heard) return;
-    unmark(true);  // no kernel knows this widget: it was restored from the saved notebook, which is unchanged
+    unmark("none");  // no kernel knows this widget: it was restored from the saved notebook, which is unchanged
     ui.staticNote.hidden = false;
     if (!kept) return;
     ui.program.open = false;  // the map needs the kernel: the kept picture is what there is to see
@@ -263,7 +263,7 @@ function render({ model, el }) {
   }
 
   state.listen((msg) => {
-    if (!heard) { heard = true; ui.staticNote.hidden = true; offline(false); unmark(false); }
+    if (!heard) { heard = true; ui.staticNote.hidden = true; offline(false); unmark("kernel"); }  // (reopened, its kernel running: unchanged if its state is the saved one)
     if (msg.type === "busy") {
       if (shown && sameSelection(msg, shown)) return;  // already shown from the cache
       if (sameSelection(msg, state.selection())) busy();
@@ -342,4 +342,8 @@ function render({ model, el }) {
   return () => { clearTimeout(waiting); clearTimeout(askAgain); stopKeys(); max.set(false); ui.root.remove(); };
 }
 
-export default { render };
+/** A model created (a cell run, or a notebook opened restoring it): its notebook's change watcher starts now, before
+ * any view of it renders (Adapter.unmarkRestored). @param {{ model: import("./adapter.js").Model }} ctx */
+function initialize({ model }) { new Adapter(model).unmarkRestored(); }
+
+export default { initialize, render };

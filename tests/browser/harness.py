@@ -303,13 +303,21 @@ def saved_kept_picture(path: Path) -> dict:
   return snaps[0]
 
 
+def _api(url: str, token: str, method: str, path: str):
+  """A call to the server's REST API; its JSON answer."""
+  req = urllib.request.Request(f"{url}{path}", method=method, headers={"Authorization": f"token {token}"})
+  with urllib.request.urlopen(req, timeout=30) as r: return json.loads(r.read() or b"null")
+
+
+def sessions(url: str, token: str) -> list[dict]:
+  """The server's sessions (a notebook's, with its kernel, while the kernel runs), through its REST API."""
+  return _api(url, token, "GET", "/api/sessions")
+
+
 def shut_down_kernels(url: str, token: str) -> None:
   """End every session and its kernel through the server's REST API, as the Kernel menu's "Shut Down" does."""
-  def call(method: str, path: str):
-    req = urllib.request.Request(f"{url}{path}", method=method, headers={"Authorization": f"token {token}"})
-    with urllib.request.urlopen(req, timeout=30) as r: return json.loads(r.read() or b"null")
-  for s in call("GET", "/api/sessions"): call("DELETE", f"/api/sessions/{s['id']}")
-  assert call("GET", "/api/kernels") == []
+  for s in sessions(url, token): _api(url, token, "DELETE", f"/api/sessions/{s['id']}")
+  assert _api(url, token, "GET", "/api/kernels") == []
 
 
 def check_saved_notebook(page, path: Path, url: str, token: str, shot: str) -> None:

@@ -14,6 +14,9 @@ from harness import (
   node_panel_ms,
   notebook,
   run_all,
+  saved_kept_picture,
+  sessions,
+  settled,
   to_steps,
 )
 
@@ -134,3 +137,31 @@ def test_saved_notebook7_shows_a_static_picture(nb7, context):
   path.write_text(notebook("%load_ext tgviz", TUTORIAL))
   page = open_from_tree(context, url, token, "saved7.ipynb")
   check_saved_notebook(page, path, url, token, "widget-saved-notebook7.png")
+
+
+DIRTY = "window.jupyterapp.shell.currentWidget.context.model.dirty"
+
+
+def test_notebook7_reopened_while_its_kernel_runs_opens_unmodified(nb7, context):
+  """A saved notebook with a widget, its browser tab closed while its kernel keeps running and opened again from the
+  file list, opens unmodified once the widget has drawn from the kernel's answer (the widget manager's restore,
+  registering the kernel's models, had marked it changed); running the cell again still marks it."""
+  url, token, root = nb7
+  path = root / "alive7.ipynb"
+  path.write_text(notebook("%load_ext tgviz", TUTORIAL))
+  page = run_from_tree(context, url, token, "alive7.ipynb")
+  page.wait_for_function("!document.querySelector('.tgviz-canvas').classList.contains('busy')", timeout=LIMIT)
+  page.keyboard.press("Control+s")
+  saved_kept_picture(path)
+  page.wait_for_function(f"!{DIRTY}", timeout=LIMIT)
+  page.close()  # the kernel keeps running
+  assert [s["path"] for s in sessions(url, token)] == ["alive7.ipynb"]
+  page = open_from_tree(context, url, token, "alive7.ipynb")
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')"
+                         " && !document.querySelector('.tgviz-canvas').classList.contains('busy')", timeout=LIMIT)
+  settled(page)
+  assert page.evaluate(DIRTY) is False
+  page.locator(f"{CELLS} .jp-InputArea-editor").nth(1).click()  # the cell run again: changed
+  page.keyboard.press("Shift+Enter")
+  page.wait_for_function(DIRTY, timeout=LIMIT)

@@ -1,11 +1,12 @@
 """The widget in a real JupyterLab in headless Chromium: tree, graph, code, keys, export, screenshot, and a saved notebook
-reopened without its kernel."""
+reopened, without its kernel or while its kernel runs."""
 import re
 
 import pytest
 from harness import (
   ARTIFACTS,
   LIMIT,
+  NOTEBOOK,
   TUTORIAL,
   changed_in_view,
   check_maximise,
@@ -15,6 +16,8 @@ from harness import (
   node_panel_ms,
   open_in_lab,
   run_all,
+  saved_kept_picture,
+  sessions,
   settled,
   to_steps,
 )
@@ -275,6 +278,48 @@ def test_a_saved_notebook_opens_unmodified(lab, page):
   page.keyboard.type("# edited\n")
   page.wait_for_function("document.querySelector('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current')?.classList.contains('jp-mod-dirty')",
                          timeout=LIMIT)
+  assert not page.errors
+
+
+CURRENT_TAB = ".lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current"
+DIRTY = f"document.querySelector('{CURRENT_TAB}')?.classList.contains('jp-mod-dirty')"
+
+
+def answered(page) -> None:
+  """Until the widget has drawn its picture from its live kernel's answer (not offline, not laying out), and the page
+  has drawn twice since."""
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')"
+                         " && !document.querySelector('.tgviz-canvas').classList.contains('busy')", timeout=LIMIT)
+  settled(page)
+
+
+def test_a_notebook_reopened_while_its_kernel_runs_opens_unmodified(lab, page):
+  """A saved notebook with a widget, its tab closed while its kernel keeps running and opened again from the file
+  browser, then the page reloaded, opens unmodified each time once the widget has drawn from the kernel's answer
+  (the widget manager's restore, registering the kernel's models, had marked it changed); running the cell again
+  still marks it."""
+  url, token, _ = lab
+  path = open_in_lab(page, lab, "alive", "%load_ext tgviz", TUTORIAL)
+  run_all(page, 2)
+  answered(page)
+  page.keyboard.press("Control+s")
+  saved_kept_picture(path)
+  page.wait_for_function(f"!({DIRTY})", timeout=LIMIT)
+  page.locator(f"{CURRENT_TAB} .lm-TabBar-tabCloseIcon").click()  # closed: the kernel keeps running
+  page.locator(".tgviz-root").wait_for(state="detached", timeout=LIMIT)
+  assert [s["path"] for s in sessions(url, token)] == ["alive.ipynb"]
+  page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
+  page.locator(".jp-DirListing-item", has_text="alive.ipynb").dblclick()
+  answered(page)
+  tab = page.locator(CURRENT_TAB)
+  assert "alive.ipynb" in tab.inner_text() and "jp-mod-dirty" not in tab.get_attribute("class"), tab.get_attribute("class")
+  page.reload()  # the page reloaded, the kernel still running
+  answered(page)
+  assert "alive.ipynb" in tab.inner_text() and "jp-mod-dirty" not in tab.get_attribute("class"), tab.get_attribute("class")
+  page.locator(f"{NOTEBOOK} .jp-Cell .jp-InputArea-editor").nth(1).click()  # the cell run again: changed
+  page.keyboard.press("Shift+Enter")
+  page.wait_for_function(DIRTY, timeout=LIMIT)
   assert not page.errors
 
 
