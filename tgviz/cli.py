@@ -31,6 +31,8 @@ from tgviz.report.early import EarlySegments
 from tgviz.trace import debug
 from tgviz.trace.retime import SLOWEST
 from tgviz.trace.whatif import WHAT_IFS, what_ifs
+from tgviz.views import picture
+from tgviz.views import protocol as P
 from tgviz.work import forked
 
 BAR = 30  # the progress bar's width in characters
@@ -75,11 +77,16 @@ def unwritable(folder: Path, option: str) -> str | None:
   return None
 
 
-def _svgs(writer: report.Writer, which: tuple[Path, int, bool]) -> int:
-  """Write the SVG files asked for (directory, node budget, landmarks only); returns how many."""
-  directory, max_nodes, landmarks = which
-  assert isinstance(writer.trace, Trace)  # the writer of a trace traced or opened here
-  return len(writer.trace.export_svg(directory, max_nodes=max_nodes, landmarks=landmarks))
+def _svgs(writer: report.Writer, which: tuple[Path, int, bool, dict[str, str]]) -> int:
+  """Write the SVG files asked for (directory, node budget, landmarks only, those drawn already by step key); returns
+  how many."""
+  directory, max_nodes, landmarks, drawn = which
+  steps = writer.trace.select(landmarks=landmarks)
+  directory.mkdir(parents=True, exist_ok=True)
+  for s in steps:
+    if (svg := drawn.get(P.step_key(s))) is not None: picture.svg_path(directory, s).write_text(svg, encoding="utf-8")
+  return len(steps) - len(drawn) + len(picture.export_svg([s for s in steps if P.step_key(s) not in drawn], directory,
+                                                          max_nodes=max_nodes))
 
 
 def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: int | None = None,
@@ -91,9 +98,11 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
   done = early.take(writer) if early is not None else {}
   if early is not None and early.written:
     print(f"  written during the run: {early.taken} of {len(writer.segments)} report segments ({early.written} written by "
-          f"{early.forks} processes), {early.kernels} kernels' code and asm tabs made")
+          f"{early.forks} processes), {early.kernels} kernels' code and asm tabs made"
+          + (f", {len(early.svgs)} SVG files drawn" if early.pictures is not None else ""))
   with forked.Workers(writer, forked.cores() if jobs is None else jobs) as workers:
-    svgs = workers.submit(_svgs, (out / "svg", max_nodes, svg == "landmarks")) if svg != "none" else None
+    drawn = early.svgs if early is not None else {}
+    svgs = workers.submit(_svgs, (out / "svg", max_nodes, svg == "landmarks", drawn)) if svg != "none" else None
     html = writer.write(out / "index.html", workers, progress=_progress("report steps"), written=done)
     print(f"  wrote {svgs.result() if svgs is not None else 0} SVG files ({svg})")
   print(f"tgviz: report: {html.resolve()}" + (f"\n       SVGs:   {(out / 'svg').resolve()}/" if svgs is not None else ""))
@@ -105,7 +114,7 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[
   """Run script under capture (with tinygrad Context settings env), time the slowest kernels that ran few times again
   (at most retime of them), retry the what_if slowest kernels with other opts (see tgviz.trace.whatif.what_ifs), write
   out/index.html and out/svg/ (save: and the trace, out/trace.tgviz); returns the exit status and the trace."""
-  with EarlySegments(on=jobs != 0) as early:
+  with EarlySegments(on=jobs != 0, pictures=(max_nodes, svg == "landmarks") if svg != "none" else None) as early:
     status, trace = trace_script(script, device, args, env, early)
     if trace is not None and retime > 0: retimed(trace, retime)
     if trace is not None and what_if > 0: retried(trace, what_if)

@@ -1,10 +1,15 @@
 """A real model: one Adam training step of a 2-layer GPT (token and position embeddings, two pre-norm blocks of causal
-attention and MLP, a language-model head; vocabulary 64, width 32, 4 heads, batch 2 of 12 tokens), with tinygrad.nn."""
+attention and MLP, a language-model head; vocabulary 64, width 32, 4 heads, batch 2 of 12 tokens), with tinygrad.nn.
+GPT_LAYERS, GPT_DIM, GPT_SEQ, GPT_VOCAB and GPT_OPT (Adam or AdamW) in the environment make it bigger
+(benchmarks/model_scale.py's "gpt-big")."""
+import os
+
 import numpy as np
 from tinygrad import Context, Tensor, nn
-from tinygrad.nn.optim import Adam
+from tinygrad.nn import optim
 
-VOCAB, DIM, HEADS, SEQ, LAYERS = 64, 32, 4, 12, 2
+VOCAB, DIM, HEADS, SEQ, LAYERS = (int(os.environ.get(f"GPT_{k}", d)) for k, d in
+                                  (("VOCAB", 64), ("DIM", 32), ("HEADS", 4), ("SEQ", 12), ("LAYERS", 2)))
 
 
 class Block:
@@ -36,7 +41,7 @@ class GPT:
 Tensor.manual_seed(0)
 rng = np.random.default_rng(0)
 model = GPT()
-opt = Adam(nn.state.get_parameters(model), lr=1e-3)
+opt = getattr(optim, os.environ.get("GPT_OPT", "Adam"))(nn.state.get_parameters(model), lr=1e-3)
 tokens = rng.integers(0, VOCAB, (2, SEQ + 1), dtype=np.int32)
 x, y = Tensor(tokens[:, :-1]), Tensor(tokens[:, 1:])
 with Context(TRAINING=1):

@@ -1,5 +1,6 @@
-"""`tgviz run` writes its report's segments, and highlights and links its kernels' code, while the script still runs
-(tgviz.report.early): the report is the one its trace gives, byte for byte."""
+"""`tgviz run` writes its report's segments, highlights and links its kernels' code and draws their landmarks' SVG files
+while the script still runs (tgviz.report.early): the report and the SVG files are the ones its trace gives, byte for
+byte."""
 import json
 import re
 import subprocess
@@ -47,19 +48,23 @@ def test_a_report_written_as_the_script_runs_is_its_traces_report(tmp_path, caps
   script = tmp_path / "mlp.py"
   script.write_text(SCRIPT)
   # (what_if=0: the retries --what-if adds to the report are not in the trace file the report is written again from)
-  status, _ = cli.run(script, tmp_path / "out", "CPU", 300, [], "none", jobs=2, save=True, what_if=0)
+  status, _ = cli.run(script, tmp_path / "out", "CPU", 300, [], "landmarks", jobs=2, save=True, what_if=0)
   out = capsys.readouterr().out
-  m = re.search(r"written during the run: (\d+) of (\d+) report segments \(\d+ written by (\d+) processes\), (\d+) kernels' code and asm", out)
+  m = re.search(r"written during the run: (\d+) of (\d+) report segments \(\d+ written by (\d+) processes\), (\d+) kernels' code and asm"
+                r" tabs made, (\d+) SVG files drawn", out)
   assert status == 0 and m, out
-  taken, total, forks, kernels = (int(x) for x in m.groups())
-  assert 0 < taken < total and forks > 1 and kernels > 0, out
+  taken, total, forks, kernels, drawn = (int(x) for x in m.groups())
+  assert 0 < taken < total and forks > 1 and kernels > 0 and drawn > 0, out
   assert not list(often.iterdir()), "the writers' files are gone"
   # the same trace's report, written from its file in a fresh process (nothing highlighted or linked there before)
   again = tmp_path / "again.html"
-  code = (f"import tgviz; from tgviz.report.writer import write_report; write_report(tgviz.load({str(tmp_path / 'out' / 'trace.tgviz')!r}), "
-          f"{str(again)!r}, {f'tgviz: {script.name}'!r}, workers=2)")
+  code = (f"import tgviz; from tgviz.report.writer import write_report; t = tgviz.load({str(tmp_path / 'out' / 'trace.tgviz')!r}); "
+          f"write_report(t, {str(again)!r}, {f'tgviz: {script.name}'!r}, workers=2); "
+          f"t.export_svg({str(tmp_path / 'svg')!r}, max_nodes=300, landmarks=True)")
   subprocess.run([sys.executable, "-c", code], check=True, cwd=TESTS.parent)
   assert (tmp_path / "out" / "index.html").read_bytes() == again.read_bytes()
+  svgs = {p.name: p.read_bytes() for p in (tmp_path / "out" / "svg").iterdir()}
+  assert len(svgs) > drawn and svgs == {p.name: p.read_bytes() for p in (tmp_path / "svg").iterdir()}
 
 
 def test_a_segment_is_taken_only_where_all_it_was_written_from_holds(often):

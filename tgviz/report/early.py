@@ -8,7 +8,9 @@ each to a file. When the run ends, the report takes each such segment whose ever
 (Writer.segment_check: the same steps, panels, matches and outputs): that is the very chunk a worker would write then.
 (A kernel's CALL note is in no segment: both a row's label and the one the page derives have it, or neither.) The
 others (the schedules', the last kernels', any whose output was dropped since) are written after the run as before.
-Each writer also highlights its kernels' code and links their asm (remembered.Remembered hands those over).
+Each writer also highlights its kernels' code and links their asm (remembered.Remembered hands those over), and
+draws the SVG files asked for of its kernels' steps (tinygrad's landmarks, by default), taken where their segment is
+and the step's title is the same.
 
 Owns: when to fork (one writer at a time, some steps and a second after the last), what a writer does, and taking its
 segments back. It must not change a byte of the report (tests/report/test_early.py).
@@ -30,6 +32,7 @@ from tgviz.report import writer as report
 from tgviz.trace import asm
 from tgviz.trace import kernel as K
 from tgviz.trace.trace import Trace
+from tgviz.views import picture as V
 from tgviz.views import protocol as P
 from tgviz.views.highlight import highlight_code
 from tgviz.work import forked
@@ -40,13 +43,17 @@ class EarlySegments:
   """Segments written during a capture, for its report: ``with EarlySegments() as early:``, in it
   ``with early.during(trace):`` inside the capture's block (trace: the one capture() yields), then
   ``writer.write(..., written=early.take(writer))``. on=False, on one core, or where fork is unavailable: nothing is
-  written early, and take() gives nothing."""
+  written early, and take() gives nothing. pictures=(max_nodes, landmarks): the writers also draw the SVG files of
+  their kernels' steps (tinygrad's landmarks only, or all), as picture.step_svg draws them; take() leaves them in
+  ``svgs`` (SVG text by step key)."""
 
   EVERY = 1.0                               # seconds between two forks, at least: each costs the capture its page faults
   MIN_STEPS = 32                            # outermost rewrites between two forks, at least
 
-  def __init__(self, on: bool = True) -> None:
+  def __init__(self, on: bool = True, pictures: tuple[int, bool] | None = None) -> None:
     self.on = on and forked.cores() > 1
+    self.pictures = pictures
+    self.svgs: dict[str, str] = {}          # the SVG files drawn early and taken, by step key
     self.forks = 0                          # writers forked
     self.written = self.taken = 0           # segments written early; of those, taken into the report
     self.kernels = 0                        # kernels whose code was highlighted and asm linked early
@@ -107,6 +114,11 @@ class EarlySegments:
       if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
       if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
         _put(path, _kernel_work(k))       # after its group's last segment: its code, highlighted, and asm, linked
+      if self.pictures is None: continue
+      max_nodes, landmarks = self.pictures
+      for s in group.steps:               # and its SVG files
+        if (landmarks and not s.is_snapshot) or (path := self._dir / f"v-{_name([P.step_key(s)])}.json").exists(): continue
+        _put(path, {"key": P.step_key(s), "title": s.title(), "svg": V.step_svg(s, max_nodes=max_nodes)})
 
   def take(self, writer: report.Writer) -> dict[int, tuple[str, list[list]]]:
     """The segments written early that `writer` (of the whole trace) would write alike: Writer.segment's, by index. The
@@ -125,6 +137,11 @@ class EarlySegments:
       if (data := found.get(tuple(P.step_key(s) for s in seg))) is None: continue
       if data["check"] == writer.segment_check(i, data["fresh"]): out[i] = data["text"], data["contents"]
     self.written, self.taken = len(found), len(out)
+    # a picture drawn early holds where its step's segment does (the same graphs) and the step's title is the same
+    steps = {P.step_key(s): s for i in out for s in writer.segments[i]}
+    for path in self._dir.glob("v-*.json"):
+      data = json.loads(path.read_text())
+      if (s := steps.get(data["key"])) is not None and s.title() == data["title"]: self.svgs[data["key"]] = data["svg"]
     return out
 
 

@@ -171,21 +171,32 @@ def safe_name(s: str, limit: int = 60) -> str:
   return _UNSAFE.sub("_", s).strip("._")[:limit] or "x"
 
 
+def svg_path(directory: str | Path, step: Step, match: int | None = None) -> Path:
+  """Where export_svg writes the picture of a step (or of its match `match`): a file named by its group's and its own
+  index and name, safe on every OS."""
+  suffix = "" if match is None else f"-match{match + 1:04d}"
+  return Path(directory) / f"{step.group.index:03d}-{safe_name(step.group.name)}--{step.index:03d}-{safe_name(step.name)}{suffix}.svg"
+
+
+def step_svg(step: Step, side: str = "auto", max_nodes: int = DEFAULT_MAX_NODES, view: str = "auto", match: int | None = None,
+             around: tuple[str, ...] = (), fold: bool = FOLD, box: tuple[float, ...] | None = None) -> str:
+  """The standalone SVG export_svg writes for a step (arguments as there)."""
+  svg = picture(step, side=side, match=match, max_nodes=max_nodes, view=view, around=around, fold=fold).svg
+  return cropped(svg, box) if box is not None else svg
+
+
 def export_svg(steps: Iterable[Step], directory: str | Path, side: str = "auto", max_nodes: int = DEFAULT_MAX_NODES,
-           view: str = "auto", match: int | None = None, around: tuple[str, ...] = (), fold: bool = FOLD,
-           box: tuple[float, ...] | None = None) -> list[Path]:
+               view: str = "auto", match: int | None = None, around: tuple[str, ...] = (), fold: bool = FOLD,
+               box: tuple[float, ...] | None = None) -> list[Path]:
   """Write one standalone SVG per step (or of one match of each) into directory; returns the paths (side: see sides;
   "auto" draws a step that matched nothing once, not twice side by side; fold: see picture; box: only that part of the
   picture, x, y, width, height in its units, as cropped). Pictures are drawn in a few threads at once, so that the
   layout engine's processes run on every core while Python builds the next."""
-  out = Path(directory)
-  out.mkdir(parents=True, exist_ok=True)
-  suffix = "" if match is None else f"-match{match + 1:04d}"
+  Path(directory).mkdir(parents=True, exist_ok=True)
 
   def write(step: Step) -> Path:
-    path = out / f"{step.group.index:03d}-{safe_name(step.group.name)}--{step.index:03d}-{safe_name(step.name)}{suffix}.svg"
-    svg = picture(step, side=side, match=match, max_nodes=max_nodes, view=view, around=around, fold=fold).svg
-    path.write_text(cropped(svg, box) if box is not None else svg, encoding="utf-8")
+    (path := svg_path(directory, step, match)).write_text(step_svg(step, side, max_nodes, view, match, around, fold, box),
+                                                          encoding="utf-8")
     return path
 
   # (no bound on what waits: the steps given)
