@@ -30,7 +30,7 @@ from tgviz.report import writer as report
 from tgviz.report.early import EarlySegments
 from tgviz.trace import debug
 from tgviz.trace.retime import SLOWEST
-from tgviz.trace.whatif import WHAT_IFS, what_ifs
+from tgviz.trace.whatif import WHAT_IFS, beam_seconds, what_ifs
 from tgviz.views import picture
 from tgviz.views import protocol as P
 from tgviz.work import forked
@@ -115,9 +115,11 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[
   (at most retime of them), retry the what_if slowest kernels with other opts (see tgviz.trace.whatif.what_ifs), write
   out/index.html and out/svg/ (save: and the trace, out/trace.tgviz); returns the exit status and the trace."""
   with EarlySegments(on=jobs != 0, pictures=(max_nodes, svg == "landmarks") if svg != "none" else None) as early:
+    st = time.perf_counter()
     status, trace = trace_script(script, device, args, env, early)
+    ran = time.perf_counter() - st
     if trace is not None and retime > 0: retimed(trace, retime)
-    if trace is not None and what_if > 0: retried(trace, what_if)
+    if trace is not None and what_if > 0: retried(trace, what_if, beam_seconds(ran))
     if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs, early)
   if trace is not None and save:
     print(f"tgviz: trace:  {trace.save(out / 'trace.tgviz').resolve()} (tgviz open it, or tgviz.load it, anywhere)")
@@ -136,10 +138,11 @@ def retimed(trace: Trace, slowest: int) -> None:
           + "; ".join(f"{k.display_name} {k.timing.text()}" for k in done if k.timing is not None))
 
 
-def retried(trace: Trace, slowest: int) -> None:
-  """The slowest kernels retried with other opts for the report's what-if sheet, each retry said in a line."""
+def retried(trace: Trace, slowest: int, beam: float) -> None:
+  """The slowest kernels retried with other opts for the report's what-if sheet (BEAM searching each for beam seconds at
+  most), each retry said in a line."""
   st = time.perf_counter()
-  try: done = what_ifs(trace, slowest)
+  try: done = what_ifs(trace, slowest, beam)
   except Exception as e:
     print(f"tgviz: kernels not retried: {type(e).__name__}: {e}", file=sys.stderr)
     return

@@ -218,6 +218,13 @@ def test_what_ifs_retry_the_slowest_kernels_with_no_opts_one_size_up_and_beams_p
   assert isinstance(pick, tuple) and k.retry(pick).same
 
 
+def test_tgviz_runs_beam_searches_a_share_of_the_run():
+  """tgviz run's BEAM pick searches a kernel for 5% of the run's time, at least half a second and at most 3 s: the
+  report's retries stay a small part of what the run cost."""
+  from tgviz.trace.whatif import beam_seconds
+  assert [beam_seconds(s) for s in (1.0, 15.0, 30.0, 200.0)] == [0.5, 0.75, 1.5, 3.0]
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node (scripts/install.sh test)")
 def test_a_retrys_summary_writes_times_as_its_comparison_table_does():
   """The summary's medians and the table's (js/compare.js: toLocaleString, at most one decimal) are one text, ties

@@ -22,6 +22,7 @@ from tgviz.trace.trace import Trace
 
 BEAM_COLUMNS = ("index", "round", "opts", "compiled", "time_us", "winner")  # Kernel.beam_table
 BEAM_WIDTH, BEAM_SECONDS = 2, 3.0  # what_ifs' BEAM: a narrow search, stopped after some seconds a kernel
+BEAM_SHARE, BEAM_LEAST = 0.05, 0.5  # tgviz run's: a kernel's search at most this share of the run, but this long at least
 WHAT_IFS = 2  # tgviz run's --what-if: the slowest kernels retried
 SIZED = ("UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "THREAD")  # the opts whose amount can be one size up
 
@@ -213,6 +214,12 @@ def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS) -> 
         continue
       done.append(r)
   return done
+
+
+def beam_seconds(run_seconds: float) -> float:
+  """How long what_ifs' BEAM searches a kernel after a run of run_seconds (tgviz run): BEAM_SHARE of the run, between
+  BEAM_LEAST and BEAM_SECONDS, so that the report's retries cost a small part of what the run did."""
+  return min(BEAM_SECONDS, max(BEAM_LEAST, BEAM_SHARE * run_seconds))
 
 
 def one_size_up(k: Kernel) -> tuple[tg.Opt, ...] | None:
