@@ -385,7 +385,8 @@ WRAPS = """(sel) => { const els = [...document.querySelectorAll(sel)].filter((e)
       const prev = lines[k - 1].filter((q) => q.c.trim()), a = prev[prev.length - 1], b = lines[k].find((q) => q.c.trim());
       if (!a || !b) continue;
       const where = lines[k - 1].map((q) => q.c).join('').slice(-12) + '|' + lines[k].map((q) => q.c).join('').slice(0, 12);
-      if ((word.test(a.c) && word.test(b.c) && lines[k - 1][lines[k - 1].length - 1] === a) || (op.test(a.c) && op.test(b.c))) bad.push({text, where});
+      const inside = word.test(a.c) && word.test(b.c) && lines[k - 1][lines[k - 1].length - 1] === a;
+      if (inside || (op.test(a.c) && op.test(b.c))) bad.push({text, where});
       if (b.left < start.left + 1) hang.push({text, where, start: start.left, at: b.left});
     }
   }

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from pygments import format as render
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
-from pygments.token import Name, Number, Operator, Punctuation, String, Text, _TokenType
+from pygments.token import Name, Number, Operator, Punctuation, String, Text
 
 from tgviz import bridge as tg
 from tgviz.work.remembered import remembered
@@ -27,7 +28,7 @@ _CLOSERS = tuple(")]};,.:")  # never at the start of a wrapped line's continuati
 _OPERANDS = (Name, Number, String)  # what a binary operator follows (after anything else it is unary: -x, *(p))
 
 
-def _breakable(tokens: list[tuple[_TokenType, str]]) -> list[tuple[_TokenType, str]]:
+def _breakable(tokens: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
   """The tokens with a break opportunity (_BREAK) after each operator and each punctuation but a member access's `.`
   (after a comma, a bracket, a binary operator), where the next token is no whitespace (a space is one already), no
   operator (`<<`, `->`, `+=` are two tokens: they stay whole) and no closing bracket or comma: a line too long for the
@@ -35,9 +36,10 @@ def _breakable(tokens: list[tuple[_TokenType, str]]) -> list[tuple[_TokenType, s
   out = list(tokens)
   for i, (kind, text) in enumerate(tokens[:-1]):
     nxt_kind, nxt = tokens[i + 1]
-    if kind not in Operator and kind not in Punctuation or text in (".", "") or nxt_kind in Text or nxt_kind in Operator: continue
-    if nxt.startswith(_CLOSERS): continue
-    if kind in Operator and (i == 0 or not (any(tokens[i - 1][0] in t for t in _OPERANDS) or tokens[i - 1][1].endswith((")", "]")))): continue
+    punct, op = kind in Punctuation, kind in Operator
+    if not (punct or op) or text in (".", "") or nxt_kind in Text or nxt_kind in Operator or nxt.startswith(_CLOSERS): continue
+    before_kind, before = tokens[i - 1] if i else (Text, "")
+    if op and not (any(before_kind in t for t in _OPERANDS) or before.endswith((")", "]"))): continue  # unary
     out[i] = (kind, text + _BREAK)
   return out
 
