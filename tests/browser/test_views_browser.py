@@ -324,7 +324,7 @@ LINE_END = """(n) => { const e = document.querySelector(`.tgviz-right > .tgviz-c
 
 
 def test_long_lines_wrap_between_tokens_at_a_notebooks_width(tutorial_trace, tutorial_report, browser):
-  """At a notebook's width (1000 px), the kernel's code and its uops tab need no sideways scroll: a line longer than the
+  """At a notebook's width (1000 px: the uops tab's column 410 px), the kernel's code and its uops tab need no sideways scroll: a line longer than the
   column wraps, every break between two tokens (never inside a name such as dtypes.float or r_2_2_2_2, nor inside
   an operator such as <<), its continuation indented further than the line's start; the wrapped line is still one
   line: hovering or clicking its continuation marks that line's UOps, and its number stays on its first row."""
