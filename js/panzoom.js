@@ -1,6 +1,7 @@
 // Pan and zoom of the graph on the canvas (wheel zoom, drag pan) and the views a graph opens on: whole where it fits
 // readable, else readable on what changed (on a big change, the canvas-sized part of it holding the most changed nodes);
-// a new match keeps the zoom and brings the change back into view; fit, 1:1, zoom to the change or to a code line's nodes.
+// a new match keeps the zoom and brings the change back into view; fit, 1:1, zoom to the change (all of it, whole, however
+// small that makes it) or to a code line's nodes.
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
@@ -125,11 +126,15 @@ export function panZoom(/** @type {Ui} */ ui) {
     scale = Math.max(READABLE, Math.min(c.w / (b.w + 40), c.h / (b.h + 40), 2));
     centre(b);
   }
-  /** Zoom to what changed: all of it where that is readable, else readable on where most of it is. */
+  /** Zoom to what changed: every changed node whole, with a margin; zoomed out below the readable scale where they need
+   * it (a SINK or PROGRAM whose label is wider than a notebook's canvas, a change spread over the graph): a node cut at
+   * the canvas's edge, or left out of view, was read as not there. */
   function toChange() {
-    zoomTo(changedBox());
-    const b = changedBox(scale, true);
-    if (b) { centre(b); shun(marked()); }
+    const b = changedBox(), c = size();
+    if (!b) return fit();
+    scale = Math.min(c.w / (b.w + 40), c.h / (b.h + 40), 2);
+    centre(b);
+    shun(marked());
   }
   /** The nodes marked as what changed: a match's own, else every added, removed or changed one. */
   function marked() {

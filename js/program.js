@@ -38,6 +38,14 @@ function markRows(pane, cls, test) {
   }
 }
 
+/** Text as nodes with a break opportunity (<wbr>) after each comma, opening bracket and `=` that a space, a closing
+ * bracket, a comma or a dot does not follow: a uops argument too long for its cell wraps between the tokens of
+ * `ParamArg(0, dtypes.float, device='CL')` or `KernelInfo(name='E_4',axis_types=(0,1))`, never inside a name
+ * (`dtypes.float` whole). @param {string} text @returns {(string|Node)[]} */
+function breakable(text) {
+  return text.split(/(?<=[,([{=])(?=[^\s)\]},.=])/).flatMap((part, i) => (i ? [h("wbr"), part] : [part]));
+}
+
 /** The uops table. @param {UopsMsg} msg */
 function uopsTable(msg) {
   if (!msg.rows.length) return h("div", { class: "tgviz-program-note" }, [msg.note ?? "no linearized program"]);
@@ -47,7 +55,7 @@ function uopsTable(msg) {
     return h("tr", { "data-n": String(r.n), "data-key": r.key, title: "click: its node in the codegen graph and its code lines" }, [
       h("td", { class: "tgviz-uop-n" }, [String(r.n)]), op, h("td", { class: "tgviz-uop-rng" }, [r.ranges]),
       h("td", { class: "tgviz-uop-dt" }, [r.dtype]), h("td", { class: "tgviz-uop-srcs" }, ["[", ...srcs, "]"]),
-      h("td", { class: "tgviz-uop-arg" }, [r.arg])]);
+      h("td", { class: "tgviz-uop-arg" }, breakable(r.arg))]);
   });
   return h("table", { class: "tgviz-program" }, [h("tbody", {}, rows)]);
 }

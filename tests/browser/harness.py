@@ -361,3 +361,47 @@ def to_steps(where) -> None:
   page, or a widget's root locator). Nothing where the map is not open."""
   close = where.locator(".tgviz-progmap[open] .tgviz-map-head .tgviz-sheet-close")
   for i in range(close.count()): close.nth(i).click()
+
+
+# How the lines of a pane (`sel`: its code lines or listing cells) wrap on screen, read from where each character is
+# drawn (Range.getClientRects): the visual lines of each, and every break between two of them that falls inside a token
+# (between two characters of a name, a number or a dotted name such as dtypes.float, or of an operator such as << or
+# ->), or whose continuation does not start further in than the line itself (no hanging indent). Also whether the pane
+# scrolls sideways (a line runs past its edge) and the elements that wrapped.
+WRAPS = """(sel) => { const els = [...document.querySelectorAll(sel)].filter((e) => e.offsetParent);
+  const word = /[A-Za-z0-9_.'"]/, op = /[<>=!&|-]/;
+  let wrapped = 0, visual = 0; const bad = [], hang = [];
+  for (const e of els) {
+    const chars = [], walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+    for (let t = walk.nextNode(); t; t = walk.nextNode())
+      for (let i = 0; i < t.data.length; i++) {
+        const r = document.createRange(); r.setStart(t, i); r.setEnd(t, i + 1);
+        const b = [...r.getClientRects()].find((q) => q.width > 0);
+        if (b && t.data[i] !== '\\n') chars.push({c: t.data[i], top: b.top, left: b.left, h: b.height});
+      }
+    const lines = [];
+    for (const ch of chars) {
+      const last = lines[lines.length - 1];
+      if (last && ch.top < last[0].top + last[0].h / 2) last.push(ch); else lines.push([ch]);
+    }
+    visual += lines.length;
+    if (lines.length < 2) continue;
+    wrapped++;
+    const text = chars.map((q) => q.c).join('');
+    const start = lines[0].find((q) => q.c.trim()) ?? lines[0][0];
+    for (let k = 1; k < lines.length; k++) {
+      const prev = lines[k - 1].filter((q) => q.c.trim()), a = prev[prev.length - 1], b = lines[k].find((q) => q.c.trim());
+      if (!a || !b) continue;
+      const where = lines[k - 1].map((q) => q.c).join('').slice(-12) + '|' + lines[k].map((q) => q.c).join('').slice(0, 12);
+      const inside = word.test(a.c) && word.test(b.c) && lines[k - 1][lines[k - 1].length - 1] === a;
+      if (inside || (op.test(a.c) && op.test(b.c))) bad.push({text, where});
+      if (b.left < start.left + 1) hang.push({text, where, start: start.left, at: b.left});
+    }
+  }
+  const pane = els[0]?.closest('.tgviz-code, .tgviz-uops, .tgviz-asm');
+  return {elements: els.length, wrapped, visual, bad, hang, sideways: pane ? pane.scrollWidth > pane.clientWidth + 1 : null}; }"""
+
+
+def wraps(page, sel: str) -> dict:
+  """See WRAPS."""
+  return page.evaluate(WRAPS, sel)

@@ -20,6 +20,7 @@ from harness import (
   sessions,
   settled,
   to_steps,
+  wraps,
 )
 
 
@@ -223,9 +224,8 @@ def test_code_lines_and_a_schedules_kernels(lab, page):
   page.wait_for_function("document.querySelector('.tgviz-right > .tgviz-code')?.innerText.includes('__kernel')", timeout=LIMIT)
   first = page.locator(".tgviz-right > .tgviz-code .tgviz-line[data-line='1']")
   assert first.inner_text().startswith("__kernel")  # one element per line, numbered from 1
-  heights = page.locator(".tgviz-right > .tgviz-code .tgviz-line").evaluate_all("ls => ls.map(l => l.getBoundingClientRect().height)")
-  assert max(heights) == min(heights), heights  # no line wraps
-  assert page.evaluate("getComputedStyle(document.querySelector('.tgviz-right > .tgviz-code pre')).whiteSpace") == "pre"
+  code = wraps(page, ".tgviz-right > .tgviz-code .tgviz-line")  # a long line wraps between tokens, hanging further in
+  assert code["wrapped"] >= 1 and not code["bad"] and not code["hang"] and not code["sideways"], code
   page.locator(".tgviz-group.kind-schedule summary", has_text="Schedule 1 Kernel").first.click()
   page.locator(".tgviz-group.kind-schedule[open] .tgviz-step").first.click()
   link = page.locator(".tgviz-produced .tgviz-link").first
@@ -403,7 +403,8 @@ ROOM = """() => { const q = (s) => document.querySelector(s), box = (e) => e.get
 def test_columns_have_room_at_a_notebooks_width(lab, browser):
   """At a notebook's usual width (the widget some 1000 px), with the uops tab, then the code and asm tabs, open: the
   graph keeps 400 px, its toolbar is one row (what does not fit goes into its ⋯ menu), the overview takes at most a
-  quarter of the graph's width and height, and no code line or listing cell is cut (a wider one scrolls sideways)."""
+  quarter of the graph's width and height, and no code line or listing cell is cut (a wider one scrolls sideways); the
+  code's and the uops' long lines wrap between tokens, their continuations hanging further in, with no sideways scroll."""
   with new_page(browser, 1400, 900) as page:
     open_in_lab(page, lab, "room", "%load_ext tgviz", TUTORIAL)
     run_all(page, 2)
@@ -425,4 +426,9 @@ def test_columns_have_room_at_a_notebooks_width(lab, browser):
       assert got["canvas"] >= 400 and got["bar"] < 1.6 * got["row"], (tab, got)
       assert got["mini"] and max(got["mini"]) <= 0.26, (tab, got)
       assert got["cut"] == 0 and (got["scrolls"] or not got["wider"]), (tab, got)
+      if tab != "asm":  # the code and the uops need no sideways scroll: long lines wrap between tokens, hanging further in
+        lines = wraps(page, ".tgviz-right > .tgviz-code .tgviz-line" if tab == "code" else ".tgviz-uops td")
+        # (the uops' columns before the argument, and its longest token, take some 395 px of the 380 px the column has
+        # here: the pane may scroll sideways by a few px; the code must not)
+        assert lines["wrapped"] >= 1 and not lines["bad"] and not lines["hang"] and not (tab == "code" and lines["sideways"]), (tab, lines)
     assert not page.errors

@@ -290,7 +290,7 @@ def test_code_lines_and_a_schedules_kernels(tutorial_trace):
   schedule step's panel lists the kernels compiled after it, each with the step to open."""
   k = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
   code = P.kernel_info(k.group)["html"]
-  lines = re.findall(r'<span class="tgviz-line" data-line="(\d+)">(.*?)</span>(?=<span class="tgviz-line"|</pre>)', code)
+  lines = re.findall(r'<span class="tgviz-line" data-line="(\d+)"[^>]*>(.*?)</span>(?=<span class="tgviz-line"|</pre>)', code)
   assert [int(n) for n, _ in lines] == list(range(1, len(k.source.splitlines()) + 1))
   assert [html.unescape(re.sub("<[^>]+>", "", text)) for _, text in lines] == k.source.splitlines()
   sched = next(g for g in tutorial_trace.groups if g.kind == "schedule" and g.name.startswith("Schedule") and

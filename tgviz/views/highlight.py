@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
-from pygments import highlight
+from pygments import format as render
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
+from pygments.token import Name, Number, Operator, Punctuation, String, Text
 
 from tgviz import bridge as tg
 from tgviz.work.remembered import remembered
@@ -21,14 +23,44 @@ def code_css() -> str:
   return f"{light}\n{dark}\n@media (prefers-color-scheme: dark) {{\n{system}\n}}"
 
 
+_BREAK = "\ue000"  # where a line may wrap, in the tokens' text until pygments has escaped it (then <wbr>)
+_CLOSERS = tuple(")]};,.:")  # never at the start of a wrapped line's continuation
+_OPERANDS = (Name, Number, String)  # what a binary operator follows (after anything else it is unary: -x, *(p))
+
+
+def _breakable(tokens: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
+  """The tokens with a break opportunity (_BREAK) after each operator and each punctuation but a member access's `.`
+  (after a comma, a bracket, a binary operator), where the next token is no whitespace (a space is one already), no
+  operator (`<<`, `->`, `+=` are two tokens: they stay whole) and no closing bracket or comma: a line too long for the
+  code column wraps between tokens, never inside a name, a number or a string."""
+  out = list(tokens)
+  for i, (kind, text) in enumerate(tokens[:-1]):
+    nxt_kind, nxt = tokens[i + 1]
+    punct, op = kind in Punctuation, kind in Operator
+    if not (punct or op) or text in (".", "") or nxt_kind in Text or nxt_kind in Operator or nxt.startswith(_CLOSERS): continue
+    before_kind, before = tokens[i - 1] if i else (Text, "")
+    if op and not (any(before_kind in t for t in _OPERANDS) or before.endswith((")", "]"))): continue  # unary
+    out[i] = (kind, text + _BREAK)
+  return out
+
+
 @remembered()
 def highlight_code(source: str, renderer: str) -> str:
   """Generated device code as highlighted HTML (pygments escapes the text); renderer is the renderer's class name. Each
   source line is its own element, ``<span class="tgviz-line" data-line="N">`` (N from 1), whose number the stylesheet
-  shows in the margin (not part of the text, so copying takes the code alone)."""
+  shows in the margin (not part of the text, so copying takes the code alone); a line that is indented says by how much
+  (``style="--in: 4ch"``: a wrapped line's continuation hangs under its start, further in), and ``<wbr>`` marks where
+  a long line may wrap (between tokens: _breakable)."""
   lexer = get_lexer_by_name(tg.lexer_name(renderer), stripnl=False)  # keep blank first lines: numbers must match
-  body = highlight(source, lexer, HtmlFormatter(nowrap=True))
+  tokens = list(lexer.get_tokens(source))
+  if _BREAK not in source: tokens = _breakable(tokens)
+  body = render(tokens, HtmlFormatter(nowrap=True)).replace(_BREAK, "<wbr>")
   lines = body.split("\n")
   if lines and lines[-1] == "": lines.pop()  # pygments ends the text with a newline
-  numbered = "".join(f'<span class="tgviz-line" data-line="{i}">{ln}</span>' for i, ln in enumerate(lines, 1))
+  src = source.split("\n")
+  def indent(i: int) -> str:
+    text = src[i - 1].expandtabs(8) if i <= len(src) else ""
+    n = len(text) - len(text.lstrip(" "))
+    return f' style="--in: {n}ch"' if n and text.strip() else ""
+  numbered = "".join(f'<span class="tgviz-line" data-line="{i}"{indent(i)}>{ln}</span>' for i, ln in enumerate(lines, 1))
   return f'<div class="highlight" style="--tg-ln: {len(str(len(lines)))}ch"><pre>{numbered}</pre></div>'
