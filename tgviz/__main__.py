@@ -1,5 +1,3 @@
-import sys
+from tgviz.cli import console
 
-from tgviz.cli import main
-
-sys.exit(main())
+console()

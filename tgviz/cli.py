@@ -9,6 +9,7 @@ With several scripts, each gets its own report folder under DIR and DIR/index.ht
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import os
@@ -19,7 +20,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from tgviz import bridge as tg
 from tgviz.api import Trace, TraceFileError, capture, compare, load
@@ -77,16 +78,18 @@ def unwritable(folder: Path, option: str) -> str | None:
   return None
 
 
-def _svgs(writer: report.Writer, which: tuple[Path, int, bool, dict[str, str]]) -> int:
+def _svgs(writer: report.Writer, which: tuple[Path, int, bool, dict[str, str]]) -> tuple[int, float]:
   """Write the SVG files asked for (directory, node budget, landmarks only, those drawn already by step key); returns
-  how many."""
+  how many, and the seconds it took."""
+  st = time.perf_counter()
   directory, max_nodes, landmarks, drawn = which
   steps = writer.trace.select(landmarks=landmarks)
   directory.mkdir(parents=True, exist_ok=True)
+  todo = []
   for s in steps:
-    if (svg := drawn.get(P.step_key(s))) is not None: picture.svg_path(directory, s).write_text(svg, encoding="utf-8")
-  return len(steps) - len(drawn) + len(picture.export_svg([s for s in steps if P.step_key(s) not in drawn], directory,
-                                                          max_nodes=max_nodes))
+    if (svg := drawn.get(P.step_key(s))) is None: todo.append(s)
+    else: picture.svg_path(directory, s).write_text(svg, encoding="utf-8")
+  return len(steps) - len(todo) + len(picture.export_svg(todo, directory, max_nodes=max_nodes)), time.perf_counter() - st
 
 
 def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: int | None = None,
@@ -104,7 +107,8 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
     drawn = early.svgs if early is not None else {}
     svgs = workers.submit(_svgs, (out / "svg", max_nodes, svg == "landmarks", drawn)) if svg != "none" else None
     html = writer.write(out / "index.html", workers, progress=_progress("report steps"), written=done)
-    print(f"  wrote {svgs.result() if svgs is not None else 0} SVG files ({svg})")
+    n, seconds = svgs.result() if svgs is not None else (0, 0.0)
+    print(f"  wrote {n} SVG files ({svg}" + (f"; {len(drawn)} drawn during the run) in {seconds:.1f} s" if svgs is not None else ")"))
   print(f"tgviz: report: {html.resolve()}" + (f"\n       SVGs:   {(out / 'svg').resolve()}/" if svgs is not None else ""))
 
 
@@ -362,5 +366,16 @@ def main(argv: list[str] | None = None) -> int:
   return run(ns.script[0], ns.out, ns.device, ns.max_nodes, script_args, ns.svg, ns.jobs, ns.save, env, ns.retime, ns.what_if)[0]
 
 
+def console() -> NoReturn:
+  """The `tgviz` command: main(), then the process ends without taking its objects apart one by one (a traced run holds
+  millions: Python's teardown took a second after a GPT step's report was written); what is registered to run at exit
+  runs, and the output is flushed."""
+  code = main()
+  atexit._run_exitfuncs()
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os._exit(code)
+
+
 if __name__ == "__main__":
-  sys.exit(main())
+  console()

@@ -1,22 +1,23 @@
 """A real model: one Adam training step of a 2-layer GPT (token and position embeddings, two pre-norm blocks of causal
 attention and MLP, a language-model head; vocabulary 64, width 32, 4 heads, batch 2 of 12 tokens), with tinygrad.nn.
-GPT_LAYERS, GPT_DIM, GPT_SEQ, GPT_VOCAB and GPT_OPT (Adam or AdamW) in the environment make it bigger
-(benchmarks/model_scale.py's "gpt-big")."""
+GPT_LAYERS, GPT_DIM, GPT_HEADS, GPT_SEQ, GPT_VOCAB, GPT_OPT (Adam or AdamW) and GPT_WIDER (each block's MLP that many
+wider than the block's before it, so that its kernels are its own, not the same kernels compiled once for every block)
+in the environment make it bigger (benchmarks/model_scale.py's "gpt-big")."""
 import os
 
 import numpy as np
 from tinygrad import Context, Tensor, nn
 from tinygrad.nn import optim
 
-VOCAB, DIM, HEADS, SEQ, LAYERS = (int(os.environ.get(f"GPT_{k}", d)) for k, d in
-                                  (("VOCAB", 64), ("DIM", 32), ("HEADS", 4), ("SEQ", 12), ("LAYERS", 2)))
+VOCAB, DIM, HEADS, SEQ, LAYERS, WIDER = (int(os.environ.get(f"GPT_{k}", d)) for k, d in
+                                         (("VOCAB", 64), ("DIM", 32), ("HEADS", 4), ("SEQ", 12), ("LAYERS", 2), ("WIDER", 0)))
 
 
 class Block:
-  def __init__(self):
+  def __init__(self, i: int):
     self.ln1, self.ln2 = nn.LayerNorm(DIM), nn.LayerNorm(DIM)
     self.qkv, self.proj = nn.Linear(DIM, 3 * DIM), nn.Linear(DIM, DIM)
-    self.fc1, self.fc2 = nn.Linear(DIM, 4 * DIM), nn.Linear(4 * DIM, DIM)
+    self.fc1, self.fc2 = nn.Linear(DIM, 4 * DIM + i * WIDER), nn.Linear(4 * DIM + i * WIDER, DIM)
 
   def __call__(self, x: Tensor) -> Tensor:
     b, t, d = x.shape
@@ -29,7 +30,7 @@ class Block:
 class GPT:
   def __init__(self):
     self.tok, self.pos = nn.Embedding(VOCAB, DIM), nn.Embedding(SEQ, DIM)
-    self.blocks = [Block() for _ in range(LAYERS)]
+    self.blocks = [Block(i) for i in range(LAYERS)]
     self.ln, self.head = nn.LayerNorm(DIM), nn.Linear(DIM, VOCAB, bias=False)
 
   def __call__(self, idx: Tensor) -> Tensor:

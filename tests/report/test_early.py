@@ -65,6 +65,7 @@ def test_a_report_written_as_the_script_runs_is_its_traces_report(tmp_path, caps
   assert (tmp_path / "out" / "index.html").read_bytes() == again.read_bytes()
   svgs = {p.name: p.read_bytes() for p in (tmp_path / "out" / "svg").iterdir()}
   assert len(svgs) > drawn and svgs == {p.name: p.read_bytes() for p in (tmp_path / "svg").iterdir()}
+  assert f"wrote {len(svgs)} SVG files (landmarks; {drawn} drawn during the run) in " in out, out
 
 
 def test_a_segment_is_taken_only_where_all_it_was_written_from_holds(often):
