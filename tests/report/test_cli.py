@@ -44,7 +44,9 @@ def test_run_writes_every_step_svg_when_asked(tmp_path, capsys):
   every, landmarks = list((tmp_path / "all" / "svg").glob("*.svg")), list((tmp_path / "default" / "svg").glob("*.svg"))
   assert len(every) > 50 and 0 < len(landmarks) < len(every) // 5
   assert {p.name for p in landmarks} <= {p.name for p in every} and all("View_" in p.name for p in landmarks)
-  assert "(landmarks)" in capsys.readouterr().out
+  out = capsys.readouterr().out
+  for n, which in ((len(every), "all"), (len(landmarks), "landmarks")):  # (a small script: nothing drawn during its run)
+    assert re.search(rf"wrote {n} SVG files \({which}; \d+ drawn during the run\) in [\d.]+ s", out), out
 
 
 def test_run_shows_the_scripts_own_traceback_and_a_clean_exit_is_no_error(tmp_path, capsys):
