@@ -11,11 +11,10 @@ first run, opening the device included (CPU time of the process, all its threads
   plain     the workload with PARALLEL=0 and no tracking
 Prints the minimum of each over the fresh processes and the ratios capture / viz in CPU and in wall time (target: both
 at most 1.05x), and, per kind, the patterns compiled (upat_compile's distinct patterns) and graph_rewrite calls of one
-more child each. Then where the wall time went that was no CPU time of the running thread (a device sync, a compiler
-subprocess, a lock, a fork): one more child of each kind samples its main thread every millisecond (its stack, and its
-own CPU clock); a sample whose thread used less CPU than the time that passed waited, in the innermost call of
-tinygrad's, tgviz's, pyopencl's or the standard library's below it. The waits are listed by that call, with their share
-of the run's wall time.
+more child each. Then where the wall time went that was no CPU time of the running thread: one more child of each kind
+splits its thread's wall time (the kernel's schedstat) into running, queued for a busy CPU and waiting, and wraps the
+calls a thread waits in (a compiler subprocess, a fork, a device sync, an OpenCL build, a lock, a sleep: Waits.CALLS)
+to list each one's wait (its wall time less the thread's CPU time in it) with its share of the run.
 """
 import collections
 import json
@@ -31,50 +30,58 @@ KINDS = ("capture", "viz", "plain")
 
 
 class Waits:
-  """Samples the thread that enters it every `every` seconds, from a thread of its own: the wall time the sampled thread
-  neither ran on a CPU nor stood ready to (the kernel's schedstat: its CPU time and its time queued for a CPU), by where
-  it waited (waits: {call: seconds}); queued: the time it was ready but the machine's CPUs were busy."""
+  """Where the thread that enters it waited, measured without sampling: its wall time split by the kernel's schedstat
+  into running on a CPU, standing ready for one (queued: the machine's CPUs were busy) and waiting; and the calls it
+  can wait in (a compiler subprocess, a fork, a device sync or an OpenCL build, a lock, a sleep), each wrapped while it
+  runs to add up its wall time and the part of it the thread spent not running (its thread_time did not advance)."""
 
-  MARKS = ("tinygrad/", "tgviz/", "pyopencl/", "/lib/python3")
+  CALLS = (("subprocess", "Popen.communicate"), ("subprocess", "Popen.wait"), ("os", "fork"), ("os", "waitpid"),
+           ("time", "sleep"), ("threading", "Event.wait"), ("threading", "Thread.join"), ("fcntl", "flock"),
+           ("concurrent.futures", "Future.result"), ("tinygrad.device", "Compiled.synchronize"),
+           ("tinygrad.runtime.ops_cl", "CLDevice.synchronize"), ("tinygrad.runtime.autogen.opencl", "clBuildProgram"),
+           ("tinygrad.runtime.autogen.opencl", "clWaitForEvents"), ("tinygrad.runtime.autogen.opencl", "clFinish"))
 
-  def __init__(self, every: float = 0.001) -> None:
-    self.every, self.waits, self.queued = every, collections.Counter(), 0.0
-    self._done = threading.Event()
+  def __init__(self) -> None:
+    self.calls: collections.Counter = collections.Counter()   # name -> [wall, not running]
+    self.wall = self.ran = self.queued = 0.0
+    self._undo: list[tuple[object, str, object]] = []
+    self._inside = False
+
+  def _clocks(self) -> tuple[float, float, float]:
+    with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as f: ran, queued, _ = f.read().split()
+    return time.perf_counter(), int(ran) / 1e9, int(queued) / 1e9
+
+  def _wrap(self, owner: object, attr: str, name: str) -> None:
+    fn = getattr(owner, attr)
+    def timed(*args, **kwargs):
+      if self._inside: return fn(*args, **kwargs)  # (the outermost call counts)
+      self._inside, wall, cpu = True, time.perf_counter(), time.thread_time()
+      try: return fn(*args, **kwargs)
+      finally:
+        w = time.perf_counter() - wall
+        self.calls[name + " (wall)"] += w
+        self.calls[name] += max(0.0, w - (time.thread_time() - cpu))
+        self._inside = False
+    setattr(owner, attr, timed)
+    self._undo.append((owner, attr, fn))
 
   def __enter__(self) -> "Waits":
-    self._thread = threading.main_thread()
-    self._stat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
-    self._sampler = threading.Thread(target=self._sample, daemon=True)
-    self._sampler.start()
+    import importlib
+    for module, path in self.CALLS:
+      try: owner = importlib.import_module(module)
+      except ImportError: continue
+      *outer, attr = path.split(".")
+      for o in outer: owner = getattr(owner, o, None)
+      if owner is not None and hasattr(owner, attr): self._wrap(owner, attr, f"{module}.{path}")
+    self._start = self._clocks()
     return self
 
   def __exit__(self, *exc: object) -> None:
-    self._done.set()
-    self._sampler.join()
-
-  def _where(self, frame) -> str:
-    """The innermost frame in code of tinygrad, tgviz, pyopencl or the standard library (the call that waited)."""
-    while frame is not None:
-      name = frame.f_code.co_filename
-      if any(m in name for m in self.MARKS):
-        short = name.split("site-packages/")[-1].split("lib/python3.11/")[-1].replace(str(ROOT) + "/", "")
-        return f"{frame.f_code.co_name} ({short}:{frame.f_lineno})"
-      frame = frame.f_back
-    return "?"
-
-  def _clocks(self) -> tuple[float, float, float]:
-    with open(self._stat) as f: ran, queued, _ = f.read().split()
-    return time.perf_counter(), int(ran) / 1e9, int(queued) / 1e9
-
-  def _sample(self) -> None:
-    ident = self._thread.ident
-    wall, ran, queued = self._clocks()
-    while not self._done.wait(self.every):
-      w, r, q = self._clocks()
-      self.queued += q - queued
-      if (waited := (w - wall) - (r - ran) - (q - queued)) > 0 and (frame := sys._current_frames().get(ident)) is not None:
-        self.waits[self._where(frame)] += waited
-      wall, ran, queued = w, r, q
+    (w, r, q), (w0, r0, q0) = self._clocks(), self._start
+    self.wall, self.ran, self.queued = w - w0, r - r0, q - q0
+    while self._undo:
+      owner, attr, fn = self._undo.pop()
+      setattr(owner, attr, fn)
 
 
 def child(kind: str, workload: str, count: bool, waits: bool = False) -> dict:
@@ -100,7 +107,8 @@ def child(kind: str, workload: str, count: bool, waits: bool = False) -> dict:
   else: fn()
   if sampler is not None: sampler.__exit__()
   return {"s": time.process_time() - st, "wall": time.perf_counter() - wall, "upat_compile": upat.upat_compile.cache_info().misses,
-          **counts, **({"waits": dict(sampler.waits), "queued": sampler.queued} if sampler is not None else {})}
+          **counts, **({"calls": dict(sampler.calls), "ran": sampler.ran, "queued": sampler.queued, "waited": sampler.wall -
+                        sampler.ran - sampler.queued} if sampler is not None else {})}
 
 
 def in_child(kind: str, workload: str, count: bool = False, waits: bool = False) -> dict:
@@ -128,11 +136,13 @@ def measure(workload: str, reps: int) -> None:
         f"most 1.05x)   viz / plain: CPU {best['viz'] / best['plain']:.3f}x, wall {wall['viz'] / wall['plain']:.3f}x")
   for k in KINDS[:2]:
     r = in_child(k, workload, waits=True)
-    waited = sum(r["waits"].values())
-    top = sorted(r["waits"].items(), key=lambda kv: -kv[1])[:6]
-    print(f"  {k}: wall {r['wall']*1e3:.1f} ms; its thread waited {waited*1e3:.1f} ms ({waited / r['wall']:.0%}), and stood "
-          f"ready for a busy CPU {r['queued']*1e3:.1f} ms ({r['queued'] / r['wall']:.0%}); the waits:"
-          + "".join(f"\n    {t*1e3:7.1f} ms {t / r['wall']:5.1%}  {where}" for where, t in top))
+    calls = sorted(((n, t) for n, t in r["calls"].items() if not n.endswith("(wall)") and r["calls"][n + " (wall)"] > 0),
+                   key=lambda nt: -r["calls"][nt[0] + " (wall)"])
+    waited = max(0.0, r["waited"])  # (the two clocks differ by a millisecond or so)
+    print(f"  {k}: wall {r['wall']*1e3:.1f} ms: its thread ran {r['ran']*1e3:.1f} ms, stood ready for a busy CPU "
+          f"{r['queued']*1e3:.1f} ms, waited {waited*1e3:.1f} ms ({waited / r['wall']:.1%}); in the calls it can wait in:"
+          + "".join(f"\n    {name:50s} {r['calls'][name + ' (wall)']*1e3:7.1f} ms, of it waiting {t*1e3:6.1f} ms ({t / r['wall']:.1%})"
+                    for name, t in calls))
 
 
 if __name__ == "__main__":
