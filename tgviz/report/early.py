@@ -7,7 +7,7 @@ recorded so far (Tracker.snapshot) and writes the segments of the kernels' group
 each to a file. When the run ends, the report takes each such segment whose every input is what the whole trace gives
 (Writer.segment_check: the same steps, panels, matches and outputs): that is the very chunk a worker would write then.
 (A kernel's CALL note is in no segment: both a row's label and the one the page derives have it, or neither.) The
-others (the schedules', the last kernels', any whose output was dropped since) are written after the run as before.
+others (the last kernels', any whose output was dropped since) are written after the run as before.
 Each writer also highlights its kernels' code and links their asm (remembered.Remembered hands those over), and
 draws the SVG files asked for of its kernels' steps (tinygrad's landmarks, by default), taken where their segment is
 and the step's title is the same.
@@ -96,16 +96,14 @@ class EarlySegments:
     self.forks += 1
 
   def _write(self) -> None:
-    """In the forked writer: every closed kernel group's segments not written yet, a file each, and its kernel's tabs."""
+    """In the forked writer: every closed group's segments not written yet, a file each, a kernel's tabs and SVG files."""
     assert self._trace is not None and self._trace.tracker is not None and self._dir is not None
     snap = self._trace.tracker.snapshot()
     trace = type(self._trace)(self._trace.device)
     trace.fill(snap.recording)
     writer = report.Writer(trace)
     for i, seg in enumerate(writer.segments):
-      # (a schedule's segments are left to the report's workers: few, but slow, they would hold up a writer for
-      # seconds while kernels close, and be lost if the run ends meanwhile)
-      if (group := seg[0].group).index not in snap.closed or group.kind != "kernel": continue
+      if (group := seg[0].group).index not in snap.closed: continue
       keys = [P.step_key(s) for s in seg]
       if not (path := self._dir / f"s-{_name(keys)}.json").exists():
         text, contents = writer.segment(i)
@@ -114,7 +112,8 @@ class EarlySegments:
       if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
       if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
         _put(path, _kernel_work(k))       # after its group's last segment: its code, highlighted, and asm, linked
-      if self.pictures is None: continue
+      # (a schedule's pictures are left to the report's workers: its CALL nodes name kernels compiled later)
+      if self.pictures is None or group.kind != "kernel": continue
       max_nodes, landmarks = self.pictures
       for s in group.steps:               # and its SVG files
         if (landmarks and not s.is_snapshot) or (path := self._dir / f"v-{_name([P.step_key(s)])}.json").exists(): continue
