@@ -279,3 +279,15 @@ def test_lineage_of_a_node_that_lives_inside_one_step(tutorial_trace):
   assert lin.links[0].uop is inside and lin.links[0].step is step and lin.links[-1].step is conv.group.steps[0] and lin.origins
   node = P.node_message(tutorial_trace, P.step_key(step), made.match, tg.node_key(inside))
   assert node["lineage"][0]["key"] == tg.node_key(inside) and node["lineage"][-1]["kind"] == "input" and node["origins"]
+
+
+def test_a_node_panel_shows_no_colour_codes(tutorial_trace):
+  """tinygrad colours kernel names (r\\x1b[90m_\\x1b[0m...): the node panel of the PROGRAM and SINK nodes that carry one
+  (their arg, and the node as Python) reads as plain text, not as escape codes."""
+  step = tutorial_trace.find("linearize/render", kernel="r_2_2_2_2")
+  named = [u for u in tg.toposort(step.after()) if tg.op_name(u) in ("PROGRAM", "SINK") and "r_2_2_2_2" in tg.node_details(u)["arg"]]
+  assert named, "no PROGRAM or SINK node names the kernel"
+  for u in named:
+    details = tg.node_details(u)
+    assert "\\x1b" not in details["arg"] + details["python"] and "\x1b" not in details["arg"] + details["python"], details["arg"]
+    assert "name='r_2_2_2_2'" in details["arg"], details["arg"]

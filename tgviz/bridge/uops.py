@@ -360,13 +360,13 @@ def plain_arg(text: str) -> str:
 def python_text(u: UOp) -> str:
   """A graph as tinygrad's Python (pyrender, as tinygrad's DEBUG=5 prints a kernel's AST and its VIZ shows a graph; str()
   where pyrender refuses), without colours."""
-  try: return ansistrip(u.pyrender())
-  except Exception: return ansistrip(str(u))
+  try: return _ANSI_REPR.sub("", ansistrip(u.pyrender()))
+  except Exception: return _ANSI_REPR.sub("", ansistrip(str(u)))
 
 
 def node_details(u: UOp) -> dict[str, str]:
   """What the node panel shows of a UOp: op, dtype, the full arg and tag, and the node as tinygrad's Python (python_text)."""
-  return {"op": u.op.name, "dtype": str(u.dtype).removeprefix("dtypes."), "arg": ansistrip(repr(u.arg))[:4000],
+  return {"op": u.op.name, "dtype": str(u.dtype).removeprefix("dtypes."), "arg": _ANSI_REPR.sub("", ansistrip(repr(u.arg)))[:4000],
           "tag": repr(u.tag), "python": python_text(u)[:20000]}
 
 
