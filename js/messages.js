@@ -128,9 +128,10 @@
 /** @typedef {{type:"allowed", kernel:string, opts:OptSpec[], error:string|null}} AllowedMsg */
 /** One of BEAM's candidates (Kernel.beam_table's row).
  * @typedef {{index:number, round:number, opts:string[], compiled:boolean, time_us:number|null, winner:boolean}} BeamRow */
-/** A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far.
+/** A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far, and
+ * what tgviz run's retries left out and why.
  * @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
- *   retries:RetryMsg[]}} OptsInfo */
+ *   retries:RetryMsg[], not_tried:string[]}} OptsInfo */
 /** A kernel of the program map (a call of the block's schedules, in run order): what its panel says and where it
  * leads (its first step, its codegen step, its row of the kernel table).
  * @typedef {{index:number, name:string, kind:string, step:StepKey|null, code_step:StepKey|null, row:number|null, ops:string[],

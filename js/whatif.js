@@ -147,7 +147,7 @@ export function whatIf(ui, state, page, go) {
                               title: r.error ? "click: why" : "click: its comparison" }, [r.summary]);
       b.addEventListener("click", () => showRetry(r));
       return b;
-    }));
+    }), ...(info?.not_tried?.length ? [h("div", { class: "tgviz-hint tgviz-not-tried" }, [`not retried with: ${info.not_tried.join("; ")}`])] : []));
     mark();
   }
 

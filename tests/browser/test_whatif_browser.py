@@ -202,13 +202,17 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
     for i in range(results.count()):
       assert re.search(r"median of 5 launches each \(same inputs\): [\d.,]+ µs -> [\d.,]+ µs, [\d.]+x (faster|slower)$",
                        results.nth(i).inner_text()), results.nth(i).inner_text()
+    # of the three retries, those it did not make are said, each with why
+    not_tried = sheet.locator(".tgviz-not-tried")
+    assert not_tried.count() == (1 if k.not_tried else 0) and all(t in not_tried.inner_text() for t in k.not_tried)
+    assert len(k.retries) + len(k.not_tried) == 3, (len(k.retries), k.not_tried)
     # it opens on the first retry: selected, its comparison open on the pair, the code diff on screen
     assert "selected" in results.first.get_attribute("class")
     page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff", timeout=LIMIT)
     check_time_labels(sheet, 5, "heuristic")
     diff = sheet.locator(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff")
     assert diff.locator(".add").count() + diff.locator(".del").count() > 0 and diff.is_visible()
-    if results.count() > 1:  # another retry (the matmul's one size up; BEAM's pick where its 3 s found one): its comparison
+    if results.count() > 1:  # another retry (the matmul's one size up; BEAM's pick where its search found one): its comparison
       results.nth(1).click()
       page.wait_for_function("document.querySelectorAll('.tgviz-retry-result.selected').length === 1 && "
                              "document.querySelectorAll('.tgviz-retry-result')[1].classList.contains('selected')", timeout=LIMIT)

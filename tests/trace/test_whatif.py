@@ -214,7 +214,7 @@ def test_what_ifs_retry_the_slowest_kernels_with_no_opts_one_size_up_and_beams_p
   beam = [r for r in done if r.why.startswith("BEAM's pick")]  # (none where BEAM picked what is there already)
   assert len(beam) <= 1 and all("(BEAM's pick: width 2, 120 s at most)" in r.summary() for r in beam)
   assert what_ifs(trace, 0) == [] and len(k.retries) == len(done)
-  pick = beam_pick(k, 120)  # tinygrad's own search ran (its timings vary: another run may pick other opts), a retry runs it
+  pick, _ = beam_pick(k, 120)  # tinygrad's own search ran (its timings vary: another run may pick other opts), a retry runs it
   assert isinstance(pick, tuple) and k.retry(pick).same
 
 

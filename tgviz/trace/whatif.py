@@ -131,6 +131,11 @@ class Kernel(model.Kernel):
     """The retries of this kernel made so far, in order (the HTML report shows them)."""
     return []
 
+  @functools.cached_property
+  def not_tried(self) -> list[str]:
+    """What what_ifs did not retry this kernel with, and why (the report says it beside the retries it made)."""
+    return []
+
   @property
   def base_ast(self) -> Any:
     """The AST this kernel was compiled from (its first graph, the View Base AST); None where the trace has no steps."""
@@ -194,23 +199,38 @@ def _run(kernel: Kernel, r: Retry, runs: int, seed: int) -> None:
     r.original._rec.retimed = times
 
 
+def device_time(k: Kernel) -> float:
+  """A kernel's share of the run's device time, µs: its median launch (re-timed where it was: a single first launch is
+  a cold one) times its launches; 0 where it did not run."""
+  return k.timing.median_us * len(k.run_times) if k.timing is not None else 0.0
+
+
 def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS) -> list[Retry]:
-  """For the `slowest` kernels by measured device time (their launches' total), the retries that answer "what would
-  other opts do?" where no Python is at hand (the HTML report shows each kernel's retries): no opts, one size up of an
-  opt applied (see one_size_up), and BEAM's pick (width BEAM_WIDTH, searching beam_seconds at most; not where BEAM
-  chose the opts already); each once, none that repeats the opts applied. Returns them in order (a failed one says why
-  in its error)."""
+  """For the `slowest` kernels by device time (device_time), the retries that answer "what would other opts do?" where
+  no Python is at hand (the HTML report shows each kernel's retries): no opts, one size up of an opt applied (see
+  one_size_up), and BEAM's pick (width BEAM_WIDTH, searching beam_seconds at most; not where BEAM chose the opts
+  already); each once, none that repeats the opts applied. Returns them in order (a failed one says why in its error);
+  what a kernel was not retried with is said, with why, in its ``not_tried``."""
   ran = [k for k in trace.kernels if isinstance(k, Kernel) and k.run_times and k.base_ast is not None]
   done: list[Retry] = []
-  for k in sorted(ran, key=lambda k: -sum(k.run_times))[:max(slowest, 0)]:
-    tried = {tuple(k.opts)}
-    for why, opts in (("no opts", ()), ("one size up", one_size_up(k)),
-                      (f"BEAM's pick: width {BEAM_WIDTH}, {beam_seconds:g} s at most", beam_pick(k, beam_seconds))):
-      if opts is None or opts in tried: continue
+  for k in sorted(ran, key=lambda k: -device_time(k))[:max(slowest, 0)]:
+    tried, beam = {tuple(k.opts)}, f"BEAM's pick (width {BEAM_WIDTH}, {beam_seconds:g} s at most)"
+    up = one_size_up(k)
+    pick, why_not = beam_pick(k, beam_seconds)
+    for why, opts, missing in (("no opts", (), None), ("one size up", up, "no opt applied whose amount tinygrad takes doubled"),
+                               (f"BEAM's pick: width {BEAM_WIDTH}, {beam_seconds:g} s at most", pick, why_not)):
+      label = beam if why.startswith("BEAM") else why
+      if opts is None:
+        k.not_tried.append(f"{label}: {missing}")
+        continue
+      if opts in tried:
+        k.not_tried.append(f"{label}: {'the opts applied' if opts == tuple(k.opts) else 'the same opts as a retry above'}")
+        continue
       tried.add(opts)
       (r := k.retry(opts)).why = why
       if r.retried is None and (r.error or "").startswith("tinygrad refused "):
         k.retries.remove(r)  # (opts the base AST accepts that tinygrad's compile, on the AST it reshaped, refuses: no answer)
+        k.not_tried.append(f"{label}: tinygrad's compile refused {', '.join(map(str, opts))}")
         continue
       done.append(r)
   return done
@@ -234,9 +254,11 @@ def one_size_up(k: Kernel) -> tuple[tg.Opt, ...] | None:
   return None
 
 
-def beam_pick(k: Kernel, seconds: float) -> tuple[tg.Opt, ...] | None:
-  """The opts BEAM picks for the kernel in a short search (see tgviz.bridge.beam_pick); None where BEAM chose its opts
-  already, on a NULL device, or where the search failed."""
-  if k.opts_by.startswith("BEAM") or tg.is_null_device(k.device) or seconds <= 0: return None
-  try: return tg.beam_pick(k.base_ast, k.device, BEAM_WIDTH, seconds)
-  except Exception: return None  # (BEAM cannot run this kernel here: the other retries still answer)
+def beam_pick(k: Kernel, seconds: float) -> tuple[tuple[tg.Opt, ...] | None, str]:
+  """The opts BEAM picks for the kernel in a short search (see tgviz.bridge.beam_pick), or None and why not: where BEAM
+  chose its opts already, on a NULL device, or where the search failed."""
+  if k.opts_by.startswith("BEAM"): return None, "BEAM chose the opts applied"
+  if tg.is_null_device(k.device): return None, "a NULL device runs nothing to time"
+  if seconds <= 0: return None, "no time given to search"
+  try: return tg.beam_pick(k.base_ast, k.device, BEAM_WIDTH, seconds), ""
+  except Exception as e: return None, f"the search failed here ({type(e).__name__})"  # (the other retries still answer)

@@ -548,7 +548,8 @@ class BeamRow(TypedDict):
 
 
 class OptsInfo(TypedDict):
-  """A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far."""
+  """A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far, and
+  what tgviz run's retries left out and why."""
   opts: list[OptSpec]
   text: list[str]
   steps: list[str | None]            # per opt, the StepKey of the rewrite step its application made (Kernel.opt_steps)
@@ -556,6 +557,7 @@ class OptsInfo(TypedDict):
   beam: list[BeamRow]                # whatif.beam_rows: BEAM's candidates; [] without a search
   beam_cached: bool | None           # BEAM's cache answered (no search ran); None without BEAM
   retries: list[RetryMsg]
+  not_tried: list[str]               # whatif.Kernel.not_tried: "one size up: ...", each with why
 
 
 class MapKernel(TypedDict):

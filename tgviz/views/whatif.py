@@ -76,7 +76,8 @@ def opts_info(k: Kernel) -> OptsInfo:
   return OptsInfo(opts=_plain(k.opts), text=[str(o) for o in k.opts], by=k.opts_by, beam=cast(list[BeamRow], whatif.beam_rows(k)),
                   steps=[P.step_key(s) if s is not None else None for _, s in k.opt_steps],
                   beam_cached=s.cached if s is not None else None,
-                  retries=[retry_message(r) for r in k.retries] if isinstance(k, whatif.Kernel) else [])
+                  retries=[retry_message(r) for r in k.retries] if isinstance(k, whatif.Kernel) else [],
+                  not_tried=list(k.not_tried) if isinstance(k, whatif.Kernel) else [])
 
 
 def state(trace: Trace) -> dict[str, OptsInfo]:
