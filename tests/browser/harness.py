@@ -208,6 +208,15 @@ CHANGED_IN_VIEW = """() => { const c = document.querySelector('.tgviz-canvas').g
                                                + '.tgviz-stage g.side g.node.changed')];
   return marked.length > 0 && marked.some((n) => { const r = n.getBoundingClientRect();
     return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; }); }"""
+ZOOMED_TO_CHANGE = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const own = [...document.querySelectorAll('.tgviz-stage g.side g.node.match-node')];
+  const ns = own.length ? own : [...document.querySelectorAll(
+    '.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, .tgviz-stage g.side g.node.changed')];
+  const rs = ns.map((n) => n.getBoundingClientRect());
+  const w = Math.max(...rs.map((r) => r.right)) - Math.min(...rs.map((r) => r.left));
+  const h = Math.max(...rs.map((r) => r.bottom)) - Math.min(...rs.map((r) => r.top));
+  const whole = rs.filter((r) => r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom).length;
+  return {nodes: ns.length, whole, room: Math.min((c.width - 40) / w, (c.height - 40) / h), canvas: [c.width, c.height]}; }"""
 
 
 NODE_PANEL_MS = """async () => { const n = document.querySelector('.tgviz-stage g.side g.node[data-node]');
@@ -280,6 +289,16 @@ def label_px(page) -> float:
 
 def changed_in_view(page) -> bool:
   return page.evaluate(CHANGED_IN_VIEW)
+
+
+def check_zoomed_to_change(page) -> None:
+  """What z shows: every node the change marks (a match's own, else every added, removed or changed one) whole on the
+  canvas, with labels readable (11 CSS px or more) where those nodes fit the canvas at that size (with z's 20 px margin
+  all round), else as large as fits them (z zooms out below readable only as far as it must: a change wider or taller
+  than the canvas at a readable size)."""
+  got, px = page.evaluate(ZOOMED_TO_CHANGE), label_px(page)
+  assert got["nodes"] and got["whole"] == got["nodes"], got
+  assert px >= min(11, px * got["room"] * 0.99), (px, got)  # 1%: the nodes' boxes on screen against their SVG boxes
 
 
 def saved_kept_picture(path: Path) -> dict:

@@ -15,8 +15,15 @@ ON_SCREEN = """(n) => { const c = n.closest('.tgviz-root').querySelector('.tgviz
 
 LISTING = """(root) => { const pane = [...root.querySelectorAll('.tgviz-uops, .tgviz-asm')].find((p) => !p.hidden);
   const main = root.querySelector('.tgviz-main').getBoundingClientRect(), right = root.querySelector('.tgviz-right').getBoundingClientRect();
+  // where each line's text ends: its last character drawn, not a space (white-space: pre-wrap: the spaces where a line
+  // wraps hang past the pane's edge, unseen, as in a text editor)
   const r = document.createRange(), box = pane.getBoundingClientRect(), ends = [...pane.querySelectorAll('tr[data-n] td:last-child')]
-    .map((e) => { r.selectNodeContents(e); return r.getBoundingClientRect().right; });  // where each line's text ends
+    .map((e) => { let end = -Infinity; const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+      for (let t = walk.nextNode(); t; t = walk.nextNode())
+        for (let i = 0; i < t.data.length; i++) if (t.data[i].trim()) {
+          r.setStart(t, i); r.setEnd(t, i + 1);
+          for (const q of r.getClientRects()) if (q.width > 0) end = Math.max(end, q.right); }
+      return end; });
   return {column: right.width, share: right.width / main.width, main: main.width,
           graph: root.querySelector('.tgviz-centre').getBoundingClientRect().width,
           cut: ends.filter((x) => x > box.left + pane.clientWidth).length,
