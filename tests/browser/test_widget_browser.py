@@ -21,6 +21,7 @@ from harness import (
   sessions,
   settled,
   to_steps,
+  uops_cells,
   wraps,
 )
 
@@ -402,13 +403,6 @@ ROOM = """() => { const q = (s) => document.querySelector(s), box = (e) => e.get
           wider: pane.scrollWidth > pane.clientWidth + 1, scrolls, cut}; }"""
 
 
-CELLS = """() => { const pane = document.querySelector('.tgviz-uops');
-  // a cell whose text is wider than its box (a column squeezed, its text cut or hanging over the next)
-  const clipped = [...pane.querySelectorAll('tr[data-n] td')].filter((e) => e.scrollWidth > e.clientWidth)
-    .map((e) => ({n: e.parentElement.dataset.n, cell: e.className, text: e.textContent, scroll: e.scrollWidth, client: e.clientWidth}));
-  return {rows: pane.querySelectorAll('tr[data-n]').length, clipped: clipped.slice(0, 8), scroll: pane.scrollWidth, client: pane.clientWidth}; }"""
-
-
 def test_columns_have_room_at_a_notebooks_width(lab, browser):
   """At a notebook's usual width (the widget some 950 px, a new user's JupyterLab at 1400x1000), with the uops tab, then
   the code and asm tabs, open: the graph keeps 400 px, its toolbar is one row (what does not fit goes into its ⋯ menu),
@@ -441,6 +435,6 @@ def test_columns_have_room_at_a_notebooks_width(lab, browser):
         lines = wraps(page, ".tgviz-right > .tgviz-code .tgviz-line" if tab == "code" else ".tgviz-uops td")
         assert lines["wrapped"] >= 1 and not lines["bad"] and not lines["hang"] and not lines["sideways"], (tab, lines)
       if tab == "uops":
-        cells = page.evaluate(CELLS)
-        assert cells["rows"] > 10 and not cells["clipped"] and cells["scroll"] <= cells["client"], cells
+        cells = uops_cells(page)
+        assert cells["rows"] > 10 and cells["below"] and not cells["clipped"] and cells["scroll"] <= cells["client"], cells
     assert not page.errors
