@@ -60,6 +60,29 @@ function uopsTable(msg) {
   return h("table", { class: "tgviz-program" }, [h("tbody", {}, rows)]);
 }
 
+/** Each uops row's argument in its column where it fits there whole, else on a line of its own under the row's other
+ * cells (from the op on: the pane's width but the number's), so that at a notebook's width the number, op, ranges,
+ * dtype and sources keep their columns and an argument is not squeezed to fragments beside them (program.css: the rows
+ * share the table's columns, a subgrid). Called when the table comes and when the pane's width changes; its width
+ * does not depend on this (program.css: the scroll bar's gutter is kept), so no resize follows. @param {HTMLElement} pane */
+function placeArgs(pane) {
+  const table = /** @type {HTMLElement|null} */ (pane.querySelector(":scope > table.tgviz-program"));
+  const srcs = table?.querySelector("td.tgviz-uop-srcs");
+  if (!table || !srcs || !pane.clientWidth) return;
+  const args = /** @type {HTMLElement[]} */ ([...table.querySelectorAll("td.tgviz-uop-arg")]);
+  if (!widths.has(args[0])) {  // each argument's width on one line (its longest, where it has several), measured once
+    const ctx = document.createElement("canvas").getContext("2d");
+    if (!ctx) return;
+    ctx.font = getComputedStyle(args[0]).font;
+    for (const a of args) widths.set(a, Math.max(0, ...(a.textContent ?? "").split("\n").map((l) => ctx.measureText(l).width)));
+  }
+  // the room its column has: the pane's width right of the sources, less the cell's right padding
+  const room = pane.clientWidth - (srcs.getBoundingClientRect().right - table.getBoundingClientRect().left) - parseFloat(getComputedStyle(args[0]).paddingRight);
+  for (const a of args) a.classList.toggle("tgviz-below", (widths.get(a) ?? 0) > room + 0.5);
+}
+/** @type {WeakMap<HTMLElement, number>} a uops argument's width on one line, in px */
+const widths = new WeakMap();
+
 /** A line of objdump's listing in parts: an instruction row's address, bytes, mnemonic, operands and comment; a label, or
  * other text, whole. @param {string} text */
 function asmParts(text) {
@@ -186,6 +209,8 @@ export function programTabs(ui, state, links) {
     for (const e of all.slice(a, b + 1)) e.classList.add("tgviz-range");
   });
 
+  new ResizeObserver(() => placeArgs(ui.uops)).observe(ui.uops);  // shown, or the column's width changed
+
   show("code");
   const api = {
     /** The tab to open on (the widget's "tab": the magic's --tab). @param {string} t */
@@ -208,6 +233,7 @@ export function programTabs(ui, state, links) {
         return;
       }
       (msg.type === "uops" ? ui.uops : ui.asm).replaceChildren(msg.type === "uops" ? uopsTable(msg) : asmTable(msg));
+      if (msg.type === "uops") placeArgs(ui.uops);
       for (const m of marks) mark(m.kind, m.keys, m.lines);
     },
   };

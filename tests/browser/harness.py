@@ -424,3 +424,21 @@ WRAPS = """(sel) => { const els = [...document.querySelectorAll(sel)].filter((e)
 def wraps(page, sel: str) -> dict:
   """See WRAPS."""
   return page.evaluate(WRAPS, sel)
+
+
+UOPS_CELLS = """() => { const pane = [...document.querySelectorAll('.tgviz-uops')].find((e) => e.offsetParent);
+  // a cell whose text is wider than its box: a column squeezed, its text cut or running over the next
+  const clipped = [...pane.querySelectorAll('tr[data-n] td')].filter((e) => e.scrollWidth > e.clientWidth)
+    .map((e) => ({n: e.parentElement.dataset.n, cell: e.className, text: e.textContent, scroll: e.scrollWidth, client: e.clientWidth}));
+  // the rows whose argument is on a line of its own, under the row's other cells
+  const below = [...pane.querySelectorAll('tr[data-n]')].filter((r) => {
+    const a = r.querySelector('.tgviz-uop-arg'), d = r.querySelector('.tgviz-uop-dt');
+    return a.getBoundingClientRect().top >= d.getBoundingClientRect().bottom - 1; }).map((r) => Number(r.dataset.n));
+  return {rows: pane.querySelectorAll('tr[data-n]').length, clipped: clipped.slice(0, 8), below,
+          scroll: pane.scrollWidth, client: pane.clientWidth}; }"""
+
+
+def uops_cells(page) -> dict:
+  """The uops tab shown: its rows, the cells whose text is wider than their box (clipped: the first 8), the rows whose
+  argument is on a line of its own (below), and the pane's scrollWidth and clientWidth."""
+  return page.evaluate(UOPS_CELLS)

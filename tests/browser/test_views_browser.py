@@ -3,7 +3,7 @@ graph is too big to draw whole shows that line's UOps marked and on screen; a cl
 overview shows where the view is and moves it, and covers nothing a view is there to show; a graph just too wide for
 the default zoom opens whole."""
 import pytest
-from harness import ARTIFACTS, LIMIT, label_px, new_page, settled, to_steps, wraps
+from harness import ARTIFACTS, LIMIT, label_px, new_page, settled, to_steps, uops_cells, wraps
 
 from tgviz import bridge as tg
 from tgviz.views import protocol as P
@@ -324,10 +324,11 @@ LINE_END = """(n) => { const e = document.querySelector(`.tgviz-right > .tgviz-c
 
 
 def test_long_lines_wrap_between_tokens_at_a_notebooks_width(tutorial_trace, tutorial_report, browser):
-  """At a notebook's width (1000 px: the uops tab's column 410 px), the kernel's code and its uops tab need no sideways scroll: a line longer than the
-  column wraps, every break between two tokens (never inside a name such as dtypes.float or r_2_2_2_2, nor inside
-  an operator such as <<), its continuation indented further than the line's start; the wrapped line is still one
-  line: hovering or clicking its continuation marks that line's UOps, and its number stays on its first row."""
+  """At a notebook's width (1000 px: the uops tab's column 410 px), the kernel's code and its uops tab need no sideways
+  scroll and cut no uops cell (an argument with no room beside its row's other cells goes on a line under them): a line
+  longer than the column wraps, every break between two tokens (never inside a name such as dtypes.float or r_2_2_2_2,
+  nor inside an operator such as <<), its continuation indented further than the line's start; the wrapped line is
+  still one line: hovering or clicking its continuation marks that line's UOps, and its number stays on its first row."""
   kernel = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
   longest = max(range(len(src := kernel.source.splitlines())), key=lambda i: len(src[i])) + 1
   assert len(src[longest - 1]) > 100 and kernel.line_keys[longest - 1]
@@ -361,4 +362,6 @@ def test_long_lines_wrap_between_tokens_at_a_notebooks_width(tutorial_trace, tut
     page.screenshot(path=str(ARTIFACTS / "report-uops-wrapped.png"))
     assert uops["wrapped"] >= 1 and not uops["sideways"], uops
     assert not uops["bad"] and not uops["hang"], uops
+    cells = uops_cells(page)  # every cell whole: an argument with no room beside its row's other cells goes under them
+    assert cells["below"] and not cells["clipped"] and cells["scroll"] <= cells["client"], cells
     assert not page.errors
