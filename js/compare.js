@@ -1,6 +1,7 @@
 // tgviz comparison: two traces' kernels paired in a sortable table; a row opens the two kernels' code as a diff and
 // their landmark graphs side by side. Plain ESM for anywidget (CompareWidget); the HTML comparison page runs the same
 // code on a model that answers from the page's data (open). Messages and state are those of tgviz/views/compare.py.
+import { fitLines } from "./codelines.js";
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
 
@@ -74,6 +75,7 @@ function sideView(side, label) {
   const body = h("div", { class: "tgviz-code" });
   body.innerHTML = side.html;  // pygments output: the source is escaped by pygments
   code.append(body);
+  fitLines(body);  // its lines not on screen as tall as they will be (sized once the code is opened)
   el.append(code);
   return el;
 }
