@@ -98,6 +98,8 @@ class EarlySegments:
   def _write(self) -> None:
     """In the forked writer: every closed group's segments not written yet, a file each, a kernel's tabs and SVG files."""
     assert self._trace is not None and self._trace.tracker is not None and self._dir is not None
+    # its scratch files (a -g listing's build, ...) where the run removes them: a writer stopped midway leaves them
+    tempfile.tempdir = str(self._dir)
     snap = self._trace.tracker.snapshot()
     trace = type(self._trace)(self._trace.device)
     trace.fill(snap.recording)
