@@ -208,15 +208,25 @@ CHANGED_IN_VIEW = """() => { const c = document.querySelector('.tgviz-canvas').g
                                                + '.tgviz-stage g.side g.node.changed')];
   return marked.length > 0 && marked.some((n) => { const r = n.getBoundingClientRect();
     return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; }); }"""
-ZOOMED_TO_CHANGE = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+MARKED = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
   const own = [...document.querySelectorAll('.tgviz-stage g.side g.node.match-node')];
   const ns = own.length ? own : [...document.querySelectorAll(
     '.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, .tgviz-stage g.side g.node.changed')];
-  const rs = ns.map((n) => n.getBoundingClientRect());
-  const w = Math.max(...rs.map((r) => r.right)) - Math.min(...rs.map((r) => r.left));
-  const h = Math.max(...rs.map((r) => r.bottom)) - Math.min(...rs.map((r) => r.top));
-  const whole = rs.filter((r) => r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom).length;
-  return {nodes: ns.length, whole, room: Math.min((c.width - 40) / w, (c.height - 40) / h), canvas: [c.width, c.height]}; }"""
+  const box = (r) => [r.left, r.top, r.right, r.bottom];
+  return {canvas: box(c), nodes: ns.map((n) => box(n.getBoundingClientRect()))}; }"""
+
+
+def marked_boxes(page) -> tuple[list[float], list[list[float]]]:
+  """The graph canvas's box and the boxes of the nodes the change marks (a match's own, else every added, removed or
+  changed one), each [left, top, right, bottom] in CSS px on screen."""
+  got = page.evaluate(MARKED)
+  return got["canvas"], got["nodes"]
+
+
+def inside(box: list[float], canvas: list[float], margin: float = 0) -> bool:
+  """Whether box lies whole inside canvas, `margin` px in from its edges."""
+  return (box[0] >= canvas[0] + margin and box[2] <= canvas[2] - margin and box[1] >= canvas[1] + margin
+          and box[3] <= canvas[3] - margin)
 
 
 NODE_PANEL_MS = """async () => { const n = document.querySelector('.tgviz-stage g.side g.node[data-node]');
@@ -296,9 +306,11 @@ def check_zoomed_to_change(page) -> None:
   canvas, with labels readable (11 CSS px or more) where those nodes fit the canvas at that size (with z's 20 px margin
   all round), else as large as fits them (z zooms out below readable only as far as it must: a change wider or taller
   than the canvas at a readable size)."""
-  got, px = page.evaluate(ZOOMED_TO_CHANGE), label_px(page)
-  assert got["nodes"] and got["whole"] == got["nodes"], got
-  assert px >= min(11, px * got["room"] * 0.99), (px, got)  # 1%: the nodes' boxes on screen against their SVG boxes
+  (canvas, nodes), px = marked_boxes(page), label_px(page)
+  assert nodes and all(inside(n, canvas) for n in nodes), (canvas, nodes)
+  w, h = max(n[2] for n in nodes) - min(n[0] for n in nodes), max(n[3] for n in nodes) - min(n[1] for n in nodes)
+  room = min((canvas[2] - canvas[0] - 40) / w, (canvas[3] - canvas[1] - 40) / h)
+  assert px >= min(11, px * room * 0.99), (px, room, canvas)  # 1%: the nodes' boxes on screen against their SVG boxes
 
 
 def saved_kept_picture(path: Path) -> dict:

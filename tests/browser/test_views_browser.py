@@ -3,7 +3,7 @@ graph is too big to draw whole shows that line's UOps marked and on screen; a cl
 overview shows where the view is and moves it, and covers nothing a view is there to show; a graph just too wide for
 the default zoom opens whole."""
 import pytest
-from harness import ARTIFACTS, LIMIT, label_px, new_page, settled, to_steps, uops_cells, wraps
+from harness import ARTIFACTS, LIMIT, inside, label_px, marked_boxes, new_page, settled, to_steps, uops_cells, wraps
 
 from tgviz import bridge as tg
 from tgviz.views import protocol as P
@@ -228,17 +228,17 @@ def test_a_graph_just_too_wide_opens_whole(cnn_trace, cnn_report, browser):
     assert not page.errors
 
 
-CUT = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
-  const own = [...document.querySelectorAll('.tgviz-stage g.side g.node.match-node')];
-  const ns = own.length ? own : [...document.querySelectorAll(
-    '.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, .tgviz-stage g.side g.node.changed')];
-  const rs = ns.map((n) => n.getBoundingClientRect());
-  const w = Math.max(...rs.map((r) => r.right)) - Math.min(...rs.map((r) => r.left));
-  const h = Math.max(...rs.map((r) => r.bottom)) - Math.min(...rs.map((r) => r.top));
-  const inside = rs.filter((r) => r.left >= c.left + 4 && r.right <= c.right - 4 && r.top >= c.top + 4 && r.bottom <= c.bottom - 4);
-  const cut = rs.filter((r) => r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom && !inside.includes(r));
-  return {nodes: ns.length, inside: inside.length, cut: cut.map((r) => [r.left - c.left, r.top - c.top, r.width, r.height]),
-          fits: w <= c.width - 8 && h <= c.height - 8, canvas: [c.width, c.height]}; }"""
+def zoom_cut(page) -> dict:
+  """The nodes the change marks against the canvas: how many, how many lie whole 4 px in from its edges, those cut at
+  an edge (in view but not whole; [x, y, width, height] from the canvas's corner), whether all would fit with that
+  margin."""
+  canvas, nodes = marked_boxes(page)
+  whole = [n for n in nodes if inside(n, canvas, 4)]
+  cut = [[n[0] - canvas[0], n[1] - canvas[1], n[2] - n[0], n[3] - n[1]] for n in nodes
+         if n[2] > canvas[0] and n[0] < canvas[2] and n[3] > canvas[1] and n[1] < canvas[3] and n not in whole]
+  fits = bool(nodes) and (max(n[2] for n in nodes) - min(n[0] for n in nodes) <= canvas[2] - canvas[0] - 8
+                          and max(n[3] for n in nodes) - min(n[1] for n in nodes) <= canvas[3] - canvas[1] - 8)
+  return {"nodes": len(nodes), "inside": len(whole), "cut": cut, "fits": fits, "canvas": canvas}
 
 
 def test_zoom_to_the_change_shows_the_changed_nodes_whole(cnn_trace, cnn_report, browser):
@@ -260,7 +260,7 @@ def test_zoom_to_the_change_shows_the_changed_nodes_whole(cnn_trace, cnn_report,
       page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{last}'", timeout=LIMIT)
       page.keyboard.press("z")
       settled(page)
-      got = page.evaluate(CUT)
+      got = zoom_cut(page)
       if got["cut"] or got["inside"] < got["nodes"]: bad.append((step.path, got))
       if len(bad) == 1: page.screenshot(path=str(ARTIFACTS / "report-zoom-change-cut.png"))
     page.screenshot(path=str(ARTIFACTS / "report-zoom-change.png"))
@@ -306,7 +306,7 @@ def test_zoom_to_the_change_shows_a_node_wider_than_the_canvas_whole(tutorial_tr
       page.keyboard.press("1")  # from 1:1, where they do not fit
       page.keyboard.press("z")
       settled(page)
-      got, widest = page.evaluate(CUT), page.evaluate(WIDEST)
+      got, widest = zoom_cut(page), page.evaluate(WIDEST)
       print(step.name, got, widest)
       assert widest["w"] * 1.12 > widest["canvas"] - 100, widest  # a node about as wide as the canvas at a readable scale
       if got["inside"] < got["nodes"]: bad.append((step.name, got))
