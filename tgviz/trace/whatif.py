@@ -214,12 +214,12 @@ def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS) -> 
   ran = [k for k in trace.kernels if isinstance(k, Kernel) and k.run_times and k.base_ast is not None]
   done: list[Retry] = []
   for k in sorted(ran, key=lambda k: -device_time(k))[:max(slowest, 0)]:
-    tried, beam = {tuple(k.opts)}, f"BEAM's pick (width {BEAM_WIDTH}, {beam_seconds:g} s at most)"
-    up = one_size_up(k)
+    tried, beam = {tuple(k.opts)}, f"width {BEAM_WIDTH}, {beam_seconds:g} s at most"
     pick, why_not = beam_pick(k, beam_seconds)
-    for why, opts, missing in (("no opts", (), None), ("one size up", up, "no opt applied whose amount tinygrad takes doubled"),
-                               (f"BEAM's pick: width {BEAM_WIDTH}, {beam_seconds:g} s at most", pick, why_not)):
-      label = beam if why.startswith("BEAM") else why
+    # (why: the retry's label; label: the same said of a retry not made; missing: why there are no opts to retry with)
+    for why, label, opts, missing in (("no opts", "no opts", (), ""),
+                                      ("one size up", "one size up", one_size_up(k), "no opt applied whose amount tinygrad takes doubled"),
+                                      (f"BEAM's pick: {beam}", f"BEAM's pick ({beam})", pick, why_not)):
       if opts is None:
         k.not_tried.append(f"{label}: {missing}")
         continue
