@@ -387,6 +387,19 @@ def assert_static_picture(page, snap: dict) -> None:
   assert page.locator(".tgviz-fit").evaluate("e => getComputedStyle(e).pointerEvents !== 'none' && getComputedStyle(e).opacity === '1'")
 
 
+def search_for(page, text: str) -> None:
+  """Type `text` into the search box and wait until the page has followed it: the tree rebuilt for it (after typing
+  pauses) and its hits listed above the tree (or gone, for no text). Clicking a row before both have happened can land
+  on whatever the late layout shift moved under the pointer."""
+  page.locator(".tgviz-filter").fill(text)
+  page.wait_for_function("""(t) => { const tree = document.querySelector('.tgviz-tree'), res = document.querySelector('.tgviz-results');
+    if (tree.dataset.filter !== t.trim().toLowerCase()) return false;
+    if (!t.trim()) return res.hidden;
+    const head = res.querySelector('.tgviz-results-head');
+    return !res.hidden && head && head.textContent.includes(t.trim()); }""", arg=text, timeout=LIMIT)
+  settled(page)
+
+
 def to_steps(where) -> None:
   """Leave the program map a trace opens on (js/programmap.js) for the step browser, as a user does: its × (where: a
   page, or a widget's root locator). Nothing where the map is not open."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import workloads
-from harness import ARTIFACTS, LIMIT, new_page, node_panel_ms, settled, to_steps, wraps
+from harness import ARTIFACTS, LIMIT, new_page, node_panel_ms, search_for, settled, to_steps, wraps
 
 import tgviz
 from tgviz import bridge as tg
@@ -385,7 +385,7 @@ def test_big_steps_open_on_what_changed(cnn_trace, tmp_path, page):
     assert page.evaluate(ON_SCREEN)["shown"] >= 1
   page.screenshot(path=str(ARTIFACTS / "report-big-step.png"))
   snap = next(s for s in cnn_trace.steps if s.is_snapshot and len(tg.toposort(s.before())) > DEFAULT_MAX_NODES)
-  page.locator(".tgviz-filter").fill(snap.group.name)
+  search_for(page, snap.group.name)
   page.locator(f".tgviz-step[data-key='{P.step_key(snap)}']").click()
   assert shown(P.step_key(snap), "")["lowest_row_shown"], snap.path
   assert not page.errors

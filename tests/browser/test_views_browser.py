@@ -3,7 +3,7 @@ graph is too big to draw whole shows that line's UOps marked and on screen; a cl
 overview shows where the view is and moves it, and covers nothing a view is there to show; a graph just too wide for
 the default zoom opens whole."""
 import pytest
-from harness import ARTIFACTS, LIMIT, inside, label_px, marked_boxes, new_page, settled, to_steps, uops_cells, wraps
+from harness import ARTIFACTS, LIMIT, inside, label_px, marked_boxes, new_page, search_for, settled, to_steps, uops_cells, wraps
 
 from tgviz import bridge as tg
 from tgviz.views import protocol as P
@@ -34,7 +34,7 @@ def test_a_clicked_code_line_shows_its_uops_on_screen(cnn_trace, cnn_report, pag
   statements = [n for n, text in enumerate(src, 1) if text.strip().endswith(";") and lines[n - 1]]
   page.goto(cnn_report.as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
-  page.locator(".tgviz-filter").fill(kernel.name)
+  search_for(page, kernel.name)
   base = next(s for s in kernel.group.steps if s.name == tg.LANDMARKS[0])
   page.locator(f".tgviz-step[data-key='{P.step_key(base)}']").click()
   page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{P.step_key(base)}'", timeout=LIMIT)
@@ -253,7 +253,7 @@ def test_zoom_to_the_change_shows_the_changed_nodes_whole(cnn_trace, cnn_report,
     bad = []
     for step in tried:
       last = len(step.matches) - 1
-      page.locator(".tgviz-filter").fill(step.group.name)
+      search_for(page, step.group.name)
       _open(page, step)
       page.locator(".tgviz-title").click()
       page.keyboard.press("End")
@@ -293,9 +293,9 @@ def test_zoom_to_the_change_shows_a_node_wider_than_the_canvas_whole(tutorial_tr
     bad = []
     for i, step in enumerate(steps):
       last = len(step.matches) - 1
-      page.locator(".tgviz-filter").fill("r_2_2_2_2")
+      search_for(page, "r_2_2_2_2")
       _open(page, step)
-      page.locator(".tgviz-filter").fill("")  # the search's hits gone, the tree column at its narrowest again
+      search_for(page, "")  # the search's hits gone, the tree column at its narrowest again
       if not i:
         page.locator(".tgviz-tab", has_text="uops").click()
         page.wait_for_selector(".tgviz-uops tr", timeout=LIMIT)
@@ -337,9 +337,9 @@ def test_long_lines_wrap_between_tokens_at_a_notebooks_width(tutorial_trace, tut
     page.goto(tutorial_report.as_uri())
     page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
     to_steps(page)
-    page.locator(".tgviz-filter").fill("r_2_2_2_2")
+    search_for(page, "r_2_2_2_2")
     _open(page, step)
-    page.locator(".tgviz-filter").fill("")
+    search_for(page, "")
     settled(page)
     code = wraps(page, ".tgviz-right > .tgviz-code .tgviz-line")
     page.screenshot(path=str(ARTIFACTS / "report-code-wrapped.png"))
