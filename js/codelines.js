@@ -4,7 +4,8 @@
 // once, the others as they scroll near the panel's view, when a line is asked for (codeLine), and the rest in idle time
 // (the browser's find then sees all of it). Until then a block is a placeholder as tall as its lines.
 //
-// A line longer than the column wraps (widget.css), and lines off screen are not laid out (content-visibility): each is
+// A line longer than the column wraps (widget.css). Code put in whole is laid out whole (its height exact); in a big
+// kernel's, lines off screen are not laid out (content-visibility): each is
 // as tall as the rows it is estimated to take at the panel's width, from its length and indentation in characters
 // (highlight.py's --len, --in) and the characters a row holds (--tg-cols, set here from the panel's width, kept right
 // as it is resized: a ResizeObserver); a placeholder is the sum of its lines' estimates. So the panel is about as tall
@@ -148,7 +149,9 @@ function stopFilling(el) {
 export function showCode(el, html) {
   stopFilling(el);
   const parts = html.split(LINE_TAG), last = parts[parts.length - 1], end = last.lastIndexOf("</pre>");
-  if (parts.length - 1 <= WHOLE_LINES || end < 0) { el.innerHTML = html; fitLines(el); return; }
+  const whole = parts.length - 1 <= WHOLE_LINES || end < 0;
+  el.classList.toggle("tgviz-code-whole", whole);  // laid out whole too (widget.css): its height is no estimate
+  if (whole) { el.innerHTML = html; fitLines(el); return; }
   const lines = [...parts.slice(1, -1), last.slice(0, end)].map((l) => LINE_TAG + l);
   /** @type {Pending["todo"]} */
   const todo = new Map();

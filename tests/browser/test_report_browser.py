@@ -352,6 +352,39 @@ def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
   assert not page.errors
 
 
+def test_a_kernels_code_put_in_whole_is_as_tall_as_it_is_laid_out(tmp_path, browser):
+  """A kernel's code short enough to be put in whole (an attention block's, some 90 lines) in a narrow code column
+  (a notebook's: 1000 px wide), most of its lines wrapping: its panel is as tall when drawn as once scrolled through
+  (the scroll bar does not grow under the pointer) and as with every line laid out; no estimate is left in it."""
+  with tgviz.capture() as trace: workloads.attention()
+  kernel = max(trace.kernels, key=lambda k: len(k.source.splitlines()))
+  source = kernel.source.splitlines()
+  assert 60 < len(source) < 256, len(source)
+  trace.to_html(tmp_path / "attention.html")
+  with new_page(browser, width=1000, height=760, offline=True) as page:
+    page.goto((tmp_path / "attention.html").as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    to_steps(page)
+    search_for(page, kernel.name)
+    key = P.step_key(kernel.codegen_step)
+    page.locator(f".tgviz-step[data-key='{key}']").click()
+    page.wait_for_function("k => document.querySelector('.tgviz-stage').dataset.step === k", arg=key, timeout=LIMIT)
+    search_for(page, "")
+    code = page.locator(".tgviz-right > .tgviz-code")
+    page.wait_for_function("n => document.querySelectorAll('.tgviz-right > .tgviz-code .tgviz-line').length === n", arg=len(source), timeout=LIMIT)
+    settled(page)
+    drawn = code.evaluate("c => c.scrollHeight")
+    for part in (1, 0.5, 0):
+      code.evaluate("(c, part) => { c.scrollTop = c.scrollHeight * part; }", part)
+      settled(page)
+    scrolled = code.evaluate("c => c.scrollHeight")
+    wrapped = code.evaluate("""c => { const hs = [...c.querySelectorAll('.tgviz-line')].map((e) => e.getBoundingClientRect().height);
+      return hs.filter((h) => h > 1.5 * Math.min(...hs)).length; }""")
+    assert wrapped > len(source) / 3, wrapped
+    assert abs(drawn - scrolled) <= 1 and abs(drawn - laid_out_height(page)) <= 1, (drawn, scrolled, laid_out_height(page))
+    assert not page.errors
+
+
 ON_SCREEN = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
   const within = (r) => r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1;
   const all = [...document.querySelectorAll('.tgviz-stage g.side g.node')], rs = all.map((n) => n.getBoundingClientRect());
