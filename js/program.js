@@ -46,15 +46,21 @@ function breakable(text) {
   return text.split(/(?<=[,([{=])(?=[^\s)\]},.=])/).flatMap((part, i) => (i ? [h("wbr"), part] : [part]));
 }
 
+/** A name as tinygrad prints it (Ops.ADD, dtypes.float), its namespace in a span of its own that a narrow pane hides
+ * (program.css). @param {string} text @param {string} ns @returns {(string|Node)[]} */
+function named(text, ns) {
+  return text.startsWith(ns) ? [h("span", { class: "tgviz-uop-ns" }, [ns]), text.slice(ns.length)] : [text];
+}
+
 /** The uops table. @param {UopsMsg} msg */
 function uopsTable(msg) {
   if (!msg.rows.length) return h("div", { class: "tgviz-program-note" }, [msg.note ?? "no linearized program"]);
   const rows = msg.rows.map((r) => {
     const srcs = r.srcs.flatMap((s, i) => [i ? ", " : "", typeof s === "number" ? h("span", { class: "tgviz-uop-src", "data-to": String(s), title: `go to ${s}` }, [String(s)]) : s]);
-    const op = h("td", { class: "tgviz-uop-op" }, [h("span", { style: `background:${r.fill}` }, [r.op])]);
+    const op = h("td", { class: "tgviz-uop-op" }, [h("span", { style: `background:${r.fill}` }, named(r.op, "Ops."))]);
     return h("tr", { "data-n": String(r.n), "data-key": r.key, title: "click: its node in the codegen graph and its code lines" }, [
       h("td", { class: "tgviz-uop-n" }, [String(r.n)]), op, h("td", { class: "tgviz-uop-rng" }, [r.ranges]),
-      h("td", { class: "tgviz-uop-dt" }, [r.dtype]), h("td", { class: "tgviz-uop-srcs" }, ["[", ...srcs, "]"]),
+      h("td", { class: "tgviz-uop-dt" }, named(r.dtype, "dtypes.")), h("td", { class: "tgviz-uop-srcs" }, ["[", ...srcs, "]"]),
       h("td", { class: "tgviz-uop-arg" }, breakable(r.arg))]);
   });
   return h("table", { class: "tgviz-program" }, [h("tbody", {}, rows)]);
@@ -78,7 +84,8 @@ function placeArgs(pane) {
   }
   // the room its column has: the pane's width right of the sources, less the cell's right padding
   const room = pane.clientWidth - (srcs.getBoundingClientRect().right - table.getBoundingClientRect().left) - parseFloat(getComputedStyle(args[0]).paddingRight);
-  for (const a of args) a.classList.toggle("tgviz-below", (widths.get(a) ?? 0) > room + 0.5);
+  const indent = parseFloat(getComputedStyle(args[0]).paddingLeft);  // a cell is never narrower than it (its text hangs)
+  for (const a of args) a.classList.toggle("tgviz-below", Math.max(widths.get(a) ?? 0, indent) > room + 0.5);
 }
 /** @type {WeakMap<HTMLElement, number>} a uops argument's width on one line, in px */
 const widths = new WeakMap();
