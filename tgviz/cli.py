@@ -122,6 +122,7 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[
     st = time.perf_counter()
     status, trace = trace_script(script, device, args, env, early)
     ran = time.perf_counter() - st
+    if trace is not None: early.after(trace)  # (on the core the retries leave idle)
     if trace is not None and retime > 0: retimed(trace, retime)
     if trace is not None and what_if > 0: retried(trace, what_if, beam_seconds(ran))
     if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs, early)

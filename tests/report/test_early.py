@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import tgviz
 from tgviz import cli
 from tgviz.report import early
 from tgviz.report import writer as report
+from tgviz.views import picture as V
 from tgviz.views import protocol as P
 from tgviz.work import forked
 
@@ -25,6 +27,14 @@ sys.path.insert(0, {str(TESTS)!r})
 import glob, tempfile, workloads
 workloads.mlp_train_until(lambda: len(glob.glob(tempfile.gettempdir() + "/tgviz-early-*/k-*.json")) >= 3)
 """
+
+
+def wait_for(done, limit: float = 600) -> None:
+  """Until done(): what another process writes, looked at every 50 ms (at most limit seconds)."""
+  end = time.monotonic() + limit
+  while not done():
+    assert time.monotonic() < end, "not written"
+    time.sleep(0.05)
 
 
 def _written(tmp: Path) -> bool:
@@ -92,3 +102,23 @@ def test_a_segment_is_taken_only_where_all_it_was_written_from_holds(often):
   for i in {i for i in keys if keys[i] in files} - set(before):
     assert writer.segments[i][0].group.kind == "schedule" and any(s.returned_num is None for s in writer.segments[i]), keys[i]
   for i, written in taken.items(): assert written == writer.segment(i), keys[i]  # what the writer writes now
+
+
+def test_what_is_written_after_the_run_is_the_reports(often, tmp_path):
+  """The writer forked once the script has ended (while `tgviz run` times and retries kernels) writes every segment
+  not written yet, the kernels' tabs and the pictures, schedules' too: all of it is taken, the report the same bytes."""
+  with early.EarlySegments(pictures=(300, True)) as e:
+    with tgviz.capture(device="CPU") as trace: workloads.mlp()
+    writer = report.Writer(trace)
+    e.after(trace)
+    landmarks = [s for s in trace.steps if s.is_snapshot]
+    assert any(s.group.kind == "schedule" for s in landmarks)
+    counts = {"s": len(writer.segments), "k": len({k.source for k in trace.kernels if k.source}), "v": len(landmarks)}
+    wait_for(lambda: all(len(list(often.glob(f"*/{c}-*.json"))) == n for c, n in counts.items()))
+    written = e.take(writer)
+    assert sorted(written) == list(range(len(writer.segments))) and e.kernels == len(trace.kernels)
+    assert set(e.svgs) == {P.step_key(s) for s in landmarks}
+    writer.write(tmp_path / "early.html", written=written)
+  again = report.write_report(trace, tmp_path / "again.html", "tgviz trace")
+  assert (tmp_path / "early.html").read_bytes() == again.read_bytes()
+  assert e.svgs == {P.step_key(s): V.step_svg(s, max_nodes=300) for s in landmarks}

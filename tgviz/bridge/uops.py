@@ -59,12 +59,15 @@ def _arg_text(u: UOp) -> str | None:
   return str(u.arg)
 
 
+_RESHAPES = (Ops.RESHAPE, Ops.EXPAND)
+
+
 def _foldable(u: UOp) -> bool:
   """Constants (and broadcasts of them) are folded into their users' labels, as tinygrad's VIZ does (unless one is the
   root of the graph drawn)."""
   if u.op is Ops.CONST: return True
   if u.op is Ops.STACK and all(s.op is Ops.CONST for s in u.src): return True
-  return u.op in (Ops.RESHAPE, Ops.EXPAND) and len(u.src) >= 1 and _foldable(u.src[0])
+  return u.op in _RESHAPES and len(u.src) >= 1 and _foldable(u.src[0])
 
 
 def _base_label(u: UOp) -> list[str]:
@@ -246,14 +249,15 @@ class NodeTable:
     if (i := ids.get(root)) is not None: return i
     cache, rows, content_ids = self._cache, self.rows, self._content_ids
     drawn = cache.drawn
+    has, row_of = ids.__contains__, ids.__getitem__
     stack = [root]  # a node is added once its sources are: it stays under them, and is met again when they are in
     while stack:
-      if (u := stack[-1]) in ids:
+      if has(u := stack[-1]):
         stack.pop()
         continue
       src = u.src
-      if missing := [s for s in src if s not in ids]:
-        stack.extend(missing)
+      if not all(map(has, src)):
+        stack.extend(src)  # (those in already are popped at once)
         continue
       stack.pop()
       if (d := drawn.get(u)) is None:
@@ -270,15 +274,18 @@ class NodeTable:
           cache.contents[content], cache.texts[content] = [text, _base_label(u), list(fold_info(u))], (text_bytes := text.encode())
         # UOp.key from its sources' keys, already here (tinygrad's property walks the whole graph below each new node)
         key = hashlib.sha256(text_bytes + b"".join([e[5] for e in below])).digest()
-        d = drawn[u] = (key.hex()[:12], lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content, key)
+        # foldable (see _foldable), from its sources' folds: a RESHAPE or EXPAND of a folded node folds too
+        foldable = op is Ops.CONST or (op in _RESHAPES and bool(folds) and bool(folds[0])) or (op is Ops.STACK and _foldable(u))
+        d = drawn[u] = (key.hex()[:12], lab[0], lab[1], list(_fold_text(u)) if foldable else 0, content, key)
       if (c := content_ids.get(d[4])) is None:
         c = content_ids[d[4]] = len(self.contents)
         self.contents.append(cache.contents[d[4]])
-      if self._forgotten and (i := self._forgotten.get((c, tuple([ids[s] for s in u.src])))) is not None:
+      srows = list(map(row_of, src))
+      if self._forgotten and (i := self._forgotten.get((c, tuple(srows)))) is not None:
         ids[u] = i
         continue
       ids[u] = len(rows)
-      rows.append([d[0], d[1], d[2], [ids[s] for s in src], d[3], c])
+      rows.append([d[0], d[1], d[2], srows, d[3], c])
     return ids[root]
 
 
@@ -320,9 +327,12 @@ def _packed_sources(rows: list[list]) -> list[list[int]]:
     cands = recent.setdefault((row[5], len(srcs)), [])
     if not cands: out.append([i - s for s in srcs])
     elif srcs == (last := rows[cands[-1]][3]): out.append([0] * len(srcs))  # the most recent one is the same: it wins
-    else:
-      same = [sum(map(operator.eq, srcs, rows[c][3])) for c in reversed(cands)]  # (same lengths: the key says so)
-      q = same.index(max(same))
+    else:  # the earlier one sharing the most sources (the most recent of those), none beating one that shares all
+      q, best, n = 0, -1, len(srcs)
+      for j, c in enumerate(reversed(cands)):
+        if (same := sum(map(operator.eq, srcs, rows[c][3]))) > best:  # (same lengths: the key says so)
+          q, best = j, same
+          if same == n: break
       enc = [0 if s == t else i - s for s, t in zip(srcs, rows[cands[-1 - q]][3] if q else last, strict=True)]
       out.append([-q, *enc] if q else enc)
     cands.append(i)

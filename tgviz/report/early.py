@@ -12,6 +12,9 @@ Each writer also highlights its kernels' code and links their asm (remembered.Re
 draws the SVG files asked for of its kernels' steps (tinygrad's landmarks, by default), taken where their segment is
 and the step's title is the same.
 
+Once the script has ended, one more writer takes the whole trace and writes what is left while `tgviz run` times
+and retries kernels (EarlySegments.after), until the report is written.
+
 Owns: when to fork (one writer at a time, some steps and a second after the last), what a writer does, and taking its
 segments back. It must not change a byte of the report (tests/report/test_early.py).
 """
@@ -95,27 +98,41 @@ class EarlySegments:
     self._child = forked.Child(self._write)  # at nice 10: never slower for the capture, on a busier machine
     self.forks += 1
 
-  def _write(self) -> None:
-    """In the forked writer: every closed group's segments not written yet, a file each, a kernel's tabs and SVG files."""
-    assert self._trace is not None and self._trace.tracker is not None and self._dir is not None
+  def after(self, trace: Trace) -> None:
+    """Once the capture has ended (trace: what it recorded): one more writer, of the whole trace, writes what those of
+    the run did not get to (the last kernels' segments, tabs and pictures, a schedule's), while this process times
+    and retries kernels; take() stops it where it got to."""
+    if not self.on: return
+    if self._dir is None: self._dir = Path(tempfile.mkdtemp(prefix="tgviz-early-"))
+    self._child = forked.Child(lambda: self._write(trace))
+    self.forks += 1
+
+  def _write(self, whole: Trace | None = None) -> None:
+    """In the forked writer: every closed group's segments not written yet, a file each, a kernel's tabs and SVG files
+    (whole: the capture's trace once it has ended, every group closed; else what the running capture recorded so far)."""
+    assert self._dir is not None
     # its scratch files (a -g listing's build, ...) where the run removes them: a writer stopped midway leaves them
     tempfile.tempdir = str(self._dir)
-    snap = self._trace.tracker.snapshot()
-    trace = type(self._trace)(self._trace.device)
-    trace.fill(snap.recording)
+    if whole is None:
+      assert self._trace is not None and self._trace.tracker is not None
+      snap = self._trace.tracker.snapshot()
+      trace = type(self._trace)(self._trace.device)
+      trace.fill(snap.recording)
+      closed, fresh = snap.closed, snap.fresh
+    else: trace, closed, fresh = whole, None, _EVERY_NUMBER
     writer = report.Writer(trace)
     for i, seg in enumerate(writer.segments):
-      if (group := seg[0].group).index not in snap.closed: continue
+      group = seg[0].group
+      if closed is not None and group.index not in closed: continue
       keys = [P.step_key(s) for s in seg]
       if not (path := self._dir / f"s-{_name(keys)}.json").exists():
         text, contents = writer.segment(i)
-        _put(path, {"keys": keys, "text": text, "contents": contents, "fresh": snap.fresh,
-                    "check": writer.segment_check(i, snap.fresh)})
+        _put(path, {"keys": keys, "text": text, "contents": contents, "fresh": fresh, "check": writer.segment_check(i, fresh)})
       if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
       if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
         _put(path, _kernel_work(k))       # after its group's last segment: its code, highlighted, and asm, linked
-      # (a schedule's pictures are left to the report's workers: its CALL nodes name kernels compiled later)
-      if self.pictures is None or group.kind != "kernel": continue
+      # (a schedule's pictures wait for the whole trace: its CALL nodes name kernels compiled later)
+      if self.pictures is None or (group.kind != "kernel" and whole is None): continue
       max_nodes, landmarks = self.pictures
       for s in group.steps:               # and its SVG files
         if (landmarks and not s.is_snapshot) or (path := self._dir / f"v-{_name([P.step_key(s)])}.json").exists(): continue
@@ -125,6 +142,8 @@ class EarlySegments:
     """The segments written early that `writer` (of the whole trace) would write alike: Writer.segment's, by index. The
     kernels' code highlighted and asm linked early are given to highlight_code and asm.linked."""
     if self._dir is None: return {}
+    if self._child is not None: self._child.stop()  # (the writer after the run, where it got to)
+    self._child = None
     found = {}
     for path in self._dir.glob("s-*.json"):
       data = json.loads(path.read_text())
@@ -155,6 +174,8 @@ def _kernel_work(k: K.Kernel) -> dict[str, dict[str, Any]]:
   made["dis"] = {key: r for key, r in made["dis"].items() if r[0]}  # none that failed here: the report's process tries again
   return made
 
+
+_EVERY_NUMBER = 1 << 62  # `fresh` of the whole trace: every trace number was given in it
 
 _REMEMBERED: dict[str, Remembered] = {"html": highlight_code, "asm": asm.linked, "dis": K.disassembled}
 
