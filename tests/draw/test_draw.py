@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tgviz.draw.dot import layout
-from tgviz.draw.engine import DEFAULT_TIMEOUT, LayoutCancelled, LayoutError, run_dot, set_engine
+from tgviz.draw.engine import DEFAULT_TIMEOUT, LayoutCancelled, LayoutError, engine, run_dot, set_engine
 from tgviz.draw.graph import Graph, Node
 from tgviz.draw.scene import DEFAULT_MAX_NODES, cap_fan_in, focus, make_scene
 from tgviz.draw.svg import scene_svg
@@ -79,3 +79,22 @@ def crashing_engine(tmp_path):
 def test_a_crashing_engine_is_an_error_not_a_cancel(crashing_engine):
   with pytest.raises(LayoutError, match="crashed") as e: run_dot("digraph { a -> b }")
   assert not isinstance(e.value, LayoutCancelled)
+
+
+def test_a_layout_asked_again_is_not_made_again(tmp_path):
+  """dot is deterministic: the same DOT text (a kernel's landmarks where nothing changed in between, kernels of one AST)
+  is laid out once, and the engine not run again for it; another text, or another engine, is run."""
+  real, runs = engine()[0], tmp_path / "runs"
+  exe = tmp_path / "counting-dot"
+  exe.write_text(f"#!/bin/sh\necho run >> {runs}\nexec {real} \"$@\"\n")
+  exe.chmod(0o755)
+  set_engine(str(exe))
+  try:
+    text = f"digraph {{ counted_{tmp_path.name} -> b }}"
+    first = run_dot(text)
+    assert run_dot(text) == first and "counted_" in first
+    assert runs.read_text().count("run") == 1
+    run_dot(text.replace("-> b", "-> c"))
+    assert runs.read_text().count("run") == 2
+  finally: set_engine(None)
+  assert runs.read_text().count("run") == 2

@@ -6,9 +6,12 @@ run as a request of a :class:`tgviz.work.threads.Worker` is cancelled with it (i
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
+import threading
+from collections import OrderedDict
 
 from tgviz.work.cancel import Cancelled, run_child
 
@@ -46,9 +49,29 @@ def engine() -> list[str]:
 
 
 
+# the last layouts made, by their DOT text and format: dot is deterministic, and the same text comes again often (a
+# kernel's landmarks where no rewrite changed its graph in between, kernels of the same AST: a third of a GPT step's)
+_made: OrderedDict[tuple[bytes, str, str], str] = OrderedDict()  # (by the text's digest, and the engine)
+_MADE = 256
+_made_lock = threading.Lock()
+
+
 def run_dot(dot: str, fmt: str = "plain", timeout: float | None = DEFAULT_TIMEOUT) -> str:
-  """Run the layout engine on DOT text in a child process; raises TimeoutError past timeout (the process is killed),
-  LayoutCancelled when the request it runs in is cancelled, and LayoutError when the engine fails or crashes."""
+  """Run the layout engine on DOT text in a child process (or give what it gave for this text before); raises
+  TimeoutError past timeout (the process is killed), LayoutCancelled when the request it runs in is cancelled, and
+  LayoutError when the engine fails or crashes."""
+  with _made_lock:
+    if (out := _made.get(key := (hashlib.sha256(dot.encode()).digest(), fmt, engine()[0]))) is not None:
+      _made.move_to_end(key)
+      return out
+  out = _run(dot, fmt, timeout)
+  with _made_lock:
+    _made[key] = out
+    if len(_made) > _MADE: _made.popitem(last=False)
+  return out
+
+
+def _run(dot: str, fmt: str, timeout: float | None) -> str:
   try: code, out, err = run_child([*engine(), f"-T{fmt}"], dot, timeout)
   except TimeoutError: raise TimeoutError(f"layout took longer than {timeout:.0f} s") from None
   except Cancelled: raise LayoutCancelled("layout cancelled") from None
