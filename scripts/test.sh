@@ -15,4 +15,4 @@ export PARALLEL="${PARALLEL:-0}"
 # Two test processes (pytest-xdist), each taking whole files (a file's fixtures, a JupyterLab server, a browser, are
 # made once): one keeps a core busy while the other waits on a browser, a notebook's kernel or a subprocess (one
 # process took 28 minutes on CI's 2 cores). TEST_WORKERS=0 runs the suite in one process.
-exec .venv/bin/python -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile "$@"
+exec .venv/bin/python -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile --durations=15 "$@"
