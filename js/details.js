@@ -128,16 +128,16 @@ export function kernelTable(ui, kernels, select, retime = null) {
       { key: "bytes", label: "bytes", num: true, title: "tinygrad's estimate of the bytes moved" },
       { key: "runs", label: "runs", num: true, title: "launches inside the capture (a launch counts for one kernel: kernels that "
         + "compiled to one program have its launches in the first one's row, see program)" },
-      { key: "time_us", label: "time (µs)", num: true, title: "measured device time of its launches in the capture, in total" },
+      { key: "time_us", label: "total (µs)", num: true, title: "measured device time of its launches in the capture, in total (the median beside it is one launch's)" },
       ...timeColumns(), { key: "compile_us", label: "compile (ms)", num: true, fmt: (v) => (v === null ? "–" : (v / 1e3).toFixed(1)),
         title: "its compile time: its share of its schedule, its codegen, render and device compile, its first launch beyond its "
         + "device time (trace.compile_table())" },
-      { key: "shares", label: "program", fmt: (_v, r) => programOf(r), title: "kernels that compiled to the same program (the same "
+      { key: "shares", label: "program", wrap: true, fmt: (_v, r) => programOf(r), title: "kernels that compiled to the same program (the same "
         + "code) share its launches: they are counted in the first one's row" },
       { key: "matches", label: "matches", num: true, title: "pattern matches in the kernel's rewrite steps, in total" },
-      { key: "causes", label: "cause", title: "why the kernel ends where it does: the reasons of the buffers it writes (the program map)",
+      { key: "causes", label: "cause", wrap: true, title: "why the kernel ends where it does: the reasons of the buffers it writes (the program map)",
         fmt: (/** @type {string[]|undefined} */ v) => (v?.length ? v.join(", ") : "–") },
-      { key: "opts", label: "opts", title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)" }],
+      { key: "opts", label: "opts", wrap: true, title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)" }],
       kernels, (row) => { ui.kernels.open = false; select(row.step); }));
 }
 

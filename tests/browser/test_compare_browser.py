@@ -3,7 +3,7 @@ first) and the HTML comparison page offline; the kernel tables of the trace widg
 import re
 
 import pytest
-from harness import ARTIFACTS, LIMIT, new_page, open_in_lab, run_all
+from harness import ARTIFACTS, LIMIT, new_page, open_in_lab, run_all, settled
 from workloads import EXAMPLES, example
 
 import tgviz
@@ -165,3 +165,23 @@ def test_report_kernel_table(tutorial_trace, tmp_path, page):
   page.wait_for_function("document.querySelector('.tgviz-step.selected')?.innerText.startsWith('View Base AST') && "
                          "document.querySelector('.tgviz-code-head').innerText.startsWith('r_2_2_2_2')", timeout=LIMIT)
   assert not page.errors
+
+
+def test_report_kernel_table_fits_a_laptops_window(attention_trace, tmp_path, browser):
+  """The kernel table at a laptop's 1366 px: every column on screen, no sideways scroll; long texts (a spread, opts,
+  causes, what a program is shared with) wrap in their cells; the total's header says it is a total, beside the median."""
+  attention_trace.to_html(tmp_path / "index.html")
+  with new_page(browser, width=1366, height=768, offline=True) as page:
+    page.goto((tmp_path / "index.html").as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    page.locator(".tgviz-kernels summary").click()
+    sheet = page.locator(".tgviz-kernels > .tgviz-sheet")
+    sheet.locator("tbody tr").first.wait_for(timeout=LIMIT)
+    settled(page)
+    page.screenshot(path=str(ARTIFACTS / "report-kernel-table.png"))
+    heads = sheet.locator("th").all_inner_texts()
+    assert "total (µs)" in heads and "median" in heads, heads
+    wide = sheet.evaluate("s => ({scroll: s.scrollWidth, client: s.clientWidth, "
+                          "right: Math.max(...[...s.querySelectorAll('th')].map((t) => t.getBoundingClientRect().right)), window: innerWidth})")
+    assert wide["scroll"] <= wide["client"] and wide["right"] <= wide["window"], wide
+    assert not page.errors

@@ -352,13 +352,13 @@ def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
   assert not page.errors
 
 
-def test_an_attention_blocks_kernels_fit_a_notebooks_column(tmp_path, browser):
+def test_an_attention_blocks_kernels_fit_a_notebooks_column(attention_trace, tmp_path, browser):
   """An attention block's kernels in a notebook's narrow columns (1000 px wide), as in its report: the longest code
   (some 90 lines, put in whole), most lines wrapping, is as tall when drawn as once scrolled through (the scroll bar
   does not grow under the pointer) and as with every line laid out: no estimate is left in it; and every kernel's uops
   tab needs no sideways scroll and cuts no cell (a long list of sources, such as a SINK's or a VECTORIZE's, wraps in
   its row)."""
-  with tgviz.capture() as trace: workloads.attention()
+  trace = attention_trace
   kernels = list({k.name.split(" #")[0]: k for k in trace.kernels}.values())
   kernel = max(kernels, key=lambda k: len(k.source.splitlines()))
   source = kernel.source.splitlines()
