@@ -55,7 +55,9 @@ function diffView(diff, only) {
   if (!diff) { pre.append(h("span", { class: "same" }, ["the same code on both sides"])); return pre; }
   for (const line of diff.split("\n")) {
     const cls = line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "ctx";
-    pre.append(h("span", { class: cls }, [line + "\n"]));
+    // a line longer than the box wraps at its spaces, its continuation hanging 4ch in from the code's own indent
+    const indent = /^[-+ ]?([ \t]*)/.exec(line)?.[0].replace(/\t/g, "    ").length ?? 0;
+    pre.append(h("span", { class: cls, style: `--in:${indent}` }, [line || "\n"]));  // (a block: a line of its own)
   }
   return pre;
 }

@@ -442,7 +442,7 @@ WRAPS = """(sel) => { const els = [...document.querySelectorAll(sel)].filter((e)
       if (b.left < start.left + 1) hang.push({text, where, start: start.left, at: b.left});
     }
   }
-  const pane = els[0]?.closest('.tgviz-code, .tgviz-uops, .tgviz-asm');
+  const pane = els[0]?.closest('.tgviz-code, .tgviz-uops, .tgviz-asm, .tgviz-diff');
   return {elements: els.length, wrapped, visual, bad, hang, sideways: pane ? pane.scrollWidth > pane.clientWidth + 1 : null}; }"""
 
 

@@ -3,7 +3,7 @@ first) and the HTML comparison page offline; the kernel tables of the trace widg
 import re
 
 import pytest
-from harness import ARTIFACTS, LIMIT, new_page, open_in_lab, run_all, settled
+from harness import ARTIFACTS, LIMIT, new_page, open_in_lab, run_all, settled, wraps
 from workloads import EXAMPLES, example
 
 import tgviz
@@ -136,6 +136,14 @@ def test_comparison_page_offline(tmp_path, browser):
   diff = page.locator(".tgviz-diff")
   assert diff.locator(".add").count() > 0 and diff.locator(".del").count() > 0 and "+++ E_6_2_3" in diff.inner_text()
   assert [s.get_attribute("data-kernel") for s in page.locator(".tgviz-pair-side").all()] == ["E_6_3_2", "E_6_2_3"]
+  # in a narrow window (a notebook's sheet) the diff's long lines wrap at their spaces, their continuations hanging in
+  # from the code's own indent: no sideways scroll
+  page.set_viewport_size({"width": 700, "height": 1100})
+  settled(page)
+  lines = wraps(page, ".tgviz-diff > span")
+  assert lines["wrapped"] >= 1 and not lines["sideways"] and not lines["bad"] and not lines["hang"], lines
+  assert diff.inner_text().splitlines()[:2] == ["--- E_6_3_2", "+++ E_6_2_3"]  # (a line each, as copied)
+  page.set_viewport_size({"width": 1500, "height": 1100})
   page.locator(".tgviz-pairs th", has_text="FLOPs").locator("button", has_text="general").click()  # the most FLOPs first
   flops = page.evaluate(SIDE, [8, 0])  # after how, the names, code, runs, their times, how they compare, median, launch
   values = [int(v.replace(",", "")) for v in flops if v != "–"]
