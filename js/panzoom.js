@@ -10,13 +10,14 @@ import { MARGIN, around, fullestWindow } from "./fullest.js";
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./fullest.js").Box} Box */
 
-const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
+export const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
 const MIN_READABLE = 1.101;  // ... and at this one at 11 px: a graph that fits at it opens whole (not cut by a few px)
 
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
 export function panZoom(/** @type {Ui} */ ui) {
   let scale = 1, tx = 0, ty = 0;
-  const mini = overview(ui, (x, y) => { const { w, h } = size(); tx = w / 2 - x * scale; ty = h / 2 - y * scale; apply(); });
+  let moved = false;  // the user zoomed or panned since the view opened (initial)
+  const mini = overview(ui, (x, y) => { const { w, h } = size(); tx = w / 2 - x * scale; ty = h / 2 - y * scale; moved = true; apply(); });
   const apply = () => {
     ui.stage.style.transform = `translate(${tx}px, ${ty}px) scale(${scale})`;
     mini.show(svgOf(), { x: -tx / scale, y: -ty / scale, w: size().w / scale, h: size().h / scale });
@@ -193,6 +194,7 @@ export function panZoom(/** @type {Ui} */ ui) {
   function initial() {
     const svg = svgOf();
     if (!svg) return;
+    moved = false;
     const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
     if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fit();
     // the graph itself (its sides' nodes, without the title and legend above, which can be wider) where it fits readable
@@ -237,12 +239,21 @@ export function panZoom(/** @type {Ui} */ ui) {
     const px = ev.clientX - r.left, py = ev.clientY - r.top;
     const f = ev.deltaY < 0 ? 1.15 : 1 / 1.15;
     tx = px - (px - tx) * f; ty = py - (py - ty) * f; scale *= f;
+    moved = true;
     apply();
   }, { passive: false });
-  /** @type {{x:number,y:number}|null} */
+  /** @type {{x:number,y:number,x0:number,y0:number}|null} */
   let drag = null;
-  ui.canvas.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX - tx, y: ev.clientY - ty }; ui.canvas.setPointerCapture(ev.pointerId); });
-  ui.canvas.addEventListener("pointermove", (ev) => { if (drag) { tx = ev.clientX - drag.x; ty = ev.clientY - drag.y; apply(); } });
+  ui.canvas.addEventListener("pointerdown", (ev) => {
+    drag = { x: ev.clientX - tx, y: ev.clientY - ty, x0: ev.clientX, y0: ev.clientY };
+    ui.canvas.setPointerCapture(ev.pointerId);
+  });
+  ui.canvas.addEventListener("pointermove", (ev) => {
+    if (!drag) return;
+    tx = ev.clientX - drag.x; ty = ev.clientY - drag.y;
+    moved ||= Math.abs(ev.clientX - drag.x0) + Math.abs(ev.clientY - drag.y0) > 2;  // (a click's jitter is no pan)
+    apply();
+  });
   ui.canvas.addEventListener("pointerup", () => { drag = null; });
   /** The part of the picture on screen, in its units ([x, y, width, height], within the picture), null without one. */
   function visible() {
@@ -253,7 +264,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     const x1 = Math.min(w, (c.w - tx) / scale), y1 = Math.min(h, (c.h - ty) / scale);
     return x1 > x0 && y1 > y0 ? [x0, y0, x1 - x0, y1 - y0] : null;
   }
-  return { fit, oneToOne, toChange, toLine, reveal, initial, follow, visible };
+  return { fit, oneToOne, toChange, toLine, reveal, initial, follow, visible, moved: () => moved };
 }
 
 const MINI_W = 200, MINI_H = 140;  // the overview's largest size, CSS px
