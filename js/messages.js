@@ -142,9 +142,10 @@
  * @typedef {{index:number, label:string, reason:string, detail:string, where:string, source:string, tinygrad:string,
  *   rule:string, writer:number|null, readers:number[], lift:string|null}} MapBuffer */
 /** One view of the program map: "kernels" (a box per kernel, long chains folded) or "lines" (a box per line of the
- * user's code). Its picture: SVG laid out left to right, a box's data-node its key in boxes ("in..."/"out..." for the
+ * user's code). Its picture: SVG laid out left to right (svg_down, for a small map: top to bottom too, "" for a bigger
+ * one; the page shows the one that fits its canvas), a box's data-node its key in boxes ("in..."/"out..." for the
  * stubs of what comes from before the block and goes after it), an arrow's data-key its index in arrows.
- * @typedef {{name:string, svg:string, boxes:Record<string, number[]>, arrows:number[][]}} MapView */
+ * @typedef {{name:string, svg:string, svg_down:string, boxes:Record<string, number[]>, arrows:number[][]}} MapView */
 /** The program map: its views (the first opens), the kernels and buffers, the kernels by cause.
  * @typedef {{type:"programmap", views:MapView[], kernels:MapKernel[], buffers:MapBuffer[], counts:Record<string, number>,
  *   reasons:string[], colours:Record<string, string>, summary:string, notes:string[]}} ProgramMapMsg */

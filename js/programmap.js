@@ -1,12 +1,13 @@
-// The program map: the block's kernels as boxes and the buffers between them as arrows, left to right in run order, in a
-// sheet over the graph and code columns, the step tree beside it (what a trace opens on: widget.js; a step chosen closes it). Its data is
-// tgviz/views/programmap.py's message, asked for when the sheet first opens (the widget's kernel lays it out; the
-// report holds it): a view per level (the lines of the user's code, a box each; every kernel), laid out by graphviz.
+// The program map: the block's kernels as boxes and the buffers between them as arrows, left to right in run order (a
+// small map top to bottom where that fits its canvas better), in a sheet over the graph and code columns, the step tree
+// beside it (what a trace opens on: widget.js; a step chosen closes it). Its data is tgviz/views/programmap.py's message,
+// asked for when the sheet first opens (the widget's kernel lays it out; the report holds it): a view per level (the
+// lines of the user's code, a box each; every kernel), laid out by graphviz.
 // A click on a box opens its panel beside the map (a double click on a kernel, its steps) (a kernel: its ops and lines, time, why it ends there, what it reads,
 // and links to its steps, its code and its kernel-table row; a box of several: its kernels, each a link); on an arrow,
 // the buffers it stands for and why each exists; a box picked, shift-click another: why they did not fuse (port/why.js).
 import { h } from "./dom.js";
-import { panZoom } from "./panzoom.js";
+import { READABLE, panZoom } from "./panzoom.js";
 import { why } from "./port/why.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
@@ -60,28 +61,58 @@ export function programMap(ui, request, open, openRow, fuse) {
     if (!ui.program.open) return;
     place();
     if (!asked) { asked = true; request(); }
-    else if (shown) requestAnimationFrame(opening);
   });
   /** @type {ProgramMapMsg|null} */
   let msg = null;
   /** @type {MapView|null} */
   let shown = null;
+  let topDown = false;  // shown top to bottom (its svg_down)
   /** @type {number|null} the kernel picked (shift-click another: why they did not fuse) */
   let picked = null;
+  // the canvas resized (a notebook's column widened, the widget maximised, the sheet opened again): the map opens again
+  // for its new size, unless the user has zoomed or panned it since; hidden (0x0), it waits for its size
+  let sized = "";
+  new ResizeObserver(() => {
+    const now = `${canvas.clientWidth}x${canvas.clientHeight}`;
+    if (now === sized) return;
+    sized = now;
+    if (!shown || view.moved()) return;
+    if (downward(shown) !== topDown) draw(shown); else opening();
+  }).observe(canvas);
 
-  /** The view opens readable on the program's start (its leftmost boxes), or whole where it fits. */
+  /** The view opens whole where it fits readable, else readable on the program's start (its first boxes), the kernel
+   * picked in view. Nothing while the canvas is hidden (0x0): the resize that shows it opens it. */
   function opening() {
+    if (!canvas.clientWidth || !canvas.clientHeight) return;
     view.initial();
     const boxes = [...stage.querySelectorAll("g.node[data-node]")];
-    const left = Math.min(...boxes.map((b) => b.getBoundingClientRect().left));
-    const first = boxes.filter((b) => b.getBoundingClientRect().left <= left + 1);
-    if (first.length) view.reveal(first);
+    const at = (/** @type {Element} */ b) => (topDown ? b.getBoundingClientRect().top : b.getBoundingClientRect().left);
+    const start = Math.min(...boxes.map(at));
+    const first = boxes.filter((b) => at(b) <= start + 1);
+    const box = picked === null ? null : stage.querySelector(`g.node[data-node="${boxOf(picked)}"]`);
+    if (box || first.length) view.reveal(box ? [box] : first);
+  }
+
+  /** Whether to show v top to bottom in the canvas it has: where its left-to-right picture does not fit whole and
+   * readable and the top-to-bottom one fits at a larger scale. A notebook's column gives the map a canvas taller than
+   * wide (some 500 px beside the panel): a few kernels left to right are a strip three times as wide, readable only
+   * on its start, and fitted whole their labels are unreadable; giving the panel's width to the map would not fit it
+   * either, and would move the map under the pointer when a click opens the panel. Top to bottom the same boxes are a
+   * column that fits, whole and readable. A big map (no svg_down) stays left to right, read from its start.
+   * @param {MapView} v */
+  function downward(v) {
+    const k = (/** @type {string} */ svg) => {
+      const m = /width="([\d.]+)" height="([\d.]+)"/.exec(svg);
+      return m ? Math.min(canvas.clientWidth / Number(m[1]), canvas.clientHeight / Number(m[2])) : 0;
+    };
+    return !!v.svg_down && k(v.svg) < READABLE && k(v.svg_down) > k(v.svg);
   }
 
   /** @param {MapView} v */
   function draw(v) {
     shown = v;
-    stage.innerHTML = v.svg;  // SVG built by tgviz.draw.flow: every text is escaped there
+    topDown = downward(v);
+    stage.innerHTML = topDown ? v.svg_down : v.svg;  // SVG built by tgviz.draw.flow: every text is escaped there
     for (const b of views.querySelectorAll("button")) b.classList.toggle("active", b.dataset.view === v.name);
     mark();
     requestAnimationFrame(opening);

@@ -105,6 +105,7 @@ function render({ model, el }) {
     else go(hit.step, hit.match);
   });
   const closeSheet = oneSheet([ui.program, ui.kernels, ui.run, opts.box]);  // the program map, the kernel table, the run's tabs, what if…
+  let mapGaveWay = false;  // the map a trace opens on, closed for the kept picture while no kernel answered
   /** @type {Selection|null} the selection drawn */
   let shown = null;
   /** @type {TreeGroup|null} its group */
@@ -202,6 +203,7 @@ function render({ model, el }) {
    * @param {number|null} [match] @param {import("./messages.js").View} [v] */
   function select(key, match = null, v = "auto") {
     ui.program.open = false;  // a step chosen (the tree, a key, a link): the map gives way to it
+    mapGaveWay = false;
     state.select(key, match, v);
     tree.markSelected();
     showCached();
@@ -245,6 +247,7 @@ function render({ model, el }) {
     unmark("none");  // no kernel knows this widget: it was restored from the saved notebook, which is unchanged
     ui.staticNote.hidden = false;
     if (!kept) return;
+    mapGaveWay = ui.program.open;
     ui.program.open = false;  // the map needs the kernel: the kept picture is what there is to see
     draw(kept);
     shown = null;  // a picture the kernel sends later is drawn over it
@@ -263,7 +266,13 @@ function render({ model, el }) {
   }
 
   state.listen((msg) => {
-    if (!heard) { heard = true; ui.staticNote.hidden = true; offline(false); unmark("kernel"); }  // (reopened, its kernel running: unchanged if its state is the saved one)
+    if (!heard) {
+      heard = true; ui.staticNote.hidden = true; offline(false); unmark("kernel");  // (reopened, its kernel running: unchanged if its state is the saved one)
+      // a kernel busy past STATIC_AFTER_MS (Run All: the cells after this one) answers late: the map comes back, unless
+      // the user has chosen a step or a sheet meanwhile
+      if (mapGaveWay && ![ui.kernels, ui.run, opts.box].some((d) => d.open)) map.openSheet();
+      mapGaveWay = false;
+    }
     if (msg.type === "busy") {
       if (shown && sameSelection(msg, shown)) return;  // already shown from the cache
       if (sameSelection(msg, state.selection())) busy();

@@ -8,7 +8,7 @@ import re
 
 import pytest
 import workloads
-from harness import ARTIFACTS, LIMIT, new_page, notebook, run_all
+from harness import ARTIFACTS, LIMIT, inside, new_page, notebook, run_all, settled
 
 import tgviz
 
@@ -138,6 +138,53 @@ def test_every_kernel_of_the_gpt_step_is_two_actions_away(offline, tmp_path):
     else: reached.update(members.evaluate_all("ns => ns.map(n => n.firstChild.textContent)"))
   assert {k.name for k in program.kernels} <= reached
   assert not page.errors
+
+
+ON_MAP = """() => { const c = document.querySelector('.tgviz-map-canvas'), box = (r) => [r.left, r.top, r.right, r.bottom];
+  const boxes = {}; for (const n of c.querySelectorAll('g.node[data-node]')) boxes[n.dataset.node] = box(n.getBoundingClientRect());
+  return {canvas: box(c.getBoundingClientRect()), boxes, transform: c.querySelector('.tgviz-map-stage').style.transform}; }"""
+
+
+def on_map(page) -> dict:
+  """The map's canvas and boxes on screen ([left, top, right, bottom], CSS px), its label size and the stage's transform,
+  once what a resize set off is drawn."""
+  settled(page)
+  settled(page)  # (a resize: the canvas's observer, then the map drawn again in the next frame)
+  return {**page.evaluate(ON_MAP), "px": page.evaluate(LABEL_PX, MAP)}
+
+
+def test_a_small_map_opens_whole_and_follows_its_canvas(tmp_path, browser):
+  """A program of a few kernels in a notebook's narrow column (the report at 1000x760: a canvas some 400 px wide beside
+  the panel) opens whole and readable, not on the left end of a strip three times as wide; it opens again for its
+  canvas's new size (smaller: readable on its first kernel; wider again: whole), also when it was hidden meanwhile, and
+  not once the user has zoomed it."""
+  with tgviz.capture() as trace: exec(CELL.split("\n", 1)[1], {})
+  report = trace.to_html(tmp_path / "small.html")
+  with new_page(browser, 1000, 760, offline=True) as page:
+    page.goto(report.as_uri())
+    page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=LIMIT)
+    got = on_map(page)
+    assert got["px"] >= 10.99 and all(inside(b, got["canvas"]) for b in got["boxes"].values()), got
+    shoot(page, "programmap-small-report.png")
+    page.set_viewport_size({"width": 1000, "height": 420})  # too low for it whole: readable, on its first kernel
+    got = on_map(page)
+    assert got["px"] >= 10.99 and inside(got["boxes"]["k0"], got["canvas"]), got
+    assert not all(inside(b, got["canvas"]) for b in got["boxes"].values()), got
+    page.locator(f"{MAP} .tgviz-sheet-close").click()  # hidden while the window grows, whole once shown again
+    page.set_viewport_size({"width": 1000, "height": 760})
+    page.locator(f"{MAP} > summary").click()
+    got = on_map(page)
+    assert got["px"] >= 10.99 and all(inside(b, got["canvas"]) for b in got["boxes"].values()), got
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    got = on_map(page)
+    assert got["px"] >= 10.99 and all(inside(b, got["canvas"]) for b in got["boxes"].values()), got
+    c = got["canvas"]  # zoomed by the user: a resize leaves the view as it is
+    page.mouse.move((c[0] + c[2]) / 2, (c[1] + c[3]) / 2)
+    page.mouse.wheel(0, -200)
+    zoomed = on_map(page)["transform"]
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    assert on_map(page)["transform"] == zoomed
+    assert not page.errors
 
 
 def check_widget(page, root, shot: str, fuse: bool) -> None:

@@ -335,13 +335,15 @@ ANSWERED = """() => { const roots = [...document.querySelectorAll('.tgviz-root')
 def test_widgets_of_cells_run_together_end_showing_their_pictures(lab, page):
   """Cells run together (Run All): two widgets, then a cell that keeps the kernel busy past the time a page waits for
   the kernel before it shows its kept picture as static. The kernel answers the pages' requests only after it: each
-  widget then shows its picture, not dimmed at "laying out…" (the answer, the kept picture unchanged, was not sent)."""
+  widget then shows its picture, not dimmed at "laying out…" (the answer, the kept picture unchanged, was not sent),
+  and is open on the program map, what a trace opens on (the kept picture, shown meanwhile, gives way to it again)."""
   open_in_lab(page, lab, "runall", "%load_ext tgviz", TUTORIAL, TUTORIAL, "import time\ntime.sleep(10)\nprint('slept')")
   run_all(page, 4)
   page.wait_for_function("[...document.querySelectorAll('.jp-OutputArea-output')].some((o) => o.innerText.includes('slept'))",
                          timeout=LIMIT)
   page.wait_for_function(ANSWERED, timeout=LIMIT)
   page.locator(".tgviz-root").first.screenshot(path=str(ARTIFACTS / "widget-run-all.png"))
+  assert page.locator(".tgviz-root .tgviz-progmap[open]").count() == 2
   assert not page.errors
 
 

@@ -24,6 +24,13 @@ def test_boxes_run_left_to_right_along_the_arrows():
   assert "x &lt; 1 &amp; y" in svg and "&lt;b&gt;" in svg and "realize() · t.py:3" in svg
 
 
+def test_down_runs_top_to_bottom():
+  boxes = [Box("a", ("first",)), Box("b", ("second",)), Box("c", ("third",))]
+  lay = layout_flow(boxes, [Arrow("a", "b", "float[4] 16 B"), Arrow("b", "c")], down=True)
+  y = {k: v[1] for k, v in lay.boxes.items()}
+  assert y["a"] < y["b"] < y["c"] and lay.height > lay.width
+
+
 def test_many_boxes_take_the_cheap_layout_without_labels():
   n = flow.FAST_ABOVE + 5
   boxes = [Box(f"n{i}", (f"kernel {i}",)) for i in range(n)]

@@ -77,6 +77,19 @@ def test_user_text_is_escaped(tmp_path):
   assert any("<b>&amp;" in b["source"] for b in PM.program_map(trace)["buffers"])  # the message carries it as text
 
 
+def test_a_small_map_comes_top_to_bottom_too(tutorial_trace, attention_trace):
+  """A small map (the tutorial's 5 kernels) is laid out top to bottom too, the same boxes and arrows (the page shows it
+  where it fits a narrow canvas better); a big one (the attention block's 30) only left to right."""
+  view = PM.program_map(tutorial_trace)["views"][0]
+  def drawn(svg):
+    root = ET.fromstring(svg)
+    return {g.get("data-node"): g.get("transform") for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("data-node")}, \
+           sorted(g.get("data-key") for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("data-key") is not None)
+  (across, arrows), (down, arrows_down) = drawn(view["svg"]), drawn(view["svg_down"])
+  assert across.keys() == down.keys() and arrows == arrows_down and across != down
+  assert all(not v["svg_down"] for v in PM.program_map(attention_trace)["views"])
+
+
 def test_opening_and_the_kernel_tables_causes(tutorial_trace):
   assert FV.opening(tutorial_trace, None)[2] == "program"
   assert FV.opening(tgviz.Trace("CL"), None)[2] == "step"

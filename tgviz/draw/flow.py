@@ -1,5 +1,5 @@
-"""Pictures of flow graphs read left to right: boxes of label lines, labelled arrows between them, optional groups drawn
-as frames (clusters), laid out by graphviz's dot (``rankdir=LR``) and drawn as SVG.
+"""Pictures of flow graphs read left to right (or top to bottom): boxes of label lines, labelled arrows between them,
+optional groups drawn as frames (clusters), laid out by graphviz's dot (``rankdir=LR``, or ``TB``) and drawn as SVG.
 
 Owns the flow picture only (what a box or arrow stands for is the caller's: tgviz.views.programmap draws a program's
 kernels and buffers with it). The SVG follows the step pictures' structure (``g.side`` holding ``g.node`` boxes, each
@@ -72,13 +72,13 @@ FAST_ABOVE = 80  # boxes: past this many, dot runs with cheap settings, straight
                  # 0.7 s without)
 
 
-def flow_dot(boxes: Sequence[Box], arrows: Sequence[Arrow], frames: dict[int, str] | None = None) -> str:
-  """The DOT text of a flow picture: left to right, boxes fixed to their labels' size, arrows labelled, groups framed;
-  past FAST_ABOVE boxes dot's cheaper settings, straight lines and no labels."""
+def flow_dot(boxes: Sequence[Box], arrows: Sequence[Arrow], frames: dict[int, str] | None = None, down: bool = False) -> str:
+  """The DOT text of a flow picture: left to right (down: top to bottom), boxes fixed to their labels' size, arrows
+  labelled, groups framed; past FAST_ABOVE boxes dot's cheaper settings, straight lines and no labels."""
   name = {b.key: f"n{i}" for i, b in enumerate(boxes)}
   fast = len(boxes) > FAST_ABOVE
   cheap = " mclimit=0.1 nslimit=1 nslimit1=1 searchsize=5 splines=line" if fast else ""
-  out = ["digraph G {", f"graph [rankdir=LR nodesep=0.12 ranksep=0.35 newrank=true{cheap}];",
+  out = ["digraph G {", f"graph [rankdir={'TB' if down else 'LR'} nodesep=0.12 ranksep=0.35 newrank=true{cheap}];",
          f'node [shape=box fixedsize=true label=""]; edge [fontname=Courier fontsize={FONT_SIZE}];']
   by_group: dict[int | None, list[Box]] = {}
   for b in boxes: by_group.setdefault(b.group, []).append(b)
@@ -98,10 +98,10 @@ def _quote(s: str) -> str:
 
 
 def layout_flow(boxes: Sequence[Box], arrows: Sequence[Arrow], frames: dict[int, str] | None = None,
-                timeout: float | None = DEFAULT_TIMEOUT) -> FlowLayout:
+                timeout: float | None = DEFAULT_TIMEOUT, down: bool = False) -> FlowLayout:
   """Lay a flow picture out with dot (see flow_dot); arrows between boxes not drawn are left out (their entries None)."""
   st = time.perf_counter()
-  plain = run_dot(flow_dot(boxes, arrows, frames), "plain", timeout)
+  plain = run_dot(flow_dot(boxes, arrows, frames, down), "plain", timeout)
   by_name = {f"n{i}": b.key for i, b in enumerate(boxes)}
   width = height = 0.0
   placed: dict[str, tuple[float, float, float, float]] = {}

@@ -598,10 +598,12 @@ class MapBuffer(TypedDict):
 
 class MapView(TypedDict):
   """One view of the program map: "kernels" (a box per kernel, long chains folded) or "lines" (a box per line of the
-  user's code). Its picture: SVG laid out left to right, a box's data-node its key in boxes ("in..."/"out..." for the
+  user's code). Its picture: SVG laid out left to right (svg_down, for a small map: top to bottom too, "" for a bigger
+  one; the page shows the one that fits its canvas), a box's data-node its key in boxes ("in..."/"out..." for the
   stubs of what comes from before the block and goes after it), an arrow's data-key its index in arrows."""
   name: str
   svg: str
+  svg_down: str
   boxes: dict[str, list[int]]        # box -> its kernels (indices into ProgramMapMsg.kernels)
   arrows: list[list[int]]            # per arrow, its buffers
 

@@ -1,5 +1,5 @@
 """The program map's message: the block's kernels as boxes and the buffers between them as arrows, laid out left to right
-by tgviz.draw.flow, with every kernel's and buffer's panel data (the reason each buffer exists, the user's lines) and
+(a small map also top to bottom) by tgviz.draw.flow, with every kernel's and buffer's panel data (the reason each buffer exists, the user's lines) and
 the kernels by cause (where the trace opens on it: tgviz.views.failure.opening).
 
 Owns ProgramMapMsg (see tgviz.views.messages) and what a box and an arrow say: a kernel's name, its Tensor ops and
@@ -27,6 +27,7 @@ from tgviz.views.protocol import CellLabel, place, step_key
 FOLD_CHAIN = 4          # a chain of this many kernels or more, each feeding only the next, is drawn as one box
 LINES_ABOVE = 40        # past this many kernels the map opens on the lines of the user's code, a box each
 FOLD_ABOVE = 24         # chains are folded in programs of more kernels than this (a small one shows every kernel)
+DOWN_UP_TO = 24         # a view of this many boxes or fewer (stubs too) is also laid out top to bottom (MapView.svg_down)
 REASON_COLOURS = {"user": "#d62728", "output": "#2ca02c", "input": "#7f7f7f", "copy": "#8c564b", "device": "#9467bd",
                   "ranges": "#e377c2", "cost": "#ff7f0e", "reduce": "#1f77b4", "other": "#17becf"}
 _STYLE = "".join([".tgviz-flow .node.copy rect{fill:#e0e0e0}", ".tgviz-flow .node.fold rect{fill:#c6f8ff;stroke-width:2}",
@@ -117,7 +118,9 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
   arrows, drawn, stubs = _arrows(prog, box_of, buffers)
   boxes += stubs
   svg = flow_svg(boxes, drawn, layout_flow(boxes, drawn, frames, timeout), frames=frames, style=_STYLE) if boxes else ""
-  return MapView(name=name, svg=svg, boxes=members, arrows=arrows)
+  down = flow_svg(boxes, drawn, layout_flow(boxes, drawn, frames, timeout, down=True), frames=frames, style=_STYLE) \
+    if 0 < len(boxes) <= DOWN_UP_TO else ""
+  return MapView(name=name, svg=svg, svg_down=down, boxes=members, arrows=arrows)
 
 
 def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_label: CellLabel | None = None) -> ProgramMapMsg:
