@@ -5,7 +5,7 @@
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
-import { MARGIN, around, fullestWindow } from "./fullest.js";
+import { MARGIN, around, fullestWindow, unclippedWindow } from "./fullest.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./fullest.js").Box} Box */
@@ -206,65 +206,9 @@ export function panZoom(/** @type {Ui} */ ui) {
     // a match's own nodes all in view; of a whole step's changes at least one (a big step changes nodes everywhere)
     const must = own ? changedBox(scale) : anchor(), changed = nodes.filter((n) => n.matches(".added, .removed, .changed"));
     const win = fullest(nodes, must, scale, changed);
-    if (win) { const at = unclipped(nodes, win, must, changed); tx = MARGIN - at.x * scale; ty = MARGIN - at.y * scale; apply(); return; }
+    if (win) { const at = unclippedWindow(rects(nodes), win, must, nodes.map((n) => n.matches(".added, .removed, .changed")), scale, mini.footprint(svgOf())); tx = MARGIN - at.x * scale; ty = MARGIN - at.y * scale; apply(); return; }
     const b = changedBox(scale);
     if (b) centre(b); else { tx = 0; ty = 0; apply(); }
-  }
-  /** The window win (SVG units, at the current scale, a margin inside the canvas) moved where the canvas cuts the
-   * fewest nodes at its left edge, then at its right, then at its top and bottom (a node cut mid-way at the canvas's
-   * edge reads as a broken picture; where the graph goes on past the right edge, cuts there are what says so): the
-   * view starts at a node's edge, in the margin where it must. It keeps `must` whole, one of `marked` where it showed
-   * one, and most of what it showed: at least half as many nodes whole, across; down, all of them, those clear of the
-   * overview clear of it. @param {Element[]} nodes @param {Box} win @param {Box|null} must @param {Element[]} marked */
-  function unclipped(nodes, win, must, marked) {
-    const boxes = rects(nodes), o = mini.footprint(svgOf()), m = MARGIN / scale, gap = 2 / scale, W = win.w + 2 * m, H = win.h + 2 * m;
-    const marks = new Set(marked), mark = nodes.map((n) => marks.has(n));
-    /** Whether box b lies under the overview with the canvas's corner at (x0, y0). @param {Box} b @param {number} x0 @param {number} y0 */
-    const under = (b, x0, y0) => !!o && (b.x - x0) * scale < o.x + o.w && (b.x + b.w - x0) * scale > o.x &&
-      (b.y - y0) * scale < o.y + o.h && (b.y + b.h - y0) * scale > o.y;
-    /** The boxes' indices whole on the canvas with its corner at (x0, y0), clear of the overview. @param {number} x0 @param {number} y0 */
-    const whole = (x0, y0) => [...boxes.keys()].filter((i) => { const b = boxes[i];
-      return b.x >= x0 - 0.5 && b.x + b.w <= x0 + W + 0.5 && b.y >= y0 - 0.5 && b.y + b.h <= y0 + H + 0.5 && !under(b, x0, y0); });
-    /** How many spans cross the point a. @param {number[][]} spans @param {number} a */
-    const cross = (spans, a) => spans.filter(([s0, e]) => s0 < a - 0.5 && e > a + 0.5).length;
-    /** How many spans a window [a, a + L] cuts at its ends. @param {number[][]} spans @param {number} a @param {number} L */
-    const cuts = (spans, a, L) => cross(spans, a) + cross(spans, a + L);
-    /** Where a window L long starts to put a span's edge a gap in from either of its ends. @param {number[][]} spans @param {number} L */
-    const edges = (spans, L) => spans.flatMap(([s0, e]) => [s0 - gap, e + gap, s0 - gap - L, e + gap - L]);
-    const x0 = win.x - m, y0 = win.y - m, was = whole(x0, y0), hadMark = was.some((i) => mark[i]);
-    if (!was.length) return win;
-    /** Across, with the canvas's top at y: the start cutting the fewest of the nodes in its rows at its left, then at
-     * its right, then showing the most, then the nearest. @param {number} y */
-    const across = (y) => {
-      const rows = boxes.filter((b) => b.y < y + H && b.y + b.h > y).map((b) => [b.x, b.x + b.w]);
-      /** @param {number} a @param {number} n */
-      const rank = (a, n) => [cross(rows, a), cross(rows, a + W), -n, Math.abs(a - x0)];
-      let best = { a: x0, rank: rank(x0, whole(x0, y).length) };
-      for (const a of edges(rows, W)) {
-        if (must && (must.x < a || must.x + must.w > a + W)) continue;
-        const now = whole(a, y);
-        if ((!must && now.length < 0.5 * was.length) || (hadMark && !now.some((i) => mark[i]))) continue;
-        const r = rank(a, now.length), k = r.findIndex((v, i) => v !== best.rank[i]);
-        if (k >= 0 && r[k] < best.rank[k]) best = { a, rank: r };
-      }
-      return best.a;
-    };
-    /** Down, with the canvas's left edge at x: the start cutting the fewest of the nodes in its columns, all those shown
-     * whole kept so. @param {number} x */
-    const down = (x) => {
-      const kept = whole(x, y0), keep = /** @type {Box} */ (around(kept.map((i) => boxes[i]).concat(must ? [must] : [])));
-      const cols = boxes.filter((b) => b.x < x + W && b.x + b.w > x).map((b) => [b.y, b.y + b.h]);
-      let best = { a: y0, cut: cuts(cols, y0, H) };
-      for (const a of edges(cols, H)) {
-        if (keep.y < a || keep.y + keep.h > a + H) continue;
-        const cut = cuts(cols, a, H);
-        if ((cut < best.cut || (cut === best.cut && Math.abs(a - y0) < Math.abs(best.a - y0))) && kept.every((i) => !under(boxes[i], x, a))) best = { a, cut };
-      }
-      return best.a;
-    };
-    // across, then down, then across again for the rows now in view
-    const y = down(across(y0)), x = across(y);
-    return { x: x + m, y: y + m, w: win.w, h: win.h };
   }
   /** A snapshot's output (SVG units): its lowest node, where dot draws it; null where something is marked as changed. */
   function anchor() {
