@@ -42,8 +42,9 @@ export function programMap(ui, request, open, openRow, fuse) {
   const panel = h("div", { class: "tgviz-map-panel" }, [h("p", { class: "tgviz-map-hint" }, [
     "Click a kernel for why it ends there and what it reads (double-click: its steps); click an arrow for why its buffers " +
     "exist; pick a kernel, then shift-click another: why they did not fuse."])]);
+  const body = h("div", { class: "tgviz-map-body" }, [canvas, panel]);
   const sheet = h("div", { class: "tgviz-sheet tgviz-map-sheet" }, [
-    h("div", { class: "tgviz-sheet-head tgviz-map-head" }, [summary, views, legend, close]), h("div", { class: "tgviz-map-body" }, [canvas, panel])]);
+    h("div", { class: "tgviz-sheet-head tgviz-map-head" }, [summary, views, legend, close]), body]);
   ui.program.replaceChildren(h("summary", { class: "tgviz-needs-kernel", title: "the program: its kernels and the buffers between them, and why each exists" },
                                ["program map"]), sheet);
   const view = panZoom(/** @type {Ui} */ (/** @type {unknown} */ ({ canvas, stage })));
@@ -111,6 +112,7 @@ export function programMap(ui, request, open, openRow, fuse) {
   /** @param {MapView} v */
   function draw(v) {
     shown = v;
+    body.classList.toggle("tgviz-map-wide", !v.svg_down);  // (programmap.css: a big map's panel under it in a narrow sheet)
     topDown = downward(v);
     stage.innerHTML = topDown ? v.svg_down : v.svg;  // SVG built by tgviz.draw.flow: every text is escaped there
     for (const b of views.querySelectorAll("button")) b.classList.toggle("active", b.dataset.view === v.name);
@@ -292,5 +294,11 @@ export function programMap(ui, request, open, openRow, fuse) {
     failed(message) { if (!msg) { summary.textContent = message; asked = false; } },
     /** Open the map (the trace's opening). */
     openSheet() { ui.program.open = true; },
+    /** The f key: true where it fitted the map (its sheet open), whole in its canvas. */
+    fit() {
+      if (!ui.program.open) return false;
+      view.fit();
+      return true;
+    },
   };
 }

@@ -330,7 +330,7 @@ function render({ model, el }) {
     ArrowUp: live(() => moveStep(-1)), ArrowDown: live(() => moveStep(1)), ArrowLeft: live(() => stepMatch(-1)),
     ArrowRight: live(() => stepMatch(1)), Home: live(() => { if (lastMatch() >= 0) setMatch(0); }),
     End: live(() => { if (lastMatch() >= 0) setMatch(lastMatch()); }),
-    f: () => { if (!run.fit()) view.fit(); }, 1: view.oneToOne, z: view.toChange, r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": search.focus },
+    f: () => { if (!run.fit() && !map.fit()) view.fit(); }, 1: view.oneToOne, z: view.toChange, r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": search.focus },
   () => {  // Escape: an open sheet closed, or the widget back in its place, first
     if (closeSheet()) return true;
     if (max.on()) { max.set(false); return true; }

@@ -187,6 +187,29 @@ def test_a_small_map_opens_whole_and_follows_its_canvas(tmp_path, browser):
     assert not page.errors
 
 
+def test_a_map_in_a_narrow_sheet_has_its_width_and_f_fits_it(attention_trace, tmp_path, browser):
+  """In a notebook's column (the report at 1000x760) the map is as wide as its sheet, its panel under it (beside it,
+  the hint took 380 px of a 720 px sheet: an attention block's map showed two of its 36 boxes); f, with the map open,
+  fits the map whole (it fitted the step graph hidden under the sheet instead, shrinking it to 4 px labels)."""
+  report = attention_trace.to_html(tmp_path / "attention.html")
+  with new_page(browser, 1000, 760, offline=True) as page:
+    page.goto(report.as_uri())
+    page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=LIMIT)
+    got = on_map(page)
+    sheet = page.locator(f"{MAP} > .tgviz-sheet").bounding_box()
+    panel = page.locator(".tgviz-map-panel").bounding_box()
+    canvas = got["canvas"]
+    assert canvas[2] - canvas[0] >= sheet["width"] - 20 and panel["y"] >= canvas[3] - 1, (canvas, sheet, panel)
+    stage = page.locator(".tgviz-stage").evaluate("s => s.style.transform")
+    page.locator(f"{MAP} .tgviz-map-head").click()
+    page.keyboard.press("f")
+    got = on_map(page)
+    assert all(inside(b, got["canvas"]) for b in got["boxes"].values()), got
+    assert page.locator(".tgviz-stage").evaluate("s => s.style.transform") == stage
+    shoot(page, "programmap-narrow-fit.png")
+    assert not page.errors
+
+
 def check_widget(page, root, shot: str, fuse: bool) -> None:
   """A notebook's widget opens on the map; the kernel that writes the .contiguous()'s buffer says so in its panel, with
   the user's line; "what if they fused?" (JupyterLab) runs the schedule again: the buffer gone, a kernel fewer."""
