@@ -149,7 +149,7 @@ function timeColumns() {
   return [{ key: "median_us", label: "median", num: true, fmt: (v, r) => (v === null ? "–" : `${r.cold ? "❄ " : ""}${fmtTime(v)}`),
             title: "the median of its timed runs: re-timed after the capture where it was (warm), else its launches in the capture; "
             + "❄: a single cold launch, the device's first run of the kernel: no measurement of it warm" },
-          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, title: "min – max of its timed runs, how many, and where from" },
+          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, wrap: true, title: "min – max of its timed runs, how many, and where from" },
           { key: "roof_fraction", label: "limit", num: true, fmt: (_v, r) => (r.bound ? `${r.bound} ${fmtPct(r.roof_fraction)}` : "–"),
             tip: (r) => r.why ?? "", title: "what limits it: memory, compute, or latency (too little work to fill the device), and the "
             + "fraction of that roof it reached (hover a cell: why); – until the device's peaks are measured (open the roofline)" }];

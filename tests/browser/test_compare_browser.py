@@ -192,4 +192,12 @@ def test_report_kernel_table_fits_a_laptops_window(attention_trace, tmp_path, br
     wide = sheet.evaluate("s => ({scroll: s.scrollWidth, client: s.clientWidth, "
                           "right: Math.max(...[...s.querySelectorAll('th')].map((t) => t.getBoundingClientRect().right)), window: innerWidth})")
     assert wide["scroll"] <= wide["client"] and wide["right"] <= wide["window"], wide
+    # narrower than the table (a notebook's column): it scrolls sideways, each row's kernel name staying in view
+    page.set_viewport_size({"width": 900, "height": 768})
+    settled(page)
+    sheet.evaluate("s => { s.scrollLeft = s.scrollWidth; }")
+    settled(page)
+    first = sheet.locator("tbody tr td:first-child").first.bounding_box()
+    assert sheet.evaluate("s => s.scrollLeft") > 0 and first["x"] == 0, first  # (over the sheet's padding too)
+    page.screenshot(path=str(ARTIFACTS / "report-kernel-table-scrolled.png"))
     assert not page.errors
