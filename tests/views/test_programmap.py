@@ -26,7 +26,9 @@ def test_the_map_is_the_program(attention_trace):
   assert [k["name"] for k in msg["kernels"]] == [k.name for k in program.kernels]
   assert [(b["reason"], b["label"], b["detail"]) for b in msg["buffers"]] == [(b.reason, b.label, b.detail) for b in program.buffers]
   assert msg["counts"] == program.counts() and sum(msg["counts"].values()) == sum(bool(k.writes) for k in program.kernels)
-  assert msg["summary"].startswith(f"{len(program.kernels)} kernels: ")
+  # its calls, apart from the kernels compiled (the trace's count): "30 calls of 19 kernels and 2 copies · by cause: ..."
+  compiled, copies = len(attention_trace.kernels), sum(k.kind == "copy" for k in program.kernels)
+  assert copies and msg["summary"].startswith(f"{len(program.kernels)} calls of {compiled} kernels and {copies} copies · by cause: user ")
   for view in msg["views"]:
     box = _boxes_of(view)
     assert sorted(box) == list(range(len(program.kernels)))  # every kernel in exactly one box
