@@ -108,7 +108,7 @@ def test_what_is_written_after_the_run_is_the_reports(often, tmp_path):
   """The writer forked once the script has ended (while `tgviz run` times and retries kernels) writes every segment
   not written yet, the kernels' tabs and the pictures, schedules' too: all of it is taken, the report the same bytes."""
   with early.EarlySegments(pictures=(300, True)) as e:
-    with tgviz.capture(device="CPU") as trace: workloads.mlp()
+    with tgviz.capture(device="CPU") as trace: workloads.tutorial()
     writer = report.Writer(trace)
     e.after(trace)
     landmarks = [s for s in trace.steps if s.is_snapshot]
