@@ -135,6 +135,10 @@ def check_memory(page, peak: int, shot: str, mem=None) -> None:
   canvas = page.locator(".tgviz-mem-canvas")
   page.wait_for_function("document.querySelector('.tgviz-mem-canvas').dataset.peakX", timeout=LIMIT)
   box = canvas.bounding_box()
+  if mem is not None:  # it opens on the buffers' events, a twentieth of their span round them, not on the whole run
+    first, last = mem.events[0].t_us, mem.events[-1].t_us
+    v0, v1 = json.loads(canvas.get_attribute("data-view"))
+    assert first - (last - first) / 20 - 1 <= v0 <= first and last <= v1 <= last + (last - first) / 20 + 1, (v0, v1, first, last)
   for _ in range(3):  # zoom in around the peak
     view = canvas.get_attribute("data-view")
     page.mouse.move(box["x"] + float(canvas.get_attribute("data-peak-x")), box["y"] + box["height"] / 2)

@@ -1,5 +1,6 @@
 """What each thread reads: kernel.accesses(), kernel.reads() and kernel.thread() against definitions computed here."""
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -170,3 +171,18 @@ def test_thread_and_loop_values():
   some = k.thread(**{loops[0]: 0})
   assert 0 < some[a_slot][0].flat.size < 256
   with pytest.raises(KeyError): k.thread(nothing=1)
+
+
+def test_an_index_too_big_to_print_says_its_size(monkeypatch):
+  """tinygrad's render of an expression is quadratic in its length (an LSTM step's unrolled kernel spent minutes and
+  gigabytes printing its accesses' indices): past access._RENDER_UOPS UOps the text says what the expression is and how
+  big; below, it is tinygrad's render."""
+  from tgviz.bridge import access as BA
+  a = Tensor.rand(4, 8).realize()
+  monkeypatch.setattr(BA, "_RENDER_UOPS", 3)
+  _, acc = classes(lambda: a.T.contiguous().realize())
+  big = [x for x in acc if re.fullmatch(r"\(\w+ of \d+ UOps: too big to print\)", x.index)]
+  assert big and all(int(re.search(r"of (\d+) UOps", x.index).group(1)) > 3 for x in big)
+  monkeypatch.setattr(BA, "_RENDER_UOPS", 400)
+  _, acc = classes(lambda: a.T.contiguous().realize())
+  assert not any("too big to print" in x.index for x in acc) and all(x.index for x in acc)

@@ -98,7 +98,13 @@ def _value(arg: object) -> int | float | bool:
   return arg if isinstance(arg, (int, bool)) else float(arg)  # type: ignore[arg-type]
 
 
+_RENDER_UOPS = 400  # an expression bigger than this is not printed: tinygrad's render is quadratic in its length (an
+# LSTM step's unrolled kernel: minutes for its accesses' indices, gigabytes held)
+
+
 def _render(u: UOp) -> str:
+  """tinygrad's rendering of an expression (as its DEBUG prints it), or what it is, where it is too big to print."""
+  if (n := len(u.toposort())) > _RENDER_UOPS: return f"({u.op.name} of {n:,} UOps: too big to print)"
   try: return u.render()
   except Exception: return str(u.op)
 
