@@ -31,7 +31,7 @@ from tgviz.report import writer as report
 from tgviz.report.early import EarlySegments
 from tgviz.trace import debug
 from tgviz.trace.retime import SLOWEST
-from tgviz.trace.whatif import WHAT_IFS, beam_seconds, what_ifs
+from tgviz.trace.whatif import WHAT_IFS, beam_seconds, what_if_seconds, what_ifs
 from tgviz.views import picture
 from tgviz.views import protocol as P
 from tgviz.work import forked
@@ -124,7 +124,7 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[
     ran = time.perf_counter() - st
     if trace is not None: early.after(trace)  # (on the core the retries leave idle)
     if trace is not None and retime > 0: retimed(trace, retime)
-    if trace is not None and what_if > 0: retried(trace, what_if, beam_seconds(ran))
+    if trace is not None and what_if > 0: retried(trace, what_if, beam_seconds(ran), what_if_seconds(ran))
     if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs, early)
   if trace is not None and save:
     print(f"tgviz: trace:  {trace.save(out / 'trace.tgviz').resolve()} (tgviz open it, or tgviz.load it, anywhere)")
@@ -143,11 +143,11 @@ def retimed(trace: Trace, slowest: int) -> None:
           + "; ".join(f"{k.display_name} {k.timing.text()}" for k in done if k.timing is not None))
 
 
-def retried(trace: Trace, slowest: int, beam: float) -> None:
+def retried(trace: Trace, slowest: int, beam: float, budget: float) -> None:
   """The slowest kernels retried with other opts for the report's what-if sheet (BEAM searching each for beam seconds at
-  most), each retry said in a line."""
+  most; no retry begun past budget seconds), each retry said in a line."""
   st = time.perf_counter()
-  try: done = what_ifs(trace, slowest, beam)
+  try: done = what_ifs(trace, slowest, beam, budget)
   except Exception as e:
     print(f"tgviz: kernels not retried: {type(e).__name__}: {e}", file=sys.stderr)
     return

@@ -220,6 +220,21 @@ def test_what_ifs_retry_the_slowest_kernels_with_no_opts_one_size_up_and_beams_p
   assert isinstance(pick, tuple) and k.retry(pick).same
 
 
+def test_retries_stop_when_their_time_is_spent():
+  """tgviz run's retries, all told, take a tenth of the run (2 s at least): one begun finishes, none is begun past that
+  (an LSTM step's retries of its 3,000-line kernels took 42 s after a 29 s run); those not made say why."""
+  from tinygrad import Tensor
+
+  from tgviz.trace.whatif import what_if_seconds, what_ifs
+  assert what_if_seconds(100) == 10 and what_if_seconds(5) == 2
+  a, b = Tensor.randn(16, 16, device="CPU").realize(), Tensor.randn(16, 16, device="CPU").realize()
+  with tgviz.capture("CPU") as trace: (a @ b).realize()
+  (k,) = trace.kernels
+  assert what_ifs(trace, 1, beam_seconds=0.5, budget=0) == [] and not k.retries
+  assert [t.split(": ", 1)[1] for t in k.not_tried] == ["the what-if's time (0.0 s) was spent on the retries before"] * 3, k.not_tried
+  assert [t.split(":")[0] for t in k.not_tried] == ["no opts", "one size up", "BEAM's pick (width 2, 0.5 s at most)"]
+
+
 def test_tgviz_runs_beam_searches_a_share_of_the_run():
   """tgviz run's BEAM pick searches a kernel for 5% of the run's time, at least half a second and at most 3 s: the
   report's retries stay a small part of what the run cost."""

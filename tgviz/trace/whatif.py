@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import statistics
+import time
 import traceback
 from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
@@ -24,6 +25,7 @@ BEAM_COLUMNS = ("index", "round", "opts", "compiled", "time_us", "winner")  # Ke
 BEAM_WIDTH, BEAM_SECONDS = 2, 3.0  # what_ifs' BEAM: a narrow search, stopped after some seconds a kernel
 BEAM_SHARE, BEAM_LEAST = 0.05, 0.5  # tgviz run's: a kernel's search at most this share of the run, but this long at least
 WHAT_IFS = 2  # tgviz run's --what-if: the slowest kernels retried
+WHAT_IF_SHARE, WHAT_IF_LEAST = 0.1, 2.0  # tgviz run's retries, all told: at most this share of the run (this long at least)
 SIZED = ("UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "THREAD")  # the opts whose amount can be one size up
 
 
@@ -205,16 +207,27 @@ def device_time(k: Kernel) -> float:
   return k.timing.median_us * len(k.run_times) if k.timing is not None else 0.0
 
 
-def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS) -> list[Retry]:
+def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS, budget: float | None = None) -> list[Retry]:
   """For the `slowest` kernels by device time (device_time), the retries that answer "what would other opts do?" where
   no Python is at hand (the HTML report shows each kernel's retries): no opts, one size up of an opt applied (see
   one_size_up), and BEAM's pick (width BEAM_WIDTH, searching beam_seconds at most; not where BEAM chose the opts
-  already); each once, none that repeats the opts applied. Returns them in order (a failed one says why in its error);
-  what a kernel was not retried with is said, with why, in its ``not_tried``."""
+  already); each once, none that repeats the opts applied. Once `budget` seconds are spent (None: no limit), no more
+  retries are begun (one compiles, runs and is traced whole: a big kernel's can take many seconds). Returns them in
+  order (a failed one says why in its error); what a kernel was not retried with is said, with why, in its
+  ``not_tried``."""
   ran = [k for k in trace.kernels if isinstance(k, Kernel) and k.run_times and k.base_ast is not None]
   done: list[Retry] = []
+  start = time.perf_counter()
+
+  def spent() -> bool:
+    return budget is not None and time.perf_counter() - start >= budget
+
   for k in sorted(ran, key=lambda k: -device_time(k))[:max(slowest, 0)]:
     tried, beam = {tuple(k.opts)}, f"width {BEAM_WIDTH}, {beam_seconds:g} s at most"
+    over = f"the what-if's time ({budget:.1f} s) was spent on the retries before"
+    if spent():
+      k.not_tried.extend(f"{label}: {over}" for label in ("no opts", "one size up", f"BEAM's pick ({beam})"))
+      continue
     pick, why_not = beam_pick(k, beam_seconds)
     # (why: the retry's label; label: the same said of a retry not made; missing: why there are no opts to retry with)
     for why, label, opts, missing in (("no opts", "no opts", (), ""),
@@ -226,6 +239,9 @@ def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS) -> 
       if opts in tried:
         k.not_tried.append(f"{label}: {'the opts applied' if opts == tuple(k.opts) else 'the same opts as a retry above'}")
         continue
+      if spent():
+        k.not_tried.append(f"{label}: {over}")
+        continue
       tried.add(opts)
       (r := k.retry(opts)).why = why
       if r.retried is None and (r.error or "").startswith("tinygrad refused "):
@@ -234,6 +250,12 @@ def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS) -> 
         continue
       done.append(r)
   return done
+
+
+def what_if_seconds(run_seconds: float) -> float:
+  """How long tgviz run's retries may take, all told, after a run of run_seconds: WHAT_IF_SHARE of it, WHAT_IF_LEAST at
+  least (the retry under way when it is spent ends first)."""
+  return max(WHAT_IF_LEAST, WHAT_IF_SHARE * run_seconds)
 
 
 def beam_seconds(run_seconds: float) -> float:
