@@ -151,9 +151,9 @@ def retried(trace: Trace, slowest: int, beam: float, budget: float) -> None:
   except Exception as e:
     print(f"tgviz: kernels not retried: {type(e).__name__}: {e}", file=sys.stderr)
     return
-  if done:
-    print(f"  what if, for the report (--what-if {slowest}), in {time.perf_counter() - st:.1f} s:")
-    for r in done: print(f"    {r.summary()}")
+  print(f"  what if, for the report (--what-if {slowest}), in {time.perf_counter() - st:.1f} s:"
+        + ("" if done else " no retry made (the report's what-if sheet says why)"))
+  for r in done: print(f"    {r.summary()}")
 
 
 def trace_script(script: Path, device: str | None, args: list[str], env: dict[str, Any] | None = None,

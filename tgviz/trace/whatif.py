@@ -224,23 +224,20 @@ def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS, bud
 
   for k in sorted(ran, key=lambda k: -device_time(k))[:max(slowest, 0)]:
     tried, beam = {tuple(k.opts)}, f"width {BEAM_WIDTH}, {beam_seconds:g} s at most"
-    over = f"the what-if's time ({budget:.1f} s) was spent on the retries before"
-    if spent():
-      k.not_tried.extend(f"{label}: {over}" for label in ("no opts", "one size up", f"BEAM's pick ({beam})"))
-      continue
-    pick, why_not = beam_pick(k, beam_seconds)
-    # (why: the retry's label; label: the same said of a retry not made; missing: why there are no opts to retry with)
-    for why, label, opts, missing in (("no opts", "no opts", (), ""),
-                                      ("one size up", "one size up", one_size_up(k), "no opt applied whose amount tinygrad takes doubled"),
-                                      (f"BEAM's pick: {beam}", f"BEAM's pick ({beam})", pick, why_not)):
+    over = f"the what-if's time ({budget or 0:.1f} s) was spent on the retries before"
+    # (why: the retry's label; label: the same said of a retry not made; opts: what makes its opts, and why there are none)
+    for why, label, make in (("no opts", "no opts", lambda k: ((), "")),
+                             ("one size up", "one size up", lambda k: (one_size_up(k), "no opt applied whose amount tinygrad takes doubled")),
+                             (f"BEAM's pick: {beam}", f"BEAM's pick ({beam})", lambda k: beam_pick(k, beam_seconds))):
+      if spent():  # (before BEAM's search too: it takes its seconds)
+        k.not_tried.append(f"{label}: {over}")
+        continue
+      opts, missing = make(k)
       if opts is None:
         k.not_tried.append(f"{label}: {missing}")
         continue
       if opts in tried:
         k.not_tried.append(f"{label}: {'the opts applied' if opts == tuple(k.opts) else 'the same opts as a retry above'}")
-        continue
-      if spent():
-        k.not_tried.append(f"{label}: {over}")
         continue
       tried.add(opts)
       (r := k.retry(opts)).why = why
