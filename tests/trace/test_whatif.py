@@ -221,8 +221,9 @@ def test_what_ifs_retry_the_slowest_kernels_with_no_opts_one_size_up_and_beams_p
 
 
 def test_retries_stop_when_their_time_is_spent():
-  """tgviz run's retries, all told, take a tenth of the run (2 s at least): one begun finishes, none is begun past that
-  (an LSTM step's retries of its 3,000-line kernels took 42 s after a 29 s run); those not made say why."""
+  """tgviz run's retries, all told, take a tenth of the run (2 s at least): none is begun that would end past that, by
+  its kernel's codegen and compile in the run (an LSTM step's retries of its big kernels took 42 s after a 29 s run);
+  those not made say why."""
   from tinygrad import Tensor
 
   from tgviz.trace.whatif import what_if_seconds, what_ifs
@@ -231,7 +232,8 @@ def test_retries_stop_when_their_time_is_spent():
   with tgviz.capture("CPU") as trace: (a @ b).realize()
   (k,) = trace.kernels
   assert what_ifs(trace, 1, beam_seconds=0.5, budget=0) == [] and not k.retries
-  assert [t.split(": ", 1)[1] for t in k.not_tried] == ["the what-if's time (0.0 s) was spent on the retries before"] * 3, k.not_tried
+  assert all(t.split(": ", 1)[1].startswith("the what-if's time (0.0 s) would be spent before it ended (the kernel's codegen "
+                                            "and compile took ") for t in k.not_tried), k.not_tried
   assert [t.split(":")[0] for t in k.not_tried] == ["no opts", "one size up", "BEAM's pick (width 2, 0.5 s at most)"]
 
 

@@ -211,25 +211,29 @@ def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS, bud
   """For the `slowest` kernels by device time (device_time), the retries that answer "what would other opts do?" where
   no Python is at hand (the HTML report shows each kernel's retries): no opts, one size up of an opt applied (see
   one_size_up), and BEAM's pick (width BEAM_WIDTH, searching beam_seconds at most; not where BEAM chose the opts
-  already); each once, none that repeats the opts applied. Once `budget` seconds are spent (None: no limit), no more
-  retries are begun (one compiles, runs and is traced whole: a big kernel's can take many seconds). Returns them in
+  already); each once, none that repeats the opts applied. No retry is begun that would end past `budget` seconds
+  (None: no limit), going by the kernel's codegen and compile in the run (a retry compiles, runs and is traced whole:
+  a big kernel's can take many seconds, and cannot be stopped midway). Returns them in
   order (a failed one says why in its error); what a kernel was not retried with is said, with why, in its
   ``not_tried``."""
   ran = [k for k in trace.kernels if isinstance(k, Kernel) and k.run_times and k.base_ast is not None]
   done: list[Retry] = []
   start = time.perf_counter()
+  # what a retry is expected to take: its kernel's codegen and device compile in the run (a retry does both again)
+  costs = {r["kernel"]: ((r["codegen_us"] or 0) + (r["compile_us"] or 0)) / 1e6 for r in trace.compile_table()} if budget is not None else {}
 
-  def spent() -> bool:
-    return budget is not None and time.perf_counter() - start >= budget
+  def spent(k: Kernel) -> bool:
+    return budget is not None and time.perf_counter() - start + costs.get(k.display_name, 0.0) >= budget
 
   for k in sorted(ran, key=lambda k: -device_time(k))[:max(slowest, 0)]:
     tried, beam = {tuple(k.opts)}, f"width {BEAM_WIDTH}, {beam_seconds:g} s at most"
-    over = f"the what-if's time ({budget or 0:.1f} s) was spent on the retries before"
+    over = (f"the what-if's time ({budget or 0:.1f} s) would be spent before it ended (the kernel's codegen and compile"
+            f" took {costs.get(k.display_name, 0.0):.1f} s in the run)")
     # (why: the retry's label; label: the same said of a retry not made; opts: what makes its opts, and why there are none)
     for why, label, make in (("no opts", "no opts", lambda k: ((), "")),
                              ("one size up", "one size up", lambda k: (one_size_up(k), "no opt applied whose amount tinygrad takes doubled")),
                              (f"BEAM's pick: {beam}", f"BEAM's pick ({beam})", lambda k: beam_pick(k, beam_seconds))):
-      if spent():  # (before BEAM's search too: it takes its seconds)
+      if spent(k):  # (before BEAM's search too: it takes its seconds)
         k.not_tried.append(f"{label}: {over}")
         continue
       opts, missing = make(k)
