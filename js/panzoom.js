@@ -204,9 +204,9 @@ export function panZoom(/** @type {Ui} */ ui) {
     scale = READABLE;
     const nodes = [...svg.querySelectorAll("g.side g.node")], own = svg.querySelector("g.side g.node.match-node");
     // a match's own nodes all in view; of a whole step's changes at least one (a big step changes nodes everywhere)
-    const must = own ? changedBox(scale) : anchor(), changed = nodes.filter((n) => n.matches(".added, .removed, .changed"));
-    const win = fullest(nodes, must, scale, changed);
-    if (win) { const at = unclippedWindow(rects(nodes), win, must, nodes.map((n) => n.matches(".added, .removed, .changed")), scale, mini.footprint(svgOf())); tx = MARGIN - at.x * scale; ty = MARGIN - at.y * scale; apply(); return; }
+    const must = own ? changedBox(scale) : anchor(), mark = nodes.map((n) => n.matches(".added, .removed, .changed"));
+    const win = fullest(nodes, must, scale, nodes.filter((_, i) => mark[i]));
+    if (win) { const at = unclippedWindow(rects(nodes), win, must, mark, scale, mini.footprint(svgOf())); tx = MARGIN - at.x * scale; ty = MARGIN - at.y * scale; apply(); return; }
     const b = changedBox(scale);
     if (b) centre(b); else { tx = 0; ty = 0; apply(); }
   }

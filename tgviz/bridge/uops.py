@@ -59,15 +59,12 @@ def _arg_text(u: UOp) -> str | None:
   return str(u.arg)
 
 
-_RESHAPES = (Ops.RESHAPE, Ops.EXPAND)
-
-
 def _foldable(u: UOp) -> bool:
   """Constants (and broadcasts of them) are folded into their users' labels, as tinygrad's VIZ does (unless one is the
   root of the graph drawn)."""
   if u.op is Ops.CONST: return True
   if u.op is Ops.STACK and all(s.op is Ops.CONST for s in u.src): return True
-  return u.op in _RESHAPES and len(u.src) >= 1 and _foldable(u.src[0])
+  return u.op in (Ops.RESHAPE, Ops.EXPAND) and len(u.src) >= 1 and _foldable(u.src[0])
 
 
 def _base_label(u: UOp) -> list[str]:
@@ -274,9 +271,7 @@ class NodeTable:
           cache.contents[content], cache.texts[content] = [text, _base_label(u), list(fold_info(u))], (text_bytes := text.encode())
         # UOp.key from its sources' keys, already here (tinygrad's property walks the whole graph below each new node)
         key = hashlib.sha256(text_bytes + b"".join([e[5] for e in below])).digest()
-        # foldable (see _foldable), from its sources' folds: a RESHAPE or EXPAND of a folded node folds too
-        foldable = op is Ops.CONST or (op in _RESHAPES and bool(folds) and bool(folds[0])) or (op is Ops.STACK and _foldable(u))
-        d = drawn[u] = (key.hex()[:12], lab[0], lab[1], list(_fold_text(u)) if foldable else 0, content, key)
+        d = drawn[u] = (key.hex()[:12], lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content, key)
       if (c := content_ids.get(d[4])) is None:
         c = content_ids[d[4]] = len(self.contents)
         self.contents.append(cache.contents[d[4]])

@@ -255,7 +255,7 @@ def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS, bud
 
 def what_if_seconds(run_seconds: float) -> float:
   """How long tgviz run's retries may take, all told, after a run of run_seconds: WHAT_IF_SHARE of it, WHAT_IF_LEAST at
-  least (the retry under way when it is spent ends first)."""
+  least (what_ifs begins no retry that its kernel's compile in the run says would end past it)."""
   return max(WHAT_IF_LEAST, WHAT_IF_SHARE * run_seconds)
 
 
