@@ -1,7 +1,7 @@
 // The keyboard, only while the widget has focus: ↑/↓ step, ←/→ match, Home/End first/last match, r raw graph, f fit (with
 // the run's timeline shown: its launches' span or the whole run),
 // 1 one-to-one,
-// z zoom to the change, m maximise, / (or Ctrl-F) the search; Escape first closes what is open over the widget (the kernel table, the run's tabs)
+// z zoom to the change (again: all of it), m maximise, / (or Ctrl-F) the search; Escape first closes what is open over the widget (the kernel table, the run's tabs)
 // and un-maximises, then goes back to the notebook; no other key reaches the notebook meanwhile.
 
 /** @typedef {import("./ui.js").Ui} Ui */

@@ -1,7 +1,7 @@
 // Pan and zoom of the graph on the canvas (wheel zoom, drag pan) and the views a graph opens on: whole where it fits
 // readable, else readable on what changed (on a big change, the canvas-sized part of it holding the most changed nodes);
-// a new match keeps the zoom and brings the change back into view; fit, 1:1, zoom to the change (all of it, whole, however
-// small that makes it) or to a code line's nodes.
+// a new match keeps the zoom and brings the change back into view; fit, 1:1, zoom to the change (readable on the
+// replacement where all of it is not; again: all of it, whole, however small that makes it) or to a code line's nodes.
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
@@ -110,6 +110,18 @@ export function panZoom(/** @type {Ui} */ ui) {
     tx = w / 2 - (b.x + b.w / 2) * scale; ty = h / 2 - (b.y + b.h / 2) * scale;
     apply();
   }
+  /** Show the box b (SVG units) at the current scale, `m` CSS px in from the canvas's edges where it fits: placed to cut
+   * the fewest other nodes at the edges, centred where that cuts as few (a centred change or code line's nodes left
+   * others cut at one edge while the other edge had room). @param {Box} b @param {number} m */
+  function show(b, m) {
+    const c = size(), W = (c.w - 2 * m) / scale, H = (c.h - 2 * m) / scale;
+    const boxes = rects([...(svgOf()?.querySelectorAll("g.side g.node") ?? [])]);
+    const x = place(b.x, b.x + b.w, W, boxes.map((r) => [r.x, r.x + r.w]));
+    const across = boxes.filter((r) => r.x < x + W && r.x + r.w > x);
+    const y = place(b.y, b.y + b.h, H, across.map((r) => [r.y, r.y + r.h]));
+    tx = m - x * scale; ty = m - y * scale;
+    apply();
+  }
   function fit() {
     const svg = svgOf();
     if (!svg) return;
@@ -127,15 +139,26 @@ export function panZoom(/** @type {Ui} */ ui) {
     scale = Math.max(READABLE, Math.min(c.w / (b.w + 40), c.h / (b.h + 40), 2));
     centre(b);
   }
-  /** Zoom to what changed: every changed node whole, with a margin; zoomed out below the readable scale where they need
-   * it (a SINK or PROGRAM whose label is wider than a notebook's canvas, a change spread over the graph): a node cut at
-   * the canvas's edge, or left out of view, was read as not there. */
+  /** @type {{svg: Element|null, at: string}|null} the picture and view the last z left, for a z again */
+  let zoomed = null;
+  /** Zoom to what changed. Readable where that shows every changed node whole (with a margin); else the replacement (the
+   * after side's changed nodes) whole, readable where it fits: a change spread over both sides shown whole put its
+   * labels at 6-7 px. z again at once: every changed node whole, zoomed out as far as that takes (a SINK or PROGRAM
+   * whose label is wider than a notebook's canvas, a change spread over the graph): a node cut at the canvas's edge, or
+   * left out of view, was read as not there. */
   function toChange() {
+    const again = zoomed !== null && zoomed.svg === svgOf() && zoomed.at === ui.stage.style.transform;
     const b = changedBox(), c = size();
     if (!b) return fit();
-    scale = Math.min(c.w / (b.w + 40), c.h / (b.h + 40), 2);
-    centre(b);
-    shun(marked());
+    const room = (/** @type {Box} */ r) => Math.min(c.w / (r.w + 40), c.h / (r.h + 40));
+    const nodes = marked(), after = nodes.filter((n) => n.closest("g.side")?.getAttribute("data-side") === "after");
+    const part = !again && room(b) < READABLE && after.length && after.length < nodes.length ? boxOf(after) : null;
+    const shown = part ?? b;
+    scale = Math.min(room(shown), 2);
+    if (part) scale = Math.min(scale, Math.max(READABLE, room(b)));  // no closer than readable: the rest near it in view
+    show(shown, 20);
+    shun(part ? after : nodes);
+    zoomed = again ? null : { svg: svgOf(), at: ui.stage.style.transform };
   }
   /** The nodes marked as what changed: a match's own, else every added, removed or changed one. */
   function marked() {
@@ -165,7 +188,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (!marked.length) return;
     zoomTo(windowOn(marked, 0));
     const b = windowOn(marked, scale, true);
-    if (b) { centre(b); shun(marked); }
+    if (b) { show(b, MARGIN); shun(marked); }
   }
   /** Bring some nodes (a picked node first, then its neighbourhood) into view: the least pan that shows them all at the
    * current zoom; where they do not fit, zoomed out as far as labels stay readable; where they do not fit then either,

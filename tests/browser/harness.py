@@ -213,14 +213,15 @@ MARKED = """() => { const c = document.querySelector('.tgviz-canvas').getBoundin
   const ns = own.length ? own : [...document.querySelectorAll(
     '.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, .tgviz-stage g.side g.node.changed')];
   const box = (r) => [r.left, r.top, r.right, r.bottom];
-  return {canvas: box(c), nodes: ns.map((n) => box(n.getBoundingClientRect()))}; }"""
+  return {canvas: box(c), nodes: ns.map((n) => box(n.getBoundingClientRect())),
+          after: ns.map((n) => n.closest('g.side').dataset.side === 'after')}; }"""
 
 
-def marked_boxes(page) -> tuple[list[float], list[list[float]]]:
+def marked_boxes(page, after: bool = False) -> tuple[list[float], list[list[float]]]:
   """The graph canvas's box and the boxes of the nodes the change marks (a match's own, else every added, removed or
-  changed one), each [left, top, right, bottom] in CSS px on screen."""
+  changed one; after: those of the after side, the replacement), each [left, top, right, bottom] in CSS px on screen."""
   got = page.evaluate(MARKED)
-  return got["canvas"], got["nodes"]
+  return got["canvas"], [b for b, a in zip(got["nodes"], got["after"], strict=True) if a or not after]
 
 
 def inside(box: list[float], canvas: list[float], margin: float = 0) -> bool:
@@ -301,16 +302,23 @@ def changed_in_view(page) -> bool:
   return page.evaluate(CHANGED_IN_VIEW)
 
 
-def check_zoomed_to_change(page) -> None:
+def check_zoomed_to_change(page, again: bool = False) -> None:
   """What z shows: every node the change marks (a match's own, else every added, removed or changed one) whole on the
   canvas, with labels readable (11 CSS px or more) where those nodes fit the canvas at that size (with z's 20 px margin
-  all round), else as large as fits them (z zooms out below readable only as far as it must: a change wider or taller
-  than the canvas at a readable size)."""
+  all round). Where they do not, the replacement (those of the after side) whole, readable where it fits so, else as
+  large as fits it; z again (again): all of them whole, as large as fits them (zoomed out below readable only as far as
+  it must: a change wider or taller than the canvas at a readable size)."""
   (canvas, nodes), px = marked_boxes(page), label_px(page)
-  assert nodes and all(inside(n, canvas) for n in nodes), (canvas, nodes)
-  w, h = max(n[2] for n in nodes) - min(n[0] for n in nodes), max(n[3] for n in nodes) - min(n[1] for n in nodes)
-  room = min((canvas[2] - canvas[0] - 40) / w, (canvas[3] - canvas[1] - 40) / h)
-  assert px >= min(11, px * room * 0.99), (px, room, canvas)  # 1%: the nodes' boxes on screen against their SVG boxes
+  after = marked_boxes(page, after=True)[1]
+
+  def room(ns: list[list[float]]) -> float:  # how much larger the nodes' box could be drawn, z's margin kept
+    w, h = max(n[2] for n in ns) - min(n[0] for n in ns), max(n[3] for n in ns) - min(n[1] for n in ns)
+    return min((canvas[2] - canvas[0] - 40) / w, (canvas[3] - canvas[1] - 40) / h)
+  assert nodes, canvas
+  # 1%: the nodes' boxes on screen against their SVG boxes
+  shown = nodes if again or px * room(nodes) >= 11 * 0.99 or not after or len(after) == len(nodes) else after
+  assert all(inside(n, canvas) for n in shown), (canvas, shown, again)
+  assert px >= min(11, px * room(shown) * 0.99), (px, room(shown), canvas, again)
 
 
 def saved_kept_picture(path: Path) -> dict:

@@ -31,12 +31,15 @@ def waiter(page):
   return wait
 
 
-# where the centre of the marked nodes is on screen, relative to the canvas's centre
-LINE_NODES_OFF_CENTRE = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+# the marked nodes against the canvas: how many lie whole on it; the nodes cut at its left or right edge; whether the
+# whole graph is narrower than the canvas (then a view can cut none there)
+LINE_NODES_PLACED = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const all = [...document.querySelectorAll('.tgviz-stage g.side g.node')].map((n) => n.getBoundingClientRect());
   const rs = [...document.querySelectorAll('.tgviz-stage g.node.hl-line')].map((n) => n.getBoundingClientRect());
-  const x = (Math.min(...rs.map((r) => r.left)) + Math.max(...rs.map((r) => r.right))) / 2;
-  const y = (Math.min(...rs.map((r) => r.top)) + Math.max(...rs.map((r) => r.bottom))) / 2;
-  return [x - (c.left + c.width / 2), y - (c.top + c.height / 2)]; }"""
+  const whole = (r) => r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom;
+  const cut = all.filter((r) => (r.left < c.left && r.right > c.left) || (r.left < c.right && r.right > c.right));
+  return {marked: rs.length, whole: rs.filter(whole).length, cut: cut.length,
+          narrower: Math.max(...all.map((r) => r.right)) - Math.min(...all.map((r) => r.left)) <= c.width}; }"""
 
 
 def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
@@ -63,8 +66,10 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   keys = set(page.eval_on_selector_all(".tgviz-stage g.node.hl-line", "ns => ns.map(n => n.dataset.node)"))
   expected = {tg.node_key(u) for u in conv.lines[n - 1]}
   assert keys and keys <= expected and tg.node_key(conv.lines[n - 1][0]) in keys, (keys, expected)
-  dx, dy = page.evaluate(LINE_NODES_OFF_CENTRE)
-  assert abs(dx) < 3 and abs(dy) < 3, (dx, dy)
+  # all on screen, and no other node cut at the canvas's side where the graph fits across (centred on the line's
+  # nodes, the conv's PARAM was cut at the left while the right edge had room)
+  placed = page.evaluate(LINE_NODES_PLACED)
+  assert placed["whole"] == placed["marked"] and (placed["cut"] == 0 or not placed["narrower"]), placed
   assert label_px(page) >= 11
   line.click()  # unpinned
   page.locator(".tgviz-title").hover()

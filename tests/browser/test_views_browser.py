@@ -3,7 +3,20 @@ graph is too big to draw whole shows that line's UOps marked and on screen; a cl
 overview shows where the view is and moves it, and covers nothing a view is there to show; a graph just too wide for
 the default zoom opens whole."""
 import pytest
-from harness import ARTIFACTS, LIMIT, inside, label_px, marked_boxes, new_page, search_for, settled, to_steps, uops_cells, wraps
+from harness import (
+  ARTIFACTS,
+  LIMIT,
+  check_zoomed_to_change,
+  inside,
+  label_px,
+  marked_boxes,
+  new_page,
+  search_for,
+  settled,
+  to_steps,
+  uops_cells,
+  wraps,
+)
 
 from tgviz import bridge as tg
 from tgviz.views import protocol as P
@@ -243,14 +256,15 @@ def zoom_cut(page) -> dict:
 
 def test_zoom_to_the_change_shows_the_changed_nodes_whole(cnn_trace, cnn_report, browser):
   """At a notebook's width (1200x800), at the last match (End) of steps of every size, z shows the match's changed
-  nodes whole, with a margin: none is cut at the canvas's edge, and all of them are in view (zoomed out as far as
-  that takes)."""
+  nodes whole and readable where they fit so, else its replacement (the after side's) whole and readable: a change
+  spread over both sides shown whole had 6-7 px labels. z again shows all of them whole, with a margin: none is cut at
+  the canvas's edge, and all of them are in view (zoomed out as far as that takes)."""
   steps = sorted((s for s in cnn_trace.steps if s.matches), key=lambda s: len(s.matches))
   tried = steps[:: max(1, len(steps) // 16)] + steps[-2:]
   with new_page(browser, width=1200, height=800, offline=True) as page:
     page.goto(cnn_report.as_uri())
     page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
-    bad = []
+    bad, replaced = [], 0
     for step in tried:
       last = len(step.matches) - 1
       search_for(page, step.group.name)
@@ -260,11 +274,20 @@ def test_zoom_to_the_change_shows_the_changed_nodes_whole(cnn_trace, cnn_report,
       page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{last}'", timeout=LIMIT)
       page.keyboard.press("z")
       settled(page)
+      check_zoomed_to_change(page)
+      part = label_px(page) >= 10.9 and zoom_cut(page)["inside"] < zoom_cut(page)["nodes"]
+      if part:
+        replaced += 1
+        page.screenshot(path=str(ARTIFACTS / "report-zoom-change-replacement.png"))
+      page.keyboard.press("z")
+      settled(page)
+      check_zoomed_to_change(page, again=True)
       got = zoom_cut(page)
       if got["cut"] or got["inside"] < got["nodes"]: bad.append((step.path, got))
       if len(bad) == 1: page.screenshot(path=str(ARTIFACTS / "report-zoom-change-cut.png"))
     page.screenshot(path=str(ARTIFACTS / "report-zoom-change.png"))
     assert not bad, bad
+    assert replaced, "no step whose change did not fit readable: the first z's other view was not tried"
     assert not page.errors
 
 
@@ -304,7 +327,10 @@ def test_zoom_to_the_change_shows_a_node_wider_than_the_canvas_whole(tutorial_tr
       page.keyboard.press("End")
       page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{last}'", timeout=LIMIT)
       page.keyboard.press("1")  # from 1:1, where they do not fit
-      page.keyboard.press("z")
+      page.keyboard.press("z")  # the replacement, a PROGRAM, whole
+      settled(page)
+      check_zoomed_to_change(page)
+      page.keyboard.press("z")  # and again: both
       settled(page)
       got, widest = zoom_cut(page), page.evaluate(WIDEST)
       print(step.name, got, widest)
