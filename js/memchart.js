@@ -124,6 +124,6 @@ export function memoryTab(msg, openKernel) {
     h("thead", {}, [h("tr", {}, ["buffer (dtype[size] #n; hover: its id)", "device", "bytes", "allocated", "freed", "kernels that wrote or read it"]
       .map((c, i) => h("th", i >= 2 && i <= 4 ? { class: "num" } : {}, [c])))]), h("tbody", {}, rows)]);
   const more = m.at_peak.length > MEM_ROWS ? [h("p", {}, [`the ${MEM_ROWS} biggest of ${m.at_peak.length} buffers shown`])] : [];
-  return h("div", { class: "tgviz-mem" }, [head, h("div", { class: "tgviz-tl-tools tgviz-mem-tools" }, [fit, "wheel: zoom, drag: pan, hover: what was allocated then"]),
+  return h("div", { class: "tgviz-mem" }, [head, h("div", { class: "tgviz-tl-tools tgviz-mem-tools" }, [fit, "wheel (in a notebook ctrl+wheel): zoom, drag: pan, hover: what was allocated then"]),
     box, h("div", { class: "tgviz-mem-list" }, ["alive at the peak, biggest first:"]), table, ...more]);
 }

@@ -1,4 +1,4 @@
-// Pan and zoom of the graph on the canvas (wheel zoom, drag pan) and the views a graph opens on: whole where it fits
+// Pan and zoom of the graph on the canvas (wheel zoom, in a notebook ctrl+wheel: see wheel.js; drag pan) and the views a graph opens on: whole where it fits
 // readable, else readable on what changed (on a big change, the canvas-sized part of it holding the most changed nodes);
 // a new match keeps the zoom and brings the change back into view; fit, 1:1, zoom to the change (readable on the
 // replacement where all of it is not; again: all of it, whole, however small that makes it) or to a code line's nodes.
@@ -6,6 +6,7 @@
 // canvas is; a click or a drag on it moves the view there.
 
 import { MARGIN, around, fullestWindow, unclippedWindow } from "./fullest.js";
+import { wheelZoom } from "./wheel.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./fullest.js").Box} Box */
@@ -257,15 +258,14 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (x1 < 0 || y1 < 0 || x0 > c.w || y0 > c.h || (b.w * scale < c.w && (x0 < 0 || x1 > c.w)) || (b.h * scale < c.h && (y0 < 0 || y1 > c.h))) centre(b);
     shun(marked());
   }
-  ui.canvas.addEventListener("wheel", (ev) => {
-    ev.preventDefault();
+  wheelZoom(ui.canvas, (ev) => {
     const r = ui.canvas.getBoundingClientRect();
     const px = ev.clientX - r.left, py = ev.clientY - r.top;
     const f = ev.deltaY < 0 ? 1.15 : 1 / 1.15;
     tx = px - (px - tx) * f; ty = py - (py - ty) * f; scale *= f;
     moved = true;
     apply();
-  }, { passive: false });
+  });
   /** @type {{x:number,y:number,x0:number,y0:number}|null} */
   let drag = null;
   ui.canvas.addEventListener("pointerdown", (ev) => {

@@ -1,8 +1,10 @@
 // The time axis the run's canvases share (timeline.js, memchart.js): a view [v0, v1] of the run in µs, drawn from a left
-// margin to the canvas's right edge, zoomed by the wheel around the pointer and panned by a drag (timeView), and its
-// ticks (drawTimeTicks): round steps (1, 2, 5 × 10^k) labelled with the time from the run's start in the step's unit;
+// margin to the canvas's right edge, zoomed by the wheel around the pointer (in a notebook ctrl+wheel: see wheel.js)
+// and panned by a drag (timeView), and its ticks (drawTimeTicks): round steps (1, 2, 5 × 10^k) labelled with the time from the run's start in the step's unit;
 // zoomed in so deep that those labels would run to many digits ("564060 µs"), the first tick says its time from the
 // run's start to the step's precision ("564.0605 ms") and the others the time after it ("+0.5 µs").
+
+import { wheelZoom } from "./wheel.js";
 
 /** Round tick steps (1, 2, 5 × 10^k) for a span over about n ticks. @param {number} span @param {number} n */
 function taStep(span, n) {
@@ -49,13 +51,12 @@ export function timeView(canvas, left, span, redraw) {
     x: (us) => left + (us - v.v0) * (v.width - left) / (v.v1 - v.v0),
     set: (a, b) => { v.v0 = a; v.v1 = b; redraw(); },
   };
-  canvas.addEventListener("wheel", (ev) => {
-    ev.preventDefault();
+  wheelZoom(canvas, (ev) => {
     const at = v.at(ev.clientX - canvas.getBoundingClientRect().left), f = Math.exp(Math.max(-1, Math.min(1, ev.deltaY * 0.002)));
     const n0 = at - (at - v.v0) * f, n1 = at + (v.v1 - at) * f;
     if (n1 - n0 < 1e-3) return;  // a nanosecond across: close enough
     if (n1 - n0 >= span * 1.5) v.set(-span * 0.25, span * 1.25); else v.set(n0, n1);
-  }, { passive: false });
+  });
   /** @type {{x: number, v0: number, v1: number, moved: boolean}|null} */
   let drag = null;
   canvas.addEventListener("pointerdown", (ev) => {

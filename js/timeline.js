@@ -51,7 +51,7 @@ export function timelineTab(msg, openKernel, openStep) {
     ` (${counts.map(([k, c]) => `${c.toLocaleString("en-US")} ${k}`).join(", ") || "none"}) on ${t.lanes.join(", ") || "no device"}`
     + ` over ${fmtTime(t.duration)}`
     + (t.jit_runs.length ? `; TinyJit ${t.jits.join(", ")}: the captured batch, then ${replayed} replays (paler)` : "")
-    + " · wheel: zoom, drag: pan, click a kernel or a compiler span: its steps"]);
+    + " · wheel (in a notebook ctrl+wheel): zoom, drag: pan, click a kernel or a compiler span: its steps"]);
   const compiled = h("div", { class: "tgviz-tl-compile", "data-wall": String(msg.compile.totals.wall_us ?? 0) }, [msg.compile.summary]);
   compiled.hidden = !msg.compile.summary;
   if (!cols.n && !lanes.height) return { fit: () => {}, el: h("div", { class: "tgviz-tl" }, [head, h("p", {}, [t.source ? "no launches recorded" :

@@ -144,10 +144,14 @@ NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 
 def open_in_lab(page, lab, name: str, *cells: str) -> Path:
   """Write a notebook of these cells into JupyterLab's root and open it in a workspace of its own, reset: JupyterLab
-  restores a workspace's tabs, and another test's notebook open beside it hid its cells. Returns the file's path."""
+  restores a workspace's tabs, and another test's notebook open beside it hid its cells. Its kernel is started first,
+  through the server's REST API, and the page joins it: a page that starts one itself may ask for a kernel seconds
+  after the first is idle (before the server listed its kernelspecs, as after other tests shut theirs down), and a
+  Shift+Enter on that dialog changed the kernel under a queued cell, which never ran. Returns the file's path."""
   url, token, root = lab
   path = root / f"{name}.ipynb"
   path.write_text(notebook(*cells))
+  _api(url, token, "POST", "/api/sessions", {"path": path.name, "name": path.name, "type": "notebook", "kernel": {"name": "python3"}})
   page.goto(f"{url}/lab/workspaces/{name}/tree/{name}.ipynb?token={token}&reset")
   return path
 
@@ -250,6 +254,14 @@ def node_panel_ms(page) -> dict:
   return page.evaluate(NODE_PANEL_MS)
 
 
+def ctrl_wheel(page, dy: float) -> None:
+  """A ctrl+wheel where the pointer is: what zooms a graph or a chart in a notebook, where the plain wheel scrolls the
+  notebook (and in the report, where the plain wheel zooms too)."""
+  page.keyboard.down("Control")
+  page.mouse.wheel(0, dy)
+  page.keyboard.up("Control")
+
+
 def settled(page) -> None:
   """Until the page has drawn twice: what a click, a key or a resize set off in the page (its handlers, observers and
   the layout that follows) is on screen. An event to wait for, not a time: it holds on a busy machine too."""
@@ -342,9 +354,11 @@ def saved_kept_picture(path: Path) -> dict:
   return snaps[0]
 
 
-def _api(url: str, token: str, method: str, path: str):
-  """A call to the server's REST API; its JSON answer."""
-  req = urllib.request.Request(f"{url}{path}", method=method, headers={"Authorization": f"token {token}"})
+def _api(url: str, token: str, method: str, path: str, body: dict | None = None):
+  """A call to the server's REST API (with a JSON body, if given); its JSON answer."""
+  data = None if body is None else json.dumps(body).encode()
+  req = urllib.request.Request(f"{url}{path}", data=data, method=method,
+                               headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
   with urllib.request.urlopen(req, timeout=30) as r: return json.loads(r.read() or b"null")
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import workloads
-from harness import ARTIFACTS, LIMIT, TUTORIAL, new_page, notebook, open_in_lab, run_all, settled
+from harness import ARTIFACTS, LIMIT, TUTORIAL, ctrl_wheel, new_page, notebook, open_in_lab, run_all, settled
 from helpers import counting_memory
 
 import tgviz
@@ -83,7 +83,7 @@ def check_timeline(page, rows: list[dict], shot: str) -> str:
   box = canvas.bounding_box()
   view = canvas.get_attribute("data-view")
   page.mouse.move(box["x"] + box["width"] * 0.7, box["y"] + box["height"] / 2)
-  page.mouse.wheel(0, -400)  # zoom in around the pointer
+  ctrl_wheel(page, -400)  # zoom in around the pointer (in a notebook the plain wheel scrolls it)
   page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.view !== '{view}'", timeout=LIMIT)
   zoomed = eval(canvas.get_attribute("data-view"))
   assert zoomed[1] - zoomed[0] < eval(view)[1] - eval(view)[0]
@@ -142,7 +142,7 @@ def check_memory(page, peak: int, shot: str, mem=None) -> None:
   for _ in range(3):  # zoom in around the peak
     view = canvas.get_attribute("data-view")
     page.mouse.move(box["x"] + float(canvas.get_attribute("data-peak-x")), box["y"] + box["height"] / 2)
-    page.mouse.wheel(0, -300)
+    ctrl_wheel(page, -300)
     page.wait_for_function(f"document.querySelector('.tgviz-mem-canvas').dataset.view !== '{view}'", timeout=LIMIT)
   v0, v1 = json.loads(canvas.get_attribute("data-view"))
   assert v0 > 0 and v1 - v0 < json.loads(view)[1] - json.loads(view)[0]

@@ -12,6 +12,7 @@ from harness import (
   check_maximise,
   check_saved_notebook,
   check_zoomed_to_change,
+  ctrl_wheel,
   label_px,
   new_page,
   node_panel_ms,
@@ -440,3 +441,46 @@ def test_columns_have_room_at_a_notebooks_width(lab, browser):
         cells = uops_cells(page)
         assert cells["rows"] > 10 and cells["below"] and not cells["clipped"] and cells["scroll"] <= cells["client"], cells
     assert not page.errors
+
+
+# the notebook's scroll (Lab's windowed notebook scrolls its outer panel), the graph's transform, the wheel's hint
+WHEEL = """() => { const s = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer');
+  const hint = document.querySelector('.tgviz-wheel-hint');
+  return {scrolled: s.scrollTop, view: document.querySelector('.tgviz-stage').style.transform,
+          hint: hint && hint.isConnected ? hint.innerText : ''}; }"""
+
+
+def test_the_wheel_scrolls_the_notebook_and_ctrl_wheel_zooms(lab, page):
+  """Over the widget's graph in a notebook, the plain wheel scrolls the notebook on (a graph that zoomed on it took the
+  reader's scroll as the pointer passed over it) and a hint says how to zoom; ctrl+wheel zooms the graph; maximised,
+  the widget has the window and the plain wheel zooms."""
+  open_in_lab(page, lab, "wheel", "%load_ext tgviz", TUTORIAL, "print('\\n'.join(map(str, range(200))))")
+  run_all(page, 3)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  to_steps(page)
+  settled(page)
+  canvas = page.locator(".tgviz-canvas").bounding_box()
+  page.mouse.move(canvas["x"] + canvas["width"] / 2, canvas["y"] + canvas["height"] / 3)
+  before = page.evaluate(WHEEL)
+  page.mouse.wheel(0, 200)
+  page.wait_for_function(f"document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer').scrollTop !== {before['scrolled']}",
+                         timeout=LIMIT)
+  after = page.evaluate(WHEEL)
+  assert after["view"] == before["view"] and "ctrl + wheel to zoom" in after["hint"], (before, after)
+  page.locator(".tgviz-wheel-hint").wait_for(state="detached", timeout=LIMIT)  # the hint goes
+  canvas = page.locator(".tgviz-canvas").bounding_box()  # (the notebook scrolled: the canvas moved)
+  page.mouse.move(canvas["x"] + canvas["width"] / 2, max(canvas["y"], 0) + 40)
+  scrolled = page.evaluate(WHEEL)["scrolled"]
+  ctrl_wheel(page, -200)
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').style.transform !== {after['view']!r}", timeout=LIMIT)
+  assert page.evaluate(WHEEL)["scrolled"] == scrolled  # ctrl+wheel is the graph's: the notebook stays
+  page.locator(".tgviz-title").click()
+  page.keyboard.press("m")
+  page.wait_for_selector(".tgviz-root.maximised", timeout=LIMIT)
+  settled(page)
+  zoomed = page.evaluate(WHEEL)["view"]
+  canvas = page.locator(".tgviz-canvas").bounding_box()
+  page.mouse.move(canvas["x"] + canvas["width"] / 2, canvas["y"] + canvas["height"] / 2)
+  page.mouse.wheel(0, -200)
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').style.transform !== {zoomed!r}", timeout=LIMIT)
+  assert not page.errors
