@@ -3,6 +3,7 @@
 // code on a model that answers from the page's data (open). Messages and state are those of tgviz/views/compare.py.
 import { fitLines } from "./codelines.js";
 import { h } from "./dom.js";
+import { MARGIN, READABLE, fullestWindow, nodeBoxes, unclippedWindow } from "./fullest.js";
 import { sortableTable } from "./table.js";
 
 /** A side's median, said to be one and of how many launches, or a single cold launch said to be one (its spread and
@@ -39,7 +40,7 @@ function columns(labels) {
     { key: "time_us", label: "total µs", num: true, title: "measured device time of all its launches, summed (a cell's tooltip: over how many)", ...sides("time_us"),
       tip: (/** @type {any} */ r, /** @type {string} */ k) => totalTip(r, sideOf(k)) },
     { key: "time", label: "time", fmt: (/** @type {string|null} */ v) => v ?? "–",
-      title: `${labels[1]} vs ${labels[0]}: b faster or slower; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare` },
+      title: `${labels[1]} faster or slower than ${labels[0]}; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare` },
     { key: "median_us", label: "median µs", num: true, ...sides("median_us"), title: "the median of its timed launches, of how many (what a retry's summary gives; a cell's tooltip: min, max, re-timed: after the capture, warm)",
       fmt: (/** @type {any} */ _v, /** @type {any} */ r, /** @type {string} */ k) => median(r, sideOf(k)), tip: (/** @type {any} */ r, /** @type {string} */ k) => medianTip(r, sideOf(k)) },
     { key: "launch", label: "global, local", ...sides("launch") },
@@ -82,19 +83,30 @@ function sideView(side, label) {
   return el;
 }
 
-const ZOOM = 1.15, MIN_FIT = 0.5, MAX_HEIGHT = 520;  // a wheel notch's zoom (as the trace browser's), the least fit, px
+const ZOOM = 1.15, MAX_HEIGHT = 520;  // a wheel notch's zoom (as the trace browser's), px
 
-/** The graphs of one landmark step on both sides, shown at one scale (the wider fitted to its box, down to MIN_FIT) and
- * moved together: a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's pinch) zooms both around the pointer as the
- * trace browser's wheel does. A plain wheel is left to the page: in a notebook it scrolls the notebook.
- * @param {HTMLElement[]} boxes */
+/** The graphs of one landmark step on both sides, shown at one scale, readable (the trace browser's READABLE: 11 px
+ * labels), and moved together: whole where they fit their boxes, else on the window that shows the most of both sides'
+ * nodes whole (fullest.js, as the trace browser's opening view); a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's
+ * pinch) zooms both around the pointer as the trace browser's wheel does. A plain wheel is left to the page: in a
+ * notebook it scrolls the notebook. @param {HTMLElement[]} boxes */
 function linkViews(boxes) {
   const svgs = /** @type {SVGSVGElement[]} */ (boxes.map((b) => b.querySelector("svg")).filter((svg) => svg));
   if (!svgs.length) return;
   const size = (/** @type {SVGSVGElement} */ svg, /** @type {string} */ a) => Number(svg.getAttribute(a)) || 1;
   const width = Math.max(...svgs.map((svg) => size(svg, "width"))), height = Math.max(...svgs.map((svg) => size(svg, "height")));
-  const view = { s: Math.max(MIN_FIT, Math.min(1, (boxes[0].clientWidth || width) / width)), x: 0, y: 0 };
-  for (const b of boxes) b.style.height = `${Math.min(MAX_HEIGHT, Math.ceil(height * view.s))}px`;  // the sides' rows aligned
+  const view = { s: READABLE, x: 0, y: 0 }, boxW = boxes[0].clientWidth || width * view.s, boxH = Math.min(MAX_HEIGHT, Math.ceil(height * view.s));
+  for (const b of boxes) b.style.height = `${boxH}px`;  // the sides' rows aligned
+  if (width * view.s > boxW || height * view.s > boxH) {  // the window (SVG units) within the margin, on both sides' nodes
+    const nodes = svgs.map((svg) => [...svg.querySelectorAll("g.node")]);
+    const rects = nodes.flatMap(nodeBoxes), mark = rects.map(() => false);
+    const keys = nodes.flatMap((ns, i) => ns.map((n) => `${i} ${n.getAttribute("data-node") ?? ""}`));  // a node of each side
+    const win = fullestWindow(rects, keys, mark, null, (boxW - 2 * MARGIN) / view.s, (boxH - 2 * MARGIN) / view.s, view.s, null);
+    if (win) {
+      const at = unclippedWindow(rects, win, null, mark, view.s, null);
+      view.x = MARGIN - at.x * view.s; view.y = MARGIN - at.y * view.s;
+    }
+  }
   const apply = () => {
     for (const svg of svgs) svg.style.transform = `translate(${view.x}px, ${view.y}px) scale(${view.s})`;
     for (const b of boxes) b.dataset.view = [view.x, view.y, view.s].map((v) => v.toFixed(3)).join(" ");
