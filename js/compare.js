@@ -98,7 +98,7 @@ function linkViews(boxes) {
   const view = { s: READABLE, x: 0, y: 0 }, boxW = boxes[0].clientWidth || width * view.s, boxH = Math.min(MAX_HEIGHT, Math.ceil(height * view.s));
   for (const b of boxes) b.style.height = `${boxH}px`;  // the sides' rows aligned
   if (width * view.s > boxW || height * view.s > boxH) {  // the window (SVG units) within the margin, on both sides' nodes
-    const nodes = svgs.map((svg) => [...svg.querySelectorAll("g.node")]);
+    const nodes = svgs.map((svg) => [...svg.querySelectorAll("g.side g.node")]);  // (not the legend's)
     const rects = nodes.flatMap(nodeBoxes), mark = rects.map(() => false);
     const keys = nodes.flatMap((ns, i) => ns.map((n) => `${i} ${n.getAttribute("data-node") ?? ""}`));  // a node of each side
     const win = fullestWindow(rects, keys, mark, null, (boxW - 2 * MARGIN) / view.s, (boxH - 2 * MARGIN) / view.s, view.s, null);
