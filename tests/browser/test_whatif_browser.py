@@ -4,7 +4,7 @@ read-only: the opts, the retries made before it was written, BEAM's candidates a
 import re
 
 import pytest
-from harness import ARTIFACTS, LIMIT, TUTORIAL, new_page, notebook, open_in_lab, run_all
+from harness import ARTIFACTS, LIMIT, TUTORIAL, new_page, notebook, open_in_lab, run_all, shown_labels_px
 from test_notebook7_browser import run_from_tree
 
 import tgviz
@@ -75,20 +75,12 @@ def check_time_labels(sheet, runs: int, by: str) -> None:
   assert (a - 0.05) / (b + 0.05) - 0.01 <= x <= (a + 0.05) / max(b - 0.05, 1e-9) + 0.01, summary  # (each shown to 0.1 µs)
 
 
-# the on-screen size (CSS px) of the labels of the comparison's graphs that lie whole inside their box, per box
-SHOWN_LABELS = """(sheet) => [...sheet.querySelectorAll('.tgviz-pair:not([hidden]) .tgviz-landmark-svg')].map((box) => {
-  const r = box.getBoundingClientRect();
-  return [...box.querySelectorAll('g.node text')].filter((t) => { const b = t.getBoundingClientRect();
-    return b.width > 0 && b.left >= r.left && b.right <= r.right && b.top >= r.top && b.bottom <= r.bottom; })
-    .map((t) => parseFloat(getComputedStyle(t).fontSize) * t.getBoundingClientRect().height / t.getBBox().height); })"""
-
-
 def check_comparison_reads(sheet, by: str, shot: str) -> None:
   """The retry's comparison, open on its pair: both kernels' graphs open readable, labels of 11 CSS px or more (the
   trace browser's readable size), each graph's box showing some of them whole; the words name the sides by what they
   are (the original, the retry), never "a" or "b"."""
   sheet.page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=LIMIT)
-  shown = sheet.evaluate(SHOWN_LABELS)
+  shown = shown_labels_px(sheet)
   assert len(shown) >= 2 and all(shown) and min(px for box in shown for px in box) >= 11, shown
   heads = sheet.locator(".tgviz-whatif-compare .tgviz-pair-head").all_inner_texts()
   assert [t.split(": ")[0] for t in heads] == [f"original ({by})", "retry"], heads
