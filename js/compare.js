@@ -86,43 +86,52 @@ function sideView(side, label) {
 const ZOOM = 1.15, MAX_HEIGHT = 520;  // a wheel notch's zoom (as the trace browser's), px
 
 /** The graphs of one landmark step on both sides, shown at one scale, readable (the trace browser's READABLE: 11 px
- * labels), and moved together: whole where they fit their boxes, else on the window that shows the most of both sides'
- * nodes whole (fullest.js, as the trace browser's opening view); a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's
- * pinch) zooms both around the pointer as the trace browser's wheel does. A plain wheel is left to the page: in a
- * notebook it scrolls the notebook. @param {HTMLElement[]} boxes */
+ * labels), each whole where it fits its box, else on the window that shows the most of its nodes whole (fullest.js, as
+ * the trace browser's opening view), and moved together: a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's pinch)
+ * zooms both around the pointer as the trace browser's wheel does. A plain wheel is left to the page: in a notebook it
+ * scrolls the notebook. @param {HTMLElement[]} boxes */
 function linkViews(boxes) {
-  const svgs = /** @type {SVGSVGElement[]} */ (boxes.map((b) => b.querySelector("svg")).filter((svg) => svg));
-  if (!svgs.length) return;
+  const sides = boxes.flatMap((box) => { const svg = box.querySelector("svg"); return svg ? [{ box, svg, x: 0, y: 0 }] : []; });
+  if (!sides.length) return;
   const size = (/** @type {SVGSVGElement} */ svg, /** @type {string} */ a) => Number(svg.getAttribute(a)) || 1;
-  const width = Math.max(...svgs.map((svg) => size(svg, "width"))), height = Math.max(...svgs.map((svg) => size(svg, "height")));
-  const view = { s: READABLE, x: 0, y: 0 }, boxW = boxes[0].clientWidth || width * view.s, boxH = Math.min(MAX_HEIGHT, Math.ceil(height * view.s));
+  let s = READABLE;
+  const boxH = Math.min(MAX_HEIGHT, Math.ceil(Math.max(...sides.map((v) => size(v.svg, "height"))) * s));
   for (const b of boxes) b.style.height = `${boxH}px`;  // the sides' rows aligned
-  if (width * view.s > boxW || height * view.s > boxH) {  // the window (SVG units) within the margin, on both sides' nodes
-    const nodes = svgs.map((svg) => [...svg.querySelectorAll("g.side g.node")]);  // (not the legend's)
-    const rects = nodes.flatMap(nodeBoxes), mark = rects.map(() => false);
-    const keys = nodes.flatMap((ns, i) => ns.map((n) => `${i} ${n.getAttribute("data-node") ?? ""}`));  // a node of each side
-    const win = fullestWindow(rects, keys, mark, null, (boxW - 2 * MARGIN) / view.s, (boxH - 2 * MARGIN) / view.s, view.s, null);
-    if (win) {
-      const at = unclippedWindow(rects, win, null, mark, view.s, null);
-      view.x = MARGIN - at.x * view.s; view.y = MARGIN - at.y * view.s;
-    }
+  for (const v of sides) {
+    const boxW = v.box.clientWidth || size(v.svg, "width") * s;
+    if (size(v.svg, "width") * s <= boxW && size(v.svg, "height") * s <= boxH) continue;  // whole
+    const nodes = [...v.svg.querySelectorAll("g.side g.node")];  // (not the legend's)
+    const rects = nodeBoxes(nodes), mark = rects.map(() => false);
+    const win = fullestWindow(rects, nodes.map((n) => n.getAttribute("data-node") ?? ""), mark, null,
+                              (boxW - 2 * MARGIN) / s, (boxH - 2 * MARGIN) / s, s, null);
+    if (!win) continue;
+    const at = unclippedWindow(rects, win, null, mark, s, null);  // (SVG units, within the margin)
+    v.x = MARGIN - at.x * s; v.y = MARGIN - at.y * s;
   }
   const apply = () => {
-    for (const svg of svgs) svg.style.transform = `translate(${view.x}px, ${view.y}px) scale(${view.s})`;
-    for (const b of boxes) b.dataset.view = [view.x, view.y, view.s].map((v) => v.toFixed(3)).join(" ");
+    for (const v of sides) {
+      v.svg.style.transform = `translate(${v.x}px, ${v.y}px) scale(${s})`;
+      v.box.dataset.view = [v.x, v.y, s].map((n) => n.toFixed(3)).join(" ");
+    }
   };
   for (const b of boxes) {
     b.addEventListener("wheel", (ev) => {
       if (!ev.ctrlKey && !ev.metaKey) return;  // the page's wheel: the graph takes it only when asked to zoom
       ev.preventDefault();
       const r = b.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top, f = ev.deltaY < 0 ? ZOOM : 1 / ZOOM;
-      view.x = px - (px - view.x) * f; view.y = py - (py - view.y) * f; view.s *= f;
+      for (const v of sides) { v.x = px - (px - v.x) * f; v.y = py - (py - v.y) * f; }
+      s *= f;
       apply();
     }, { passive: false });
     /** @type {{x:number,y:number}|null} */
     let drag = null;
-    b.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX - view.x, y: ev.clientY - view.y }; b.setPointerCapture(ev.pointerId); });
-    b.addEventListener("pointermove", (ev) => { if (drag) { view.x = ev.clientX - drag.x; view.y = ev.clientY - drag.y; apply(); } });
+    b.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX, y: ev.clientY }; b.setPointerCapture(ev.pointerId); });
+    b.addEventListener("pointermove", (ev) => {
+      if (!drag) return;
+      for (const v of sides) { v.x += ev.clientX - drag.x; v.y += ev.clientY - drag.y; }
+      drag = { x: ev.clientX, y: ev.clientY };
+      apply();
+    });
     b.addEventListener("pointerup", () => { drag = null; });
   }
   apply();

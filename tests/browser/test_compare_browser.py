@@ -114,8 +114,19 @@ def test_compare_widget_fits_links_the_conv_and_leaves_the_wheel_to_the_notebook
   page.keyboard.up("Control")
   step = box.locator("xpath=..").get_attribute("data-step")
   page.wait_for_function(f"({VIEWS})().filter(([s, v]) => s === {step!r}).every(([s, v]) => v !== {dict(before)[step]!r})", timeout=LIMIT)
-  views = [v for s, v in page.evaluate(VIEWS) if s == step]
-  assert len(views) == 2 and views[0] == views[1]
+  views = [v.split() for s, v in page.evaluate(VIEWS) if s == step]  # (each side opened on its own window: x, y differ)
+  assert len(views) == 2 and views[0][2] == views[1][2] != dict(before)[step].split()[2]
+  # a drag moves both sides alike
+  at = box.bounding_box()
+  x, y = at["x"] + at["width"] / 2, at["y"] + at["height"] - 60
+  page.mouse.move(x, y)
+  page.mouse.down()
+  page.mouse.move(x + 40, y - 30, steps=4)
+  page.mouse.up()
+  moved = [v.split() for s, v in page.evaluate(VIEWS) if s == step]
+  deltas = [[round(float(m) - float(v), 2) for m, v in zip(mv, vw, strict=True)] for mv, vw in zip(moved, views, strict=True)]
+  assert deltas == [[40, -30, 0]] * 2, (views, moved)
+  assert page.evaluate("String(getSelection())") == ""  # (the drag selected no label's text)
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.locator(".tgviz-compare").screenshot(path=str(ARTIFACTS / "compare-widget-winograd.png"))
   assert not page.errors
