@@ -3,6 +3,7 @@
 // code on a model that answers from the page's data (open). Messages and state are those of tgviz/views/compare.py.
 import { fitLines } from "./codelines.js";
 import { h } from "./dom.js";
+import { MARGIN, READABLE, fullestWindow, nodeBoxes, unclippedWindow } from "./fullest.js";
 import { sortableTable } from "./table.js";
 
 /** A side's median, said to be one and of how many launches, or a single cold launch said to be one (its spread and
@@ -39,7 +40,7 @@ function columns(labels) {
     { key: "time_us", label: "total µs", num: true, title: "measured device time of all its launches, summed (a cell's tooltip: over how many)", ...sides("time_us"),
       tip: (/** @type {any} */ r, /** @type {string} */ k) => totalTip(r, sideOf(k)) },
     { key: "time", label: "time", fmt: (/** @type {string|null} */ v) => v ?? "–",
-      title: `${labels[1]} vs ${labels[0]}: b faster or slower; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare` },
+      title: `${labels[1]} faster or slower than ${labels[0]}; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare` },
     { key: "median_us", label: "median µs", num: true, ...sides("median_us"), title: "the median of its timed launches, of how many (what a retry's summary gives; a cell's tooltip: min, max, re-timed: after the capture, warm)",
       fmt: (/** @type {any} */ _v, /** @type {any} */ r, /** @type {string} */ k) => median(r, sideOf(k)), tip: (/** @type {any} */ r, /** @type {string} */ k) => medianTip(r, sideOf(k)) },
     { key: "launch", label: "global, local", ...sides("launch") },
@@ -82,35 +83,55 @@ function sideView(side, label) {
   return el;
 }
 
-const ZOOM = 1.15, MIN_FIT = 0.5, MAX_HEIGHT = 520;  // a wheel notch's zoom (as the trace browser's), the least fit, px
+const ZOOM = 1.15, MAX_HEIGHT = 520;  // a wheel notch's zoom (as the trace browser's), px
 
-/** The graphs of one landmark step on both sides, shown at one scale (the wider fitted to its box, down to MIN_FIT) and
- * moved together: a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's pinch) zooms both around the pointer as the
- * trace browser's wheel does. A plain wheel is left to the page: in a notebook it scrolls the notebook.
- * @param {HTMLElement[]} boxes */
+/** The graphs of one landmark step on both sides, shown at one scale, readable (the trace browser's READABLE: 11 px
+ * labels), each whole where it fits its box, else on the window that shows the most of its nodes whole (fullest.js, as
+ * the trace browser's opening view), and moved together: a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's pinch)
+ * zooms both around the pointer as the trace browser's wheel does. A plain wheel is left to the page: in a notebook it
+ * scrolls the notebook. @param {HTMLElement[]} boxes */
 function linkViews(boxes) {
-  const svgs = /** @type {SVGSVGElement[]} */ (boxes.map((b) => b.querySelector("svg")).filter((svg) => svg));
-  if (!svgs.length) return;
+  const sides = boxes.flatMap((box) => { const svg = box.querySelector("svg"); return svg ? [{ box, svg, x: 0, y: 0 }] : []; });
+  if (!sides.length) return;
   const size = (/** @type {SVGSVGElement} */ svg, /** @type {string} */ a) => Number(svg.getAttribute(a)) || 1;
-  const width = Math.max(...svgs.map((svg) => size(svg, "width"))), height = Math.max(...svgs.map((svg) => size(svg, "height")));
-  const view = { s: Math.max(MIN_FIT, Math.min(1, (boxes[0].clientWidth || width) / width)), x: 0, y: 0 };
-  for (const b of boxes) b.style.height = `${Math.min(MAX_HEIGHT, Math.ceil(height * view.s))}px`;  // the sides' rows aligned
+  let s = READABLE;
+  const boxH = Math.min(MAX_HEIGHT, Math.ceil(Math.max(...sides.map((v) => size(v.svg, "height"))) * s));
+  for (const b of boxes) b.style.height = `${boxH}px`;  // the sides' rows aligned
+  for (const v of sides) {
+    const boxW = v.box.clientWidth || size(v.svg, "width") * s;
+    if (size(v.svg, "width") * s <= boxW && size(v.svg, "height") * s <= boxH) continue;  // whole
+    const nodes = [...v.svg.querySelectorAll("g.side g.node")];  // (not the legend's)
+    const rects = nodeBoxes(nodes), mark = rects.map(() => false);
+    const win = fullestWindow(rects, nodes.map((n) => n.getAttribute("data-node") ?? ""), mark, null,
+                              (boxW - 2 * MARGIN) / s, (boxH - 2 * MARGIN) / s, s, null);
+    if (!win) continue;
+    const at = unclippedWindow(rects, win, null, mark, s, null);  // (SVG units, within the margin)
+    v.x = MARGIN - at.x * s; v.y = MARGIN - at.y * s;
+  }
   const apply = () => {
-    for (const svg of svgs) svg.style.transform = `translate(${view.x}px, ${view.y}px) scale(${view.s})`;
-    for (const b of boxes) b.dataset.view = [view.x, view.y, view.s].map((v) => v.toFixed(3)).join(" ");
+    for (const v of sides) {
+      v.svg.style.transform = `translate(${v.x}px, ${v.y}px) scale(${s})`;
+      v.box.dataset.view = [v.x, v.y, s].map((n) => n.toFixed(3)).join(" ");
+    }
   };
   for (const b of boxes) {
     b.addEventListener("wheel", (ev) => {
       if (!ev.ctrlKey && !ev.metaKey) return;  // the page's wheel: the graph takes it only when asked to zoom
       ev.preventDefault();
       const r = b.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top, f = ev.deltaY < 0 ? ZOOM : 1 / ZOOM;
-      view.x = px - (px - view.x) * f; view.y = py - (py - view.y) * f; view.s *= f;
+      for (const v of sides) { v.x = px - (px - v.x) * f; v.y = py - (py - v.y) * f; }
+      s *= f;
       apply();
     }, { passive: false });
     /** @type {{x:number,y:number}|null} */
     let drag = null;
-    b.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX - view.x, y: ev.clientY - view.y }; b.setPointerCapture(ev.pointerId); });
-    b.addEventListener("pointermove", (ev) => { if (drag) { view.x = ev.clientX - drag.x; view.y = ev.clientY - drag.y; apply(); } });
+    b.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX, y: ev.clientY }; b.setPointerCapture(ev.pointerId); });
+    b.addEventListener("pointermove", (ev) => {
+      if (!drag) return;
+      for (const v of sides) { v.x += ev.clientX - drag.x; v.y += ev.clientY - drag.y; }
+      drag = { x: ev.clientX, y: ev.clientY };
+      apply();
+    });
     b.addEventListener("pointerup", () => { drag = null; });
   }
   apply();

@@ -1,10 +1,26 @@
 // The window a big picture opens on (panzoom.js's initial view and reveal): of the canvas-sized windows on a picture's
 // node boxes, the one that shows the most nodes whole, clear of the overview in the canvas's corner; then moved where
-// its edges cut the fewest nodes (unclippedWindow).
+// its edges cut the fewest nodes (unclippedWindow). Also the readable scale and the nodes' boxes those windows are on,
+// for every view that opens a graph (panzoom.js, programmap.js, compare.js).
 
 /** A box in SVG units. @typedef {{x:number, y:number, w:number, h:number}} Box */
 
 export const MARGIN = 10;  // CSS px kept clear round what a view fits in the canvas
+export const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
+
+/** The boxes (SVG units) of some nodes of an SVG: each node's own box moved by its translate and its groups'.
+ * @param {Element[]} nodes @returns {Box[]} */
+export function nodeBoxes(nodes) {
+  return nodes.map((n) => {
+    const b = /** @type {SVGGraphicsElement} */ (n).getBBox();
+    let x = b.x, y = b.y;
+    for (let e = n; e && e.tagName !== "svg"; e = /** @type {Element} */ (e.parentNode)) {
+      const m = /translate\(([-\d.]+),([-\d.]+)\)/.exec(e.getAttribute("transform") || "");
+      if (m) { x += Number(m[1]); y += Number(m[2]); }
+    }
+    return { x, y, w: b.width, h: b.height };
+  });
+}
 
 /** The box around some boxes, null for none. @param {Box[]} boxes @returns {Box|null} */
 export function around(boxes) {

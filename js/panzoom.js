@@ -5,13 +5,12 @@
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
-import { MARGIN, around, fullestWindow, unclippedWindow } from "./fullest.js";
+import { MARGIN, READABLE, around, fullestWindow, nodeBoxes, unclippedWindow } from "./fullest.js";
 import { wheelZoom } from "./wheel.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./fullest.js").Box} Box */
 
-export const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
 const MIN_READABLE = 1.101;  // ... and at this one at 11 px: a graph that fits at it opens whole (not cut by a few px)
 
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
@@ -25,11 +24,7 @@ export function panZoom(/** @type {Ui} */ ui) {
   };
   const svgOf = () => ui.stage.querySelector("svg");
   const size = () => ({ w: ui.canvas.clientWidth || 600, h: ui.canvas.clientHeight || 400 });
-  /** The boxes (SVG units) of some nodes of the SVG. @param {Element[]} nodes */
-  const rects = (nodes) => nodes.map((n) => {
-    const b = /** @type {SVGGraphicsElement} */ (n).getBBox(), o = nodeOffset(n);
-    return { x: b.x + o.x, y: b.y + o.y, w: b.width, h: b.height };
-  });
+  const rects = nodeBoxes;  // (SVG units)
   /** The box (in SVG units) around some nodes of the SVG, null for none. @param {Element[]} nodes */
   const boxOf = (nodes) => around(rects(nodes));
   /** The box (in SVG units) to show of what changed, at scale s: all of it where it fits the canvas, else the
@@ -95,15 +90,6 @@ export function panZoom(/** @type {Ui} */ ui) {
     const cuts = (/** @type {number} */ a) => spans.filter(([s, e]) => (s < a && e > a) || (s < a + L && e > a + L)).length;
     const starts = spans.flatMap(([s, e]) => [s, e, s - L, e - L]).filter((a) => a >= hi - L && a <= lo);
     return starts.reduce((best, a) => (cuts(a) < cuts(best) ? a : best), centred);
-  }
-  /** A node's position in the SVG: its own translate plus its side's. @param {Element} n */
-  function nodeOffset(n) {
-    let x = 0, y = 0;
-    for (let e = n; e && e.tagName !== "svg"; e = /** @type {Element} */ (e.parentNode)) {
-      const m = /translate\(([-\d.]+),([-\d.]+)\)/.exec(e.getAttribute("transform") || "");
-      if (m) { x += Number(m[1]); y += Number(m[2]); }
-    }
-    return { x, y };
   }
   /** Centre the box b (SVG units) at the current scale. @param {Box} b */
   function centre(b) {

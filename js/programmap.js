@@ -7,7 +7,8 @@
 // and links to its steps, its code and its kernel-table row; a box of several: its kernels, each a link); on an arrow,
 // the buffers it stands for and why each exists; a box picked, shift-click another: why they did not fuse (port/why.js).
 import { h } from "./dom.js";
-import { READABLE, panZoom } from "./panzoom.js";
+import { READABLE } from "./fullest.js";
+import { panZoom } from "./panzoom.js";
 import { why } from "./port/why.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */

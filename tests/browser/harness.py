@@ -310,6 +310,19 @@ def label_px(page) -> float:
   return page.evaluate(LABEL_PX)
 
 
+SHOWN_LABELS = """(root) => [...root.querySelectorAll('.tgviz-pair:not([hidden]) .tgviz-landmark-svg')].map((box) => {
+  const r = box.getBoundingClientRect();
+  return [...box.querySelectorAll('g.node text')].filter((t) => { const b = t.getBoundingClientRect();
+    return b.width > 0 && b.left >= r.left && b.right <= r.right && b.top >= r.top && b.bottom <= r.bottom; })
+    .map((t) => parseFloat(getComputedStyle(t).fontSize) * t.getBoundingClientRect().height / t.getBBox().height); })"""
+
+
+def shown_labels_px(root) -> list[list[float]]:
+  """A comparison's open pair (inside root, a locator): per graph box, the on-screen size (CSS px: font size times the
+  SVG's scale) of each node label that lies whole inside the box."""
+  return root.evaluate(SHOWN_LABELS)
+
+
 def changed_in_view(page) -> bool:
   return page.evaluate(CHANGED_IN_VIEW)
 

@@ -3,7 +3,7 @@ first) and the HTML comparison page offline; the kernel tables of the trace widg
 import re
 
 import pytest
-from harness import ARTIFACTS, LIMIT, new_page, open_in_lab, run_all, settled, wraps
+from harness import ARTIFACTS, LIMIT, new_page, open_in_lab, run_all, settled, shown_labels_px, wraps
 from workloads import EXAMPLES, example
 
 import tgviz
@@ -57,16 +57,18 @@ def test_compare_widget_in_jupyterlab(lab, page):
   kernels.locator("tbody tr", has_text="r_4_4_3_3").click()
   page.wait_for_function("document.querySelector('.tgviz-code-head').innerText.startsWith('r_4_4_3_3')", timeout=LIMIT)
   # the second cell's comparison: pairs, then the plain conv's kernel and Winograd's three, under their group's row
-  assert page.evaluate(COLUMN, 0) == ["ast"] * 4 + ["same ops", "only a"] + ["only b"] * 3
+  assert page.evaluate(COLUMN, 0) == ["ast"] * 4 + ["same ops", "only in general"] + ["only in winograd"] * 3  # the sides by name
   assert page.evaluate(SIDE, [1, 1])[-3:] == ["E_6_6 #1", "E_6_6 #2", "E_4_4"] and page.evaluate(COLUMN, 2)[:4] == ["same"] * 4
   assert "general vs winograd" in page.locator(".tgviz-compare .tgviz-summary").inner_text()
   _open_row(page, "E_6_3_2")
   detail = page.locator(".tgviz-pair")
   assert "the same code on both sides" in detail.locator(".tgviz-diff").inner_text()
   assert detail.locator(".tgviz-pair-side .tgviz-landmark svg").count() == 4  # both kernels' landmark graphs, side by side
+  shown = shown_labels_px(page.locator(".tgviz-compare"))  # ... open readable, labels of 11 px or more, some in each box
+  assert len(shown) == 4 and all(shown) and min(px for box in shown for px in box) >= 11, shown
   page.locator(".tgviz-pairs th", has_text="total µs").locator("button", has_text="winograd").click()  # by side b's time
   b_times = page.evaluate(SIDE, [4, 1])
-  assert page.evaluate(COLUMN, 0)[:5] == ["same ops", "only b", "only b", "only b", "only a"] and b_times[4] == "–"  # the group
+  assert page.evaluate(COLUMN, 0)[:5] == ["same ops", *["only in winograd"] * 3, "only in general"] and b_times[4] == "–"  # the group
   assert [float(t) for t in b_times[1:4]] == sorted((float(t) for t in b_times[1:4]), reverse=True)  # first (most time), its rows'
   page.wait_for_function("document.querySelector('.tgviz-pairs tr.selected')?.innerText.includes('E_6_3_2')", timeout=LIMIT)  # still marked
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -112,8 +114,19 @@ def test_compare_widget_fits_links_the_conv_and_leaves_the_wheel_to_the_notebook
   page.keyboard.up("Control")
   step = box.locator("xpath=..").get_attribute("data-step")
   page.wait_for_function(f"({VIEWS})().filter(([s, v]) => s === {step!r}).every(([s, v]) => v !== {dict(before)[step]!r})", timeout=LIMIT)
-  views = [v for s, v in page.evaluate(VIEWS) if s == step]
-  assert len(views) == 2 and views[0] == views[1]
+  views = [v.split() for s, v in page.evaluate(VIEWS) if s == step]  # (each side opened on its own window: x, y differ)
+  assert len(views) == 2 and views[0][2] == views[1][2] != dict(before)[step].split()[2]
+  # a drag moves both sides alike
+  at = box.bounding_box()
+  x, y = at["x"] + at["width"] / 2, at["y"] + at["height"] - 60
+  page.mouse.move(x, y)
+  page.mouse.down()
+  page.mouse.move(x + 40, y - 30, steps=4)
+  page.mouse.up()
+  moved = [v.split() for s, v in page.evaluate(VIEWS) if s == step]
+  deltas = [[round(float(m) - float(v), 2) for m, v in zip(mv, vw, strict=True)] for mv, vw in zip(moved, views, strict=True)]
+  assert deltas == [[40, -30, 0]] * 2, (views, moved)
+  assert page.evaluate("String(getSelection())") == ""  # (the drag selected no label's text)
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.locator(".tgviz-compare").screenshot(path=str(ARTIFACTS / "compare-widget-winograd.png"))
   assert not page.errors
@@ -148,7 +161,7 @@ def test_comparison_page_offline(tmp_path, browser):
   flops = page.evaluate(SIDE, [8, 0])  # after how, the names, code, runs, their times, how they compare, median, launch
   values = [int(v.replace(",", "")) for v in flops if v != "–"]
   assert values == sorted(values, reverse=True) and flops[4:7] == ["–"] * 3  # IMAGE's conv: its group's rows together,
-  assert page.evaluate(COLUMN, 0)[2:7] == ["same ops", "only a"] + ["only b"] * 3  # the group by its kernels' FLOPs summed
+  assert page.evaluate(COLUMN, 0)[2:7] == ["same ops", "only in general"] + ["only in IMAGE=1"] * 3  # the group by its kernels' FLOPs summed
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "compare-report.png"))
   assert all(u.startswith(("file:", "blob:", "data:")) for u in requests), requests

@@ -112,6 +112,28 @@ def test_search_in_the_widget_is_answered_by_python(lab, browser):
     assert not page.errors
 
 
+def test_the_widgets_search_names_the_users_lines_by_their_cell(lab, browser):
+  """A search of the user's op in the widget lists where it was called as the rest of the widget (and IPython's
+  tracebacks) names it, "Cell In[2], line 3", not by ipykernel's temporary file ("1002921068.py:3"); a search of
+  that name finds it."""
+  with new_page(browser, 1600, 1100) as page:
+    open_in_lab(page, lab, "search-cell", "%load_ext tgviz", SOFTMAX)
+    run_all(page, 2)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    page.locator(".tgviz-filter").click()
+    page.keyboard.type("softmax")
+    page.wait_for_function("document.querySelector('.tgviz-results-head')?.textContent.endsWith('for “softmax”')", timeout=LIMIT)
+    texts = page.locator(".tgviz-hits.kind-origin .tgviz-hit-text").all_inner_texts()
+    assert texts and all("softmax" in t and "Cell In[2], line 3" in t and ".py:" not in t for t in texts), texts
+    assert ".py:" not in page.locator(".tgviz-results").inner_text()
+    page.locator(".tgviz-results").screenshot(path=str(ARTIFACTS / "search-widget-cell.png"))
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Cell In[2], line 3")
+    page.wait_for_function("document.querySelector('.tgviz-results-head')?.textContent.endsWith('for “Cell In[2], line 3”')", timeout=LIMIT)
+    assert page.locator(".tgviz-hits.kind-origin .tgviz-hit").count() == len(texts)
+    assert not page.errors
+
+
 @pytest.fixture(scope="module", params=["rewrite", "compile", "run"])
 def failed_report(request, tmp_path_factory):
   """tgviz run of a script that makes tinygrad fail there: its report, and the trace it saved."""

@@ -4,7 +4,7 @@ read-only: the opts, the retries made before it was written, BEAM's candidates a
 import re
 
 import pytest
-from harness import ARTIFACTS, LIMIT, TUTORIAL, new_page, notebook, open_in_lab, run_all
+from harness import ARTIFACTS, LIMIT, TUTORIAL, new_page, notebook, open_in_lab, run_all, shown_labels_px
 from test_notebook7_browser import run_from_tree
 
 import tgviz
@@ -75,6 +75,26 @@ def check_time_labels(sheet, runs: int, by: str) -> None:
   assert (a - 0.05) / (b + 0.05) - 0.01 <= x <= (a + 0.05) / max(b - 0.05, 1e-9) + 0.01, summary  # (each shown to 0.1 µs)
 
 
+def check_comparison_reads(sheet, by: str, shot: str) -> None:
+  """The retry's comparison, open on its pair: both kernels' graphs open readable, labels of 11 CSS px or more (the
+  trace browser's readable size), each graph's box showing some of them whole; the words name the sides by what they
+  are (the original, the retry), never "a" or "b"."""
+  sheet.page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=LIMIT)
+  shown = shown_labels_px(sheet)
+  assert len(shown) >= 2 and all(shown) and min(px for box in shown for px in box) >= 11, shown
+  heads = sheet.locator(".tgviz-whatif-compare .tgviz-pair-head").all_inner_texts()
+  assert [t.split(": ")[0] for t in heads] == [f"original ({by})", "retry"], heads
+  th = sheet.locator(".tgviz-whatif-compare .tgviz-pairs th")
+  at = [t.split("\n")[0].rstrip(" ▲▼") for t in th.all_inner_texts()].index("time")
+  assert th.nth(at).get_attribute("title").startswith(f"retry faster or slower than original ({by}); ")
+  time = sheet.locator(".tgviz-whatif-compare .tgviz-pairs tbody tr").first.locator("td").nth(at).inner_text()
+  assert time in ("retry faster", "retry slower", "within noise", "cold"), time
+  text = sheet.locator(".tgviz-whatif-compare").inner_text()
+  assert not re.search(r"\b(b faster|b slower|only a|only b)\b", text), text
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  sheet.locator(".tgviz-whatif-compare .tgviz-pair-sides").screenshot(path=str(ARTIFACTS / shot))
+
+
 def _retry_in_sheet(page, shot: str) -> None:
   """Open the sheet from the opts line; retry with no opts (the comparison opens, outputs match), then with an amount
   tinygrad refuses (its message, no comparison); the sheet's screenshot to ARTIFACTS/shot."""
@@ -92,7 +112,7 @@ def _retry_in_sheet(page, shot: str) -> None:
   assert "retry of r_2_2_2_2 with no opts: r_2_2_2_2, outputs match" in sheet.locator(".tgviz-retry-result").first.inner_text()
   check_time_labels(sheet, 5, "heuristic")
   sheet.locator(".tgviz-whatif-compare .tgviz-pairs tbody tr").first.click()  # the pair: the code diff, both kernels' graphs
-  page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=LIMIT)
+  check_comparison_reads(sheet, "heuristic", shot.replace(".png", "-compare.png"))
   # an opt tinygrad refuses: UPCAST by 3 of an axis of 2
   sheet.locator(".tgviz-opt-add").select_option(label="UPCAST(0, 0)")
   sheet.locator(".tgviz-opt-amount").fill("3")
@@ -152,6 +172,7 @@ def test_what_if_in_the_report(tmp_path, page):
   results.nth(0).click()
   page.wait_for_selector(".tgviz-whatif-compare .tgviz-pairs tbody tr", timeout=LIMIT)
   check_time_labels(sheet, 5, "BEAM")
+  check_comparison_reads(sheet, "BEAM", "whatif-report-compare.png")
   # BEAM's candidates: every one in the table, the timed ones in the scatter, its choice marked
   assert sheet.locator(".tgviz-beam tbody tr").count() == len(k.search.candidates)
   assert sheet.locator(".tgviz-beam-scatter circle").count() == len(k.search.timed)

@@ -98,3 +98,17 @@ def test_the_same_program_traced_twice_has_the_same_kernel_keys(tutorial_trace, 
   assert tutorial_trace.find("View Base AST", kernel=k.short_key).group is k.group
   assert {s.group.index for s in tutorial_trace.select(kernel=k.key[:6])} == {k.group.index}
   assert c.pair(k.short_key).a is k
+
+
+def test_a_notebooks_lines_are_named_by_their_cell(mnist_trace):
+  """In a notebook the user's lines are in ipykernel's temporary files ("1002921068.py"): the index names them as the
+  rest of the widget does, by the cell_label it is given ("Cell In[5], line 27"), and the temporary file's name is in no
+  hit."""
+  def cell_label(file: str) -> str | None:
+    return "Cell In[5]" if file.endswith("mnist_train_step.py") else None
+  by_file = find(index(mnist_trace), "mnist_train_step.py:27")
+  by_cell = find(index(mnist_trace, cell_label), "Cell In[5], line 27")
+  assert by_file and [r[1] for r in by_cell] == [r[1] for r in by_file]
+  assert all("Cell In[5], line 27" in r[5] for r in by_cell)
+  assert find(index(mnist_trace, cell_label), "mnist_train_step.py") == []
+  assert index(mnist_trace) is index(mnist_trace) and index(mnist_trace, cell_label) is index(mnist_trace, cell_label)

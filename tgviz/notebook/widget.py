@@ -206,7 +206,7 @@ class TraceWidget(anywidget.AnyWidget):
     except Exception as e: self.send(P.error_message(f"{content['type']}: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def _send_search(self, text: str) -> None:
-    try: self.send(SV.search_message(self.trace, text))
+    try: self.send(SV.search_message(self.trace, text, _cell_label))
     except Exception as e: self.send(P.error_message(f"search: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def _send_run(self) -> None:

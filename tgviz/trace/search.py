@@ -15,7 +15,7 @@ from typing import Any
 
 from tgviz import bridge as tg
 from tgviz.trace.kernel import Kernel
-from tgviz.trace.steps import Step, where
+from tgviz.trace.steps import CellLabel, Step, place, where
 from tgviz.trace.trace import Trace
 
 KINDS = ("kernel", "step", "origin", "uop", "rule", "code")  # the order hits are grouped in
@@ -53,12 +53,13 @@ def _rule_path(file: str) -> str:
   return str(Path(*parts[parts.index("tinygrad"):])) if "tinygrad" in parts else file
 
 
-def build_index(trace: Trace) -> dict[str, Any]:
+def build_index(trace: Trace, cell_label: CellLabel | None = None) -> dict[str, Any]:
   """The search index of a trace, as plain data (JSON as is): groups [display name, kind, kernel name, key]; step names
-  (each distinct name once, `names`) and each group's steps by name; origins [group, op, backward, where, the user's
-  line, the Tensor methods it called]; UOp texts (`uops`, each once) and where each first appears per group [text, group, step, match (-1: the step's
-  input), node key] (`births`); rules [where, source file, pattern] and where each fired [rule, group, step, first match,
-  count] (`fired`); each kernel's code [group, its codegen step, source]."""
+  (each distinct name once, `names`) and each group's steps by name; origins [group, op, backward, where (steps.place:
+  a notebook's cell by cell_label), the user's line, the Tensor methods it called]; UOp texts (`uops`, each once) and
+  where each first appears per group [text, group, step, match (-1: the step's input), node key] (`births`); rules
+  [where, source file, pattern] and where each fired [rule, group, step, first match, count] (`fired`); each kernel's
+  code [group, its codegen step, source]."""
   groups: list[list] = []
   names: dict[str, int] = {}
   steps: list[list[int]] = []
@@ -69,7 +70,7 @@ def build_index(trace: Trace) -> dict[str, Any]:
     groups.append([g.display_name, g.kind, kernel.name if kernel is not None else "", kernel.key if kernel is not None else ""])
     steps.append([names.setdefault(s.name, len(names)) for s in g.steps])
     for o in kernel.origins if kernel is not None else ():
-      origins.append([g.index, o.op, int(o.backward), where(o.file, o.line) if o.file is not None and o.line is not None else "",
+      origins.append([g.index, o.op, int(o.backward), place(o.file, o.line, cell_label) if o.file is not None and o.line is not None else "",
                       o.source.strip()[:TEXT], list(o.calls)])
     if kernel is not None and kernel.source:
       cg = kernel.codegen_step
@@ -124,12 +125,14 @@ def find(index: dict[str, Any], text: str) -> list[Row]:
   return out
 
 
-_INDEXES: weakref.WeakKeyDictionary[Trace, dict[str, Any]] = weakref.WeakKeyDictionary()
+_INDEXES: weakref.WeakKeyDictionary[Trace, dict[CellLabel | None, dict[str, Any]]] = weakref.WeakKeyDictionary()
 
 
-def index(trace: Trace) -> dict[str, Any]:
-  """The trace's search index (built_index), built on first use and kept while the trace lives."""
-  if (found := _INDEXES.get(trace)) is None: found = _INDEXES[trace] = build_index(trace)
+def index(trace: Trace, cell_label: CellLabel | None = None) -> dict[str, Any]:
+  """The trace's search index (build_index, the user's lines named by cell_label), built on first use and kept while
+  the trace lives."""
+  kept = _INDEXES.setdefault(trace, {})
+  if (found := kept.get(cell_label)) is None: found = kept[cell_label] = build_index(trace, cell_label)
   return found
 
 

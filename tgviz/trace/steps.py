@@ -7,7 +7,7 @@ hands out are tinygrad ``UOp`` objects, the very ones tinygrad computed.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,6 +72,17 @@ def diff_graphs(before: Any, after: Any) -> Diff:
 def where(file: str, line: int) -> str:
   """A source location as people read it: "file.py:12" (cached: a trace names the same few places many times)."""
   return f"{Path(file).name}:{line}"
+
+
+CellLabel = Callable[[str], str | None]
+"""A file name -> how the user knows it (IPython: a cell's file -> "Cell In[3]"), or None to show the file's name."""
+
+
+def place(file: str, line: int, cell_label: CellLabel | None = None) -> str:
+  """A line of the user's code as the user knows it: "Cell In[2], line 4" in a notebook (IPython's name for the cell's
+  temporary file, as its tracebacks say), else where(): "train.py:12"."""
+  cell = cell_label(file) if cell_label is not None else None
+  return f"{cell}, line {line}" if cell else where(file, line)
 
 
 @dataclass(eq=False)

@@ -1,9 +1,9 @@
 """What the comparison's frontend (``js/compare.js``) shows, for the CompareWidget and the HTML comparison page.
 
 State: ``summary`` (text), ``labels`` (the two sides' names), ``sides`` (per side: label, kernels, steps, matches,
-rewrite_ms), ``rows`` (the kernel table: pairs, then the kernels only one side has, then a row per group of kernels computing the same
-user ops, ``kind`` "group", its runs, times, FLOPs and bytes summed, the rows of its kernels naming it in ``under``; a
-row's ``index`` is its position),
+rewrite_ms), ``rows`` (the kernel table, its values naming a side named by its label (said): pairs, then the kernels
+only one side has, then a row per group of kernels computing the same user ops, ``kind`` "group", its runs, times, FLOPs
+and bytes summed, the rows of its kernels naming it in ``under``; a row's ``index`` is its position),
 ``steps`` (every step name whose match counts differ: a, b; the biggest difference first), ``code_css``. The frontend asks for a row
 with ``{"type": "pair", "index": i}`` and gets a PairMsg: the code diff and, per side, the kernel's landmark graphs as SVG
 and its highlighted code (a kernel of a group: beside the first of its counterparts, no diff).
@@ -54,12 +54,20 @@ def _code(pair: KernelPair | None) -> str:
   return "same" if pair.identical else "+{} −{}".format(*pair.lines_changed)
 
 
+def said(value: str | None, labels: tuple[str, str]) -> str | None:
+  """A kernel_table value that names a side by its letter ("b slower", "only a") as the page names the sides, by their
+  labels ("retry slower", "only in general"); any other value as it is."""
+  la, lb = labels
+  return {"b faster": f"{lb} faster", "b slower": f"{lb} slower", "only a": f"only in {la}", "only b": f"only in {lb}"}.get(value or "", value)
+
+
 def state(cmp: Comparison) -> dict[str, Any]:
   """The frontend's state of a comparison (see the module's docstring)."""
   rows = cmp.kernel_table()
   pairs: list[KernelPair | None] = [*cmp.pairs, *[None] * (len(rows) - len(cmp.pairs))]
   for i, (row, pair, (ka, kb)) in enumerate(zip(rows, pairs, entries(cmp), strict=True)):
     row.update(index=i, code=_code(pair), a_launch=_launch(row, "a"), b_launch=_launch(row, "b"),
+               how=said(row["how"], cmp.labels), time=said(row["time"], cmp.labels),
                a_name=ka.display_name if ka else None, b_name=kb.display_name if kb else None)  # as each side names it
     if row["group"] is not None: row["under"] = len(rows) + row["group"]  # its group's row, after the kernels' rows
   rows += [{**_group_row(cmp, rows, g), "index": len(rows) + g} for g in range(len(cmp.groups))]

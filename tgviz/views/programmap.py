@@ -19,10 +19,10 @@ from tgviz.trace import program as programs
 from tgviz.trace.fusion import fuse, lift_for
 from tgviz.trace.program import REASONS, Program, ProgramKernel
 from tgviz.trace.reasons import size_text
-from tgviz.trace.steps import where
+from tgviz.trace.steps import CellLabel, place, where
 from tgviz.trace.trace import Trace
 from tgviz.views.messages import FusedMsg, FusedSide, MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
-from tgviz.views.protocol import CellLabel, place, step_key
+from tgviz.views.protocol import step_key
 
 FOLD_CHAIN = 4          # a chain of this many kernels or more, each feeding only the next, is drawn as one box
 LINES_ABOVE = 40        # past this many kernels the map opens on the lines of the user's code, a box each

@@ -14,13 +14,12 @@ import difflib
 import fnmatch
 import linecache
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tgviz import bridge as tg
 from tgviz.draw.scene import DEFAULT_MAX_NODES
-from tgviz.trace.steps import Lineage, Rule, Step, where
+from tgviz.trace.steps import CellLabel, Lineage, Rule, Step, place, where
 from tgviz.trace.trace import Group, Trace, step_before
 from tgviz.views.highlight import highlight_code
 from tgviz.views.messages import (
@@ -113,16 +112,6 @@ def first_selection(trace: Trace, kernel: str | None = None) -> StepKey:
       for s in g.steps:
         if s.name == name: return step_key(s)
   return step_key(groups[0].steps[0]) if groups else ""
-
-
-CellLabel = Callable[[str], str | None]
-"""A file name -> how the user knows it (IPython: a cell's file -> "Cell In[3]"), or None to show the file's name."""
-
-
-def place(file: str, line: int, cell_label: CellLabel | None = None) -> str:
-  """A line of the user's code as the user knows it: "Cell In[2], line 4" in a notebook, else "train.py:12"."""
-  cell = cell_label(file) if cell_label is not None else None
-  return f"{cell}, line {line}" if cell else f"{Path(file).name}:{line}"
 
 
 def origin_info(o: tg.Origin, cell_label: CellLabel | None = None, around: int = 2) -> OriginInfo:

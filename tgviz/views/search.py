@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tgviz.trace import search as S
+from tgviz.trace.steps import CellLabel
 from tgviz.trace.trace import Trace
 from tgviz.views.messages import SearchHit, SearchMsg
 
@@ -35,6 +36,7 @@ def message(index: dict[str, Any], text: str) -> SearchMsg:
   return SearchMsg(type="search", text=text, total=len(rows), counts=counts, hits=hits)
 
 
-def search_message(trace: Trace, text: str) -> SearchMsg:
-  """The answer to the browser's search of text in the trace."""
-  return message(S.index(trace), text)
+def search_message(trace: Trace, text: str, cell_label: CellLabel | None = None) -> SearchMsg:
+  """The answer to the browser's search of text in the trace, the user's lines named as elsewhere (a notebook's cells by
+  cell_label: tgviz.trace.steps.place)."""
+  return message(S.index(trace, cell_label), text)
