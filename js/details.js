@@ -158,8 +158,9 @@ function timeColumns() {
 /** @param {number|null} f */
 const fmtPct = (f) => (f === null ? "" : f >= 0.1 ? `${(f * 100).toFixed(0)}%` : `${(f * 100).toPrecision(2)}%`);
 
-/** Which program a kernel's launches count for. @param {KernelRow} r */
+/** Which row counts a kernel's launches, in words: a kernel that compiled to another's program has none of its own (a
+ * launch of the program counts for the first of them). @param {KernelRow} r */
 function programOf(r) {
-  if (r.counted_in) return `launches in ${r.counted_in}`;
-  return r.shares.length ? `also ${r.shares.join(", ")}` : "";
+  if (r.counted_in) return `0 runs here: same program as ${r.counted_in}, whose row counts its launches`;
+  return r.shares.length ? `counts the launches of ${r.shares.join(", ")} too (same program)` : "";
 }
