@@ -18,6 +18,7 @@ import { fmtBytes, fmtNum, fmtTime } from "./units.js";
 /** @typedef {import("./runview.js").OpenKernel} OpenKernel */
 
 const TL_LEFT = 96, TL_AXIS = 22, TL_JIT = 18, TL_LANE = 30, TL_PAD = 6;
+const NUM_GAP = 4;  // px between two slowest launches' numbers at least: closer, "5" and "4" read as "54"
 const TL_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"];
 const TL_KIND_COLORS = ["", "#8c8c8c", "#7b5ea7", "#d08a1c", "#b0b0b0"];  // by kind: kernel (by name), copy, graph, sync, other
 
@@ -185,8 +186,8 @@ export function timelineTab(msg, openKernel, openStep) {
       const outline = [a - (bw === 4 ? 2 : 0), y + 3, bw, TL_LANE - 6], lw = c.measureText(String(r)).width;
       c.strokeRect(outline[0], outline[1], outline[2], outline[3]);
       const label = [Math.max(a, TL_LEFT) + 2, outline[0] - lw - 1, outline[0] + bw + 1].map((lx) => [lx, y - 5, lw, 12])
-        .find((b) => b[0] >= TL_LEFT && b[0] + b[2] <= width && outlined.every(([, , o]) => !o || o[0] + o[2] + 1 < b[0] || b[0] + b[2] + 1 < o[0]
-                                                                                  || o[1] + o[3] <= b[1] || b[1] + b[3] <= o[1])) ?? null;
+        .find((b) => b[0] >= TL_LEFT && b[0] + b[2] <= width && outlined.every(([, , o]) => !o || o[1] + o[3] <= b[1] || b[1] + b[3] <= o[1]
+          || o[0] + o[2] + NUM_GAP <= b[0] || b[0] + b[2] + NUM_GAP <= o[0])) ?? null;
       if (label) { c.fillStyle = "#d00"; c.fillText(String(r), label[0], y + 1); }
       outlined.push([r, outline, label]);
     }
