@@ -161,6 +161,7 @@ const fmtPct = (f) => (f === null ? "" : f >= 0.1 ? `${(f * 100).toFixed(0)}%` :
 /** Which row counts a kernel's launches, in words: a kernel that compiled to another's program has none of its own (a
  * launch of the program counts for the first of them). @param {KernelRow} r */
 function programOf(r) {
-  if (r.counted_in) return `0 runs here: same program as ${r.counted_in}, whose row counts its launches`;
-  return r.shares.length ? `counts the launches of ${r.shares.join(", ")} too (same program)` : "";
+  const name = (/** @type {string} */ n) => `${n.replaceAll(" ", "\u00a0")}'s`;  // (a name never broken over two lines)
+  if (r.counted_in) return `its launches are counted in ${name(r.counted_in)} row (same program)`;
+  return r.shares.length ? `also counts ${r.shares.map(name).join(", ")} launches (same program)` : "";
 }

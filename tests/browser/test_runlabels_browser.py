@@ -114,26 +114,26 @@ def test_slowest_launches_numbers_never_overlap(gpt, browser, width):
     assert not page.errors
 
 
-SHARED = re.compile(r"0 runs here: same program as (.+), whose row counts its launches")
+SHARED = re.compile(r"its launches are counted in (.+)'s row \(same program\)")
 
 
 def test_kernel_table_says_where_a_shared_programs_launches_are_counted(gpt, browser):
   """A kernel that compiled to the same program as one before it (the GPT step's E_8_4 #3, E_8_4 #2's) runs 0 times in
-  its row, which says in words that its launches are counted in that kernel's row; that row says it counts them too.
+  its row, which says in words that its launches are counted in that kernel's row; that row says it counts them.
   Sorted by runs, the rows stay whole and in order."""
   with new_page(browser, 1366, 900, offline=True) as page:
     opened(page, gpt)
     heads = [t.rstrip(" ▲▼") for t in page.locator(".tgviz-kernels thead th").all_inner_texts()]
     read = lambda: [dict(zip(heads, r, strict=True)) for r in page.eval_on_selector_all(  # noqa: E731
-      ".tgviz-kernels tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.innerText))")]
+      ".tgviz-kernels tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.innerText.replaceAll('\u00a0', ' ')))")]
     rows = read()
     by_name = {r["kernel"]: r for r in rows}
     shared = [(r, m.group(1)) for r in rows if (m := SHARED.fullmatch(r["program"]))]
     assert shared, [r["program"] for r in rows if r["program"]]
     for row, first in shared:
       assert row["runs"] == "0" and first in by_name and by_name[first]["runs"] != "0", (row, first)
-      says = re.fullmatch(r"counts the launches of (.+) too \(same program\)", by_name[first]["program"])
-      assert says and row["kernel"] in says.group(1).split(", "), by_name[first]
+      says = re.fullmatch(r"also counts (.+)'s launches \(same program\)", by_name[first]["program"])
+      assert says and row["kernel"] in says.group(1).split("'s, "), by_name[first]
     assert not [r["program"] for r in rows if r["program"] and not SHARED.fullmatch(r["program"]) and "(same program)" not in r["program"]]
     cell = page.locator(".tgviz-kernels tbody tr", has=page.locator("td", has_text=re.compile(f"^{re.escape(shared[0][0]['kernel'])}$")))
     cell.locator("td").nth(heads.index("program")).scroll_into_view_if_needed()
