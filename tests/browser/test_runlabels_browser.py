@@ -2,6 +2,7 @@
 run`) at a laptop's 1366x900 and at 1000x900: the roofline's roof labels clear of the kernels' points, the timeline's
 numbers of the slowest launches never over one another nor run together (one left out still named by its box's tip), and the kernel
 table's rows of kernels that share a program saying in words where their launches are counted."""
+import itertools
 import json
 import re
 import subprocess
@@ -60,19 +61,20 @@ def test_roof_labels_cover_no_point(gpt, browser, width):
       return {text: n.textContent, box: [b.x, b.y, b.width, b.height], px: parseFloat(getComputedStyle(n).fontSize)}; })""")
     devices = page.eval_on_selector_all(".tgviz-roof-peak", "ps => ps.map(p => p.dataset.device)")
     assert sorted(x["text"].split(" ")[:2] for x in labels) == sorted([d, k] for d in devices for k in ("compute", "memory")), labels
-    points = page.eval_on_selector_all(".tgviz-roof-point", "ps => ps.map(p => ['cx', 'cy', 'r', 'stroke-width'].map(a => Number(p.getAttribute(a))))")
+    points = page.eval_on_selector_all(".tgviz-roof-point",
+                                       "ps => ps.map(p => ['cx', 'cy', 'r', 'stroke-width'].map(a => Number(p.getAttribute(a))))")
     names = page.eval_on_selector_all(".tgviz-roof-name", "ns => ns.map(n => { const b = n.getBBox(); return [b.x, b.y, b.width, b.height]; })")
     lines = page.eval_on_selector_all(".tgviz-roof-line", "ls => ls.map(l => l.getAttribute('points').split(' ').map(p => p.split(',').map(Number)))")
     vw, vh = (float(v) for v in page.locator(".tgviz-roof-svg").get_attribute("viewBox").split()[2:])
     assert len(points) > 50
     for n, label in enumerate(labels):
       box = label["box"]
-      assert label["px"] >= 11 and 0 <= box[0] and box[0] + box[2] <= vw and 0 <= box[1] and box[1] + box[3] <= vh, label
+      assert label["px"] >= 11 and box[0] >= 0 and box[0] + box[2] <= vw and box[1] >= 0 and box[1] + box[3] <= vh, label
       covered = [p for p in points if meets_circle(box, p[0], p[1], p[2] + p[3] / 2)]
       assert not covered, (label, covered)
       assert all(disjoint(box, o["box"]) for o in labels[n + 1:]) and all(disjoint(box, b) for b in names), label
       for line in lines:  # (a line struck through a label would make it hard to read)
-        for (x0, y0), (x1, y1) in zip(line, line[1:]):
+        for (x0, y0), (x1, y1) in itertools.pairwise(line):
           steps = int(max(abs(x1 - x0), abs(y1 - y0))) + 1
           assert not any(box[0] < x0 + (x1 - x0) * s / steps < box[0] + box[2] and box[1] < y0 + (y1 - y0) * s / steps < box[1] + box[3]
                          for s in range(steps + 1)), label
