@@ -158,8 +158,10 @@ function timeColumns() {
 /** @param {number|null} f */
 const fmtPct = (f) => (f === null ? "" : f >= 0.1 ? `${(f * 100).toFixed(0)}%` : `${(f * 100).toPrecision(2)}%`);
 
-/** Which program a kernel's launches count for. @param {KernelRow} r */
+/** Which row counts a kernel's launches, in words: a kernel that compiled to another's program has none of its own (a
+ * launch of the program counts for the first of them). @param {KernelRow} r */
 function programOf(r) {
-  if (r.counted_in) return `launches in ${r.counted_in}`;
-  return r.shares.length ? `also ${r.shares.join(", ")}` : "";
+  const name = (/** @type {string} */ n) => `${n.replaceAll(" ", "\u00a0")}'s`;  // (a name never broken over two lines)
+  if (r.counted_in) return `its launches are counted in ${name(r.counted_in)} row (same program)`;
+  return r.shares.length ? `also counts ${r.shares.map(name).join(", ")} launches (same program)` : "";
 }

@@ -1,10 +1,12 @@
 // The *roofline* tab: every kernel that ran, as a point by arithmetic intensity (tinygrad's FLOPs / bytes estimates, x,
 // log) and the GFLOP/s of float work it achieved at its median (y, log: tinygrad's FLOPs less its integer ops, which no
 // float roof bounds), under its device's roofs: the memory roof (peak GB/s × intensity) up to the ridge, the float32
-// compute roof (peak GFLOP/s) after it, their numbers written on them. Drawn as SVG (a point per kernel: hundreds at
-// most). The slowest kernels are labelled by name, each label placed clear of every point and label (roofLabels). Hover
-// names a kernel and its limit (memory, compute, latency, and how close to its roof), a click opens it. A kernel with no
-// float work (a copy, a fill) sits on the x axis's floor, hollow.
+// compute roof (peak GFLOP/s) after it, their numbers written beside them where no point is (roofSpots: the memory's
+// over its roof, where a kernel would beat the memory; where no place is free, on the roof's hover only, as the head
+// says them too). Drawn as SVG (a point per kernel: hundreds at most). The slowest kernels are labelled by name, each
+// label placed clear of every point and label (roofLabels). Hover names a kernel and its limit (memory, compute, latency,
+// and how close to its roof), a click opens it. A kernel with no float work (a copy, a fill) sits on the x axis's floor,
+// hollow.
 import { h, svgEl } from "./dom.js";
 import { fmtNum, fmtTime } from "./units.js";
 
@@ -50,18 +52,21 @@ export function rooflineTab(msg, openKernel) {
   grid.append(svgEl("text", { x: ROOF_L + pw / 2, y: ROOF_H - 6, "text-anchor": "middle" }, ["arithmetic intensity (FLOP/byte)"]),
               svgEl("text", { x: 12, y: ROOF_T + ph / 2, transform: `rotate(-90 12 ${ROOF_T + ph / 2})`, "text-anchor": "middle" }, ["GFLOP/s"]));
   svg.append(grid);
-  /** the roofs' own labels' boxes (bold 11 px: a little wider a letter), which the kernels' names keep clear of @type {number[][]} */
-  const taken = [];
-  peaks.forEach(([d, p], n) => {  // the memory roof up to the ridge, the compute roof after it, each with its number
-    const lo = 10 ** x0, hi = 10 ** x1, start = Math.max(lo, (10 ** y0) / p.gbs), mid = Math.sqrt(start * p.ridge);
-    const cw = `${d} compute ${fmtNum(p.gflops)} GFLOP/s`.length * (CHAR_W + 0.6), mw = `${d} memory ${fmtNum(p.gbs)} GB/s`.length * (CHAR_W + 0.6);
-    taken.push([x(hi) - 4 - 190 * n - cw, y(p.gflops) - 5 - LABEL_H + 3, cw, LABEL_H], [x(mid) + 8, y(p.gbs * mid) + 14 + 14 * n - LABEL_H + 3, mw, LABEL_H]);
-    svg.append(svgEl("polyline", { class: "tgviz-roof-line", "data-device": d, fill: "none", stroke: color(d), "stroke-width": 2,
-                                   points: `${x(start)},${y(p.gbs * start)} ${x(p.ridge)},${y(p.gflops)} ${x(hi)},${y(p.gflops)}` }),
-               svgEl("text", { class: "tgviz-roof-label", x: x(hi) - 4 - 190 * n, y: y(p.gflops) - 5, "text-anchor": "end", fill: color(d) },
-                     [`${d} compute ${fmtNum(p.gflops)} GFLOP/s`]),
-               svgEl("text", { class: "tgviz-roof-label", x: x(mid) + 8, y: y(p.gbs * mid) + 14 + 14 * n, fill: color(d) },
-                     [`${d} memory ${fmtNum(p.gbs)} GB/s`]));
+  /** the roofs' own labels' boxes, which the kernels' names keep clear of @type {number[][]} */
+  const taken = [], dots = pts.map((q) => [x(q.intensity ?? 0), y(yOf(q))]);
+  peaks.forEach(([d, p]) => {  // the memory roof up to the ridge, the compute roof after it, each with its number
+    const start = Math.max(10 ** x0, (10 ** y0) / p.gbs), hi = 10 ** x1;
+    const roof = svgEl("polyline", { class: "tgviz-roof-line", "data-device": d, fill: "none", stroke: color(d), "stroke-width": 2,
+                                     points: `${x(start)},${y(p.gbs * start)} ${x(p.ridge)},${y(p.gflops)} ${x(hi)},${y(p.gflops)}` });
+    svg.append(roof);
+    const texts = [`${d} compute ${fmtNum(p.gflops)} GFLOP/s`, `${d} memory ${fmtNum(p.gbs)} GB/s`];
+    const spots = roofSpots([x(start), y(p.gbs * start)], [x(p.ridge), y(p.gflops)], x(hi), texts.map((t) => t.length * (CHAR_W + 1)));
+    texts.forEach((text, i) => {
+      const box = spots[i].find((b) => clearOf(b, dots, [ROOF_L, 0, ROOF_L + pw, ROOF_T + ph], taken));
+      if (!box) { roof.append(svgEl("title", {}, [text])); return; }  // no room clear of the points: named on hover and in the head
+      taken.push(box);
+      svg.append(svgEl("text", { class: "tgviz-roof-label", "data-device": d, x: box[0], y: box[1] + LABEL_H - 3, fill: color(d) }, [text]));
+    });
   });
   const hover = h("div", { class: "tgviz-roof-hover" }, ["hover a point to name its kernel; click to open it"]);
   for (const p of pts) {
@@ -78,7 +83,7 @@ export function rooflineTab(msg, openKernel) {
     svg.append(dot);
   }
   const slowest = [...pts].sort((a, b) => b.time_us - a.time_us).slice(0, LABELLED);
-  for (const [p, box] of roofLabels(slowest, pts.map((q) => [x(q.intensity ?? 0), y(yOf(q))]), (p) => [x(p.intensity ?? 0), y(yOf(p))],
+  for (const [p, box] of roofLabels(slowest, dots, (p) => [x(p.intensity ?? 0), y(yOf(p))],
                                     (p) => msg.kernels[p.kernel][0], [ROOF_L, ROOF_T, ROOF_L + pw, ROOF_T + ph], taken)) {
     const [px, py] = [x(p.intensity ?? 0), y(yOf(p))], [bx, by, bw] = box;
     const near = Math.abs(bx - px) < bw + 12 && Math.abs(by + LABEL_H / 2 - py) < 14;
@@ -91,6 +96,32 @@ export function rooflineTab(msg, openKernel) {
   return h("div", { class: "tgviz-roof" }, [head, svg, hover, ...notes]);
 }
 
+/** The places a roof's two labels may go, nearer the middle of their roof first: the compute roof's (the line at
+ * ridge[1] from ridge[0] to right) over it, right-aligned, then under it; the memory roof's (the line from start to
+ * ridge) over it, up to its left (where a kernel would be faster than the memory allows, so seldom is), then under it.
+ * Boxes are [x, y, width, height], y their top.
+ * @param {number[]} start @param {number[]} ridge @param {number} right @param {number[]} widths [compute's, memory's]
+ * @returns {number[][][]} [compute's places, memory's] */
+function roofSpots(start, ridge, right, widths) {
+  const [cw, mw] = widths, gap = 4, over = [], under = [];
+  for (let bx = right - 4 - cw; bx >= Math.min(ridge[0], right - 4 - cw); bx -= 30) over.push([bx, ridge[1] - gap - LABEL_H, cw, LABEL_H]);
+  const compute = [...over, ...over.map(([bx, , w, lh]) => [bx, ridge[1] + gap, w, lh])], above = [], below = [];
+  for (const s of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.1, 0.9, 0, 1]) {
+    const px = start[0] + s * (ridge[0] - start[0]), py = start[1] + s * (ridge[1] - start[1]);
+    above.push([px - mw, py - gap - LABEL_H, mw, LABEL_H]);  // its bottom right corner at the line: all of it over the line
+    below.push([px + gap, py + gap, mw, LABEL_H]);
+  }
+  return [compute, [...above, ...below]];
+}
+
+/** Whether a box [x, y, width, height] lies inside plot [left, top, right, bottom], clear of every point (circles at
+ * dots) and of the boxes taken. @param {number[]} b @param {number[][]} dots @param {number[]} plot @param {number[][]} taken */
+function clearOf(b, dots, plot, taken) {
+  return b[0] >= plot[0] && b[1] >= plot[1] && b[0] + b[2] <= plot[2] && b[1] + b[3] <= plot[3]
+    && dots.every(([cx, cy]) => cx + POINT_R + 1 < b[0] || cx - POINT_R - 1 > b[0] + b[2] || cy + POINT_R + 1 < b[1] || cy - POINT_R - 1 > b[1] + b[3])
+    && taken.every((o) => o[0] + o[2] + 2 < b[0] || b[0] + b[2] + 2 < o[0] || o[1] + o[3] < b[1] || b[1] + b[3] < o[1]);
+}
+
 /** Places a label beside each of points (the slowest first), clear of every point (circles at dots), of the boxes taken
  * (the roofs' labels) and of the labels placed before it, inside the plot: the first of the places around it, nearer
  * ones first, that is free; a point no place fits is left unlabelled. Returns [point, [x, y, width, height]] (the
@@ -99,10 +130,8 @@ export function rooflineTab(msg, openKernel) {
  * @param {number[]} plot [left, top, right, bottom] @param {number[][]} [taken] @returns {[P, number[]][]} */
 export function roofLabels(points, dots, at, name, plot, taken = []) {
   /** @type {[P, number[]][]} */
-  const placed = taken.map((b) => [/** @type {P} */ (/** @type {unknown} */ (null)), b]);
-  const clear = (/** @type {number[]} */ b) => b[0] >= plot[0] && b[1] >= plot[1] && b[0] + b[2] <= plot[2] && b[1] + b[3] <= plot[3]
-    && dots.every(([cx, cy]) => cx + POINT_R + 1 < b[0] || cx - POINT_R - 1 > b[0] + b[2] || cy + POINT_R + 1 < b[1] || cy - POINT_R - 1 > b[1] + b[3])
-    && placed.every(([, o]) => o[0] + o[2] + 2 < b[0] || b[0] + b[2] + 2 < o[0] || o[1] + o[3] < b[1] || b[1] + b[3] < o[1]);
+  const placed = [];
+  const boxes = [...taken];
   for (const p of points) {
     const [px, py] = at(p), w = name(p).length * CHAR_W, r = POINT_R + 3;
     const tries = [];
@@ -110,8 +139,8 @@ export function roofLabels(points, dots, at, name, plot, taken = []) {
       tries.push([px + r + d, py - LABEL_H / 2], [px - r - w - d, py - LABEL_H / 2], [px - w / 2, py - r - LABEL_H - d], [px - w / 2, py + r + d],
                  [px + r + d, py - r - LABEL_H - d], [px + r + d, py + r + d], [px - r - w - d, py - r - LABEL_H - d], [px - r - w - d, py + r + d]);
     }
-    const spot = tries.map(([bx, by]) => [bx, by, w, LABEL_H]).find(clear);
-    if (spot) placed.push([p, spot]);
+    const spot = tries.map(([bx, by]) => [bx, by, w, LABEL_H]).find((b) => clearOf(b, dots, plot, boxes));
+    if (spot) { placed.push([p, spot]); boxes.push(spot); }
   }
-  return placed.slice(taken.length);
+  return placed;
 }

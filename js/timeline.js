@@ -2,11 +2,13 @@
 // moved its timeline from SVG to canvas to draw tens of thousands of launches). It opens on the launches' span (from the
 // first launch's start to the last one's end, 2% of it either side: the run before and after is compile time and
 // Python), *whole run* (or f) shows all of it, *launches* (f again) their span. Wheel zooms around the pointer, a drag
-// pans (timeaxis.js, shared with the memory chart, as are the ticks: times from the run's start), hover names a box, a click opens that kernel's steps. Only what is in view is visited (per lane, a binary search
-// over the running maximum of the launches' ends), and boxes under a pixel wide are drawn as one pixel column per lane.
-// The slowest kernel launches are outlined and numbered; TinyJit runs are a band over the lanes: the captured batch once,
-// each replay marked as one (and its launches drawn paler); hover names a run, a click zooms to it. The canvas's data-* attributes say what was drawn (the
-// slowest box's place, the last draw's time) for the tests and benchmarks/timeline_speed.py.
+// pans (timeaxis.js, shared with the memory chart, as are the ticks: times from the run's start), hover names a box, a
+// click opens that kernel's steps. Only what is in view is visited (per lane, a binary search over the running maximum
+// of the launches' ends), and boxes under a pixel wide are drawn as one pixel column per lane. The slowest kernel
+// launches are outlined and numbered (a number that would overlap another's is left out: its box's hover says it);
+// TinyJit runs are a band over the lanes: the captured batch once, each replay marked as one (and its launches drawn
+// paler); hover names a run, a click zooms to it. The canvas's data-* attributes say what was drawn (the slowest box's
+// place, the numbered boxes and their numbers', the last draw's time) for the tests and benchmarks/timeline_speed.py.
 import { compileLanes, firstReaching } from "./compilelanes.js";
 import { h } from "./dom.js";
 import { drawTimeTicks, timeView } from "./timeaxis.js";
@@ -16,6 +18,7 @@ import { fmtBytes, fmtNum, fmtTime } from "./units.js";
 /** @typedef {import("./runview.js").OpenKernel} OpenKernel */
 
 const TL_LEFT = 96, TL_AXIS = 22, TL_JIT = 18, TL_LANE = 30, TL_PAD = 6;
+const NUM_GAP = 4;  // px between two slowest launches' numbers at least: closer, "5" and "4" read as "54"
 const TL_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"];
 const TL_KIND_COLORS = ["", "#8c8c8c", "#7b5ea7", "#d08a1c", "#b0b0b0"];  // by kind: kernel (by name), copy, graph, sync, other
 
@@ -173,18 +176,25 @@ export function timelineTab(msg, openKernel, openStep) {
       flush();
       c.fillStyle = fg; c.fillText(t.lanes[l], 4, y + TL_LANE / 2, TL_LEFT - 8);
     });
-    // the slowest kernel launches, outlined and numbered over everything
+    // the slowest kernel launches, outlined and numbered over everything: the slowest first, a number that would overlap
+    // one written before moves to its box's other side, else is left out (its box's tip says it, the list above zooms to it)
     c.strokeStyle = "#d00"; c.lineWidth = 2;
-    /** @type {Record<string, number[]>} */
-    const placed = {};
-    for (const [i, a, y] of marks) {
-      const bw = Math.max(4, (cols.end[i] - cols.start[i]) * scale), r = /** @type {number} */ (rank.get(i));
-      c.strokeRect(a - (bw === 4 ? 2 : 0), y + 3, bw, TL_LANE - 6);
-      c.fillStyle = "#d00"; c.fillText(String(r + 1), a + 2, y + 1);
-      placed[r] = [a - (bw === 4 ? 2 : 0), y + 3, bw, TL_LANE - 6];
+    /** each launch's rank (from 1), its outline, its number's box ([x, y, width, height]; null: left out) @type {[number, number[], number[]|null][]} */
+    const outlined = [];
+    for (const [i, a, y] of marks.sort((m, n) => /** @type {number} */ (rank.get(m[0])) - /** @type {number} */ (rank.get(n[0])))) {
+      const bw = Math.max(4, (cols.end[i] - cols.start[i]) * scale), r = /** @type {number} */ (rank.get(i)) + 1;
+      const outline = [a - (bw === 4 ? 2 : 0), y + 3, bw, TL_LANE - 6], lw = c.measureText(String(r)).width;
+      c.strokeRect(outline[0], outline[1], outline[2], outline[3]);
+      const label = [Math.max(a, TL_LEFT) + 2, outline[0] - lw - 1, outline[0] + bw + 1].map((lx) => [lx, y - 5, lw, 12])
+        .find((b) => b[0] >= TL_LEFT && b[0] + b[2] <= width && outlined.every(([, , o]) => !o || o[1] + o[3] <= b[1] || b[1] + b[3] <= o[1]
+          || o[0] + o[2] + NUM_GAP <= b[0] || b[0] + b[2] + NUM_GAP <= o[0])) ?? null;
+      if (label) { c.fillStyle = "#d00"; c.fillText(String(r), label[0], y + 1); }
+      outlined.push([r, outline, label]);
     }
     c.lineWidth = 1;
-    canvas.dataset.slowest = placed[0] ? JSON.stringify(placed[0]) : "";
+    const slowest1 = outlined.find(([r]) => r === 1);
+    canvas.dataset.slowest = slowest1 ? JSON.stringify(slowest1[1]) : "";
+    canvas.dataset.marks = JSON.stringify(outlined);
     canvas.dataset.view = JSON.stringify([v0, v1]);
     const whole = v0 <= 0 && v1 >= span;
     fit.classList.toggle("active", whole); toLaunches.classList.toggle("active", v0 === launched[0] && v1 === launched[1]);
