@@ -6,7 +6,7 @@
 // a search, by port/search.js over the index the report stores.
 import { toposort } from "./port/picture.js";
 import { nodeMessage, pictureMessage } from "./port/protocol.js";
-import { Replay, keyOf, rowKey, unpackRows } from "./port/replay.js";
+import { CannotReplay, Replay, keyOf, rowKey, unpackRows } from "./port/replay.js";
 import { searchMessage } from "./port/search.js";
 
 /** @typedef {import("./port/picture.js").Row} Row */
@@ -28,7 +28,7 @@ import { searchMessage } from "./port/search.js";
  *   notes: Record<string, string>, segments: Record<StepKey, number>}} PageState */
 /** A step as the report stores it (tgviz.report.step_data): its input's row in its segment's table, then the graphs
  * stored past the first `computed` matches (those after the matches in `stored`, the replay chains to the others; null:
- * after every later match), what the rewrite returned (null: the replay's last), each match's [pattern, µs, raised]
+ * after every later match, or a step too big to store them all the first few: contents.STORE_NODES), what the rewrite returned (null: the replay's last), each match's [pattern, µs, raised]
  * and [replaced, replacement] rows.
  * @typedef {{info: Omit<StepInfo, "stack">, sides: string[], graphs: number[], stored: number[]|null,
  *   after: number|null, replay: ReplayOptions|null, computed: number, group: number, pairs: [number, number][],
@@ -138,7 +138,11 @@ export function pageData(state, load, sha256) {
   /** The root of a step's graph after k matches: stored, or computed by replay.js.
    * @param {Table} t @param {number} k */
   function graphAt(t, k) {
-    if (k === 0 || (k > t.s.computed && t.s.stored === null)) return drawn(t.seg, t.s.graphs[k === 0 ? 0 : k - t.s.computed]);
+    if (k === 0 || (k > t.s.computed && t.s.stored === null)) {
+      const kept = t.s.computed + t.s.graphs.length - 1;  // a step too big for the page: the graphs of its first matches
+      if (k > kept) throw new CannotReplay(`the report keeps the graphs of this step's first ${kept} of ${t.s.pairs.length} matches only (too big to store them all)`);
+      return drawn(t.seg, t.s.graphs[k === 0 ? 0 : k - t.s.computed]);
+    }
     let r = t.seg.replays.get(t.key);
     if (!r) t.seg.replays.set(t.key, r = new Replay(sha256, t.seg, t.s, state.config, state.notes));
     return drawn(t.seg, r.at(k));

@@ -1,7 +1,8 @@
 // The node side of tests/views/test_js_parity.py: runs the HTML report's JS on the report's own data, as the page does, and
 // prints what it computed. Input (a JSON file, argv[2]): {state, chunks (the report's data chunks by name, decoded),
 // graphs: [{step, ks}], pictures: [{step, match, view, plain}], nodes: [{step, match, key}]}. Output (JSON on stdout): per graphs entry, per k, the
-// sha256 of the node keys of the step's graph after k matches (tinygrad's toposort order, one per line); per pictures
+// sha256 of the node keys of the step's graph after k matches (tinygrad's toposort order, one per line; {error} where
+// the page cannot make it); per pictures
 // entry, the picture message computed with dot's plain output of each DOT text given (the DOT texts it laid out, its
 // SVG, counts, panels); per nodes entry, its node panel's history, lineage, origins and the kernel it becomes; with tables:
 // true, each segment's node table rows as the page unpacks them, by chunk name.
@@ -24,7 +25,10 @@ const digest = (/** @type {string} */ text) => createHash("sha256").update(text)
 const graphs = [];
 for (const { step, ks } of input.graphs) {
   const t = await data.table(step);
-  graphs.push(ks.map((/** @type {number} */ k) => digest(toposort(t.rows, data.graphAt(t, k)).map((n) => t.rows[n][0]).join("\n"))));
+  graphs.push(ks.map((/** @type {number} */ k) => {
+    try { return digest(toposort(t.rows, data.graphAt(t, k)).map((n) => t.rows[n][0]).join("\n")); }
+    catch (e) { return { error: `${e}` }; }  // a graph the page cannot make: what it says
+  }));
 }
 const pictures = [];
 for (const { step, match, view, plain } of input.pictures) {

@@ -19,6 +19,7 @@ import pytest
 from tgviz import bridge as tg
 from tgviz.draw import dot as Dot
 from tgviz.draw.engine import DEFAULT_TIMEOUT
+from tgviz.report import contents
 from tgviz.report.writer import Contents, Writer, pattern_rows, step_data
 from tgviz.views import picture as PI
 from tgviz.views import protocol as P
@@ -169,6 +170,29 @@ def test_stored_graphs_in_node_are_python(attention_trace, tmp_path, monkeypatch
   assert n - stored["computed"] > 1000 and stored["replay"] is not None
   assert 0 < len(stored["stored"]) < (n - stored["computed"]) / 10 and len(stored["graphs"]) == len(stored["stored"]) + 1
   _check(attention_trace, [step], [(step, m, "auto") for m in (None, stored["computed"] + 1, n - 1)], tmp_path, monkeypatch)
+
+
+@needs_node
+def test_a_step_too_big_to_store_keeps_its_first_graphs(tutorial_trace, tmp_path, monkeypatch):
+  """A step the page can neither replay nor chain (too big for it) stores its later graphs up to STORE_NODES nodes in
+  all: the page makes the graphs of its first matches as Python does, and of a later one says that the report keeps
+  only those (a big model's schedule step held a report worker 14 minutes storing 5,190 graphs of 21,900 nodes)."""
+  # (one whose rewrite's output is kept: the whole step's after side needs no replay)
+  step = max((s for s in tutorial_trace.steps if s.depth == 0 and s.returned() is not None), key=lambda s: len(s.matches))
+  n, nodes = len(step.matches), len(tg.toposort(step.before()))
+  assert n >= 5
+  monkeypatch.setattr(tg, "page_replays", lambda *a: (0, False))  # as for a graph over REWRITE_STACK_LIMIT's bound
+  monkeypatch.setattr(contents, "STORE_NODES", 3 * nodes)
+  data = _report_data(tutorial_trace, [step])["chunks"]
+  stored = next(c["steps"][P.step_key(step)] for name, c in data.items() if name.startswith("t-") and P.step_key(step) in c["steps"])
+  assert stored["computed"] == 0 and stored["stored"] is None and len(stored["graphs"]) == 4 and stored["after"] is not None
+  got = _node({**_report_data(tutorial_trace, [step]), "graphs": [{"step": P.step_key(step), "ks": list(range(n + 1))}],
+               "pictures": []}, tmp_path)["graphs"][0]
+  py = [_digest(g) for g in step.replay()]
+  assert got[:4] == py[:4]
+  assert all(g == {"error": f"CannotReplay: this report cannot compute the graph: the report keeps the graphs of this "
+                            f"step's first 3 of {n} matches only (too big to store them all). tgviz in Python shows it "
+                            "(Step.at, or the widget)"} for g in got[4:]), got[4:]
 
 
 @needs_node

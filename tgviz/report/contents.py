@@ -31,6 +31,11 @@ FORGET_EVERY = 32  # stored graphs of a step, between two times its table lets g
 # page chains from the nearest graph it has, some 1 ms a match (the ResNet step's busiest step, opened: 1.9 s chaining
 # 1,900 matches to its last graph, 0.64 s before it chained any)
 CHECKPOINT = 128
+# a step the page can neither replay nor chain (too big for it: see tg.page_replays) stores every later graph, each made
+# by tinygrad's own substitute over the whole graph: at most this many nodes in all (the graphs of its first matches).
+# A big model's schedule step (5,190 such matches over 21,900 nodes, 0.1 s a graph) held a report worker 14 minutes
+# and 3 GB; the rest of its matches' graphs are Python's to show (Step.at, the widget)
+STORE_NODES = 4_000_000
 
 
 def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], int]) -> dict[str, Any]:
@@ -41,8 +46,9 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
   stored: js/port/replay.js computes them exactly from those (`replay`: the rewrite's options; see tg.page_replays). Past
   them, either the page goes on along the chain from the graphs stored of the matches listed in `stored` (those whose
   step only tinygrad derives: Step.later_graphs; and every CHECKPOINT-th and the last, so that the page chains at most
-  CHECKPOINT matches to any), or, `stored` null, every later graph is stored. `graphs`: the input's
-  root, then the stored graphs' roots; `after` is null when it is the replay's last."""
+  CHECKPOINT matches to any), or, `stored` null, every later graph is stored, up to STORE_NODES nodes in all (`graphs`
+  then ends before the last match: the page says the others are not in the report). `graphs`: the input's root, then
+  the stored graphs' roots; `after` is null when it is the replay's last (or, the graphs cut short, not stored)."""
   pairs = step.pairs()
   graphs = [table.add(step.before())]
   refs = [[table.add(u0), table.add(u1)] for u0, u1 in pairs]
@@ -52,12 +58,14 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
   stored: list[int] | None = None
   if computed < len(pairs):
     stored = []
+    most = None if chain else max(1, STORE_NODES // len(tg.toposort(step.before())))  # graphs stored, at most
     for k, g, derived in step.later_graphs(computed):
       if chain and not derived and k % CHECKPOINT and k < len(pairs): continue  # the page chains to it
+      if most is not None and len(stored) == most: break
       graphs.append(table.add(g))
       stored.append(k)
       if len(stored) % FORGET_EVERY == 0: table.forget(g)  # one graph's UOps held at a time, not hundreds of graphs'
-    if after is None: after = graphs[-1]
+    if after is None and stored and stored[-1] == len(pairs): after = graphs[-1]
   return {**step_fields(step, patterns), "graphs": graphs, "after": after, "replay": step.options if computed or chain else None,
           "computed": computed, "stored": None if stored is None or not chain else stored, "pairs": refs}
 
