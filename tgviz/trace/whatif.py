@@ -227,14 +227,14 @@ def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS, bud
 
   for k in sorted(ran, key=lambda k: -device_time(k))[:max(slowest, 0)]:
     tried, beam = {tuple(k.opts)}, f"width {BEAM_WIDTH}, {beam_seconds:g} s at most"
-    over = (f"the what-if's time ({budget or 0:.1f} s) would be spent before it ended (the kernel's codegen and compile"
-            f" took {costs.get(k.display_name, 0.0):.1f} s in the run)")
     # (why: the retry's label; label: the same said of a retry not made; opts: what makes its opts, and why there are none)
     for why, label, make in (("no opts", "no opts", lambda k: ((), "")),
                              ("one size up", "one size up", lambda k: (one_size_up(k), "no opt applied whose amount tinygrad takes doubled")),
                              (f"BEAM's pick: {beam}", f"BEAM's pick ({beam})", lambda k: beam_pick(k, beam_seconds))):
       if spent(k):  # (before BEAM's search too: it takes its seconds)
-        k.not_tried.append(f"{label}: {over}")
+        left = max(0.0, (budget or 0.0) - (time.perf_counter() - start))
+        k.not_tried.append(f"{label}: the what-if's {budget or 0:.1f} s would run out before it ended ({left:.2f} s left, and "
+                           f"the kernel's codegen and compile took {costs.get(k.display_name, 0.0):.2f} s in the run)")
         continue
       opts, missing = make(k)
       if opts is None:
