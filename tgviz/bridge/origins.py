@@ -6,6 +6,7 @@ call stack). It must not decide when it is entered (capture.Tracker does) nor tu
 from __future__ import annotations
 
 import functools
+import inspect
 import linecache
 import os
 import sys
@@ -41,6 +42,20 @@ def _user_frame(frame):
   """The innermost frame of the user's own code from frame out."""
   while frame is not None and not _users(frame): frame = frame.f_back
   return frame
+
+
+def _called_name(called: Any) -> str | None:
+  """The Tensor function the user's code called, where its frame is that of one tinygrad does not wrap with its op
+  metadata (Tensor.rand, a mixin's classmethod): the methods it runs inside make their own (rand's _threefry_random_bits, cat,
+  __getitem__, ...), which would name tinygrad's internals for the user's one call. None elsewhere (a wrapped method's
+  Metadata is already the one the user called)."""
+  if called is None or called.f_code is _WRAPPER: return None
+  name = called.f_code.co_name
+  fn = inspect.getattr_static(tensor.Tensor, name, None)  # (rand is a classmethod of a mixin)
+  return name if getattr(getattr(fn, "__func__", fn), "__code__", None) is called.f_code else None
+
+
+_WRAPPER = tensor._metadata_wrapper(len).__code__  # the frame of a Tensor method tinygrad wraps
 
 
 def _storage(u: UOp) -> bool:
@@ -91,7 +106,8 @@ class OriginRecorder(Patch):
   BELOW = 3                                  # levels of new UOps under a rewrite's result that inherit its metadata
 
   def __init__(self) -> None:
-    self.made: dict[int, tuple[Any, str | None, int | None]] = {}  # id(Metadata) -> (it, kept so ids stay unique; file, line)
+    # id(Metadata) -> (it, kept so ids stay unique; file, line; the Tensor function the user called, see _called_name)
+    self.made: dict[int, tuple[Any, str | None, int | None, str | None]] = {}
     self.calls: dict[int, dict[str, None]] = {}  # id(Metadata) -> the Tensor methods called inside its method, in order
     self.carried: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()  # by the tensors' own rewrites
     self.scoped: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()   # by the running schedule's
@@ -109,8 +125,9 @@ class OriginRecorder(Patch):
     self.marker = running.get()  # the Tensor method running (none, outside one)
     def __init__(m, *args, **kwargs):
       init(m, *args, **kwargs)
-      f = _user_frame(sys._getframe(1))
-      made[id(m)] = (m, *((f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)))
+      f, called = sys._getframe(1), None
+      while f is not None and not _users(f): called, f = f, f.f_back
+      made[id(m)] = (m, *((f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)), _called_name(called))
     # tinygrad's Tensor method wrapper asks which method runs before it makes one's Metadata, and calls a method that
     # runs inside another (log_softmax inside sparse_categorical_crossentropy) without any: such a call is noted here as
     # one the running method made (its Metadata is unchanged; the UOps it makes are the running method's, as they are)
@@ -200,9 +217,12 @@ class OriginRecorder(Patch):
 
   def _origin(self, m: Any) -> Origin:
     """A Metadata's origin: the user's line that made it (its text read only now, for the few a kernel shows)."""
-    file, line = self.made[id(m)][1:] if id(m) in self.made else (None, None)
-    return Origin(m.name, m.backward, file, line, linecache.getline(file, line).strip() if file is not None and line else "",
-                  tuple(self.calls.get(id(m), ())))
+    file, line, called = self.made[id(m)][1:] if id(m) in self.made else (None, None, None)
+    # named after the user's call, one origin for all of it (the methods tinygrad ran inside are its internals); not a
+    # gradient's (gradient and backward are not wrapped either: "__matmul__, backward" says more than "gradient")
+    if m.backward: called = None
+    return Origin(called or m.name, m.backward, file, line, linecache.getline(file, line).strip() if file is not None and line else "",
+                  () if called else tuple(self.calls.get(id(m), ())))
 
   def rewritten(self, rctx: RewriteContext, root: UOp, tracked: bool = True) -> None:
     """Carry metadata over a graph rewrite outside kernels' codegen (which starts from a finished AST); of the untracked
