@@ -98,8 +98,8 @@ export function panZoom(/** @type {Ui} */ ui) {
     apply();
   }
   /** Show the box b (SVG units) at the current scale, `m` CSS px in from the canvas's edges where it fits: placed to cut
-   * the fewest other nodes at the edges, centred where that cuts as few (a centred change or code line's nodes left
-   * others cut at one edge while the other edge had room). @param {Box} b @param {number} m */
+   * the fewest other nodes at the edges, centred where that cuts as few (a code line's nodes centred left others cut
+   * at one edge while the other edge had room). @param {Box} b @param {number} m */
   function show(b, m) {
     const c = size(), W = (c.w - 2 * m) / scale, H = (c.h - 2 * m) / scale;
     const boxes = rects([...(svgOf()?.querySelectorAll("g.side g.node") ?? [])]);
@@ -143,7 +143,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     const shown = part ?? b;
     scale = Math.min(room(shown), 2);
     if (part) scale = Math.min(scale, Math.max(READABLE, room(b)));  // no closer than readable: the rest near it in view
-    show(shown, 20);
+    centre(shown);  // (not placed to cut the fewest others, as show: there it sat at the canvas's edge, cut off from the rest)
     shun(part ? after : nodes);
     zoomed = again ? null : { svg: svgOf(), at: ui.stage.style.transform };
   }
