@@ -122,3 +122,16 @@ def test_a_boxs_limit_is_the_kernel_tables(tutorial_trace):
   table = {id(k): r["bound"] for k, r in zip(tutorial_trace.kernels, tutorial_trace.kernel_table(), strict=True)}
   kernels = [(k, tutorial_trace.program().kernels[k["index"]].kernel) for k in PM.program_map(tutorial_trace)["kernels"]]
   assert kernels and all(k["bound"] == table[id(kern)] for k, kern in kernels if kern is not None)
+
+
+def test_a_map_too_big_to_lay_out_in_time_is_left_out_and_says_so(tutorial_trace, monkeypatch):
+  """A big model's map that graphviz does not lay out within the timeout (a GPT of nine blocks: 320 kernels, its
+  schedules framed) is left out with a note the summary shows: the report is written all the same (tgviz run stopped
+  with a TimeoutError and wrote none)."""
+  from collections import OrderedDict
+
+  from tgviz.draw import engine
+  monkeypatch.setattr(engine, "_made", OrderedDict())  # no layout given again from before: each one runs, and times out
+  msg = PM.program_map(tutorial_trace, timeout=1e-6)
+  assert msg["views"] == [] and msg["kernels"] and msg["summary"]
+  assert any(n.startswith("the kernels view is not drawn: its layout took longer than") for n in msg["notes"]), msg["notes"]

@@ -128,7 +128,10 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
     boxes.append(Box(key, tuple(ln for ln in lines if ln), "fold", group=first.schedule))
   arrows, drawn, stubs = _arrows(prog, box_of, buffers)
   boxes += stubs
-  svg = flow_svg(boxes, drawn, layout_flow(boxes, drawn, frames, timeout), frames=frames, style=_STYLE) if boxes else ""
+  try: laid = layout_flow(boxes, drawn, frames, timeout) if boxes else None
+  except TimeoutError:  # its schedules' frames are what dot spends most on (a big GPT step's 320 kernels): without them
+    frames, laid = None, layout_flow(boxes, drawn, None, timeout)
+  svg = flow_svg(boxes, drawn, laid, frames=frames, style=_STYLE) if laid is not None else ""
   down = flow_svg(boxes, drawn, layout_flow(boxes, drawn, frames, timeout, down=True), frames=frames, style=_STYLE) \
     if 0 < len(boxes) <= DOWN_UP_TO else ""
   return MapView(name=name, svg=svg, svg_down=down, boxes=members, arrows=arrows)
@@ -167,12 +170,17 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_labe
   folded = {k.index: f"k{k.index}" for k in prog.kernels}
   for chain in _chains(prog) if len(prog.kernels) > FOLD_ABOVE else []:
     for k in chain: folded[k.index] = f"f{chain[0].index}"
-  views = [_view("kernels", prog, kernels, buffers, folded, frames, timeout, cell_label)] if prog.kernels else []
-  if len(prog.kernels) > LINES_ABOVE: views.insert(0, _view("lines", prog, kernels, buffers, _by_line(prog), frames, timeout, cell_label))
+  notes = list(prog.notes)
+  views: list[MapView] = []
+  # (the lines view first, where there is one: a box per line of the user's code)
+  for name, box_of in ([("lines", _by_line(prog))] if len(prog.kernels) > LINES_ABOVE else []) + ([("kernels", folded)] if prog.kernels else []):
+    try: views.append(_view(name, prog, kernels, buffers, box_of, frames, timeout, cell_label))
+    except TimeoutError as e:  # a map too big to lay out in time is left out, and says so: the report is still written
+      notes.append(f"the {name} view is not drawn: its layout {str(e).removeprefix('layout ')} (the kernel table lists every kernel)")
   counts = prog.counts()
   summary = _summary(prog, counts)
   return ProgramMapMsg(type="programmap", views=views, kernels=kernels, buffers=buffers, counts=counts, reasons=list(REASONS),
-                       colours=REASON_COLOURS, summary=summary, notes=prog.notes)
+                       colours=REASON_COLOURS, summary=summary, notes=notes)
 
 
 def _arrows(prog: Program, box_of: dict[int, str], buffers: list[MapBuffer]) -> tuple[list[list[int]], list[Arrow], list[Box]]:
