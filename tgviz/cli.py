@@ -92,6 +92,10 @@ def _svgs(writer: report.Writer, which: tuple[Path, int, bool, dict[str, str]]) 
   return len(steps) - len(todo) + len(picture.export_svg(todo, directory, max_nodes=max_nodes)), time.perf_counter() - st
 
 
+def _count(n: int, one: str, many: str) -> str:
+  return f"{n} {one if n == 1 else many}"
+
+
 def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: int | None = None,
           early: EarlySegments | None = None) -> None:
   """out/index.html (every step and match) and the SVG files asked for in out/svg/, written by `jobs` forked worker
@@ -100,9 +104,10 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
   writer = report.Writer(trace, title, max_nodes)
   done = early.take(writer) if early is not None else {}
   if early is not None and early.written:
+    tabs = _count(early.kernels, "kernel's", "kernels'")
     print(f"  written during the run: {early.taken} of {len(writer.segments)} report segments ({early.written} written by "
-          f"{early.forks} processes), {early.kernels} kernels' code and asm tabs made"
-          + (f", {len(early.svgs)} SVG files drawn" if early.pictures is not None else ""))
+          f"{_count(early.forks, 'process', 'processes')}), {tabs} code and asm tabs made"
+          + (f", {_count(len(early.svgs), 'SVG file', 'SVG files')} drawn" if early.pictures is not None else ""))
   with forked.Workers(writer, forked.cores() if jobs is None else jobs) as workers:
     drawn = early.svgs if early is not None else {}
     svgs = workers.submit(_svgs, (out / "svg", max_nodes, svg == "landmarks", drawn)) if svg != "none" else None
