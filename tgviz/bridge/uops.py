@@ -12,7 +12,7 @@ import re
 
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import ansistrip, printable
-from tinygrad.uop.ops import GroupOp, KernelInfo, Ops, ParamArg, UOp
+from tinygrad.uop.ops import CallInfo, GroupOp, KernelInfo, Ops, ParamArg, UOp
 from tinygrad.uop.render import renderer
 
 from tgviz.draw.graph import Graph, Node
@@ -46,6 +46,9 @@ def _clip(text: str, lines: int) -> list[str]:
   return out + (["…"] if len(all_lines) > lines else [])
 
 
+_PLAIN_CALL = CallInfo()
+
+
 def _arg_text(u: UOp) -> str | None:
   if u.arg is None: return None
   if u.op is Ops.CONST: return f"{u.arg:g}" if isinstance(u.arg, float) else str(u.arg)
@@ -53,6 +56,7 @@ def _arg_text(u: UOp) -> str | None:
     try: return str(u.marg)
     except Exception: pass
   if u.op is Ops.BINARY: return f"<{len(u.arg)} bytes>"
+  if isinstance(u.arg, CallInfo) and u.arg == _PLAIN_CALL: return None  # a CALL's or FUNCTION's defaults say nothing
   if isinstance(u.arg, ParamArg):  # without what the label's dtype line says, and the address space by its name alone
     text = repr(u.arg).replace(f", {u.arg.dtype!r}", "", 1) if u.arg.dtype == u.dtype else repr(u.arg)
     return text.replace("addrspace=AddrSpace.", "")
