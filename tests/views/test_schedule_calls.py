@@ -1,7 +1,8 @@
 """A schedule's counts on screen reconcile, and its graph's CALL nodes name the kernels they become: the schedule
 group's name counts its calls ("Schedule 77 Kernels"), its details split them by kind (kernels compiled after it,
 more calls of one kernel, kernels compiled after an earlier schedule, copies, ...) and the trace's kernels into those
-compiled after it and after other schedules; each kernel's CALL says "→ E_2 #2" and its node panel links there."""
+compiled after it and after other schedules; each kernel's CALL says "→ E_2 #2" and its node panel links there, each
+copy's "→ copy 8 B CL <- PYTHON"."""
 import re
 
 from tgviz import bridge as tg

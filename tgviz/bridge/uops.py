@@ -147,7 +147,7 @@ def _input(s: UOp, key: str | None) -> str | tuple[str, str | None, str]:
 
 
 def note_line(note: str) -> str:
-  """A CALL node's note (a trace's call notes: the kernel it becomes, its Tensor operations) as its label line."""
+  """A CALL node's note (a trace's call notes: what it becomes, a kernel and its Tensor operations, a copy) as its label line."""
   return _clip(note, 1)[0]
 
 
@@ -164,7 +164,7 @@ def _label(u: UOp, notes: dict[str, str] | None = None) -> list[str]:
 
 def _node(u: UOp, notes: dict[str, str] | None = None, keys: list[str | None] | None = None) -> Node:
   """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it ("CONST1 2.0": source
-  1); a kernel's CALL also says the kernel it becomes and its Tensor operations (notes). js/port/replay.js labels
+  1); a CALL also says what it becomes, a kernel and its Tensor operations or a copy (notes). js/port/replay.js labels
   the nodes a report's page rebuilds the same way. keys: its sources' keys (None: folded), for what folding reads."""
   label = _label(u, notes)
   if keys is None: return Node(node_key(u), u.op.name, family(u), tuple(label))
