@@ -95,7 +95,8 @@
  * kernel launches, slowest first.
  * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
  *   dur:(number|null)[], kernel:number[], jit:number[], replay:number[], jits:string[], jit_runs:number[][],
- *   moved:number[][], slowest:number[], duration:number, source:string, summary:string, cold:number[]}} TimelineData */
+ *   moved:number[][], slowest:number[], duration:number, source:string, summary:string, outside:string,
+ *   cold:number[]}} TimelineData */
 /** @typedef {{num:number, device:string, dtype:string, size:number, nbytes:number, alloc_us:number, free_us:number|null,
  *   kernels:number[], writers:string[], readers:string[]}} BufferRow */
 /** Every buffer the run allocated, as columns (as tinygrad's VIZ lists them in its memory lanes: each allocation with

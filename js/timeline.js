@@ -51,7 +51,8 @@ export function timelineTab(msg, openKernel, openStep) {
   const head = h("div", { class: "tgviz-tl-head" }, [
     h("b", { class: "tgviz-tl-count", "data-launches": String(cols.n), "data-kernels": String(kernels) },
       [`${cols.n.toLocaleString("en-US")} launches`]),
-    ` (${counts.map(([k, c]) => `${c.toLocaleString("en-US")} ${k}`).join(", ") || "none"}) on ${t.lanes.join(", ") || "no device"}`
+    ` (${counts.map(([k, c]) => `${c.toLocaleString("en-US")} ${k}`).join(", ") || "none"}${t.outside ? `; ${t.outside}` : ""})`
+    + ` on ${t.lanes.join(", ") || "no device"}`
     + ` over ${fmtTime(t.duration)}`
     + (t.jit_runs.length ? `; TinyJit ${t.jits.join(", ")}: the captured batch, then ${replayed} replays (paler)` : "")
     + " · wheel (in a notebook ctrl+wheel): zoom, drag: pan, click a kernel or a compiler span: its steps"]);

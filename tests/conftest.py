@@ -49,6 +49,13 @@ def attention_trace() -> tgviz.Trace:
   return trace
 
 
+@pytest.fixture(scope="session")
+def attention_cell_trace() -> tgviz.Trace:
+  """A notebook cell's attention (workloads.attention_cell): its schedule's calls copies and kernels, its result read back."""
+  with tgviz.capture() as trace: workloads.attention_cell()
+  return trace
+
+
 class RecordingComm:
   """Stands in for the kernel's comm: records every message the widget sends (ipywidgets' own test approach)."""
   comm_id, kernel = "tgviz-test", "Truthy"

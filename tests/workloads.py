@@ -1,5 +1,5 @@
-"""The workloads tests and benchmarks trace: the tutorial's code, a small CNN, a 2-layer MLP, an attention block, a long
-kernel."""
+"""The workloads tests and benchmarks trace: the tutorial's code, a small CNN, a 2-layer MLP, an attention block (and a
+notebook cell's attention), a long kernel."""
 from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "scripts"
@@ -100,6 +100,16 @@ def attention() -> None:
   loss = (scores.softmax(-1) @ v).sum()
   loss.backward()
   Tensor.realize(loss, wq.grad, wk.grad, wv.grad)
+
+
+def attention_cell() -> None:
+  """A notebook cell's attention: softmax(q @ k.T) @ v of randn inputs, its result read back with .numpy() (a copy
+  outside any schedule); its schedule copies randn's seeds in."""
+  from tinygrad import Tensor
+  Tensor.manual_seed(0)
+  q, k, v = Tensor.randn(4, 8), Tensor.randn(4, 8), Tensor.randn(4, 8)
+  out = ((q @ k.T).softmax(-1) @ v).numpy()
+  assert out.shape == (4, 8)
 
 
 def mlp_train_until(done, seconds: float = 60) -> None:

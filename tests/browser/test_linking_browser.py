@@ -183,7 +183,8 @@ def train_report(tmp_path_factory):
 @pytest.mark.parametrize("page", ["offline page"], indirect=True)
 def test_a_schedules_counts_reconcile_and_its_calls_name_their_kernels(train_report, page):
   """A schedule's details say what its calls are (adding up to the count in its name) and how the trace's kernels
-  split; a CALL node of its kernel graph says the kernel it becomes, and its node panel goes there."""
+  split; every CALL node of its kernel graph says what it becomes (a copy as the program names it), a kernel's CALL
+  the kernel, and its node panel goes there."""
   trace, report = train_report
   sched = next(g for g in trace.groups if g.name.startswith("Schedule"))
   graph = next(s for s in sched.steps if s.name == "View Kernel Graph")
@@ -203,7 +204,12 @@ def test_a_schedules_counts_reconcile_and_its_calls_name_their_kernels(train_rep
   names = {k.display_name: k for k in trace.kernels}
   drawn = page.eval_on_selector_all(".tgviz-stage g.node[data-op='CALL']",
                                     "ns => ns.map(n => [n.dataset.node, n.querySelector('title').textContent])")
-  named = [(key, ln[2:].split(" · ")[0]) for key, title in drawn for ln in title.split("\n") if ln.startswith("→ ")]
+  becomes = {key: [ln for ln in title.split("\n") if ln.startswith("→ ")] for key, title in drawn}
+  assert drawn and all(len(lines) == 1 for lines in becomes.values()), drawn  # every CALL says what it becomes
+  copies = {f"→ {c.name}" for c in trace.program().calls_of(sched.index) if c.kind == "copy"}
+  assert copies and {ln[0] for ln in becomes.values() if ln[0].startswith("→ copy ")} == copies, drawn
+  assert not any("CallInfo" in title for _, title in drawn), drawn
+  named = [(key, ln[0][2:].split(" · ")[0]) for key, ln in becomes.items() if not ln[0].startswith("→ copy ")]
   assert named and all(name in names for _, name in named), drawn
   key, name = named[len(named) // 2]
   page.keyboard.press("f")  # the whole picture: that node on screen

@@ -209,6 +209,12 @@ def test_report_tabs_on_the_tutorial(reports, page):
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   rows = kernel_table(page)
   print(check_timeline(page, rows, "run-timeline-tutorial.png"))
+  # the copies that read its results back (.numpy(), .tolist()) are no schedule's calls: the head says so after its counts
+  outside = trace.timeline().outside_text()
+  open_tab(page, "timeline")
+  head = page.locator(".tgviz-tl-head").inner_text()
+  assert outside.startswith("4 copies outside any schedule") and f"; {outside}) on " in head, head
+  page.screenshot(path=str(ARTIFACTS / "run-timeline-head-tutorial.png"))
   assert trace.memory().peak == high
   check_memory(page, trace.memory().peak, "run-memory-tutorial.png", trace.memory())
   check_roofline(page, rows, "run-roofline-tutorial.png")

@@ -269,3 +269,24 @@ def test_node_panels_lineage_in_node_is_python(tutorial_trace, tmp_path):
     assert js == {k: py[k] for k in ("history", "lineage", "origins", "becomes")}, (s.path, m)
   assert got["nodes"][0]["lineage"][-1]["kind"] == "input" and got["nodes"][0]["origins"]
   assert got["nodes"][2]["becomes"]["name"] in {k.display_name for k in tutorial_trace.kernels}
+
+
+@needs_node
+def test_call_labels_in_node_are_python(attention_cell_trace, tmp_path, monkeypatch):
+  """A notebook cell's attention at its last "split kernels" (the schedule's graph of CALLs): the page labels each CALL
+  as Python does, with what it becomes (its copies "→ copy 8 B CL <- PYTHON") and without tinygrad's default
+  CallInfo; its graphs and pictures are Python's."""
+  trace = attention_cell_trace
+  step = [s for s in trace.steps if s.group.name.startswith("Schedule") and s.name == "split kernels"][-1]
+  n = len(step.matches)
+  _check(trace, [step], [(step, m, v) for m in (None, n - 1) for v in ("auto", "raw:auto")], tmp_path, monkeypatch)
+  w = Writer(trace)
+  got = _node({**_report_data(trace, [step]), "graphs": [], "pictures": [], "tables": True}, tmp_path)["tables"]
+  i = next(i for i, seg in enumerate(w.segments) if P.step_key(step) in {P.step_key(s) for s in seg})
+  table = tg.NodeTable(tg.NodeCache(trace.call_notes))
+  for s in w.segments[i]: step_data(s, table, w.patterns)
+  assert got[f"t-{i}"] == json.loads(json.dumps(table.rows))
+  calls = [row[2] for row in got[f"t-{i}"] if row[2][0] == "CALL"]
+  assert calls and all(len(label) == 2 and label[1].startswith("→ ") for label in calls), calls
+  copies = {f"→ {c.name}" for c in trace.program().kernels if c.kind == "copy"}
+  assert copies and {label[1] for label in calls if label[1].startswith("→ copy ")} == copies

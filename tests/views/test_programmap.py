@@ -4,6 +4,7 @@ import json
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import tgviz
 from tgviz.views import failure as FV
 from tgviz.views import programmap as PM
 from tgviz.views import protocol as P
+from tgviz.views import run as RV
 
 NODE = shutil.which("node")
 
@@ -52,6 +54,26 @@ def test_the_map_is_the_program(attention_trace):
 def adam_trace() -> tgviz.Trace:
   with tgviz.capture() as trace: workloads.adam_train()
   return trace
+
+
+def test_the_maps_calls_and_the_timelines_launches_reconcile(attention_cell_trace):
+  """A notebook cell's attention, read back with .numpy(): the map's "14 calls of 8 kernels and 2 copies" and the
+  timeline's "16 launches (3 copy, 12 kernel, 1 sync)" reconcile, by tinygrad's launches and the program's calls: the
+  kernel launches are the program's kernel calls, and the one copy more is the result read back outside any schedule,
+  which both say in the same words."""
+  trace = attention_cell_trace
+  tl, prog = trace.timeline(), trace.program()
+  launches = Counter(x.kind for x in tl)
+  outside = tl.outside_schedules()
+  assert [x.name.split(",")[-1].split() for x in outside] == [["PYTHON", "<-", "CL"]]  # .numpy()'s copy into host memory
+  copies = sum(k.kind == "copy" for k in prog.kernels)
+  assert launches["kernel"] == len(prog.kernels) - copies and launches["copy"] == copies + len(outside)
+  text = "1 copy outside any schedule: a result read back"
+  assert tl.outside_text() == text
+  assert f"{len(tl)} launches (" in tl.summary() and tl.summary().count(f"; {text}) on ") == 1
+  assert RV.timeline_data(trace, {})["outside"] == text  # the timeline tab's head says it after its counts
+  summary = PM.program_map(trace)["summary"]
+  assert summary.startswith(f"{len(prog.kernels)} calls of {len(trace.kernels)} kernels and {copies} copies (besides {text}) · by cause: ")
 
 
 def test_a_program_of_many_kernels_opens_by_line(adam_trace):

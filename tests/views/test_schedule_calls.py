@@ -1,7 +1,8 @@
 """A schedule's counts on screen reconcile, and its graph's CALL nodes name the kernels they become: the schedule
 group's name counts its calls ("Schedule 77 Kernels"), its details split them by kind (kernels compiled after it,
 more calls of one kernel, kernels compiled after an earlier schedule, copies, ...) and the trace's kernels into those
-compiled after it and after other schedules; each kernel's CALL says "→ E_2 #2" and its node panel links there."""
+compiled after it and after other schedules; each kernel's CALL says "→ E_2 #2" and its node panel links there, each
+copy's "→ copy 8 B CL <- PYTHON"."""
 import re
 
 from tgviz import bridge as tg
@@ -44,9 +45,12 @@ def test_call_nodes_name_the_kernel_they_become(mnist_trace):
   step = next(s for s in _schedules(mnist_trace)[0].steps if s.name == "View Kernel Graph")
   graph = tg.to_graph(step.before(), step.call_notes)
   every = [u for u in tg.toposort(step.before()) if u.op.name == "CALL"]
-  calls = [u for u in every if any(ln.startswith("→ ") for ln in graph.nodes[tg.node_key(u)].label)]
+  becomes = {u: [ln for ln in graph.nodes[tg.node_key(u)].label if ln.startswith("→ ")] for u in every}
+  assert all(len(lines) == 1 for lines in becomes.values())  # every CALL says what it becomes, once
+  calls = [u for u in every if not becomes[u][0].startswith("→ copy ")]
   program = mnist_trace.program().calls_of(step.group.index)
   assert len(every) == 77 and len(calls) == sum(c.kind == "kernel" for c in program) == 72  # the others: the 5 copies
+  assert sorted(becomes[u][0] for u in every if u not in calls) == sorted(f"→ {c.name}" for c in program if c.kind == "copy")
   for u in calls:
     label = graph.nodes[tg.node_key(u)].label
     named = [ln for ln in label if ln.startswith("→ ")]
@@ -59,3 +63,38 @@ def test_call_nodes_name_the_kernel_they_become(mnist_trace):
     node = P.node_message(mnist_trace, P.step_key(step), None, tg.node_key(u))
     assert node["becomes"] == {"name": name, "group": names[name].group.index, "step": P.step_key(names[name].group.steps[0])}
   assert P.node_message(mnist_trace, P.step_key(step), None, tg.node_key(calls[0].src[0]))["becomes"] is None  # not a CALL
+
+
+def _last_split(trace):
+  """The step the user looked at: the last "split kernels" of the trace's schedule, its last match."""
+  step = [s for g in _schedules(trace) for s in g.steps if s.name == "split kernels"][-1]
+  return step, len(step.matches) - 1
+
+
+def test_every_call_node_says_what_it_becomes(attention_cell_trace):
+  """A notebook cell's attention of randn inputs, at "Schedule ... / split kernels": each CALL node says what it becomes,
+  a kernel ("→ E_2 #1 · ops: randn") or a copy, by the program's name of it ("→ copy 8 B CL <- PYTHON"), as many copies
+  as the program's schedule has; no label carries tinygrad's CallInfo when it holds only its defaults."""
+  step, m = _last_split(attention_cell_trace)
+  program = attention_cell_trace.program().calls_of(step.group.index)
+  copies = [f"→ {c.name}" for c in program if c.kind == "copy"]
+  assert copies and all(re.fullmatch(r"→ copy \d+ B CL <- PYTHON", c) for c in copies), copies
+  kernels = {k.display_name for k in attention_cell_trace.kernels}
+  for side in step.graphs(m):
+    graph = tg.to_graph(side, step.call_notes)
+    labels = [n.label for n in graph.nodes.values() if n.op == "CALL"]
+    assert labels and all(label[0] == "CALL" and len(label) == 2 and label[1].startswith("→ ") for label in labels), labels
+    said = [label[1] for label in labels]
+    assert sorted(ln for ln in said if ln.startswith("→ copy ")) == sorted(copies)
+    assert {ln[2:].split(" · ")[0] for ln in said if not ln.startswith("→ copy ")} <= kernels
+    assert not any("CallInfo" in ln for n in graph.nodes.values() for ln in n.label)
+
+
+def test_a_call_info_that_carries_something_stays():
+  """A CALL's CallInfo with a name (or any field off its default) is still in its label."""
+  from tinygrad import dtypes
+  from tinygrad.uop.ops import CallInfo, Ops, UOp
+  body = UOp(Ops.SINK, dtypes.void, ())
+  plain, named = (tg.to_graph(UOp(Ops.CALL, dtypes.void, (body,), info)) for info in (CallInfo(), CallInfo(name="attn")))
+  assert plain.nodes[plain.root].label == ("CALL",)
+  assert named.nodes[named.root].label == ("CALL", "CallInfo(None, 'attn', False, False)")

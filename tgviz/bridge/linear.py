@@ -39,13 +39,17 @@ class BufferInfo:
 class Call:
   """One call of a schedule: ``kind`` "kernel" (``ast``: the trace number of the kernel's AST), "copy" or "other";
   ``args`` its buffers in order, ``writes`` and ``reads`` indexes into them; ``origin`` per arg where the cached LINEAR
-  had it: ("slot", n) a buffer the schedule made, ("param", i) the i-th buffer passed in, or None."""
+  had it: ("slot", n) a buffer the schedule made, ("param", i) the i-th buffer passed in, or None; ``drawn`` the trace
+  number of what the CALL calls in the schedule's graphs (a copy's: the kernel tinygrad turns into its COPY at the end;
+  -1 where unknown); ``op`` the name of the op it calls (SINK, COPY, BUFFER_VIEW, ...)."""
   kind: str
   ast: int
   args: list[BufferInfo]
   writes: tuple[int, ...]
   reads: tuple[int, ...]
   origin: list[tuple[str, int] | None] = field(default_factory=list)
+  drawn: int = -1
+  op: str = ""
 
 
 @dataclass
@@ -104,8 +108,8 @@ def schedule_calls(rec: Recording, group: GroupRecord) -> list[ScheduleCalls]:
   final = fields[_chain(resolve, resolve.sink)]
   if final[0] is not Ops.LINEAR or len(final[2]) != len(cached): return []
   calls = []
-  for c, cc in zip(final[2], cached, strict=True):
-    c = _chain(copies, c)
+  for c0, cc in zip(final[2], cached, strict=True):
+    c = _chain(copies, c0)
     ast, *bufs = fields[c][2]
     aop = fields[ast][0]
     args = [b for b in (_buffer(fields, n) for n in bufs) if b is not None]
@@ -114,9 +118,10 @@ def schedule_calls(rec: Recording, group: GroupRecord) -> list[ScheduleCalls]:
     for n in fields[cc][2][1:]:
       op, _, _, arg, _ = fields[n]
       origin.append(("slot", arg.slot) if op is Ops.BUFFER else ("param", arg.slot) if op is Ops.PARAM else None)
-    if aop is Ops.COPY: calls.append(Call("copy", ast, args, (0,), (1,), origin))
+    drawn = fields[c0][2][0] if fields[c0][2] else -1
+    if aop is Ops.COPY: calls.append(Call("copy", ast, args, (0,), (1,), origin, drawn, aop.name))
     elif aop is Ops.SINK:
       w, r = _io(fields, ast)
-      calls.append(Call("kernel", ast, args, tuple(sorted(w)), tuple(sorted(r)), origin))
-    else: calls.append(Call("other", ast, args, (), tuple(range(len(args))), origin))
+      calls.append(Call("kernel", ast, args, tuple(sorted(w)), tuple(sorted(r)), origin, drawn, aop.name))
+    else: calls.append(Call("other", ast, args, (), tuple(range(len(args))), origin, drawn, aop.name))
   return [ScheduleCalls(linears[0], calls)]

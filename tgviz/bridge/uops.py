@@ -12,7 +12,7 @@ import re
 
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import ansistrip, printable
-from tinygrad.uop.ops import GroupOp, KernelInfo, Ops, ParamArg, UOp
+from tinygrad.uop.ops import CallInfo, GroupOp, KernelInfo, Ops, ParamArg, UOp
 from tinygrad.uop.render import renderer
 
 from tgviz.draw.graph import Graph, Node
@@ -46,6 +46,9 @@ def _clip(text: str, lines: int) -> list[str]:
   return out + (["…"] if len(all_lines) > lines else [])
 
 
+_PLAIN_CALL = CallInfo()
+
+
 def _arg_text(u: UOp) -> str | None:
   if u.arg is None: return None
   if u.op is Ops.CONST: return f"{u.arg:g}" if isinstance(u.arg, float) else str(u.arg)
@@ -53,6 +56,7 @@ def _arg_text(u: UOp) -> str | None:
     try: return str(u.marg)
     except Exception: pass
   if u.op is Ops.BINARY: return f"<{len(u.arg)} bytes>"
+  if isinstance(u.arg, CallInfo) and u.arg == _PLAIN_CALL: return None  # a CALL's or FUNCTION's defaults say nothing
   if isinstance(u.arg, ParamArg):  # without what the label's dtype line says, and the address space by its name alone
     text = repr(u.arg).replace(f", {u.arg.dtype!r}", "", 1) if u.arg.dtype == u.dtype else repr(u.arg)
     return text.replace("addrspace=AddrSpace.", "")
@@ -143,7 +147,7 @@ def _input(s: UOp, key: str | None) -> str | tuple[str, str | None, str]:
 
 
 def note_line(note: str) -> str:
-  """A CALL node's note (a trace's call notes: the kernel it becomes, its Tensor operations) as its label line."""
+  """A CALL node's note (a trace's call notes: what it becomes, a kernel and its Tensor operations, a copy) as its label line."""
   return _clip(note, 1)[0]
 
 
@@ -160,7 +164,7 @@ def _label(u: UOp, notes: dict[str, str] | None = None) -> list[str]:
 
 def _node(u: UOp, notes: dict[str, str] | None = None, keys: list[str | None] | None = None) -> Node:
   """How a UOp is drawn: its op, arg and dtype, and one line per constant source folded into it ("CONST1 2.0": source
-  1); a kernel's CALL also says the kernel it becomes and its Tensor operations (notes). js/port/replay.js labels
+  1); a CALL also says what it becomes, a kernel and its Tensor operations or a copy (notes). js/port/replay.js labels
   the nodes a report's page rebuilds the same way. keys: its sources' keys (None: folded), for what folding reads."""
   label = _label(u, notes)
   if keys is None: return Node(node_key(u), u.op.name, family(u), tuple(label))

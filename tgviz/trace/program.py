@@ -28,9 +28,10 @@ class ProgramKernel:
   """One call of the block's schedules, in run order: a kernel's launch (``kernel``: the trace's Kernel) or a copy."""
   index: int
   kind: str                                 # "kernel", "copy" or "other"
-  name: str                                 # the kernel's display name, or the copy's ("copy CL <- CPU")
+  name: str                                 # the kernel's display name, or what else it is (see call_name)
   schedule: int                             # which of the block's schedules (0-based: one per realize) it ran in
   kernel: Kernel | None = None
+  drawn: int = -1                           # the trace number of what its CALL calls in the schedule's graphs (-1: unknown)
   reads: list[Buffer] = field(default_factory=list)
   writes: list[Buffer] = field(default_factory=list)
 
@@ -212,9 +213,8 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
       groups.append(callify)
       schedule_groups.append(gi)
       for call in sc.calls:
-        pk = ProgramKernel(len(kernels), call.kind, "", n_schedule, by_ast.get(call.ast) if call.kind == "kernel" else None)
-        pk.name = pk.kernel.display_name if pk.kernel is not None else \
-          f"copy {call.args[0].device} <- {call.args[1].device}" if call.kind == "copy" else "call"
+        pk = ProgramKernel(len(kernels), call.kind, "", n_schedule, by_ast.get(call.ast) if call.kind == "kernel" else None, call.drawn)
+        pk.name = pk.kernel.display_name if pk.kernel is not None else call_name(call)
         kernels.append(pk)
         for i in call.reads:
           info = call.args[i]
@@ -246,6 +246,14 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
     if buf.writer is None: buf.reason, buf.detail = "input", reasons.INPUT
     elif not buf.readers: buf.reason, buf.detail = "output", reasons.output_text(buf.detail)
   return Program(kernels, buffers, notes, schedules, groups, schedule_groups)
+
+
+def call_name(call: tg.Call) -> str:
+  """What a call that runs no kernel of the trace is, by name: a copy by its bytes and devices ("copy 128 B CL <- CPU",
+  as tinygrad names its launch), a kernel compiled before the capture, or the op it calls ("BUFFER_VIEW call")."""
+  if call.kind == "copy": return f"copy {reasons.size_text(call.args[0].nbytes)} {call.args[0].device} <- {call.args[1].device}"
+  if call.kind == "kernel": return "a kernel compiled before the capture"
+  return f"{call.op or 'other'} call"
 
 
 def _buffer(info: tg.BufferInfo, version: int, writer: ProgramKernel | None) -> Buffer:

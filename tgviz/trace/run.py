@@ -26,6 +26,7 @@ def _label(k: Kernel) -> str:
   return k.display_name
 
 
+HOST = "PYTHON"  # the device of the host memory tinygrad reads a result back into (Buffer.as_memoryview)
 LAUNCH_COLUMNS = ("lane", "name", "kind", "start_us", "duration_us", "kernel", "jit", "replay", "graph", "nbytes")  # Timeline.table
 
 
@@ -103,11 +104,27 @@ class Timeline:
     """One plain row per launch (``pandas.DataFrame(timeline.table())``): the columns of LAUNCH_COLUMNS."""
     return [x.row() for x in self.launches]
 
+  def outside_schedules(self) -> list[Launch]:
+    """The copies tinygrad ran outside any schedule (its Buffer.copy_from: a result read back by .numpy(), .tolist()
+    or .item(), or a buffer filled from host memory directly): no call of the program (trace.program()) is one of them.
+    Known from a capture's launches only (tinygrad leaves these out of its stats: Launch.counted)."""
+    return [x for x in self.launches if x.kind == "copy" and not x.counted]
+
+  def outside_text(self) -> str:
+    """outside_schedules in words, as the timeline's head and the program map's summary say them ("1 copy outside any
+    schedule: a result read back"); "" where there are none."""
+    if not (out := self.outside_schedules()): return ""
+    back = sum(x.lane == HOST for x in out)  # a copy's lane is the device it wrote to: host memory for a read-back
+    def count(n: int, what: str) -> str: return f"a {what}" if len(out) == 1 else f"{n} {what}" if n == 1 else f"{n} {what.replace(' ', 's ', 1)}"
+    what = [count(n, w) for n, w in ((back, "result read back"), (len(out) - back, "buffer filled from host memory")) if n]
+    return f"{len(out)} cop{'y' if len(out) == 1 else 'ies'} outside any schedule: {', '.join(what)}"
+
   def summary(self) -> str:
     kinds: dict[str, int] = {}
     for x in self.launches: kinds[x.kind] = kinds.get(x.kind, 0) + 1
     jit = f", {len(self.jit_runs)} TinyJit runs" if self.jit_runs else ""
-    return f"timeline: {len(self.launches)} launches ({', '.join(f'{n} {k}' for k, n in kinds.items()) or 'none'}) on " \
+    outside = f"; {text}" if (text := self.outside_text()) else ""
+    return f"timeline: {len(self.launches)} launches ({', '.join(f'{n} {k}' for k, n in kinds.items()) or 'none'}{outside}) on " \
            f"{', '.join(self.lanes) or 'no device'} over {self.duration_us / 1e3:.3f} ms{jit}"
 
   __str__ = summary

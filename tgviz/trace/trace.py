@@ -118,13 +118,17 @@ class Trace:
 
   @functools.cached_property
   def call_notes(self) -> dict[str, str]:
-    """Node key of a kernel's AST -> the line its CALL nodes in schedule graphs add to their label: the kernel it
-    becomes, by its display name, and its Tensor operations ("→ E_2 #2 · ops: conv2d, relu"). An AST compiled twice
-    names the first kernel (the one a later schedule's call reuses)."""
+    """Node key of what a CALL node in schedule graphs calls -> the line it adds to its label: what the call becomes.
+    A kernel: its display name and its Tensor operations ("→ E_2 #2 · ops: conv2d, relu"; an AST compiled twice names
+    the first kernel, the one a later schedule's call reuses); any other call of the program (trace.program()): its
+    name there ("→ copy 128 B CL <- CPU", "→ a kernel compiled before the capture")."""
     notes: dict[str, str] = {}
     for key, k in self.call_kernels.items():
       ops = dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins)
       notes[key] = f"→ {k.display_name}" + (" · ops: " + ", ".join(ops) if ops else "")
+    others = {pk.drawn: pk.name for pk in self.program().kernels if pk.kernel is None and pk.drawn >= 0}
+    if others and self._rec is not None:
+      for u, name in zip(self._rec.uops(list(others)), others.values(), strict=True): notes.setdefault(tg.node_key(u), f"→ {name}")
     return notes
 
   @functools.cached_property

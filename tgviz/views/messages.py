@@ -402,6 +402,7 @@ class TimelineData(TypedDict):
   duration: float
   source: str
   summary: str
+  outside: str                    # the copies outside any schedule, in words (Timeline.outside_text; "": none)
   cold: list[int]                 # the launches that are their kernel's only one in the capture (cold: no warm time)
 
 

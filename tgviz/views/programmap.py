@@ -94,15 +94,17 @@ def _by_line(prog: Program) -> dict[int, str]:
   return out
 
 
-def _summary(prog: Program, counts: dict[str, int]) -> str:
+def _summary(prog: Program, counts: dict[str, int], outside: str = "") -> str:
   """What the map shows, said apart from the trace's count of kernels (each compiled kernel once): its calls, of how many
-  kernels and copies ("3 calls of 2 kernels": one ran twice), and the calls by cause."""
+  kernels and copies ("3 calls of 2 kernels": one ran twice), the run's copies that are no call of it (outside: the
+  timeline's Timeline.outside_text, which its launches count), and the calls by cause."""
   n = len(prog.kernels)
-  if not n: return "no kernels ran"
+  besides = f" (besides {outside})" if outside else ""
+  if not n: return "no kernels ran" + besides
   compiled = len({id(k.kernel) for k in prog.kernels if k.kernel is not None})
   copies = sum(k.kind == "copy" for k in prog.kernels)
   of = " and ".join(f"{c} {one if c == 1 else many}" for c, one, many in ((compiled, "kernel", "kernels"), (copies, "copy", "copies")) if c)
-  return f"{n} call{'s' if n != 1 else ''} of {of} · by cause: " + ", ".join(f"{r} {c}" for r, c in counts.items())
+  return f"{n} call{'s' if n != 1 else ''} of {of}{besides} · by cause: " + ", ".join(f"{r} {c}" for r, c in counts.items())
 
 
 def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapBuffer], box_of: dict[int, str],
@@ -178,7 +180,7 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_labe
     except TimeoutError as e:  # a map too big to lay out in time is left out, and says so: the report is still written
       notes.append(f"the {name} view is not drawn: its layout {str(e).removeprefix('layout ')} (the kernel table lists every kernel)")
   counts = prog.counts()
-  summary = _summary(prog, counts)
+  summary = _summary(prog, counts, trace.timeline().outside_text())
   return ProgramMapMsg(type="programmap", views=views, kernels=kernels, buffers=buffers, counts=counts, reasons=list(REASONS),
                        colours=REASON_COLOURS, summary=summary, notes=notes)
 

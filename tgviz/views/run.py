@@ -60,6 +60,7 @@ def timeline_data(trace: Trace, index: dict[int, int]) -> TimelineData:
     jit_runs=[[r.jit, r.replay, _us(r.start_us), _us(r.end_us), r.launches] for r in tl.jit_runs],
     moved=[[i, x.nbytes] for i, x in enumerate(ls) if x.nbytes is not None],
     slowest=slowest, duration=_us(tl.duration_us), source=tl.source, summary=tl.summary(),
+    outside=tl.outside_text(),
     cold=[i for i, x in enumerate(ls) if id(x.kernel) in cold])
 
 
