@@ -22,7 +22,8 @@ def _open_conv(page) -> None:
   table = page.locator(".tgviz-kernels").first
   table.locator("summary").click()
   row = table.locator("tbody tr", has_text="r_2_2_2_2")
-  assert row.locator("td").last.inner_text() == "UNROLL(1, 0) · UNROLL(0, 0) · LOCAL(0, 2) · LOCAL(0, 2) (heuristic)"
+  opts = row.locator("td").last.inner_text()  # (each opt's own space a no-break one: the cell wraps between opts)
+  assert opts.replace("\u00a0", " ") == "UNROLL(1, 0) · UNROLL(0, 0) · LOCAL(0, 2) · LOCAL(0, 2) (heuristic)", opts
   row.click()
   page.wait_for_function(f"document.querySelector('.tgviz-opts-line')?.innerText === {OPTS_LINE!r}", timeout=LIMIT)
   # each opt links to the rewrite step its application made
