@@ -210,7 +210,7 @@ def _run(kernel: Kernel, r: Retry, runs: int, seed: int) -> None:
     r.original._rec.retimed = times
 
 
-def device_time(k: Kernel) -> float:
+def device_time(k: model.Kernel) -> float:
   """A kernel's share of the run's device time, µs: its median launch (re-timed where it was: a single first launch is
   a cold one) times its launches; 0 where it did not run."""
   return k.timing.median_us * len(k.run_times) if k.timing is not None else 0.0
