@@ -137,7 +137,8 @@ export function kernelTable(ui, kernels, select, retime = null) {
       { key: "matches", label: "matches", num: true, title: "pattern matches in the kernel's rewrite steps, in total" },
       { key: "causes", label: "cause", wrap: true, title: "why the kernel ends where it does: the reasons of the buffers it writes (the program map)",
         fmt: (/** @type {string[]|undefined} */ v) => (v?.length ? v.join(", ") : "–") },
-      { key: "opts", label: "opts", wrap: true, title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)" }],
+      { key: "opts", label: "opts", wrap: true, title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)",
+        fmt: (/** @type {string|null} */ v) => (v ?? "–").replaceAll(", ", ",\u00a0") }],  // (an opt never broken over two lines)
       kernels, (row) => { ui.kernels.open = false; select(row.step); }));
 }
 

@@ -5,7 +5,8 @@
 // comparison (compare.js) in the sheet; BEAM's candidates as a sortable table and a scatter of their times, the winner
 // marked (a click on one loads its opts into the editor). The HTML report shows it read-only: the opts, BEAM's
 // candidates and the retries made before it was written (tgviz run --what-if's for the slowest kernels), the first
-// opened on its comparison.
+// opened on its comparison; for a kernel without them (nor BEAM's candidates) the sheet shows the slowest kernel
+// retried, saying so.
 import { h, svgEl } from "./dom.js";
 import { sortableTable } from "./table.js";
 import { open } from "./compare.js";
@@ -73,6 +74,9 @@ export function whatIf(ui, state, page, go) {
   const showOpening = () => { if (box.open && opening) { const r = opening; opening = null; showRetry(r); } };
   /** @type {string|null} the kernel shown (display name) */
   let kernel = null;
+  /** @type {string|null} the kernel whose retries and BEAM's candidates the sheet shows: the kernel shown, or in the
+   * report the slowest kernel retried where the shown one has neither */
+  let sheetKernel = null;
   /** @type {OptSpec[]} the opts in the editor */
   let edited = [];
   /** @type {OptSpec[]} the opts tinygrad allows next */
@@ -141,7 +145,7 @@ export function whatIf(ui, state, page, go) {
   const mark = () => { for (const b of results.children) b.classList.toggle("selected", b.textContent === shown); };
 
   function drawResults() {
-    const info = kernel ? infos()[kernel] : undefined;
+    const info = sheetKernel ? infos()[sheetKernel] : undefined;
     results.replaceChildren(...(info?.retries ?? []).map((r) => {
       const b = h("button", { class: `tgviz-link tgviz-retry-result ${r.error ? "refused" : r.same ? "same" : "differs"}`,
                               title: r.error ? "click: why" : "click: its comparison" }, [r.summary]);
@@ -152,7 +156,7 @@ export function whatIf(ui, state, page, go) {
   }
 
   function drawBeam() {
-    const info = kernel ? infos()[kernel] : undefined;
+    const info = sheetKernel ? infos()[sheetKernel] : undefined;
     beam.replaceChildren();
     if (!info || info.beam_cached === null) return;
     if (info.beam_cached) { beam.append(h("div", {}, ["BEAM's result cache answered: no search ran, so there are no candidates."])); return; }
@@ -189,31 +193,42 @@ export function whatIf(ui, state, page, go) {
     line.dataset.by = info.by;
     edited = [...info.opts];
     allowed = [];
-    const head = h("div", { class: "tgviz-sheet-head" }, [`what if ${kernel} had other opts? tinygrad applied ${info.text.join(", ") || "none"} (chosen by ${info.by})`]);
+    // the report: the kernels retried when it was written, the slowest first (tgviz run retried the slowest); a kernel
+    // with no answer of its own (no retries, no BEAM candidates) opens the sheet on the first of them
+    const retried = page ? Object.entries(infos()).filter(([, o]) => o.retries.length).sort(([, a], [, b]) => b.device_us - a.device_us) : [];
+    const instead = page && !info.retries.length && !info.beam.length && retried.length ? retried[0] : null;
+    sheetKernel = instead ? instead[0] : kernel;
+    const sheetInfo = instead ? instead[1] : info;
+    const head = h("div", { class: "tgviz-sheet-head" }, [`what if ${sheetKernel} had other opts? tinygrad applied ${sheetInfo.text.join(", ") || "none"} (chosen by ${sheetInfo.by})`]);
     const close = h("button", { class: "tgviz-sheet-close", title: "close (Escape)" }, ["×"]);
     close.addEventListener("click", () => { box.open = false; });
     head.append(close);
     status.textContent = "";
     compare.replaceChildren();
     shown = null;
-    const written = page && info.retries.length > 0;  // tgviz run --what-if's retries: the answers the page can give
+    const written = page && sheetInfo.retries.length > 0;  // tgviz run --what-if's retries: the answers the page can give
     const hint = written ? "read-only: what other opts do, measured when this report was written (tgviz run --what-if): each retry's median " +
                            "time and speedup against the opts applied; click one for its comparison and code"
                          : "read-only: the retries made before this report was written";
-    // a kernel without written retries names those that have them, each a click away
-    const others = page && !written ? Object.entries(infos()).filter(([name, o]) => name !== kernel && o.retries.length) : [];
-    const elsewhere = others.length ? [h("div", { class: "tgviz-hint tgviz-retried-elsewhere" }, ["retried when this report was written: ",
-      ...others.flatMap(([name, o], i) => {
-        const step = o.steps.find((st) => st);
-        const link = h("button", { class: "tgviz-link", title: step ? "its steps; then what if… shows its retries" : "" }, [name]);
-        if (step) link.addEventListener("click", () => go(step)); else link.disabled = true;
-        return i ? [" · ", link] : [link];
-      })])] : [];
-    if (page) sheet.replaceChildren(head, h("div", { class: "tgviz-hint" }, [hint]), ...elsewhere, status, results, compare, beam);
+    /** A retried kernel's name, a click from its steps (the sheet then shows its retries). @param {[string, OptsInfo]} k */
+    const link = ([name, o]) => {
+      const step = o.steps.find((st) => st);
+      const a = h("button", { class: "tgviz-link", title: step ? "its steps; then what if… shows its retries" : "" }, [name]);
+      if (step) a.addEventListener("click", () => go(step)); else a.disabled = true;
+      return a;
+    };
+    const insteadNote = instead ? [h("div", { class: "tgviz-hint tgviz-retried-instead" }, [`${kernel} was not retried when this report was `
+      + "written; shown: the retries of ", link(instead), ", the slowest kernel retried"])] : [];
+    // the other kernels retried, each a click away
+    const others = retried.filter(([name]) => name !== kernel && name !== sheetKernel);
+    const elsewhere = others.length ? [h("div", { class: "tgviz-hint tgviz-retried-elsewhere" }, [
+      instead ? "also retried: " : written ? "other kernels retried: " : "retried when this report was written: ",
+      ...others.flatMap((o, i) => (i ? [" · ", link(o)] : [link(o)]))])] : [];
+    if (page) sheet.replaceChildren(head, ...insteadNote, h("div", { class: "tgviz-hint" }, [hint]), ...elsewhere, status, results, compare, beam);
     else { drawEditor(); sheet.replaceChildren(head, editor, status, results, compare, beam); if (box.open) ask(); }
     drawResults();
     drawBeam();
-    opening = (written ? info.retries.find((r) => r.compare) : undefined) ?? null;  // the page opens on an answer
+    opening = (written ? sheetInfo.retries.find((r) => r.compare) : undefined) ?? null;  // the page opens on an answer
     showOpening();
   }
 

@@ -22,6 +22,19 @@ WIDTHS = """() => { const w = (e) => e.getBoundingClientRect().width, c = docume
 SCROLLER = """() => { let e = document.querySelector('.tgviz-compare');
   while (e && !(/(auto|scroll)/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight)) e = e.parentElement;
   return e; }"""
+# the lines a column's cells are drawn on (column i of the sheet s's table): each cell's text cut where it wraps
+LINES = """(s, i) => [...s.querySelectorAll('tbody tr')].flatMap((r) => {
+  const cell = r.cells[i], text = cell.textContent, range = document.createRange(), lines = [];
+  let top = null, from = 0;
+  for (let at = 0; at < text.length; at++) {  // (a cell's text is one text node)
+    range.setStart(cell.firstChild, at); range.setEnd(cell.firstChild, at + 1);
+    const y = range.getClientRects()[0]?.top;
+    if (y === undefined) continue;
+    if (top !== null && y > top + 2) { lines.push(text.slice(from, at).trim()); from = at; }
+    top = y;
+  }
+  return [...lines, text.slice(from).trim()];
+})"""
 VIEWS = ("() => [...document.querySelectorAll('.tgviz-pair .tgviz-landmark-svg')]"
          ".map((b) => [b.closest('.tgviz-landmark').dataset.step, b.dataset.view])")
 
@@ -188,10 +201,20 @@ def test_report_kernel_table(tutorial_trace, tmp_path, page):
   assert not page.errors
 
 
-def test_report_kernel_table_fits_a_laptops_window(attention_trace, tmp_path, browser):
-  """The kernel table at a laptop's 1366 px: every column on screen, no sideways scroll; long texts (a spread, opts,
-  causes, what a program is shared with) wrap in their cells; the total's header says it is a total, beside the median."""
-  attention_trace.to_html(tmp_path / "index.html")
+def _opts_unbroken(sheet, column: int) -> None:
+  """Each opt of the kernel table's opts column on one line: a cell's lines break between opts (after a "·"), never
+  inside one ("UPCAST(0," / "4)")."""
+  lines = sheet.evaluate(LINES, column)
+  assert lines and not [t for t in lines if re.search(r"\([^)]*$|^[^(]*\)", t)], lines
+
+
+@pytest.mark.parametrize("workload", ["attention_trace", "mnist_trace"])
+def test_report_kernel_table_fits_a_laptops_window(workload, request, tmp_path, browser):
+  """The kernel table at a laptop's 1366 px, of a GPT step's and of the MNIST training step's report (long kernel names,
+  long opts lists): every column on screen, no sideways scroll; long texts (a spread, opts, causes, what a program is
+  shared with) wrap in their cells, an opt never broken inside; the total's header says it is a total, beside the median."""
+  trace = request.getfixturevalue(workload)
+  trace.to_html(tmp_path / "index.html")
   with new_page(browser, width=1366, height=768, offline=True) as page:
     page.goto((tmp_path / "index.html").as_uri())
     page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
@@ -199,12 +222,13 @@ def test_report_kernel_table_fits_a_laptops_window(attention_trace, tmp_path, br
     sheet = page.locator(".tgviz-kernels > .tgviz-sheet")
     sheet.locator("tbody tr").first.wait_for(timeout=LIMIT)
     settled(page)
-    page.screenshot(path=str(ARTIFACTS / "report-kernel-table.png"))
+    page.screenshot(path=str(ARTIFACTS / f"report-kernel-table-{workload}.png"))
     heads = sheet.locator("th").all_inner_texts()
-    assert "total (µs)" in heads and "median" in heads, heads
+    assert "total (µs)" in heads and "median" in heads and heads[-1] == "opts", heads
     wide = sheet.evaluate("s => ({scroll: s.scrollWidth, client: s.clientWidth, "
                           "right: Math.max(...[...s.querySelectorAll('th')].map((t) => t.getBoundingClientRect().right)), window: innerWidth})")
     assert wide["scroll"] <= wide["client"] and wide["right"] <= wide["window"], wide
+    _opts_unbroken(sheet, heads.index("opts"))
     # narrower than the table (a notebook's column): it scrolls sideways, each row's kernel name staying in view
     page.set_viewport_size({"width": 900, "height": 768})
     settled(page)
@@ -212,5 +236,6 @@ def test_report_kernel_table_fits_a_laptops_window(attention_trace, tmp_path, br
     settled(page)
     first = sheet.locator("tbody tr td:first-child").first.bounding_box()
     assert sheet.evaluate("s => s.scrollLeft") > 0 and first["x"] == 0, first  # (over the sheet's padding too)
-    page.screenshot(path=str(ARTIFACTS / "report-kernel-table-scrolled.png"))
+    _opts_unbroken(sheet, heads.index("opts"))  # (its column as narrow as it gets)
+    page.screenshot(path=str(ARTIFACTS / f"report-kernel-table-{workload}-scrolled.png"))
     assert not page.errors

@@ -5,12 +5,14 @@ import io
 import json
 import re
 import shutil
+import statistics
 import subprocess
 
 import pytest
 import workloads
 
 import tgviz
+from tgviz.trace.whatif import us_text
 
 MATMUL_OPTS = [[], [("UPCAST", 0, 4)], [("UPCAST", 1, 8)], [("LOCAL", 0, 8)], [("LOCAL", 0, 4), ("LOCAL", 1, 4)],
                [("UPCAST", 0, 4), ("UNROLL", 0, 4)], [("GROUP", 0, 4)]]
@@ -97,7 +99,6 @@ def test_allowed_opts_all_retry(tutorial_trace):
 
 
 def test_retry_opens_as_a_comparison(matmul_trace, tmp_path):
-  from tgviz.trace.whatif import us_text
   (k,) = matmul_trace.kernels
   r = k.retry([("LOCAL", 0, 8)])
   cmp = r.comparison()
@@ -112,10 +113,31 @@ def test_retry_opens_as_a_comparison(matmul_trace, tmp_path):
   # the summary gives the medians the comparison's table shows first, each said to be a median of so many launches
   a, b = r.times_us()
   assert row["a_median_us"] == a and row["b_median_us"] == b and row["a_timed_runs"] == row["b_timed_runs"] == 5
-  speed = f"{a / b:.2f}x faster" if a >= b else f"{b / a:.2f}x slower"
+  speed = "within noise" if row["time"] == "within noise" else f"{a / b:.2f}x faster" if a >= b else f"{b / a:.2f}x slower"
   # (written as the page's table writes them, ties rounded away from zero: us_text, held to the page's own below)
   assert r.summary().endswith(f"; median of 5 launches each (same inputs): {us_text(a)} µs -> {us_text(b)} µs, {speed}")
   assert r.speedup == pytest.approx(a / b)
+
+
+def overlapping_times(r: tgviz.Retry, a: list[float], b: list[float]) -> None:
+  """Give a retry these launch times (µs) of the original and of the retry, as if measured so: in place, where its
+  comparison's traces hold them too."""
+  r.run.times_a[:] = [t * 1e-6 for t in a]
+  r.run.times_b[:] = [t * 1e-6 for t in b]
+
+
+@pytest.mark.parametrize(("b", "said", "speed"), [([1.1, 2.1, 3.1, 4.1, 5.1], "within noise", "within noise"),
+                                                  ([10, 11, 12, 13, 14], "b slower", "4.00x slower"),
+                                                  ([0.1, 0.2, 0.3, 0.4, 0.5], "b faster", "10.00x faster")])
+def test_a_retrys_summary_says_of_its_times_what_its_comparison_says(matmul_trace, b, said, speed):
+  """Medians apart by less than the launches' spread (each inside the other's min-max) are "within noise" in the
+  retry's summary as in its comparison's table (the summary said "1.03x slower"); apart by more, the speedup."""
+  (k,) = matmul_trace.kernels
+  r = k.retry([])
+  overlapping_times(r, [1, 2, 3, 4, 5], b)
+  (row,) = r.comparison().kernel_table()
+  assert row["time"] == r.time_compared == said
+  assert r.summary().endswith(f"(same inputs): 3 µs -> {us_text(statistics.median(b))} µs, {speed}"), r.summary()
 
 
 def _beam_log_count(log: str) -> int:
@@ -248,7 +270,6 @@ def test_tgviz_runs_beam_searches_a_share_of_the_run():
 def test_a_retrys_summary_writes_times_as_its_comparison_table_does():
   """The summary's medians and the table's (js/compare.js: toLocaleString, at most one decimal) are one text, ties
   included: 0.95 µs is "1" in both (Python's own format gave "0.9", the page "1")."""
-  from tgviz.trace.whatif import us_text
   values = [0.95, 0.05, 0.9, 21.0, 1234.45, 2.25, 1234567.25, 0.04, 99.95, 3.14159]
   page = subprocess.run(["node", "-e", f"console.log(JSON.stringify({values}.map((v) => v.toLocaleString('en-US', "
                          "{ maximumFractionDigits: 1 }))))"], capture_output=True, text=True, check=True).stdout

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from tgviz import bridge as tg
 from tgviz.trace import kernel as model
 from tgviz.trace.comparison import Comparison
+from tgviz.trace.retime import compare_times, timing_of
 from tgviz.trace.trace import Trace
 
 BEAM_COLUMNS = ("index", "round", "opts", "compiled", "time_us", "winner")  # Kernel.beam_table
@@ -82,9 +83,17 @@ class Retry:
     a, b = self.times_us()
     return a / b if a and b else None
 
+  @property
+  def time_compared(self) -> str | None:
+    """How the retry's time compares with the original's, as its comparison's table says it (``time``, see
+    :func:`tgviz.trace.retime.compare_times`): "within noise" where each median lies inside the other's min-max
+    spread, else "b faster" or "b slower"; None where they did not both run."""
+    return compare_times(timing_of([], self.run.times_a), timing_of([], self.run.times_b)) if self.run is not None else None
+
   def summary(self) -> str:
     """One line: the retry's opts and kernel, whether its outputs match, and each kernel's median launch time (the
-    statistic the comparison's table shows first), with the speedup; or why there is no retry."""
+    statistic the comparison's table shows first), with the speedup, or "within noise" where the comparison's table
+    says so (:attr:`time_compared`); or why there is no retry."""
     head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(self.opts)}" if self.opts or self.error is None else "")
     head += f" ({self.why})" if self.why and self.opts else ""
     if self.error is not None: return f"{head}: {self.error}"
@@ -93,7 +102,7 @@ class Retry:
     verdict = "outputs match" if self.same else f"OUTPUTS DIFFER (max |diff| {self.run.max_diff:.3g})" if self.run else "not run"
     if self.run is None or a is None or b is None or (x := self.speedup) is None: return f"{head}: {k.name if k else '?'}, {verdict}"
     n = len(self.run.times_a)
-    speed = f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
+    speed = "within noise" if self.time_compared == "within noise" else f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
     return (f"{head}: {k.name if k else '?'}, {verdict}; median of {n} launches each (same inputs): {us_text(a)} µs -> "
             f"{us_text(b)} µs, {speed}")
 
@@ -201,7 +210,7 @@ def _run(kernel: Kernel, r: Retry, runs: int, seed: int) -> None:
     r.original._rec.retimed = times
 
 
-def device_time(k: Kernel) -> float:
+def device_time(k: model.Kernel) -> float:
   """A kernel's share of the run's device time, µs: its median launch (re-timed where it was: a single first launch is
   a cold one) times its launches; 0 where it did not run."""
   return k.timing.median_us * len(k.run_times) if k.timing is not None else 0.0

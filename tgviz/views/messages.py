@@ -559,6 +559,7 @@ class OptsInfo(TypedDict):
   beam_cached: bool | None           # BEAM's cache answered (no search ran); None without BEAM
   retries: list[RetryMsg]
   not_tried: list[str]               # whatif.Kernel.not_tried: "one size up: ...", each with why
+  device_us: float                   # whatif.device_time: its share of the run's device time (tgviz run retries the most)
 
 
 class MapKernel(TypedDict):
