@@ -235,7 +235,7 @@ def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS, bud
     return budget is not None and time.perf_counter() - start + costs.get(k.display_name, 0.0) >= budget
 
   for k in sorted(ran, key=lambda k: -device_time(k))[:max(slowest, 0)]:
-    tried, beam = {tuple(k.opts)}, f"width {BEAM_WIDTH}, {beam_seconds:g} s at most"
+    tried, beam = {tuple(k.opts)}, f"width {BEAM_WIDTH}, {beam_seconds:.3g} s at most"
     # (why: the retry's label; label: the same said of a retry not made; opts: what makes its opts, and why there are none)
     for why, label, make in (("no opts", "no opts", lambda k: ((), "")),
                              ("one size up", "one size up", lambda k: (one_size_up(k), "no opt applied whose amount tinygrad takes doubled")),
