@@ -26,7 +26,6 @@ def _label(k: Kernel) -> str:
   return k.display_name
 
 
-HOST = "PYTHON"  # the device of the host memory tinygrad reads a result back into (Buffer.as_memoryview)
 LAUNCH_COLUMNS = ("lane", "name", "kind", "start_us", "duration_us", "kernel", "jit", "replay", "graph", "nbytes")  # Timeline.table
 
 
@@ -114,10 +113,10 @@ class Timeline:
     """outside_schedules in words, as the timeline's head and the program map's summary say them ("1 copy outside any
     schedule: a result read back"); "" where there are none."""
     if not (out := self.outside_schedules()): return ""
-    back = sum(x.lane == HOST for x in out)  # a copy's lane is the device it wrote to: host memory for a read-back
-    def count(n: int, what: str) -> str: return f"a {what}" if len(out) == 1 else f"{n} {what}" if n == 1 else f"{n} {what.replace(' ', 's ', 1)}"
-    what = [count(n, w) for n, w in ((back, "result read back"), (len(out) - back, "buffer filled from host memory")) if n]
-    return f"{len(out)} cop{'y' if len(out) == 1 else 'ies'} outside any schedule: {', '.join(what)}"
+    back = sum(x.lane == "PYTHON" for x in out)  # a copy's lane is the device it wrote to: PYTHON, host memory, read back
+    parts = ((back, "result read back", "results read back"), (len(out) - back, "buffer filled from host memory", "buffers filled from host memory"))
+    what = ", ".join(("a " if len(out) == 1 else "1 ") + one if n == 1 else f"{n} {many}" for n, one, many in parts if n)
+    return f"{len(out)} cop{'y' if len(out) == 1 else 'ies'} outside any schedule: {what}"
 
   def summary(self) -> str:
     kinds: dict[str, int] = {}
