@@ -38,10 +38,17 @@ def _users(frame: Any) -> bool:
   return not (fn.startswith(_NOT_USERS) or fn == "<string>" or fn.startswith("<frozen"))
 
 
+def _user_call(frame) -> tuple[Any, Any]:
+  """The innermost frame of the user's own code from frame out (None: none), and the frame it called there (None:
+  frame is the user's own)."""
+  called = None
+  while frame is not None and not _users(frame): called, frame = frame, frame.f_back
+  return frame, called
+
+
 def _user_frame(frame):
   """The innermost frame of the user's own code from frame out."""
-  while frame is not None and not _users(frame): frame = frame.f_back
-  return frame
+  return _user_call(frame)[0]
 
 
 def _called_name(called: Any) -> str | None:
@@ -125,16 +132,14 @@ class OriginRecorder(Patch):
     self.marker = running.get()  # the Tensor method running (none, outside one)
     def __init__(m, *args, **kwargs):
       init(m, *args, **kwargs)
-      f, called = sys._getframe(1), None
-      while f is not None and not _users(f): called, f = f, f.f_back
+      f, called = _user_call(sys._getframe(1))
       made[id(m)] = (m, *((f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)), _called_name(called))
     # tinygrad's Tensor method wrapper asks which method runs before it makes one's Metadata, and calls a method that
     # runs inside another (log_softmax inside sparse_categorical_crossentropy) without any: such a call is noted here as
     # one the running method made (its Metadata is unchanged; the UOps it makes are the running method's, as they are)
-    wrapper = tensor._metadata_wrapper(len).__code__
     def get():
       m = running.state
-      if m is not None and (f := sys._getframe(1)).f_code is wrapper: calls.setdefault(id(m), {})[f.f_locals["fn"].__name__] = None
+      if m is not None and (f := sys._getframe(1)).f_code is _WRAPPER: calls.setdefault(id(m), {})[f.f_locals["fn"].__name__] = None
       return m
     tensor_init, carried, unnamed = tensor.Tensor.__init__, self.carried, self._unnamed
     # tinygrad gives metadata only to the UOps its Tensor methods make through Tensor._apply_uop: one a Tensor is made
@@ -174,8 +179,7 @@ class OriginRecorder(Patch):
     called (zeros, Adam, a class it made: SGD), "Tensor" for the constructor called by the user, at the user's line.
     None where no user's frame called it."""
     from tinygrad.helpers import Metadata
-    called = None  # frame is Tensor.__init__'s caller: none when the user's code made the Tensor itself
-    while frame is not None and not _users(frame): called, frame = frame, frame.f_back
+    frame, called = _user_call(frame)  # frame is Tensor.__init__'s caller: called None when the user's code made the Tensor
     if frame is None: return None
     name = "Tensor" if called is None else called.f_code.co_name
     if name == "__init__": name = type(called.f_locals.get("self")).__name__
