@@ -1,5 +1,5 @@
-// Pan and zoom of the graph on the canvas (wheel zoom, in a notebook ctrl+wheel: see wheel.js; drag pan) and the views a graph opens on: whole where it fits
-// readable, else readable on what changed (on a big change, the canvas-sized part of it holding the most changed nodes);
+// Pan and zoom of the graph on the canvas (wheel zoom, in a notebook ctrl+wheel: see wheel.js; drag pan) and the views a
+// graph opens on: whole where it fits readable, else readable on what changed (on a big change, the canvas-sized part of it holding the most changed nodes);
 // a new match keeps the zoom and brings the change back into view; fit, 1:1, zoom to the change (readable on the
 // replacement where all of it is not; again: all of it, whole, however small that makes it) or to a code line's nodes.
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the

@@ -28,8 +28,8 @@ import { searchMessage } from "./port/search.js";
  *   notes: Record<string, string>, segments: Record<StepKey, number>}} PageState */
 /** A step as the report stores it (tgviz.report.step_data): its input's row in its segment's table, then the graphs
  * stored past the first `computed` matches (those after the matches in `stored`, the replay chains to the others; null:
- * after every later match, or a step too big to store them all the first few: contents.STORE_NODES), what the rewrite returned (null: the replay's last), each match's [pattern, µs, raised]
- * and [replaced, replacement] rows.
+ * after every later match, or a step too big to store them all the first few: contents.STORE_NODES), what the rewrite
+ * returned (null: the replay's last), each match's [pattern, µs, raised] and [replaced, replacement] rows.
  * @typedef {{info: Omit<StepInfo, "stack">, sides: string[], graphs: number[], stored: number[]|null,
  *   after: number|null, replay: ReplayOptions|null, computed: number, group: number, pairs: [number, number][],
  *   matches: [number, number, boolean][]}} StepData */
