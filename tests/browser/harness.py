@@ -254,6 +254,33 @@ def node_panel_ms(page) -> dict:
   return page.evaluate(NODE_PANEL_MS)
 
 
+_POINT_ON = """(sel) => new Promise((done) => {
+  let last = '', same = 0;
+  const look = () => {
+    const el = document.querySelector(sel), r = el.getBoundingClientRect(), at = `${r.left},${r.top},${r.width},${r.height}`;
+    same = at === last ? same + 1 : 0; last = at;
+    if (same < 3) { requestAnimationFrame(look); return; }
+    for (const fy of [0.5, 0.35, 0.65, 0.2, 0.8, 0.08, 0.92]) for (const fx of [0.5, 0.3, 0.7]) {
+      const x = r.left + r.width * fx, y = r.top + r.height * fy;
+      if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
+      const hit = document.elementFromPoint(x, y);
+      if (hit && el.contains(hit)) { done({x, y}); return; }
+    }
+    done(null);
+  };
+  look();
+})"""
+
+
+def point_on(page, selector: str) -> tuple[float, float]:
+  """A point of the first element matching selector where the pointer is over it (not over a toolbar above it, a panel
+  on it, or off the window), once the element has stayed put for three frames: a scroll that is still moving the page
+  (a wheel scrolls smoothly) would move the element from under a point taken earlier."""
+  at = page.evaluate(_POINT_ON, selector)
+  assert at, f"no point of {selector} is in view and uncovered"
+  return at["x"], at["y"]
+
+
 def ctrl_wheel(page, dy: float) -> None:
   """A ctrl+wheel where the pointer is: what zooms a graph or a chart in a notebook, where the plain wheel scrolls the
   notebook (and in the report, where the plain wheel zooms too)."""

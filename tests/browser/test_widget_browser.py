@@ -17,6 +17,7 @@ from harness import (
   new_page,
   node_panel_ms,
   open_in_lab,
+  point_on,
   run_all,
   saved_kept_picture,
   sessions,
@@ -468,8 +469,7 @@ def test_the_wheel_scrolls_the_notebook_and_ctrl_wheel_zooms(lab, page):
   after = page.evaluate(WHEEL)
   assert after["view"] == before["view"] and "ctrl + wheel to zoom" in after["hint"], (before, after)
   page.locator(".tgviz-wheel-hint").wait_for(state="detached", timeout=LIMIT)  # the hint goes
-  canvas = page.locator(".tgviz-canvas").bounding_box()  # (the notebook scrolled: the canvas moved)
-  page.mouse.move(canvas["x"] + canvas["width"] / 2, max(canvas["y"], 0) + 40)
+  page.mouse.move(*point_on(page, ".tgviz-canvas"))  # (the notebook scrolled: the canvas moved)
   scrolled = page.evaluate(WHEEL)["scrolled"]
   ctrl_wheel(page, -200)
   page.wait_for_function(f"document.querySelector('.tgviz-stage').style.transform !== {after['view']!r}", timeout=LIMIT)
