@@ -72,3 +72,18 @@ def test_random_tensors_name_the_users_call_not_tinygrads_internals():
     (x * 2).realize(); mul_line = sys._getframe().f_lineno
   lines = {kn.name: [(o.op, o.line) for o in kn.origins] for kn in trace.kernels}
   assert sorted(o for os_ in lines.values() for o in os_) == sorted([("rand", rand_line)] * (len(lines) - 1) + [("__mul__", mul_line)]), lines
+
+
+def test_two_random_tensors_realized_together_each_name_their_own_line():
+  """x and w are drawn on two lines and realized together by the conv. The two draws build the same key from the seed
+  (equal UOps are one UOp in tinygrad, and it keeps the metadata of the last Tensor method that made it): still, the
+  kernels that draw x's bits name x's line only, those that draw w's name w's line only, and the conv names both and
+  its own."""
+  with tgviz.capture() as trace:
+    x = Tensor.randn(1, 4, 8, 8); x_line = sys._getframe().f_lineno
+    w = Tensor.randn(4, 2, 2, 2); w_line = sys._getframe().f_lineno
+    x.conv2d(w, groups=2, stride=2).realize(); conv_line = sys._getframe().f_lineno
+  lines = [(kn.name, {(o.op, o.line) for o in kn.origins}) for kn in trace.kernels]
+  draws = [o for _, o in lines if ("conv2d", conv_line) not in o]
+  assert {("randn", x_line)} in draws and {("randn", w_line)} in draws and all(o in ({("randn", x_line)}, {("randn", w_line)}) for o in draws), lines
+  assert [o for _, o in lines if ("conv2d", conv_line) in o] == [{("randn", x_line), ("randn", w_line), ("conv2d", conv_line)}], lines

@@ -119,6 +119,9 @@ class OriginRecorder(Patch):
     self.carried: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()  # by the tensors' own rewrites
     self.scoped: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()   # by the running schedule's
     self.kernels: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()  # a kernel's AST -> its metadata
+    # UOps two Tensor method calls made (equal UOps are one), and what was rewritten from them: their metadata names
+    # every call that made them, of which a kernel names only those its other UOps name (see _computed)
+    self.shared: weakref.WeakKeyDictionary[UOp, None] = weakref.WeakKeyDictionary()
     self.groups: dict[int, tuple[Origin, ...]] = {}  # kernel group index -> origins
     self.kinds: dict[int, bool] = {}                 # group index -> whether it is a kernel's codegen
     self._mapping = False                            # in tinygrad's _apply_map_to_tensors (the tensors' own UOps)
@@ -128,6 +131,7 @@ class OriginRecorder(Patch):
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
     from tinygrad.helpers import Metadata
     made, init, calls, running, rec = self.made, Metadata.__init__, self.calls, tensor._METADATA, self
+    carried, made_again, apply_uop = self.carried, self._made_again, inspect.unwrap(tensor.Tensor._apply_uop).__code__
     transform, apply_map = tensor.transform_to_call, tensor._apply_map_to_tensors
     self.marker = running.get()  # the Tensor method running (none, outside one)
     def __init__(m, *args, **kwargs):
@@ -136,19 +140,25 @@ class OriginRecorder(Patch):
       made[id(m)] = (m, *((f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)), _called_name(called))
     # tinygrad's Tensor method wrapper asks which method runs before it makes one's Metadata, and calls a method that
     # runs inside another (log_softmax inside sparse_categorical_crossentropy) without any: such a call is noted here as
-    # one the running method made (its Metadata is unchanged; the UOps it makes are the running method's, as they are)
+    # one the running method made (its Metadata is unchanged; the UOps it makes are the running method's, as they are).
+    # _apply_uop asks it for the Metadata it then gives the UOp it made, in place of any earlier one (see _made_again)
     def get():
       m = running.state
-      if m is not None and (f := sys._getframe(1)).f_code is _WRAPPER: calls.setdefault(id(m), {})[f.f_locals["fn"].__name__] = None
+      if m is None: return m
+      if (f := sys._getframe(1)).f_code is _WRAPPER: calls.setdefault(id(m), {})[f.f_locals["fn"].__name__] = None
+      elif f.f_code is apply_uop and (u := f.f_locals["new_uop"]) not in (t.uop for t in f.f_locals["srcs"]): made_again(u, m)
       return m
-    tensor_init, carried, unnamed = tensor.Tensor.__init__, self.carried, self._unnamed
+    tensor_init, unnamed = tensor.Tensor.__init__, self._unnamed
     # tinygrad gives metadata only to the UOps its Tensor methods make through Tensor._apply_uop: one a Tensor is made
     # of otherwise (a mixin's method, the constructor, a classmethod such as zeros, the optimizer's own Tensors) takes
     # the running method's, or that of the tinygrad function the user's code called; not a marker another method puts
     # on a value (tolist's CONTIGUOUS would name its line in the kernel that computes the value), only the user's own
     def Tensor__init__(t, *args, **kwargs):
       tensor_init(t, *args, **kwargs)
-      if (u := getattr(t, "uop", None)) is None or not u.src or u in carried or u in ops.all_metadata: return
+      if (u := getattr(t, "uop", None)) is None or not u.src: return
+      if u in carried or u in ops.all_metadata:
+        if (m := running.state) is not None and (u.op not in _MARKERS or m.name == _MARKERS[u.op]): made_again(u, m)
+        return
       if (m := running.state) is None: m = unnamed(sys._getframe(1))
       if m is not None and (u.op not in _MARKERS or m.name == _MARKERS[u.op]): carried[u] = (m,)
     # Tensor.assign makes its STORE itself: it takes assign's metadata (a copy kernel that only stores names it)
@@ -185,6 +195,12 @@ class OriginRecorder(Patch):
     if name == "__init__": name = type(called.f_locals.get("self")).__name__
     return Metadata(name=name)
 
+  def _made_again(self, u: UOp, m: Any) -> None:
+    """Tensor method call m made u, which may be a UOp another call made already (equal UOps are one: two randn build
+    the same key from the seed): u is then both calls', and marked shared."""
+    had = self.carried.get(u) or ops.all_metadata.get(u)
+    if had and all(h is not m for h in had): self.carried[u], self.shared[u] = had + (m,), None
+
   def __exit__(self, *exc: object) -> None:
     super().__exit__(*exc)
     # a Tensor method that raised leaves tinygrad's marker of the running method set (its wrapper puts the old one back
@@ -199,8 +215,16 @@ class OriginRecorder(Patch):
 
   def _computed(self, body: UOp) -> tuple:
     """The metadata of what a kernel body computes: its UOps up to the memory it reads (the AFTER of a buffer another
-    kernel writes, a realized buffer), each Metadata once."""
-    found = {id(m): m for u in body.toposort(gate=lambda x: x.op not in _STORAGE) for m in self._meta(u)}
+    kernel writes, a realized buffer), each Metadata once. A shared UOp names only the calls this body's other UOps
+    name (x's draw computes the key w's draw made too, but only for x), or all of its own where they name none."""
+    found: dict[int, Any] = {}
+    unsure: list[tuple] = []
+    for u in body.toposort(gate=lambda x: x.op not in _STORAGE):
+      if not (meta := self._meta(u)): continue
+      if u in self.shared: unsure.append(meta)
+      else: found.update((id(m), m) for m in meta)
+    for meta in unsure:
+      if not any(id(m) in found for m in meta): found.update((id(m), m) for m in meta)
     return tuple(found.values())
 
   def seen(self, root: UOp) -> bool:
@@ -256,6 +280,7 @@ class OriginRecorder(Patch):
         # it (the STORE of a buffer's AFTER) takes the metadata
         if x.src and not _storage(x) and (have := meta_of(x)) is not meta and (missing := _missing(have, meta)):
           carried[x] = have + missing
+          if not have and n in self.shared: self.shared[x] = None
         # below: new UOps, and under memory one the rewrite met that has no metadata of its own (the STORE of a new
         # buffer's AFTER: the write that computes it)
         if level < self.BELOW:
