@@ -199,7 +199,7 @@ class OriginRecorder(Patch):
     """Tensor method call m made u, which may be a UOp another call made already (equal UOps are one: two randn build
     the same key from the seed): u is then both calls', and marked shared."""
     had = self.carried.get(u) or ops.all_metadata.get(u)
-    if had and all(h is not m for h in had): self.carried[u], self.shared[u] = had + (m,), None
+    if had and all(h is not m for h in had): self.carried[u], self.shared[u] = (*had, m), None
 
   def __exit__(self, *exc: object) -> None:
     super().__exit__(*exc)
