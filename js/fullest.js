@@ -216,3 +216,32 @@ export function unclippedWindow(boxes, win, must, mark, scale, o) {
   const y = down(across(y0)), x = across(y);
   return { x: x + m, y: y + m, w: win.w, h: win.h };
 }
+
+/** Along one axis, the longest run [a, b], at most L long, that holds [lo, hi] and ends between the spans (nodes), at
+ * neither end cutting one or coming nearer than pad: the run across a map that the canvas's sides can show whole
+ * (panzoom.js's begin). Null where none does. @param {number[][]} spans @param {number} lo @param {number} hi
+ * @param {number} L @param {number} pad @returns {number[]|null} */
+export function uncutRun(spans, lo, hi, L, pad) {
+  const clear = (/** @type {number} */ a) => spans.every(([s, e]) => !(s - pad < a - 0.01 && e + pad > a + 0.01));
+  const points = [...new Set(spans.flatMap(([s, e]) => [s - pad, e + pad]))].filter(clear);
+  const starts = points.filter((a) => a <= lo - pad + 0.01), ends = points.filter((b) => b >= hi + pad - 0.01);
+  /** @type {number[]|null} */
+  let best = null;
+  for (const a of starts) for (const b of ends) if (b - a <= L && (!best || b - a > best[1] - best[0])) best = [a, b];
+  return best;
+}
+
+/** Where a window L long starts along one axis: over spans (nodes) that reach past it, within them (pad beyond),
+ * holding [lo, hi] where it can, cutting the fewest at its ends, the earliest of those (a map read from its start);
+ * centred on them where they all fit. @param {number[][]} spans @param {number} lo @param {number} hi @param {number} L
+ * @param {number} pad */
+export function startAlong(spans, lo, hi, L, pad) {
+  const first = Math.min(...spans.map(([s]) => s)) - pad, last = Math.max(...spans.map(([, e]) => e)) + pad;
+  if (last - first <= L) return (first + last - L) / 2;
+  const cross = (/** @type {number} */ a) => spans.filter(([s, e]) => s < a - 0.5 && e > a + 0.5).length;
+  const ok = (/** @type {number} */ a) => a >= first - 0.01 && a <= last - L + 0.01 && a <= lo - pad + 0.01 && a + L >= hi + pad - 0.01;
+  const edges = spans.flatMap(([s, e]) => [s - pad, e + pad]);
+  const tried = [first, ...edges, ...edges.map((a) => a - L)].filter(ok).sort((a, b) => a - b);
+  if (!tried.length) return Math.max(first, Math.min(lo - pad, last - L));
+  return tried.reduce((best, a) => (cross(a) + cross(a + L) < cross(best) + cross(best + L) ? a : best));
+}

@@ -5,7 +5,7 @@
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
-import { MARGIN, READABLE, around, fullestWindow, nodeBoxes, unclippedWindow } from "./fullest.js";
+import { MARGIN, READABLE, around, fullestWindow, nodeBoxes, startAlong, uncutRun, unclippedWindow } from "./fullest.js";
 import { wheelZoom } from "./wheel.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
@@ -220,6 +220,31 @@ export function panZoom(/** @type {Ui} */ ui) {
     const b = changedBox(scale);
     if (b) centre(b); else { tx = 0; ty = 0; apply(); }
   }
+  /** The view a program map opens on: whole where it fits readable; else readable on its start (the nodes `first`),
+   * with no node cut at the canvas's sides where the map allows: down, the readable window from the start that cuts
+   * the fewest nodes at its top and bottom; across, as close as shows the longest run of its rows, holding the start,
+   * that ends between nodes at both sides (readable or closer, at most 1.5). @param {Element[]} first */
+  function begin(first) {
+    const svg = svgOf(), start = boxOf(first);
+    if (!svg || !start) return initial();
+    moved = false;
+    const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
+    if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fit();
+    const boxes = rects([...svg.querySelectorAll("g.side g.node")]), all = /** @type {Box} */ (around(boxes));
+    const k = Math.min((c.w - 2 * MARGIN) / all.w, (c.h - 2 * MARGIN) / all.h);
+    if (k >= MIN_READABLE) { scale = Math.min(k, 1.5); return centre(all); }
+    const ys = (/** @type {Box[]} */ bs) => bs.map((b) => [b.y, b.y + b.h]), xs = (/** @type {Box[]} */ bs) => bs.map((b) => [b.x, b.x + b.w]);
+    const pad = MARGIN / READABLE, H0 = c.h / READABLE, y0 = startAlong(ys(boxes), start.y, start.y + start.h, H0, pad);
+    const rows = boxes.filter((b) => b.y < y0 + H0 && b.y + b.h > y0);  // a closer view shows only some of them
+    const run = uncutRun(xs(rows), start.x, start.x + start.w, c.w / READABLE, pad);
+    scale = run ? Math.min(c.w / (run[1] - run[0]), 1.5) : READABLE;
+    const W = c.w / scale, H = c.h / scale;
+    const x = run && W <= run[1] - run[0] + 0.01 ? run[0] : startAlong(xs(rows), start.x, start.x + start.w, W, MARGIN / scale);
+    const cols = rows.filter((b) => b.x < x + W && b.x + b.w > x);
+    const y = Math.min(Math.max(startAlong(ys(cols), start.y, start.y + start.h, H, MARGIN / scale), y0), y0 + H0 - H);
+    tx = -x * scale; ty = -y * scale;
+    apply();
+  }
   /** A snapshot's output (SVG units): its lowest node, where dot draws it; null where something is marked as changed. */
   function anchor() {
     const svg = svgOf();
@@ -274,7 +299,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     const x1 = Math.min(w, (c.w - tx) / scale), y1 = Math.min(h, (c.h - ty) / scale);
     return x1 > x0 && y1 > y0 ? [x0, y0, x1 - x0, y1 - y0] : null;
   }
-  return { fit, oneToOne, toChange, toLine, reveal, initial, follow, visible, moved: () => moved };
+  return { fit, oneToOne, toChange, toLine, reveal, initial, begin, follow, visible, moved: () => moved };
 }
 
 const MINI_W = 200, MINI_H = 140;  // the overview's largest size, CSS px

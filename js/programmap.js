@@ -82,17 +82,16 @@ export function programMap(ui, request, open, openRow, fuse) {
     if (downward(shown) !== topDown) draw(shown); else opening();
   }).observe(canvas);
 
-  /** The view opens whole where it fits readable, else readable on the program's start (its first boxes), the kernel
-   * picked in view. Nothing while the canvas is hidden (0x0): the resize that shows it opens it. */
+  /** The view opens whole where it fits readable, else readable on the program's start (its first boxes), no box cut
+   * at the canvas's sides where the map allows (panzoom.js's begin), the kernel picked in view. Nothing while the canvas is hidden (0x0): the resize that shows it opens it. */
   function opening() {
     if (!canvas.clientWidth || !canvas.clientHeight) return;
-    view.initial();
     const boxes = [...stage.querySelectorAll("g.node[data-node]")];
     const at = (/** @type {Element} */ b) => (topDown ? b.getBoundingClientRect().top : b.getBoundingClientRect().left);
     const start = Math.min(...boxes.map(at));
-    const first = boxes.filter((b) => at(b) <= start + 1);
+    view.begin(boxes.filter((b) => at(b) <= start + 1));
     const box = picked === null ? null : stage.querySelector(`g.node[data-node="${boxOf(picked)}"]`);
-    if (box || first.length) view.reveal(box ? [box] : first);
+    if (box) view.reveal([box]);
   }
 
   /** Whether to show v top to bottom in the canvas it has: where its left-to-right picture does not fit whole and
@@ -113,7 +112,6 @@ export function programMap(ui, request, open, openRow, fuse) {
   /** @param {MapView} v */
   function draw(v) {
     shown = v;
-    body.classList.toggle("tgviz-map-wide", !v.svg_down);  // (programmap.css: a big map's panel under it in a narrow sheet)
     topDown = downward(v);
     stage.innerHTML = topDown ? v.svg_down : v.svg;  // SVG built by tgviz.draw.flow: every text is escaped there
     for (const b of views.querySelectorAll("button")) b.classList.toggle("active", b.dataset.view === v.name);
