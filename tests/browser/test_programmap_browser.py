@@ -8,7 +8,7 @@ import re
 
 import pytest
 import workloads
-from harness import ARTIFACTS, LIMIT, inside, new_page, notebook, run_all, settled
+from harness import ARTIFACTS, LIMIT, inside, new_page, notebook, open_in_lab, run_all, settled
 
 import tgviz
 
@@ -250,3 +250,65 @@ def test_notebook7_opens_on_the_map(nb7, page):
   page.errors.clear()  # (Notebook 7 itself raises "reading 'schema'" while it loads its settings)
   check_widget(page, page.locator(".tgviz-root").first, "programmap-nb7.png", fuse=False)
   assert not page.errors
+
+
+ATTENTION = """%%tgviz -o attn
+from tinygrad import Tensor
+x = Tensor.randn(2, 6, 16).realize()
+wq, wk, wv = [Tensor.randn(16, 16).realize() for _ in range(3)]
+q, k, v = x @ wq, x @ wk, x @ wv
+scores = (q @ k.transpose(-2, -1)) / 4
+out = scores.softmax(-1) @ v
+out.realize()"""
+
+
+def cut_at_sides(got: dict) -> list[str]:
+  """The boxes the canvas's left or right edge cuts (part in view, part not), of those in its height."""
+  c = got["canvas"]
+  return [k for k, b in got["boxes"].items()
+          if b[3] > c[1] and b[1] < c[3] and any(b[0] < x - 0.5 and b[2] > x + 0.5 for x in (c[0], c[2]))]
+
+
+def check_opening(page, root, shot: str) -> dict:
+  """The map opens readable, no box cut at its canvas's sides, what it shows starting in the canvas's top quarter;
+  f then fits it whole, filling the canvas across or down. Returns what it opened on."""
+  root.locator(f"{MAP}[open] .tgviz-map-canvas svg g.node").first.wait_for(timeout=LIMIT)
+  got = on_map(page)
+  c = got["canvas"]
+  shoot(page, shot)
+  shown = [b for b in got["boxes"].values() if b[3] > c[1] and b[1] < c[3] and b[2] > c[0] and b[0] < c[2]]
+  assert got["px"] >= 10.99 and not cut_at_sides(got), got
+  assert min(b[1] for b in shown) <= c[1] + (c[3] - c[1]) / 4, got
+  root.locator(f"{MAP} .tgviz-map-head").click(position={"x": 4, "y": 4})
+  page.keyboard.press("f")
+  fitted = on_map(page)
+  svg = root.locator(f"{MAP} .tgviz-map-canvas svg").bounding_box()
+  assert all(inside(b, fitted["canvas"]) for b in fitted["boxes"].values()), fitted
+  assert svg["width"] >= c[2] - c[0] - 1 or svg["height"] >= c[3] - c[1] - 1, (svg, c)
+  shoot(page, shot.replace(".png", "-f.png"))
+  return got
+
+
+def test_the_attention_map_opens_uncut_in_the_report(tmp_path, browser):
+  """The attention block's map in the report: at 1000x900 its canvas starts near the top of the page and has most of
+  its width (beside a 380 px panel it had 411 px, and opened with boxes cut at both sides; f fitted it to 4 px labels);
+  at 1000x900 and 1600x1000 it opens with no box cut at its sides, and f fills its canvas."""
+  with tgviz.capture() as trace: exec(ATTENTION.split("\n", 1)[1], {})
+  report = trace.to_html(tmp_path / "attention.html")
+  for width, height in ((1000, 900), (1600, 1000)):
+    with new_page(browser, width, height, offline=True) as page:
+      page.goto(report.as_uri())
+      got = check_opening(page, page, f"programmap-attention-{width}.png")
+      c = got["canvas"]
+      if width == 1000: assert c[1] <= 0.12 * height and c[2] - c[0] >= 0.75 * width, c
+      assert not page.errors
+
+
+def test_the_attention_map_opens_uncut_in_jupyterlab(lab, browser):
+  """The attention block's map in a JupyterLab notebook (1400x1000, as the user had it) opens with no box cut at its
+  canvas's sides (it opened on the first box's column, cut at both), and f fills its canvas."""
+  with new_page(browser, 1400, 1000) as page:
+    open_in_lab(page, lab, "attnmap", "%load_ext tgviz", ATTENTION)
+    run_all(page, 2)
+    check_opening(page, page.locator(".tgviz-root").first, "programmap-attention-lab.png")
+    assert not page.errors
