@@ -233,11 +233,11 @@ export function uncutRun(spans, lo, hi, L, pad) {
 
 /** Where a window L long starts along one axis: over spans (nodes) that reach past it, within them (pad beyond),
  * holding [lo, hi] where it can, cutting the fewest at its ends, the earliest of those (a map read from its start);
- * centred on them where they all fit. @param {number[][]} spans @param {number} lo @param {number} hi @param {number} L
- * @param {number} pad */
-export function startAlong(spans, lo, hi, L, pad) {
+ * where they all fit, at their start (centred: in the middle of the window). @param {number[][]} spans @param {number} lo
+ * @param {number} hi @param {number} L @param {number} pad @param {boolean} [centred] */
+export function startAlong(spans, lo, hi, L, pad, centred = false) {
   const first = Math.min(...spans.map(([s]) => s)) - pad, last = Math.max(...spans.map(([, e]) => e)) + pad;
-  if (last - first <= L) return (first + last - L) / 2;
+  if (last - first <= L) return centred ? (first + last - L) / 2 : first;
   const cross = (/** @type {number} */ a) => spans.filter(([s, e]) => s < a - 0.5 && e > a + 0.5).length;
   const ok = (/** @type {number} */ a) => a >= first - 0.01 && a <= last - L + 0.01 && a <= lo - pad + 0.01 && a + L >= hi + pad - 0.01;
   const edges = spans.flatMap(([s, e]) => [s - pad, e + pad]);

@@ -221,9 +221,10 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (b) centre(b); else { tx = 0; ty = 0; apply(); }
   }
   /** The view a program map opens on: whole where it fits readable; else readable on its start (the nodes `first`),
-   * with no node cut at the canvas's sides where the map allows: down, the readable window from the start that cuts
-   * the fewest nodes at its top and bottom; across, as close as shows the longest run of its rows, holding the start,
-   * that ends between nodes at both sides (readable or closer, at most 1.5). @param {Element[]} first */
+   * with no node cut at the canvas's sides where the map allows: across, as close as shows the longest run of the rows
+   * in view, holding the start, that ends between nodes at both sides (readable or closer, at most 1.5); down, the
+   * window from the start (the top, where the columns in view fit) that cuts the fewest nodes at its top and bottom.
+   * @param {Element[]} first */
   function begin(first) {
     const svg = svgOf(), start = boxOf(first);
     if (!svg || !start) return initial();
@@ -234,14 +235,23 @@ export function panZoom(/** @type {Ui} */ ui) {
     const k = Math.min((c.w - 2 * MARGIN) / all.w, (c.h - 2 * MARGIN) / all.h);
     if (k >= MIN_READABLE) { scale = Math.min(k, 1.5); return centre(all); }
     const ys = (/** @type {Box[]} */ bs) => bs.map((b) => [b.y, b.y + b.h]), xs = (/** @type {Box[]} */ bs) => bs.map((b) => [b.x, b.x + b.w]);
-    const pad = MARGIN / READABLE, H0 = c.h / READABLE, y0 = startAlong(ys(boxes), start.y, start.y + start.h, H0, pad);
-    const rows = boxes.filter((b) => b.y < y0 + H0 && b.y + b.h > y0);  // a closer view shows only some of them
-    const run = uncutRun(xs(rows), start.x, start.x + start.w, c.w / READABLE, pad);
-    scale = run ? Math.min(c.w / (run[1] - run[0]), 1.5) : READABLE;
-    const W = c.w / scale, H = c.h / scale;
-    const x = run && W <= run[1] - run[0] + 0.01 ? run[0] : startAlong(xs(rows), start.x, start.x + start.w, W, MARGIN / scale);
-    const cols = rows.filter((b) => b.x < x + W && b.x + b.w > x);
-    const y = Math.min(Math.max(startAlong(ys(cols), start.y, start.y + start.h, H, MARGIN / scale), y0), y0 + H0 - H);
+    // down, the window from the start; across, the run of its rows; down again, the window on the columns in view, where
+    // its rows are as uncut (else kept within the first rows)
+    const uncut = (/** @type {Box[]} */ bs, /** @type {number} */ x, /** @type {number} */ W) =>
+      bs.every((b) => !(b.x < x - 0.5 && b.x + b.w > x + 0.5) && !(b.x < x + W - 0.5 && b.x + b.w > x + W + 0.5));
+    let H = c.h / READABLE, y = startAlong(ys(boxes), start.y, start.y + start.h, H, MARGIN / READABLE), x = 0;
+    for (let tries = 3; ; tries--) {
+      const rows = boxes.filter((b) => b.y < y + H && b.y + b.h > y);  // a closer view shows only some of them
+      const run = uncutRun(xs(rows), start.x, start.x + start.w, c.w / READABLE, MARGIN / READABLE);
+      scale = run ? Math.min(c.w / (run[1] - run[0]), 1.5) : READABLE;
+      const W = c.w / scale, h = c.h / scale;
+      x = run && W <= run[1] - run[0] + 0.01 ? run[0] : startAlong(xs(rows), start.x, start.x + start.w, W, MARGIN / scale, true);
+      const cols = boxes.filter((b) => b.x < x + W && b.x + b.w > x);
+      const next = startAlong(ys(cols), start.y, start.y + start.h, h, MARGIN / scale);
+      if (uncut(boxes.filter((b) => b.y < next + h && b.y + b.h > next), x, W)) { y = next; break; }
+      if (tries === 1) { y = Math.min(Math.max(next, y), y + H - h); break; }
+      y = next; H = h;
+    }
     tx = -x * scale; ty = -y * scale;
     apply();
   }

@@ -102,16 +102,26 @@ export function programMap(ui, request, open, openRow, fuse) {
    * column that fits, whole and readable. A big map (no svg_down) stays left to right, read from its start.
    * @param {MapView} v */
   function downward(v) {
-    const k = (/** @type {string} */ svg) => {
-      const m = /width="([\d.]+)" height="([\d.]+)"/.exec(svg);
-      return m ? Math.min(canvas.clientWidth / Number(m[1]), canvas.clientHeight / Number(m[2])) : 0;
-    };
-    return !!v.svg_down && k(v.svg) < READABLE && k(v.svg_down) > k(v.svg);
+    return !!v.svg_down && whole(v.svg) < READABLE && whole(v.svg_down) > whole(v.svg);
+  }
+
+  /** The scale an SVG's text fits whole in the canvas at. @param {string} svg */
+  function whole(svg) {
+    const m = /width="([\d.]+)" height="([\d.]+)"/.exec(svg);
+    return m ? Math.min(canvas.clientWidth / Number(m[1]), canvas.clientHeight / Number(m[2])) : 0;
+  }
+
+  /** In a narrow sheet (programmap.css) the panel goes under the map, which gets the sheet's width; beside it where the
+   * map's top-to-bottom picture fits the tall canvas there whole and readable (a small map). @param {MapView} v */
+  function arrange(v) {
+    body.classList.add("tgviz-map-side");
+    body.classList.toggle("tgviz-map-side", !!v.svg_down && whole(v.svg_down) >= READABLE);
   }
 
   /** @param {MapView} v */
   function draw(v) {
     shown = v;
+    arrange(v);
     topDown = downward(v);
     stage.innerHTML = topDown ? v.svg_down : v.svg;  // SVG built by tgviz.draw.flow: every text is escaped there
     for (const b of views.querySelectorAll("button")) b.classList.toggle("active", b.dataset.view === v.name);
