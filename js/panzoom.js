@@ -239,14 +239,16 @@ export function panZoom(/** @type {Ui} */ ui) {
     // its rows are as uncut (else kept within the first rows)
     const uncut = (/** @type {Box[]} */ bs, /** @type {number} */ x, /** @type {number} */ W) =>
       bs.every((b) => !(b.x < x - 0.5 && b.x + b.w > x + 0.5) && !(b.x < x + W - 0.5 && b.x + b.w > x + W + 0.5));
-    let H = c.h / READABLE, y = startAlong(ys(boxes), start.y, start.y + start.h, H, MARGIN / READABLE), x = 0;
+    // down, the frames' names count too (one cut at the top reads as a stray line); across, only the nodes
+    const named = [...boxes, ...rects([...svg.querySelectorAll("g.side text.frame-label")])];
+    let H = c.h / READABLE, y = startAlong(ys(named), start.y, start.y + start.h, H, MARGIN / READABLE), x = 0;
     for (let tries = 3; ; tries--) {
       const rows = boxes.filter((b) => b.y < y + H && b.y + b.h > y);  // a closer view shows only some of them
       const run = uncutRun(xs(rows), start.x, start.x + start.w, c.w / READABLE, MARGIN / READABLE);
       scale = run ? Math.min(c.w / (run[1] - run[0]), 1.5) : READABLE;
       const W = c.w / scale, h = c.h / scale;
       x = run && W <= run[1] - run[0] + 0.01 ? run[0] : startAlong(xs(rows), start.x, start.x + start.w, W, MARGIN / scale, true);
-      const cols = boxes.filter((b) => b.x < x + W && b.x + b.w > x);
+      const cols = named.filter((b) => b.x < x + W && b.x + b.w > x);
       const next = startAlong(ys(cols), start.y, start.y + start.h, h, MARGIN / scale);
       if (uncut(boxes.filter((b) => b.y < next + h && b.y + b.h > next), x, W)) { y = next; break; }
       if (tries === 1) { y = Math.min(Math.max(next, y), y + H - h); break; }

@@ -44,6 +44,15 @@ export function programMap(ui, request, open, openRow, fuse) {
     "Click a kernel for why it ends there and what it reads (double-click: its steps); click an arrow for why its buffers " +
     "exist; pick a kernel, then shift-click another: why they did not fuse."])]);
   const body = h("div", { class: "tgviz-map-body" }, [canvas, panel]);
+  // under the map (programmap.css), the panel takes only its hint's room until a click first fills it: then its own,
+  // kept from then on (a click that fills it again moves nothing), the kernel picked kept in view of the smaller canvas
+  panel.classList.add("tgviz-map-panel-empty");
+  new MutationObserver((_, seen) => {
+    seen.disconnect();
+    panel.classList.remove("tgviz-map-panel-empty");
+    const box = pickedBox();
+    if (box) requestAnimationFrame(() => view.reveal([box]));
+  }).observe(panel, { childList: true });
   const sheet = h("div", { class: "tgviz-sheet tgviz-map-sheet" }, [
     h("div", { class: "tgviz-sheet-head tgviz-map-head" }, [summary, views, legend, close]), body]);
   ui.program.replaceChildren(h("summary", { class: "tgviz-needs-kernel", title: "the program: its kernels and the buffers between them, and why each exists" },
@@ -90,19 +99,31 @@ export function programMap(ui, request, open, openRow, fuse) {
     const at = (/** @type {Element} */ b) => (topDown ? b.getBoundingClientRect().top : b.getBoundingClientRect().left);
     const start = Math.min(...boxes.map(at));
     view.begin(boxes.filter((b) => at(b) <= start + 1));
-    const box = picked === null ? null : stage.querySelector(`g.node[data-node="${boxOf(picked)}"]`);
+    const box = pickedBox();
     if (box) view.reveal([box]);
   }
 
+  /** The box of the kernel picked, where one is. */
+  function pickedBox() {
+    return picked === null ? null : stage.querySelector(`g.node[data-node="${boxOf(picked)}"]`);
+  }
+
   /** Whether to show v top to bottom in the canvas it has: where its left-to-right picture does not fit whole and
-   * readable and the top-to-bottom one fits at a larger scale. A notebook's column gives the map a canvas taller than
-   * wide (some 500 px beside the panel): a few kernels left to right are a strip three times as wide, readable only
-   * on its start, and fitted whole their labels are unreadable; giving the panel's width to the map would not fit it
-   * either, and would move the map under the pointer when a click opens the panel. Top to bottom the same boxes are a
-   * column that fits, whole and readable. A big map (no svg_down) stays left to right, read from its start.
-   * @param {MapView} v */
+   * readable, and the top-to-bottom one shows more of the map readable (the share of its area the canvas holds at
+   * READABLE). A notebook's column gives the map a canvas taller than wide: a few kernels left to right are a strip
+   * three times as wide, readable only on its start, where top to bottom the same boxes are a column that fits; a
+   * canvas wider than tall (the report, the panel under the map) shows more of a long chain as a strip across.
+   * A big map (no svg_down) stays left to right, read from its start. @param {MapView} v */
   function downward(v) {
-    return !!v.svg_down && whole(v.svg) < READABLE && whole(v.svg_down) > whole(v.svg);
+    return !!v.svg_down && whole(v.svg) < READABLE && shown_at_readable(v.svg_down) > shown_at_readable(v.svg);
+  }
+
+  /** The share of an SVG's area the canvas shows at READABLE. @param {string} svg */
+  function shown_at_readable(svg) {
+    const m = /width="([\d.]+)" height="([\d.]+)"/.exec(svg);
+    if (!m) return 0;
+    const x = canvas.clientWidth / (Number(m[1]) * READABLE), y = canvas.clientHeight / (Number(m[2]) * READABLE);
+    return Math.min(1, x) * Math.min(1, y);
   }
 
   /** The scale an SVG's text fits whole in the canvas at. @param {string} svg */

@@ -142,7 +142,10 @@ def test_every_kernel_of_the_gpt_step_is_two_actions_away(offline, tmp_path):
 
 ON_MAP = """() => { const c = document.querySelector('.tgviz-map-canvas'), box = (r) => [r.left, r.top, r.right, r.bottom];
   const boxes = {}; for (const n of c.querySelectorAll('g.node[data-node]')) boxes[n.dataset.node] = box(n.getBoundingClientRect());
-  return {canvas: box(c.getBoundingClientRect()), boxes, transform: c.querySelector('.tgviz-map-stage').style.transform}; }"""
+  const frames = [...c.querySelectorAll('text.frame-label')].map((t) => box(t.getBoundingClientRect()));
+  const panel = c.parentElement.querySelector('.tgviz-map-panel');
+  return {canvas: box(c.getBoundingClientRect()), boxes, frames, panel: box(panel.getBoundingClientRect()),
+          transform: c.querySelector('.tgviz-map-stage').style.transform}; }"""
 
 
 def on_map(page) -> dict:
@@ -270,14 +273,16 @@ def cut_at_sides(got: dict) -> list[str]:
 
 
 def check_opening(page, root, shot: str) -> dict:
-  """The map opens readable, no box cut at its canvas's sides, what it shows starting in the canvas's top quarter;
-  f then fits it whole, filling the canvas across or down. Returns what it opened on."""
+  """The map opens readable, no box cut at its canvas's sides nor a frame's name at its top, what it shows starting in
+  the canvas's top quarter; a panel under the map takes only its hint's room until a click fills it, the box clicked
+  staying in view; f then fits it whole, filling the canvas across or down. Returns what it opened on."""
   root.locator(f"{MAP}[open] .tgviz-map-canvas svg g.node").first.wait_for(timeout=LIMIT)
   got = on_map(page)
-  c = got["canvas"]
+  c, panel = got["canvas"], got["panel"]
   shoot(page, shot)
   shown = [b for b in got["boxes"].values() if b[3] > c[1] and b[1] < c[3] and b[2] > c[0] and b[0] < c[2]]
   assert got["px"] >= 10.99 and not cut_at_sides(got), got
+  assert not [f for f in got["frames"] if f[1] < c[1] - 0.5 < f[3] - 1], got  # (a name cut at the top)
   assert min(b[1] for b in shown) <= c[1] + (c[3] - c[1]) / 4, got
   root.locator(f"{MAP} .tgviz-map-head").click(position={"x": 4, "y": 4})
   page.keyboard.press("f")
@@ -286,6 +291,12 @@ def check_opening(page, root, shot: str) -> dict:
   assert all(inside(b, fitted["canvas"]) for b in fitted["boxes"].values()), fitted
   assert svg["width"] >= c[2] - c[0] - 1 or svg["height"] >= c[3] - c[1] - 1, (svg, c)
   shoot(page, shot.replace(".png", "-f.png"))
+  if panel[1] >= c[3] - 1:  # under the map: the hint's two lines, not a third of the sheet (the canvas had 450 of 680 px in Lab)
+    assert panel[3] - panel[1] <= 0.12 * (panel[3] - c[1]), got
+    key = next(k for k, b in fitted["boxes"].items() if k.startswith("k") and inside(b, fitted["canvas"]))
+    click_box(page, key)
+    clicked = on_map(page)
+    assert clicked["panel"][3] - clicked["panel"][1] >= 80 and inside(clicked["boxes"][key], clicked["canvas"]), clicked
   return got
 
 
