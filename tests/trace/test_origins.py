@@ -6,6 +6,7 @@ import workloads
 from tinygrad import Tensor
 
 import tgviz
+from tgviz.trace.access import trace_params
 from tgviz.views import programmap as PM
 from tgviz.views import protocol as P
 
@@ -86,4 +87,14 @@ def test_two_random_tensors_realized_together_each_name_their_own_line():
   lines = [(kn.name, {(o.op, o.line) for o in kn.origins}) for kn in trace.kernels]
   draws = [o for _, o in lines if ("conv2d", conv_line) not in o]
   assert {("randn", x_line)} in draws and {("randn", w_line)} in draws and all(o in ({("randn", x_line)}, {("randn", w_line)}) for o in draws), lines
-  assert [o for _, o in lines if ("conv2d", conv_line) in o] == [{("randn", x_line), ("randn", w_line), ("conv2d", conv_line)}], lines
+  conv = next(kn for kn in trace.kernels if any(o.op == "conv2d" for o in kn.origins))
+  # in the order the lines called them, and known by the conv's line, what it stores: in the program map's box and in
+  # the access tab's "written by" (they named x's line, and line 3 of 2-4)
+  assert [(o.op, o.line) for o in conv.origins] == [("randn", x_line), ("randn", w_line), ("conv2d", conv_line)], conv.origins
+  assert tgviz.bridge.main_origin(conv.origins).line == conv_line
+  box = next(b for b in PM.program_map(trace)["kernels"] if b["name"] == conv.display_name)
+  assert box["lines"] == [f"test_origins.py:{n} " + src for n, src in zip((x_line, w_line, conv_line), (
+    "x = Tensor.randn(1, 4, 8, 8); x_line = sys._getframe().f_lineno", "w = Tensor.randn(4, 2, 2, 2); w_line = sys._getframe().f_lineno",
+    "x.conv2d(w, groups=2, stride=2).realize(); conv_line = sys._getframe().f_lineno"), strict=True)], box
+  written = {text for params in trace_params(trace).values() for _, _, text in params if text and conv.display_name in text}
+  assert written == {f"written by {conv.display_name}, line {conv_line}: x.conv2d(w, groups=2, stride=2).realize(); conv_line = sys._getframe().f_lineno"}, written

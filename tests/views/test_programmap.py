@@ -11,6 +11,7 @@ import pytest
 import workloads
 
 import tgviz
+from tgviz import bridge as tg
 from tgviz.views import failure as FV
 from tgviz.views import programmap as PM
 from tgviz.views import protocol as P
@@ -83,7 +84,7 @@ def test_a_program_of_many_kernels_opens_by_line(adam_trace):
   assert (lines["name"], kernels["name"]) == ("lines", "kernels") and len(lines["boxes"]) < len(kernels["boxes"])
   program = adam_trace.program()
   def line(k):  # the user's line a kernel's ops came from, else the one that asked for its schedule
-    o = PM._line_of(k) or program.schedules[k.schedule]
+    o = tg.main_origin(k.origins) or program.schedules[k.schedule]
     return (o.file, o.line)
   for key, ks in lines["boxes"].items():  # a box of several kernels: one line of the user's code
     assert len({line(program.kernels[k]) for k in ks}) == 1 or len(ks) == 1, key

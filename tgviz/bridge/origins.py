@@ -113,8 +113,9 @@ class OriginRecorder(Patch):
   BELOW = 3                                  # levels of new UOps under a rewrite's result that inherit its metadata
 
   def __init__(self) -> None:
-    # id(Metadata) -> (it, kept so ids stay unique; file, line; the Tensor function the user called, see _called_name)
-    self.made: dict[int, tuple[Any, str | None, int | None, str | None]] = {}
+    # id(Metadata) -> (it, kept so ids stay unique; file, line; the Tensor function the user called, see _called_name;
+    # how many were made before it)
+    self.made: dict[int, tuple[Any, str | None, int | None, str | None, int]] = {}
     self.calls: dict[int, dict[str, None]] = {}  # id(Metadata) -> the Tensor methods called inside its method, in order
     self.carried: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()  # by the tensors' own rewrites
     self.scoped: weakref.WeakKeyDictionary[UOp, tuple] = weakref.WeakKeyDictionary()   # by the running schedule's
@@ -137,7 +138,7 @@ class OriginRecorder(Patch):
     def __init__(m, *args, **kwargs):
       init(m, *args, **kwargs)
       f, called = _user_call(sys._getframe(1))
-      made[id(m)] = (m, *((f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)), _called_name(called))
+      made[id(m)] = (m, *((f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)), _called_name(called), len(made))
     # tinygrad's Tensor method wrapper asks which method runs before it makes one's Metadata, and calls a method that
     # runs inside another (log_softmax inside sparse_categorical_crossentropy) without any: such a call is noted here as
     # one the running method made (its Metadata is unchanged; the UOps it makes are the running method's, as they are).
@@ -240,12 +241,15 @@ class OriginRecorder(Patch):
       # an AST the scheduler did not split from a body (a custom kernel): what its own UOps carry
       found = self.kernels.get(root)
       if found is None: found = self._computed(root)
-      self.groups[g] = tuple(dict.fromkeys(self._origin(m) for m in found))
+      # in the order the user's code called them: what the kernel stores is what was called last (a conv after the
+      # randn it fuses), and the lines read in order
+      def order(m: Any) -> int: return self.made[id(m)][4] if id(m) in self.made else -1  # (made before the capture: first)
+      self.groups[g] = tuple(dict.fromkeys(self._origin(m) for m in sorted(found, key=order)))
     return kernel
 
   def _origin(self, m: Any) -> Origin:
     """A Metadata's origin: the user's line that made it (its text read only now, for the few a kernel shows)."""
-    file, line, called = self.made[id(m)][1:] if id(m) in self.made else (None, None, None)
+    file, line, called = self.made[id(m)][1:4] if id(m) in self.made else (None, None, None)
     # named after the user's call, one origin for all of it (the methods tinygrad ran inside are its internals); not a
     # gradient's (gradient and backward are not wrapped either: "__matmul__, backward" says more than "gradient")
     if m.backward: called = None

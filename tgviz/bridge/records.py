@@ -9,6 +9,8 @@ Trace must change no refcount tinygrad relies on.
 from __future__ import annotations
 
 import builtins
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,6 +150,16 @@ class Origin:
   line: int | None
   source: str
   calls: tuple[str, ...] = ()
+
+
+def main_origin(origins: Sequence[Origin]) -> Origin | None:
+  """The origin a kernel is known by, of those at a user's line: the line most of its Tensor ops were called from, the
+  last called of those tied (origins are in the order the user's code called them: what a kernel stores is called last,
+  a conv after the randn it fuses). None where none has a line."""
+  lined = [o for o in origins if o.file and o.line]
+  if not lined: return None
+  count = Counter((o.file, o.line) for o in lined)
+  return max(reversed(lined), key=lambda o: count[(o.file, o.line)])
 
 
 @dataclass(frozen=True)

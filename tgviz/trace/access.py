@@ -98,7 +98,7 @@ _params_of: weakref.WeakKeyDictionary[Any, dict[str, list[tuple[int | None, tupl
 
 def _origin_text(k: Any) -> str:
   """The kernel that wrote a buffer and the user's line that asked for it: ``written by E_9_8_2, line 4: x = ...``."""
-  line = next((o for o in k.origins if o.line is not None), None)
+  line = tg.main_origin(k.origins)
   if line is None: return f"written by {k.display_name}"
   return f"written by {k.display_name}, line {line.line}" + (f": {line.source.strip()}" if line.source.strip() else "")
 

@@ -10,8 +10,6 @@ FOLD_CHAIN kernels; several buffers between the same two kernels are one arrow. 
 """
 from __future__ import annotations
 
-from collections import Counter
-
 from tgviz import bridge as tg
 from tgviz.draw.engine import DEFAULT_TIMEOUT
 from tgviz.draw.flow import Arrow, Box, flow_svg, layout_flow
@@ -67,29 +65,21 @@ def _chains(prog: Program) -> list[list[ProgramKernel]]:
 
 def _kernel_lines(k: ProgramKernel, cell_label: CellLabel | None) -> tuple[str, ...]:
   ops = list(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins))
-  line = _line_of(k)
+  line = tg.main_origin(k.origins)
   out = [k.name]
   if ops: out.append(", ".join(ops[:3]) + (" …" if len(ops) > 3 else ""))
   if line is not None and line.file and line.line: out.append(place(line.file, line.line, cell_label))
   return tuple(out)
 
 
-def _line_of(k: ProgramKernel) -> tg.Origin | None:
-  """The user's line a kernel is drawn under: the one most of its Tensor ops were called from (the last of those tied)."""
-  lined = [o for o in k.origins if o.file and o.line]
-  if not lined: return None
-  count = Counter((o.file, o.line) for o in lined)
-  return max(reversed(lined), key=lambda o: count[(o.file, o.line)])
-
-
 def _by_line(prog: Program) -> dict[int, str]:
   """Each kernel's box in the "lines" view: the kernels of one schedule whose Tensor ops were called from one line of
-  the user's code (_line_of) are one box; those with no line go with the line that asked for their schedule (its
+  the user's code (tg.main_origin) are one box; those with no line go with the line that asked for their schedule (its
   realize, backward, step, ...); copies are their own."""
   out: dict[int, str] = {}
   seen: dict[tuple, str] = {}
   for k in prog.kernels:
-    o = _line_of(k) or (prog.schedules[k.schedule] if k.kind == "kernel" and k.schedule < len(prog.schedules) else None)
+    o = tg.main_origin(k.origins) or (prog.schedules[k.schedule] if k.kind == "kernel" and k.schedule < len(prog.schedules) else None)
     out[k.index] = seen.setdefault((k.schedule, o.file, o.line), f"g{k.index}") if o is not None and o.file else f"k{k.index}"
   return out
 
@@ -121,7 +111,8 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
       label = _kernel_lines(first, cell_label) + timed
       boxes.append(Box(key, label, "copy" if first.kind == "copy" else "kernel", group=first.schedule))
       continue
-    o = (_line_of(first) or (prog.schedules[first.schedule] if first.schedule < len(prog.schedules) else None)) if name == "lines" else None
+    asked = prog.schedules[first.schedule] if first.schedule < len(prog.schedules) else None
+    o = (tg.main_origin(first.origins) or asked) if name == "lines" else None
     ops = list(dict.fromkeys(op for i in ks for op in kernels[i]["ops"]))
     total = sum(t for i in ks if (t := prog.kernels[i].time_us) is not None)
     lines = [f"{len(ks)} kernels" + (f" · {place(o.file, o.line, cell_label)}" if o is not None and o.file and o.line else ""),
