@@ -20,7 +20,7 @@ from tgviz.views.protocol import step_key
 
 KINDS = ("kernel", "copy", "graph", "sync", "other")  # Launch.kind, by index
 SLOWEST = 5  # kernel launches marked as the slowest
-WIDE, SHARE = 10, 0.5  # a gap splits the launches where it is over this many times their median gap and this share of its stretch (opening)
+WIDE, SHARE = 10, 2 / 3  # a wide gap: over this many times the launches' median gap and this share of its stretch (opening)
 
 
 def _us(v: float) -> float:
@@ -71,7 +71,7 @@ def opening(tl: Timeline) -> TimelineOpening | None:
   """Where the timeline opens (None: no launches). A TinyJit loop on its replays: its steady state. Otherwise on the
   largest stretch of launches no wide gap splits, so that what opens is launches to see and hover, not two slivers
   either side of a compile. A gap (a time in which no launch runs) is wide where it is over WIDE (10) times the
-  launches' median gap (their usual spacing: the Python between two launches) and over SHARE (half) of the span of
+  launches' median gap (their usual spacing: the Python between two launches) and over SHARE (two thirds) of the span of
   the stretch it is in (first start to last end): from all the launches, while the widest gap in the stretch is wide,
   split the stretch there and keep the part with more launches (the later on a tie). A single training step whose loss
   is read after a compile opens on the step's launches; the launches left out, and the gaps before and after, the
