@@ -56,9 +56,10 @@ function launchRange(a, b) {
 function openingText(o, n) {
   const all = o.first === 0 && o.last === n - 1;
   const what = all ? `all ${n.toLocaleString("en-US")} launches` : `${o.what === "replays" ? "the TinyJit's replays, " : ""}${launchRange(o.first, o.last)} of ${n.toLocaleString("en-US")}`;
+  const compiling = (/** @type {number|null} */ us) => (us ? ` (${fmtTime(us)} of it tinygrad compiling: the TINY lane)` : "");
   const out = [
-    ...(o.gap_before === null ? [] : [`${launchRange(0, o.first - 1)}, then ${fmtTime(o.gap_before)} with no launch before them`]),
-    ...(o.gap_after === null ? [] : [`${fmtTime(o.gap_after)} with no launch after them, then ${launchRange(o.last + 1, n - 1)}`])];
+    ...(o.gap_before === null ? [] : [`${launchRange(0, o.first - 1)}, then ${fmtTime(o.gap_before)} with no launch before them${compiling(o.compiling_before)}`]),
+    ...(o.gap_after === null ? [] : [`${fmtTime(o.gap_after)} with no launch after them${compiling(o.compiling_after)}, then ${launchRange(o.last + 1, n - 1)}`])];
   return `opens on ${what}, ${fmtTime(o.start)} to ${fmtTime(o.end)} into the run`
     + (out.length ? `; left out of that view: ${out.join("; ")}` : "") + " · whole run (f): all of it";
 }

@@ -89,7 +89,7 @@ def test_the_timeline_opens_on_the_launches_no_wide_gap_splits():
   spacing and over two thirds of the stretch it is in; the part with more launches is kept (the later on a tie)."""
   one = runview.opening(_launches((0, 20), (1e6, 5)))  # a step, a 1 s compile, the loss read back
   assert (one["what"], one["first"], one["last"], one["start"], one["end"]) == ("launches", 0, 19, 0.0, 19010.0)
-  assert one["gap_before"] is None and one["gap_after"] == 1e6 - 19010.0
+  assert one["gap_before"] is None and one["gap_after"] == 1e6 - 19010.0 and one["compiling_after"] is None  # no compile times given
   tie = runview.opening(_launches((0, 5), (1e6, 5)))
   assert (tie["first"], tie["last"], tie["gap_before"], tie["gap_after"]) == (5, 9, 1e6 - 4010.0, None)
   # launches sparse all along (a script's few realizes, each after its compile): no gap is wide, all of them open
@@ -115,7 +115,7 @@ def test_a_single_training_step_opens_on_its_launches_not_on_the_compile_after_t
   assert gaps[cut - 1] > whole * 2 / 3  # the gap: most of all the launches' span
   compiling = sum(max(0.0, min(ls[cut].start_us, s.start_us + s.time_us) - max(ends[cut - 1], s.start_us))
                   for s in mnist_trace.compile_times().spans if s.lane == "TINY" and s.depth == 0)
-  assert compiling > gaps[cut - 1] / 2  # tinygrad compiling
+  assert compiling > gaps[cut - 1] / 2 and o["compiling_after"] == round(compiling, 3)  # tinygrad compiling, as the head says
   assert (o["what"], o["first"], o["last"]) == ("launches", 0, cut - 1) and cut > len(ls) / 2
   assert (o["start"], o["end"], o["gap_before"], o["gap_after"]) == (
     round(ls[0].start_us, 3), round(ends[cut - 1], 3), None, round(gaps[cut - 1], 3))

@@ -11,11 +11,11 @@ from __future__ import annotations
 import bisect
 import statistics
 
+from tgviz.trace.compile import CompileTimes
 from tgviz.trace.run import Launch, Roofline, RooflinePoint, Timeline
 from tgviz.trace.trace import Kernel, Trace
 from tgviz.views.compile import compile_data
-from tgviz.views.messages import (BufferRow, BufferTable, MemoryData, PeaksRow, PointRow, RooflineData, RunMsg, TimelineData,
-                                  TimelineOpening)
+from tgviz.views.messages import BufferRow, BufferTable, MemoryData, PeaksRow, PointRow, RooflineData, RunMsg, TimelineData, TimelineOpening
 from tgviz.views.protocol import step_key
 
 KINDS = ("kernel", "copy", "graph", "sync", "other")  # Launch.kind, by index
@@ -67,7 +67,7 @@ def _stretch(ls: list[Launch]) -> tuple[int, int]:
   return lo, hi
 
 
-def opening(tl: Timeline) -> TimelineOpening | None:
+def opening(tl: Timeline, ct: CompileTimes | None = None) -> TimelineOpening | None:
   """Where the timeline opens (None: no launches). A TinyJit loop on its replays: its steady state. Otherwise on the
   largest stretch of launches no wide gap splits, so that what opens is launches to see and hover, not two slivers
   either side of a compile. A gap (a time in which no launch runs) is wide where it is over WIDE (10) times the
@@ -75,7 +75,8 @@ def opening(tl: Timeline) -> TimelineOpening | None:
   the stretch it is in (first start to last end): from all the launches, while the widest gap in the stretch is wide,
   split the stretch there and keep the part with more launches (the later on a tie). A single training step whose loss
   is read after a compile opens on the step's launches; the launches left out, and the gaps before and after, the
-  timeline's head says (whole run, f: all of it)."""
+  timeline's head says (whole run, f: all of it), and how much of each gap tinygrad compiled (ct: the trace's compile
+  times; None: not said)."""
   ls = tl.launches
   if not ls: return None
   if replays := [r for r in tl.jit_runs if r.replay > 0]:
@@ -87,8 +88,11 @@ def opening(tl: Timeline) -> TimelineOpening | None:
     start, end = ls[first].start_us, max(x.end_us for x in ls[first:last + 1])
   before = max(0.0, start - max(x.end_us for x in ls[:first])) if first else None
   after = max(0.0, ls[last + 1].start_us - end) if last + 1 < len(ls) else None
+  def compiling(a: float, gap: float | None) -> float | None:  # how much of a gap from a tinygrad compiled
+    return _us(ct.compiling_us(a, a + gap)) if ct is not None and gap is not None else None
   return TimelineOpening(what="replays" if replays else "launches", first=first, last=last, start=_us(start), end=_us(end),
-                         gap_before=_us(before) if before is not None else None, gap_after=_us(after) if after is not None else None)
+                         gap_before=_us(before) if before is not None else None, gap_after=_us(after) if after is not None else None,
+                         compiling_before=compiling(start - (before or 0.0), before), compiling_after=compiling(end, after))
 
 
 def timeline_data(trace: Trace, index: dict[int, int]) -> TimelineData:
@@ -112,7 +116,7 @@ def timeline_data(trace: Trace, index: dict[int, int]) -> TimelineData:
     moved=[[i, x.nbytes] for i, x in enumerate(ls) if x.nbytes is not None],
     slowest=slowest, duration=_us(tl.duration_us), source=tl.source, summary=tl.summary(),
     outside=tl.outside_text(),
-    cold=[i for i, x in enumerate(ls) if id(x.kernel) in cold], opening=opening(tl))
+    cold=[i for i, x in enumerate(ls) if id(x.kernel) in cold], opening=opening(tl, trace.compile_times()))
 
 
 def memory_data(trace: Trace, index: dict[int, int]) -> MemoryData:
