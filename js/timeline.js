@@ -93,11 +93,11 @@ export function timelineTab(msg, openKernel, openStep) {
     "no launches: this trace has no profile (a capture with profile=False, or tinygrad's rewrites.pkl)"])]) };
   const fit = h("button", { class: "tgviz-tl-fit", title: "the whole run, compile time included (f)" }, ["whole run"]);
   const toLaunches = h("button", { class: "tgviz-tl-launches", title: "the span where the launches ran (f)" }, ["launches"]);
-  const replays = o?.what === "replays";
+  const replays = o?.what === "replays", all = !o || (!replays && o.first === 0 && o.last === cols.n - 1);  // all: the launches' span
   const toOpening = h("button", { class: `tgviz-tl-opening${replays ? " tgviz-tl-replays" : ""}`, title: replays
     ? "the TinyJit's replays: the training loop's steady state (f: the whole run)" : "the launches no wide gap splits, where the timeline opens (f: the whole run)" },
     [!o || replays ? "replays" : launchRange(o.first, o.last)]);
-  toOpening.hidden = !o || (!replays && o.first === 0 && o.last === cols.n - 1);  // the opening is the launches' span
+  toOpening.hidden = all;
   const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest: " : "no kernel launch was timed", ...t.slowest.flatMap((i, r) => {
     const b = h("button", { class: "tgviz-link", title: "zoom to it", "data-index": String(i) }, [`${r + 1}. ${tlName(i)} ${fmtTime(t.dur[i])}`]);
     b.addEventListener("click", () => zoomTo(i));
@@ -116,7 +116,7 @@ export function timelineTab(msg, openKernel, openStep) {
   const span = Math.max(t.duration, ...t.lanes.map((_, l) => cols.lanes[l].maxEnd.at(-1) ?? 0)) || 1;
   const first = cols.n ? cols.start.reduce((a, b) => Math.min(a, b), Infinity) : 0;
   const last = cols.n ? cols.end.reduce((a, b) => Math.max(a, b), -Infinity) : span;
-  const launched = padded(first, last), opening = o ? padded(o.start, o.end) : launched;
+  const launched = padded(first, last), opening = all || !o ? launched : padded(o.start, o.end);
   let frame = 0;
   const ctop = TL_AXIS + (t.jit_runs.length ? TL_JIT : 0), top = ctop + lanes.height, height = top + t.lanes.length * TL_LANE + TL_PAD;
   const rank = new Map(t.slowest.map((i, r) => [i, r]));
