@@ -86,8 +86,7 @@ export function timelineTab(msg, openKernel, openStep) {
   const compiled = h("div", { class: "tgviz-tl-compile", "data-wall": String(msg.compile.totals.wall_us ?? 0) }, [msg.compile.summary]);
   compiled.hidden = !msg.compile.summary;
   const o = t.opening;
-  const shown = h("div", { class: "tgviz-tl-shown", "data-first": String(o?.first ?? -1), "data-last": String(o?.last ?? -1) },
-    [o ? openingText(o, cols.n) : ""]);
+  const shown = h("div", { class: "tgviz-tl-shown" }, [o ? openingText(o, cols.n) : ""]);
   shown.hidden = !o;
   if (!cols.n && !lanes.height) return { fit: () => {}, el: h("div", { class: "tgviz-tl" }, [head, h("p", {}, [t.source ? "no launches recorded" :
     "no launches: this trace has no profile (a capture with profile=False, or tinygrad's rewrites.pkl)"])]) };
