@@ -96,7 +96,14 @@
  * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
  *   dur:(number|null)[], kernel:number[], jit:number[], replay:number[], jits:string[], jit_runs:number[][],
  *   moved:number[][], slowest:number[], duration:number, source:string, summary:string, outside:string,
- *   cold:number[]}} TimelineData */
+ *   cold:number[], opening:TimelineOpening|null}} TimelineData */
+/** The stretch of launches the timeline opens on (tgviz.views.run.opening): launches first..last (indices into
+ * TimelineData's columns, start order) from start to end (µs); what: "replays" (a TinyJit loop's steady state) or
+ * "launches"; gap_before and gap_after: the time with no launch between it and the launches left out before and after
+ * it (null: none left out on that side), compiling_before and compiling_after: how much of that gap tinygrad's compiler
+ * ran (its TINY lane).
+ * @typedef {{what:"replays"|"launches", first:number, last:number, start:number, end:number, gap_before:number|null,
+ *   gap_after:number|null, compiling_before:number|null, compiling_after:number|null}} TimelineOpening */
 /** @typedef {{num:number, device:string, dtype:string, size:number, nbytes:number, alloc_us:number, free_us:number|null,
  *   kernels:number[], writers:string[], readers:string[]}} BufferRow */
 /** Every buffer the run allocated, as columns (as tinygrad's VIZ lists them in its memory lanes: each allocation with

@@ -1,7 +1,8 @@
 // The *timeline* tab: every launch, copy and sync of the run on a canvas, one lane per device (as tinygrad's VIZ, which
-// moved its timeline from SVG to canvas to draw tens of thousands of launches). It opens on the launches' span (from the
-// first launch's start to the last one's end, 2% of it either side: the run before and after is compile time and
-// Python), *whole run* (or f) shows all of it, *launches* (f again) their span. Wheel zooms around the pointer, a drag
+// moved its timeline from SVG to canvas to draw tens of thousands of launches). It opens where the run message says
+// (tgviz.views.run.opening: a TinyJit loop's replays, else the largest stretch of launches no wide gap, a compile, splits),
+// 2% of it either side, and its head says which launches that is and what it leaves out; *whole run* (or f) shows all
+// of it, f again the opening, *launches* all the launches' span. Wheel zooms around the pointer, a drag
 // pans (timeaxis.js, shared with the memory chart, as are the ticks: times from the run's start), hover names a box, a
 // click opens that kernel's steps. Only what is in view is visited (per lane, a binary search over the running maximum
 // of the launches' ends), and boxes under a pixel wide are drawn as one pixel column per lane. The slowest kernel
@@ -38,8 +39,34 @@ function tlColumns(t) {
   return { n, start, end, lanes };
 }
 
-/** The timeline tab of a run message: its element, and fit(), which switches the view between the launches' span (a
- * TinyJit loop's: its replays, the steady state) and the whole run (the f key's work while the tab is shown).
+/** The span from a to b (µs) with 2% of it either side (1 µs at least). @param {number} a @param {number} b
+ * @returns {[number, number]} */
+function padded(a, b) {
+  const m = Math.max((b - a) * 0.02, 1);
+  return [a - m, b + m];
+}
+
+/** Launches a to b (indices) as the head counts them, from 1. @param {number} a @param {number} b */
+function launchRange(a, b) {
+  return a === b ? `launch ${(a + 1).toLocaleString("en-US")}` : `launches ${(a + 1).toLocaleString("en-US")}–${(b + 1).toLocaleString("en-US")}`;
+}
+
+/** What the timeline opens on and what that view leaves out, in words, every number the message's.
+ * @param {import("./messages.js").TimelineOpening} o @param {number} n the launches */
+function openingText(o, n) {
+  const all = o.first === 0 && o.last === n - 1;
+  const what = all ? `all ${n.toLocaleString("en-US")} launches` : `${o.what === "replays" ? "the TinyJit's replays, " : ""}${launchRange(o.first, o.last)} of ${n.toLocaleString("en-US")}`;
+  const compiling = (/** @type {number|null} */ us) => (us ? ` (${fmtTime(us)} of it tinygrad compiling: the TINY lane)` : "");
+  const out = [
+    ...(o.gap_before === null ? [] : [`${launchRange(0, o.first - 1)}, then ${fmtTime(o.gap_before)} with no launch before them${compiling(o.compiling_before)}`]),
+    ...(o.gap_after === null ? [] : [`${fmtTime(o.gap_after)} with no launch after them${compiling(o.compiling_after)}, then ${launchRange(o.last + 1, n - 1)}`])];
+  return `opens on ${what}, ${fmtTime(o.start)} to ${fmtTime(o.end)} into the run`
+    + (out.length ? `; left out of that view: ${out.join("; ")}` : "") + " · whole run (f): all of it";
+}
+
+/** The timeline tab of a run message: its element, and fit(), which switches the view between the opening (the run
+ * message's: a TinyJit loop's replays, else the launches no wide gap splits) and the whole run (the f key's work while
+ * the tab is shown).
  * @param {RunMsg} msg @param {OpenKernel} openKernel @param {(step: string) => void} openStep
  * @returns {{el: HTMLElement, fit: () => void}} */
 export function timelineTab(msg, openKernel, openStep) {
@@ -58,13 +85,18 @@ export function timelineTab(msg, openKernel, openStep) {
     + " · wheel (in a notebook ctrl+wheel): zoom, drag: pan, click a kernel or a compiler span: its steps"]);
   const compiled = h("div", { class: "tgviz-tl-compile", "data-wall": String(msg.compile.totals.wall_us ?? 0) }, [msg.compile.summary]);
   compiled.hidden = !msg.compile.summary;
+  const o = t.opening;
+  const shown = h("div", { class: "tgviz-tl-shown" }, [o ? openingText(o, cols.n) : ""]);
+  shown.hidden = !o;
   if (!cols.n && !lanes.height) return { fit: () => {}, el: h("div", { class: "tgviz-tl" }, [head, h("p", {}, [t.source ? "no launches recorded" :
     "no launches: this trace has no profile (a capture with profile=False, or tinygrad's rewrites.pkl)"])]) };
   const fit = h("button", { class: "tgviz-tl-fit", title: "the whole run, compile time included (f)" }, ["whole run"]);
   const toLaunches = h("button", { class: "tgviz-tl-launches", title: "the span where the launches ran (f)" }, ["launches"]);
-  const replays = t.jit_runs.filter((r) => r[1] > 0);
-  const toReplays = h("button", { class: "tgviz-tl-replays", title: "the TinyJit's replays: the training loop's steady state (f: the whole run)" }, ["replays"]);
-  toReplays.hidden = !replays.length;
+  const replays = o?.what === "replays", all = !o || (!replays && o.first === 0 && o.last === cols.n - 1);  // all: the launches' span
+  const toOpening = h("button", { class: `tgviz-tl-opening${replays ? " tgviz-tl-replays" : ""}`, title: replays
+    ? "the TinyJit's replays: the training loop's steady state (f: the whole run)" : "the launches no wide gap splits, where the timeline opens (f: the whole run)" },
+    [!o || replays ? "replays" : launchRange(o.first, o.last)]);
+  toOpening.hidden = all;
   const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest: " : "no kernel launch was timed", ...t.slowest.flatMap((i, r) => {
     const b = h("button", { class: "tgviz-link", title: "zoom to it", "data-index": String(i) }, [`${r + 1}. ${tlName(i)} ${fmtTime(t.dur[i])}`]);
     b.addEventListener("click", () => zoomTo(i));
@@ -79,22 +111,16 @@ export function timelineTab(msg, openKernel, openStep) {
         [TL_KIND_COLORS[2], "graph batch (thin)"], ["#1f7a6d", "TinyJit: the captured batch"], ["#9fd3c7", "a replay (its launches paler)"],
         ["#d00", "the slowest kernel launches, numbered"], ["", "❄ dashed: a kernel's only launch, cold"],
         ...lanes.legend()].map(([c, text]) => h("span", {}, [h("i", { style: c ? `background:${c}` : "border:1px dashed currentColor" }), text]))]);
-  const el = h("div", { class: "tgviz-tl" }, [head, compiled, h("div", { class: "tgviz-tl-tools" }, [toLaunches, toReplays, fit, slow]), box, legend]);
+  const el = h("div", { class: "tgviz-tl" }, [head, shown, compiled, h("div", { class: "tgviz-tl-tools" }, [toLaunches, toOpening, fit, slow]), box, legend]);
   const span = Math.max(t.duration, ...t.lanes.map((_, l) => cols.lanes[l].maxEnd.at(-1) ?? 0)) || 1;
   const first = cols.n ? cols.start.reduce((a, b) => Math.min(a, b), Infinity) : 0;
   const last = cols.n ? cols.end.reduce((a, b) => Math.max(a, b), -Infinity) : span;
-  const margin = Math.max((last - first) * 0.02, 1);  // µs
-  /** The launches' span, with its margin. @type {[number, number]} */
-  const launched = [first - margin, last + margin];
-  /** Where it opens: a TinyJit loop's replays (its steady state), else the launches' span. @type {[number, number]} */
-  const opening = replays.length ? (() => {
-    const a = Math.min(...replays.map((r) => r[2])), b = Math.max(...replays.map((r) => r[3])), m = Math.max((b - a) * 0.02, 1);
-    return /** @type {[number, number]} */ ([a - m, b + m]);
-  })() : launched;
+  const launched = padded(first, last), opening = all || !o ? launched : padded(o.start, o.end);
   let frame = 0;
   const ctop = TL_AXIS + (t.jit_runs.length ? TL_JIT : 0), top = ctop + lanes.height, height = top + t.lanes.length * TL_LANE + TL_PAD;
   const rank = new Map(t.slowest.map((i, r) => [i, r]));
   const view = timeView(canvas, TL_LEFT, span, () => redraw());
+  canvas.dataset.lanesTop = String(top);  // where the devices' lanes begin (CSS px), for the tests
   [view.v0, view.v1] = opening;
 
   function draw() {
@@ -199,7 +225,7 @@ export function timelineTab(msg, openKernel, openStep) {
     canvas.dataset.view = JSON.stringify([v0, v1]);
     const whole = v0 <= 0 && v1 >= span;
     fit.classList.toggle("active", whole); toLaunches.classList.toggle("active", v0 === launched[0] && v1 === launched[1]);
-    toReplays.classList.toggle("active", replays.length > 0 && v0 === opening[0] && v1 === opening[1]);
+    toOpening.classList.toggle("active", !toOpening.hidden && v0 === opening[0] && v1 === opening[1]);
     canvas.dataset.batch = batch;
     canvas.dataset.drawMs = (performance.now() - t0).toFixed(2);
     canvas.dataset.draws = String(Number(canvas.dataset.draws || 0) + 1);
@@ -294,7 +320,7 @@ export function timelineTab(msg, openKernel, openStep) {
   }
   fit.addEventListener("click", () => view.set(0, span));
   toLaunches.addEventListener("click", () => view.set(...launched));
-  toReplays.addEventListener("click", () => view.set(...opening));
+  toOpening.addEventListener("click", () => view.set(...opening));
   redraw();
   return { el, fit: () => (view.v0 <= 0 && view.v1 >= span ? view.set(...opening) : view.set(0, span)) };
 }

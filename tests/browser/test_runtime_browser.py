@@ -272,6 +272,83 @@ def test_timeline_opens_on_the_launches(reports, page, name):
   assert not page.errors
 
 
+@pytest.fixture(scope="module")
+def mnist_report(tmp_path_factory):
+  """The HTML report of the MNIST training step (examples/scripts/mnist_train_step.py: one Adam step, its loss read
+  back after a compile of its own), and its trace."""
+  with tgviz.capture() as trace: workloads.example("mnist_train_step.py")
+  return trace.to_html(tmp_path_factory.mktemp("mnist") / "index.html"), trace
+
+
+def fmt_time(us: float) -> str:
+  """A time as the timeline writes it (js/units.js fmtTime), here a gap or a time into the run: ms or s."""
+  return f"{us / 1e6:.3f} s" if us >= 1e6 else f"{us / 1e3:.3f} ms"
+
+
+def widest_empty(page) -> float:
+  """The widest stretch of the timeline's plot (a share of its width, from its left edge to the canvas's right) in
+  which no device lane shows a launch, read from the canvas's pixels: a lane's middle row, each pixel column whose
+  colour is not the lane's own (its most common one) a launch drawn."""
+  return page.eval_on_selector(CANVAS, """(c) => {
+    const ctx = c.getContext("2d"), dpr = c.width / c.getBoundingClientRect().width, left = Math.round(96 * dpr);
+    const top = Number(c.dataset.lanesTop), drawn = new Uint8Array(c.width);
+    for (let y = top + 15; (y + 15) * dpr <= c.height; y += 30) {
+      const row = ctx.getImageData(0, Math.round(y * dpr), c.width, 1).data, seen = new Map();
+      const key = (x) => row.slice(4 * x, 4 * x + 4).join();
+      for (let x = left; x < c.width; x++) seen.set(key(x), (seen.get(key(x)) ?? 0) + 1);
+      const bg = [...seen].sort((a, b) => b[1] - a[1])[0][0];
+      for (let x = left; x < c.width; x++) if (key(x) !== bg) drawn[x] = 1;
+    }
+    let widest = 0, run = 0;
+    for (let x = left; x < c.width; x++) { run = drawn[x] ? 0 : run + 1; widest = Math.max(widest, run); }
+    return widest / (c.width - left);
+  }""")
+
+
+def test_a_single_training_steps_timeline_opens_on_its_launches(mnist_report, page):
+  """A single training step (the MNIST one) opens on its launches spread across the canvas, not on all the launches'
+  span (two slivers either side of the second of tinygrad compiling the loss's .item()); the head says which launches
+  it shows and what that view leaves out; *whole run* (f) shows all of it, f again the opening."""
+  path, trace = mnist_report
+  tl = trace.timeline()
+  ls, n = tl.launches, len(tl)
+  ends = [max(x.end_us for x in ls[:i]) for i in range(1, n)]
+  cut = max(range(n - 1), key=lambda i: ls[i + 1].start_us - ends[i]) + 1  # the first launch after the widest gap
+  start, end, gap = ls[0].start_us, ends[cut - 1], ls[cut].start_us - ends[cut - 1]
+  assert gap > (ends[-1] - start) * 2 / 3 and cut > n / 2  # the gap: most of all the launches' span
+  page.goto(path.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  open_tab(page, "timeline")
+  canvas = page.locator(CANVAS)
+  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=LIMIT)
+  margin = (end - start) * 0.02
+  assert json.loads(canvas.get_attribute("data-view")) == pytest.approx([start - margin, end + margin], abs=0.01)
+  shown = page.locator(".tgviz-tl-shown")
+  compiling = trace.compile_times().compiling_us(end, end + gap)  # tinygrad compiling the loss's kernels: most of the gap
+  assert compiling > gap / 2
+  assert shown.inner_text() == (f"opens on launches 1–{cut} of {n}, {fmt_time(round(start, 3))} to {fmt_time(round(end, 3))} into the "
+                                f"run; left out of that view: {fmt_time(round(gap, 3))} with no launch after them ({fmt_time(round(compiling, 3))}"
+                                f" of it tinygrad compiling: the TINY lane), then launches {cut + 1}–{n} · whole run (f): all of it")
+  assert page.locator(".tgviz-tl-opening.active").inner_text() == f"launches 1–{cut}"
+  empty = widest_empty(page)
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / "run-timeline-opens-mnist-step.png"))
+  assert empty < 0.5, empty  # launches spread across it: no empty stretch half the canvas wide
+  page.locator(".tgviz-run-head").click()  # the widget focused: f switches the timeline's view
+  page.keyboard.press("f")
+  page.wait_for_selector(".tgviz-tl-fit.active", timeout=LIMIT)
+  assert widest_empty(page) > 0.5  # the whole run: the compile before the first launch and the gap
+  page.screenshot(path=str(ARTIFACTS / "run-timeline-mnist-step-whole.png"))
+  page.keyboard.press("f")
+  page.wait_for_selector(".tgviz-tl-opening.active", timeout=LIMIT)
+  assert widest_empty(page) == empty
+  page.locator(".tgviz-tl-launches").click()  # all the launches: the two slivers and the gap between
+  page.wait_for_selector(".tgviz-tl-launches.active", timeout=LIMIT)
+  assert widest_empty(page) > 0.5
+  page.screenshot(path=str(ARTIFACTS / "run-timeline-mnist-step-launches.png"))
+  assert not page.errors
+
+
 def test_report_tabs_on_a_1000_step_tinyjit_training_loop(reports, page):
   path, trace, high = reports["jit_train"]
   page.goto(path.as_uri())

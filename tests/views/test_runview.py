@@ -7,10 +7,11 @@ import re
 import time
 
 from helpers import kernel_launches
-from workloads import jit_loop
+from workloads import jit_loop, jit_train
 
 import tgviz
 from tgviz.notebook.widget import TraceWidget
+from tgviz.trace.run import Launch, Timeline
 from tgviz.views import protocol as P
 from tgviz.views import run as runview
 
@@ -75,3 +76,58 @@ def test_the_report_embeds_the_run(tutorial_trace, tmp_path):
   blob = re.search(r'<script type="application/octet-stream" id="tgviz-run">([^<]+)</script>', page).group(1)
   assert json.loads(gzip.decompress(base64.b64decode(blob))) == json.loads(json.dumps(runview.run_message(tutorial_trace)))
   assert ".tgviz-run >" in page  # its styles
+
+
+def _launches(*spans: tuple[float, int]) -> Timeline:
+  """A timeline of 10 µs kernel launches: for each (start, n) n of them from start (µs), 1 ms apart."""
+  ls = [Launch("CL", "E_4", "kernel", start + i * 1e3, 10.0) for start, n in spans for i in range(n)]
+  return Timeline(ls, ["CL"], duration_us=max(x.end_us for x in ls) + 1e3)
+
+
+def test_the_timeline_opens_on_the_launches_no_wide_gap_splits():
+  """The rule (tgviz.views.run.opening): a gap with no launch splits the launches where it is over 10 times their usual
+  spacing and over two thirds of the stretch it is in; the part with more launches is kept (the later on a tie)."""
+  one = runview.opening(_launches((0, 20), (1e6, 5)))  # a step, a 1 s compile, the loss read back
+  assert (one["what"], one["first"], one["last"], one["start"], one["end"]) == ("launches", 0, 19, 0.0, 19010.0)
+  assert one["gap_before"] is None and one["gap_after"] == 1e6 - 19010.0 and one["compiling_after"] is None  # no compile times given
+  tie = runview.opening(_launches((0, 5), (1e6, 5)))
+  assert (tie["first"], tie["last"], tie["gap_before"], tie["gap_after"]) == (5, 9, 1e6 - 4010.0, None)
+  # launches sparse all along (a script's few realizes, each after its compile): no gap is wide, all of them open
+  sparse = runview.opening(_launches((0, 1), (1e5, 1), (3e5, 1), (3.5e5, 1)))
+  assert (sparse["first"], sparse["last"]) == (0, 3)
+  # a gap wider than the rest but at the launches' usual spacing (two launches) is no compile
+  two = runview.opening(_launches((0, 1), (1e5, 1)))
+  assert (two["first"], two["last"]) == (0, 1)
+  assert runview.opening(Timeline()) is None
+
+
+def test_a_single_training_step_opens_on_its_launches_not_on_the_compile_after_them(mnist_trace):
+  """The MNIST training step: its launches, then about a second with no launch (tinygrad compiling the loss's .item():
+  the TINY lane's spans fill most of it), then the few launches that read the loss. All the launches' span would be
+  mostly that gap, two slivers either side; the timeline opens on the step's launches, the gap and the loss's launches
+  left out and said, each number as the trace's launches have it (their times tinygrad's profile events')."""
+  tl = mnist_trace.timeline()
+  ls, o = tl.launches, runview.run_message(mnist_trace, peaks=False)["timeline"]["opening"]
+  ends = [max(x.end_us for x in ls[:i]) for i in range(1, len(ls))]
+  gaps = [x.start_us - e for x, e in zip(ls[1:], ends, strict=True)]
+  cut = max(range(len(gaps)), key=gaps.__getitem__) + 1  # the first launch after the widest gap
+  whole = ends[-1] - ls[0].start_us
+  assert gaps[cut - 1] > whole * 2 / 3  # the gap: most of all the launches' span
+  compiling = sum(max(0.0, min(ls[cut].start_us, s.start_us + s.time_us) - max(ends[cut - 1], s.start_us))
+                  for s in mnist_trace.compile_times().spans if s.lane == "TINY" and s.depth == 0)
+  assert compiling > gaps[cut - 1] / 2 and o["compiling_after"] == round(compiling, 3)  # tinygrad compiling, as the head says
+  assert (o["what"], o["first"], o["last"]) == ("launches", 0, cut - 1) and cut > len(ls) / 2
+  assert (o["start"], o["end"], o["gap_before"], o["gap_after"]) == (
+    round(ls[0].start_us, 3), round(ends[cut - 1], 3), None, round(gaps[cut - 1], 3))
+  assert max(gaps[:cut - 1]) < (o["end"] - o["start"]) / 2  # what opens: launches, no gap half of it
+
+
+def test_a_tinyjit_training_loop_still_opens_on_its_replays():
+  """A jitted loop opens on its replays (its steady state), its first call and the captured batch before them left out."""
+  with tgviz.capture() as trace: jit_train(6)
+  tl = trace.timeline()
+  replays = [r for r in tl.jit_runs if r.replay > 0]
+  o = runview.run_message(trace, peaks=False)["timeline"]["opening"]
+  assert len(replays) == 4 and o["what"] == "replays" and o["first"] == replays[0].first
+  assert (o["start"], o["end"]) == (round(replays[0].start_us, 3), round(max(r.end_us for r in replays), 3))
+  assert o["last"] == len(tl) - 1 and o["gap_after"] is None and o["gap_before"] is not None

@@ -108,6 +108,10 @@ class CompileTimes:
   def step(self, group: int, step: int) -> Span | None:
     return self.steps.get((group, step))
 
+  def compiling_us(self, start_us: float, end_us: float) -> float:
+    """How much of the time from start_us to end_us tinygrad's compiler ran: its outermost spans on the TINY lane."""
+    return _overlap(_covered([(s.start_us, s.end_us) for s in self.spans if s.lane == "TINY" and s.depth == 0]), [(start_us, end_us)])
+
 
 def _nest(spans: list[Span]) -> None:
   """Depths and nested rewrite time of one lane's spans, sorted by start (the outer first where two start together)."""

@@ -404,6 +404,24 @@ class TimelineData(TypedDict):
   summary: str
   outside: str                    # the copies outside any schedule, in words (Timeline.outside_text; "": none)
   cold: list[int]                 # the launches that are their kernel's only one in the capture (cold: no warm time)
+  opening: TimelineOpening | None  # where the timeline opens (tgviz.views.run.opening); None: no launches
+
+
+class TimelineOpening(TypedDict):
+  """The stretch of launches the timeline opens on (tgviz.views.run.opening): launches first..last (indices into
+  TimelineData's columns, start order) from start to end (µs); what: "replays" (a TinyJit loop's steady state) or
+  "launches"; gap_before and gap_after: the time with no launch between it and the launches left out before and after
+  it (null: none left out on that side), compiling_before and compiling_after: how much of that gap tinygrad's compiler
+  ran (its TINY lane)."""
+  what: Literal["replays", "launches"]
+  first: int
+  last: int
+  start: float
+  end: float
+  gap_before: float | None
+  gap_after: float | None
+  compiling_before: float | None
+  compiling_after: float | None
 
 
 class BufferRow(TypedDict):

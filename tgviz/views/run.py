@@ -8,14 +8,19 @@ kernel is an index into ``kernels``, each with the step it opens (its first, as 
 """
 from __future__ import annotations
 
-from tgviz.trace.run import Launch, Roofline, RooflinePoint
+import bisect
+import statistics
+
+from tgviz.trace.compile import CompileTimes
+from tgviz.trace.run import Launch, Roofline, RooflinePoint, Timeline
 from tgviz.trace.trace import Kernel, Trace
 from tgviz.views.compile import compile_data
-from tgviz.views.messages import BufferRow, BufferTable, MemoryData, PeaksRow, PointRow, RooflineData, RunMsg, TimelineData
+from tgviz.views.messages import BufferRow, BufferTable, MemoryData, PeaksRow, PointRow, RooflineData, RunMsg, TimelineData, TimelineOpening
 from tgviz.views.protocol import step_key
 
 KINDS = ("kernel", "copy", "graph", "sync", "other")  # Launch.kind, by index
 SLOWEST = 5  # kernel launches marked as the slowest
+WIDE, SHARE = 10, 2 / 3  # a wide gap: over this many times the launches' median gap and this share of its stretch (opening)
 
 
 def _us(v: float) -> float:
@@ -40,6 +45,56 @@ def buffer_table(trace: Trace, index: dict[int, int]) -> BufferTable:
     kernels=[[index[id(k)] for k in b.kernels if id(k) in index] for b in bufs])
 
 
+def _gaps(ls: list[Launch]) -> list[float]:
+  """The time in which no launch ran before each launch but the first: from the end of every launch before it to its start."""
+  out, end = [], ls[0].end_us if ls else 0.0
+  for x in ls[1:]:
+    out.append(max(0.0, x.start_us - end))
+    end = max(end, x.end_us)
+  return out
+
+
+def _stretch(ls: list[Launch]) -> tuple[int, int]:
+  """The largest stretch of launches (its first and last index) that no wide gap splits (see opening)."""
+  usual, lo, hi = statistics.median(_gaps(ls) or [0.0]), 0, len(ls) - 1
+  while lo < hi:
+    gaps = _gaps(ls[lo:hi + 1])
+    at = max(range(len(gaps)), key=gaps.__getitem__)  # the widest gap: before launch lo + at + 1
+    span = max(x.end_us for x in ls[lo:hi + 1]) - ls[lo].start_us
+    if gaps[at] <= WIDE * usual or gaps[at] <= SHARE * span: break
+    cut = lo + at + 1
+    lo, hi = (lo, cut - 1) if cut - lo > hi - cut + 1 else (cut, hi)
+  return lo, hi
+
+
+def opening(tl: Timeline, ct: CompileTimes | None = None) -> TimelineOpening | None:
+  """Where the timeline opens (None: no launches). A TinyJit loop on its replays: its steady state. Otherwise on the
+  largest stretch of launches no wide gap splits, so that what opens is launches to see and hover, not two slivers
+  either side of a compile. A gap (a time in which no launch runs) is wide where it is over WIDE (10) times the
+  launches' median gap (their usual spacing: the Python between two launches) and over SHARE (two thirds) of the span of
+  the stretch it is in (first start to last end): from all the launches, while the widest gap in the stretch is wide,
+  split the stretch there and keep the part with more launches (the later on a tie). A single training step whose loss
+  is read after a compile opens on the step's launches; the launches left out, and the gaps before and after, the
+  timeline's head says (whole run, f: all of it), and how much of each gap tinygrad compiled (ct: the trace's compile
+  times; None: not said)."""
+  ls = tl.launches
+  if not ls: return None
+  if replays := [r for r in tl.jit_runs if r.replay > 0]:
+    start, end = min(r.start_us for r in replays), max(r.end_us for r in replays)
+    starts = [x.start_us for x in ls]
+    first, last = bisect.bisect_left(starts, start), bisect.bisect_right(starts, end) - 1
+  else:
+    first, last = _stretch(ls)
+    start, end = ls[first].start_us, max(x.end_us for x in ls[first:last + 1])
+  before = max(0.0, start - max(x.end_us for x in ls[:first])) if first else None
+  after = max(0.0, ls[last + 1].start_us - end) if last + 1 < len(ls) else None
+  def compiling(a: float, gap: float | None) -> float | None:  # how much of a gap from a tinygrad compiled
+    return _us(ct.compiling_us(a, a + gap)) if ct is not None and gap is not None else None
+  return TimelineOpening(what="replays" if replays else "launches", first=first, last=last, start=_us(start), end=_us(end),
+                         gap_before=_us(before) if before is not None else None, gap_after=_us(after) if after is not None else None,
+                         compiling_before=compiling(start - (before or 0.0), before), compiling_after=compiling(end, after))
+
+
 def timeline_data(trace: Trace, index: dict[int, int]) -> TimelineData:
   tl = trace.timeline()
   lanes = {n: i for i, n in enumerate(tl.lanes)}
@@ -61,7 +116,7 @@ def timeline_data(trace: Trace, index: dict[int, int]) -> TimelineData:
     moved=[[i, x.nbytes] for i, x in enumerate(ls) if x.nbytes is not None],
     slowest=slowest, duration=_us(tl.duration_us), source=tl.source, summary=tl.summary(),
     outside=tl.outside_text(),
-    cold=[i for i, x in enumerate(ls) if id(x.kernel) in cold])
+    cold=[i for i, x in enumerate(ls) if id(x.kernel) in cold], opening=opening(tl, trace.compile_times()))
 
 
 def memory_data(trace: Trace, index: dict[int, int]) -> MemoryData:
