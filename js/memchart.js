@@ -29,10 +29,14 @@ export function memoryTab(msg, openKernel) {
   let frame = 0;
   const redraw = () => { if (!frame) frame = requestAnimationFrame(draw); };
   const view = timeView(canvas, MEM_LEFT, end, redraw);
-  // it opens on the buffers' events (a twentieth of their span round them), not the whole run: a model's schedule and
-  // compile come first, and its allocations may fill the run's last tenth (fit: the whole run)
-  const first = m.t[0], last = m.t[m.t.length - 1], pad = (last - first) / 20 || end / 20;
+  // it opens on the buffers' events (the stretch the message says, a twentieth of its span round it), not the whole
+  // run: a model's schedule and compile come first, and its allocations may fill the run's last tenth (fit: the whole run)
+  const first = m.t[m.opens[0]], last = m.t[m.opens[1]], pad = (last - first) / 20 || end / 20;
   view.set(Math.max(0, first - pad), Math.min(end, last + pad));
+  const left = m.t.length - (m.opens[1] - m.opens[0] + 1);
+  if (left) head.append(h("div", { class: "tgviz-hint tgviz-mem-shown" }, [
+    `opens on ${m.opens[1] - m.opens[0] + 1} of ${m.t.length} allocations and frees (${fmtTime(first)} to ${fmtTime(last)}, `
+    + `the peak's stretch); fit: the whole run`]));
   /** The index of the last event at or before a time (-1: none). @param {number} us */
   const memAt = (us) => { let lo = 0, hi = m.t.length; while (lo < hi) { const mid = (lo + hi) >> 1; if (m.t[mid] <= us) lo = mid + 1; else hi = mid; } return lo - 1; };
 

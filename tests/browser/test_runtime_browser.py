@@ -14,6 +14,7 @@ from harness import ARTIFACTS, LIMIT, TUTORIAL, ctrl_wheel, new_page, notebook, 
 from helpers import counting_memory
 
 import tgviz
+from tgviz.views import run as runview
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scripts" / "tutorial_conv2d.py"
 CANVAS = ".tgviz-tl-canvas"
@@ -123,9 +124,11 @@ def assert_short_ticks(canvas) -> None:
   assert len(ticks) >= 2 and all(re.fullmatch(r"\+?\d{1,4}(\.\d+)? (ns|µs|ms|s)", t) for t in ticks), ticks
 
 
-def check_memory(page, peak: int, shot: str, mem=None) -> None:
-  """The memory tab: its peak is tinygrad's; wheel zooms and a drag pans as the timeline's; hover at the peak says the
-  bytes in use then and the buffers allocated then (mem: trace.memory(), to check them against)."""
+def check_memory(page, peak: int, shot: str, trace=None) -> None:
+  """The memory tab: its peak is tinygrad's; it opens on the stretch of events that holds the peak; wheel zooms and a
+  drag pans as the timeline's; hover at the peak says the bytes in use then and the buffers allocated then (trace: the
+  trace shown, to check them against its memory())."""
+  mem = trace.memory() if trace is not None else None
   open_tab(page, "memory")
   shown = page.locator(".tgviz-mem-peak")
   assert int(shown.get_attribute("data-bytes")) == peak > 0
@@ -135,8 +138,9 @@ def check_memory(page, peak: int, shot: str, mem=None) -> None:
   canvas = page.locator(".tgviz-mem-canvas")
   page.wait_for_function("document.querySelector('.tgviz-mem-canvas').dataset.peakX", timeout=LIMIT)
   box = canvas.bounding_box()
-  if mem is not None:  # it opens on the buffers' events, a twentieth of their span round them, not on the whole run
-    first, last = mem.events[0].t_us, mem.events[-1].t_us
+  if mem is not None:  # it opens on the buffers' events (the peak's stretch), a twentieth of their span round them
+    i, j = runview.memory_data(trace, {})["opens"]
+    first, last = mem.events[i].t_us, mem.events[j].t_us
     v0, v1 = json.loads(canvas.get_attribute("data-view"))
     assert first - (last - first) / 20 - 1 <= v0 <= first and last <= v1 <= last + (last - first) / 20 + 1, (v0, v1, first, last)
   for _ in range(3):  # zoom in around the peak
@@ -216,7 +220,7 @@ def test_report_tabs_on_the_tutorial(reports, page):
   assert outside.startswith("4 copies outside any schedule") and f"; {outside}) on " in head, head
   page.screenshot(path=str(ARTIFACTS / "run-timeline-head-tutorial.png"))
   assert trace.memory().peak == high
-  check_memory(page, trace.memory().peak, "run-memory-tutorial.png", trace.memory())
+  check_memory(page, trace.memory().peak, "run-memory-tutorial.png", trace)
   check_roofline(page, rows, "run-roofline-tutorial.png")
   # Escape closes the sheet first, the widget keeps the focus
   open_tab(page, "timeline")
@@ -346,6 +350,13 @@ def test_a_single_training_steps_timeline_opens_on_its_launches(mnist_report, pa
   page.wait_for_selector(".tgviz-tl-launches.active", timeout=LIMIT)
   assert widest_empty(page) > 0.5
   page.screenshot(path=str(ARTIFACTS / "run-timeline-mnist-step-launches.png"))
+  # the memory chart alike: on the step's allocations and frees, the peak among them, not on seconds of a flat line
+  # from the weights made as the script began; its head says what it leaves out
+  i, j = runview.memory_data(trace, {})["opens"]
+  n = len(trace.memory().events)
+  open_tab(page, "memory")
+  assert i > 0 and f"opens on {j - i + 1} of {n} allocations and frees" in page.locator(".tgviz-mem-shown").inner_text()
+  check_memory(page, trace.memory().peak, "run-memory-mnist-step.png", trace)
   assert not page.errors
 
 
@@ -374,7 +385,7 @@ def test_report_tabs_on_a_1000_step_tinyjit_training_loop(reports, page):
   assert v0 < run.start_us < run.end_us < v1 and v1 - v0 < 1.2 * (run.end_us - run.start_us) + 2
   print(check_timeline(page, rows, "run-timeline.png"))
   assert trace.memory().peak == high
-  check_memory(page, trace.memory().peak, "run-memory.png", trace.memory())
+  check_memory(page, trace.memory().peak, "run-memory.png", trace)
   check_roofline(page, rows, "run-roofline.png")
   assert not page.errors
 

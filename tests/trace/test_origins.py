@@ -97,4 +97,5 @@ def test_two_random_tensors_realized_together_each_name_their_own_line():
     "x = Tensor.randn(1, 4, 8, 8); x_line = sys._getframe().f_lineno", "w = Tensor.randn(4, 2, 2, 2); w_line = sys._getframe().f_lineno",
     "x.conv2d(w, groups=2, stride=2).realize(); conv_line = sys._getframe().f_lineno"), strict=True)], box
   written = {text for params in trace_params(trace).values() for _, _, text in params if text and conv.display_name in text}
-  assert written == {f"written by {conv.display_name}, line {conv_line}: x.conv2d(w, groups=2, stride=2).realize(); conv_line = sys._getframe().f_lineno"}, written
+  conv_src = "x.conv2d(w, groups=2, stride=2).realize(); conv_line = sys._getframe().f_lineno"
+  assert written == {f"written by {conv.display_name}, line {conv_line}: {conv_src}"}, written

@@ -45,25 +45,28 @@ def buffer_table(trace: Trace, index: dict[int, int]) -> BufferTable:
     kernels=[[index[id(k)] for k in b.kernels if id(k) in index] for b in bufs])
 
 
-def _gaps(ls: list[Launch]) -> list[float]:
-  """The time in which no launch ran before each launch but the first: from the end of every launch before it to its start."""
-  out, end = [], ls[0].end_us if ls else 0.0
-  for x in ls[1:]:
-    out.append(max(0.0, x.start_us - end))
-    end = max(end, x.end_us)
+def _gaps(spans: list[tuple[float, float]]) -> list[float]:
+  """The time in which nothing ran before each span (start, end; in start order) but the first: from the end of every
+  span before it to its start."""
+  out, end = [], spans[0][1] if spans else 0.0
+  for a, b in spans[1:]:
+    out.append(max(0.0, a - end))
+    end = max(end, b)
   return out
 
 
-def _stretch(ls: list[Launch]) -> tuple[int, int]:
-  """The largest stretch of launches (its first and last index) that no wide gap splits (see opening)."""
-  usual, lo, hi = statistics.median(_gaps(ls) or [0.0]), 0, len(ls) - 1
+def _stretch(spans: list[tuple[float, float]], keep: int | None = None) -> tuple[int, int]:
+  """The largest stretch of spans (its first and last index) that no wide gap splits (see opening); keep: the stretch
+  that holds this span, whatever its size."""
+  usual, lo, hi = statistics.median(_gaps(spans) or [0.0]), 0, len(spans) - 1
   while lo < hi:
-    gaps = _gaps(ls[lo:hi + 1])
-    at = max(range(len(gaps)), key=gaps.__getitem__)  # the widest gap: before launch lo + at + 1
-    span = max(x.end_us for x in ls[lo:hi + 1]) - ls[lo].start_us
+    gaps = _gaps(spans[lo:hi + 1])
+    at = max(range(len(gaps)), key=gaps.__getitem__)  # the widest gap: before span lo + at + 1
+    span = max(b for _, b in spans[lo:hi + 1]) - spans[lo][0]
     if gaps[at] <= WIDE * usual or gaps[at] <= SHARE * span: break
     cut = lo + at + 1
-    lo, hi = (lo, cut - 1) if cut - lo > hi - cut + 1 else (cut, hi)
+    first = keep < cut if keep is not None else cut - lo > hi - cut + 1
+    lo, hi = (lo, cut - 1) if first else (cut, hi)
   return lo, hi
 
 
@@ -84,7 +87,7 @@ def opening(tl: Timeline, ct: CompileTimes | None = None) -> TimelineOpening | N
     starts = [x.start_us for x in ls]
     first, last = bisect.bisect_left(starts, start), bisect.bisect_right(starts, end) - 1
   else:
-    first, last = _stretch(ls)
+    first, last = _stretch([(x.start_us, x.end_us) for x in ls])
     start, end = ls[first].start_us, max(x.end_us for x in ls[first:last + 1])
   before = max(0.0, start - max(x.end_us for x in ls[:first])) if first else None
   after = max(0.0, ls[last + 1].start_us - end) if last + 1 < len(ls) else None
@@ -124,7 +127,12 @@ def memory_data(trace: Trace, index: dict[int, int]) -> MemoryData:
   def kernels(ks: list[Kernel]) -> list[int]: return [index[id(k)] for k in ks if id(k) in index]
   rows = [BufferRow(**b.row(), kernels=kernels(b.kernels)) for b in sorted(mem.at_peak, key=lambda b: -b.nbytes)]  # type: ignore[typeddict-item]
   order = {id(b): i for i, b in enumerate(mem.buffers)}
-  return MemoryData(t=[_us(e.t_us) for e in mem.events], in_use=[e.in_use for e in mem.events],
+  # it opens on its events as the timeline on its launches (the stretch no wide gap splits), the one with the peak: a
+  # model's weights made as the script starts are not seconds of a flat line before the step's allocations
+  events = [(e.t_us, e.t_us) for e in mem.events]
+  peak = next((i for i, e in enumerate(mem.events) if e.t_us == mem.peak_us), None)
+  first, last = _stretch(events, peak) if events else (0, -1)
+  return MemoryData(t=[_us(e.t_us) for e in mem.events], in_use=[e.in_use for e in mem.events], opens=[first, last],
                     buf=[order.get(id(e.buffer), -1) for e in mem.events], buffers=buffer_table(trace, index), peak=mem.peak,
                     peak_us=_us(mem.peak_us) if mem.peak_us is not None else None, before=sum(mem.before.values()),
                     allocations=len(mem.buffers), at_peak=rows, device_peaks=dict(mem.device_peaks), summary=mem.summary())
