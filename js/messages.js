@@ -28,7 +28,7 @@
  * @typedef {{op:string, backward:boolean, where:string, source:string, context:string[]}} OriginInfo */
 /** @typedef {{name:string, label:string, device:string, renderer:string, global_size:number[], local_size:number[]|null,
  *   html:string, source:string, lines:string[][]|null, lines_note:string|null, codegen_step:StepKey|null,
- *   origins:OriginInfo[], key?:string}} KernelInfo */
+ *   origins:OriginInfo[], node_origins:number[][], key?:string}} KernelInfo */
 /** A kernel compiled after a schedule: its name (as shown: Kernel.display_name), its group and the step to open it on.
  * @typedef {{name:string, group:number, step:StepKey}} ProducedKernel */
 /** Some of a schedule's calls, of one kind: "compiled" (a kernel compiled after this schedule, its first call here),
@@ -59,7 +59,7 @@
 /** The node panel: one node of the selection's graphs (key as in the SVG's data-node).
  * @typedef {{type:"node", step:StepKey, key:string, op:string, dtype:string, arg:string, tag:string, python:string,
  *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[],
- *   lineage:LineageLink[], becomes:ProducedKernel|null, origins:OriginInfo[]}} NodeMsg */
+ *   lineage:LineageLink[], becomes:ProducedKernel|null, origins:OriginInfo[], origins_own:boolean}} NodeMsg */
 /** A pattern of the trace (see Trace.rules), and where it first fired (step "" and match -1: in no step of the trace,
  * only in untracked rewrites, or never); its counts over every rewrite of the capture (null where not counted).
  * @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number, step:StepKey,

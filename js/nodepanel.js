@@ -78,7 +78,7 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
       ...full.lineage.map((l) => h("div", { class: `tgviz-came ${l.kind}` }, [lineageText(l), " ", link(l.title, () => go(l.step, l.match)),
         ...(l.other_key ? [l.kind === "input" ? " (built anew, in the place of a " : " from a ",
                            link(l.other, () => go(l.other_step, l.other_match, l.other_key), "tgviz-other"), l.kind === "input" ? ")" : ""] : [])])),
-      ...(full.origins.length ? [h("div", { class: "tgviz-came origin" }, ["the kernel's AST, from ",
+      ...(full.origins.length ? [h("div", { class: "tgviz-came origin" }, [full.origins_own ? "the kernel's AST, made by " : "the kernel's AST, from ",
         ...full.origins.flatMap((o, i) => [i ? ", " : "", h("code", {}, [o.op + (o.backward ? " (backward)" : "")]), o.where ? ` at ${o.where}` : ""])])] : [])])] : []),
     ...(full?.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (why does this node exist?)",
       ...full.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },

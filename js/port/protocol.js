@@ -211,9 +211,9 @@ export async function history(data, key, groupIndex) {
  * i: number, match: number|null, key: string, op: string, other: string}} Link */
 
 /** trace.Trace.lineage and protocol.lineage: where a node (in the graph of step i after k matches) came from, back to its
- * creation, its runs newest first; the origins of the kernel whose AST the chain starts in. @param {PageData} data
- * @param {string} key @param {number} groupIndex @param {number} i @param {number} k
- * @returns {Promise<{lineage: LineageLink[], origins: OriginInfo[]}>} */
+ * creation, its runs newest first; the origins of the kernel whose AST the chain starts in, those of the node it starts
+ * from where known (Kernel.origins_of). @param {PageData} data @param {string} key @param {number} groupIndex
+ * @param {number} i @param {number} k @returns {Promise<{lineage: LineageLink[], origins: OriginInfo[], origins_own: boolean}>} */
 export async function lineage(data, key, groupIndex, i, k) {
   const steps = stepsOf(data, groupIndex), patterns = await data.get("patterns");
   const tableOf = (/** @type {number} */ j) => data.table(steps[j].key);
@@ -270,5 +270,9 @@ export async function lineage(data, key, groupIndex, i, k) {
   }
   const last = links[links.length - 1];
   const fromAst = last !== undefined && last.kind === "input" && !last.other && last.i === 0;
-  return { lineage: out, origins: fromAst ? (await data.get(`g-${groupIndex}`)).kernel?.origins ?? [] : [] };
+  const kernel = fromAst ? (await data.get(`g-${groupIndex}`)).kernel : null;
+  if (!kernel) return { lineage: out, origins: [], origins_own: false };
+  const t0 = await tableOf(0), order = toposort(t0.rows, t0.s.graphs[0]), at = order.findIndex((r) => t0.rows[r][0] === last.key);
+  const own = order.length === kernel.node_origins.length && at >= 0 && kernel.node_origins[at].length ? kernel.node_origins[at] : null;
+  return { lineage: out, origins: own ? own.map((/** @type {number} */ o) => kernel.origins[o]) : kernel.origins, origins_own: own !== null };
 }

@@ -99,3 +99,23 @@ def test_two_random_tensors_realized_together_each_name_their_own_line():
   written = {text for params in trace_params(trace).values() for _, _, text in params if text and conv.display_name in text}
   conv_src = "x.conv2d(w, groups=2, stride=2).realize(); conv_line = sys._getframe().f_lineno"
   assert written == {f"written by {conv.display_name}, line {conv_line}: {conv_src}"}, written
+
+
+def test_a_node_of_a_kernels_ast_names_the_op_that_made_it():
+  """In the kernel that fuses two randn into a conv, a node's panel says which of the user's ops made it: the conv's
+  REDUCE and STORE conv2d, each randn's LOG2 and SIN that randn (its line), not every op of the kernel; a node made
+  from the kernel's AST through later rewrites says it too, at the end of its "came from"."""
+  with tgviz.capture() as trace:
+    x = Tensor.randn(1, 4, 8, 8); x_line = sys._getframe().f_lineno
+    w = Tensor.randn(4, 2, 2, 2); w_line = sys._getframe().f_lineno
+    x.conv2d(w, groups=2, stride=2).realize(); conv_line = sys._getframe().f_lineno
+  conv = next(kn for kn in trace.kernels if any(o.op == "conv2d" for o in kn.origins))
+  ast = tgviz.bridge.toposort(conv.base_ast)
+  def made(op: str) -> list[set]: return [{(o.op, o.line) for o in conv.origins_of(u)} for u in ast if u.op.name == op]
+  assert made("REDUCE") == [{("conv2d", conv_line)}] and made("STORE") == [{("conv2d", conv_line)}], (made("REDUCE"), made("STORE"))
+  assert sorted(map(sorted, made("LOG2"))) == [[("randn", x_line)], [("randn", w_line)]], made("LOG2")
+  assert all(len(m) == 1 for op in ("SIN", "SQRT") for m in made(op))
+  # the node panel: a LOG2 of the rendered kernel, followed back to the AST, names its randn only
+  log2 = next(u for u in tgviz.bridge.toposort(conv.codegen_step.after()) if u.op.name == "LOG2")
+  msg = P.node_message(trace, P.step_key(conv.codegen_step), None, tgviz.bridge.node_key(log2))
+  assert msg["origins_own"] and [o["op"] for o in msg["origins"]] == ["randn"] and msg["lineage"][-1]["kind"] == "input", msg["origins"]

@@ -4,7 +4,7 @@
 // sha256 of the node keys of the step's graph after k matches (tinygrad's toposort order, one per line; {error} where
 // the page cannot make it); per pictures
 // entry, the picture message computed with dot's plain output of each DOT text given (the DOT texts it laid out, its
-// SVG, counts, panels); per nodes entry, its node panel's history, lineage, origins and the kernel it becomes; with tables:
+// SVG, counts, panels); per nodes entry, its node panel's history, lineage, origins (its own?) and the kernel it becomes; with tables:
 // true, each segment's node table rows as the page unpacks them, by chunk name.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -45,7 +45,7 @@ for (const { step, match, view, plain } of input.pictures) {
 const nodes = [];
 for (const { step, match, key } of input.nodes ?? []) {
   const m = await nodeMessage(data, { step, match }, key);
-  nodes.push({ history: m.history, lineage: m.lineage, origins: m.origins, becomes: m.becomes });
+  nodes.push({ history: m.history, lineage: m.lineage, origins: m.origins, origins_own: m.origins_own, becomes: m.becomes });
 }
 /** @type {Record<string, any>} */
 const tables = {};

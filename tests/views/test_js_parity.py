@@ -266,8 +266,8 @@ def test_node_panels_lineage_in_node_is_python(tutorial_trace, tmp_path):
                "nodes": [{"step": P.step_key(s), "match": m, "key": tg.node_key(u)} for s, m, u in nodes]}, tmp_path)
   for (s, m, u), js in zip(nodes, got["nodes"], strict=True):
     py = P.node_message(tutorial_trace, P.step_key(s), m, tg.node_key(u))
-    assert js == {k: py[k] for k in ("history", "lineage", "origins", "becomes")}, (s.path, m)
-  assert got["nodes"][0]["lineage"][-1]["kind"] == "input" and got["nodes"][0]["origins"]
+    assert js == {k: py[k] for k in ("history", "lineage", "origins", "origins_own", "becomes")}, (s.path, m)
+  assert got["nodes"][0]["lineage"][-1]["kind"] == "input" and got["nodes"][0]["origins"] and got["nodes"][0]["origins_own"]
   assert got["nodes"][2]["becomes"]["name"] in {k.display_name for k in tutorial_trace.kernels}
 
 

@@ -174,7 +174,7 @@ class Tracker:
     t = self._tables
     fresh = next(ops.ucount)  # numbers from here on were first given here
     groups = groups_from(t.keys, t.ctxs, self._outputs(), self._origins.groups, self._beam.searches, self._opts.steps,
-                         self._schedule.groups)
+                         self._schedule.groups, self._origins.nodes)
     first = len(t.keys) - len(groups)  # tgviz's own group, left out while nothing landed in it
     closed = {i - first for i in range(first, len(t.keys) - 1) if i not in ops.active_group}
     return Snapshot(Recording(groups, t.fields, self._lines.lines, self._timer.runs), closed, fresh)
@@ -184,7 +184,7 @@ class Tracker:
     finally:
       t = self._tables
       groups = groups_from(t.keys, t.ctxs, self._out, self._origins.groups, self._beam.searches, self._opts.steps,
-                           self._schedule.groups)
+                           self._schedule.groups, self._origins.nodes)
       profile, m = self._profiler.profile(), self._matches
       if profile is not None:
         index = {g: i for i, g in enumerate(kept_groups(t.keys, t.ctxs))}

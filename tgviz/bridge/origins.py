@@ -124,6 +124,7 @@ class OriginRecorder(Patch):
     # every call that made them, of which a kernel names only those its other UOps name (see _computed)
     self.shared: weakref.WeakKeyDictionary[UOp, None] = weakref.WeakKeyDictionary()
     self.groups: dict[int, tuple[Origin, ...]] = {}  # kernel group index -> origins
+    self.nodes: dict[int, tuple[tuple[int, ...], ...]] = {}  # kernel group index -> per node of its AST (see _nodes)
     self.kinds: dict[int, bool] = {}                 # group index -> whether it is a kernel's codegen
     self._mapping = False                            # in tinygrad's _apply_map_to_tensors (the tensors' own UOps)
     self._assign: Any = None                         # the Metadata of the Tensor.assign running
@@ -245,7 +246,30 @@ class OriginRecorder(Patch):
       # randn it fuses), and the lines read in order
       def order(m: Any) -> int: return self.made[id(m)][4] if id(m) in self.made else -1  # (made before the capture: first)
       self.groups[g] = tuple(dict.fromkeys(self._origin(m) for m in sorted(found, key=order)))
+      self.nodes[g] = self._nodes(root, self.groups[g])
     return kernel
+
+  def _nodes(self, ast: UOp, origins: tuple[Origin, ...]) -> tuple[tuple[int, ...], ...]:
+    """Per node of a kernel's AST, in toposort order: which of the kernel's origins made it (indices), from the metadata
+    its UOps carry (a UOp two calls made, of the kernel's calls only); a node none made (a REDUCE the scheduler built, an
+    INDEX, a RANGE) takes its users' (the conv's REDUCE is the conv's: its STORE is), else its sources' (a STORE that
+    the AST's END and SINK use: what it stores)."""
+    at = {o: i for i, o in enumerate(origins)}
+    of: dict[int, int | None] = {}
+    def index(m: Any) -> int | None:
+      if id(m) not in of: of[id(m)] = at.get(self._origin(m))
+      return of[id(m)]
+    topo = list(ast.toposort())
+    made = [{i for m in self._meta(u) if (i := index(m)) is not None} for u in topo]
+    row = {u: n for n, u in enumerate(topo)}
+    users: dict[int, list[int]] = {}
+    for n, u in enumerate(topo):
+      for s in u.src: users.setdefault(row[s], []).append(n)
+    for n in range(len(topo) - 1, -1, -1):  # users come after their sources: a node's are done before it
+      if not made[n]: made[n] = set().union(*(made[k] for k in users.get(n, ())))
+    for n, u in enumerate(topo):  # none by its users either (a STORE under the AST's END and SINK): its sources'
+      if not made[n]: made[n] = set().union(*(made[row[s]] for s in u.src))
+    return tuple(tuple(sorted(m)) for m in made)
 
   def _origin(self, m: Any) -> Origin:
     """A Metadata's origin: the user's line that made it (its text read only now, for the few a kernel shows)."""

@@ -132,6 +132,8 @@ class GroupRecord:
   device: str = ""
   renderer: str = ""
   origins: tuple[Origin, ...] = ()          # a kernel's Tensor operations, and the user's lines that called them
+  # per node of a kernel's AST (in toposort order): which of origins made it (indices; a node none made: its users')
+  node_origins: tuple[tuple[int, ...], ...] = ()
   c_style: bool = False                     # rendered by a C-style renderer (CStyleLanguage), whose lines tgviz maps
   search: BeamSearch | None = None          # a kernel's BEAM search, as beam.BeamRecorder saw it
   opt_steps: tuple = ()                     # (Opt, index of the step it made) per opt application (opts.OptStepRecorder)
@@ -212,10 +214,10 @@ def kept_groups(keys: list[TracingKey], ctxs: list[list]) -> list[int]:
 
 def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], origins: dict[int, tuple[Origin, ...]] | None = None,
                 searches: dict[int, BeamSearch] | None = None, opt_steps: dict[int, list] | None = None,
-                schedules: dict[int, Any] | None = None) -> list[GroupRecord]:
+                schedules: dict[int, Any] | None = None, node_origins: dict[int, tuple[tuple[int, ...], ...]] | None = None) -> list[GroupRecord]:
   """Records of tinygrad's tracked groups and their steps (out: id(step) -> trace number of what it returned; origins:
   tracked group index -> its kernel's origins; searches: -> its BEAM search; opt_steps: -> its opts' steps; schedules:
-  -> its scheduler decisions). tgviz's
+  -> its scheduler decisions; node_origins: -> which origins made each node of its AST). tgviz's
   own "capture" group is skipped
   when nothing landed in it."""
   from tinygrad.renderer.cstyle import CStyleLanguage
@@ -231,7 +233,7 @@ def groups_from(keys: list[TracingKey], ctxs: list[list], out: dict[int, int], o
                               device=ren.target.device if ren is not None else "", renderer=type(ren).__name__ if ren else "",
                               origins=(origins or {}).get(i, ()), c_style=isinstance(ren, CStyleLanguage),
                               search=(searches or {}).get(i), opt_steps=tuple((opt_steps or {}).get(i, ())),
-                              schedule=(schedules or {}).get(i)))
+                              schedule=(schedules or {}).get(i), node_origins=(node_origins or {}).get(i, ())))
   return groups
 
 

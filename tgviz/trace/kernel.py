@@ -50,7 +50,8 @@ class Kernel:
   def __init__(self, group: Group, device: str, renderer: str, program: Callable[[], Any],
                lines: Callable[[str], list[tuple[Any, ...]] | None] | None = None, origins: tuple[tg.Origin, ...] = (),
                run_times: Callable[[tg.Program], list[float]] | None = None, c_style: bool = False,
-               search: tg.BeamSearch | None = None, trace: Trace | None = None, opts_seen: tuple = ()):
+               search: tg.BeamSearch | None = None, trace: Trace | None = None, opts_seen: tuple = (),
+               node_origins: tuple[tuple[int, ...], ...] = ()):
     self.group, self.device, self.renderer, self._load, self._lines = group, device, renderer, program, lines
     self.trace = trace      # the trace the kernel is part of
     self.search = search    # BEAM's search for this kernel (candidates, their times, the winner), None without one
@@ -61,6 +62,17 @@ class Kernel:
     self.origins: list[tg.Origin] = list(origins)
     """The Tensor operations this kernel computes (tinygrad's op metadata: op name, backward flag) and the line of the
     user's code that called each (file, line, source; file None for a call made before the capture)."""
+    self._node_origins = node_origins  # per node of its AST, in toposort order: indices into origins
+
+  def origins_of(self, uop: Any) -> list[tg.Origin] | None:
+    """Which of the kernel's origins made a node of its AST (its base AST, the View Base AST's graph): the ops whose
+    UOps it was made of, or where the scheduler made it (a REDUCE, an INDEX), those of the nodes that use it. None
+    where uop is not in the AST, or the trace does not say (none made it; a trace of an older tgviz)."""
+    if not self._node_origins or not self.group.steps: return None
+    topo = tg.toposort(self.group.steps[0].before())
+    if len(topo) != len(self._node_origins): return None  # (not the AST the capture saw: nothing to say)
+    n = next((i for i, u in enumerate(topo) if u is uop), None)
+    return [self.origins[i] for i in self._node_origins[n]] if n is not None and self._node_origins[n] else None
 
   @functools.cached_property
   def _program_uop(self) -> Any:

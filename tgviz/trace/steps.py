@@ -252,9 +252,10 @@ class Lineage:
   """Where a node came from (see :meth:`Trace.lineage`): ``links``, newest first, each rewrite that made a node of the
   chain from the one before it, back to its first UOp; ``origins``, the Tensor ops and the user's lines of the kernel
   whose AST that first UOp is in (empty where the chain starts elsewhere: a schedule's graph, or a node made from
-  nothing earlier)."""
+  nothing earlier); ``own``: those of the first UOp itself (Kernel.origins_of), not all of the kernel's."""
   links: list[Link]
   origins: tuple[tg.Origin, ...] = ()
+  own: bool = False
 
   @property
   def first(self) -> Any:

@@ -105,7 +105,7 @@ class Trace:
       if graw.kind == "kernel":
         group.kernel = self.kernel_type(group, graw.device, graw.renderer, functools.partial(rec.program_uop, graw),
                                         rec.source_lines if rec.lines is not None else None, graw.origins, rec.run_times,
-                                        graw.c_style, graw.search, self, graw.opt_steps)
+                                        graw.c_style, graw.search, self, graw.opt_steps, graw.node_origins)
       groups.append(group)
     for g, label in zip(groups, display_names([g.name if g.kind == "kernel" else None for g in groups]), strict=True):
       if label is not None: g.display_name = label
@@ -186,7 +186,9 @@ class Trace:
       elif (prev := step_before(link.step)) is not None: link = self._made(link.other, groups, prev, len(prev.matches))
     start = links[-1].step if links and links[-1].kind == "input" and links[-1].other is None else None
     kernel = start.group.kernel if start is not None and start is start.group.steps[0] else None
-    return Lineage(links, tuple(kernel.origins) if kernel is not None else ())
+    if kernel is None: return Lineage(links)
+    own = kernel.origins_of(links[-1].uop)
+    return Lineage(links, tuple(own if own is not None else kernel.origins), own is not None)
 
   def _first_made(self, uop: Any, groups: list[Group]) -> Link | None:
     """The first link of uop's lineage from its history: the step's input that first holds it, or the match that made it."""

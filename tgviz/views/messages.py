@@ -142,6 +142,7 @@ class KernelInfo(TypedDict):
   lines_note: str | None          # why lines is None
   codegen_step: StepKey | None    # the step whose graph the renderer consumed: where a line's UOps are drawn
   origins: list[OriginInfo]
+  node_origins: list[list[int]]   # per node of its base AST (toposort order): which of origins made it ([]: not known)
   key: NotRequired[str]           # Kernel.short_key
 
 
@@ -258,6 +259,7 @@ class NodeMsg(TypedDict):
   lineage: list[LineageLink]   # where it came from, back to its creation (newest first)
   becomes: ProducedKernel | None  # a CALL node of a schedule graph: the kernel it becomes
   origins: list[OriginInfo]    # the Tensor ops and the user's lines of the kernel whose AST the lineage starts in
+  origins_own: bool            # ... those that made the node the lineage starts from (Kernel.origins_of), not all
 
 
 class RuleInfo(TypedDict):

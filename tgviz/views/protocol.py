@@ -135,7 +135,8 @@ def kernel_info(group: Group, cell_label: CellLabel | None = None) -> KernelInfo
                     local_size=list(k.local_size) if k.local_size is not None else None,
                     html=highlight_code(k.source, k.renderer) if k.source else "", source=k.source,
                     lines=lines, lines_note=k.lines_note, codegen_step=step_key(cg) if cg is not None else None,
-                    origins=[origin_info(o, cell_label) for o in k.origins], key=k.short_key)
+                    origins=[origin_info(o, cell_label) for o in k.origins], node_origins=[list(n) for n in k._node_origins],
+                    key=k.short_key)
 
 
 def kernel_link(g: Group) -> ProducedKernel:
@@ -238,7 +239,7 @@ def node_message(trace: Trace, key: StepKey, match: int | None, node: str, cell_
   return NodeMsg(type="node", step=key, key=node, **tg.node_details(found),  # type: ignore[typeddict-item]
                  sources=[NodeSource(key=tg.node_key(x), label=tg.op_name(x)) for x in tg.sources(found)],
                  created=created, replaced=replaced, history=history(trace, found, s.group), lineage=lineage(lin),
-                 origins=[origin_info(o, cell_label) for o in lin.origins], becomes=becomes(trace, found))
+                 origins=[origin_info(o, cell_label) for o in lin.origins], origins_own=lin.own, becomes=becomes(trace, found))
 
 
 def becomes(trace: Trace, uop: Any) -> ProducedKernel | None:
