@@ -17,6 +17,8 @@ export function stepTree(ui, groups, selected, onSelect) {
   let rows = new Map();
   /** @type {{q: string, groups: Set<number>}|null} the groups the search found the box's text in, as it last answered */
   let found = null;
+  /** @type {Set<number>} the groups the tree shows */
+  let listed = new Set();
 
   /** Mark the selected step's row (its group opened) and scroll it into view where it is not. */
   function markSelected() {
@@ -32,6 +34,7 @@ export function stepTree(ui, groups, selected, onSelect) {
 
   function build() {
     rows = new Map();
+    listed = new Set();
     const q = ui.filter.value.trim().toLowerCase();
     const hit = found && found.q === q ? found.groups : null;  // (an older text's answer: not this one's)
     /** @type {string[]} */
@@ -41,6 +44,7 @@ export function stepTree(ui, groups, selected, onSelect) {
       const steps = g.steps.filter((s) => (groupHit || s.name.toLowerCase().includes(q)) &&
                                          (!ui.hideEmpty.checked || s.matches > 0 || s.snapshot));
       if (!steps.length) continue;
+      listed.add(g.index);
       // --rows: the height an open group is laid out at while off screen (widget.css: content-visibility)
       html.push(`<details class="tgviz-group kind-${escapeHtml(g.kind)}" style="--rows:${steps.length}"${g.kind === "kernel" || q ? " open" : ""}>`,
                 `<summary><span class="tgviz-kind">${escapeHtml(g.kind)}</span> ${escapeHtml(g.name)}`,
@@ -70,13 +74,13 @@ export function stepTree(ui, groups, selected, onSelect) {
   ui.hideEmpty.addEventListener("change", build);
   return {
     build,
-    /** The search answered: the tree keeps to the groups it found something in (rebuilt at once where the tree already
-     * follows that text, else when it does). @param {import("./messages.js").SearchMsg} msg */
+    /** The search answered: the tree keeps to the groups it found something in too (rebuilt at once where the tree
+     * already follows that text and lacks one of them, else when it follows it). @param {import("./messages.js").SearchMsg} msg */
     found(msg) {
       const q = msg.text.trim().toLowerCase();
       if (!q) return;
       found = { q, groups: new Set(msg.groups) };
-      if (ui.tree.dataset.filter === q) build();
+      if (ui.tree.dataset.filter === q && msg.groups.some((g) => !listed.has(g))) build();
     },
     markSelected,
     /** The step `dir` rows after the selected one in the tree shown (the first row where none is selected), if any.
