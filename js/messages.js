@@ -172,7 +172,7 @@
  * @typedef {{kind:"kernel"|"step"|"origin"|"uop"|"rule"|"code", group:number, step:StepKey|null, match:number|null,
  *   line:number|null, node:string|null, count:number|null, text:string, where:string}} SearchHit */
 /** A search's answer: the hits, at most views.search.SHOWN of each kind (counts: how many there are of each).
- * @typedef {{type:"search", text:string, total:number, counts:Record<string, number>, hits:SearchHit[]}} SearchMsg */
+ * @typedef {{type:"search", text:string, total:number, counts:Record<string, number>, hits:SearchHit[], groups:number[]}} SearchMsg */
 /** What Python (or the report's page) sends the trace browser.
  * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|AccessMsg|SearchMsg|ProgramMapMsg|FusedMsg} KernelMsg */
 /** The frontend is drawn and wants the current picture.

@@ -1,6 +1,7 @@
 // The search: the box over the tree (/ or Ctrl-F) finds kernels and steps by name, the user's Tensor ops and lines, UOps by
 // op, arg and dtype, the rules that fired and their files, and code lines; its hits are listed under it grouped by kind,
-// with their count (or "no match for …"), each a click away from where it is. The widget's Python answers
+// with their count (or "no match for …"), each a click away from where it is (a user's op: the kernel's graph, what
+// it computes marked: computed). The widget's Python answers
 // (tgviz/views/search.py); the report's page answers from the index it stores (port/search.js). Text from the trace is
 // put in as text, never as HTML.
 import { escapeHtml, h } from "./dom.js";
@@ -22,6 +23,14 @@ function place(hit) {
   if (hit.line !== null) at += ` · line ${hit.line}`;
   if (hit.count !== null) at += ` · ${hit.count} match${hit.count === 1 ? "" : "es"} here`;
   return at;
+}
+
+/** The keys of the UOps the graph shown draws that compute the kernel's values (its reduces and ALU ops, not its index
+ * arithmetic: tgviz.draw.svg's intlike): where a kernel's Tensor ops are. tinygrad names the ops a kernel computes, not
+ * each UOp's, so a user's op found in a kernel is shown as these. @param {HTMLElement} stage */
+export function computed(stage) {
+  const nodes = stage.querySelectorAll("g.side g.node.fam-reduce:not(.intlike), g.side g.node.fam-alu:not(.intlike)");
+  return [...new Set([...nodes].map((n) => /** @type {string} */ (n.getAttribute("data-node"))))];
 }
 
 /** The search box (ui.filter, which also filters the tree) and its hits (ui.results).

@@ -1,5 +1,6 @@
 // The trace tree: groups and their steps (nested by depth, with match counts, "View ..." steps in bold, a kernel's key),
-// filtered by the search box (by name) and "hide steps without matches"; the selected step's row marked and kept in view.
+// filtered by the search box (by name, and to the groups its search found something in: a kernel that computes the op
+// searched for) and "hide steps without matches"; the selected step's row marked and kept in view.
 import { escapeHtml } from "./dom.js";
 
 const FOLLOW_MS = 250;  // after the last key in the box, the tree is filtered
@@ -8,12 +9,16 @@ const FOLLOW_MS = 250;  // after the last key in the box, the tree is filtered
 /** @typedef {import("./messages.js").TreeGroup} TreeGroup */
 /** @typedef {import("./messages.js").StepKey} StepKey */
 
-/** The tree of groups and steps in ui.tree, rebuilt when the filter changes.
+/** The tree of groups and steps in ui.tree, rebuilt when the filter changes or the search answers.
  * @param {Ui} ui @param {TreeGroup[]} groups @param {() => StepKey} selected the step selected now
  * @param {(key: StepKey) => void} onSelect a row clicked */
 export function stepTree(ui, groups, selected, onSelect) {
   /** @type {Map<StepKey, HTMLElement>} the rows shown, by step key, in display order */
   let rows = new Map();
+  /** @type {{q: string, groups: Set<number>}|null} the groups the search found the box's text in, as it last answered */
+  let found = null;
+  /** @type {Set<number>} the groups the tree shows */
+  let listed = new Set();
 
   /** Mark the selected step's row (its group opened) and scroll it into view where it is not. */
   function markSelected() {
@@ -29,14 +34,17 @@ export function stepTree(ui, groups, selected, onSelect) {
 
   function build() {
     rows = new Map();
+    listed = new Set();
     const q = ui.filter.value.trim().toLowerCase();
+    const hit = found && found.q === q ? found.groups : null;  // (an older text's answer: not this one's)
     /** @type {string[]} */
     const html = [];  // a big trace has thousands of rows: written as one HTML text, far faster than element by element
     for (const g of groups) {
-      const groupHit = !q || g.name.toLowerCase().includes(q);
+      const groupHit = !q || g.name.toLowerCase().includes(q) || !!hit?.has(g.index);
       const steps = g.steps.filter((s) => (groupHit || s.name.toLowerCase().includes(q)) &&
                                          (!ui.hideEmpty.checked || s.matches > 0 || s.snapshot));
       if (!steps.length) continue;
+      listed.add(g.index);
       // --rows: the height an open group is laid out at while off screen (widget.css: content-visibility)
       html.push(`<details class="tgviz-group kind-${escapeHtml(g.kind)}" style="--rows:${steps.length}"${g.kind === "kernel" || q ? " open" : ""}>`,
                 `<summary><span class="tgviz-kind">${escapeHtml(g.kind)}</span> ${escapeHtml(g.name)}`,
@@ -66,6 +74,14 @@ export function stepTree(ui, groups, selected, onSelect) {
   ui.hideEmpty.addEventListener("change", build);
   return {
     build,
+    /** The search answered: the tree keeps to the groups it found something in too (rebuilt at once where the tree
+     * already follows that text and lacks one of them, else when it follows it). @param {import("./messages.js").SearchMsg} msg */
+    found(msg) {
+      const q = msg.text.trim().toLowerCase();
+      if (!q) return;
+      found = { q, groups: new Set(msg.groups) };
+      if (ui.tree.dataset.filter === q && msg.groups.some((g) => !listed.has(g))) build();
+    },
     markSelected,
     /** The step `dir` rows after the selected one in the tree shown (the first row where none is selected), if any.
      * @param {number} dir */

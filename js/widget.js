@@ -22,7 +22,7 @@ import { panZoom } from "./panzoom.js";
 import { programTabs } from "./program.js";
 import { programMap } from "./programmap.js";
 import { runView } from "./runview.js";
-import { searchBox } from "./search.js";
+import { computed, searchBox } from "./search.js";
 import { stepTree } from "./tree.js";
 import { buildUi, oneSheet } from "./ui.js";
 import { whatIf, withOpts } from "./whatif.js";
@@ -102,6 +102,12 @@ function render({ model, el }) {
     if (hit.step === null) return;
     if (hit.kind === "code" && hit.line !== null) { const n = hit.line; goThen(hit.step, null, () => clickLine(n)); }
     else if (hit.kind === "uop" && hit.node) go(hit.step, hit.match, hit.node);
+    else if (hit.kind === "origin") goThen(hit.step, hit.match, () => {  // what the kernel computes, marked and zoomed to
+      const keys = computed(ui.stage);
+      links.pin(keys, [], null);
+      const ops = shownMsg?.kernel?.origins.map((o) => o.op).join(", ");
+      if (keys.length) ui.status.textContent = `${keys.length} UOp${keys.length === 1 ? "" : "s"} marked: what the kernel computes${ops ? ` (${ops})` : ""}`;
+    });
     else go(hit.step, hit.match);
   });
   const closeSheet = oneSheet([ui.program, ui.kernels, ui.run, opts.box]);  // the program map, the kernel table, the run's tabs, what if…
@@ -286,7 +292,7 @@ function render({ model, el }) {
     else if (msg.type === "programmap") map.show(msg);
     else if (msg.type === "fused") map.fused(msg);
     else if (msg.type === "error" && msg.message.startsWith("programmap:")) map.failed(msg.message);
-    else if (msg.type === "search") search.show(msg);
+    else if (msg.type === "search") { search.show(msg); tree.found(msg); }
     else if (msg.type === "error" && msg.message.startsWith("run:")) run.failed(msg.message);
     else if (msg.type === "error") { notBusy(); ui.status.textContent = msg.message; }
   });

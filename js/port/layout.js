@@ -285,7 +285,7 @@ function path(pts) {
  * @param {[number, number, number, number]} box centre x, centre y, width, height @param {boolean} [match] */
 function nodeSvg(c, side, n, mark, [x, y, w, h], match = false) {
   const holds = n.holds;
-  const cls = `node fam-${n.family}` + (mark ? ` ${mark}` : "") + (holds.length ? " fold" : "") + (match ? " match-node" : "");
+  const cls = `node fam-${n.family}` + (n.intlike ? " intlike" : "") + (mark ? ` ${mark}` : "") + (holds.length ? " fold" : "") + (match ? " match-node" : "");
   const lines = n.label.map((ln, i) => `<tspan x="${c.pad}" y="${fmt(c.pad + (i + 0.85) * c.lineH, 1)}">${text(ln)}</tspan>`).join("");
   const title = n.label.join("\n") + (mark ? `\n[${mark}]` : "") + (holds.length ? `\n[folded: ${holds.length} UOps]` : "");
   return `<g class=${attr(cls)} id=${attr(`${side}-${n.key}`)} data-node=${attr(n.key)} data-op=${attr(n.op)}` +

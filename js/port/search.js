@@ -69,7 +69,7 @@ export function findIndex(index, text) {
   for (const [g, op, backward, at, line, calls] of index.origins) {
     const called = calls.filter(has);
     if (has(op) || has(at) || has(line) || called.length) {
-      const said = `${op}${backward ? " (backward)" : ""}${called.length ? " calls " + called.join(", ") : ""}  ${at}  ${line}`;
+      const said = `${at}  ${op}${backward ? " (backward)" : ""}${called.length ? " calls " + called.join(", ") : ""}  ${line}`;
       out.push(["origin", g, steps[g].length ? 0 : null, null, null, said.trim(), null, null]);
     }
   }
@@ -96,7 +96,8 @@ function hitInfo(index, row) {
   return { kind, group: g, step: s !== null ? `${g}:${s}` : null, match, line, node, count, text, where };  // (protocol.step_key)
 }
 
-/** message: the answer to a search of text: the first SHOWN hits of each kind, and how many of each there are.
+/** message: the answer to a search of text: the first SHOWN hits of each kind, how many of each there are, and the groups
+ * every hit is in.
  * @param {SearchIndex} index @param {string} text @returns {SearchMsg} */
 export function searchMessage(index, text) {
   const rows = findIndex(index, text);
@@ -108,5 +109,5 @@ export function searchMessage(index, text) {
     const n = (counts[row[0]] = (counts[row[0]] ?? 0) + 1);
     if (n <= SHOWN) hits.push(hitInfo(index, row));
   }
-  return { type: "search", text, total: rows.length, counts, hits };
+  return { type: "search", text, total: rows.length, counts, hits, groups: [...new Set(rows.map((r) => r[1]))].sort((a, b) => a - b) };
 }

@@ -1,12 +1,13 @@
 """Finding things, as a user does, in headless Chromium: the search in the MNIST step's report (the loss's log_softmax
 in three actions, a UOp marked on screen, a code line, a rule's match, no match) and in the widget in JupyterLab (Python
 answers); and a trace that opens on where tinygrad failed (a rewrite, a compile, a launch), in the report and the widget."""
+import runpy
 import subprocess
 import sys
 
 import pytest
 import workloads
-from harness import ARTIFACTS, LIMIT, new_page, open_in_lab, run_all
+from harness import ARTIFACTS, LIMIT, inside, new_page, open_in_lab, run_all, search_for, settled
 
 import tgviz
 from tgviz.views import protocol as P
@@ -175,3 +176,76 @@ def test_the_widget_opens_on_where_tinygrad_failed(lab, browser):
     assert "devectorize2" in page.locator(".tgviz-title").inner_text()
     page.locator(".tgviz-root").screenshot(path=str(ARTIFACTS / "failure-widget.png"))
     assert not page.errors
+
+
+ATTENTION = """from tinygrad import Tensor
+x = Tensor.randn(2, 6, 16).realize()
+wq, wk, wv = [Tensor.randn(16, 16).realize() for _ in range(3)]
+q, k, v = x @ wq, x @ wk, x @ wv
+scores = (q @ k.transpose(-2, -1)) / 4
+out = scores.softmax(-1) @ v
+out.realize()"""
+SOFTMAX_KERNELS = ["r_3_4_6 #1", "r_3_4_6 #2", "r_2_2_3_16_6"]  # the attention's kernels that compute its softmax
+
+# per origin hit: its place's text, its box and the visible boxes of its row's texts, where that place is ([l, t, r, b])
+PLACES = """(place) => [...document.querySelectorAll('.tgviz-hits.kind-origin .tgviz-hit')].map((row) => {
+  const text = row.querySelector('.tgviz-hit-text'), node = text.firstChild, at = node.textContent.indexOf(place);
+  const box = (r) => [r.left, r.top, r.right, r.bottom];
+  const range = document.createRange();
+  if (at >= 0) { range.setStart(node, at); range.setEnd(node, at + place.length); }
+  const where = row.querySelector('.tgviz-hit-where');
+  return {text: node.textContent, place: at >= 0 ? [...range.getClientRects()].map(box) : [], shown: box(text.getBoundingClientRect()),
+          whereCut: where.scrollWidth > where.clientWidth + 1 || where.scrollHeight > where.clientHeight + 1}; })"""
+# the nodes marked (hl-line) in the graph: their ops, boxes, and the canvas's box
+MARKED_LINE = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect(), box = (r) => [r.left, r.top, r.right, r.bottom];
+  const ns = [...document.querySelectorAll('.tgviz-stage g.side g.node.hl-line')];
+  return {canvas: box(c), ops: ns.map((n) => n.dataset.op), boxes: ns.map((n) => box(n.getBoundingClientRect()))}; }"""
+
+
+def check_softmax_search(page, place: str, shot: str) -> None:
+  """A search of "softmax" in the attention's trace: each hit (a user's op in a kernel) shows its place whole, the kernel
+  beside it; the tree keeps to the kernels that compute it; a hit clicked opens its kernel with what it computes (the
+  softmax's reduce among it) marked and in view."""
+  search_for(page, "softmax")
+  problems = []
+  rows = page.evaluate(PLACES, place)
+  if len(rows) != 4 or not all(r["place"] and all(inside(b, r["shown"], -0.5) for b in r["place"]) and not r["whereCut"] for r in rows):
+    problems.append(f"a hit's place is cut or missing: {rows}")
+  page.locator(".tgviz-results").screenshot(path=str(ARTIFACTS / f"{shot}-hits.png"))
+  tree = page.locator(".tgviz-tree .tgviz-group > summary").all_inner_texts()
+  if not all(any(k in t for t in tree) for k in SOFTMAX_KERNELS) or not page.locator(".tgviz-tree .tgviz-step").count():
+    problems.append(f"the tree does not list the kernels that compute softmax: {tree}")
+  page.locator(".tgviz-hits.kind-origin .tgviz-hit").first.click()
+  page.wait_for_function("() => document.querySelector('.tgviz-title').innerText.startsWith('r_3_4_6 #1')", timeout=LIMIT)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  settled(page)
+  got = page.evaluate(MARKED_LINE)
+  page.screenshot(path=str(ARTIFACTS / f"{shot}-hit.png"))
+  if "REDUCE" not in got["ops"] or not all(inside(b, got["canvas"]) for b in got["boxes"]):
+    problems.append(f"the hit's UOps are not marked, or not in view: {got}")
+  assert not problems, problems
+  assert not page.errors
+
+
+@pytest.fixture(scope="module")
+def attention_report(tmp_path_factory):
+  script = tmp_path_factory.mktemp("attention") / "attention.py"
+  script.write_text(ATTENTION)
+  with tgviz.capture() as trace: runpy.run_path(str(script))  # (the user's lines: attention.py's)
+  return trace.to_html(script.parent / "index.html", workers=2)
+
+
+def test_a_users_op_found_in_the_report_shows_where_and_what(attention_report, browser):
+  with new_page(browser, 1400, 1000, offline=True) as page:
+    page.goto(attention_report.as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node, .tgviz-progmap[open] svg", timeout=LIMIT)
+    check_softmax_search(page, "attention.py:6", "search-attention-report")
+
+
+def test_a_users_op_found_in_the_widget_shows_where_and_what(lab, browser):
+  """The new user's pass: JupyterLab at 1400x1000, the attention cell, "softmax" searched and a hit clicked."""
+  with new_page(browser, 1400, 1000) as page:
+    open_in_lab(page, lab, "search-attention", "%load_ext tgviz", "%%tgviz -o attn\n" + ATTENTION)
+    run_all(page, 2)
+    page.wait_for_selector(".tgviz-root .tgviz-filter", timeout=LIMIT)
+    check_softmax_search(page, "Cell In[2], line 6", "search-attention-lab")

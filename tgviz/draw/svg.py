@@ -42,10 +42,12 @@ STYLE = "".join(
 
 def _node_svg(side: str, n: Node, mark: str | None, box: tuple[float, float, float, float],
               match: bool = False) -> str:
-  """A node's group: data-node its key; a folded node (tgviz.draw.fold) also says the keys it holds, in data-holds, and their
+  """A node's group: data-node its key, class intlike where it computes an integer or bool (index arithmetic, not a value the
+  kernel computes); a folded node (tgviz.draw.fold) also says the keys it holds, in data-holds, and their
   ops, in data-held-ops."""
   x, y, w, h = box
-  cls = f"node fam-{n.family}" + (f" {mark}" if mark else "") + (" fold" if n.holds else "") + (" match-node" if match else "")
+  cls = f"node fam-{n.family}" + (" intlike" if n.intlike else "") + (f" {mark}" if mark else "") + (" fold" if n.holds else "") \
+    + (" match-node" if match else "")
   lines = "".join(f'<tspan x="{PAD}" y="{PAD + (i + 0.85) * LINE_H:.1f}">{text(ln)}</tspan>' for i, ln in enumerate(n.label))
   title = "\n".join(n.label) + (f"\n[{mark}]" if mark else "") + (f"\n[folded: {len(n.holds)} UOps]" if n.holds else "")
   holds = f" data-holds={attr(' '.join(n.holds))} data-held-ops={attr(' '.join(n.held_ops))}" if n.holds else ""

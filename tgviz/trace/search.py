@@ -112,7 +112,8 @@ def find(index: dict[str, Any], text: str) -> list[Row]:
   for g, op, backward, at, line, calls in index["origins"]:
     called = [c for c in calls if q in c.lower()]
     if q in op.lower() or q in at.lower() or q in line.lower() or called:
-      text = f"{op}{' (backward)' if backward else ''}{' calls ' + ', '.join(called) if called else ''}  {at}  {line}"
+      # the place first: what tells a kernel's hits of one op apart, read before a narrow list cuts the rest
+      text = f"{at}  {op}{' (backward)' if backward else ''}{' calls ' + ', '.join(called) if called else ''}  {line}"
       out.append(["origin", g, 0 if steps[g] else None, None, None, text.strip(), None, None])
   uops = index["uops"]
   hit_uops = {i for i, u in enumerate(uops) if q in u.lower()}

@@ -26,14 +26,15 @@ def hit_info(index: dict[str, Any], row: S.Row) -> SearchHit:
 
 
 def message(index: dict[str, Any], text: str) -> SearchMsg:
-  """The answer to a search of text in an index: the first SHOWN hits of each kind, and how many of each there are."""
+  """The answer to a search of text in an index: the first SHOWN hits of each kind, how many of each there are, and the
+  groups every hit is in."""
   rows = S.find(index, text)
   counts: dict[str, int] = {}
   hits = []
   for row in rows:
     counts[row[0]] = n = counts.get(row[0], 0) + 1
     if n <= SHOWN: hits.append(hit_info(index, row))
-  return SearchMsg(type="search", text=text, total=len(rows), counts=counts, hits=hits)
+  return SearchMsg(type="search", text=text, total=len(rows), counts=counts, hits=hits, groups=sorted({row[1] for row in rows}))
 
 
 def search_message(trace: Trace, text: str, cell_label: CellLabel | None = None) -> SearchMsg:
