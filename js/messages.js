@@ -123,7 +123,7 @@
  * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
  *   dur:number[], own:number[][], depth:number[], step:StepKey[], totals:Record<string, number>, summary:string}} CompileData */
 /** @typedef {{type:"run", kernels:string[][], estimates:(number[]|null)[], timeline:TimelineData, memory:MemoryData,
- *   roofline:RooflineData, compile:CompileData, timings:(string|null)[]}} RunMsg */
+ *   roofline:RooflineData, compile:CompileData, timings:(string|null)[], retimed:(number[]|null)[]}} RunMsg */
 /** @typedef {{type:"retried", kernel:string, opts:string[], summary:string, error:string|null, same:boolean,
  *   times_us:(number|null)[], compare:Record<string, any>|null}} RetryMsg */
 /** @typedef {{type:"allowed", kernel:string, opts:OptSpec[], error:string|null}} AllowedMsg */

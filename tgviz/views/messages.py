@@ -518,6 +518,7 @@ class RunMsg(TypedDict):
   roofline: RooflineData
   compile: CompileData
   timings: list[str | None]       # each kernel's time as Timing.text says it ("median 12.3 µs (...)", "2,028 µs (1 cold launch)")
+  retimed: list[list[float] | None]  # a kernel re-timed after the capture: [its median µs, its runs] (the kernel table's)
 
 
 class RetryMsg(TypedDict):
