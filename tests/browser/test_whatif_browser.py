@@ -8,6 +8,7 @@ from harness import ARTIFACTS, LIMIT, TUTORIAL, new_page, notebook, open_in_lab,
 from test_notebook7_browser import run_from_tree
 
 import tgviz
+from tgviz.trace.whatif import BESIDE
 
 OPTS_LINE = "opts (heuristic): UNROLL(1, 0) · UNROLL(0, 0) · LOCAL(0, 2) · LOCAL(0, 2) what if…"
 
@@ -50,7 +51,7 @@ def check_time_labels(sheet, runs: int, by: str) -> None:
   its launches and the speedup, or "within noise" where the comparison's time column says so; the comparison the
   launches timed, their total (its tooltip: "total over N launches") and the same medians, each cell saying "median of N"."""
   summary = sheet.locator(".tgviz-retry-result.selected").inner_text()  # (the entry whose comparison is open)
-  median = re.search(rf"median of {runs} launches each \(same inputs, the original timed beside this retry\): ([\d,.]+) µs -> ([\d,.]+) µs, "
+  median = re.search(rf"median of {runs} launches each \({BESIDE}\): ([\d,.]+) µs -> ([\d,.]+) µs, "
                      r"(?:([\d.]+)x (faster|slower)|within noise)$", summary)
   assert median, summary
   th = sheet.locator(".tgviz-whatif-compare .tgviz-pairs th")
@@ -180,7 +181,7 @@ def test_what_if_in_the_report(tmp_path, page):
   sheet.screenshot(path=str(ARTIFACTS / "whatif-report-refused.png"))
   results.nth(0).click()
   page.wait_for_selector(".tgviz-whatif-compare .tgviz-pairs tbody tr", timeout=LIMIT)
-  assert results.nth(0).inner_text().endswith("(same inputs, the original timed beside this retry): 3 µs -> 3.1 µs, within noise"), results.nth(0).inner_text()
+  assert results.nth(0).inner_text().endswith(f"({BESIDE}): 3 µs -> 3.1 µs, within noise"), results.nth(0).inner_text()
   check_time_labels(sheet, 5, "BEAM")
   check_comparison_reads(sheet, "BEAM", "whatif-report-compare.png")
   # BEAM's candidates: every one in the table, the timed ones in the scatter, its choice marked
@@ -234,7 +235,7 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
     results = sheet.locator(".tgviz-retry-result")
     assert results.count() == len(k.retries) >= 1 and results.first.inner_text().startswith(f"retry of {k.display_name} with no opts: ")
     for i in range(results.count()):
-      assert re.search(r"median of 5 launches each \(same inputs, the original timed beside this retry\): [\d.,]+ µs -> [\d.,]+ µs, ([\d.]+x (faster|slower)|within noise)$",
+      assert re.search(rf"median of 5 launches each \({BESIDE}\): [\d.,]+ µs -> [\d.,]+ µs, ([\d.]+x (faster|slower)|within noise)$",
                        results.nth(i).inner_text()), results.nth(i).inner_text()
     # of the three retries, those it did not make are said, each with why
     not_tried = sheet.locator(".tgviz-not-tried")
@@ -295,7 +296,7 @@ def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
   own (Retry.times_us), the original said to be timed beside that retry; the top lines say whose retries are shown."""
   from tinygrad import Tensor
 
-  from tgviz.trace.whatif import BESIDE, most_telling, us_text
+  from tgviz.trace.whatif import most_telling, us_text
   a, b = Tensor.rand(8, 8, device="CPU").realize(), Tensor.rand(8, 8, device="CPU").realize()
   with tgviz.capture("CPU") as trace: (a @ b).realize(); (a + 1).realize()
   k, plain = trace.kernels
