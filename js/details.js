@@ -127,19 +127,32 @@ export function kernelTable(ui, kernels, select, retime = null) {
       { key: "local_size", label: "local", fmt: dims }, { key: "flops", label: "FLOPs", num: true, title: "tinygrad's estimate" },
       { key: "bytes", label: "bytes", num: true, title: "tinygrad's estimate of the bytes moved" },
       { key: "runs", label: "runs", num: true, title: "launches inside the capture (a launch counts for one kernel: kernels that "
-        + "compiled to one program have its launches in the first one's row, see program)" },
-      { key: "time_us", label: "total (µs)", num: true, title: "measured device time of its launches in the capture, in total (the median beside it is one launch's)" },
+        + "compiled to one program have its launches in the first one's row, see program)", tip: inTheRun },
+      { key: "time_us", label: "total (µs)", num: true, tip: inTheRun,
+        title: "measured device time of its launches in the capture, in total (the median beside it is one launch's, re-timed after the capture where the spread says so)" },
       ...timeColumns(), { key: "compile_us", label: "compile (ms)", num: true, fmt: (v) => (v === null ? "–" : (v / 1e3).toFixed(1)),
         title: "its compile time: its share of its schedule, its codegen, render and device compile, its first launch beyond its "
         + "device time (trace.compile_table())" },
-      { key: "shares", label: "program", wrap: true, fmt: (_v, r) => programOf(r), title: "kernels that compiled to the same program (the same "
-        + "code) share its launches: they are counted in the first one's row" },
+      // (only where kernels share a program: the column says nothing of the others)
+      ...(kernels.some((k) => k.shares.length || k.counted_in) ? [{ key: "shares", label: "program", clip: true, fmt: (/** @type {any} */ _v,
+        /** @type {KernelRow} */ r) => programOf(r), title: "kernels that compiled to the same program (the same code) share its "
+        + "launches: they are counted in the first one's row" }] : []),
       { key: "matches", label: "matches", num: true, title: "pattern matches in the kernel's rewrite steps, in total" },
-      { key: "causes", label: "cause", wrap: true, title: "why the kernel ends where it does: the reasons of the buffers it writes (the program map)",
+      { key: "causes", label: "cause", clip: true, title: "why the kernel ends where it does: the reasons of the buffers it writes (the program map)",
         fmt: (/** @type {string[]|undefined} */ v) => (v?.length ? v.join(", ") : "–") },
-      { key: "opts", label: "opts", wrap: true, title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)",
-        fmt: (/** @type {string|null} */ v) => (v ?? "–").replaceAll(", ", ",\u00a0") }],  // (an opt never broken over two lines)
+      { key: "opts", label: "opts", clip: true, title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)",
+        fmt: (/** @type {string|null} */ v) => v ?? "–" }],
       kernels, (row) => { ui.kernels.open = false; select(row.step); }));
+}
+
+/** A kernel's times in words, where its median is not of its launches in the capture (re-timed after it): what each
+ * figure is, "224.5 µs: the median of 16 runs re-timed after the run (warm); the run's launch took 499.3 µs"; else "".
+ * @param {KernelRow} r */
+function inTheRun(r) {
+  if (r.timed !== "re-timed" || r.median_us === null) return "";
+  const run = r.runs === 1 ? `the run's launch took ${fmtTime(r.time_us)}`
+    : `the run's ${r.runs} launches took ${fmtTime(r.time_us)} in total`;
+  return `${fmtTime(r.median_us)}: the median of ${r.timed_runs} runs re-timed after the run (warm); ${run}`;
 }
 
 /** The kernel table's time and limit columns: the median with its spread and where it comes from, the limit.
@@ -147,10 +160,10 @@ export function kernelTable(ui, kernels, select, retime = null) {
 function timeColumns() {
   const spread = (/** @type {KernelRow} */ r) => (r.median_us === null ? "–" : r.cold ? "❄ 1 cold launch"
     : `${fmtTime(r.min_us)} – ${fmtTime(r.max_us)}, ${r.timed_runs} runs${r.timed === "re-timed" ? ", re-timed" : ""}`);
-  return [{ key: "median_us", label: "median", num: true, fmt: (v, r) => (v === null ? "–" : `${r.cold ? "❄ " : ""}${fmtTime(v)}`),
+  return [{ key: "median_us", label: "median", num: true, fmt: (v, r) => (v === null ? "–" : `${r.cold ? "❄ " : ""}${fmtTime(v)}`), tip: inTheRun,
             title: "the median of its timed runs: re-timed after the capture where it was (warm), else its launches in the capture; "
             + "❄: a single cold launch, the device's first run of the kernel: no measurement of it warm" },
-          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, wrap: true, title: "min – max of its timed runs, how many, and where from" },
+          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, tip: inTheRun, title: "min – max of its timed runs, how many, and where from" },
           { key: "roof_fraction", label: "limit", num: true, fmt: (_v, r) => (r.bound ? `${r.bound} ${fmtPct(r.roof_fraction)}` : "–"),
             tip: (r) => r.why ?? "", title: "what limits it: memory, compute, or latency (too little work to fill the device), and the "
             + "fraction of that roof it reached (hover a cell: why); – until the device's peaks are measured (open the roofline)" }];
@@ -162,7 +175,7 @@ const fmtPct = (f) => (f === null ? "" : f >= 0.1 ? `${(f * 100).toFixed(0)}%` :
 /** Which row counts a kernel's launches, in words: a kernel that compiled to another's program has none of its own (a
  * launch of the program counts for the first of them). @param {KernelRow} r */
 function programOf(r) {
-  const name = (/** @type {string} */ n) => `${n.replaceAll(" ", "\u00a0")}'s`;  // (a name never broken over two lines)
+  const name = (/** @type {string} */ n) => `${n}'s`;
   if (r.counted_in) return `its launches are counted in ${name(r.counted_in)} row (same program)`;
   return r.shares.length ? `also counts ${r.shares.map(name).join(", ")} launches (same program)` : "";
 }

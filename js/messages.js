@@ -131,7 +131,7 @@
  * @typedef {{lanes:string[], names:string[], kinds:string[], lane:number[], name:number[], kind:number[], start:number[],
  *   dur:number[], own:number[][], depth:number[], step:StepKey[], totals:Record<string, number>, summary:string}} CompileData */
 /** @typedef {{type:"run", kernels:string[][], estimates:(number[]|null)[], timeline:TimelineData, memory:MemoryData,
- *   roofline:RooflineData, compile:CompileData, timings:(string|null)[]}} RunMsg */
+ *   roofline:RooflineData, compile:CompileData, timings:(string|null)[], retimed:(number[]|null)[]}} RunMsg */
 /** @typedef {{type:"retried", kernel:string, opts:string[], summary:string, error:string|null, same:boolean,
  *   times_us:(number|null)[], compare:Record<string, any>|null}} RetryMsg */
 /** @typedef {{type:"allowed", kernel:string, opts:OptSpec[], error:string|null}} AllowedMsg */
@@ -140,7 +140,7 @@
 /** A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far, and
  * what tgviz run's retries left out and why.
  * @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
- *   retries:RetryMsg[], not_tried:string[], device_us:number}} OptsInfo */
+ *   retries:RetryMsg[], not_tried:string[], device_us:number, opening:number|null}} OptsInfo */
 /** A kernel of the program map (a call of the block's schedules, in run order): what its panel says and where it
  * leads (its first step, its codegen step, its row of the kernel table).
  * @typedef {{index:number, name:string, kind:string, step:StepKey|null, code_step:StepKey|null, row:number|null, ops:string[],

@@ -6,9 +6,10 @@
 
 /** A column: fmt writes a value (key: the row's key it is of), tip its tooltip; sides: the keys of a two-sided column,
  * names: its sides' names (a row that has a value of the column's own key shows that one instead of the sides');
- * wrap: its text wraps in its cell where the table is wider than its box (table.css), a name or number never does.
+ * clip: a long text, cut short in its cell (an ellipsis; table.css) so that every row stays one line high, whole in
+ * its tooltip (where tip gives none).
  * @typedef {{key:string,label:string,num?:boolean,title?:string,fmt?:(v:any,row:any,key:string)=>string,
- *   tip?:(row:any,key:string)=>string,sides?:string[],names?:string[],wrap?:boolean}} Column */
+ *   tip?:(row:any,key:string)=>string,sides?:string[],names?:string[],clip?:boolean}} Column */
 
 /** @param {any} v */
 const blank = (v) => v === null || v === undefined || v === "";
@@ -42,10 +43,11 @@ export function sortableTable(columns, rows, onRow) {
       for (const c of columns) {
         const td = tr.insertCell();
         if (c.num) td.className = "num";
-        if (c.wrap) td.classList.add("wrap");
+        if (c.clip) td.classList.add("clip");
         if (!c.sides || row[c.key] !== undefined) {
           td.textContent = text(c, row, c.key);
           if (c.tip) td.title = c.tip(row, c.key);
+          else if (c.clip) td.title = td.textContent;
           continue;
         }
         for (const key of c.sides) {

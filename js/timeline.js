@@ -97,12 +97,18 @@ export function timelineTab(msg, openKernel, openStep) {
     ? "the TinyJit's replays: the training loop's steady state (f: the whole run)" : "the launches no wide gap splits, where the timeline opens (f: the whole run)" },
     [!o || replays ? "replays" : launchRange(o.first, o.last)]);
   toOpening.hidden = all;
-  const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest: " : "no kernel launch was timed", ...t.slowest.flatMap((i, r) => {
-    const b = h("button", { class: "tgviz-link", title: "zoom to it", "data-index": String(i) }, [`${r + 1}. ${tlName(i)} ${fmtTime(t.dur[i])}`]);
-    b.addEventListener("click", () => zoomTo(i));
-    return cold.has(i) ? [b, h("span", { class: "tgviz-tl-cold", title: "its only launch, cold: the device's first run of the kernel, no "
-      + "measurement of it warm (the kernel table times it again)" }, ["❄ 1 cold launch"])] : [b];
-  })]);
+  const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest launches in the run: " : "no kernel launch was timed",
+    ...t.slowest.flatMap((i, r) => {
+      const b = h("button", { class: "tgviz-link", title: `this launch in the run took ${fmtTime(t.dur[i])}; click: zoom to it`,
+                              "data-index": String(i) }, [`${r + 1}. ${tlName(i)} ${fmtTime(t.dur[i])}`]);
+      b.addEventListener("click", () => zoomTo(i));
+      // a kernel timed again after the run: its median there (the kernel table's) beside this one launch's time
+      const again = t.kernel[i] >= 0 ? msg.retimed?.[t.kernel[i]] : null;
+      return cold.has(i) ? [b, h("span", { class: "tgviz-tl-cold", title: "its only launch, cold: the device's first run of the kernel, no "
+        + "measurement of it warm (the kernel table times it again)" }, ["❄ 1 cold launch"])]
+        : again ? [b, h("span", { class: "tgviz-tl-retimed", title: `re-timed after the run, warm: the median of ${again[1]} runs, the kernel `
+          + `table's (this launch in the run: ${fmtTime(t.dur[i])})` }, [`(re-timed: ${fmtTime(again[0])} median of ${again[1]})`])] : [b];
+    })]);
   const canvas = h("canvas", { class: "tgviz-tl-canvas" });
   const tip = h("div", { class: "tgviz-tl-tip", hidden: "" });
   const box = h("div", { class: "tgviz-tl-box" }, [canvas, tip]);

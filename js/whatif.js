@@ -4,9 +4,9 @@
 // messages: the kernel is compiled again, run on the original's inputs, timed, compared) and opens the retry's
 // comparison (compare.js) in the sheet; BEAM's candidates as a sortable table and a scatter of their times, the winner
 // marked (a click on one loads its opts into the editor). The HTML report shows it read-only: the opts, BEAM's
-// candidates and the retries made before it was written (tgviz run --what-if's for the slowest kernels), the first
-// opened on its comparison; for a kernel without them (nor BEAM's candidates) the sheet shows the slowest kernel
-// retried, saying so.
+// candidates and the retries made before it was written (tgviz run --what-if's for the slowest kernels), the one that
+// tells most (tgviz/trace/whatif.py most_telling) opened on its comparison; for a kernel without them (nor BEAM's
+// candidates) the sheet shows the slowest kernel retried, saying so.
 import { h, svgEl } from "./dom.js";
 import { sortableTable } from "./table.js";
 import { open } from "./compare.js";
@@ -208,7 +208,8 @@ export function whatIf(ui, state, page, go) {
     shown = null;
     const written = page && sheetInfo.retries.length > 0;  // tgviz run --what-if's retries: the answers the page can give
     const hint = written ? "read-only: what other opts do, measured when this report was written (tgviz run --what-if): each retry's median " +
-                           "time and speedup against the opts applied; click one for its comparison and code"
+                           "time and speedup against the opts applied, the original timed again beside each retry; opened on the retry " +
+                           "that changed the time most; click one for its comparison and code"
                          : "read-only: the retries made before this report was written";
     /** A retried kernel's name, a click from its steps (the sheet then shows its retries). @param {[string, OptsInfo]} k */
     const link = ([name, o]) => {
@@ -217,8 +218,8 @@ export function whatIf(ui, state, page, go) {
       if (step) a.addEventListener("click", () => go(step)); else a.disabled = true;
       return a;
     };
-    const insteadNote = instead ? [h("div", { class: "tgviz-hint tgviz-retried-instead" }, [`${kernel} was not retried when this report was `
-      + "written; shown: the retries of ", link(instead), ", the slowest kernel retried"])] : [];
+    const insteadNote = instead ? [h("div", { class: "tgviz-hint tgviz-retried-instead" }, ["shown: the retries of ", link(instead),
+      `, the slowest kernel retried when this report was written (the kernel selected, ${kernel}, was not retried)`])] : [];
     // the other kernels retried, each a click away
     const others = retried.filter(([name]) => name !== kernel && name !== sheetKernel);
     const elsewhere = others.length ? [h("div", { class: "tgviz-hint tgviz-retried-elsewhere" }, [
@@ -228,7 +229,8 @@ export function whatIf(ui, state, page, go) {
     else { drawEditor(); sheet.replaceChildren(head, editor, status, results, compare, beam); if (box.open) ask(); }
     drawResults();
     drawBeam();
-    opening = (written ? sheetInfo.retries.find((r) => r.compare) : undefined) ?? null;  // the page opens on an answer
+    // the page opens on an answer: the retry that tells most (whatif.most_telling: the largest change in time beyond noise)
+    opening = written && sheetInfo.opening !== null ? sheetInfo.retries[sheetInfo.opening] : null;
     showOpening();
   }
 

@@ -211,8 +211,8 @@ def _opts_unbroken(sheet, column: int) -> None:
 @pytest.mark.parametrize("workload", ["attention_trace", "mnist_trace"])
 def test_report_kernel_table_fits_a_laptops_window(workload, request, tmp_path, browser):
   """The kernel table at a laptop's 1366 px, of a GPT step's and of the MNIST training step's report (long kernel names,
-  long opts lists): every column on screen, no sideways scroll; long texts (a spread, opts, causes, what a program is
-  shared with) wrap in their cells, an opt never broken inside; the total's header says it is a total, beside the median."""
+  long opts lists): every column on screen, no sideways scroll; long texts (opts, causes, what a program is shared
+  with) cut short on one line, an opt never broken inside; the total's header says it is a total, beside the median."""
   trace = request.getfixturevalue(workload)
   trace.to_html(tmp_path / "index.html")
   with new_page(browser, width=1366, height=768, offline=True) as page:

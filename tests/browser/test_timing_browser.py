@@ -89,6 +89,61 @@ def test_where_the_compile_time_goes_in_three_actions(report, page):
   assert not page.errors
 
 
+def fmt_time(us: float) -> str:
+  """A time as the page writes it (units.js fmtTime)."""
+  a = abs(us)
+  if a >= 1e6: return f"{us / 1e6:.3f} s"
+  if a >= 1e3: return f"{us / 1e3:.3f} ms"
+  if a >= 1: return f"{us:.{1 if a >= 100 else 3}f} µs"
+  return f"{us * 1e3:.0f} ns"
+
+
+def test_each_time_says_what_it_is_and_the_kernel_tables_rows_are_one_line(report, page):
+  """A kernel re-timed after the run: the timeline's slowest list gives its launch in the run (trace.timeline()'s) and,
+  beside it, its re-timed median (kernel.timing's, the kernel table's median); the table's cells of its times say in
+  their tooltips what each is ("… µs: the median of N runs re-timed after the run (warm); the run's launch took … µs").
+  Every row of the table one line high; no program column where no kernels share a program."""
+  path, trace = report
+  retimed = [k for k in trace.kernels if (t := k.timing) is not None and t.source == "re-timed"]
+  assert retimed  # (with one launch in the run, or several: said either way)
+  page.goto(path.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  page.locator(".tgviz-kernels > summary").click()
+  rows = {r["kernel"][0]: r for r in table(page)}
+  assert all(len(k.program_kernels) == 1 for k in trace.kernels) and "program" not in next(iter(rows.values()))
+  for k in retimed:
+    t, row, runs = k.timing, rows[k.display_name], len(k.run_times)
+    total = sum(k.run_times) * 1e6
+    run = f"the run's launch took {fmt_time(total)}" if runs == 1 else f"the run's {runs} launches took {fmt_time(total)} in total"
+    says = f"{fmt_time(t.median_us)}: the median of {t.n} runs re-timed after the run (warm); {run}"
+    assert row["median"] == [fmt_time(t.median_us), says] and row["runs"] == [str(runs), says], row
+    assert row["total (µs)"][1] == says and row["spread"][1] == says and row["spread"][0].endswith(f"{t.n} runs, re-timed"), row
+  heights = page.eval_on_selector_all(".tgviz-kernels tbody tr", "rs => rs.map((r) => r.getBoundingClientRect().height)")
+  line = page.eval_on_selector(".tgviz-kernels tbody td", "c => parseFloat(getComputedStyle(c).lineHeight) || 13")
+  assert max(heights) - min(heights) < 1 and max(heights) < 2 * line, (min(heights), max(heights), line)
+  opts = page.locator(".tgviz-kernels tbody tr").first.locator("td").last  # a long text cut short: whole in its tooltip
+  assert opts.get_attribute("title") == opts.text_content()
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / "timing-kernel-table-one-line.png"))
+  page.locator(".tgviz-kernels > summary").click()
+  page.locator(".tgviz-run > summary").click()
+  page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=LIMIT)
+  slowest = page.locator(".tgviz-tl-slowest")
+  assert slowest.inner_text().startswith("slowest launches in the run: ")
+  launches = sorted((x for x in trace.timeline().launches if x.kind == "kernel" and x.duration_us is not None), key=lambda x: -x.duration_us)
+  links = slowest.locator(".tgviz-link")
+  assert links.count() == min(5, len(launches))
+  for i in range(links.count()):
+    x, link = launches[i], links.nth(i)
+    assert link.inner_text() == f"{i + 1}. {x.kernel.display_name} {fmt_time(x.duration_us)}"
+    note = link.evaluate("b => b.nextElementSibling?.classList.contains('tgviz-tl-retimed') ? b.nextElementSibling.textContent : null")
+    t = x.kernel.timing
+    assert note == (f"(re-timed: {fmt_time(t.median_us)} median of {t.n})" if t.source == "re-timed" else None), (note, x.kernel)
+  assert any(x.kernel in retimed for x in launches[:links.count()])
+  page.screenshot(path=str(ARTIFACTS / "timing-slowest-retimed.png"))
+  assert not page.errors
+
+
 def test_the_kernel_tables_times_compile_and_limits(report, page):
   path, trace = report
   page.goto(path.as_uri())

@@ -8,6 +8,7 @@ from harness import ARTIFACTS, LIMIT, TUTORIAL, new_page, notebook, open_in_lab,
 from test_notebook7_browser import run_from_tree
 
 import tgviz
+from tgviz.trace.whatif import BESIDE
 
 OPTS_LINE = "opts (heuristic): UNROLL(1, 0) · UNROLL(0, 0) · LOCAL(0, 2) · LOCAL(0, 2) what if…"
 
@@ -46,11 +47,11 @@ def check_refusal(sheet, kernel: str, size: int) -> None:
 
 
 def check_time_labels(sheet, runs: int, by: str) -> None:
-  """Each time says what it is, and the retry's entry and its comparison agree: the entry gives each side's median of
+  """Each time says what it is, and the retry's entry (the selected) and its comparison agree: the entry gives each side's median of
   its launches and the speedup, or "within noise" where the comparison's time column says so; the comparison the
   launches timed, their total (its tooltip: "total over N launches") and the same medians, each cell saying "median of N"."""
-  summary = sheet.locator(".tgviz-retry-result.same").first.inner_text()
-  median = re.search(rf"median of {runs} launches each \(same inputs\): ([\d,.]+) µs -> ([\d,.]+) µs, "
+  summary = sheet.locator(".tgviz-retry-result.selected").inner_text()  # (the entry whose comparison is open)
+  median = re.search(rf"median of {runs} launches each \({BESIDE}\): ([\d,.]+) µs -> ([\d,.]+) µs, "
                      r"(?:([\d.]+)x (faster|slower)|within noise)$", summary)
   assert median, summary
   th = sheet.locator(".tgviz-whatif-compare .tgviz-pairs th")
@@ -180,7 +181,7 @@ def test_what_if_in_the_report(tmp_path, page):
   sheet.screenshot(path=str(ARTIFACTS / "whatif-report-refused.png"))
   results.nth(0).click()
   page.wait_for_selector(".tgviz-whatif-compare .tgviz-pairs tbody tr", timeout=LIMIT)
-  assert results.nth(0).inner_text().endswith("(same inputs): 3 µs -> 3.1 µs, within noise"), results.nth(0).inner_text()
+  assert results.nth(0).inner_text().endswith(f"({BESIDE}): 3 µs -> 3.1 µs, within noise"), results.nth(0).inner_text()
   check_time_labels(sheet, 5, "BEAM")
   check_comparison_reads(sheet, "BEAM", "whatif-report-compare.png")
   # BEAM's candidates: every one in the table, the timed ones in the scatter, its choice marked
@@ -234,14 +235,15 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
     results = sheet.locator(".tgviz-retry-result")
     assert results.count() == len(k.retries) >= 1 and results.first.inner_text().startswith(f"retry of {k.display_name} with no opts: ")
     for i in range(results.count()):
-      assert re.search(r"median of 5 launches each \(same inputs\): [\d.,]+ µs -> [\d.,]+ µs, ([\d.]+x (faster|slower)|within noise)$",
+      assert re.search(rf"median of 5 launches each \({BESIDE}\): [\d.,]+ µs -> [\d.,]+ µs, ([\d.]+x (faster|slower)|within noise)$",
                        results.nth(i).inner_text()), results.nth(i).inner_text()
     # of the three retries, those it did not make are said, each with why
     not_tried = sheet.locator(".tgviz-not-tried")
     assert not_tried.count() == (1 if k.not_tried else 0) and all(t in not_tried.inner_text() for t in k.not_tried)
     assert len(k.retries) + len(k.not_tried) == 3, (len(k.retries), k.not_tried)
-    # it opens on the first retry: selected, its comparison open on the pair, the code diff on screen
-    assert "selected" in results.first.get_attribute("class")
+    # it opens on the retry that tells most (the largest change in time beyond noise): selected, its comparison open on
+    # the pair, the code diff on screen
+    assert "selected" in results.nth(k.retries.index(whatif.most_telling(k.retries))).get_attribute("class")
     page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff", timeout=LIMIT)
     check_time_labels(sheet, 5, "heuristic")
     diff = sheet.locator(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff")
@@ -255,7 +257,7 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
     sheet.screenshot(path=str(ARTIFACTS / f"whatif-run-report-{k.name}.png"))
     sheet.locator(".tgviz-sheet-close").click()
   # a kernel tgviz run did not retry: the sheet opens on the retries of the slowest kernel retried (an answer at once),
-  # saying which kernel it shows, its first retry's comparison open; the other kernel retried a click away
+  # saying which kernel it shows, its most telling retry's comparison open; the other kernel retried a click away
   slowest, other = sorted(retried, key=lambda k: -whatif.device_time(k))
   page.locator(".tgviz-kernels summary").click()
   page.locator(".tgviz-kernels tbody tr", has_text=plain.display_name).first.click()
@@ -263,11 +265,10 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
   page.locator(".tgviz-opts-line .tgviz-what-if").click()
   sheet = page.locator(".tgviz-whatif-sheet")
   assert sheet.locator(".tgviz-sheet-head").inner_text().startswith(f"what if {slowest.display_name} had other opts? ")
-  instead = f"{plain.display_name} was not retried when this report was written; shown: the retries of {slowest.display_name}, "
-  assert sheet.locator(".tgviz-retried-instead").inner_text() == instead + "the slowest kernel retried"
+  assert sheet.locator(".tgviz-retried-instead").inner_text() == instead_note(slowest.display_name, plain.display_name)
   results = sheet.locator(".tgviz-retry-result")
   assert results.count() == len(slowest.retries) and results.first.inner_text().startswith(f"retry of {slowest.display_name} with no opts: ")
-  assert "selected" in results.first.get_attribute("class")
+  assert "selected" in results.nth(slowest.retries.index(whatif.most_telling(slowest.retries))).get_attribute("class")
   page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff", timeout=LIMIT)
   check_time_labels(sheet, 5, "heuristic")
   assert sheet.locator(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff").is_visible()
@@ -277,7 +278,54 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
   assert elsewhere.inner_text() == f"also retried: {other.display_name}"
   elsewhere.locator(".tgviz-link", has_text=other.display_name).click()
   page.wait_for_function(f"document.querySelector('.tgviz-code-head')?.innerText.startsWith({other.name!r})", timeout=LIMIT)
-  page.wait_for_selector(".tgviz-whatif-sheet .tgviz-retry-result.selected", timeout=LIMIT)  # the sheet open on its first retry
+  page.wait_for_selector(".tgviz-whatif-sheet .tgviz-retry-result.selected", timeout=LIMIT)  # the sheet open on one of its retries
   assert sheet.locator(".tgviz-sheet-head").inner_text().startswith(f"what if {other.display_name} had other opts? ")
   assert sheet.locator(".tgviz-retried-instead").count() == 0
+  assert not page.errors
+
+
+def instead_note(shown: str, selected: str) -> str:
+  """What the report's what-if sheet says where the kernel selected was not retried: whose retries it shows instead."""
+  return (f"shown: the retries of {shown}, the slowest kernel retried when this report was written (the kernel selected, "
+          f"{selected}, was not retried)")
+
+
+def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
+  """Of a kernel's retries, the report's sheet opens on the one that changed the time most beyond noise (here the
+  second: the first's medians lie within each other's spread), not on the first; each entry's times are the retry's
+  own (Retry.times_us), the original said to be timed beside that retry; the top lines say whose retries are shown."""
+  from tinygrad import Tensor
+
+  from tgviz.trace.whatif import most_telling, us_text
+  a, b = Tensor.rand(8, 8, device="CPU").realize(), Tensor.rand(8, 8, device="CPU").realize()
+  with tgviz.capture("CPU") as trace: (a @ b).realize(); (a + 1).realize()
+  k, plain = trace.kernels
+  noise, telling = k.retry([]), k.retry([k.allowed_opts()[0]])
+  assert noise.same and telling.same
+  # (in place: the comparisons' traces hold them too) the first within noise, the second 6x faster; the original timed
+  # again beside each retry, its medians differ
+  noise.run.times_a[:], noise.run.times_b[:] = ([t * 1e-6 for t in ts] for ts in ((370, 375, 376, 380, 390), (372, 380, 388, 390, 395)))
+  telling.run.times_a[:], telling.run.times_b[:] = ([t * 1e-6 for t in ts] for ts in ((380, 384, 386, 390, 400), (60, 61, 62, 63, 64)))
+  assert most_telling(k.retries) is telling
+  trace.to_html(tmp_path / "index.html")
+  page.goto((tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  page.locator(".tgviz-kernels summary").click()
+  page.locator(".tgviz-kernels tbody tr", has_text=plain.name).click()
+  page.wait_for_function(f"document.querySelector('.tgviz-code-head')?.innerText.startsWith({plain.name!r})", timeout=LIMIT)
+  page.locator(".tgviz-opts-line .tgviz-what-if").click()
+  sheet = page.locator(".tgviz-whatif-sheet")
+  assert sheet.locator(".tgviz-sheet-head").inner_text().startswith(f"what if {k.display_name} had other opts? ")
+  assert sheet.locator(".tgviz-retried-instead").inner_text() == instead_note(k.display_name, plain.display_name)
+  page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff", timeout=LIMIT)
+  results = sheet.locator(".tgviz-retry-result")
+  assert results.count() == 2 and "selected" not in results.nth(0).get_attribute("class")
+  assert "selected" in results.nth(1).get_attribute("class")
+  for r, entry in zip((noise, telling), results.all_inner_texts(), strict=True):
+    x, (ta, tb) = r.speedup, r.times_us()
+    speed = "within noise" if r is noise else f"{x:.2f}x faster"
+    assert entry.endswith(f"({BESIDE}): {us_text(ta)} µs -> {us_text(tb)} µs, {speed}"), entry
+  check_time_labels(sheet, 5, "heuristic")  # the comparison open is the selected entry's, its medians the entry's
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  sheet.screenshot(path=str(ARTIFACTS / "whatif-report-most-telling.png"))
   assert not page.errors

@@ -12,7 +12,7 @@ import pytest
 import workloads
 
 import tgviz
-from tgviz.trace.whatif import us_text
+from tgviz.trace.whatif import BESIDE, most_telling, us_text
 
 MATMUL_OPTS = [[], [("UPCAST", 0, 4)], [("UPCAST", 1, 8)], [("LOCAL", 0, 8)], [("LOCAL", 0, 4), ("LOCAL", 1, 4)],
                [("UPCAST", 0, 4), ("UNROLL", 0, 4)], [("GROUP", 0, 4)]]
@@ -115,7 +115,7 @@ def test_retry_opens_as_a_comparison(matmul_trace, tmp_path):
   assert row["a_median_us"] == a and row["b_median_us"] == b and row["a_timed_runs"] == row["b_timed_runs"] == 5
   speed = "within noise" if row["time"] == "within noise" else f"{a / b:.2f}x faster" if a >= b else f"{b / a:.2f}x slower"
   # (written as the page's table writes them, ties rounded away from zero: us_text, held to the page's own below)
-  assert r.summary().endswith(f"; median of 5 launches each (same inputs): {us_text(a)} µs -> {us_text(b)} µs, {speed}")
+  assert r.summary().endswith(f"; median of 5 launches each ({BESIDE}): {us_text(a)} µs -> {us_text(b)} µs, {speed}")
   assert r.speedup == pytest.approx(a / b)
 
 
@@ -137,7 +137,20 @@ def test_a_retrys_summary_says_of_its_times_what_its_comparison_says(matmul_trac
   overlapping_times(r, [1, 2, 3, 4, 5], b)
   (row,) = r.comparison().kernel_table()
   assert row["time"] == r.time_compared == said
-  assert r.summary().endswith(f"(same inputs): 3 µs -> {us_text(statistics.median(b))} µs, {speed}"), r.summary()
+  assert r.summary().endswith(f"({BESIDE}): 3 µs -> {us_text(statistics.median(b))} µs, {speed}"), r.summary()
+
+
+def test_the_most_telling_retry_is_the_largest_change_beyond_noise(matmul_trace):
+  """The report's what-if sheet opens on most_telling: of retries within noise, 2x slower and 1.5x faster, the 2x
+  slower (the largest change either way); of retries all within noise, the first."""
+  (k,) = matmul_trace.kernels
+  noise, slower, faster = (k.retry([]) for _ in range(3))
+  for r, b in ((noise, [1.1, 2.1, 3.1, 4.1, 5.1]), (slower, [6, 6, 6, 6, 6]), (faster, [2, 2, 2, 2, 2])):
+    overlapping_times(r, [3, 3, 3, 3, 3] if r is not noise else [1, 2, 3, 4, 5], b)
+  assert [r.time_compared for r in (noise, slower, faster)] == ["within noise", "b slower", "b faster"]
+  assert most_telling([noise, slower, faster]) is slower and most_telling([noise, faster]) is faster
+  overlapping_times(again := k.retry([]), [1, 2, 3, 4, 5], [1, 2, 3, 4, 5])
+  assert most_telling([noise, again]) is noise and most_telling([k.retry([("UPCAST", 0, 3)])]) is None  # (refused: no comparison)
 
 
 def _beam_log_count(log: str) -> int:

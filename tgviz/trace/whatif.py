@@ -9,6 +9,7 @@ module draws nothing itself (:mod:`tgviz.api` adds ``Retry.to_html``).
 from __future__ import annotations
 
 import functools
+import math
 import statistics
 import time
 import traceback
@@ -27,6 +28,7 @@ BEAM_WIDTH, BEAM_SECONDS = 2, 3.0  # what_ifs' BEAM: a narrow search, stopped af
 BEAM_SHARE, BEAM_LEAST = 0.05, 0.5  # tgviz run's: a kernel's search at most this share of the run, but this long at least
 WHAT_IFS = 2  # tgviz run's --what-if: the slowest kernels retried
 WHAT_IF_SHARE, WHAT_IF_LEAST = 0.1, 2.0  # tgviz run's retries, all told: at most this share of the run (this long at least)
+BESIDE = "same inputs, the original timed beside this retry"  # how a retry's summary says where its two medians come from
 SIZED = ("UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "THREAD")  # the opts whose amount can be one size up
 
 
@@ -92,8 +94,8 @@ class Retry:
 
   def summary(self) -> str:
     """One line: the retry's opts and kernel, whether its outputs match, and each kernel's median launch time (the
-    statistic the comparison's table shows first), with the speedup, or "within noise" where the comparison's table
-    says so (:attr:`time_compared`); or why there is no retry."""
+    statistic the comparison's table shows first; the original's timed beside this retry, on the same inputs), with the
+    speedup, or "within noise" where the comparison's table says so (:attr:`time_compared`); or why there is no retry."""
     head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(self.opts)}" if self.opts or self.error is None else "")
     head += f" ({self.why})" if self.why and self.opts else ""
     if self.error is not None: return f"{head}: {self.error}"
@@ -103,13 +105,26 @@ class Retry:
     if self.run is None or a is None or b is None or (x := self.speedup) is None: return f"{head}: {k.name if k else '?'}, {verdict}"
     n = len(self.run.times_a)
     speed = "within noise" if self.time_compared == "within noise" else f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
-    return (f"{head}: {k.name if k else '?'}, {verdict}; median of {n} launches each (same inputs): {us_text(a)} µs -> "
+    # (each retry times the original again beside it: two retries of a kernel give it two medians, neither the table's)
+    return (f"{head}: {k.name if k else '?'}, {verdict}; median of {n} launches each ({BESIDE}): {us_text(a)} µs -> "
             f"{us_text(b)} µs, {speed}")
 
   __str__ = summary
 
   def __repr__(self) -> str:
     return f"<Retry {self.summary()}>"
+
+
+def most_telling(retries: list[Retry]) -> Retry | None:
+  """Of a kernel's retries, the one that tells most (the report's what-if sheet opens on it): of those with a
+  comparison, one whose outputs match before one whose differ, then the largest change in time that is not within
+  noise (the biggest speedup or slowdown, by the ratio of the medians), the first of equals; None where none has a
+  comparison."""
+  shown = [r for r in retries if r.retried is not None and r.original is not None]
+  def telling(r: Retry) -> tuple[bool, float]:
+    real = r.time_compared in ("b faster", "b slower") and r.speedup
+    return r.same, abs(math.log(r.speedup)) if real and r.speedup else -1.0
+  return max(shown, key=telling, default=None)
 
 
 def us_text(us: float) -> str:

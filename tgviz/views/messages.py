@@ -540,6 +540,7 @@ class RunMsg(TypedDict):
   roofline: RooflineData
   compile: CompileData
   timings: list[str | None]       # each kernel's time as Timing.text says it ("median 12.3 µs (...)", "2,028 µs (1 cold launch)")
+  retimed: list[list[float] | None]  # a kernel re-timed after the capture: [its median µs, its runs] (the kernel table's)
 
 
 class RetryMsg(TypedDict):
@@ -582,6 +583,7 @@ class OptsInfo(TypedDict):
   retries: list[RetryMsg]
   not_tried: list[str]               # whatif.Kernel.not_tried: "one size up: ...", each with why
   device_us: float                   # whatif.device_time: its share of the run's device time (tgviz run retries the most)
+  opening: int | None                # the retry the report's sheet opens on (whatif.most_telling), its index in retries
 
 
 class MapKernel(TypedDict):

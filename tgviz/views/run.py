@@ -163,5 +163,7 @@ def run_message(trace: Trace, peaks: bool = True) -> RunMsg:
   estimates = [[k.flops, k.bytes] if k.flops is not None and k.bytes is not None else None for k in trace.kernels]
   return RunMsg(type="run", kernels=kernels, estimates=estimates, timeline=timeline_data(trace, index), memory=memory_data(trace, index),
                 roofline=roofline_data(trace, index, peaks), compile=compile_data(trace),
-                timings=[t.text() if (t := k.timing) is not None else None for k in trace.kernels])
+                timings=[t.text() if (t := k.timing) is not None else None for k in trace.kernels],
+                retimed=[[round(t.median_us, 3), t.n] if (t := k.timing) is not None and t.source == "re-timed" else None
+                         for k in trace.kernels])
 

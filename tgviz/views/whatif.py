@@ -72,11 +72,12 @@ def retry_message(r: whatif.Retry) -> RetryMsg:
 
 
 def opts_info(k: Kernel) -> OptsInfo:
-  s = k.search
+  s, retries = k.search, k.retries if isinstance(k, whatif.Kernel) else []
+  telling = whatif.most_telling(retries)
   return OptsInfo(opts=_plain(k.opts), text=[str(o) for o in k.opts], by=k.opts_by, beam=cast(list[BeamRow], whatif.beam_rows(k)),
                   steps=[P.step_key(s) if s is not None else None for _, s in k.opt_steps],
                   beam_cached=s.cached if s is not None else None,
-                  retries=[retry_message(r) for r in k.retries] if isinstance(k, whatif.Kernel) else [],
+                  retries=[retry_message(r) for r in retries], opening=retries.index(telling) if telling is not None else None,
                   not_tried=list(k.not_tried) if isinstance(k, whatif.Kernel) else [], device_us=whatif.device_time(k))
 
 
