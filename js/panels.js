@@ -90,9 +90,10 @@ export function sidePanels(ui) {
 /** Maximising: the widget fills the browser window, panels included, and returns where it was. It moves to the end of
  * the page's body meanwhile (a placeholder keeps its place and height): inside JupyterLab's cells and outputs, whose
  * containers clip and transform, a fixed position would not be the window's. Its panes keep where they were scrolled
- * to. changed() after each change (the view on the graph and the selected row in the tree follow there).
- * @param {Ui} ui @param {() => void} changed */
-export function maximiser(ui, changed) {
+ * to. leaving(on) before each change, while the widget has its old size; changed(on) after it (the view on the graph
+ * and the selected row in the tree follow there). @param {Ui} ui @param {(on: boolean) => void} leaving
+ * @param {(on: boolean) => void} changed */
+export function maximiser(ui, leaving, changed) {
   /** @type {HTMLElement|null} where the widget was: set while it is maximised */
   let placeholder = null;
   // the notebook hid it (another tab, the notebook closed): the widget goes back to its place
@@ -100,6 +101,7 @@ export function maximiser(ui, changed) {
   /** @param {boolean} on */
   function set(on) {
     if (on === (placeholder !== null)) return;
+    leaving(on);
     // where its panes were scrolled to (the tree on the selected step, the code on a line): moved, they start at the top
     const scrolled = [...ui.root.querySelectorAll("*")].filter((e) => e.scrollTop || e.scrollLeft).map((e) => ({ e, top: e.scrollTop, left: e.scrollLeft }));
     if (on) {
@@ -119,7 +121,7 @@ export function maximiser(ui, changed) {
     ui.maximise.setAttribute("aria-pressed", String(on));
     if (ui.root.isConnected) ui.root.focus({ preventScroll: true });
     for (const { e, top, left } of scrolled) { e.scrollTop = top; e.scrollLeft = left; }
-    changed();
+    changed(on);
   }
   ui.maximise.textContent = "⤢ maximise";
   ui.maximise.addEventListener("click", () => set(placeholder === null));

@@ -6,6 +6,7 @@
 // canvas is; a click or a drag on it moves the view there.
 
 import { MARGIN, READABLE, around, fullestWindow, nodeBoxes, startAlong, uncutRun, unclippedWindow } from "./fullest.js";
+import { overview } from "./overview.js";
 import { wheelZoom } from "./wheel.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
@@ -202,6 +203,36 @@ export function panZoom(/** @type {Ui} */ ui) {
    * legend aside) where it fits at 11 px (with a margin all round), else, readable, the canvas-sized window that shows
    * the most nodes whole (clear of the overview in the corner) while it holds the change (for a snapshot, the output). */
   function initial() {
+    open();
+    opened();
+  }
+  /** The view now, to come back to (back): its picture, zoom and pan, the canvas's size, whether the user moved it. */
+  const keep = () => ({ svg: svgOf(), scale, tx, ty, c: size(), moved });
+  /** @typedef {ReturnType<typeof keep>} Kept */
+  /** @type {{svg: Element|null, at: string}} the picture and view the last opening (initial, opened) left */
+  let opening = { svg: null, at: "" };
+  /** Take the view now as the one its picture opened on (initial's, or one that follows it such as a code line's). */
+  function opened() { opening = { svg: svgOf(), at: ui.stage.style.transform }; }
+  /** Back from another size of canvas (maximised): the view `was` where the user did not move the view since it opened
+   * there (the same picture; another picture: its own opening view at this size); where they did, what they looked at
+   * (`now`, kept before the canvas changed size) stays at the canvas's centre, as close as shows all of it where that is
+   * readable, no closer than they had it. @param {Kept} was @param {Kept} now */
+  function back(was, now) {
+    const svg = svgOf(), c = size();
+    if (!svg) return;
+    if (svg === opening.svg && ui.stage.style.transform === opening.at) {
+      if (svg !== was.svg) return initial();
+      ({ scale, moved } = was);
+      tx = was.tx + (c.w - was.c.w) / 2; ty = was.ty + (c.h - was.c.h) / 2;  // (a canvas of another size: the same centre)
+      return apply();
+    }
+    const cx = (now.c.w / 2 - now.tx) / now.scale, cy = (now.c.h / 2 - now.ty) / now.scale;
+    scale = Math.min(now.scale, Math.max(READABLE, Math.min(c.w / now.c.w, c.h / now.c.h) * now.scale));
+    tx = c.w / 2 - cx * scale; ty = c.h / 2 - cy * scale; moved = true;
+    apply();
+  }
+  /** initial's view. */
+  function open() {
     const svg = svgOf();
     if (!svg) return;
     moved = false;
@@ -311,86 +342,5 @@ export function panZoom(/** @type {Ui} */ ui) {
     const x1 = Math.min(w, (c.w - tx) / scale), y1 = Math.min(h, (c.h - ty) / scale);
     return x1 > x0 && y1 > y0 ? [x0, y0, x1 - x0, y1 - y0] : null;
   }
-  return { fit, oneToOne, toChange, toLine, reveal, initial, begin, follow, visible, moved: () => moved };
-}
-
-const MINI_W = 200, MINI_H = 140;  // the overview's largest size, CSS px
-const MINI_PART = 0.25;  // ... and its largest part of the canvas's width and height (a narrow canvas: a smaller overview)
-
-/** The overview of the picture: each node a dot of its colour (the changed ones outlined), the view's rectangle on top;
- * shown only while the picture is bigger than the canvas. A click or drag on it calls moveTo with that point (SVG
- * units). @param {Ui} ui @param {(x: number, y: number) => void} moveTo */
-function overview(ui, moveTo) {
-  const el = document.createElement("canvas");
-  el.className = "tgviz-minimap";
-  el.title = "overview: click or drag to move the view";
-  ui.canvas.append(el);
-  /** @type {SVGSVGElement|null} the picture drawn in `base` */
-  let drawn = null, k = 1, drawnFor = "";
-  /** The overview's scale for a picture w x h in the canvas now. @param {number} w @param {number} h */
-  const scaleFor = (w, h) => {
-    const cw = ui.canvas.clientWidth || 600, ch = ui.canvas.clientHeight || 400;
-    return Math.min(MINI_W / w, MINI_H / h, (MINI_PART * cw) / w, (MINI_PART * ch) / h);
-  };
-  const canvasSize = () => `${ui.canvas.clientWidth}x${ui.canvas.clientHeight}`;
-  /** the box of the picture's graph (its nodes; SVG units): where all of it is in view, no overview */
-  let graph = { x: 0, y: 0, w: 0, h: 0 };
-  const base = document.createElement("canvas");
-  /** Draw the picture's nodes into `base`, once per picture. @param {SVGSVGElement} svg */
-  function paint(svg) {
-    const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1;
-    k = scaleFor(w, h);
-    drawnFor = canvasSize();
-    el.width = base.width = Math.max(1, Math.round(w * k)); el.height = base.height = Math.max(1, Math.round(h * k));
-    const g = /** @type {CanvasRenderingContext2D} */ (base.getContext("2d"));
-    g.fillStyle = getComputedStyle(ui.canvas).backgroundColor || "#fff";
-    g.fillRect(0, 0, base.width, base.height);
-    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (const n of svg.querySelectorAll("g.side g.node")) {
-      const m = /translate\(([-\d.]+),([-\d.]+)\)/.exec(n.getAttribute("transform") || "");
-      const side = /translate\(([-\d.]+),([-\d.]+)\)/.exec(n.closest("g.side")?.getAttribute("transform") || "");
-      const rect = n.querySelector("rect");
-      if (!m || !side || !rect) continue;
-      const x = (Number(m[1]) + Number(side[1])) * k, y = (Number(m[2]) + Number(side[2])) * k;
-      const rw = Math.max(1.5, Number(rect.getAttribute("width")) * k), rh = Math.max(1.5, Number(rect.getAttribute("height")) * k);
-      x0 = Math.min(x0, x / k); y0 = Math.min(y0, y / k);
-      x1 = Math.max(x1, x / k + Number(rect.getAttribute("width"))); y1 = Math.max(y1, y / k + Number(rect.getAttribute("height")));
-      const marked = n.matches(".added, .removed, .changed");
-      g.fillStyle = marked ? getComputedStyle(rect).stroke : getComputedStyle(rect).fill;
-      g.fillRect(x, y, rw, rh);
-    }
-    drawn = svg;
-    graph = x0 <= x1 ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : { x: 0, y: 0, w, h };
-  }
-  /** @param {PointerEvent} ev */
-  const point = (ev) => { const r = el.getBoundingClientRect(); moveTo((ev.clientX - r.left) / k, (ev.clientY - r.top) / k); };
-  let dragging = false;
-  el.addEventListener("pointerdown", (ev) => { ev.stopPropagation(); dragging = true; el.setPointerCapture(ev.pointerId); point(ev); });
-  el.addEventListener("pointermove", (ev) => { ev.stopPropagation(); if (dragging) point(ev); });
-  el.addEventListener("pointerup", (ev) => { ev.stopPropagation(); dragging = false; });
-  el.addEventListener("wheel", (ev) => ev.stopPropagation(), { passive: true });
-  return {
-    /** The box (canvas CSS px) the overview of svg takes where it shows: its canvas and border, 8 px in from the
-     * bottom right corner, at most MINI_PART of the canvas each way. Null without a picture. @param {SVGSVGElement|null} svg */
-    footprint(svg) {
-      if (!svg) return null;
-      const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1, f = scaleFor(w, h);
-      const bw = Math.max(1, Math.round(w * f)) + 2, bh = Math.max(1, Math.round(h * f)) + 2;
-      return { x: (ui.canvas.clientWidth || 600) - 8 - bw, y: (ui.canvas.clientHeight || 400) - 8 - bh, w: bw, h: bh };
-    },
-    /** Whether the overview shows. */
-    shown: () => !el.hidden,
-    /** Show the overview of svg with the rectangle in view (SVG units), or hide it where all of svg's graph is in view
-     * (its title and legend need no overview). @param {SVGSVGElement|null} svg @param {Box} view */
-    show(svg, view) {
-      if (svg && (svg !== drawn || drawnFor !== canvasSize())) paint(svg);
-      const g0 = graph;
-      el.hidden = !svg || (view.x <= g0.x && view.y <= g0.y && view.x + view.w >= g0.x + g0.w && view.y + view.h >= g0.y + g0.h);
-      if (el.hidden || !svg) return;
-      const g = /** @type {CanvasRenderingContext2D} */ (el.getContext("2d"));
-      g.drawImage(base, 0, 0);
-      g.strokeStyle = "#1976d2"; g.lineWidth = 2;
-      g.strokeRect(view.x * k, view.y * k, view.w * k, view.h * k);
-    },
-  };
+  return { fit, oneToOne, toChange, toLine, reveal, initial, opened, keep, back, begin, follow, visible, moved: () => moved };
 }

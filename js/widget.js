@@ -76,10 +76,19 @@ function render({ model, el }) {
   oneRow(/** @type {HTMLElement} */ (ui.prev.parentElement), [ui.fit, ui.one, ui.zoomChange, ui.full, ui.raw, ui.exportBtn, ui.maximise, ui.toggleCode],
          [ui.one, ui.zoomChange, ui.full, ui.toggleCode, ui.maximise, ui.exportBtn, ui.raw, ui.fit]);
   const view = panZoom(ui);
-  // maximised or back: the graph opens again on the change, or on a clicked code line's nodes; the selected row in view
-  const max = maximiser(ui, () => {
+  // maximised: the graph opens again on the change, or on a clicked code line's nodes; back: on the view it had in the
+  // cell where the user did not move it meanwhile, else on what they looked at (panzoom.js's back); the selected row in view
+  /** @typedef {ReturnType<typeof view.keep>} KeptView */
+  /** @type {KeptView|null} the view in the cell, kept while maximised */
+  let inline = null;
+  /** @type {KeptView|null} the maximised one, kept as it ends */
+  let wide = null;
+  const max = maximiser(ui, (on) => { if (on) inline = view.keep(); else wide = view.keep(); }, (on) => {
     layout();
-    requestAnimationFrame(() => { view.initial(); view.toLine(); tree.markSelected(); });
+    requestAnimationFrame(() => {
+      if (on || !inline || !wide) { view.initial(); view.toLine(); view.opened(); } else view.back(inline, wide);
+      tree.markSelected();
+    });
   });
   const groups = state.tree;
   /** @type {Map<StepKey, {group: TreeGroup, step: TreeStep}>} */

@@ -13,7 +13,9 @@ from harness import (
   check_saved_notebook,
   check_zoomed_to_change,
   ctrl_wheel,
+  inside,
   label_px,
+  marked_boxes,
   new_page,
   node_panel_ms,
   open_in_lab,
@@ -484,3 +486,75 @@ def test_the_wheel_scrolls_the_notebook_and_ctrl_wheel_zooms(lab, page):
   page.mouse.wheel(0, -200)
   page.wait_for_function(f"document.querySelector('.tgviz-stage').style.transform !== {zoomed!r}", timeout=LIMIT)
   assert not page.errors
+
+
+GROUPED_CONV = """%%tgviz -o conv
+from tinygrad import Tensor
+x = Tensor.randn(1, 4, 8, 8)
+w = Tensor.randn(4, 2, 2, 2)
+out = x.conv2d(w, groups=2, stride=2).realize()"""
+# the stage's zoom and pan, and the point of the picture (SVG units) at the canvas's centre
+VIEW = """() => { const c = document.querySelector('.tgviz-canvas'), t = document.querySelector('.tgviz-stage').style.transform;
+  const [tx, ty, s] = /translate\\(([-\\d.e]+)px, ([-\\d.e]+)px\\) scale\\(([-\\d.e]+)\\)/.exec(t).slice(1).map(Number);
+  return {transform: t, scale: s, centre: [(c.clientWidth / 2 - tx) / s, (c.clientHeight / 2 - ty) / s]}; }"""
+
+
+def _maximise_and_back(page, between=None) -> None:
+  """m, then (between: what the user does while maximised) Escape: the widget back in its cell, drawn twice."""
+  page.keyboard.press("m")
+  page.wait_for_function("document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=LIMIT)
+  settled(page)
+  if between: between()
+  page.keyboard.press("Escape")
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=LIMIT)
+  settled(page)
+
+
+def test_maximise_and_back_keeps_the_graphs_view(lab, browser):
+  """The grouped conv's kernel at its step "initial symbolic", on its last match, zoomed to the change twice (every
+  changed node on the canvas): maximised (m) and back (Escape), the graph shows in its cell what it showed before,
+  the same zoom and pan, every changed node still on the canvas where it was. Panned while maximised: back in the cell
+  the point the user looked at (the maximised canvas's centre) is at the canvas's centre, labels readable."""
+  with new_page(browser, 1400, 1000) as page:
+    open_in_lab(page, lab, "maxview", "%load_ext tgviz", GROUPED_CONV)
+    run_all(page, 2)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
+    to_steps(page)
+    row = page.locator(".tgviz-group", has_text="r_2_2_4_4_2_2_2").locator(".tgviz-step", has_text="initial symbolic").first
+    row.scroll_into_view_if_needed()
+    key = row.get_attribute("data-key")
+    row.click()
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=LIMIT)
+    page.keyboard.press("End")
+    page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match !== ''", timeout=LIMIT)
+    page.wait_for_function("!document.querySelector('.tgviz-canvas').classList.contains('busy')", timeout=LIMIT)
+    page.keyboard.press("z")
+    page.keyboard.press("z")
+    settled(page)
+    check_zoomed_to_change(page, again=True)
+    before, (canvas, nodes) = page.evaluate(VIEW), marked_boxes(page)
+    page.screenshot(path=str(ARTIFACTS / "widget-maxview-before.png"))
+    _maximise_and_back(page)
+    back, (canvas2, nodes2) = page.evaluate(VIEW), marked_boxes(page)
+    page.screenshot(path=str(ARTIFACTS / "widget-maxview-back.png"))
+    assert back["transform"] == before["transform"], (before, back)
+    assert canvas2 == canvas and nodes2 == nodes and all(inside(n, canvas2) for n in nodes2), (canvas, nodes, canvas2, nodes2)
+    # panned while maximised: what was at the centre stays there
+    looked = {}
+
+    def pan() -> None:
+      c = page.locator(".tgviz-canvas").bounding_box()
+      x, y = c["x"] + c["width"] / 2, c["y"] + c["height"] / 2
+      page.mouse.move(x, y)
+      page.mouse.down()
+      page.mouse.move(x - 150, y - 90, steps=5)
+      page.mouse.up()
+      settled(page)
+      looked.update(page.evaluate(VIEW))
+    _maximise_and_back(page, pan)
+    after = page.evaluate(VIEW)
+    page.screenshot(path=str(ARTIFACTS / "widget-maxview-panned-back.png"))
+    assert abs(after["centre"][0] - looked["centre"][0]) < 1 and abs(after["centre"][1] - looked["centre"][1]) < 1, (looked, after)
+    assert label_px(page) >= 10.99 or after["scale"] == looked["scale"], (after, looked)
+    assert not page.errors
