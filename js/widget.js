@@ -129,6 +129,11 @@ function render({ model, el }) {
   let shownMsg = null;
   /** @type {{step: StepKey, match: number|null, fn: () => void}|null} what to do once that selection is drawn */
   let then = null;
+  /** @type {(() => void)|null} a view key (f, 1, z) pressed while the selection's picture was on its way: done again
+   * on it once drawn (its opening view had undone it) */
+  let viewKey = null;
+  /** A view key's action: on the picture shown, and on the selection's once drawn. @param {() => void} fn */
+  const onView = (fn) => { fn(); viewKey = shown && sameSelection(shown, state.selection()) ? null : fn; };
 
   /** Go to a step and match, and do fn once it is drawn (at once where it is drawn already).
    * @param {StepKey} step @param {number|null} match @param {() => void} fn */
@@ -195,6 +200,7 @@ function render({ model, el }) {
     links.drawn(group !== shownGroup ? msg.kernel : undefined);
     shownGroup = group;
     tree.markSelected();
+    if (viewKey) { const fn = viewKey; viewKey = null; fn(); }
     if (then && then.step === msg.step && then.match === msg.match) { const fn = then.fn; then = null; fn(); }
   }
 
@@ -219,6 +225,7 @@ function render({ model, el }) {
   function select(key, match = null, v = "auto") {
     ui.program.open = false;  // a step chosen (the tree, a key, a link): the map gives way to it
     mapGaveWay = false;
+    viewKey = null;
     state.select(key, match, v);
     tree.markSelected();
     showCached();
@@ -235,6 +242,7 @@ function render({ model, el }) {
   /** @param {number|null} m */
   function setMatch(m) {
     if (m === state.match) return;
+    viewKey = null;
     state.setMatch(m);
     showCached();
   }
@@ -345,7 +353,7 @@ function render({ model, el }) {
     ArrowUp: live(() => moveStep(-1)), ArrowDown: live(() => moveStep(1)), ArrowLeft: live(() => stepMatch(-1)),
     ArrowRight: live(() => stepMatch(1)), Home: live(() => { if (lastMatch() >= 0) setMatch(0); }),
     End: live(() => { if (lastMatch() >= 0) setMatch(lastMatch()); }),
-    f: () => { if (!run.fit() && !map.fit()) view.fit(); }, 1: view.oneToOne, z: view.toChange, r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": search.focus },
+    f: () => { if (!run.fit() && !map.fit()) onView(view.fit); }, 1: () => onView(view.oneToOne), z: () => onView(view.toChange), r: toggleRaw, m: () => { if (!page) max.toggle(); }, "/": search.focus },
   () => {  // Escape: an open sheet closed, or the widget back in its place, first
     if (closeSheet()) return true;
     if (max.on()) { max.set(false); return true; }

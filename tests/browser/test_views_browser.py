@@ -391,3 +391,31 @@ def test_long_lines_wrap_between_tokens_at_a_notebooks_width(tutorial_trace, tut
     cells = uops_cells(page)  # every cell whole: an argument with no room beside its row's other cells goes under them
     assert cells["below"] and not cells["clipped"] and cells["scroll"] <= cells["client"], cells
     assert not page.errors
+
+
+FIT = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const r = document.querySelector('.tgviz-stage svg').getBoundingClientRect();
+  return {whole: r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1,
+          fills: Math.abs(r.width - c.width) < 2 || Math.abs(r.height - c.height) < 2}; }"""
+
+
+def test_f_as_a_step_opens_fits_its_picture(cnn_trace, cnn_report, page):
+  """f pressed right after opening a step (a schedule's "View Kernel Graph"), before its picture is drawn (the report
+  computes it): once drawn, the picture is fitted, whole on the canvas and as large as fits, not opened on its usual
+  readable view (that lost the first f: a second one was needed)."""
+  page.goto(cnn_report.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  to_steps(page)
+  key = page.locator(".tgviz-step", has_text="View Kernel Graph").first.get_attribute("data-key")
+  drawn = page.evaluate("""(k) => { document.querySelector(`.tgviz-step[data-key="${k}"]`).click();
+    const drawn = document.querySelector('.tgviz-stage').dataset.step === k;
+    document.querySelector('.tgviz-step.selected').dispatchEvent(new KeyboardEvent('keydown', {key: 'f', bubbles: true}));
+    return drawn; }""", key)
+  assert not drawn  # f came before the picture
+  page.wait_for_function("k => { const s = document.querySelector('.tgviz-stage'); return s.dataset.step === k && s.querySelector('svg'); }",
+                         arg=key, timeout=LIMIT)
+  settled(page)
+  page.screenshot(path=str(ARTIFACTS / "views-f-as-a-step-opens.png"))
+  got = page.evaluate(FIT)
+  assert got["whole"] and got["fills"] and label_px(page) < 11, (got, label_px(page))
+  assert not page.errors
