@@ -111,11 +111,13 @@ function render({ model, el }) {
     if (hit.step === null) return;
     if (hit.kind === "code" && hit.line !== null) { const n = hit.line; goThen(hit.step, null, () => clickLine(n)); }
     else if (hit.kind === "uop" && hit.node) go(hit.step, hit.match, hit.node);
-    else if (hit.kind === "origin") goThen(hit.step, hit.match, () => {  // what the kernel computes, marked and zoomed to
-      const keys = computed(ui.stage);
+    else if (hit.kind === "origin") goThen(hit.step, hit.match, () => {  // what the op computes in the kernel, marked and zoomed to
+      const all = computed(ui.stage), made = new Set(hit.node?.split(" ") ?? []), mine = all.filter((k) => made.has(k));
+      const keys = mine.length ? mine : all;  // (a trace that does not say which UOps the op made: all the kernel computes)
       links.pin(keys, [], null);
       const ops = shownMsg?.kernel?.origins.map((o) => o.op).join(", ");
-      if (keys.length) ui.status.textContent = `${keys.length} UOp${keys.length === 1 ? "" : "s"} marked: what the kernel computes${ops ? ` (${ops})` : ""}`;
+      if (keys.length) ui.status.textContent = `${keys.length} UOp${keys.length === 1 ? "" : "s"} marked: ` +
+        (mine.length ? "what this op computes in the kernel" : `what the kernel computes${ops ? ` (${ops})` : ""}`);
     });
     else go(hit.step, hit.match);
   });

@@ -5,11 +5,11 @@
 /** @typedef {import("../messages.js").SearchMsg} SearchMsg */
 /** @typedef {import("../messages.js").SearchHit} SearchHit */
 /** The index (tgviz/trace/search.py build_index): groups [display name, kind, kernel name, key]; step names; each group's
- * steps by name; origins [group, op, backward, where, line, calls]; UOp texts and where each first appears per group
+ * steps by name; origins [group, op, backward, where, line, calls, the keys of the UOps it made]; UOp texts and where each first appears per group
  * [text, group, step, match (-1: the input), node key]; rules [where, file, pattern] and where each fired [rule, group, step,
  * first match, count]; each kernel's code [group, codegen step, source].
  * @typedef {{groups: [string, string, string, string][], names: string[], steps: number[][],
- *   origins: [number, string, number, string, string, string[]][], uops: string[], births: [number, number, number, number, string][],
+ *   origins: [number, string, number, string, string, string[], string][], uops: string[], births: [number, number, number, number, string][],
  *   rules: [string, string, string][], fired: [number, number, number, number, number][], code: [number, number, string][]}} SearchIndex */
 /** A hit: [kind, group, step, match, line, text, node, count] (trace/search.py Row).
  * @typedef {[SearchHit["kind"], number, number|null, number|null, number|null, string, string|null, number|null]} Row */
@@ -66,11 +66,11 @@ export function findIndex(index, text) {
     if (kind !== "kernel" && steps[g].length && has(display)) out.push(["step", g, 0, null, null, display, null, null]);
     steps[g].forEach((n, s) => { if (hitNames.has(n)) out.push(["step", g, s, null, null, names[n], null, null]); });
   });
-  for (const [g, op, backward, at, line, calls] of index.origins) {
+  for (const [g, op, backward, at, line, calls, made] of index.origins) {
     const called = calls.filter(has);
     if (has(op) || has(at) || has(line) || called.length) {
       const said = `${at}  ${op}${backward ? " (backward)" : ""}${called.length ? " calls " + called.join(", ") : ""}  ${line}`;
-      out.push(["origin", g, steps[g].length ? 0 : null, null, null, said.trim(), null, null]);
+      out.push(["origin", g, steps[g].length ? 0 : null, null, null, said.trim(), made || null, null]);
     }
   }
   const hitUops = new Set(index.uops.flatMap((u, i) => (has(u) ? [i] : [])));

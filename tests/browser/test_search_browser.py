@@ -223,6 +223,15 @@ def check_softmax_search(page, place: str, shot: str) -> None:
   page.screenshot(path=str(ARTIFACTS / f"{shot}-hit.png"))
   if "REDUCE" not in got["ops"] or not all(inside(b, got["canvas"]) for b in got["boxes"]):
     problems.append(f"the hit's UOps are not marked, or not in view: {got}")
+  # in the kernel that fuses the softmax's division into the matmul after it, only the softmax's UOps: its EXP2 and
+  # RECIPROCAL, not the matmul's REDUCE
+  page.locator(".tgviz-hits.kind-origin .tgviz-hit", has_text="r_2_2_3_16_6").first.click()
+  page.wait_for_function("() => document.querySelector('.tgviz-title').innerText.startsWith('r_2_2_3_16_6')", timeout=LIMIT)
+  page.wait_for_function("() => document.querySelector('.tgviz-status').innerText.includes('what this op computes')", timeout=LIMIT)
+  settled(page)
+  mixed = page.evaluate(MARKED_LINE)
+  if not {"EXP2", "RECIPROCAL"} <= set(mixed["ops"]) or "REDUCE" in mixed["ops"]:
+    problems.append(f"the softmax hit in r_2_2_3_16_6 marks more or less than the softmax's UOps: {mixed['ops']}")
   assert not problems, problems
   assert not page.errors
 

@@ -64,15 +64,24 @@ class Kernel:
     user's code that called each (file, line, source; file None for a call made before the capture)."""
     self._node_origins = node_origins  # per node of its AST, in toposort order: indices into origins
 
+  @functools.cached_property
+  def _ast_made(self) -> list[tuple[Any, tuple[int, ...]]]:
+    """Each node of the base AST with which of origins made it ([] where the trace does not say)."""
+    if not self._node_origins or not self.group.steps: return []
+    topo = tg.toposort(self.group.steps[0].before())
+    if len(topo) != len(self._node_origins): return []  # (not the AST the capture saw: nothing to say)
+    return list(zip(topo, self._node_origins, strict=True))
+
   def origins_of(self, uop: Any) -> list[tg.Origin] | None:
     """Which of the kernel's origins made a node of its AST (its base AST, the View Base AST's graph): the ops whose
     UOps it was made of, or where the scheduler made it (a REDUCE, an INDEX), those of the nodes that use it. None
     where uop is not in the AST, or the trace does not say (none made it; a trace of an older tgviz)."""
-    if not self._node_origins or not self.group.steps: return None
-    topo = tg.toposort(self.group.steps[0].before())
-    if len(topo) != len(self._node_origins): return None  # (not the AST the capture saw: nothing to say)
-    n = next((i for i, u in enumerate(topo) if u is uop), None)
-    return [self.origins[i] for i in self._node_origins[n]] if n is not None and self._node_origins[n] else None
+    made = next((m for u, m in self._ast_made if u is uop), None)
+    return [self.origins[i] for i in made] if made else None
+
+  def made_by(self, origin: int) -> list[Any]:
+    """The nodes of the base AST that origins[origin] made (see origins_of): where a user's op is in the kernel."""
+    return [u for u, m in self._ast_made if origin in m]
 
   @functools.cached_property
   def _program_uop(self) -> Any:

@@ -56,7 +56,8 @@ def _rule_path(file: str) -> str:
 def build_index(trace: Trace, cell_label: CellLabel | None = None) -> dict[str, Any]:
   """The search index of a trace, as plain data (JSON as is): groups [display name, kind, kernel name, key]; step names
   (each distinct name once, `names`) and each group's steps by name; origins [group, op, backward, where (steps.place:
-  a notebook's cell by cell_label), the user's line, the Tensor methods it called]; UOp texts (`uops`, each once) and
+  a notebook's cell by cell_label), the user's line, the Tensor methods it called, the node keys of the UOps of the
+  kernel's AST it made, space-separated (Kernel.made_by)]; UOp texts (`uops`, each once) and
   where each first appears per group [text, group, step, match (-1: the step's input), node key] (`births`); rules
   [where, source file, pattern] and where each fired [rule, group, step, first match, count] (`fired`); each kernel's
   code [group, its codegen step, source]."""
@@ -69,9 +70,10 @@ def build_index(trace: Trace, cell_label: CellLabel | None = None) -> dict[str, 
     kernel = g.kernel
     groups.append([g.display_name, g.kind, kernel.name if kernel is not None else "", kernel.key if kernel is not None else ""])
     steps.append([names.setdefault(s.name, len(names)) for s in g.steps])
-    for o in kernel.origins if kernel is not None else ():
+    for i, o in enumerate(kernel.origins if kernel is not None else ()):
+      assert kernel is not None
       origins.append([g.index, o.op, int(o.backward), place(o.file, o.line, cell_label) if o.file is not None and o.line is not None else "",
-                      o.source.strip()[:TEXT], list(o.calls)])
+                      o.source.strip()[:TEXT], list(o.calls), " ".join(tg.node_key(u) for u in kernel.made_by(i))])
     if kernel is not None and kernel.source:
       cg = kernel.codegen_step
       code.append([g.index, cg.index if cg is not None else 0, kernel.source])
@@ -109,12 +111,12 @@ def find(index: dict[str, Any], text: str) -> list[Row]:
   for g, (display, kind, _, _) in enumerate(groups):
     if kind != "kernel" and steps[g] and q in display.lower(): out.append(["step", g, 0, None, None, display, None, None])
     out += [["step", g, s, None, None, names[n], None, None] for s, n in enumerate(steps[g]) if n in hit_names]
-  for g, op, backward, at, line, calls in index["origins"]:
+  for g, op, backward, at, line, calls, made in index["origins"]:
     called = [c for c in calls if q in c.lower()]
     if q in op.lower() or q in at.lower() or q in line.lower() or called:
       # the place first: what tells a kernel's hits of one op apart, read before a narrow list cuts the rest
       text = f"{at}  {op}{' (backward)' if backward else ''}{' calls ' + ', '.join(called) if called else ''}  {line}"
-      out.append(["origin", g, 0 if steps[g] else None, None, None, text.strip(), None, None])
+      out.append(["origin", g, 0 if steps[g] else None, None, None, text.strip(), made or None, None])
   uops = index["uops"]
   hit_uops = {i for i, u in enumerate(uops) if q in u.lower()}
   out += [["uop", g, s, None if m < 0 else m, None, uops[t], key, None] for t, g, s, m, key in index["births"] if t in hit_uops]

@@ -690,7 +690,7 @@ class SearchHit(TypedDict):
   step: StepKey | None
   match: int | None
   line: int | None      # a code line (from 1)
-  node: str | None      # a UOp's node key, marked where it is drawn
+  node: str | None      # a UOp's node key, marked where it is drawn (an origin: the keys of those the op made, space-separated)
   count: int | None     # a rule's matches in the step
   text: str             # what matched, in context
   where: str            # the group and step it is in, as the tree names them
