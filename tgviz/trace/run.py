@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
+from tgviz.trace.units import time_text
 from tgviz.trace.verdicts import DevicePeaks, Verdict, device_peaks
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class Timeline:
     jit = f", {len(self.jit_runs)} TinyJit runs" if self.jit_runs else ""
     outside = f"; {text}" if (text := self.outside_text()) else ""
     return f"timeline: {len(self.launches)} launches ({', '.join(f'{n} {k}' for k, n in kinds.items()) or 'none'}{outside}) on " \
-           f"{', '.join(self.lanes) or 'no device'} over {self.duration_us / 1e3:.3f} ms{jit}"
+           f"{', '.join(self.lanes) or 'no device'} over {time_text(self.duration_us)}{jit}"
 
   __str__ = summary
 
@@ -196,7 +197,7 @@ class Memory:
 
   def summary(self) -> str:
     return f"memory: {len(self.buffers)} allocations, peak {self.peak:,} B with {len(self.at_peak)} buffers alive" + \
-           (f" at {self.peak_us / 1e3:.3f} ms" if self.peak_us is not None else "")
+           (f" at {time_text(self.peak_us)}" if self.peak_us is not None else "")
 
   __str__ = summary
 

@@ -13,7 +13,6 @@ import statistics
 import time
 import traceback
 from collections.abc import Iterable
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, ClassVar
 
 from tgviz import bridge as tg
@@ -21,6 +20,7 @@ from tgviz.trace import kernel as model
 from tgviz.trace.comparison import Comparison
 from tgviz.trace.retime import compare_times, timing_of
 from tgviz.trace.trace import Trace
+from tgviz.trace.units import time_text
 
 BEAM_COLUMNS = ("index", "round", "opts", "compiled", "time_us", "winner")  # Kernel.beam_table
 BEAM_WIDTH, BEAM_SECONDS = 2, 3.0  # what_ifs' BEAM: a narrow search, stopped after some seconds a kernel
@@ -103,20 +103,12 @@ class Retry:
     if self.run is None or a is None or b is None or (x := self.speedup) is None: return f"{head}: {k.name if k else '?'}, {verdict}"
     n = len(self.run.times_a)
     speed = "within noise" if self.time_compared == "within noise" else f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
-    return (f"{head}: {k.name if k else '?'}, {verdict}; median of {n} launches each (same inputs): {us_text(a)} µs -> "
-            f"{us_text(b)} µs, {speed}")
+    return (f"{head}: {k.name if k else '?'}, {verdict}; median of {n} launches each (same inputs): {time_text(a)} -> {time_text(b)}, {speed}")
 
   __str__ = summary
 
   def __repr__(self) -> str:
     return f"<Retry {self.summary()}>"
-
-
-def us_text(us: float) -> str:
-  """A time in µs as the comparison's table writes it: thousands grouped, at most one decimal ("1,234.5", "21"), rounded
-  as the page rounds (toLocaleString: the shortest decimal that is the float, half away from zero: 0.95 is "1", where
-  Python's own format rounds the binary value, 0.9499…, to "0.9")."""
-  return f"{Decimal(repr(us)).quantize(Decimal('0.1'), ROUND_HALF_UP):,}".removesuffix(".0")
 
 
 def _opts_text(opts: Iterable[tg.Opt]) -> str:
