@@ -113,7 +113,7 @@
 /** @typedef {{kernel:number, device:string, flops:number, bytes:number, runs:number, time_us:number, intensity:number|null,
  *   gflops:number, gbs:number, bound:string|null, float_gflops:number|null, verdict:string|null,
  *   fraction:number|null, why:string|null}} PointRow */
-/** @typedef {{gflops:number, benchmark:number, gbs:number, ridge:number, how:string, measured:string}} PeaksRow */
+/** @typedef {{gflops:number, benchmark:number, gbs:number, ridge:number, how:string, measured:string, launch_us:number}} PeaksRow */
 /** @typedef {{points:PointRow[], peaks:Record<string, PeaksRow>, notes:string[], ran:number}} RooflineData */
 /** tinygrad's host-side spans (trace.compile_times()), as columns in start order: lane (TINY: the compiler, USER: the
  * Tensor methods called; indices into lanes), name (into names), kind (into KINDS of views.compile), start and duration

@@ -479,6 +479,7 @@ class PeaksRow(TypedDict):
   ridge: float
   how: str
   measured: str
+  launch_us: float                # the launch floor (0: not measured)
 
 
 class RooflineData(TypedDict):
