@@ -2,7 +2,7 @@
 // their landmark graphs side by side. Plain ESM for anywidget (CompareWidget); the HTML comparison page runs the same
 // code on a model that answers from the page's data (open). Messages and state are those of tgviz/views/compare.py.
 import { fitLines } from "./codelines.js";
-import { h } from "./dom.js";
+import { h, svgEl } from "./dom.js";
 import { MARGIN, READABLE, fullestWindow, nodeBoxes, unclippedWindow } from "./fullest.js";
 import { sortableTable } from "./table.js";
 import { fmtTime } from "./units.js";
@@ -137,6 +137,20 @@ function linkViews(boxes) {
   apply();
 }
 
+/** The graphs' colour legend, once for both sides: the sides' own titles and legends are hidden (compare.css), as a
+ * side's window (linkViews) would show them on one side and not the other. @param {HTMLElement} detail */
+function legendOnce(detail) {
+  const legend = detail.querySelector(".tgviz-landmark-svg svg > g.legend");
+  const hint = detail.querySelector(".tgviz-hint");
+  if (!legend || !hint) return;
+  const svg = svgEl("svg", { class: "tgviz-graph tgviz-pair-legend", height: 14 });
+  const copy = /** @type {SVGGElement} */ (legend.cloneNode(true));
+  copy.setAttribute("transform", "translate(1,1)");
+  svg.append(copy);
+  hint.append(svg);
+  svg.setAttribute("width", String(Math.ceil(copy.getBBox().width) + 2));
+}
+
 /** The kernels of the other side that compute the same user ops as a kernel's row (its group's), as rows.
  * @param {any[]} rows @param {any} row */
 function counterparts(rows, row) {
@@ -209,6 +223,7 @@ function renderComparison({ model, el }) {  // (not "render": the trace browser'
     detail.hidden = false;
     detail.dataset.index = String(msg.index);
     const boxes = [...detail.querySelectorAll(".tgviz-landmark")];
+    legendOnce(detail);
     for (const step of new Set(boxes.map((b) => /** @type {HTMLElement} */ (b).dataset.step))) {
       linkViews(/** @type {HTMLElement[]} */ (boxes.filter((b) => /** @type {HTMLElement} */ (b).dataset.step === step)
         .map((b) => b.querySelector(".tgviz-landmark-svg"))));

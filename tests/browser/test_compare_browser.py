@@ -53,7 +53,7 @@ def _open_row(page, name: str) -> None:
   try: page.wait_for_function(f"document.querySelector('.tgviz-pair').dataset.index === '{index}'", timeout=LIMIT)
   except Exception as e:
     raise AssertionError(f"pair {name} did not open: {page.locator('.tgviz-compare .tgviz-status').inner_text()!r}") from e
-  page.wait_for_selector(".tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=LIMIT)
+  page.wait_for_selector(".tgviz-pair:not([hidden]) .tgviz-landmark svg g.side g.node", timeout=LIMIT)
 
 
 def test_compare_widget_in_jupyterlab(lab, page):
@@ -111,7 +111,7 @@ def test_compare_widget_fits_links_the_conv_and_leaves_the_wheel_to_the_notebook
   assert [s.get_attribute("data-kernel") for s in sides.all()] == ["r_4_4_3_3", "E_6_6 #1"]
   page.locator(".tgviz-same-ops button", has_text="E_4_4").click()  # a counterpart opens beside the kernel
   page.wait_for_function("document.querySelectorAll('.tgviz-pair-side')[1]?.dataset.kernel === 'E_4_4'", timeout=LIMIT)
-  page.wait_for_selector(".tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=LIMIT)
+  page.wait_for_selector(".tgviz-pair:not([hidden]) .tgviz-landmark svg g.side g.node", timeout=LIMIT)
   assert page.locator(".tgviz-pairs tr.counterpart td:nth-child(2) .side:nth-child(1)").all_inner_texts() == ["r_4_4_3_3"]
   # the wheel over a graph of the pair: the notebook scrolls, neither side moves
   box = page.locator(".tgviz-pair-side").nth(0).locator(".tgviz-landmark-svg").last

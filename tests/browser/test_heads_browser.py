@@ -1,11 +1,13 @@
 """Heads as a user reads them in the HTML report: the roofline's says each thing once (its axes, then each device's
-peaks, their benchmark's date once), no phrase or figure twice in a line."""
+peaks, their benchmark's date once), no phrase or figure twice in a line; the comparison page's two graphs of a pair
+look alike (neither shows a title or legend the other does not; one legend for both)."""
 import re
 
 import pytest
 import workloads
 from harness import ARTIFACTS, LIMIT, new_page
 from test_runtime_browser import open_tab
+from workloads import example
 
 import tgviz
 
@@ -42,3 +44,38 @@ def test_the_roofline_head_says_each_thing_once(report, page):
   assert all(not repeated(ln) for ln in lines), [(ln, repeated(ln)) for ln in lines]
   dates = {pk.measured for pk in trace.roofline().peaks.values()}
   assert all(head.inner_text().count(d) == 1 for d in dates), head.inner_text()  # the date once, not on each device's line
+
+
+# what of each landmark box's graph shows on screen: its title, banner and legend, each drawn inside the box or not
+SHOWN = """() => [...document.querySelectorAll('.tgviz-pair .tgviz-landmark-svg')].map((b) => {
+  const r = b.getBoundingClientRect();
+  const seen = (e) => { if (!e || !e.getClientRects().length) return false; const q = e.getBoundingClientRect();
+    return q.right > r.left && q.left < r.right && q.bottom > r.top && q.top < r.bottom; };
+  const svg = b.querySelector('svg');
+  return [b.closest('.tgviz-landmark').dataset.step, b.closest('.tgviz-pair-side').dataset.kernel,
+          ['text.title', 'text.banner', 'g.legend', 'g.side > text.title'].filter((s) => seen(svg.querySelector(':scope > ' + s)))]; })"""
+
+
+def test_a_pairs_two_graphs_look_alike(tmp_path, page):
+  traces = []
+  for env in ({}, {"IMAGE": 1}):
+    with tgviz.capture(env=env) as t: example("conv2d_3x3.py")
+    traces.append(t)
+  path = tgviz.compare(*traces, labels=("general", "IMAGE=1")).to_html(tmp_path / "index.html")
+  page.goto(path.as_uri())
+  page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
+  paired = page.locator(".tgviz-pairs tbody tr").filter(has=page.locator("td:first-child", has_text=re.compile(r"^(ast|name)$")))
+  assert paired.count() >= 4
+  for i in range(paired.count()):  # every pair of kernels, one on each side
+    row = paired.nth(i)
+    index = row.get_attribute("data-index")
+    row.click()
+    page.wait_for_function(f"document.querySelector('.tgviz-pair').dataset.index === '{index}'", timeout=LIMIT)
+    page.wait_for_selector(".tgviz-pair:not([hidden]) .tgviz-landmark svg g.side g.node", timeout=LIMIT)
+    shown = page.evaluate(SHOWN)
+    by_step: dict[str, list] = {}
+    for step, _kernel, parts in shown: by_step.setdefault(step, []).append(parts)
+    assert all(len(sides) == 2 and sides[0] == sides[1] for sides in by_step.values()), (index, shown)
+    legend = page.locator(".tgviz-pair .tgviz-pair-legend")  # one legend for both sides, its families named
+    assert legend.count() == 1 and legend.is_visible() and "load / index" in legend.text_content()
+    page.locator(".tgviz-pair").screenshot(path=str(ARTIFACTS / f"heads-compare-pair-{i}.png"))

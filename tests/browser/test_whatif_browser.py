@@ -85,7 +85,7 @@ def check_comparison_reads(sheet, by: str, shot: str) -> None:
   """The retry's comparison, open on its pair: both kernels' graphs open readable, labels of 11 CSS px or more (the
   trace browser's readable size), each graph's box showing some of them whole; the words name the sides by what they
   are (the original, the retry), never "a" or "b"."""
-  sheet.page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=LIMIT)
+  sheet.page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-landmark svg g.side g.node", timeout=LIMIT)
   shown = shown_labels_px(sheet)
   assert len(shown) >= 2 and all(shown) and min(px for box in shown for px in box) >= 11, shown
   heads = sheet.locator(".tgviz-whatif-compare .tgviz-pair-head").all_inner_texts()
