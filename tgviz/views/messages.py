@@ -213,7 +213,7 @@ class NodeSource(TypedDict):
 
 class HistoryEvent(TypedDict):
   """One event of a node's life in its group (see Trace.history); a run of steps it lives through is one "lives" event."""
-  kind: Literal["input", "created", "lives", "replaced", "removed"]
+  kind: Literal["input", "created", "rebuilt", "lives", "replaced", "removed"]
   step: StepKey        # where to jump (the first step of a "lives" run)
   match: int | None
   title: str
