@@ -168,7 +168,7 @@ function renderComparison({ model, el }) {  // (not "render": the trace browser'
   style.textContent = model.get("code_css");
   const counts = sortableTable([{ key: "label", label: "side" }, { key: "kernels", label: "kernels", num: true },
     { key: "steps", label: "steps", num: true }, { key: "matches", label: "matches", num: true },
-    { key: "rewrite_ms", label: "rewrite time (ms)", num: true }], model.get("sides"));
+    { key: "rewrite_ms", label: "rewrite time", num: true, fmt: (/** @type {number} */ v) => fmtTime(v * 1e3) }], model.get("sides"));
   counts.classList.add("tgviz-counts");
   const detail = h("div", { class: "tgviz-pair", hidden: "" });
   const status = h("div", { class: "tgviz-status", role: "status" });

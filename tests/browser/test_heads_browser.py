@@ -7,6 +7,7 @@ import pytest
 import workloads
 from harness import ARTIFACTS, LIMIT, new_page
 from test_runtime_browser import open_tab
+from test_units_browser import TIME
 from workloads import example
 
 import tgviz
@@ -64,6 +65,9 @@ def test_a_pairs_two_graphs_look_alike(tmp_path, page):
   path = tgviz.compare(*traces, labels=("general", "IMAGE=1")).to_html(tmp_path / "index.html")
   page.goto(path.as_uri())
   page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
+  # (and its sides' rewrite times read as every duration does: 3 significant figures, tests/browser/test_units_browser.py)
+  rewrite = page.eval_on_selector_all(".tgviz-counts tbody tr", "rs => rs.map((r) => r.cells[4].textContent)")
+  assert len(rewrite) == 2 and all(re.fullmatch(TIME, t) for t in rewrite), rewrite
   paired = page.locator(".tgviz-pairs tbody tr").filter(has=page.locator("td:first-child", has_text=re.compile(r"^(ast|name)$")))
   assert paired.count() >= 4
   for i in range(paired.count()):  # every pair of kernels, one on each side
