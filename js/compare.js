@@ -2,27 +2,26 @@
 // their landmark graphs side by side. Plain ESM for anywidget (CompareWidget); the HTML comparison page runs the same
 // code on a model that answers from the page's data (open). Messages and state are those of tgviz/views/compare.py.
 import { fitLines } from "./codelines.js";
-import { h } from "./dom.js";
+import { h, svgEl } from "./dom.js";
 import { MARGIN, READABLE, fullestWindow, nodeBoxes, unclippedWindow } from "./fullest.js";
 import { sortableTable } from "./table.js";
+import { fmtTime } from "./units.js";
 
 /** A side's median, said to be one and of how many launches, or a single cold launch said to be one (its spread and
  * how it was timed: its tooltip). @param {any} r @param {string} s */
 function median(r, s) {
   const m = r[`${s}_median_us`];
   if (m === null || m === undefined) return "–";
-  return r[`${s}_cold`] ? `❄ ${oneDecimal(m)} (1 cold launch)` : `${oneDecimal(m)} (median of ${r[`${s}_timed_runs`]})`;
+  return r[`${s}_cold`] ? `❄ ${fmtTime(m)} (1 cold launch)` : `${fmtTime(m)} (median of ${r[`${s}_timed_runs`]})`;
 }
 /** @param {any} r @param {string} s */
 function medianTip(r, s) {
   if (r[`${s}_median_us`] === null || r[`${s}_median_us`] === undefined || r[`${s}_cold`]) return "";
-  return `median of ${r[`${s}_timed_runs`]} launches: min ${oneDecimal(r[`${s}_min_us`])} µs, max ${oneDecimal(r[`${s}_max_us`])} µs` +
+  return `median of ${r[`${s}_timed_runs`]} launches: min ${fmtTime(r[`${s}_min_us`])}, max ${fmtTime(r[`${s}_max_us`])}` +
          (r[`${s}_timed`] === "re-timed" ? "; re-timed: after the capture, warm" : "");
 }
 /** @param {any} r @param {string} s */
 const totalTip = (r, s) => (r[`${s}_time_us`] === null || r[`${s}_time_us`] === undefined ? "" : `total over ${r[`${s}_runs`]} launches`);
-/** @param {number} v */
-const oneDecimal = (v) => v.toLocaleString("en-US", { maximumFractionDigits: 1 });
 /** The side ("a" or "b") a row's key is of. @param {string} key */
 const sideOf = (key) => key.slice(0, 1);
 
@@ -37,11 +36,12 @@ function columns(labels) {
     { key: "name", label: "kernel", ...sides("name") },
     { key: "code", label: "code", title: "same code, or the lines the diff adds and removes" },
     { key: "runs", label: "launches", num: true, title: "its launches that were timed: what the total is over", ...sides("runs") },
-    { key: "time_us", label: "total µs", num: true, title: "measured device time of all its launches, summed (a cell's tooltip: over how many)", ...sides("time_us"),
+    { key: "time_us", label: "total", num: true, title: "measured device time of all its launches, summed (a cell's tooltip: over how many)", ...sides("time_us"),
+      fmt: (/** @type {number|null|undefined} */ v) => fmtTime(v ?? null),
       tip: (/** @type {any} */ r, /** @type {string} */ k) => totalTip(r, sideOf(k)) },
     { key: "time", label: "time", fmt: (/** @type {string|null} */ v) => v ?? "–",
       title: `${labels[1]} faster or slower than ${labels[0]}; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare` },
-    { key: "median_us", label: "median µs", num: true, ...sides("median_us"), title: "the median of its timed launches, of how many (what a retry's summary gives; a cell's tooltip: min, max, re-timed: after the capture, warm)",
+    { key: "median_us", label: "median", num: true, ...sides("median_us"), title: "the median of its timed launches, of how many (what a retry's summary gives; a cell's tooltip: min, max, re-timed: after the capture, warm)",
       fmt: (/** @type {any} */ _v, /** @type {any} */ r, /** @type {string} */ k) => median(r, sideOf(k)), tip: (/** @type {any} */ r, /** @type {string} */ k) => medianTip(r, sideOf(k)) },
     { key: "launch", label: "global, local", ...sides("launch") },
     { key: "flops", label: "FLOPs", num: true, title: "tinygrad's estimate", ...sides("flops") },
@@ -137,6 +137,20 @@ function linkViews(boxes) {
   apply();
 }
 
+/** The graphs' colour legend, once for both sides: the sides' own titles and legends are hidden (compare.css), as a
+ * side's window (linkViews) would show them on one side and not the other. @param {HTMLElement} detail */
+function legendOnce(detail) {
+  const legend = detail.querySelector(".tgviz-landmark-svg svg > g.legend");
+  const hint = detail.querySelector(".tgviz-hint");
+  if (!legend || !hint) return;
+  const svg = svgEl("svg", { class: "tgviz-graph tgviz-pair-legend", height: 14 });
+  const copy = /** @type {SVGGElement} */ (legend.cloneNode(true));
+  copy.setAttribute("transform", "translate(1,1)");
+  svg.append(copy);
+  hint.append(svg);
+  svg.setAttribute("width", String(Math.ceil(copy.getBBox().width) + 2));
+}
+
 /** The kernels of the other side that compute the same user ops as a kernel's row (its group's), as rows.
  * @param {any[]} rows @param {any} row */
 function counterparts(rows, row) {
@@ -154,7 +168,7 @@ function renderComparison({ model, el }) {  // (not "render": the trace browser'
   style.textContent = model.get("code_css");
   const counts = sortableTable([{ key: "label", label: "side" }, { key: "kernels", label: "kernels", num: true },
     { key: "steps", label: "steps", num: true }, { key: "matches", label: "matches", num: true },
-    { key: "rewrite_ms", label: "rewrite time (ms)", num: true }], model.get("sides"));
+    { key: "rewrite_ms", label: "rewrite time", num: true, fmt: (/** @type {number} */ v) => fmtTime(v * 1e3) }], model.get("sides"));
   counts.classList.add("tgviz-counts");
   const detail = h("div", { class: "tgviz-pair", hidden: "" });
   const status = h("div", { class: "tgviz-status", role: "status" });
@@ -209,6 +223,7 @@ function renderComparison({ model, el }) {  // (not "render": the trace browser'
     detail.hidden = false;
     detail.dataset.index = String(msg.index);
     const boxes = [...detail.querySelectorAll(".tgviz-landmark")];
+    legendOnce(detail);
     for (const step of new Set(boxes.map((b) => /** @type {HTMLElement} */ (b).dataset.step))) {
       linkViews(/** @type {HTMLElement[]} */ (boxes.filter((b) => /** @type {HTMLElement} */ (b).dataset.step === step)
         .map((b) => b.querySelector(".tgviz-landmark-svg"))));

@@ -33,7 +33,7 @@ export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg,
   if (info.error) ui.matchBox.append(h("pre", { class: "tgviz-rewrite-error" }, [info.error]));
   if (msg.match_info) {
     const m = msg.match_info;
-    ui.matchBox.append(h("div", { class: "tgviz-pattern" }, [h("b", {}, ["pattern "]), h("code", {}, [m.source]), ` ${m.where} · ${m.us} µs`]));
+    ui.matchBox.append(h("div", { class: "tgviz-pattern" }, [h("b", {}, ["pattern "]), h("code", {}, [m.source]), ` ${m.where} · ${fmtTime(m.us)}`]));
     if (m.diff) ui.matchBox.append(h("pre", { class: "tgviz-uop-diff" }, [m.diff]));
   }
   ui.stack.replaceChildren(h("summary", {}, ["graph_rewrite call site and call stack"]),
@@ -128,9 +128,9 @@ export function kernelTable(ui, kernels, select, retime = null) {
       { key: "bytes", label: "bytes", num: true, title: "tinygrad's estimate of the bytes moved" },
       { key: "runs", label: "runs", num: true, title: "launches inside the capture (a launch counts for one kernel: kernels that "
         + "compiled to one program have its launches in the first one's row, see program)", tip: inTheRun },
-      { key: "time_us", label: "total (µs)", num: true, tip: inTheRun,
+      { key: "time_us", label: "total", num: true, fmt: fmtTime, tip: inTheRun,
         title: "measured device time of its launches in the capture, in total (the median beside it is one launch's, re-timed after the capture where the spread says so)" },
-      ...timeColumns(), { key: "compile_us", label: "compile (ms)", num: true, fmt: (v) => (v === null ? "–" : (v / 1e3).toFixed(1)),
+      ...timeColumns(), { key: "compile_us", label: "compile", num: true, fmt: fmtTime,
         title: "its compile time: its share of its schedule, its codegen, render and device compile, its first launch beyond its "
         + "device time (trace.compile_table())" },
       // (only where kernels share a program: the column says nothing of the others)

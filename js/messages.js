@@ -49,8 +49,8 @@
 /** @typedef {{type:"exported", paths:string[]}} ExportedMsg */
 /** @typedef {{key:string, label:string}} NodeSource */
 /** One event of a node's life in its group (see Trace.history); a run of steps it lives through is one "lives" event.
- * @typedef {{kind:"input"|"created"|"lives"|"replaced"|"removed", step:StepKey, match:number|null, title:string, other:string,
- *   other_key:string, steps:number}} HistoryEvent */
+ * @typedef {{kind:"input"|"created"|"rebuilt"|"lives"|"replaced"|"removed", step:StepKey, match:number|null, title:string,
+ *   other:string, other_key:string, steps:number}} HistoryEvent */
 /** A run of links of a node's lineage (see Trace.lineage, Lineage.runs), newest first: match(es) of one step that made
  * (or rebuilt) a node of the chain from an earlier one; "input": the chain's first UOp, in the graph a step started from
  * (or, with an `other`, a step's input built anew, the node in its place in the step before's output).
@@ -121,7 +121,7 @@
 /** @typedef {{kernel:number, device:string, flops:number, bytes:number, runs:number, time_us:number, intensity:number|null,
  *   gflops:number, gbs:number, bound:string|null, float_gflops:number|null, verdict:string|null,
  *   fraction:number|null, why:string|null}} PointRow */
-/** @typedef {{gflops:number, benchmark:number, gbs:number, ridge:number, how:string, measured:string}} PeaksRow */
+/** @typedef {{gflops:number, benchmark:number, gbs:number, ridge:number, how:string, measured:string, launch_us:number}} PeaksRow */
 /** @typedef {{points:PointRow[], peaks:Record<string, PeaksRow>, notes:string[], ran:number}} RooflineData */
 /** tinygrad's host-side spans (trace.compile_times()), as columns in start order: lane (TINY: the compiler, USER: the
  * Tensor methods called; indices into lanes), name (into names), kind (into KINDS of views.compile), start and duration

@@ -1,4 +1,4 @@
-// The node panel (a clicked node: its op, label or dtype, arg and tag, sources, the matches that made or replaced it,
+// The node panel (a clicked node: its op, label or dtype, arg and tag, sources, the matches that returned or replaced it,
 // for a CALL the kernel it becomes, its history, where it came from back to its creation and the user's op, tinygrad's
 // Python); its links go to steps, matches, nodes, kernels.
 // The panel shows at once what the page holds (the node's label lines and its sources drawn in the SVG, the matches
@@ -32,22 +32,28 @@ export function pageNode(stage, key, msg) {
            becomes: op === "CALL" ? kernels[from.find((k) => k in kernels) ?? ""] ?? null : null };  // (its AST: the source a kernel has)
 }
 
+const REBUILT = "rebuilt (a source changed)";  // tinygrad made the node anew because a match changed one of its sources
+
 /** One event of a node's life, in words. @param {HistoryEvent} e @param {Node|string} other the node it came from or
  * was replaced by (a link to it, or its op) @returns {(Node|string)[]} */
 function historyText(e, other) {
   if (e.kind === "input") return ["first seen in the input of"];
   if (e.kind === "created") return [`made by match ${(e.match ?? 0) + 1}`, ...(e.other ? [" (from a ", other, ")"] : []), " of"];
+  if (e.kind === "rebuilt") return [`${REBUILT} by match ${(e.match ?? 0) + 1}`, ...(e.other ? [" (in the place of a ", other, ")"] : []), " of"];
   if (e.kind === "lives") return [e.steps > 1 ? `lives through ${e.steps} steps from` : "lives through"];
   if (e.kind === "replaced") return ["replaced", ...(e.other ? [" by a ", other] : []), ` in match ${(e.match ?? 0) + 1} of`];
   return ["gone after"];
 }
 
-/** One run of a node's lineage, in words (before the link to its step). @param {LineageLink} l @returns {string} */
+/** One run of a node's lineage, in words (before the link to its step): made or rebuilt by a match, as its history says
+ * it, a run of them by its first match and its last (the node shown, where the run is the newest).
+ * @param {LineageLink} l @returns {string} */
 function lineageText(l) {
   const n = (/** @type {number|null} */ m) => (m ?? 0) + 1;
-  const matches = l.count > 1 ? `matches ${n(l.match)}–${n(l.last)}` : `match ${n(l.match)}`;
   if (l.kind === "input") return `${l.op} in the input of`;
-  return l.kind === "rebuilt" ? `${l.op} rebuilt (a source changed) by ${matches} of` : `${l.op} made by ${matches} of`;
+  const what = l.kind === "rebuilt" ? REBUILT : "made";
+  return l.count > 1 ? `${l.op} ${what} by ${l.count} matches, first by match ${n(l.match)}, last by match ${n(l.last)}, of`
+    : `${l.op} ${what} by match ${n(l.match)} of`;
 }
 
 /** The node panel: op, dtype, arg (the report, and the page's own node: its label lines), tag, sources (click: go to
@@ -73,7 +79,7 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
     h("div", {}, ["sources: ", ...(msg.sources.length ? msg.sources.flatMap((s, i) =>
       [i ? ", " : "", link(s.label, () => pick(s.key))]) : [full ? "none" : "none drawn"])]),
     ...(msg.becomes ? [h("div", { class: "tgviz-becomes" }, ["becomes kernel ", link(msg.becomes.name, () => go(/** @type {ProducedKernel} */ (msg.becomes).step, null))])] : []),
-    ...matches(msg.created, "made"), ...matches(msg.replaced, "replaced"),
+    ...matches(msg.created, "returned"), ...matches(msg.replaced, "replaced"),
     ...(full?.lineage?.length ? [h("div", { class: "tgviz-lineage" }, [h("b", {}, ["came from"]), " (newest first, back to its creation)",
       ...full.lineage.map((l) => h("div", { class: `tgviz-came ${l.kind}` }, [lineageText(l), " ", link(l.title, () => go(l.step, l.match)),
         ...(l.other_key ? [l.kind === "input" ? " (built anew, in the place of a " : " from a ",

@@ -10,6 +10,7 @@ import { h } from "./dom.js";
 import { READABLE } from "./fullest.js";
 import { panZoom } from "./panzoom.js";
 import { why } from "./port/why.js";
+import { fmtTime } from "./units.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").StepKey} StepKey */
@@ -202,7 +203,7 @@ export function programMap(ui, request, open, openRow, fuse) {
     const at = panel.querySelector(`.tgviz-map-fuse[data-buffer="${f.buffer}"]`);
     if (!at) return;
     if (f.error && !f.sides.length) { at.replaceChildren(h("div", { class: "tgviz-map-fused error" }, [f.summary])); return; }
-    const fmt = (/** @type {number|null} */ us) => (us === null ? "not timed" : `${us.toLocaleString("en-US")} µs`);
+    const fmt = (/** @type {number|null} */ us) => (us === null ? "not timed" : fmtTime(us));
     const sides = f.sides.map((s) => h("div", { class: "tgviz-map-fused-side" }, [
       h("b", {}, [s.label]), `: ${s.kernels.length} kernels, ${s.buffers} buffers between them, ${fmt(s.time_us)}, peak ${s.peak.toLocaleString("en-US")} B`,
       h("ol", {}, s.kernels.map((k, i) => h("li", {}, [`${k} ${s.times_us[i] === null ? "" : `(${fmt(s.times_us[i])})`}`])))]));
@@ -233,7 +234,7 @@ export function programMap(ui, request, open, openRow, fuse) {
     mark();
     const box = stage.querySelector(`g.node[data-node="${boxOf(i)}"]`);
     if (box) view.reveal([box]);  // (a link in the panel can lead anywhere on the map)
-    const time = k.time_us === null ? "not timed" : `${k.time_us.toLocaleString("en-US")} µs (median of ${k.runs} launch${k.runs === 1 ? "" : "es"})`;
+    const time = k.time_us === null ? "not timed" : `${fmtTime(k.time_us)} (median of ${k.runs} launch${k.runs === 1 ? "" : "es"})`;
     panel.replaceChildren(
       h("h4", {}, [k.name]), leads(k),
       h("div", {}, [`${k.kind === "copy" ? "copy" : "kernel"} #${k.index + 1} of ${m.kernels.length}, schedule ${k.schedule + 1} · ${time}`,

@@ -25,12 +25,16 @@ export function rooflineTab(msg, openKernel) {
   const r = msg.roofline, pts = r.points, peaks = Object.entries(r.peaks);
   const devices = [...new Set([...pts.map((p) => p.device), ...peaks.map(([d]) => d)])];
   const color = (/** @type {string} */ d) => ROOF_COLORS[devices.indexOf(d) % ROOF_COLORS.length];
+  // each thing said once: what the axes are, then each device's peaks (the date of their benchmark once where all share it)
+  const dates = [...new Set(peaks.map(([, p]) => p.measured))];
   const head = h("div", { class: "tgviz-roof-head" }, [
     h("b", { class: "tgviz-roof-count", "data-points": String(pts.length), "data-ran": String(r.ran) }, [`${pts.length} kernels`]),
-    ` of the ${r.ran} that ran · x: FLOPs per byte (tinygrad's estimates), y: GFLOP/s of float work at its median (tinygrad's FLOPs less its`
-    + ` integer ops, counted apart); the ${Math.min(LABELLED, pts.length)} slowest named; each device's peaks, measured once by a small tinygrad benchmark:`,
+    ` of ${r.ran} that ran, the slowest ${Math.min(LABELLED, pts.length)} named · x: FLOPs per byte, y: GFLOP/s of float work at its`
+    + " median (tinygrad's estimates; integer ops counted apart)",
+    ...(peaks.length ? [h("div", {}, [`each device's peaks, measured once by a small tinygrad benchmark${dates.length === 1 ? ` on ${dates[0]}` : ""}:`])] : []),
     ...(peaks.length ? peaks.map(([d, p]) => h("div", { class: "tgviz-roof-peak", "data-device": d, style: `color:${color(d)}` },
-      [`${d}: ${fmtNum(p.gflops)} GFLOP/s, ${fmtNum(p.gbs)} GB/s, ridge ${fmtNum(p.ridge)} FLOP/B (${p.how}; ${p.measured}) `]))
+      [`${d}: ${fmtNum(p.gflops)} GFLOP/s, ${fmtNum(p.gbs)} GB/s, ridge ${fmtNum(p.ridge)} FLOP/B`
+       + `${p.launch_us ? `, launch floor ${fmtTime(p.launch_us)}` : ""} (${p.how}${dates.length === 1 ? "" : `; ${p.measured}`})`]))
       : ["no device peaks"])]);
   const notes = r.notes.map((n) => h("div", { class: "tgviz-roof-note" }, [n]));
   if (!pts.length) return h("div", { class: "tgviz-roof" }, [head, ...notes]);

@@ -1,13 +1,16 @@
-// Figures as the run's tabs (timeline.js, memchart.js, roofline.js) print them: times from µs, bytes, plain numbers.
+// Figures as the widget and the report print them: times from µs, bytes, plain numbers.
 
-/** A time given in µs, in the unit that reads best (ns, µs, ms, s). @param {number|null} us */
+/** A time given in µs, to 3 significant figures in the unit that reads best (ns, µs, ms, s): "9.64 µs", "7.20 µs",
+ * "123 µs", "1.23 ms". Every duration on screen goes through here (tgviz.trace.units.time_text is its Python twin,
+ * tests/views/test_units.py holds them equal). @param {number|null} us */
 export function fmtTime(us) {
   if (us === null || !Number.isFinite(us)) return "–";
-  const a = Math.abs(us);
-  if (a >= 1e6) return `${(us / 1e6).toFixed(3)} s`;
-  if (a >= 1e3) return `${(us / 1e3).toFixed(3)} ms`;
-  if (a >= 1) return `${us.toFixed(a >= 100 ? 1 : 3)} µs`;
-  return `${(us * 1e3).toFixed(0)} ns`;
+  const r = Number(us.toPrecision(3));  // rounded first, so 999.7 µs reads "1.00 ms", not "1000 µs"
+  if (r === 0) return "0 µs";
+  const a = Math.abs(r);
+  const [div, unit] = a >= 1e6 ? [1e6, "s"] : a >= 1e3 ? [1e3, "ms"] : a >= 1 ? [1, "µs"] : [1e-3, "ns"];
+  const v = r / div, m = Math.abs(v);
+  return `${v.toFixed(m >= 100 ? 0 : m >= 10 ? 1 : 2)} ${unit}`;
 }
 
 /** Bytes, exact below 1 KiB, else in KiB / MiB / GiB with the exact count after. @param {number} b */

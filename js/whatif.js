@@ -10,6 +10,7 @@
 import { h, svgEl } from "./dom.js";
 import { sortableTable } from "./table.js";
 import { open } from "./compare.js";
+import { fmtTime } from "./units.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").TreeGroup} TreeGroup */
@@ -32,19 +33,19 @@ function beamScatter(rows, pick) {
   const maxT = Math.max(...timed.map((r) => Number(r.time_us)), 1e-9), n = Math.max(rows.length - 1, 1);
   const x = (/** @type {number} */ i) => L + (i / n) * (W - L - 8), y = (/** @type {number} */ t) => top + (1 - t / maxT) * (H - top - B);
   svg.append(svgEl("line", { x1: L, y1: H - B, x2: W - 8, y2: H - B, class: "axis" }), svgEl("line", { x1: L, y1: top, x2: L, y2: H - B, class: "axis" }));
-  for (const [t, label] of [[maxT, maxT.toFixed(1)], [0, "0"]]) {
+  for (const [t, label] of [[maxT, fmtTime(maxT)], [0, "0"]]) {
     const tx = svgEl("text", { x: L - 4, y: y(Number(t)) + 4, "text-anchor": "end" });
     tx.textContent = `${label}`;
     svg.append(tx);
   }
   const cap = svgEl("text", { x: (W + L) / 2, y: H - 4, "text-anchor": "middle" });
-  cap.textContent = "candidate (in the order BEAM tried them) · time µs";
+  cap.textContent = "candidate (in the order BEAM tried them) · time";
   svg.append(cap);
   for (const r of timed) {
     const dot = svgEl("circle", { cx: x(r.index), cy: y(Number(r.time_us)), r: r.winner ? 5 : 3, class: r.winner ? "winner" : "candidate",
                                   "data-index": r.index });
     const tip = svgEl("title", {});
-    tip.textContent = `#${r.index} ${r.opts.join(", ") || "no opts"}: ${r.time_us} µs${r.winner ? " (BEAM's choice)" : ""}`;
+    tip.textContent = `#${r.index} ${r.opts.join(", ") || "no opts"}: ${fmtTime(r.time_us)}${r.winner ? " (BEAM's choice)" : ""}`;
     dot.append(tip);
     dot.addEventListener("click", () => pick(r));
     svg.append(dot);
@@ -172,7 +173,7 @@ export function whatIf(ui, state, page, go) {
                 sortableTable([{ key: "index", label: "#", num: true }, { key: "round", label: "round", num: true },
                   { key: "opts", label: "opts", fmt: (v) => v.join(", ") || "no opts" },
                   { key: "compiled", label: "compiled", fmt: (v) => (v ? "yes" : "no") },
-                  { key: "time_us", label: "time (µs)", num: true, title: "the least of BEAM's timings; – : not timed" },
+                  { key: "time_us", label: "time", num: true, fmt: fmtTime, title: "the least of BEAM's timings; – : not timed" },
                   { key: "winner", label: "chosen", fmt: (v) => (v ? "★" : "") }], rows, pick));
   }
 

@@ -43,3 +43,12 @@ def synthetic_events() -> list:
                             [D(2600), D(2650), D(2650), D(2700)]),
           alloc(1, "NV", dtypes.float, 16, 900), alloc(2, "NV", dtypes.half, 64, 950), alloc(3, "PYTHON", dtypes.float, 4, 1250),
           free(3, "PYTHON", 1400), free(1, "NV", 2800), alloc(4, "DISK", dtypes.uint8, 1000, 2900), alloc(5, "NV", dtypes.float, 8, 2950)]
+
+
+TIME = r"-?[\d.]+ (?:ns|µs|ms|s)"  # a duration as tgviz.trace.units.time_text (and the page's fmtTime) writes it
+
+
+def read_time(text: str) -> float:
+  """A duration as tgviz writes it ("9.64 µs", "1.23 ms"), back in µs."""
+  value, unit = text.split(" ")
+  return float(value) * {"ns": 1e-3, "µs": 1.0, "ms": 1e3, "s": 1e6}[unit]

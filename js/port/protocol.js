@@ -145,7 +145,9 @@ async function* life(data, key, groupIndex) {
         replaced = true; here = false;
       } else if (!here && holds(data, t, u1, key)) {
         made = here = true;
-        yield ev("created", k, opOf(u0), data.key(t, u0));
+        // a replacement that is or holds a node the graph already had (rebuilt at an earlier match) made nothing (trace.Trace._life)
+        if (holds(data, t, data.graphAt(t, k), key)) yield rebuilt(data, t, key, k, i, step.key);
+        else yield ev("created", k, opOf(u0), data.key(t, u0));
       }
     }
     if (holds(data, t, data.after(t), key)) {
@@ -162,7 +164,7 @@ async function* life(data, key, groupIndex) {
 function rebuilt(data, t, key, hi, i, step) {
   const lo = firstHolding(data, t, key, hi);
   const was = earlierOf(t, data.graphAt(t, lo - 1), t, data.graphAt(t, lo), key);
-  return { kind: "created", i, step, s: t.s, match: lo - 1, other: was && opOfKey(t, was), otherKey: was };
+  return { kind: "rebuilt", i, step, s: t.s, match: lo - 1, other: was && opOfKey(t, was), otherKey: was };
 }
 
 /** The least k in 1..hi whose graph holds the node (the graph after hi matches does). @param {PageData} data
@@ -222,9 +224,9 @@ export async function lineage(data, key, groupIndex, i, k) {
   /** Trace._first_made @param {string} node @returns {Promise<Link|null>} */
   const firstMade = async (node) => {
     let e = null;
-    for await (const x of life(data, node, groupIndex)) if (x.kind === "input" || x.kind === "created") { e = x; break; }
+    for await (const x of life(data, node, groupIndex)) if (["input", "created", "rebuilt"].includes(x.kind)) { e = x; break; }
     if (e === null) return null;
-    if (e.kind === "created" && e.match !== null) return made(node, e.i, e.match + 1);
+    if ((e.kind === "created" || e.kind === "rebuilt") && e.match !== null) return made(node, e.i, e.match + 1);
     const t = await tableOf(e.i), p = before(e.i);
     const was = p < 0 ? "" : await (async () => { const tp = await tableOf(p); return earlierOf(tp, data.after(tp), t, t.s.graphs[0], node); })();
     return { kind: "input", i: e.i, match: null, key: node, op: opOfKey(t, node), other: was };

@@ -17,6 +17,7 @@ from harness import ARTIFACTS, LIMIT, new_page, notebook, open_in_lab, run_all
 
 import tgviz
 from tgviz.trace.steps import where
+from tgviz.trace.units import time_text
 
 CANVAS = ".tgviz-tl-canvas"
 TRAIN = """%%tgviz
@@ -63,7 +64,7 @@ def test_where_the_compile_time_goes_in_three_actions(report, page):
   page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=LIMIT)
   tot = trace.compile_times().totals
   line = page.locator(".tgviz-tl-compile").inner_text()
-  assert line == tot.summary() and f"capture {tot.wall_us / 1e3:,.1f} ms" in line and "not covered" in line
+  assert line == tot.summary() and f"capture {time_text(tot.wall_us)}" in line and "not covered" in line
   # it opens on the loop's replays (its steady state)
   assert page.locator(".tgviz-tl-replays.active").count() == 1
   page.screenshot(path=str(ARTIFACTS / "timing-timeline-replays.png"))
@@ -154,14 +155,14 @@ def test_the_kernel_tables_times_compile_and_limits(report, page):
   assert [r["kernel"][0] for r in rows] == [k.display_name for k in trace.kernels]
   compiled = {r["kernel"]: r["total_us"] for r in trace.compile_table()}
   for row, want, k in zip(rows, expected, trace.kernels, strict=True):
-    assert row["compile (ms)"][0] == f"{compiled[k.display_name] / 1e3:.1f}"
+    assert row["compile"][0] == time_text(compiled[k.display_name])
     if want["cold"]: assert row["median"][0].startswith("❄ ") and row["spread"][0] == "❄ 1 cold launch"
     if want["timed"] == "re-timed": assert row["spread"][0].endswith(f"{want['timed_runs']} runs, re-timed")
     if want["bound"] is not None:
       assert row["limit"][0].startswith(want["bound"] + " ") and row["limit"][1] == want["why"]
   assert any(r["timed"] == "re-timed" for r in expected) and any(r["cold"] for r in expected)
   assert {r["bound"] for r in expected} >= {"latency"}
-  page.locator(".tgviz-kernels th", has_text="compile (ms)").click()  # the slowest to compile first
+  page.locator(".tgviz-kernels th", has_text="compile").click()  # the slowest to compile first
   first = page.locator(".tgviz-kernels tbody tr").first.locator("td").first.inner_text()
   assert first == max(trace.compile_table(), key=lambda r: r["total_us"])["kernel"]
   ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ import re
 
 import pytest
 from harness import ARTIFACTS, LIMIT, TUTORIAL, new_page, notebook, open_in_lab, run_all, shown_labels_px
+from helpers import TIME, read_time
 from test_notebook7_browser import run_from_tree
 
 import tgviz
@@ -51,13 +52,13 @@ def check_time_labels(sheet, runs: int, by: str) -> None:
   its launches and the speedup, or "within noise" where the comparison's time column says so; the comparison the
   launches timed, their total (its tooltip: "total over N launches") and the same medians, each cell saying "median of N"."""
   summary = sheet.locator(".tgviz-retry-result.selected").inner_text()  # (the entry whose comparison is open)
-  median = re.search(rf"median of {runs} launches each \({BESIDE}\): ([\d,.]+) µs -> ([\d,.]+) µs, "
+  median = re.search(rf"median of {runs} launches each \({re.escape(BESIDE)}\): ({TIME}) -> ({TIME}), "
                      r"(?:([\d.]+)x (faster|slower)|within noise)$", summary)
   assert median, summary
   th = sheet.locator(".tgviz-whatif-compare .tgviz-pairs th")
   heads = [t.split("\n")[0].rstrip(" ▲▼") for t in th.all_inner_texts()]  # a column's label, then its sides' names
   at = heads.index("launches")  # right after the code column, on screen, each side's value one above the other
-  assert heads[at - 1: at + 2] == ["code", "launches", "total µs"] and "median µs" in heads and "runs" not in heads, heads
+  assert heads[at - 1: at + 2] == ["code", "launches", "total"] and "median" in heads and "runs" not in heads, heads
   assert [th.nth(at + i).locator("button").all_inner_texts() for i in (0, 1)] == [[f"original ({by})", "retry"]] * 2
   cells = sheet.locator(".tgviz-whatif-compare .tgviz-pairs tbody tr").first.locator("td")
   sides = [cells.nth(at + i).locator(".side") for i in (0, 1)]
@@ -65,27 +66,27 @@ def check_time_labels(sheet, runs: int, by: str) -> None:
   assert [sides[1].nth(i).get_attribute("title") for i in (0, 1)] == [f"total over {runs} launches"] * 2
   assert all(s.nth(i).is_visible() and s.nth(i).bounding_box()["x"] + s.nth(i).bounding_box()["width"]
              <= sheet.page.viewport_size["width"] for s in sides for i in (0, 1))
-  total_a, total_b = (float(t.replace(",", "")) for t in sides[1].all_inner_texts())  # over half the runs took the median or longer
-  medians = cells.nth(heads.index("median µs")).locator(".side")  # the same medians as the entry, as it writes them
+  total_a, total_b = (read_time(t) for t in sides[1].all_inner_texts())  # over half the runs took the median or longer
+  medians = cells.nth(heads.index("median")).locator(".side")  # the same medians as the entry, as it writes them
   assert medians.all_inner_texts() == [f"{median.group(1 + i)} (median of {runs})" for i in (0, 1)], (medians.all_inner_texts(), summary)
-  assert all(re.fullmatch(rf"median of {runs} launches: min [\d,.]+ µs, max [\d,.]+ µs(; re-timed: after the capture, warm)?",
+  assert all(re.fullmatch(rf"median of {runs} launches: min {TIME}, max {TIME}(; re-timed: after the capture, warm)?",
                           medians.nth(i).get_attribute("title")) for i in (0, 1))
   texts = [*sides[0].all_inner_texts(), *sides[1].all_inner_texts(), *medians.all_inner_texts()]
   least = (runs // 2 + 1) * 0.99
-  a, b = (float(median.group(i).replace(",", "")) for i in (1, 2))
+  a, b = (read_time(median.group(i)) for i in (1, 2))
   assert total_a >= least * a and total_b >= least * b, (texts, summary)
   time = cells.nth(heads.index("time")).inner_text()  # the comparison's word on the times: the entry's
   assert time == (f"retry {median.group(4)}" if median.group(3) else "within noise"), (time, summary)
   if not median.group(3): return
   x = float(median.group(3)) if median.group(4) == "faster" else 1 / float(median.group(3))  # a / b, of the unrounded medians
-  assert (a - 0.05) / (b + 0.05) - 0.01 <= x <= (a + 0.05) / max(b - 0.05, 1e-9) + 0.01, summary  # (each shown to 0.1 µs)
+  assert a * 0.995 / (b * 1.005) - 0.01 <= x <= a * 1.005 / (b * 0.995) + 0.01, summary  # (each shown to 3 significant figures)
 
 
 def check_comparison_reads(sheet, by: str, shot: str) -> None:
   """The retry's comparison, open on its pair: both kernels' graphs open readable, labels of 11 CSS px or more (the
   trace browser's readable size), each graph's box showing some of them whole; the words name the sides by what they
   are (the original, the retry), never "a" or "b"."""
-  sheet.page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-landmark svg g.node", timeout=LIMIT)
+  sheet.page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-landmark svg g.side g.node", timeout=LIMIT)
   shown = shown_labels_px(sheet)
   assert len(shown) >= 2 and all(shown) and min(px for box in shown for px in box) >= 11, shown
   heads = sheet.locator(".tgviz-whatif-compare .tgviz-pair-head").all_inner_texts()
@@ -181,16 +182,16 @@ def test_what_if_in_the_report(tmp_path, page):
   sheet.screenshot(path=str(ARTIFACTS / "whatif-report-refused.png"))
   results.nth(0).click()
   page.wait_for_selector(".tgviz-whatif-compare .tgviz-pairs tbody tr", timeout=LIMIT)
-  assert results.nth(0).inner_text().endswith(f"({BESIDE}): 3 µs -> 3.1 µs, within noise"), results.nth(0).inner_text()
+  assert results.nth(0).inner_text().endswith(f"({BESIDE}): 3.00 µs -> 3.10 µs, within noise"), results.nth(0).inner_text()
   check_time_labels(sheet, 5, "BEAM")
   check_comparison_reads(sheet, "BEAM", "whatif-report-compare.png")
   # BEAM's candidates: every one in the table, the timed ones in the scatter, its choice marked
   assert sheet.locator(".tgviz-beam tbody tr").count() == len(k.search.candidates)
   assert sheet.locator(".tgviz-beam-scatter circle").count() == len(k.search.timed)
   assert sheet.locator(".tgviz-beam-scatter circle.winner").count() >= 1
-  sheet.locator(".tgviz-beam th", has_text="time (µs)").click()  # sortable: the slowest first, the untimed last
+  sheet.locator(".tgviz-beam th", has_text="time").click()  # sortable: the slowest first, the untimed last
   times = sheet.locator(".tgviz-beam tbody tr td:nth-child(5)").all_inner_texts()
-  shown = [float(t.replace(",", "")) for t in times if t != "–"]
+  shown = [read_time(t) for t in times if t != "–"]
   assert shown == sorted(shown, reverse=True) and len(shown) == len(k.search.timed)
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   sheet.screenshot(path=str(ARTIFACTS / "whatif-report.png"))
@@ -235,7 +236,7 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
     results = sheet.locator(".tgviz-retry-result")
     assert results.count() == len(k.retries) >= 1 and results.first.inner_text().startswith(f"retry of {k.display_name} with no opts: ")
     for i in range(results.count()):
-      assert re.search(rf"median of 5 launches each \({BESIDE}\): [\d.,]+ µs -> [\d.,]+ µs, ([\d.]+x (faster|slower)|within noise)$",
+      assert re.search(rf"median of 5 launches each \({re.escape(BESIDE)}\): {TIME} -> {TIME}, ([\d.]+x (faster|slower)|within noise)$",
                        results.nth(i).inner_text()), results.nth(i).inner_text()
     # of the three retries, those it did not make are said, each with why
     not_tried = sheet.locator(".tgviz-not-tried")
@@ -296,7 +297,8 @@ def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
   own (Retry.times_us), the original said to be timed beside that retry; the top lines say whose retries are shown."""
   from tinygrad import Tensor
 
-  from tgviz.trace.whatif import most_telling, us_text
+  from tgviz.trace.units import time_text
+  from tgviz.trace.whatif import most_telling
   a, b = Tensor.rand(8, 8, device="CPU").realize(), Tensor.rand(8, 8, device="CPU").realize()
   with tgviz.capture("CPU") as trace: (a @ b).realize(); (a + 1).realize()
   k, plain = trace.kernels
@@ -324,7 +326,7 @@ def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
   for r, entry in zip((noise, telling), results.all_inner_texts(), strict=True):
     x, (ta, tb) = r.speedup, r.times_us()
     speed = "within noise" if r is noise else f"{x:.2f}x faster"
-    assert entry.endswith(f"({BESIDE}): {us_text(ta)} µs -> {us_text(tb)} µs, {speed}"), entry
+    assert entry.endswith(f"({BESIDE}): {time_text(ta)} -> {time_text(tb)}, {speed}"), entry
   check_time_labels(sheet, 5, "heuristic")  # the comparison open is the selected entry's, its medians the entry's
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   sheet.screenshot(path=str(ARTIFACTS / "whatif-report-most-telling.png"))

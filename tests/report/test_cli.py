@@ -13,6 +13,7 @@ import sys
 import threading
 
 import pytest
+from helpers import TIME
 from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat, graph_rewrite
 
 import tgviz
@@ -197,7 +198,7 @@ def test_run_writes_retries_of_the_slowest_kernels_into_the_report(what_if_run):
     assert summaries[0].startswith(f"retry of {name} with no opts: "), summaries
     for r in info["retries"]:  # each: times, speedup, and the comparison with both kernels' code
       assert r["same"] and r["error"] is None and None not in r["times_us"], r["summary"]
-      assert re.search(rf"median of 5 launches each \({whatif.BESIDE}\): [\d.,]+ µs -> [\d.,]+ µs, ([\d.]+x (faster|slower)|within noise)$",
+      assert re.search(rf"median of 5 launches each \({re.escape(whatif.BESIDE)}\): {TIME} -> {TIME}, ([\d.]+x (faster|slower)|within noise)$",
                        r["summary"])
       assert r["compare"]["pairs"][0]["sides"][0]["name"] == name.split(" #")[0] and r["compare"]["pairs"][0]["diff"]
       assert f"    {r['summary']}" in printed.splitlines()  # said in the run's output too

@@ -2,17 +2,15 @@
 same inputs as the original, compared), and BEAM's candidates, on the real compiler and the real PoCL / CPU devices."""
 import contextlib
 import io
-import json
 import re
-import shutil
 import statistics
-import subprocess
 
 import pytest
 import workloads
 
 import tgviz
-from tgviz.trace.whatif import BESIDE, most_telling, us_text
+from tgviz.trace.units import time_text
+from tgviz.trace.whatif import BESIDE, most_telling
 
 MATMUL_OPTS = [[], [("UPCAST", 0, 4)], [("UPCAST", 1, 8)], [("LOCAL", 0, 8)], [("LOCAL", 0, 4), ("LOCAL", 1, 4)],
                [("UPCAST", 0, 4), ("UNROLL", 0, 4)], [("GROUP", 0, 4)]]
@@ -114,8 +112,8 @@ def test_retry_opens_as_a_comparison(matmul_trace, tmp_path):
   a, b = r.times_us()
   assert row["a_median_us"] == a and row["b_median_us"] == b and row["a_timed_runs"] == row["b_timed_runs"] == 5
   speed = "within noise" if row["time"] == "within noise" else f"{a / b:.2f}x faster" if a >= b else f"{b / a:.2f}x slower"
-  # (written as the page's table writes them, ties rounded away from zero: us_text, held to the page's own below)
-  assert r.summary().endswith(f"; median of 5 launches each ({BESIDE}): {us_text(a)} µs -> {us_text(b)} µs, {speed}")
+  # (written as the page's table writes them: time_text, held to the page's own in tests/views/test_units.py)
+  assert r.summary().endswith(f"; median of 5 launches each ({BESIDE}): {time_text(a)} -> {time_text(b)}, {speed}")
   assert r.speedup == pytest.approx(a / b)
 
 
@@ -137,7 +135,7 @@ def test_a_retrys_summary_says_of_its_times_what_its_comparison_says(matmul_trac
   overlapping_times(r, [1, 2, 3, 4, 5], b)
   (row,) = r.comparison().kernel_table()
   assert row["time"] == r.time_compared == said
-  assert r.summary().endswith(f"({BESIDE}): 3 µs -> {us_text(statistics.median(b))} µs, {speed}"), r.summary()
+  assert r.summary().endswith(f"({BESIDE}): 3.00 µs -> {time_text(statistics.median(b))}, {speed}"), r.summary()
 
 
 def test_the_most_telling_retry_is_the_largest_change_beyond_noise(matmul_trace):
@@ -277,13 +275,3 @@ def test_tgviz_runs_beam_searches_a_share_of_the_run():
   report's retries stay a small part of what the run cost."""
   from tgviz.trace.whatif import beam_seconds
   assert [beam_seconds(s) for s in (1.0, 15.0, 30.0, 200.0)] == [0.5, 0.75, 1.5, 3.0]
-
-
-@pytest.mark.skipif(shutil.which("node") is None, reason="needs node (scripts/install.sh test)")
-def test_a_retrys_summary_writes_times_as_its_comparison_table_does():
-  """The summary's medians and the table's (js/compare.js: toLocaleString, at most one decimal) are one text, ties
-  included: 0.95 µs is "1" in both (Python's own format gave "0.9", the page "1")."""
-  values = [0.95, 0.05, 0.9, 21.0, 1234.45, 2.25, 1234567.25, 0.04, 99.95, 3.14159]
-  page = subprocess.run(["node", "-e", f"console.log(JSON.stringify({values}.map((v) => v.toLocaleString('en-US', "
-                         "{ maximumFractionDigits: 1 }))))"], capture_output=True, text=True, check=True).stdout
-  assert [us_text(v) for v in values] == json.loads(page)

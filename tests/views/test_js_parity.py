@@ -255,14 +255,20 @@ def test_shipped_module_texts_parse(name, tmp_path):
 def test_node_panels_lineage_in_node_is_python(tutorial_trace, tmp_path):
   """The node panel the report's page computes (history, where the node came from back to the kernel's AST and the
   user's line, the kernel a CALL becomes) is Python's: a codegen node, one that lives inside a step (only a match's
-  picture shows it), a schedule graph's CALL."""
+  picture shows it), a schedule graph's CALL, and a node tinygrad rebuilt (a source changed) that a later match's
+  replacement is or holds (rebuilt there, not made by that match)."""
   conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
   store = next(ln[0] for ln in conv.lines if ln and ln[0].op.name == "STORE")
   made = tutorial_trace.lineage(store, conv.group).links[0]
   sched = next(s for s in tutorial_trace.steps if s.name == "View Kernel Graph")
   call = next(u for u in tg.toposort(sched.before()) if u.op.name == "CALL")
-  nodes = [(conv.codegen_step, None, store), (made.step, made.match, made.other), (sched, None, call)]
-  got = _node({**_report_data(tutorial_trace, [*conv.group.steps, sched]), "graphs": [], "pictures": [],
+  def held_later(s, u) -> bool:  # rebuilt at a match, and a later match's replacement is or holds it
+    e = next((e for e in tutorial_trace.history(u, s.group) if e.step is s and e.kind == "rebuilt"), None)
+    return e is not None and any(tg.reaches(m.uops()[1], u, set()) for m in s.matches[e.match + 1:])
+  rebuilt = next((s, u) for s in tutorial_trace.steps if s.name == "reshape" and 0 < len(s.matches) <= 40
+                 for u in tg.toposort(s.after()) if held_later(s, u))
+  nodes = [(conv.codegen_step, None, store), (made.step, made.match, made.other), (sched, None, call), (rebuilt[0], None, rebuilt[1])]
+  got = _node({**_report_data(tutorial_trace, [*conv.group.steps, sched, *rebuilt[0].group.steps]), "graphs": [], "pictures": [],
                "nodes": [{"step": P.step_key(s), "match": m, "key": tg.node_key(u)} for s, m, u in nodes]}, tmp_path)
   for (s, m, u), js in zip(nodes, got["nodes"], strict=True):
     py = P.node_message(tutorial_trace, P.step_key(s), m, tg.node_key(u))

@@ -35,7 +35,7 @@ MIN_SECONDS = 0.001                           # a compute benchmark's size count
 MAX_MATMUL, MAX_COPY = 4096, 1 << 28          # ... or reaches this size (elements: n of n x n, floats copied)
 CHAIN, MAX_CHAIN = 32, 1 << 22                # multiply-adds per element of the elementwise compute benchmark; its most elements
 LAUNCHES = 20                                 # launches of a one-element kernel, the least of which is the launch floor
-VERSION = 3                                   # of the benchmark: peaks cached by an older one are measured again
+VERSION = 5                                   # of the benchmark: peaks cached by an older one are measured again
 
 
 def cache_dir(where: str | os.PathLike | None = None) -> Path:
@@ -153,11 +153,12 @@ def measure(device: str) -> dict[str, Any]:
     m, t, _ = _grown(copy, 1 << 22, MAX_COPY, 4, COPY_SECONDS, timer)
     floor = _launch_floor(device, timer)
   gflops, best = max(computes)
-  tried = ", ".join(f"{what.split(' of ')[0].split(' over ')[0]} {g:,.1f}" for g, what in computes)
+  # each figure said once: the roofs' numbers are beside it (gflops, gbs), the others' GFLOP/s here
+  others = ", ".join(f"{what.split(' of ')[0].split(' over ')[0]} {g:,.1f} GFLOP/s" for g, what in computes if what != best)
   return {"gflops": gflops, "gbs": 2 * m * 4 / t / 1e9, "launch_us": floor * 1e6,
           "units": compute_units(device),
-          "how": f"{best}, the best of float32 work ({tried} GFLOP/s); "
-                 f"x+1 over {m * 4 / 2**20:.0f} MiB: {t * 1e3:.2f} ms; the least of {LAUNCHES} one-element launches: {floor * 1e6:.1f} µs",
+          "how": f"compute: {best}, better than {others}; memory: x+1 over {m * 4 / 2**20:.0f} MiB; launch: the least of "
+                 f"{LAUNCHES} one-element launches",
           "measured": datetime.date.today().isoformat(), "tinygrad": SUPPORTED_TINYGRAD, "version": VERSION}
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from tgviz import bridge as tg
+from tgviz.trace.units import time_text
 
 
 class GroupInfo(NamedTuple):
@@ -83,12 +84,12 @@ class CompileTotals:
     return self.schedule_us + self.codegen_us + self.other_us
 
   def summary(self) -> str:
-    def ms(us: float) -> str: return f"{us / 1e3:,.1f} ms"
-    return (f"capture {ms(self.wall_us)}: compiler {ms(self.compiler_us)} (schedule {ms(self.schedule_us)}, kernels' codegen "
-            f"{ms(self.codegen_us)} of which render {ms(self.render_us)} and device compile {ms(self.compile_us)}, other "
-            f"{ms(self.other_us)}); Tensor methods outside the compiler {ms(self.tensor_us)} (of it launches {ms(self.launches_us)}, "
-            f"each program's first launch beyond its device time {ms(self.first_launches_us)}); "
-            f"not covered by tinygrad's spans (Python between Tensor methods, the capture's own start and end) {ms(self.uncovered_us)}")
+    t = time_text
+    return (f"capture {t(self.wall_us)}: compiler {t(self.compiler_us)} (schedule {t(self.schedule_us)}, kernels' codegen "
+            f"{t(self.codegen_us)} of which render {t(self.render_us)} and device compile {t(self.compile_us)}, other "
+            f"{t(self.other_us)}); Tensor methods outside the compiler {t(self.tensor_us)} (of it launches {t(self.launches_us)}, "
+            f"each program's first launch beyond its device time {t(self.first_launches_us)}); "
+            f"not covered by tinygrad's spans (Python between Tensor methods, the capture's own start and end) {t(self.uncovered_us)}")
 
   __str__ = summary
 

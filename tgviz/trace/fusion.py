@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from tgviz import bridge as tg
 from tgviz.trace.comparison import Comparison
 from tgviz.trace.reasons import size_text
+from tgviz.trace.units import time_text
 
 if TYPE_CHECKING:
   from tgviz.trace.program import Buffer
@@ -79,7 +80,7 @@ class Fusion:
     head = f"what if {self.buffer.label} had not been made: {self.lifted}"
     if self.error is not None: return f"{head}: {self.error}"
     a, b = self.side("before"), self.side("after")
-    def us(x: Any) -> str: return f"{x:,.1f} µs" if x is not None else "not timed"
+    def us(x: Any) -> str: return time_text(x) if x is not None else "not timed"
     return (f"{head}: kernels {a['kernels']} -> {b['kernels']}, buffers between kernels {a['buffers']} -> {b['buffers']}, "
             f"device time {us(a['time_us'])} -> {us(b['time_us'])}, memory peak {size_text(a['peak'])} -> "
             f"{size_text(b['peak'])}; this buffer: {'gone' if self.gone else 'still made, ' + self.still()} (same random inputs on both sides)")

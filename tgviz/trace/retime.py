@@ -12,6 +12,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from tgviz.trace.units import time_text
+
 RELIABLE = 10     # launches in the capture from which a kernel's own times are taken as they are (fewer: re-time it)
 SLOWEST = 5       # kernels retime() times again by default, the slowest in the capture with fewer than RELIABLE launches
 
@@ -48,12 +50,12 @@ class Timing:
     return self.source == "capture" and self.n == 1
 
   def text(self) -> str:
-    """As the table and the timeline say it: "median 12.3 µs (min 11.9, max 13.1; 40 runs, re-timed)", or "2,028 µs (1
-    cold launch)"."""
-    if self.cold: return f"{self.times_us[0]:,.1f} µs (1 cold launch)"
+    """As the table and the timeline say it: "median 12.3 µs (min 11.9 µs, max 13.1 µs; 40 runs, re-timed)", or "2.03
+    ms (1 cold launch)" (times as tgviz.trace.units.time_text writes them)."""
+    if self.cold: return f"{time_text(self.times_us[0])} (1 cold launch)"
     what = "re-timed" + ("" if self.stable is not False else ", not settled") if self.source == "re-timed" else \
            "launches in the capture, the first cold"
-    return f"median {self.median_us:,.1f} µs (min {self.min_us:,.1f}, max {self.max_us:,.1f}; {self.n} runs, {what})"
+    return f"median {time_text(self.median_us)} (min {time_text(self.min_us)}, max {time_text(self.max_us)}; {self.n} runs, {what})"
 
 
 def timing_of(capture: list[float], retimed: list[float] | None, stable: bool | None = None) -> Timing | None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import bisect
 import functools
 import gc
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
+from tgviz.trace.units import time_text
 from tgviz.trace.verdicts import DevicePeaks, Verdict, device_peaks
 
 if TYPE_CHECKING:
@@ -119,12 +120,11 @@ class Timeline:
     return f"{len(out)} cop{'y' if len(out) == 1 else 'ies'} outside any schedule: {what}"
 
   def summary(self) -> str:
-    kinds: dict[str, int] = {}
-    for x in self.launches: kinds[x.kind] = kinds.get(x.kind, 0) + 1
+    kinds = Counter(x.kind for x in self.launches)  # (in order of first launch)
     jit = f", {len(self.jit_runs)} TinyJit runs" if self.jit_runs else ""
     outside = f"; {text}" if (text := self.outside_text()) else ""
     return f"timeline: {len(self.launches)} launches ({', '.join(f'{n} {k}' for k, n in kinds.items()) or 'none'}{outside}) on " \
-           f"{', '.join(self.lanes) or 'no device'} over {self.duration_us / 1e3:.3f} ms{jit}"
+           f"{', '.join(self.lanes) or 'no device'} over {time_text(self.duration_us)}{jit}"
 
   __str__ = summary
 
@@ -195,8 +195,8 @@ class Memory:
     return [b.row() for b in sorted(self.at_peak, key=lambda b: -b.nbytes)]
 
   def summary(self) -> str:
-    return f"memory: {len(self.buffers)} allocations, peak {self.peak:,} B with {len(self.at_peak)} buffers alive" + \
-           (f" at {self.peak_us / 1e3:.3f} ms" if self.peak_us is not None else "")
+    at = f" at {time_text(self.peak_us)}" if self.peak_us is not None else ""
+    return f"memory: {len(self.buffers)} allocations, peak {self.peak:,} B with {len(self.at_peak)} buffers alive{at}"
 
   __str__ = summary
 

@@ -224,7 +224,8 @@ class Step:
 @dataclass(frozen=True)
 class Event:
   """One event in a node's life (see :meth:`Trace.history`). kind: "input" (in the graph a step started from, where the
-  node is first seen), "created" (match `match` of `step` made it, replacing `other`), "lives" (in the graph after
+  node is first seen), "created" (match `match` of `step` made it, replacing `other`), "rebuilt" (tinygrad rebuilt it
+  after match `match` of `step` because a source changed, in the place of `other`), "lives" (in the graph after
   `step`), "replaced" (match `match` of `step` replaced it with `other`) or "removed" (gone from the graph after `step`,
   replaced by nothing the node's own match made)."""
   kind: str
@@ -313,7 +314,7 @@ class Rule:
 
 
 def rebuilt_event(step: Step, uop: Any, hi: int | None = None) -> Event:
-  """The creation of a node no match returned: tinygrad rebuilt it because a match changed one of its sources. The
+  """The creation of a node no match made: tinygrad rebuilt it because a match changed one of its sources. The
   match is the first after which the node is in the graph (found by bisection over the replay, up to the graph after
   `hi` matches, which holds it: by default the step's last); `other` is the node it took the place of."""
   lo, hi = 1, len(step.matches) if hi is None else hi
@@ -322,4 +323,4 @@ def rebuilt_event(step: Step, uop: Any, hi: int | None = None) -> Event:
     if uop in set(tg.toposort(step.at(mid))): hi = mid
     else: lo = mid + 1
   d = diff_graphs(step.at(lo - 1), step.at(lo))
-  return Event("created", step, lo - 1, next((b for b, a in d.changed if a is uop), None))
+  return Event("rebuilt", step, lo - 1, next((b for b, a in d.changed if a is uop), None))

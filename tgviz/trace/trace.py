@@ -192,9 +192,9 @@ class Trace:
 
   def _first_made(self, uop: Any, groups: list[Group]) -> Link | None:
     """The first link of uop's lineage from its history: the step's input that first holds it, or the match that made it."""
-    e = next((e for e in self._life(uop, groups) if e.kind in ("input", "created")), None)
+    e = next((e for e in self._life(uop, groups) if e.kind in ("input", "created", "rebuilt")), None)
     if e is None: return None
-    if e.kind == "created" and e.match is not None: return self._made(uop, groups, e.step, e.match + 1)
+    if e.kind in ("created", "rebuilt") and e.match is not None: return self._made(uop, groups, e.step, e.match + 1)
     # a step's input that is not the step before's output (tinygrad built it anew: an opt applied): the node there in its place
     prev = step_before(e.step)
     was = next((b for b, a in diff_graphs(prev.after(), e.step.before()).changed if a is uop), None) if prev is not None else None
@@ -241,7 +241,9 @@ class Trace:
             yield Event("replaced", s, m.index, u1)
           elif not here and tg.reaches(u1, uop, before):
             made = here = started = True
-            yield Event("created", s, m.index, u0)
+            # a replacement that is or holds a node the graph already had (tinygrad rebuilt it at an earlier match) made nothing
+            if uop in set(tg.toposort(s.at(m.index))): yield rebuilt_event(s, uop, m.index)
+            else: yield Event("created", s, m.index, u0)
         if uop in set(tg.toposort(s.after())):
           started = True
           if not here and not made and s.matches: yield rebuilt_event(s, uop)

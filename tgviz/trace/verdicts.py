@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tgviz import bridge as tg
+from tgviz.trace.units import time_text
 
 LATENCY_FRACTION = 0.1   # below this fraction of its roof a kernel with little work is latency-bound
 LAUNCH_FLOORS = 4        # ... little work: it ran within this many of the device's launch floors, or on fewer threads than units
@@ -73,10 +74,10 @@ def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, medi
   few = peaks.units is not None and threads < peaks.units
   if fraction < LATENCY_FRACTION and (few or (floors is not None and floors < LAUNCH_FLOORS)):
     units = f" for {peaks.units} compute units" if peaks.units is not None else ""
-    floor = f", {floors:.1f}x the device's launch floor ({peaks.launch_us:.1f} µs)" if floors is not None else ""
+    floor = f", {floors:.1f}x the device's launch floor ({time_text(peaks.launch_us)})" if floors is not None else ""
     plural = "s" if threads != 1 else ""
     return Verdict("latency", fraction, f"latency/launch-bound: {threads:,} thread{plural}{units}, {float_flops:,} FLOPs and "
-                   f"{nbytes:,} B in {median_us:,.1f} µs{floor}; {fraction:.1%} of its roof{apart}", float_flops, ints)
+                   f"{nbytes:,} B in {time_text(median_us)}{floor}; {fraction:.1%} of its roof{apart}", float_flops, ints)
   bound = "compute" if t_compute >= t_memory else "memory"
   got = f"{float_flops / t / 1e9:,.2f} of {peaks.gflops:,.1f} GFLOP/s" if bound == "compute" else f"{nbytes / t / 1e9:,.2f} of {peaks.gbs:,.1f} GB/s"
   return Verdict(bound, fraction, f"{bound}-bound at {fraction:.1%} of its roof ({got}){apart}", float_flops, ints)

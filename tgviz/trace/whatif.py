@@ -14,7 +14,6 @@ import statistics
 import time
 import traceback
 from collections.abc import Iterable
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, ClassVar
 
 from tgviz import bridge as tg
@@ -22,6 +21,7 @@ from tgviz.trace import kernel as model
 from tgviz.trace.comparison import Comparison
 from tgviz.trace.retime import compare_times, timing_of
 from tgviz.trace.trace import Trace
+from tgviz.trace.units import time_text
 
 BEAM_COLUMNS = ("index", "round", "opts", "compiled", "time_us", "winner")  # Kernel.beam_table
 BEAM_WIDTH, BEAM_SECONDS = 2, 3.0  # what_ifs' BEAM: a narrow search, stopped after some seconds a kernel
@@ -106,8 +106,7 @@ class Retry:
     n = len(self.run.times_a)
     speed = "within noise" if self.time_compared == "within noise" else f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
     # (each retry times the original again beside it: two retries of a kernel give it two medians, neither the table's)
-    return (f"{head}: {k.name if k else '?'}, {verdict}; median of {n} launches each ({BESIDE}): {us_text(a)} µs -> "
-            f"{us_text(b)} µs, {speed}")
+    return f"{head}: {k.name if k else '?'}, {verdict}; median of {n} launches each ({BESIDE}): {time_text(a)} -> {time_text(b)}, {speed}"
 
   __str__ = summary
 
@@ -125,13 +124,6 @@ def most_telling(retries: list[Retry]) -> Retry | None:
     real = r.time_compared in ("b faster", "b slower") and r.speedup
     return r.same, abs(math.log(r.speedup)) if real and r.speedup else -1.0
   return max(shown, key=telling, default=None)
-
-
-def us_text(us: float) -> str:
-  """A time in µs as the comparison's table writes it: thousands grouped, at most one decimal ("1,234.5", "21"), rounded
-  as the page rounds (toLocaleString: the shortest decimal that is the float, half away from zero: 0.95 is "1", where
-  Python's own format rounds the binary value, 0.9499…, to "0.9")."""
-  return f"{Decimal(repr(us)).quantize(Decimal('0.1'), ROUND_HALF_UP):,}".removesuffix(".0")
 
 
 def _opts_text(opts: Iterable[tg.Opt]) -> str:

@@ -214,7 +214,7 @@ class NodeSource(TypedDict):
 
 class HistoryEvent(TypedDict):
   """One event of a node's life in its group (see Trace.history); a run of steps it lives through is one "lives" event."""
-  kind: Literal["input", "created", "lives", "replaced", "removed"]
+  kind: Literal["input", "created", "rebuilt", "lives", "replaced", "removed"]
   step: StepKey        # where to jump (the first step of a "lives" run)
   match: int | None
   title: str
@@ -501,6 +501,7 @@ class PeaksRow(TypedDict):
   ridge: float
   how: str
   measured: str
+  launch_us: float                # the launch floor (0: not measured)
 
 
 class RooflineData(TypedDict):

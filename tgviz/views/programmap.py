@@ -19,6 +19,7 @@ from tgviz.trace.program import REASONS, Program, ProgramKernel
 from tgviz.trace.reasons import size_text
 from tgviz.trace.steps import CellLabel, place, where
 from tgviz.trace.trace import Trace
+from tgviz.trace.units import time_text
 from tgviz.views.messages import FusedMsg, FusedSide, MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
 from tgviz.views.protocol import step_key
 
@@ -107,7 +108,7 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
     first = prog.kernels[ks[0]]
     if len(ks) == 1:
       bound = kernels[first.index]["bound"]
-      timed = (f"{first.time_us:,.1f} µs" + (f" · {bound}" if bound else ""),) if first.time_us is not None else ()
+      timed = (time_text(first.time_us) + (f" · {bound}" if bound else ""),) if first.time_us is not None else ()
       label = _kernel_lines(first, cell_label) + timed
       boxes.append(Box(key, label, "copy" if first.kind == "copy" else "kernel", group=first.schedule))
       continue
@@ -117,7 +118,7 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
     total = sum(t for i in ks if (t := prog.kernels[i].time_us) is not None)
     lines = [f"{len(ks)} kernels" + (f" · {place(o.file, o.line, cell_label)}" if o is not None and o.file and o.line else ""),
              (o.source[:44] + ("…" if len(o.source) > 44 else "")) if o is not None else f"{first.name} … {prog.kernels[ks[-1]].name}",
-             ", ".join(ops[:3]) + (" …" if len(ops) > 3 else ""), f"{total:,.1f} µs in all" if total else ""]
+             ", ".join(ops[:3]) + (" …" if len(ops) > 3 else ""), f"{time_text(total)} in all" if total else ""]
     boxes.append(Box(key, tuple(ln for ln in lines if ln), "fold", group=first.schedule))
   arrows, drawn, stubs = _arrows(prog, box_of, buffers)
   boxes += stubs

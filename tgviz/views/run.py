@@ -152,7 +152,7 @@ def roofline_data(trace: Trace, index: dict[int, int], peaks: bool = True) -> Ro
                           for k in ran if id(k) not in placed)]
   return RooflineData(points=points, notes=notes, ran=len(ran),
                       peaks={d: PeaksRow(gflops=pk.gflops, benchmark=pk.benchmark_gflops,
-                                             gbs=pk.gbs, ridge=pk.ridge, how=pk.how, measured=pk.measured)
+                                             gbs=pk.gbs, ridge=pk.ridge, how=pk.how, measured=pk.measured, launch_us=pk.launch_us)
                              for d, pk in roof.peaks.items()})
 
 
