@@ -48,7 +48,7 @@ def test_every_command_and_option_is_the_clis():
 
 
 def test_every_key_and_control_is_the_widgets():
-  keys = re.search(r"f: \(\) => .*?, 1: view\.oneToOne, z: view\.toChange, r: toggleRaw, m: .*?\"/\": ", JS)
+  keys = re.search(r"f: \(\) => .*?, 1: \(\) => onView\(view\.oneToOne\), z: \(\) => onView\(view\.toChange\), r: toggleRaw, m: .*?\"/\": ", JS)
   assert keys and "Home: live(" in JS and "End: live(" in JS and "ArrowLeft" in JS
   for label in ("kernel table", "timeline · memory · roofline", "what if…", "Export SVG", '"code", "uops", "asm"', "launches", "whole run"):
     assert label in JS, label
