@@ -36,7 +36,8 @@ export function sidePanels(ui) {
     // shown: the tree at its narrowest, the code column as wide as the listing's longest line, the graph keeping GRAPH_MIN,
     // where the user has not dragged them to widths of their own
     let tree = st.tree ? `${st.tree}px` : wide ? "180px" : max ? "clamp(180px, 12.5%, 320px)" : "max(180px, 22%)";
-    let code = st.code ? `${st.code}px` : max ? "clamp(200px, 17.5%, 420px)" : "max(200px, 28%)";
+    // (at least 260 px: in a window 1000 px wide the code column had 200, its access tab cut, its words broken)
+    let code = st.code ? `${st.code}px` : max ? "clamp(260px, 17.5%, 420px)" : "max(200px, 28%)";
     if (wide) code = st.listing ? `${st.listing}px` : `max(${code}, min(${wide}px, calc(100% - ${tree} - 10px - ${GRAPH_MIN})))`;
     if (rules) tree = `max(${tree}, min(65%, 1040px))`;  // the rules' figures and patterns need room to be read
     else if (!ui.results.hidden) tree = `max(${tree}, min(36%, 520px))`;  // so do a search's hits

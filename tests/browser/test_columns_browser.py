@@ -15,10 +15,10 @@ def page(browser):
   with new_page(browser, width=1600, height=1000) as p: yield p
 
 
-def open_conv(page) -> None:
-  """The tutorial's conv kernel's first step, picked in the tree."""
+def open_conv(page, name: str = "r_2_2_2_2") -> None:
+  """A kernel's first step (the tutorial's conv kernel's), picked in the tree."""
   to_steps(page)
-  group = page.locator(".tgviz-group.kind-kernel", has=page.locator("summary", has_text=re.compile(r"\br_2_2_2_2\b")))
+  group = page.locator(".tgviz-group.kind-kernel", has=page.locator("summary", has_text=re.compile(rf"\b{re.escape(name)}(?!\S)")))
   if group.get_attribute("open") is None: group.locator("summary").click()
   first = group.locator(".tgviz-step").first
   key = first.get_attribute("data-key")
@@ -39,3 +39,33 @@ def test_the_hide_label_wraps_in_a_narrow_tree_column(tutorial_trace, tmp_path, 
   page.screenshot(path=str(ARTIFACTS / "columns-uops-tree.png"))
   assert got["width"] <= 200 and got["text"].strip() == "hide steps without matches", got  # the tree at its narrowest
   assert got["right"] <= got["column"] and got["scroll"] <= got["client"], got
+
+
+# the code column's tabs (their right edges, the window's width) and the node panel's code words broken inside
+NARROW = """() => { const tabs = [...document.querySelectorAll('.tgviz-code-tabs .tgviz-tab')].map((t) => t.getBoundingClientRect());
+  const col = document.querySelector('.tgviz-right').getBoundingClientRect();
+  const words = [...document.querySelectorAll('.tgviz-node-panel code')].filter((c) => /^\\S+$/.test(c.textContent)
+    && c.textContent.length * 8 < col.width - 40);
+  return {tabs: tabs.map((r) => [r.left, r.right]), column: [col.left, col.right], width: innerWidth,
+          broken: words.filter((c) => c.getClientRects().length > 1).map((c) => c.textContent)}; }"""
+
+
+def test_the_code_column_reads_in_a_window_1000_px_wide(mnist_trace, tmp_path, browser):
+  """The MNIST step's report in a window 1000 px wide (the new user's pass): the code column keeps room to read (it had
+  200 px: the access tab cut at the window's edge, "rel|u" and "m|ax_pool2d" broken in a REDUCE's panel); every tab of
+  it shows whole, and the node panel breaks no short word of its code."""
+  kernel = next(k for k in mnist_trace.kernels if {"relu", "max_pool2d"} <= {o.op for o in k.origins})
+  mnist_trace.to_html(tmp_path / "index.html")
+  with new_page(browser, width=1000, height=900) as page:
+    page.goto((tmp_path / "index.html").as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    open_conv(page, kernel.display_name)
+    page.locator(".tgviz-stage g.side g.node[data-op='REDUCE']").first.click()
+    page.wait_for_selector(".tgviz-node-panel:not([hidden]) .tgviz-came.origin", timeout=LIMIT)
+    settled(page)
+    got = page.evaluate(NARROW)
+    page.screenshot(path=str(ARTIFACTS / "columns-report-1000.png"))
+    assert got["column"][1] - got["column"][0] >= 250, got
+    assert len(got["tabs"]) == 4 and all(got["column"][0] <= a and b <= min(got["column"][1], got["width"]) for a, b in got["tabs"]), got
+    assert not got["broken"], got
+    assert not page.errors
