@@ -97,7 +97,7 @@ function hitInfo(index, row) {
 }
 
 /** message: the answer to a search of text: the first SHOWN hits of each kind, how many of each there are, and the groups
- * every hit is in.
+ * a user's op found is in.
  * @param {SearchIndex} index @param {string} text @returns {SearchMsg} */
 export function searchMessage(index, text) {
   const rows = findIndex(index, text);
@@ -109,5 +109,5 @@ export function searchMessage(index, text) {
     const n = (counts[row[0]] = (counts[row[0]] ?? 0) + 1);
     if (n <= SHOWN) hits.push(hitInfo(index, row));
   }
-  return { type: "search", text, total: rows.length, counts, hits, groups: [...new Set(rows.map((r) => r[1]))].sort((a, b) => a - b) };
+  return { type: "search", text, total: rows.length, counts, hits, groups: [...new Set(rows.filter((r) => r[0] === "origin").map((r) => r[1]))].sort((a, b) => a - b) };
 }

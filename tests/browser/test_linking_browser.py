@@ -125,7 +125,8 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   assert shown == [[r["kind"], r["title"], r["other"] or None] for r in chain], (shown, chain)
   assert chain[-1]["kind"] == "input" and chain[-1]["step"] == P.step_key(conv.group.steps[0]) and len(chain) > 3
   origin = page.locator(".tgviz-lineage .tgviz-came.origin").inner_text()
-  assert origin == "the kernel's AST, from conv2d at " + ("tutorial_conv2d.py:6" if report else "Cell In[2], line 4"), origin
+  # (the node's own op: the capture noted which of the kernel's ops made each node of its AST)
+  assert origin == "the kernel's AST, made by conv2d at " + ("tutorial_conv2d.py:6" if report else "Cell In[2], line 4"), origin
   page.locator(".tgviz-lineage").scroll_into_view_if_needed()
   page.screenshot(path=str(ARTIFACTS / shot.replace(".png", "-lineage.png")))
   mid = chain[len(chain) // 2]

@@ -14,6 +14,7 @@ from harness import ARTIFACTS, LIMIT, TUTORIAL, ctrl_wheel, new_page, notebook, 
 from helpers import counting_memory
 
 import tgviz
+from tgviz.trace.units import time_text
 from tgviz.views import run as runview
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scripts" / "tutorial_conv2d.py"
@@ -284,11 +285,6 @@ def mnist_report(tmp_path_factory):
   return trace.to_html(tmp_path_factory.mktemp("mnist") / "index.html"), trace
 
 
-def fmt_time(us: float) -> str:
-  """A time as the timeline writes it (js/units.js fmtTime), here a gap or a time into the run: ms or s."""
-  return f"{us / 1e6:.3f} s" if us >= 1e6 else f"{us / 1e3:.3f} ms"
-
-
 def widest_empty(page) -> float:
   """The widest stretch of the timeline's plot (a share of its width, from its left edge to the canvas's right) in
   which no device lane shows a launch, read from the canvas's pixels: a lane's middle row, each pixel column whose
@@ -330,8 +326,8 @@ def test_a_single_training_steps_timeline_opens_on_its_launches(mnist_report, pa
   shown = page.locator(".tgviz-tl-shown")
   compiling = trace.compile_times().compiling_us(end, end + gap)  # tinygrad compiling the loss's kernels: most of the gap
   assert compiling > gap / 2
-  assert shown.inner_text() == (f"opens on launches 1–{cut} of {n}, {fmt_time(round(start, 3))} to {fmt_time(round(end, 3))} into the "
-                                f"run; left out of that view: {fmt_time(round(gap, 3))} with no launch after them ({fmt_time(round(compiling, 3))}"
+  assert shown.inner_text() == (f"opens on launches 1–{cut} of {n}, {time_text(round(start, 3))} to {time_text(round(end, 3))} into the "
+                                f"run; left out of that view: {time_text(round(gap, 3))} with no launch after them ({time_text(round(compiling, 3))}"
                                 f" of it tinygrad compiling: the TINY lane), then launches {cut + 1}–{n} · whole run (f): all of it")
   assert page.locator(".tgviz-tl-opening.active").inner_text() == f"launches 1–{cut}"
   empty = widest_empty(page)

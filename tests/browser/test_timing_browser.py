@@ -90,15 +90,6 @@ def test_where_the_compile_time_goes_in_three_actions(report, page):
   assert not page.errors
 
 
-def fmt_time(us: float) -> str:
-  """A time as the page writes it (units.js fmtTime)."""
-  a = abs(us)
-  if a >= 1e6: return f"{us / 1e6:.3f} s"
-  if a >= 1e3: return f"{us / 1e3:.3f} ms"
-  if a >= 1: return f"{us:.{1 if a >= 100 else 3}f} µs"
-  return f"{us * 1e3:.0f} ns"
-
-
 def test_each_time_says_what_it_is_and_the_kernel_tables_rows_are_one_line(report, page):
   """A kernel re-timed after the run: the timeline's slowest list gives its launch in the run (trace.timeline()'s) and,
   beside it, its re-timed median (kernel.timing's, the kernel table's median); the table's cells of its times say in
@@ -115,10 +106,10 @@ def test_each_time_says_what_it_is_and_the_kernel_tables_rows_are_one_line(repor
   for k in retimed:
     t, row, runs = k.timing, rows[k.display_name], len(k.run_times)
     total = sum(k.run_times) * 1e6
-    run = f"the run's launch took {fmt_time(total)}" if runs == 1 else f"the run's {runs} launches took {fmt_time(total)} in total"
-    says = f"{fmt_time(t.median_us)}: the median of {t.n} runs re-timed after the run (warm); {run}"
-    assert row["median"] == [fmt_time(t.median_us), says] and row["runs"] == [str(runs), says], row
-    assert row["total (µs)"][1] == says and row["spread"][1] == says and row["spread"][0].endswith(f"{t.n} runs, re-timed"), row
+    run = f"the run's launch took {time_text(total)}" if runs == 1 else f"the run's {runs} launches took {time_text(total)} in total"
+    says = f"{time_text(t.median_us)}: the median of {t.n} runs re-timed after the run (warm); {run}"
+    assert row["median"] == [time_text(t.median_us), says] and row["runs"] == [str(runs), says], row
+    assert row["total"][1] == says and row["spread"][1] == says and row["spread"][0].endswith(f"{t.n} runs, re-timed"), row
   heights = page.eval_on_selector_all(".tgviz-kernels tbody tr", "rs => rs.map((r) => r.getBoundingClientRect().height)")
   line = page.eval_on_selector(".tgviz-kernels tbody td", "c => parseFloat(getComputedStyle(c).lineHeight) || 13")
   assert max(heights) - min(heights) < 1 and max(heights) < 2 * line, (min(heights), max(heights), line)
@@ -136,10 +127,10 @@ def test_each_time_says_what_it_is_and_the_kernel_tables_rows_are_one_line(repor
   assert links.count() == min(5, len(launches))
   for i in range(links.count()):
     x, link = launches[i], links.nth(i)
-    assert link.inner_text() == f"{i + 1}. {x.kernel.display_name} {fmt_time(x.duration_us)}"
+    assert link.inner_text() == f"{i + 1}. {x.kernel.display_name} {time_text(x.duration_us)}"
     note = link.evaluate("b => b.nextElementSibling?.classList.contains('tgviz-tl-retimed') ? b.nextElementSibling.textContent : null")
     t = x.kernel.timing
-    assert note == (f"(re-timed: {fmt_time(t.median_us)} median of {t.n})" if t.source == "re-timed" else None), (note, x.kernel)
+    assert note == (f"(re-timed: {time_text(t.median_us)} median of {t.n})" if t.source == "re-timed" else None), (note, x.kernel)
   assert any(x.kernel in retimed for x in launches[:links.count()])
   page.screenshot(path=str(ARTIFACTS / "timing-slowest-retimed.png"))
   assert not page.errors

@@ -518,7 +518,8 @@ def test_maximise_and_back_keeps_the_graphs_view(lab, browser):
   with new_page(browser, 1400, 1000) as page:
     open_in_lab(page, lab, "maxview", "%load_ext tgviz", GROUPED_CONV)
     run_all(page, 2)
-    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    # (attached: the widget opens on its program map, over the steps' graph, which to_steps shows)
+    page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=LIMIT)
     page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
     to_steps(page)
     row = page.locator(".tgviz-group", has_text="r_2_2_4_4_2_2_2").locator(".tgviz-step", has_text="initial symbolic").first

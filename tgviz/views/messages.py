@@ -704,7 +704,7 @@ class SearchMsg(TypedDict):
   total: int
   counts: dict[str, int]
   hits: list[SearchHit]
-  groups: list[int]     # every group a hit is in (all the hits, listed or not), in order: the tree shows these
+  groups: list[int]     # every group a user's op found is in (all its hits, listed or not), in order: the tree shows these
 
 
 KernelMsg: TypeAlias = ("PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg | RulesMsg | UopsMsg | AsmMsg | RunMsg | RetryMsg | AllowedMsg"

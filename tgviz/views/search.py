@@ -27,14 +27,15 @@ def hit_info(index: dict[str, Any], row: S.Row) -> SearchHit:
 
 def message(index: dict[str, Any], text: str) -> SearchMsg:
   """The answer to a search of text in an index: the first SHOWN hits of each kind, how many of each there are, and the
-  groups every hit is in."""
+  groups a user's op found is in (the kernels that compute it: the tree shows them whole; a step, a UOp, a rule or a
+  code line found is a row of the tree or of its kernel, which the tree's own filter by name keeps or not)."""
   rows = S.find(index, text)
   counts: dict[str, int] = {}
   hits = []
   for row in rows:
     counts[row[0]] = n = counts.get(row[0], 0) + 1
     if n <= SHOWN: hits.append(hit_info(index, row))
-  return SearchMsg(type="search", text=text, total=len(rows), counts=counts, hits=hits, groups=sorted({row[1] for row in rows}))
+  return SearchMsg(type="search", text=text, total=len(rows), counts=counts, hits=hits, groups=sorted({row[1] for row in rows if row[0] == "origin"}))
 
 
 def search_message(trace: Trace, text: str, cell_label: CellLabel | None = None) -> SearchMsg:
