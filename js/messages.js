@@ -8,7 +8,8 @@
 /** An opt as [op, axis, amount].
  * @typedef {[string, number|null, any]} OptSpec */
 /** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean}} TreeStep */
-/** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[], key?:string}} TreeGroup */
+/** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[], key?:string,
+ *   calls?:string[]}} TreeGroup */
 /** A row of the kernel table (Trace.kernel_table's), with the name shown, the matches of its steps and the step it
  * opens (the kernel's first).
  * @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,

@@ -5,6 +5,7 @@ compiled after it and after other schedules; each kernel's CALL says "→ E_2 #2
 copy's "→ copy 8 B CL <- PYTHON"."""
 import re
 
+import tgviz
 from tgviz import bridge as tg
 from tgviz.views import protocol as P
 
@@ -98,3 +99,22 @@ def test_a_call_info_that_carries_something_stays():
   plain, named = (tg.to_graph(UOp(Ops.CALL, dtypes.void, (body,), info)) for info in (CallInfo(), CallInfo(name="attn")))
   assert plain.nodes[plain.root].label == ("CALL",)
   assert named.nodes[named.root].label == ("CALL", "CallInfo(None, 'attn', False, False)")
+
+
+def test_a_schedules_row_in_the_tree_says_what_its_calls_are(attention_cell_trace):
+  """tinygrad names a schedule by its calls ("Schedule 5 Kernels n1") though 2 of them are copies, and a later one of 3
+  kernels compiles none (it reuses n2's): each schedule's row in the tree says so beside its name, its counts the
+  calls of its panel (schedule_calls), every kind once."""
+  rows = {g["name"]: g.get("calls") for g in P.tree(attention_cell_trace) if g["kind"] == "schedule"}
+  for g in attention_cell_trace.groups:
+    if g.kind != "schedule" or (info := P.schedule_calls(attention_cell_trace, g)) is None: continue
+    said = rows[g.display_name]
+    assert said and sum(int(s.split()[0]) for s in said) == info["calls"] and len(said) == len(info["parts"]), (g.display_name, said, info)
+  assert any("2 copies" in (s or []) for s in rows.values()) and any("4 called again" in (s or []) for s in rows.values()), rows
+  # the same work realized again: its schedule compiles nothing, its kernels the first one's
+  from tinygrad import Tensor
+  a = Tensor([1.0, 2.0, 3.0, 4.0]).realize()
+  with tgviz.capture() as trace:
+    for _ in range(2): (a * 2 + 1).realize()
+  said = [g["calls"] for g in P.tree(trace) if g["kind"] == "schedule"]
+  assert said[0] == ["1 compiled here"] and said[-1] == ["1 reused"], said

@@ -45,6 +45,7 @@ class TreeGroup(TypedDict):
   kernel: str | None
   steps: list[TreeStep]
   key: NotRequired[str]  # a kernel's key, short (Kernel.short_key), shown beside its name
+  calls: NotRequired[list[str]]  # a schedule's calls, by what they are (tree_calls: "3 compiled here", "2 copies"), beside its name
 
 
 class KernelRow(TypedDict):

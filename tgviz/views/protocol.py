@@ -91,8 +91,21 @@ def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
                       steps=[TreeStep(key=step_key(s), name=s.name, depth=s.depth, matches=s.match_count, snapshot=s.is_snapshot)
                              for s in g.steps])
     if g.kernel is not None: group["key"] = g.kernel.short_key
+    if (calls := tree_calls(trace, g)): group["calls"] = calls
     out.append(group)
   return out
+
+
+TREE_CALLS = {"compiled": ("compiled here", "compiled here"), "earlier": ("reused", "reused"), "again": ("called again", "called again"),
+              "cached": ("from tinygrad's cache", "from tinygrad's cache"), "copy": ("copy", "copies"), "other": ("other", "others")}
+
+
+def tree_calls(trace: Trace, group: Group) -> list[str]:
+  """A schedule's calls in a few words for its row in the tree (its panel says them in full, schedule_calls): tinygrad
+  names it by the calls it made ("Schedule 5 Kernels"), and 3 of them may be kernels compiled after it, 2 copies, or
+  all of them reused kernels an earlier schedule compiled. [] for other groups."""
+  info = schedule_calls(trace, group) if group.kind == "schedule" else None
+  return [f"{p['count']} {TREE_CALLS[p['kind']][p['count'] != 1]}" for p in info["parts"]] if info is not None else []
 
 
 def kernel_rows(trace: Trace, kernel: str | None = None, peaks: bool = False) -> list[KernelRow]:
