@@ -5,7 +5,7 @@
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
-import { MARGIN, READABLE, around, fullestWindow, nodeBoxes, startAlong, uncutRun, unclippedWindow } from "./fullest.js";
+import { MARGIN, READABLE, around, fullestWindow, nodeBoxes, snapshotHeld, startAlong, uncutRun, unclippedWindow } from "./fullest.js";
 import { overview } from "./overview.js";
 import { wheelZoom } from "./wheel.js";
 
@@ -247,7 +247,17 @@ export function panZoom(/** @type {Ui} */ ui) {
     // a match's own nodes all in view; of a whole step's changes at least one (a big step changes nodes everywhere)
     const must = own ? changedBox(scale) : anchor(), mark = nodes.map((n) => n.matches(".added, .removed, .changed"));
     const win = fullest(nodes, must, scale, nodes.filter((_, i) => mark[i]));
-    if (win) { const at = unclippedWindow(rects(nodes), win, must, mark, scale, mini.footprint(svgOf())); tx = MARGIN - at.x * scale; ty = MARGIN - at.y * scale; apply(); return; }
+    if (win) {
+      const boxes = rects(nodes), o = mini.footprint(svg), at = unclippedWindow(boxes, win, must, mark, scale, o);
+      tx = MARGIN - at.x * scale; ty = MARGIN - at.y * scale;
+      // a picture that fits down hangs from the canvas's top, as fit shows it (centred, it left a band empty above its
+      // title), where that brings no node in view under the overview
+      const under = (/** @type {Box} */ b, /** @type {number} */ y) => !!o && tx + b.x * scale < o.x + o.w && tx + (b.x + b.w) * scale > o.x &&
+        y + b.y * scale < o.y + o.h && y + (b.y + b.h) * scale > o.y;
+      if (hgt * scale <= c.h && boxes.every((b) => under(b, ty) || !under(b, 0))) ty = 0;
+      apply();
+      return;
+    }
     const b = changedBox(scale);
     if (b) centre(b); else { tx = 0; ty = 0; apply(); }
   }
@@ -288,12 +298,13 @@ export function panZoom(/** @type {Ui} */ ui) {
     tx = -x * scale; ty = -y * scale;
     apply();
   }
-  /** A snapshot's output (SVG units): its lowest node, where dot draws it; null where something is marked as changed. */
+  /** What a snapshot's opening view at the current scale holds whole (SVG units): its output and its computing heart
+   * (fullest.js's snapshotHeld); null where something is marked as changed. */
   function anchor() {
-    const svg = svgOf();
-    if (svg?.querySelector("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")) return null;
-    const all = rects([...(svg?.querySelectorAll("g.side g.node") ?? [])]);
-    return all.length ? all.reduce((a, b) => (b.y > a.y ? b : a)) : null;
+    const svg = svgOf(), c = size();
+    if (!svg || svg.querySelector("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")) return null;
+    const nodes = [...svg.querySelectorAll("g.side g.node")];
+    return snapshotHeld(nodes, rects(nodes), (c.w - 2 * MARGIN) / scale, (c.h - 2 * MARGIN) / scale);
   }
   /** The top left corner (SVG units) of the window the canvas shows at scale s (a margin all round) that holds the box
    * `must` (null: anything) and the most of the nodes whole, none of them under the overview, one of `marked` among
