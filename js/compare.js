@@ -3,7 +3,7 @@
 // code on a model that answers from the page's data (open). Messages and state are those of tgviz/views/compare.py.
 import { fitLines } from "./codelines.js";
 import { h, svgEl } from "./dom.js";
-import { MARGIN, READABLE, fullestWindow, nodeBoxes, unclippedWindow } from "./fullest.js";
+import { MARGIN, READABLE, fullestWindow, nodeBoxes, snapshotHeld, unclippedWindow } from "./fullest.js";
 import { sortableTable } from "./table.js";
 import { fmtTime } from "./units.js";
 
@@ -101,11 +101,11 @@ function linkViews(boxes) {
     const boxW = v.box.clientWidth || size(v.svg, "width") * s;
     if (size(v.svg, "width") * s <= boxW && size(v.svg, "height") * s <= boxH) continue;  // whole
     const nodes = [...v.svg.querySelectorAll("g.side g.node")];  // (not the legend's)
-    const rects = nodeBoxes(nodes), mark = rects.map(() => false);
-    const win = fullestWindow(rects, nodes.map((n) => n.getAttribute("data-node") ?? ""), mark, null,
-                              (boxW - 2 * MARGIN) / s, (boxH - 2 * MARGIN) / s, s, null);
+    const rects = nodeBoxes(nodes), mark = rects.map(() => false), W = (boxW - 2 * MARGIN) / s, H = (boxH - 2 * MARGIN) / s;
+    const must = snapshotHeld(nodes, rects, W, H);  // (a landmark step is a snapshot: its output and computing heart)
+    const win = fullestWindow(rects, nodes.map((n) => n.getAttribute("data-node") ?? ""), mark, must, W, H, s, null);
     if (!win) continue;
-    const at = unclippedWindow(rects, win, null, mark, s, null);  // (SVG units, within the margin)
+    const at = unclippedWindow(rects, win, must, mark, s, null);  // (SVG units, within the margin)
     v.x = MARGIN - at.x * s; v.y = MARGIN - at.y * s;
   }
   const apply = () => {

@@ -33,18 +33,18 @@ export function around(boxes) {
  * (the lowest node, where dot draws it: the SINK) with the kernel's computing heart (its reduces, its main op; its
  * stores; its ALU ops other than index arithmetic) where they fit together; else the output with its reduces; else the
  * heart, else the reduces, without the output (a SINK as wide as the canvas leaves no room for a REDUCE beside it: that
- * view showed only RANGEs and PARAMs); else the output alone. Null without nodes.
+ * view showed only RANGEs and PARAMs); else the output alone. Null where none of those fits (nothing to hold).
  * @param {Element[]} nodes @param {Box[]} boxes @param {number} W @param {number} H @returns {Box|null} */
 export function snapshotHeld(nodes, boxes, W, H) {
   if (!boxes.length) return null;
   const low = boxes.reduce((a, b) => (b.y > a.y ? b : a));
   const of = (/** @type {string} */ sel) => boxes.filter((_, i) => nodes[i].matches(sel));
   const reduces = of(".fam-reduce"), heart = of(".fam-reduce, .fam-store, .fam-alu:not(.intlike)");
-  for (const held of [[low, ...heart], [low, ...reduces], heart, reduces]) {
+  for (const held of [[low, ...heart], [low, ...reduces], heart, reduces, [low]]) {
     const b = around(held);
     if (b && b.w <= W && b.h <= H) return b;
   }
-  return low;
+  return null;
 }
 
 /** The top left corner (SVG units) of the window W x H (SVG units: the canvas at scale s, a margin all round) that holds
