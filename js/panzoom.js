@@ -264,8 +264,8 @@ export function panZoom(/** @type {Ui} */ ui) {
   /** The view a program map opens on: whole where it fits readable; else readable on its start (the nodes `first`),
    * with no node cut at the canvas's sides where the map allows: across, as close as shows the longest run of the rows
    * in view, holding the start, that ends between nodes at both sides (readable or closer, at most 1.5); down, the
-   * window from the start (the top, where the columns in view fit) that cuts the fewest nodes at its top and bottom.
-   * @param {Element[]} first */
+   * window from the start (the top, where the columns in view fit) that cuts the fewest nodes at its top and bottom; the
+   * overview in the corner where it covers the fewest boxes in view. @param {Element[]} first */
   function begin(first) {
     const svg = svgOf(), start = boxOf(first);
     if (!svg || !start) return initial();
@@ -296,6 +296,7 @@ export function panZoom(/** @type {Ui} */ ui) {
       y = next; H = h;
     }
     tx = -x * scale; ty = -y * scale;
+    mini.clearOf(svg, named.map((b) => ({ x: tx + b.x * scale, y: ty + b.y * scale, w: b.w * scale, h: b.h * scale })));
     apply();
   }
   /** What a snapshot's opening view at the current scale holds whole (SVG units): its output and its computing heart
