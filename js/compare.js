@@ -86,8 +86,9 @@ function sideView(side, label) {
 const ZOOM = 1.15, MAX_HEIGHT = 520;  // a wheel notch's zoom (as the trace browser's), px
 
 /** The graphs of one landmark step on both sides, shown at one scale, readable (the trace browser's READABLE: 11 px
- * labels), each whole where it fits its box, else on the window that shows the most of its nodes whole (fullest.js, as
- * the trace browser's opening view), and moved together: a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's pinch)
+ * labels), each whole where it fits its box, else on the window that shows the most of its nodes whole while it holds
+ * the kernel's output and computing heart where they fit (fullest.js, as the trace browser's opening view of a
+ * snapshot), and moved together: a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's pinch)
  * zooms both around the pointer as the trace browser's wheel does. A plain wheel is left to the page: in a notebook it
  * scrolls the notebook. @param {HTMLElement[]} boxes */
 function linkViews(boxes) {
