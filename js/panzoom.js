@@ -201,7 +201,8 @@ export function panZoom(/** @type {Ui} */ ui) {
   }
   /** The view a step opens on: the whole picture where it fits with readable labels, else the whole graph (its title and
    * legend aside) where it fits at 11 px (with a margin all round), else, readable, the canvas-sized window that shows
-   * the most nodes whole (clear of the overview in the corner) while it holds the change (for a snapshot, the output). */
+   * the most nodes whole (clear of the overview in the corner) while it holds the change (for a snapshot, its output and
+   * computing heart: anchor), starting at the canvas's top where the picture fits down. */
   function initial() {
     open();
     opened();
