@@ -154,8 +154,8 @@ export function panZoom(/** @type {Ui} */ ui) {
     return own.length ? own : [...(svg?.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed") ?? [])];
   }
   /** Where some of the nodes the view is meant to show lie under the overview (in the canvas's corner), pan them out
-   * from under it, left or up, as far as the others on screen allow (an overview the program map put in a top corner:
-   * neither way, as that leaves nodes on screen). @param {Element[]} nodes */
+   * from under it, left or up, as far as the others on screen allow (the program map's overview, put in another
+   * corner: left only where it is at the right, up only where it is at the bottom). @param {Element[]} nodes */
   function shun(nodes) {
     const o = mini.footprint(svgOf()), c = size();
     if (!o || !mini.shown()) return;
