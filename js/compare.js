@@ -3,7 +3,7 @@
 // code on a model that answers from the page's data (open). Messages and state are those of tgviz/views/compare.py.
 import { fitLines } from "./codelines.js";
 import { h, svgEl } from "./dom.js";
-import { MARGIN, READABLE, fullestWindow, nodeBoxes, unclippedWindow } from "./fullest.js";
+import { MARGIN, READABLE, fullestWindow, nodeBoxes, snapshotHeld, unclippedWindow } from "./fullest.js";
 import { sortableTable } from "./table.js";
 import { fmtTime } from "./units.js";
 
@@ -86,8 +86,9 @@ function sideView(side, label) {
 const ZOOM = 1.15, MAX_HEIGHT = 520;  // a wheel notch's zoom (as the trace browser's), px
 
 /** The graphs of one landmark step on both sides, shown at one scale, readable (the trace browser's READABLE: 11 px
- * labels), each whole where it fits its box, else on the window that shows the most of its nodes whole (fullest.js, as
- * the trace browser's opening view), and moved together: a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's pinch)
+ * labels), each whole where it fits its box, else on the window that shows the most of its nodes whole while it holds
+ * the kernel's output and computing heart where they fit (fullest.js, as the trace browser's opening view of a
+ * snapshot), and moved together: a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's pinch)
  * zooms both around the pointer as the trace browser's wheel does. A plain wheel is left to the page: in a notebook it
  * scrolls the notebook. @param {HTMLElement[]} boxes */
 function linkViews(boxes) {
@@ -101,11 +102,11 @@ function linkViews(boxes) {
     const boxW = v.box.clientWidth || size(v.svg, "width") * s;
     if (size(v.svg, "width") * s <= boxW && size(v.svg, "height") * s <= boxH) continue;  // whole
     const nodes = [...v.svg.querySelectorAll("g.side g.node")];  // (not the legend's)
-    const rects = nodeBoxes(nodes), mark = rects.map(() => false);
-    const win = fullestWindow(rects, nodes.map((n) => n.getAttribute("data-node") ?? ""), mark, null,
-                              (boxW - 2 * MARGIN) / s, (boxH - 2 * MARGIN) / s, s, null);
+    const rects = nodeBoxes(nodes), mark = rects.map(() => false), W = (boxW - 2 * MARGIN) / s, H = (boxH - 2 * MARGIN) / s;
+    const must = snapshotHeld(nodes, rects, W, H);  // (a landmark step is a snapshot: its output and computing heart)
+    const win = fullestWindow(rects, nodes.map((n) => n.getAttribute("data-node") ?? ""), mark, must, W, H, s, null);
     if (!win) continue;
-    const at = unclippedWindow(rects, win, null, mark, s, null);  // (SVG units, within the margin)
+    const at = unclippedWindow(rects, win, must, mark, s, null);  // (SVG units, within the margin)
     v.x = MARGIN - at.x * s; v.y = MARGIN - at.y * s;
   }
   const apply = () => {

@@ -29,6 +29,24 @@ export function around(boxes) {
   return { x: x0, y: y0, w: Math.max(...boxes.map((b) => b.x + b.w)) - x0, h: Math.max(...boxes.map((b) => b.y + b.h)) - y0 };
 }
 
+/** The box (SVG units) a snapshot's opening view holds whole, a window W x H on its nodes (boxes: theirs): its output
+ * (the lowest node, where dot draws it: the SINK) with the kernel's computing heart (its reduces, its main op; its
+ * stores; its ALU ops other than index arithmetic) where they fit together; else the output with its reduces; else the
+ * heart, else the reduces, without the output (a SINK as wide as the canvas leaves no room for a REDUCE beside it: that
+ * view showed only RANGEs and PARAMs); else the output alone. Null where none of those fits (nothing to hold).
+ * @param {Element[]} nodes @param {Box[]} boxes @param {number} W @param {number} H @returns {Box|null} */
+export function snapshotHeld(nodes, boxes, W, H) {
+  if (!boxes.length) return null;
+  const low = boxes.reduce((a, b) => (b.y > a.y ? b : a));
+  const of = (/** @type {string} */ sel) => boxes.filter((_, i) => nodes[i].matches(sel));
+  const reduces = of(".fam-reduce"), heart = of(".fam-reduce, .fam-store, .fam-alu:not(.intlike)");
+  for (const held of [[low, ...heart], [low, ...reduces], heart, reduces, [low]]) {
+    const b = around(held);
+    if (b && b.w <= W && b.h <= H) return b;
+  }
+  return null;
+}
+
 /** The top left corner (SVG units) of the window W x H (SVG units: the canvas at scale s, a margin all round) that holds
  * the box `must` (null: anything) and the most of the boxes whole, each node counted once (a node drawn on both sides,
  * two boxes of one key, is one), none of them under the overview (o: its box on the canvas, CSS px; null: none), one of

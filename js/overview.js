@@ -23,6 +23,7 @@ export function overview(ui, moveTo) {
     return Math.min(MINI_W / w, MINI_H / h, (MINI_PART * cw) / w, (MINI_PART * ch) / h);
   };
   const canvasSize = () => `${ui.canvas.clientWidth}x${ui.canvas.clientHeight}`;
+  let left = false, top = false;  // the canvas's corner it is in: bottom right unless put elsewhere (clearOf)
   /** the box of the picture's graph (its nodes; SVG units): where all of it is in view, no overview */
   let graph = { x: 0, y: 0, w: 0, h: 0 };
   const base = document.createElement("canvas");
@@ -60,13 +61,29 @@ export function overview(ui, moveTo) {
   el.addEventListener("pointerup", (ev) => { ev.stopPropagation(); dragging = false; });
   el.addEventListener("wheel", (ev) => ev.stopPropagation(), { passive: true });
   return {
-    /** The box (canvas CSS px) the overview of svg takes where it shows: its canvas and border, 8 px in from the
-     * bottom right corner, at most MINI_PART of the canvas each way. Null without a picture. @param {SVGSVGElement|null} svg */
+    /** The box (canvas CSS px) the overview of svg takes where it shows: its canvas and border, 8 px in from its
+     * corner (bottom right unless clearOf put it elsewhere), at most MINI_PART of the canvas each way. Null without a
+     * picture. @param {SVGSVGElement|null} svg */
     footprint(svg) {
       if (!svg) return null;
       const w = Number(svg.getAttribute("width")) || 1, h = Number(svg.getAttribute("height")) || 1, f = scaleFor(w, h);
       const bw = Math.max(1, Math.round(w * f)) + 2, bh = Math.max(1, Math.round(h * f)) + 2;
-      return { x: (ui.canvas.clientWidth || 600) - 8 - bw, y: (ui.canvas.clientHeight || 400) - 8 - bh, w: bw, h: bh };
+      return { x: left ? 8 : (ui.canvas.clientWidth || 600) - 8 - bw, y: top ? 8 : (ui.canvas.clientHeight || 400) - 8 - bh, w: bw, h: bh };
+    },
+    /** Put the overview of svg in the canvas's corner where it covers the fewest of the boxes (canvas CSS px: what the
+     * view shows), the first of bottom right, bottom left, top right, top left where as few (the program map's opening
+     * view cannot always move its boxes out from under it: its sides cut no box). @param {SVGSVGElement|null} svg
+     * @param {Box[]} boxes */
+    clearOf(svg, boxes) {
+      let fewest = Infinity, at = [false, false];
+      for (const [l, t] of [[false, false], [true, false], [false, true], [true, true]]) {
+        left = l; top = t;
+        const o = this.footprint(svg);
+        const n = o ? boxes.filter((b) => b.x < o.x + o.w && b.x + b.w > o.x && b.y < o.y + o.h && b.y + b.h > o.y).length : 0;
+        if (n < fewest) { fewest = n; at = [l, t]; }
+      }
+      [left, top] = at;
+      Object.assign(el.style, { left: left ? "8px" : "auto", right: left ? "auto" : "8px", top: top ? "8px" : "auto", bottom: top ? "auto" : "8px" });
     },
     /** Whether the overview shows. */
     shown: () => !el.hidden,

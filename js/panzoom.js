@@ -5,7 +5,7 @@
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
-import { MARGIN, READABLE, around, fullestWindow, nodeBoxes, startAlong, uncutRun, unclippedWindow } from "./fullest.js";
+import { MARGIN, READABLE, around, fullestWindow, nodeBoxes, snapshotHeld, startAlong, uncutRun, unclippedWindow } from "./fullest.js";
 import { overview } from "./overview.js";
 import { wheelZoom } from "./wheel.js";
 
@@ -154,7 +154,8 @@ export function panZoom(/** @type {Ui} */ ui) {
     return own.length ? own : [...(svg?.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed") ?? [])];
   }
   /** Where some of the nodes the view is meant to show lie under the overview (in the canvas's corner), pan them out
-   * from under it, left or up, as far as the others on screen allow. @param {Element[]} nodes */
+   * from under it, left or up, as far as the others on screen allow (the program map's overview, put in another
+   * corner: left only where it is at the right, up only where it is at the bottom). @param {Element[]} nodes */
   function shun(nodes) {
     const o = mini.footprint(svgOf()), c = size();
     if (!o || !mini.shown()) return;
@@ -201,7 +202,8 @@ export function panZoom(/** @type {Ui} */ ui) {
   }
   /** The view a step opens on: the whole picture where it fits with readable labels, else the whole graph (its title and
    * legend aside) where it fits at 11 px (with a margin all round), else, readable, the canvas-sized window that shows
-   * the most nodes whole (clear of the overview in the corner) while it holds the change (for a snapshot, the output). */
+   * the most nodes whole (clear of the overview in the corner) while it holds the change (for a snapshot, its output and
+   * computing heart: anchor), starting at the canvas's top where the picture fits down. */
   function initial() {
     open();
     opened();
@@ -247,15 +249,25 @@ export function panZoom(/** @type {Ui} */ ui) {
     // a match's own nodes all in view; of a whole step's changes at least one (a big step changes nodes everywhere)
     const must = own ? changedBox(scale) : anchor(), mark = nodes.map((n) => n.matches(".added, .removed, .changed"));
     const win = fullest(nodes, must, scale, nodes.filter((_, i) => mark[i]));
-    if (win) { const at = unclippedWindow(rects(nodes), win, must, mark, scale, mini.footprint(svgOf())); tx = MARGIN - at.x * scale; ty = MARGIN - at.y * scale; apply(); return; }
+    if (win) {
+      const boxes = rects(nodes), o = mini.footprint(svg), at = unclippedWindow(boxes, win, must, mark, scale, o);
+      tx = MARGIN - at.x * scale; ty = MARGIN - at.y * scale;
+      // a picture that fits down hangs from the canvas's top, as fit shows it (centred, it left a band empty above its
+      // title), where that brings no node in view under the overview
+      const under = (/** @type {Box} */ b, /** @type {number} */ y) => !!o && tx + b.x * scale < o.x + o.w && tx + (b.x + b.w) * scale > o.x &&
+        y + b.y * scale < o.y + o.h && y + (b.y + b.h) * scale > o.y;
+      if (hgt * scale <= c.h && boxes.every((b) => under(b, ty) || !under(b, 0))) ty = 0;
+      apply();
+      return;
+    }
     const b = changedBox(scale);
     if (b) centre(b); else { tx = 0; ty = 0; apply(); }
   }
   /** The view a program map opens on: whole where it fits readable; else readable on its start (the nodes `first`),
    * with no node cut at the canvas's sides where the map allows: across, as close as shows the longest run of the rows
    * in view, holding the start, that ends between nodes at both sides (readable or closer, at most 1.5); down, the
-   * window from the start (the top, where the columns in view fit) that cuts the fewest nodes at its top and bottom.
-   * @param {Element[]} first */
+   * window from the start (the top, where the columns in view fit) that cuts the fewest nodes at its top and bottom; the
+   * overview in the corner where it covers the fewest boxes in view. @param {Element[]} first */
   function begin(first) {
     const svg = svgOf(), start = boxOf(first);
     if (!svg || !start) return initial();
@@ -286,14 +298,16 @@ export function panZoom(/** @type {Ui} */ ui) {
       y = next; H = h;
     }
     tx = -x * scale; ty = -y * scale;
+    mini.clearOf(svg, named.map((b) => ({ x: tx + b.x * scale, y: ty + b.y * scale, w: b.w * scale, h: b.h * scale })));
     apply();
   }
-  /** A snapshot's output (SVG units): its lowest node, where dot draws it; null where something is marked as changed. */
+  /** What a snapshot's opening view at the current scale holds whole (SVG units): its output and its computing heart
+   * (fullest.js's snapshotHeld); null where something is marked as changed. */
   function anchor() {
-    const svg = svgOf();
-    if (svg?.querySelector("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")) return null;
-    const all = rects([...(svg?.querySelectorAll("g.side g.node") ?? [])]);
-    return all.length ? all.reduce((a, b) => (b.y > a.y ? b : a)) : null;
+    const svg = svgOf(), c = size();
+    if (!svg || svg.querySelector("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")) return null;
+    const nodes = [...svg.querySelectorAll("g.side g.node")];
+    return snapshotHeld(nodes, rects(nodes), (c.w - 2 * MARGIN) / scale, (c.h - 2 * MARGIN) / scale);
   }
   /** The top left corner (SVG units) of the window the canvas shows at scale s (a margin all round) that holds the box
    * `must` (null: anything) and the most of the nodes whole, none of them under the overview, one of `marked` among

@@ -240,3 +240,34 @@ def test_report_kernel_table_fits_a_laptops_window(workload, request, tmp_path, 
     _opts_unbroken(sheet, heads.index("opts"))  # (its column as narrow as it gets)
     page.screenshot(path=str(ARTIFACTS / f"report-kernel-table-{workload}-scrolled.png"))
     assert not page.errors
+
+
+HEART = """(b) => { const c = b.getBoundingClientRect(), ns = [...b.querySelectorAll('g.side g.node')];
+  const whole = (n) => { const r = n.getBoundingClientRect();
+    return r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1; };
+  return {heart: ns.filter((n) => n.matches('.fam-reduce, .fam-store, .fam-alu:not(.intlike)')).map((n) => [n.getAttribute('data-op'), whole(n)]),
+          shown: ns.filter(whole).length, all: ns.length}; }"""
+
+
+def test_a_pairs_snapshot_too_wide_opens_on_its_reduce(tmp_path, browser):
+  """The conv's pair of a WINO=1 comparison (examples/03_winograd_and_image.ipynb) in a notebook-wide page: general's
+  r_4_4_3_3 View Base AST, wider than its side's box at a readable size, its SINK as wide as the box, opens readable on
+  the kernel's computing heart (its REDUCE, the MUL feeding it, its STORE whole in the box), not on RANGEs, a PARAM,
+  the STORE and the SINK with the MUL and REDUCE off to the right."""
+  traces = []
+  for env in ({}, {"WINO": 1}):
+    with tgviz.capture(env=env) as t: example("conv2d_3x3.py")
+    traces.append(t)
+  path = tgviz.compare(*traces, labels=("general", "WINO=1")).to_html(tmp_path / "index.html")
+  with new_page(browser, width=900, height=1000, offline=True) as page:
+    page.goto(path.as_uri())
+    page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
+    _open_row(page, "r_4_4_3_3")
+    box = page.locator(".tgviz-pair-side[data-kernel='r_4_4_3_3'] .tgviz-landmark[data-step='View Base AST'] .tgviz-landmark-svg")
+    box.scroll_into_view_if_needed()
+    settled(page)
+    page.locator(".tgviz-pair-sides").screenshot(path=str(ARTIFACTS / "compare-pair-snapshot-reduce.png"))
+    got = box.evaluate(HEART)
+    assert {name for name, _ in got["heart"]} >= {"REDUCE", "MUL", "STORE"} and all(w for _, w in got["heart"]), got
+    assert got["shown"] < got["all"] and float(box.get_attribute("data-view").split()[2]) >= 1.12, got
+    assert not page.errors

@@ -323,3 +323,33 @@ def test_the_attention_map_opens_uncut_in_jupyterlab(lab, browser):
     run_all(page, 2)
     check_opening(page, page.locator(".tgviz-root").first, "programmap-attention-lab.png")
     assert not page.errors
+
+
+UNDER = """() => { const m = document.querySelector('.tgviz-map-minimap'), o = m.getBoundingClientRect();
+  return {shown: !m.hidden, under: [...document.querySelectorAll('.tgviz-map-canvas g.node[data-node]')].filter((n) => {
+    const r = n.getBoundingClientRect(); return r.left < o.right && r.right > o.left && r.top < o.bottom && r.bottom > o.top;
+  }).map((n) => n.textContent)}; }"""
+
+
+def test_the_maps_overview_covers_no_box_it_opens_on(mnist, browser):
+  """The MNIST step's map in the report at 1000x900, wider than its canvas: its overview (in a corner of the canvas)
+  covers none of the boxes the map opens on (bottom right, it covered the step's output box and the 20 kernels of
+  opt.step()); a kernel clicked, the panel under the map fills and the map opens again on its lower canvas, its overview
+  still over no box (it covered "copy 32 B")."""
+  _, report = mnist
+  with new_page(browser, 1000, 900, offline=True) as page:
+    page.goto(report.as_uri())
+    page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=LIMIT)
+    before = on_map(page)
+    shoot(page, "programmap-overview-clear.png")
+    got = page.evaluate(UNDER)
+    assert got["shown"] and not got["under"], got
+    key = next(k for k in before["boxes"] if k.startswith("k"))
+    click_box(page, key)
+    page.wait_for_function("() => document.querySelector('.tgviz-map-panel').getBoundingClientRect().height >= 80", timeout=LIMIT)
+    after = on_map(page)
+    assert after["canvas"][3] < before["canvas"][3], (before["canvas"], after["canvas"])
+    shoot(page, "programmap-overview-clear-clicked.png")
+    got = page.evaluate(UNDER)
+    assert got["shown"] and not got["under"], got
+    assert not page.errors

@@ -419,3 +419,35 @@ def test_f_as_a_step_opens_fits_its_picture(cnn_trace, cnn_report, page):
   got = page.evaluate(FIT)
   assert got["whole"] and got["fills"] and label_px(page) < 11, (got, label_px(page))
   assert not page.errors
+
+
+HEART = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const whole = (r) => r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1;
+  const ns = [...document.querySelectorAll('.tgviz-stage g.side g.node')], rs = ns.map((n) => n.getBoundingClientRect());
+  const of = (sel) => ns.flatMap((n, i) => (n.matches(sel) ? [whole(rs[i])] : []));
+  return {reduce: of('.fam-reduce'), store: of('.fam-store'), alu: of('.fam-alu:not(.intlike)'), shown: rs.filter(whole).length,
+          all: ns.length, band: Math.min(...rs.map((r) => r.top)) - c.top}; }"""
+
+
+def test_a_snapshot_too_wide_opens_on_its_reduce(mnist_trace, tmp_path, browser):
+  """The MNIST step's max-pool kernel's View Base AST in the report at 1000x900, wider than its canvas at a readable
+  size, its wide SINK too far left of its REDUCE to show both: it opens readable on the kernel's computing heart, its
+  REDUCE (the main op), the MAX feeding it and its STORE whole on screen, not on the RANGEs, PARAMs and SINK with the
+  REDUCE off the right edge; the graph, shorter than the canvas, starts near the canvas's top (no band empty above
+  it: it was 200 px, the graph centred down)."""
+  html = mnist_trace.to_html(tmp_path / "index.html", workers=2)
+  with new_page(browser, width=1000, height=900, offline=True) as page:
+    page.goto(html.as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    to_steps(page)
+    row = page.locator(".tgviz-group", has_text="r_4_5_5_32_2_2 #1").locator(".tgviz-step", has_text="View Base AST").first
+    key = row.get_attribute("data-key")
+    row.evaluate("e => e.click()")
+    page.wait_for_function("k => { const s = document.querySelector('.tgviz-stage'); return s.dataset.step === k && s.querySelector('svg'); }",
+                           arg=key, timeout=LIMIT)
+    settled(page)
+    page.screenshot(path=str(ARTIFACTS / "views-snapshot-reduce.png"))
+    got = page.evaluate(HEART)
+    assert got["reduce"] and all(got["reduce"] + got["store"] + got["alu"]) and got["shown"] < got["all"], got
+    assert 0 <= got["band"] < 100 and label_px(page) >= 10.99, (got, label_px(page))
+    assert not page.errors
