@@ -49,7 +49,7 @@ export function stepTree(ui, groups, selected, onSelect) {
       html.push(`<details class="tgviz-group kind-${escapeHtml(g.kind)}" style="--rows:${steps.length}"${g.kind === "kernel" || q ? " open" : ""}>`,
                 `<summary><span class="tgviz-kind">${escapeHtml(g.kind)}</span> ${escapeHtml(g.name)}`,
                 g.key ? ` <span class="tgviz-key" title="the kernel's key: tinygrad's key of its AST, the same in every run">${escapeHtml(g.key)}</span>` : "",
-                g.calls ? ` <span class="tgviz-calls" title="its calls: kernels compiled after it, reused from an earlier schedule, copies (its panel says more)">${escapeHtml(g.calls.join(" · "))}</span>` : "",
+                g.calls ? ` <span class="tgviz-group-calls" title="its calls: kernels compiled after it, reused from an earlier schedule, copies (its panel says more)">${escapeHtml(g.calls.join(" · "))}</span>` : "",
                 ` <span class="tgviz-count">${g.matches}</span></summary>`);
       for (const s of steps) {
         const name = escapeHtml(s.name);
