@@ -105,7 +105,9 @@ def check_program(page, root, trace, shot: str) -> None:
   settled(root.page)
   assert abs(root.locator(".tgviz-right").bounding_box()["width"] - code_width) <= 1  # the code tab: its own width again
   code_line = root.locator(f".tgviz-right > .tgviz-code [data-line='{line}']")
+  root.page.mouse.move(0, 0)  # (from off the line: the hover is a pointer coming onto it)
   code_line.hover()
+  root.page.wait_for_function("document.querySelectorAll('.tgviz-uops tr.tgviz-row-hover').length > 0", timeout=LIMIT)
   assert _numbers(root, ".tgviz-uops tr.tgviz-row-hover") == behind and n_store in behind
   code_line.click()
   assert _numbers(root, ".tgviz-uops tr.tgviz-row-hl") == behind
