@@ -187,19 +187,29 @@ def _ready(page) -> None:
 
 
 def run_all(page, count: int) -> None:
-  """Run the first count cells of the open notebook one by one with Shift+Enter, once its kernel is idle."""
+  """Run the first count cells of the open notebook one by one with Shift+Enter, once its kernel is idle, and wait until
+  each has run ("[n]")."""
   nb = NOTEBOOK
   _ready(page)
-  for i in range(count):  # each cell queued or run ("[*]" or "[n]") before the next; a key pressed before the kernel
-    for _ in range(5):   # is connected only moves to the next cell, so then the cell is run again
+  prompt = f"(document.querySelectorAll('{nb} .jp-Cell .jp-InputPrompt')[{{i}}]?.textContent || '')"
+  def queue(i: int) -> None:  # the cell queued or run ("[*]" or "[n]"); a key pressed before the kernel is connected
+    for _ in range(5):        # only moves to the next cell, so then the cell is run again
       page.locator(f"{nb} .jp-Cell .jp-InputArea-editor").nth(i).click()
       page.keyboard.press("Shift+Enter")
       try:
-        page.wait_for_function(f"(document.querySelectorAll('{nb} .jp-Cell .jp-InputPrompt')[{i}]?.textContent || '')"
-                               ".match(/\\[[*0-9]/)", timeout=5_000)
-        break
+        page.wait_for_function(prompt.format(i=i) + ".match(/\\[[*0-9]/)", timeout=5_000)
+        return
       except Exception: pass
-    else: raise TimeoutError(f"cell {i + 1} did not run")
+    raise TimeoutError(f"cell {i + 1} did not run")
+  for i in range(count): queue(i)
+  # JupyterLab can drop a queued cell's request on a loaded machine ("Canceled future for create_subshell_request"):
+  # its prompt goes back to "[ ]" and it never runs; such a cell is run again
+  for i in range(count):
+    for _ in range(3):
+      page.wait_for_function(prompt.format(i=i) + ".match(/\\[[ 0-9]/)", timeout=LIMIT)
+      if page.evaluate(prompt.format(i=i) + ".match(/\\[[0-9]/) !== null"): break
+      queue(i)
+    else: raise TimeoutError(f"cell {i + 1} was dropped three times")
 
 
 TUTORIAL = """%%tgviz
