@@ -4,6 +4,7 @@ import base64
 import gzip
 import json
 import re
+import statistics
 import time
 
 from helpers import kernel_launches
@@ -119,7 +120,9 @@ def test_a_single_training_step_opens_on_its_launches_not_on_the_compile_after_t
   assert (o["what"], o["first"], o["last"]) == ("launches", 0, cut - 1) and cut > len(ls) / 2
   assert (o["start"], o["end"], o["gap_before"], o["gap_after"]) == (
     round(ls[0].start_us, 3), round(ends[cut - 1], 3), None, round(gaps[cut - 1], 3))
-  assert max(gaps[:cut - 1]) < (o["end"] - o["start"]) / 2  # what opens: launches, no gap half of it
+  # what opens: launches no wide gap splits (a loaded machine's pause may be long, but not wide by the rule)
+  usual = statistics.median(gaps)
+  assert not [g for g in gaps[:cut - 1] if g > runview.WIDE * usual and g > runview.SHARE * (o["end"] - o["start"])], gaps[:cut - 1]
 
 
 def test_a_tinyjit_training_loop_still_opens_on_its_replays():
