@@ -212,6 +212,16 @@ def run_all(page, count: int) -> None:
     else: raise TimeoutError(f"cell {i + 1} was dropped three times")
 
 
+# the attention block a new user tried (the user's code, without the %%tgviz line)
+ATTENTION = """from tinygrad import Tensor
+x = Tensor.randn(2, 6, 16).realize()
+wq, wk, wv = [Tensor.randn(16, 16).realize() for _ in range(3)]
+q, k, v = x @ wq, x @ wk, x @ wv
+scores = (q @ k.transpose(-2, -1)) / 4
+out = scores.softmax(-1) @ v
+out.realize()"""
+
+
 TUTORIAL = """%%tgviz
 from tinygrad import Tensor
 x = Tensor.arange(9).reshape(1, 1, 3, 3).float().realize()

@@ -8,7 +8,7 @@ import re
 
 import pytest
 import workloads
-from harness import ARTIFACTS, LIMIT, inside, new_page, notebook, open_in_lab, run_all, settled
+from harness import ARTIFACTS, ATTENTION, LIMIT, inside, new_page, notebook, open_in_lab, run_all, settled
 
 import tgviz
 
@@ -255,14 +255,6 @@ def test_notebook7_opens_on_the_map(nb7, page):
   assert not page.errors
 
 
-ATTENTION = """%%tgviz -o attn
-from tinygrad import Tensor
-x = Tensor.randn(2, 6, 16).realize()
-wq, wk, wv = [Tensor.randn(16, 16).realize() for _ in range(3)]
-q, k, v = x @ wq, x @ wk, x @ wv
-scores = (q @ k.transpose(-2, -1)) / 4
-out = scores.softmax(-1) @ v
-out.realize()"""
 
 
 def cut_at_sides(got: dict) -> list[str]:
@@ -304,7 +296,7 @@ def test_the_attention_map_opens_uncut_in_the_report(tmp_path, browser):
   """The attention block's map in the report: at 1000x900 its canvas starts near the top of the page and has most of
   its width (beside a 380 px panel it had 411 px, and opened with boxes cut at both sides; f fitted it to 4 px labels);
   at 1000x900 and 1600x1000 it opens with no box cut at its sides, and f fills its canvas."""
-  with tgviz.capture() as trace: exec(ATTENTION.split("\n", 1)[1], {})
+  with tgviz.capture() as trace: exec(ATTENTION, {})
   report = trace.to_html(tmp_path / "attention.html")
   for width, height in ((1000, 900), (1600, 1000)):
     with new_page(browser, width, height, offline=True) as page:
@@ -319,7 +311,7 @@ def test_the_attention_map_opens_uncut_in_jupyterlab(lab, browser):
   """The attention block's map in a JupyterLab notebook (1400x1000, as the user had it) opens with no box cut at its
   canvas's sides (it opened on the first box's column, cut at both), and f fills its canvas."""
   with new_page(browser, 1400, 1000) as page:
-    open_in_lab(page, lab, "attnmap", "%load_ext tgviz", ATTENTION)
+    open_in_lab(page, lab, "attnmap", "%load_ext tgviz", "%%tgviz -o attn\n" + ATTENTION)
     run_all(page, 2)
     check_opening(page, page.locator(".tgviz-root").first, "programmap-attention-lab.png")
     assert not page.errors

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 import workloads
-from harness import ARTIFACTS, LIMIT, inside, new_page, open_in_lab, run_all, search_for, settled
+from harness import ARTIFACTS, ATTENTION, LIMIT, inside, new_page, open_in_lab, run_all, search_for, settled
 
 import tgviz
 from tgviz.views import protocol as P
@@ -178,13 +178,6 @@ def test_the_widget_opens_on_where_tinygrad_failed(lab, browser):
     assert not page.errors
 
 
-ATTENTION = """from tinygrad import Tensor
-x = Tensor.randn(2, 6, 16).realize()
-wq, wk, wv = [Tensor.randn(16, 16).realize() for _ in range(3)]
-q, k, v = x @ wq, x @ wk, x @ wv
-scores = (q @ k.transpose(-2, -1)) / 4
-out = scores.softmax(-1) @ v
-out.realize()"""
 SOFTMAX_KERNELS = ["r_3_4_6 #1", "r_3_4_6 #2", "r_2_2_3_16_6"]  # the attention's kernels that compute its softmax
 
 # per origin hit: its place's text, its box and the visible boxes of its row's texts, where that place is ([l, t, r, b])
