@@ -119,3 +119,12 @@ def test_a_node_of_a_kernels_ast_names_the_op_that_made_it():
   log2 = next(u for u in tgviz.bridge.toposort(conv.codegen_step.after()) if u.op.name == "LOG2")
   msg = P.node_message(trace, P.step_key(conv.codegen_step), None, tgviz.bridge.node_key(log2))
   assert msg["origins_own"] and [o["op"] for o in msg["origins"]] == ["randn"] and msg["lineage"][-1]["kind"] == "input", msg["origins"]
+
+
+def test_code_run_with_exec_names_its_own_lines_and_the_users_call():
+  """Code run from a string (exec, as a test or a tool may run a user's cell) is the user's: its kernels name randn,
+  the call in it, and the lines in the string, not randn_like inside randn at the line that called exec."""
+  code = "from tinygrad import Tensor\nx = Tensor.randn(2, 6, 16).realize()\ny = (x * 2).realize()\n"
+  with tgviz.capture() as trace: exec(code, {})
+  named = sorted({(o.op, o.line) for kn in trace.kernels for o in kn.origins})
+  assert named == [("__mul__", 3), ("randn", 2)], named

@@ -33,9 +33,14 @@ _NOT_USERS = (os.path.dirname(_SKIPPED_DIRS[0].rstrip(os.sep)) + os.sep, _TGVIZ_
 
 
 def _users(frame: Any) -> bool:
-  """Whether a frame runs the user's own code (not tinygrad's, tgviz's or the standard library's)."""
+  """Whether a frame runs the user's own code (not tinygrad's, tgviz's or the standard library's). Code made from a
+  string is the user's where the user's code ran it (exec of a cell's text), not where a library did (a dataclass's
+  generated __init__ that tinygrad calls)."""
   fn = frame.f_code.co_filename
-  return not (fn.startswith(_NOT_USERS) or fn == "<string>" or fn.startswith("<frozen"))
+  if fn == "<string>":
+    while frame is not None and frame.f_code.co_filename == "<string>": frame = frame.f_back
+    return frame is None or _users(frame)
+  return not (fn.startswith(_NOT_USERS) or fn.startswith("<frozen"))
 
 
 def _user_call(frame) -> tuple[Any, Any]:
