@@ -51,6 +51,9 @@ def test_a_kernel_that_fuses_randn_into_a_conv_names_both():
   conv = [kn for kn in trace.kernels if any(o.op == "conv2d" for o in kn.origins)]
   assert len(conv) == 1 and all(f in conv[0].source for f in ("sin(", "log2(", "sqrt(")), [(kn.name, kn.origins) for kn in trace.kernels]
   assert {("randn", x_line), ("conv2d", conv_line)} <= {(o.op, o.line) for o in conv[0].origins}, conv[0].origins
+  # the program map's box says both lines, not only the conv's (it read "randn, conv2d · line 4": randn is on line 2)
+  kernels_view = next(v for v in PM.program_map(trace)["views"] if v["name"] == "kernels")
+  assert f"test_origins.py:{x_line}, {conv_line}<" in kernels_view["svg"], kernels_view["svg"]
 
 
 def test_every_kernel_of_the_mnist_step_names_a_line_of_the_script():

@@ -7,7 +7,7 @@ hands out are tinygrad ``UOp`` objects, the very ones tinygrad computed.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,6 +83,22 @@ def place(file: str, line: int, cell_label: CellLabel | None = None) -> str:
   temporary file, as its tracebacks say), else where(): "train.py:12"."""
   cell = cell_label(file) if cell_label is not None else None
   return f"{cell}, line {line}" if cell else where(file, line)
+
+
+def places(lines: Iterable[tuple[str, int]], cell_label: CellLabel | None = None, most: int = 4) -> str:
+  """Several lines of the user's code as one text, each file once: "Cell In[2], lines 3, 4", "train.py:9, 13 · a.py:2";
+  past `most` lines, the first ones and "…"."""
+  by_file: dict[str, list[int]] = {}
+  for file, line in lines: by_file.setdefault(file, []).append(line)
+  out, shown = [], 0
+  for file, nums in by_file.items():
+    nums = sorted(set(nums))[:max(1, most - shown)]
+    shown += len(nums)
+    cell = cell_label(file) if cell_label is not None else None
+    text = ", ".join(map(str, nums))
+    out.append(f"{cell}, line{'s' if len(nums) > 1 else ''} {text}" if cell else f"{Path(file).name}:{text}")
+    if shown >= most: break
+  return " · ".join(out) + (" …" if sum(len(set(v)) for v in by_file.values()) > shown else "")
 
 
 @dataclass(eq=False)

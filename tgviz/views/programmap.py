@@ -17,7 +17,7 @@ from tgviz.trace import program as programs
 from tgviz.trace.fusion import fuse, lift_for
 from tgviz.trace.program import REASONS, Program, ProgramKernel
 from tgviz.trace.reasons import size_text
-from tgviz.trace.steps import CellLabel, place, where
+from tgviz.trace.steps import CellLabel, place, places, where
 from tgviz.trace.trace import Trace
 from tgviz.trace.units import time_text
 from tgviz.views.messages import FusedMsg, FusedSide, MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
@@ -66,10 +66,10 @@ def _chains(prog: Program) -> list[list[ProgramKernel]]:
 
 def _kernel_lines(k: ProgramKernel, cell_label: CellLabel | None) -> tuple[str, ...]:
   ops = list(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins))
-  line = tg.main_origin(k.origins)
   out = [k.name]
   if ops: out.append(", ".join(ops[:3]) + (" …" if len(ops) > 3 else ""))
-  if line is not None and line.file and line.line: out.append(place(line.file, line.line, cell_label))
+  # every line its ops came from (randn fused into a matmul: both lines), not only the one it is known by
+  if lines := [(o.file, o.line) for o in k.origins if o.file and o.line]: out.append(places(lines, cell_label))
   return tuple(out)
 
 
