@@ -66,9 +66,12 @@ export function findIndex(index, text) {
     if (kind !== "kernel" && steps[g].length && has(display)) out.push(["step", g, 0, null, null, display, null, null]);
     steps[g].forEach((n, s) => { if (hitNames.has(n)) out.push(["step", g, s, null, null, names[n], null, null]); });
   });
+  // text that names an op the user called ("softmax") finds the kernels that compute it, not every op of a line that
+  // says it (the scores' matmul on the line that ends in .softmax()); other text (a variable's name) finds lines
+  const named = index.origins.some(([, op, , , , calls]) => has(op) || calls.some(has));
   for (const [g, op, backward, at, line, calls, made] of index.origins) {
     const called = calls.filter(has);
-    if (has(op) || has(at) || has(line) || called.length) {
+    if (has(op) || has(at) || (has(line) && !named) || called.length) {
       const said = `${at}  ${op}${backward ? " (backward)" : ""}${called.length ? " calls " + called.join(", ") : ""}  ${line}`;
       out.push(["origin", g, steps[g].length ? 0 : null, null, null, said.trim(), made || null, null]);
     }

@@ -112,3 +112,20 @@ def test_a_notebooks_lines_are_named_by_their_cell(mnist_trace):
   assert all("Cell In[5], line 27" in r[5] for r in by_cell)
   assert find(index(mnist_trace, cell_label), "mnist_train_step.py") == []
   assert index(mnist_trace) is index(mnist_trace) and index(mnist_trace, cell_label) is index(mnist_trace, cell_label)
+
+
+def test_an_op_searched_finds_the_kernels_that_compute_it_not_the_rest_of_its_line():
+  """The scores and the softmax on one line: "softmax" finds the kernels that compute softmax, not the scores' matmul
+  and division, whose line only says it; a variable's name (text no op is called) still finds every kernel of its line."""
+  from tinygrad import Tensor
+  with tgviz.capture() as trace:
+    q, k = Tensor.randn(2, 6, 16).realize(), Tensor.randn(2, 6, 16).realize()
+    scores = ((q @ k.transpose(-1, -2) / 4).contiguous().softmax(-1)).realize()
+  assert scores.shape == (2, 6, 6)
+  found = [h for h in trace.search("softmax") if h.kind == "origin"]
+  soft = {k.display_name for k in trace.kernels if any(o.op == "softmax" or "softmax" in o.calls for o in k.origins)}
+  assert soft and {h.kernel.display_name for h in found} == soft, [(h.kernel.display_name, h.text) for h in found]
+  assert all("softmax" in h.text.split("  ")[1] for h in found), [h.text for h in found]
+  line = {h.kernel.display_name for h in trace.search("scores") if h.kind == "origin"}
+  matmul = {k.display_name for k in trace.kernels if any(o.op == "__matmul__" for o in k.origins)} - soft
+  assert matmul and line == {k.display_name for k in trace.kernels if any(o.source.startswith("scores =") for o in k.origins)} >= matmul | soft, line

@@ -111,9 +111,12 @@ def find(index: dict[str, Any], text: str) -> list[Row]:
   for g, (display, kind, _, _) in enumerate(groups):
     if kind != "kernel" and steps[g] and q in display.lower(): out.append(["step", g, 0, None, None, display, None, None])
     out += [["step", g, s, None, None, names[n], None, None] for s, n in enumerate(steps[g]) if n in hit_names]
+  # text that names an op the user called ("softmax") finds the kernels that compute it, not every op of a line that
+  # says it (the scores' matmul on the line that ends in .softmax()); other text (a variable's name) finds lines
+  named = any(q in op.lower() or any(q in c.lower() for c in calls) for _, op, _, _, _, calls, _ in index["origins"])
   for g, op, backward, at, line, calls, made in index["origins"]:
     called = [c for c in calls if q in c.lower()]
-    if q in op.lower() or q in at.lower() or q in line.lower() or called:
+    if q in op.lower() or q in at.lower() or (q in line.lower() and not named) or called:
       # the place first: what tells a kernel's hits of one op apart, read before a narrow list cuts the rest
       text = f"{at}  {op}{' (backward)' if backward else ''}{' calls ' + ', '.join(called) if called else ''}  {line}"
       out.append(["origin", g, 0 if steps[g] else None, None, None, text.strip(), made or None, None])
