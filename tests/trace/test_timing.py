@@ -98,10 +98,14 @@ def test_verdicts_say_which_limit_and_how_close(tmp_path):
     least = max(v.float_flops / (pk.gflops * 1e9), k.bytes / (pk.gbs * 1e9))
     assert r["roof_fraction"] == pytest.approx(least / (t.median_us * 1e-6))
     assert f"{v.fraction:.1%} of its roof" in v.why
+    groups = k.global_size[0] * k.global_size[1] * k.global_size[2]
+    threads = groups * (k.local_size[0] * k.local_size[1] * k.local_size[2])
+    if groups < pk.units:  # a workgroup runs on one compute unit: the others idle, and the verdict says so
+      said = f"{groups:,} workgroup{'s' if groups > 1 else ''} of {threads // groups:,} thread"
+      assert said in v.why and f"at most {groups} of them" in v.why, v.why
     if v.bound == "latency":
-      threads = k.global_size[0] * k.global_size[1] * k.global_size[2] * (k.local_size[0] * k.local_size[1] * k.local_size[2])
-      assert v.fraction < 0.1 and (threads < pk.units or t.median_us < 4 * pk.launch_us), v.why
-      assert f"{threads:,} thread" in v.why
+      assert v.fraction < 0.1 and (groups < pk.units or t.median_us < 4 * pk.launch_us), v.why
+      assert f"{threads:,} thread" in v.why or f"{threads // groups:,} thread" in v.why
   tiny = next(p for p in roof.points if p.kernel.flops is not None and p.kernel.global_size == (1, 1, 1))  # one thread
   assert roof.verdict(tiny).bound == "latency"
   table = {(r["name"], r["median_us"]): r for r in trace.kernel_table(cache_dir=tmp_path)}

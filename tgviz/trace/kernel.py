@@ -248,7 +248,8 @@ class Kernel:
     t = self.timing
     if t is None or peaks is None or self.flops is None or self.bytes is None or t.median_us <= 0: return None
     threads = math.prod(self.global_size or (1,)) * math.prod(self.local_size or (1,))
-    return verdicts.verdict(self.flops, self.float_flops, self.bytes, threads, t.median_us, peaks)
+    groups = math.prod(self.global_size or (1,)) if self.local_size is not None else None  # (a CPU kernel has none)
+    return verdicts.verdict(self.flops, self.float_flops, self.bytes, threads, t.median_us, peaks, groups)
 
   @property
   def opts(self) -> list[tg.Opt]:

@@ -5,7 +5,8 @@ The roofline model with each kernel's own work: its float work (tinygrad's FLOPs
 which no float roof bounds: they are counted apart) at the device's float32 compute roof, its bytes (tinygrad's
 estimate) at the memory roof; the larger of the two times is the least the kernel can take, and that over its measured
 median is the fraction of the roof it reached. A kernel far below its roof with fewer threads than the device has
-compute units, or within a few launch floors of the device's emptiest kernel, is latency-bound. Owns DevicePeaks (a
+compute units (fewer workgroups, where it has workgroups: one runs on one unit), or within a few launch floors of the
+device's emptiest kernel, is latency-bound. Owns DevicePeaks (a
 device's peaks as the roofline draws them: tgviz.bridge measures them), Verdict and verdict(); draws nothing.
 """
 from __future__ import annotations
@@ -61,9 +62,10 @@ class Verdict:
   int_ops: int
 
 
-def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, median_us: float, peaks: DevicePeaks) -> Verdict:
+def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, median_us: float, peaks: DevicePeaks,
+            groups: int | None = None) -> Verdict:
   """A kernel's verdict: its estimates (tinygrad's FLOPs, their float work, bytes), its threads (global x local size),
-  its measured median, the device's peaks."""
+  its measured median, the device's peaks; its workgroups (the global size, None for a device without them)."""
   if float_flops is None: float_flops = flops
   ints, t = flops - float_flops, median_us * 1e-6
   t_compute = float_flops / (peaks.gflops * 1e9) if peaks.gflops else 0.0
@@ -71,13 +73,17 @@ def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, medi
   fraction = max(t_compute, t_memory) / t
   apart = f"; {ints:,} integer ops apart" if ints else ""
   floors = median_us / peaks.launch_us if peaks.launch_us else None
-  few = peaks.units is not None and threads < peaks.units
+  # a workgroup runs on one compute unit: a kernel of fewer workgroups than units leaves the others idle
+  idle = peaks.units is not None and groups is not None and groups < peaks.units
+  few = idle or (peaks.units is not None and groups is None and threads < peaks.units)
+  plural = "s" if threads != 1 else ""
+  units = f" for {peaks.units} compute units" if peaks.units is not None else ""
+  spread = f"{groups:,} workgroup{'s' if groups != 1 else ''} of {threads // groups:,} thread{'s' if threads // groups != 1 else ''}{units} " \
+           f"(it runs on at most {groups} of them)" if idle and groups else f"{threads:,} thread{plural}{units}"
   if fraction < LATENCY_FRACTION and (few or (floors is not None and floors < LAUNCH_FLOORS)):
-    units = f" for {peaks.units} compute units" if peaks.units is not None else ""
     floor = f", {floors:.1f}x the device's launch floor ({time_text(peaks.launch_us)})" if floors is not None else ""
-    plural = "s" if threads != 1 else ""
-    return Verdict("latency", fraction, f"latency/launch-bound: {threads:,} thread{plural}{units}, {float_flops:,} FLOPs and "
+    return Verdict("latency", fraction, f"latency/launch-bound: {spread}, {float_flops:,} FLOPs and "
                    f"{nbytes:,} B in {time_text(median_us)}{floor}; {fraction:.1%} of its roof{apart}", float_flops, ints)
   bound = "compute" if t_compute >= t_memory else "memory"
   got = f"{float_flops / t / 1e9:,.2f} of {peaks.gflops:,.1f} GFLOP/s" if bound == "compute" else f"{nbytes / t / 1e9:,.2f} of {peaks.gbs:,.1f} GB/s"
-  return Verdict(bound, fraction, f"{bound}-bound at {fraction:.1%} of its roof ({got}){apart}", float_flops, ints)
+  return Verdict(bound, fraction, f"{bound}-bound at {fraction:.1%} of its roof ({got}){apart}" + (f"; {spread}" if idle else ""), float_flops, ints)
