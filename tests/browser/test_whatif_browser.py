@@ -4,7 +4,7 @@ read-only: the opts, the retries made before it was written, BEAM's candidates a
 import re
 
 import pytest
-from harness import ARTIFACTS, LIMIT, TUTORIAL, new_page, notebook, open_in_lab, run_all, shown_labels_px
+from harness import ARTIFACTS, ATTENTION, LIMIT, TUTORIAL, new_page, notebook, open_in_lab, run_all, shown_labels_px
 from helpers import TIME, read_time
 from test_notebook7_browser import run_from_tree
 
@@ -330,4 +330,36 @@ def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
   check_time_labels(sheet, 5, "heuristic")  # the comparison open is the selected entry's, its medians the entry's
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   sheet.screenshot(path=str(ARTIFACTS / "whatif-report-most-telling.png"))
+  assert not page.errors
+
+
+def test_what_if_in_a_notebook_names_the_kernels_that_took_the_time(lab, page):
+  """The attention block: the kernel the user is on (the one that took least of the run's time, say) is not what they
+  want to speed up. Its what-if sheet names the three kernels that took most of the run's device time, slowest first,
+  each a click from its retries' editor."""
+  open_in_lab(page, lab, "whatif-slowest", "%load_ext tgviz", "%%tgviz\n" + ATTENTION)
+  run_all(page, 2)
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  table = page.locator(".tgviz-kernels").first
+  table.locator("summary").click()
+  total = table.locator("th[data-key='time_us']")
+  total.click()  # sorted by total time (again: the other way), the least last
+  if total.get_attribute("data-sort") != "desc": total.click()
+  table.locator("th[data-key='time_us'][data-sort='desc']").wait_for(timeout=LIMIT)
+  least = table.locator("tbody tr").last
+  name = least.locator("td").first.inner_text()
+  least.click()
+  page.wait_for_function("document.querySelector('.tgviz-opts-line .tgviz-what-if') !== null", timeout=LIMIT)
+  page.locator(".tgviz-opts-line .tgviz-what-if").click()
+  hint = page.locator(".tgviz-whatif-sheet .tgviz-slowest")
+  hint.wait_for(timeout=LIMIT)
+  links = hint.locator("button").all_inner_texts()
+  assert len(links) == 3 and not any(t.startswith(name + " ") for t in links), (name, links)
+  times = [read_time(re.search(r"\((.+)\)$", t).group(1)) for t in links]
+  assert times == sorted(times, reverse=True), links
+  slowest = links[0].rsplit(" (", 1)[0]
+  hint.locator("button").first.click()
+  page.wait_for_function(f"document.querySelector('.tgviz-whatif-sheet .tgviz-sheet-head')?.textContent.startsWith('what if {slowest} had')",
+                         timeout=LIMIT)
+  page.screenshot(path=str(ARTIFACTS / "whatif-slowest.png"))
   assert not page.errors

@@ -96,6 +96,22 @@ def test_allowed_opts_all_retry(tutorial_trace):
   assert after and all(o.op != "UNROLL" or o.axis == 0 for o in after)  # one reduce axis left to unroll
 
 
+def test_the_opts_tinygrad_applied_are_allowed_and_retry_to_the_same_program():
+  """Opts count the axes codegen has before it applies them (after simplify ranges merged some), not the base AST's:
+  the opts a random draw's kernels were given ("UPCAST(0, 0), LOCAL(0, 32)") were refused by the what-if editor
+  ("don't upcast more than 16") as soon as it opened on them. Every kernel's own opts are allowed, and retried give its
+  program back."""
+  from tinygrad import Tensor
+  with tgviz.capture() as trace:
+    Tensor.randn(2, 6, 16).realize()
+  merged = [k for k in trace.kernels if k.opts and len(k.opts) > 1]
+  assert merged, [(k.display_name, k.opts) for k in trace.kernels]
+  for k in trace.kernels:
+    k.allowed_opts(k.opts)  # (raises where tinygrad refuses them)
+    again = k.retry(k.opts, runs=1)
+    assert again.error is None and again.same and again.retried.source == k.source, (k.display_name, k.opts, again.error)
+
+
 def test_retry_opens_as_a_comparison(matmul_trace, tmp_path):
   (k,) = matmul_trace.kernels
   r = k.retry([("LOCAL", 0, 8)])

@@ -8,6 +8,7 @@ compared. It must not start a capture (the caller traces the compile) nor build 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -64,9 +65,31 @@ def allowed_opts(ast: UOp, device: str, before: Any = ()) -> list[Opt]:
   return list(dict.fromkeys(Opt.of(s.applied_opts[-1]) for s in acted.values()))
 
 
+class _Ready(Exception):
+  """Raised in place of apply_opts, with the AST it was given (see opts_ast)."""
+
+
+@functools.lru_cache(maxsize=64)
+def opts_ast(ast: UOp, device: str) -> UOp:
+  """The AST tinygrad applies a kernel's opts to: its base AST after the rewrites codegen runs before apply_opts (load
+  collapse, split ranges, simplify ranges, ...), which may merge or split its axes: an opt's axis counts those (the
+  base AST's own axes refused the opts tinygrad had applied: "don't upcast more than 16"). Made by tinygrad's own
+  full_rewrite_to_sink, stopped where it calls apply_opts, untracked."""
+  import tinygrad.codegen as codegen
+  def stop(sink: UOp, *args: Any, **kwargs: Any) -> UOp: raise _Ready(sink)
+  was = codegen.apply_opts
+  codegen.apply_opts = stop  # type: ignore[assignment]  # (raises: the sink it is given is what we want)
+  try:
+    with Context(TRACK_MATCH_STATS=0): codegen.full_rewrite_to_sink(ast, Device[device].renderer)
+  except _Ready as ready: return ready.args[0]
+  finally: codegen.apply_opts = was
+  return ast  # (codegen did not optimize it: its base AST is what opts apply to)
+
+
 def scheduler(ast: UOp, device: str, opts: tuple[Opt, ...]) -> Scheduler:
-  """tinygrad's Scheduler of a kernel's base AST on device with these opts applied; OptRefused where it refuses one."""
-  k = Scheduler(ast, Device[device].renderer)
+  """tinygrad's Scheduler of a kernel's base AST on device (its opts_ast) with these opts applied; OptRefused where it
+  refuses one."""
+  k = Scheduler(opts_ast(ast, device), Device[device].renderer)
   k.convert_loop_to_global()
   with Context(TRACK_MATCH_STATS=0):
     for o in opts:
