@@ -317,6 +317,21 @@ def test_the_attention_map_opens_uncut_in_jupyterlab(lab, browser):
     assert not page.errors
 
 
+def test_the_mnist_map_opens_uncut_in_the_report(mnist, browser):
+  """The MNIST step's map in the report at 1366x768 (a laptop's screen) opens readable with no box cut at any edge of
+  its canvas (it opened with r_26_13_32_2_2's box, g29, cut at the right, one at the left and one at the bottom), and
+  f fills its canvas."""
+  _, report = mnist
+  with new_page(browser, 1366, 768, offline=True) as page:
+    page.goto(report.as_uri())
+    got = check_opening(page, page, "programmap-mnist-1366.png")
+    c = got["canvas"]
+    cut = [k for k, b in got["boxes"].items() if b[2] > c[0] and b[0] < c[2]
+           and any(b[1] < y - 0.5 and b[3] > y + 0.5 for y in (c[1], c[3]))]
+    assert not cut, got  # (at its sides: check_opening)
+    assert not page.errors
+
+
 UNDER = """() => { const m = document.querySelector('.tgviz-map-minimap'), o = m.getBoundingClientRect();
   return {shown: !m.hidden, under: [...document.querySelectorAll('.tgviz-map-canvas g.node[data-node]')].filter((n) => {
     const r = n.getBoundingClientRect(); return r.left < o.right && r.right > o.left && r.top < o.bottom && r.bottom > o.top;
