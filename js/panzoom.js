@@ -153,9 +153,10 @@ export function panZoom(/** @type {Ui} */ ui) {
     const svg = svgOf(), own = [...(svg?.querySelectorAll("g.side g.node.match-node") ?? [])];
     return own.length ? own : [...(svg?.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed") ?? [])];
   }
-  /** Where some of the nodes the view is meant to show lie under the overview (in the canvas's corner), pan them out
-   * from under it, left or up, as far as the others on screen allow (the program map's overview, put in another
-   * corner: left only where it is at the right, up only where it is at the bottom). @param {Element[]} nodes */
+  /** Where some of the nodes the view is meant to show lie under the overview (in a corner of the canvas: the step
+   * graph's at the bottom right, the program map's in any), pan them out from under it, away from its corner across or
+   * down, as far as the others on screen allow (left where it is at the right, right where it is at the left; up where
+   * it is at the bottom, down where it is at the top). @param {Element[]} nodes */
   function shun(nodes) {
     const o = mini.footprint(svgOf()), c = size();
     if (!o || !mini.shown()) return;
@@ -163,10 +164,14 @@ export function panZoom(/** @type {Ui} */ ui) {
       .filter((r) => r.x < c.w && r.x + r.w > 0 && r.y < c.h && r.y + r.h > 0);
     const under = on.filter((r) => r.x < o.x + o.w && r.x + r.w > o.x && r.y < o.y + o.h && r.y + r.h > o.y);
     if (!under.length) return;
-    const dx = Math.max(...under.map((r) => r.x + r.w)) - o.x + 4, dy = Math.max(...under.map((r) => r.y + r.h)) - o.y + 4;
-    const left = Math.min(...on.map((r) => r.x)), top = Math.min(...on.map((r) => r.y));
-    if (left - dx >= 0 && (dx <= dy || top - dy < 0)) tx -= dx;
-    else if (top - dy >= 0) ty -= dy;
+    const left = o.x + o.w / 2 < c.w / 2, top = o.y + o.h / 2 < c.h / 2;
+    // the pan (its size) that takes them all clear of the overview, and whether the others stay on screen with it
+    const dx = left ? o.x + o.w + 4 - Math.min(...under.map((r) => r.x)) : Math.max(...under.map((r) => r.x + r.w)) - o.x + 4;
+    const dy = top ? o.y + o.h + 4 - Math.min(...under.map((r) => r.y)) : Math.max(...under.map((r) => r.y + r.h)) - o.y + 4;
+    const fitsX = left ? Math.max(...on.map((r) => r.x + r.w)) + dx <= c.w : Math.min(...on.map((r) => r.x)) - dx >= 0;
+    const fitsY = top ? Math.max(...on.map((r) => r.y + r.h)) + dy <= c.h : Math.min(...on.map((r) => r.y)) - dy >= 0;
+    if (fitsX && (dx <= dy || !fitsY)) tx += left ? dx : -dx;
+    else if (fitsY) ty += top ? dy : -dy;
     else return;
     apply();
   }

@@ -333,9 +333,10 @@ def test_the_mnist_map_opens_uncut_in_the_report(mnist, browser):
 
 
 UNDER = """() => { const m = document.querySelector('.tgviz-map-minimap'), o = m.getBoundingClientRect();
-  return {shown: !m.hidden, under: [...document.querySelectorAll('.tgviz-map-canvas g.node[data-node]')].filter((n) => {
+  const under = [...document.querySelectorAll('.tgviz-map-canvas g.node[data-node]')].filter((n) => {
     const r = n.getBoundingClientRect(); return r.left < o.right && r.right > o.left && r.top < o.bottom && r.bottom > o.top;
-  }).map((n) => n.textContent)}; }"""
+  });
+  return {shown: !m.hidden, under: under.map((n) => n.textContent), under_keys: under.map((n) => n.dataset.node)}; }"""
 
 
 def test_the_maps_overview_covers_no_box_it_opens_on(mnist, browser):
@@ -360,3 +361,36 @@ def test_the_maps_overview_covers_no_box_it_opens_on(mnist, browser):
     got = page.evaluate(UNDER)
     assert got["shown"] and not got["under"], got
     assert not page.errors
+
+
+def test_a_box_comes_clear_of_the_overview_in_any_corner(tmp_path, browser):
+  """The attention block's map in the report puts its overview in the canvas's corner where it covers the fewest boxes:
+  at 1536x864 the top left, at 1366x768 the bottom left; in each, a box dragged under it and clicked is panned out from
+  under it, on screen (the pan went only left or up, which takes nothing clear of an overview at the top left: the box
+  stayed under it)."""
+  with tgviz.capture(profile=False) as trace: exec(ATTENTION, {})  # (untimed: the same labels, so corners, each run)
+  report = trace.to_html(tmp_path / "attention.html")
+  corners = set()
+  for width, height in ((1536, 864), (1366, 768)):
+    with new_page(browser, width, height, offline=True) as page:
+      page.goto(report.as_uri())
+      page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=LIMIT)
+      got = on_map(page)
+      c, mini = got["canvas"], page.locator(".tgviz-map-minimap").bounding_box()
+      corners.add(("top" if mini["y"] - c[1] < 20 else "bottom") + (" left" if mini["x"] - c[0] < 20 else " right"))
+      key = next(k for k, b in got["boxes"].items() if k.startswith("k") and inside(b, c))
+      box = got["boxes"][key]
+      # drag the map so that the box's top left corner lies at the overview's middle
+      start = ((c[0] + c[2]) / 2, (c[1] + c[3]) / 2)
+      page.mouse.move(*start)
+      page.mouse.down()
+      page.mouse.move(start[0] + mini["x"] + mini["width"] / 2 - box[0], start[1] + mini["y"] + mini["height"] / 2 - box[1], steps=5)
+      page.mouse.up()
+      assert key in page.evaluate(UNDER)["under_keys"], (width, on_map(page))
+      click_box(page, key)
+      page.wait_for_function("() => document.querySelector('.tgviz-map-panel h4')", timeout=LIMIT)
+      got = on_map(page)
+      shoot(page, f"programmap-overview-clear-{width}.png")
+      assert inside(got["boxes"][key], got["canvas"]) and key not in page.evaluate(UNDER)["under_keys"], (width, got)
+      assert not page.errors
+  assert corners == {"top left", "bottom left"}, corners
