@@ -7,6 +7,7 @@
 
 export const MARGIN = 10;  // CSS px kept clear round what a view fits in the canvas
 export const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
+export const MIN_READABLE = 1.101;  // ... and at this one at 11 px: a graph that fits at it opens whole (not cut by a few px)
 
 /** The boxes (SVG units) of some nodes of an SVG: each node's own box moved by its translate and its groups'.
  * @param {Element[]} nodes @returns {Box[]} */

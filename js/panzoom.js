@@ -5,14 +5,12 @@
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
-import { MARGIN, READABLE, around, before, fullestWindow, nodeBoxes, snapshotHeld, startAlong, uncutRun, uncutWindow, unclippedWindow } from "./fullest.js";
+import { MARGIN, MIN_READABLE, READABLE, around, before, fullestWindow, nodeBoxes, snapshotHeld, startAlong, uncutRun, uncutWindow, unclippedWindow } from "./fullest.js";
 import { overview } from "./overview.js";
 import { wheelZoom } from "./wheel.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./fullest.js").Box} Box */
-
-const MIN_READABLE = 1.101;  // ... and at this one at 11 px: a graph that fits at it opens whole (not cut by a few px)
 
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
 export function panZoom(/** @type {Ui} */ ui) {
