@@ -3,7 +3,7 @@
 // code on a model that answers from the page's data (open). Messages and state are those of tgviz/views/compare.py.
 import { fitLines } from "./codelines.js";
 import { h, svgEl } from "./dom.js";
-import { MARGIN, MIN_READABLE, READABLE, around, fullestWindow, nodeBoxes, snapshotHeld, unclippedWindow } from "./fullest.js";
+import { MARGIN, MIN_READABLE, READABLE, around, fullestWindow, nodeBoxes, snapshotHeld, unclippedWindow, wholeIn } from "./fullest.js";
 import { sortableTable } from "./table.js";
 import { fmtTime } from "./units.js";
 
@@ -117,8 +117,13 @@ function linkViews(boxes) {
     if (size(v.svg, "width") * s <= boxW && size(v.svg, "height") * s <= boxH) continue;  // whole
     const nodes = [...v.svg.querySelectorAll("g.side g.node")];  // (not the legend's)
     const rects = nodeBoxes(nodes), mark = rects.map(() => false), W = (boxW - 2 * MARGIN) / s, H = (boxH - 2 * MARGIN) / s;
-    const must = snapshotHeld(nodes, rects, W, H);  // (a landmark step is a snapshot: its output and computing heart)
-    const win = fullestWindow(rects, nodes.map((n) => n.getAttribute("data-node") ?? ""), mark, must, W, H, s, null);
+    const keys = nodes.map((n) => n.getAttribute("data-node") ?? "");
+    let must = snapshotHeld(nodes, rects, W, H);  // (a landmark step is a snapshot: its output and computing heart)
+    let win = fullestWindow(rects, keys, mark, must, W, H, s, null);
+    // what it holds far from the rest (a View Program's SINK, the graph's other nodes a box's height above it) showed
+    // itself and bare edges: the window with the most nodes where that shows more than twice as many
+    const free = must && fullestWindow(rects, keys, mark, null, W, H, s, null);
+    if (free && (!win || 2 * wholeIn(rects, win) < wholeIn(rects, free))) { win = free; must = null; }
     if (!win) continue;
     const at = unclippedWindow(rects, win, must, mark, s, null);  // (SVG units, within the margin)
     v.x = MARGIN - at.x * s; v.y = MARGIN - at.y * s;

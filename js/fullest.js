@@ -30,6 +30,11 @@ export function around(boxes) {
   return { x: x0, y: y0, w: Math.max(...boxes.map((b) => b.x + b.w)) - x0, h: Math.max(...boxes.map((b) => b.y + b.h)) - y0 };
 }
 
+/** How many of the boxes lie whole in the box win. @param {Box[]} boxes @param {Box} win */
+export function wholeIn(boxes, win) {
+  return boxes.filter((b) => b.x >= win.x - 0.5 && b.x + b.w <= win.x + win.w + 0.5 && b.y >= win.y - 0.5 && b.y + b.h <= win.y + win.h + 0.5).length;
+}
+
 /** The box (SVG units) a snapshot's opening view holds whole, a window W x H on its nodes (boxes: theirs): its output
  * (the lowest node, where dot draws it: the SINK) with the kernel's computing heart (its reduces, its main op; its
  * stores; its ALU ops other than index arithmetic) where they fit together; else the output with its reduces; else the
