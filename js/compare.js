@@ -3,7 +3,7 @@
 // code on a model that answers from the page's data (open). Messages and state are those of tgviz/views/compare.py.
 import { fitLines } from "./codelines.js";
 import { h, svgEl } from "./dom.js";
-import { MARGIN, READABLE, fullestWindow, nodeBoxes, snapshotHeld, unclippedWindow } from "./fullest.js";
+import { MARGIN, MIN_READABLE, READABLE, around, fullestWindow, nodeBoxes, snapshotHeld, unclippedWindow, wholeIn } from "./fullest.js";
 import { sortableTable } from "./table.js";
 import { fmtTime } from "./units.js";
 
@@ -86,7 +86,8 @@ function sideView(side, label) {
 const ZOOM = 1.15, MAX_HEIGHT = 520;  // a wheel notch's zoom (as the trace browser's), px
 
 /** The graphs of one landmark step on both sides, shown at one scale, readable (the trace browser's READABLE: 11 px
- * labels), each whole where it fits its box, else on the window that shows the most of its nodes whole while it holds
+ * labels): where every side's graph fits its box readable, each centred, as close as fills the box of the one with
+ * the least room (at most 1.5); else each whole where it fits its box, else on the window that shows the most of its nodes whole while it holds
  * the kernel's output and computing heart where they fit (fullest.js, as the trace browser's opening view of a
  * snapshot), and moved together: a drag pans both, ctrl+wheel (⌘+wheel, a touchpad's pinch)
  * zooms both around the pointer as the trace browser's wheel does. A plain wheel is left to the page: in a notebook it
@@ -98,13 +99,31 @@ function linkViews(boxes) {
   let s = READABLE;
   const boxH = Math.min(MAX_HEIGHT, Math.ceil(Math.max(...sides.map((v) => size(v.svg, "height"))) * s));
   for (const b of boxes) b.style.height = `${boxH}px`;  // the sides' rows aligned
-  for (const v of sides) {
+  // where every side's graph (its nodes: the title and legend are hidden) fits readable, each centred in its box, as
+  // close as the one with the least room allows (at most 1.5), as the trace browser opens a graph that fits
+  const graphs = sides.map((v) => around(nodeBoxes([...v.svg.querySelectorAll("g.side g.node")])));
+  const room = Math.min(...sides.map((v, i) => {
+    const g = graphs[i], boxW = v.box.clientWidth || size(v.svg, "width") * s;
+    return g ? Math.min((boxW - 2 * MARGIN) / g.w, (boxH - 2 * MARGIN) / g.h) : Infinity;
+  }));
+  if (room >= MIN_READABLE && Number.isFinite(room)) {
+    s = Math.min(room, 1.5);
+    sides.forEach((v, i) => {
+      const g = /** @type {import("./fullest.js").Box} */ (graphs[i]), boxW = v.box.clientWidth || size(v.svg, "width") * s;
+      v.x = boxW / 2 - (g.x + g.w / 2) * s; v.y = boxH / 2 - (g.y + g.h / 2) * s;
+    });
+  } else for (const v of sides) {
     const boxW = v.box.clientWidth || size(v.svg, "width") * s;
     if (size(v.svg, "width") * s <= boxW && size(v.svg, "height") * s <= boxH) continue;  // whole
     const nodes = [...v.svg.querySelectorAll("g.side g.node")];  // (not the legend's)
     const rects = nodeBoxes(nodes), mark = rects.map(() => false), W = (boxW - 2 * MARGIN) / s, H = (boxH - 2 * MARGIN) / s;
-    const must = snapshotHeld(nodes, rects, W, H);  // (a landmark step is a snapshot: its output and computing heart)
-    const win = fullestWindow(rects, nodes.map((n) => n.getAttribute("data-node") ?? ""), mark, must, W, H, s, null);
+    const keys = nodes.map((n) => n.getAttribute("data-node") ?? "");
+    let must = snapshotHeld(nodes, rects, W, H);  // (a landmark step is a snapshot: its output and computing heart)
+    let win = fullestWindow(rects, keys, mark, must, W, H, s, null);
+    // what it holds far from the rest (a View Program's SINK, the graph's other nodes a box's height above it) showed
+    // itself and bare edges: the window with the most nodes where that shows more than twice as many
+    const free = must && fullestWindow(rects, keys, mark, null, W, H, s, null);
+    if (free && (!win || 2 * wholeIn(rects, win) < wholeIn(rects, free))) { win = free; must = null; }
     if (!win) continue;
     const at = unclippedWindow(rects, win, must, mark, s, null);  // (SVG units, within the margin)
     v.x = MARGIN - at.x * s; v.y = MARGIN - at.y * s;

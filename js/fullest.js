@@ -7,6 +7,7 @@
 
 export const MARGIN = 10;  // CSS px kept clear round what a view fits in the canvas
 export const READABLE = 1.12;  // the SVG's labels are 10 px: at this scale they render at 11 CSS px or a hair more
+export const MIN_READABLE = 1.101;  // ... and at this one at 11 px: a graph that fits at it opens whole (not cut by a few px)
 
 /** The boxes (SVG units) of some nodes of an SVG: each node's own box moved by its translate and its groups'.
  * @param {Element[]} nodes @returns {Box[]} */
@@ -27,6 +28,11 @@ export function around(boxes) {
   if (!boxes.length) return null;
   const x0 = Math.min(...boxes.map((b) => b.x)), y0 = Math.min(...boxes.map((b) => b.y));
   return { x: x0, y: y0, w: Math.max(...boxes.map((b) => b.x + b.w)) - x0, h: Math.max(...boxes.map((b) => b.y + b.h)) - y0 };
+}
+
+/** How many of the boxes lie whole in the box win. @param {Box[]} boxes @param {Box} win */
+export function wholeIn(boxes, win) {
+  return boxes.filter((b) => b.x >= win.x - 0.5 && b.x + b.w <= win.x + win.w + 0.5 && b.y >= win.y - 0.5 && b.y + b.h <= win.y + win.h + 0.5).length;
 }
 
 /** The box (SVG units) a snapshot's opening view holds whole, a window W x H on its nodes (boxes: theirs): its output
@@ -262,4 +268,46 @@ export function startAlong(spans, lo, hi, L, pad, centred = false) {
   const tried = [first, ...edges, ...edges.map((a) => a - L)].filter(ok).sort((a, b) => a - b);
   if (!tried.length) return Math.max(first, Math.min(lo - pad, last - L));
   return tried.reduce((best, a) => (cross(a) + cross(a + L) < cross(best) + cross(best + L) ? a : best));
+}
+
+/** The top left corner (SVG units) of the window W x H (the canvas at scale s) over the first boxes (firsts: a map's
+ * start) that cuts none of the boxes nor labels at its edges (each whole in it or wholly out of it), ranked: no wide
+ * empty band at its left or top (its boxes start in its first quarter across and down), one of the first boxes whole in it, a corner
+ * clear for the overview (o: its size, CSS px, 8 px in), nearest to (x0, y0), the most boxes shown. It starts pad out
+ * from a box's edge, or W (H) before that. Null where no window cuts none.
+ * @param {Box[]} boxes @param {Box[]} labels @param {Box[]} firsts @param {number} W @param {number} H @param {number} s @param {number} pad
+ * @param {{w: number, h: number}|null} o @param {number} x0 @param {number} y0 @returns {{x: number, y: number, rank: number[]}|null} */
+export function uncutWindow(boxes, labels, firsts, W, H, s, pad, o, x0, y0) {
+  const f = /** @type {Box} */ (around(firsts));
+  /** Where a window L long may start along one axis, over [lo, hi]. @param {number[][]} spans @param {number} lo
+   * @param {number} hi @param {number} L */
+  const starts = (spans, lo, hi, L) => [...new Set(spans.flatMap(([a, e]) => [a - pad, e + pad, a - pad - L, e + pad - L]))]
+    .filter((a) => a < hi && a + L > lo);
+  const all = [...boxes, ...labels];
+  const xs = starts(all.map((b) => [b.x, b.x + b.w]), f.x, f.x + f.w, W), ys = starts(all.map((b) => [b.y, b.y + b.h]), f.y, f.y + f.h, H);
+  const ow = o ? (o.w + 8) / s : 0, oh = o ? (o.h + 8) / s : 0;
+  /** @type {{x: number, y: number, rank: number[]}|null} */
+  let best = null;
+  for (const x of xs) {
+    const cols = all.filter((b) => b.x < x + W && b.x + b.w > x);
+    for (const y of ys) {
+      const seen = cols.filter((b) => b.y < y + H && b.y + b.h > y);  // in view, each whole or the window cuts it
+      if (seen.some((b) => b.x < x - 0.5 || b.x + b.w > x + W + 0.5 || b.y < y - 0.5 || b.y + b.h > y + H + 0.5)) continue;
+      const rows = seen.filter((b) => !labels.includes(b));
+      if (!rows.length) continue;
+      const band = Math.min(...rows.map((b) => b.x)) > x + W / 4 || Math.min(...rows.map((b) => b.y)) > y + H / 4;
+      const holds = firsts.some((b) => b.x >= x - 0.5 && b.x + b.w <= x + W + 0.5 && b.y >= y - 0.5 && b.y + b.h <= y + H + 0.5);
+      const clear = !o || [[x, y], [x + W - ow, y], [x, y + H - oh], [x + W - ow, y + H - oh]].some(([cx, cy]) =>
+        rows.every((b) => b.x >= cx + ow || b.x + b.w <= cx || b.y >= cy + oh || b.y + b.h <= cy));
+      const rank = [Number(band), Number(!holds), Number(!clear), Math.abs(x - x0) + Math.abs(y - y0), -rows.length];
+      if (!best || before(rank, best.rank)) best = { x, y, rank };
+    }
+  }
+  return best;
+}
+
+/** Whether rank a comes before rank b (compared term by term). @param {number[]} a @param {number[]} b */
+export function before(a, b) {
+  const k = a.findIndex((v, i) => v !== b[i]);
+  return k >= 0 && a[k] < b[k];
 }

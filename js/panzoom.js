@@ -5,14 +5,12 @@
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
-import { MARGIN, READABLE, around, fullestWindow, nodeBoxes, snapshotHeld, startAlong, uncutRun, unclippedWindow } from "./fullest.js";
+import { MARGIN, MIN_READABLE, READABLE, around, before, fullestWindow, nodeBoxes, snapshotHeld, startAlong, uncutRun, uncutWindow, unclippedWindow } from "./fullest.js";
 import { overview } from "./overview.js";
 import { wheelZoom } from "./wheel.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./fullest.js").Box} Box */
-
-const MIN_READABLE = 1.101;  // ... and at this one at 11 px: a graph that fits at it opens whole (not cut by a few px)
 
 /** Wheel zoom and drag pan of the stage inside the canvas, and the views a graph opens on. */
 export function panZoom(/** @type {Ui} */ ui) {
@@ -153,9 +151,10 @@ export function panZoom(/** @type {Ui} */ ui) {
     const svg = svgOf(), own = [...(svg?.querySelectorAll("g.side g.node.match-node") ?? [])];
     return own.length ? own : [...(svg?.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed") ?? [])];
   }
-  /** Where some of the nodes the view is meant to show lie under the overview (in the canvas's corner), pan them out
-   * from under it, left or up, as far as the others on screen allow (the program map's overview, put in another
-   * corner: left only where it is at the right, up only where it is at the bottom). @param {Element[]} nodes */
+  /** Where some of the nodes the view is meant to show lie under the overview (in a corner of the canvas: the step
+   * graph's at the bottom right, the program map's in any), pan them out from under it, away from its corner across or
+   * down, as far as the others on screen allow (left where it is at the right, right where it is at the left; up where
+   * it is at the bottom, down where it is at the top). @param {Element[]} nodes */
   function shun(nodes) {
     const o = mini.footprint(svgOf()), c = size();
     if (!o || !mini.shown()) return;
@@ -163,10 +162,14 @@ export function panZoom(/** @type {Ui} */ ui) {
       .filter((r) => r.x < c.w && r.x + r.w > 0 && r.y < c.h && r.y + r.h > 0);
     const under = on.filter((r) => r.x < o.x + o.w && r.x + r.w > o.x && r.y < o.y + o.h && r.y + r.h > o.y);
     if (!under.length) return;
-    const dx = Math.max(...under.map((r) => r.x + r.w)) - o.x + 4, dy = Math.max(...under.map((r) => r.y + r.h)) - o.y + 4;
-    const left = Math.min(...on.map((r) => r.x)), top = Math.min(...on.map((r) => r.y));
-    if (left - dx >= 0 && (dx <= dy || top - dy < 0)) tx -= dx;
-    else if (top - dy >= 0) ty -= dy;
+    const left = o.x + o.w / 2 < c.w / 2, top = o.y + o.h / 2 < c.h / 2;
+    // the pan (its size) that takes them all clear of the overview, and whether the others stay on screen with it
+    const dx = left ? o.x + o.w + 4 - Math.min(...under.map((r) => r.x)) : Math.max(...under.map((r) => r.x + r.w)) - o.x + 4;
+    const dy = top ? o.y + o.h + 4 - Math.min(...under.map((r) => r.y)) : Math.max(...under.map((r) => r.y + r.h)) - o.y + 4;
+    const fitsX = left ? Math.max(...on.map((r) => r.x + r.w)) + dx <= c.w : Math.min(...on.map((r) => r.x)) - dx >= 0;
+    const fitsY = top ? Math.max(...on.map((r) => r.y + r.h)) + dy <= c.h : Math.min(...on.map((r) => r.y)) - dy >= 0;
+    if (fitsX && (dx <= dy || !fitsY)) tx += left ? dx : -dx;
+    else if (fitsY) ty += top ? dy : -dy;
     else return;
     apply();
   }
@@ -266,8 +269,10 @@ export function panZoom(/** @type {Ui} */ ui) {
   /** The view a program map opens on: whole where it fits readable; else readable on its start (the nodes `first`),
    * with no node cut at the canvas's sides where the map allows: across, as close as shows the longest run of the rows
    * in view, holding the start, that ends between nodes at both sides (readable or closer, at most 1.5); down, the
-   * window from the start (the top, where the columns in view fit) that cuts the fewest nodes at its top and bottom; the
-   * overview in the corner where it covers the fewest boxes in view. @param {Element[]} first */
+   * window from the start (the top, where the columns in view fit) that cuts the fewest nodes at its top and bottom;
+   * where that still cuts a node at an edge, the nearest window on the start that cuts none (fullest.js's uncutWindow),
+   * as close as that takes (at most 1.5); the overview in the corner where it covers the fewest boxes in view.
+   * @param {Element[]} first */
   function begin(first) {
     const svg = svgOf(), start = boxOf(first);
     if (!svg || !start) return initial();
@@ -283,7 +288,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     const uncut = (/** @type {Box[]} */ bs, /** @type {number} */ x, /** @type {number} */ W) =>
       bs.every((b) => !(b.x < x - 0.5 && b.x + b.w > x + 0.5) && !(b.x < x + W - 0.5 && b.x + b.w > x + W + 0.5));
     // down, the frames' names count too (one cut at the top reads as a stray line); across, only the nodes
-    const named = [...boxes, ...rects([...svg.querySelectorAll("g.side text.frame-label")])];
+    const labels = rects([...svg.querySelectorAll("g.side text.frame-label")]), named = [...boxes, ...labels];
     let H = c.h / READABLE, y = startAlong(ys(named), start.y, start.y + start.h, H, MARGIN / READABLE), x = 0;
     for (let tries = 3; ; tries--) {
       const rows = boxes.filter((b) => b.y < y + H && b.y + b.h > y);  // a closer view shows only some of them
@@ -296,6 +301,25 @@ export function panZoom(/** @type {Ui} */ ui) {
       if (uncut(boxes.filter((b) => b.y < next + h && b.y + b.h > next), x, W)) { y = next; break; }
       if (tries === 1) { y = Math.min(Math.max(next, y), y + H - h); break; }
       y = next; H = h;
+    }
+    // still a box cut at an edge (rows of boxes staggered across a wide map: MNIST's at 1366x768): the nearest window
+    // that cuts none, as close as that takes (at most 1.5)
+    const cut = (/** @type {number} */ W, /** @type {number} */ h) => named.some((b) => b.x < x + W && b.x + b.w > x && b.y < y + h &&
+      b.y + b.h > y && (b.x < x - 0.5 || b.x + b.w > x + W + 0.5 || b.y < y - 0.5 || b.y + b.h > y + h + 0.5));
+    if (cut(c.w / scale, c.h / scale)) {
+      // tried at the scales (at most 24) at which the canvas spans from one gap between boxes to another, across or down
+      const gaps = (/** @type {number[][]} */ spans) => spans.flatMap(([s0, e]) => [s0 - MARGIN / READABLE, e + MARGIN / READABLE]);
+      const gx = gaps(xs(named)), gy = gaps(ys(named)), o = mini.footprint(svg);
+      const scales = [...new Set([...gx.flatMap((a) => gx.map((b) => c.w / (b - a))), ...gy.flatMap((a) => gy.map((b) => c.h / (b - a)))])]
+        .filter((s) => s > scale && s <= 1.5).sort((a, b) => a - b);
+      /** @type {{x: number, y: number, rank: number[], s: number}|null} */
+      let found = null;
+      for (const s of [scale, ...scales.filter((_, i) => i % Math.ceil(scales.length / 23) === 0)]) {
+        const at = uncutWindow(boxes, labels, rects(first), c.w / s, c.h / s, s, MARGIN / s, o, x, y);
+        if (at && (!found || before(at.rank.slice(0, 3), found.rank.slice(0, 3)))) found = { ...at, s };
+        if (found && !found.rank.slice(0, 3).some((v) => v)) break;  // no band, the start in it, a corner clear
+      }
+      if (found) ({ x, y, s: scale } = found);
     }
     tx = -x * scale; ty = -y * scale;
     mini.clearOf(svg, named.map((b) => ({ x: tx + b.x * scale, y: ty + b.y * scale, w: b.w * scale, h: b.h * scale })));

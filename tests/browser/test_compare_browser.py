@@ -249,16 +249,22 @@ HEART = """(b) => { const c = b.getBoundingClientRect(), ns = [...b.querySelecto
           shown: ns.filter(whole).length, all: ns.length}; }"""
 
 
-def test_a_pairs_snapshot_too_wide_opens_on_its_reduce(tmp_path, browser):
-  """The conv's pair of a WINO=1 comparison (examples/03_winograd_and_image.ipynb) in a notebook-wide page: general's
-  r_4_4_3_3 View Base AST, wider than its side's box at a readable size, its SINK as wide as the box, opens readable on
-  the kernel's computing heart (its REDUCE, the MUL feeding it, its STORE whole in the box), not on RANGEs, a PARAM,
-  the STORE and the SINK with the MUL and REDUCE off to the right."""
+@pytest.fixture(scope="module")
+def wino(tmp_path_factory):
+  """The HTML comparison page of the conv (examples/03_winograd_and_image.ipynb): general against WINO=1."""
   traces = []
   for env in ({}, {"WINO": 1}):
     with tgviz.capture(env=env) as t: example("conv2d_3x3.py")
     traces.append(t)
-  path = tgviz.compare(*traces, labels=("general", "WINO=1")).to_html(tmp_path / "index.html")
+  return tgviz.compare(*traces, labels=("general", "WINO=1")).to_html(tmp_path_factory.mktemp("wino") / "index.html")
+
+
+def test_a_pairs_snapshot_too_wide_opens_on_its_reduce(wino, browser):
+  """The conv's pair of a WINO=1 comparison (examples/03_winograd_and_image.ipynb) in a notebook-wide page: general's
+  r_4_4_3_3 View Base AST, wider than its side's box at a readable size, its SINK as wide as the box, opens readable on
+  the kernel's computing heart (its REDUCE, the MUL feeding it, its STORE whole in the box), not on RANGEs, a PARAM,
+  the STORE and the SINK with the MUL and REDUCE off to the right."""
+  path = wino
   with new_page(browser, width=900, height=1000, offline=True) as page:
     page.goto(path.as_uri())
     page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
@@ -270,4 +276,49 @@ def test_a_pairs_snapshot_too_wide_opens_on_its_reduce(tmp_path, browser):
     got = box.evaluate(HEART)
     assert {name for name, _ in got["heart"]} >= {"REDUCE", "MUL", "STORE"} and all(w for _, w in got["heart"]), got
     assert got["shown"] < got["all"] and float(box.get_attribute("data-view").split()[2]) >= 1.12, got
+    assert not page.errors
+
+
+# each landmark box: its kernel, step and scale, how many of its nodes it shows whole of how many, and the room (CSS px)
+# between its edges and its nodes (left, top, right, bottom)
+LANDMARKS = """() => [...document.querySelectorAll('.tgviz-pair .tgviz-landmark-svg')].map((b) => {
+  const r = b.getBoundingClientRect(), ns = [...b.querySelectorAll('g.side g.node')].map((n) => n.getBoundingClientRect());
+  const whole = ns.filter((n) => n.left >= r.left - 0.5 && n.right <= r.right + 0.5 && n.top >= r.top - 0.5 && n.bottom <= r.bottom + 0.5);
+  return {kernel: b.closest('.tgviz-pair-side').dataset.kernel, step: b.closest('.tgviz-landmark').dataset.step,
+          scale: Number(b.dataset.view.split(' ')[2]), all: ns.length, whole: whole.length,
+          bands: [Math.min(...ns.map((n) => n.left)) - r.left, Math.min(...ns.map((n) => n.top)) - r.top,
+                  r.right - Math.max(...ns.map((n) => n.right)), r.bottom - Math.max(...ns.map((n) => n.bottom))]}; })"""
+
+
+def test_a_pairs_graph_that_fits_uses_its_box(wino, browser):
+  """A pair whose graphs fit their boxes readable (E_2's View Base AST, 14 nodes) opens each as close as fills its box
+  across or down (within the 10 px margin), readable: it opened at 11 px, centred with empty bands all round (150 px
+  each side)."""
+  with new_page(browser, 1500, 1100, offline=True) as page:
+    page.goto(wino.as_uri())
+    page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
+    _open_row(page, "E_2")
+    settled(page)
+    page.locator(".tgviz-pair-sides").screenshot(path=str(ARTIFACTS / "compare-pair-fits.png"))
+    whole = [v for v in page.evaluate(LANDMARKS) if v["whole"] == v["all"]]
+    assert {v["step"] for v in whole} >= {"View Base AST"}, whole
+    for v in whole:
+      left, top, right, bottom = v["bands"]
+      assert v["scale"] >= 1.12 and min(left + right, top + bottom) <= 2 * 10 + 2, v
+    assert not page.errors
+
+
+def test_a_pairs_view_program_opens_on_nodes(wino, browser):
+  """The conv's pair (r_4_4_3_3 beside WINO=1's E_6_6) in a wide page: each side's View Program opens on its nodes,
+  readable, not on its SINK alone under bare edges (the SINK, its output, is a box's height below the rest: the window
+  that held it showed one node of 40 and 50)."""
+  with new_page(browser, 1500, 1100, offline=True) as page:
+    page.goto(wino.as_uri())
+    page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
+    _open_row(page, "r_4_4_3_3")
+    settled(page)
+    page.locator(".tgviz-pair-sides").screenshot(path=str(ARTIFACTS / "compare-pair-view-program.png"))
+    got = page.evaluate(LANDMARKS)
+    program = [v for v in got if v["step"] == "View Program"]
+    assert len(program) == 2 and all(v["whole"] >= min(10, v["all"]) and v["scale"] >= 1.12 for v in program), got
     assert not page.errors

@@ -9,6 +9,7 @@ import re
 import pytest
 import workloads
 from harness import ARTIFACTS, ATTENTION, LIMIT, inside, new_page, notebook, open_in_lab, run_all, settled
+from tinygrad import Tensor
 
 import tgviz
 
@@ -317,10 +318,26 @@ def test_the_attention_map_opens_uncut_in_jupyterlab(lab, browser):
     assert not page.errors
 
 
+def test_the_mnist_map_opens_uncut_in_the_report(mnist, browser):
+  """The MNIST step's map in the report at 1366x768 (a laptop's screen) opens readable with no box cut at any edge of
+  its canvas (it opened with r_26_13_32_2_2's box, g29, cut at the right, one at the left and one at the bottom), and
+  f fills its canvas."""
+  _, report = mnist
+  with new_page(browser, 1366, 768, offline=True) as page:
+    page.goto(report.as_uri())
+    got = check_opening(page, page, "programmap-mnist-1366.png")
+    c = got["canvas"]
+    cut = [k for k, b in got["boxes"].items() if b[2] > c[0] and b[0] < c[2]
+           and any(b[1] < y - 0.5 and b[3] > y + 0.5 for y in (c[1], c[3]))]
+    assert not cut, got  # (at its sides: check_opening)
+    assert not page.errors
+
+
 UNDER = """() => { const m = document.querySelector('.tgviz-map-minimap'), o = m.getBoundingClientRect();
-  return {shown: !m.hidden, under: [...document.querySelectorAll('.tgviz-map-canvas g.node[data-node]')].filter((n) => {
+  const under = [...document.querySelectorAll('.tgviz-map-canvas g.node[data-node]')].filter((n) => {
     const r = n.getBoundingClientRect(); return r.left < o.right && r.right > o.left && r.top < o.bottom && r.bottom > o.top;
-  }).map((n) => n.textContent)}; }"""
+  });
+  return {shown: !m.hidden, under: under.map((n) => n.textContent), under_keys: under.map((n) => n.dataset.node)}; }"""
 
 
 def test_the_maps_overview_covers_no_box_it_opens_on(mnist, browser):
@@ -345,3 +362,38 @@ def test_the_maps_overview_covers_no_box_it_opens_on(mnist, browser):
     got = page.evaluate(UNDER)
     assert got["shown"] and not got["under"], got
     assert not page.errors
+
+
+def test_a_box_comes_clear_of_the_overview_in_any_corner(tmp_path, browser):
+  """The attention block's map in the report puts its overview in the canvas's corner where it covers the fewest boxes
+  (which, at a window's size, varies with its boxes' labels: the top left at 1536x864 here); in each corner met until
+  the top left, a box dragged under it and clicked is panned out from under it, on
+  screen (the pan went only left or up, which takes nothing clear of an overview at the top left: it stayed under it)."""
+  Tensor.manual_seed(0)  # (its RNG seeded anew: the map draws the seeding kernels whatever captures ran before)
+  with tgviz.capture(profile=False) as trace: exec(ATTENTION, {})  # (untimed: labels without times)
+  report = trace.to_html(tmp_path / "attention.html")
+  corners = set()
+  for width, height in ((1366, 768), (1536, 864), (1024, 768), (1000, 900), (850, 850), (1250, 950), (1600, 1000)):
+    with new_page(browser, width, height, offline=True) as page:
+      page.goto(report.as_uri())
+      page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=LIMIT)
+      got = on_map(page)
+      c, mini = got["canvas"], page.locator(".tgviz-map-minimap").bounding_box()
+      corners.add(("top" if mini["y"] - c[1] < 20 else "bottom") + (" left" if mini["x"] - c[0] < 20 else " right"))
+      key = next(k for k, b in got["boxes"].items() if k.startswith("k") and inside(b, c))
+      box = got["boxes"][key]
+      # drag the map so that the box's top left corner lies at the overview's middle
+      start = ((c[0] + c[2]) / 2, (c[1] + c[3]) / 2)
+      page.mouse.move(*start)
+      page.mouse.down()
+      page.mouse.move(start[0] + mini["x"] + mini["width"] / 2 - box[0], start[1] + mini["y"] + mini["height"] / 2 - box[1], steps=5)
+      page.mouse.up()
+      assert key in page.evaluate(UNDER)["under_keys"], (width, on_map(page))
+      click_box(page, key)
+      page.wait_for_function("() => document.querySelector('.tgviz-map-panel h4')", timeout=LIMIT)
+      got = on_map(page)
+      shoot(page, f"programmap-overview-clear-{width}.png")
+      assert inside(got["boxes"][key], got["canvas"]) and key not in page.evaluate(UNDER)["under_keys"], (width, got)
+      assert not page.errors
+    if "top left" in corners: break
+  assert "top left" in corners, corners
