@@ -5,6 +5,7 @@ VIZ reads them (flatten_events, graph_layout), its profile.pkl, and TinyJit runs
 import gc
 import os
 import pickle
+import re
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from tinygrad.viz import serve
 from workloads import jit_loop
 
 import tgviz
+from tgviz.trace.units import copy_name
 
 
 def test_the_tutorials_launches_are_the_kernel_tables(tutorial_trace):
@@ -145,7 +147,11 @@ def test_tinygrads_profile_pkl_opens_with_its_timeline_and_memory(profile_pkl):
   tl, mem = trace.timeline(), trace.memory()
   execs = [e for e in events if isinstance(e, ProfilePointEvent) and e.name == "exec"]
   assert len(tl) == len(execs) and tl.source == "profile.pkl"
-  assert [x.name for x in tl] == [ansistrip(e.arg["name"]) for e in sorted(execs, key=lambda e: e.ts)]
+  sizes = {e.key: e.arg["sz"] * e.arg["dtype"].itemsize for e in events if isinstance(e, ProfilePointEvent) and e.name == "alloc"}
+  # tinygrad's names, a copy's bytes retold by tgviz's one rule ("copy 16 B PYTHON <- CPU", not "copy       16 B,  ...")
+  assert [x.name for x in tl] == [copy_name(ansistrip(e.arg["name"]), sizes[e.arg["bufs"][e.arg["outputs"][0]]] if e.arg["outputs"] else None)
+                                  for e in sorted(execs, key=lambda e: e.ts)]
+  assert all(re.fullmatch(r"copy [\d.,]+ (B|KiB|MiB|GiB) \S+ <- \S+", x.name) for x in tl if x.kind == "copy")
   assert {x.kind for x in tl} == {"kernel", "copy"} and {x.lane for x in tl} == {e.device for e in execs}
   assert mem.device_peaks == viz_peaks(events) and max(mem.device_peaks.values()) > 0
   allocs = [e for e in events if isinstance(e, ProfilePointEvent) and e.name == "alloc"]
@@ -191,7 +197,7 @@ def test_tinygrads_events_as_its_viz_reads_them(tmp_path):
   assert mem.peak == 16 * 4 + 64 * 2 + 4 * 4  # DISK left out, as GlobalCounters leaves it out
   assert {b.num for b in mem.at_peak} == {1, 2, 3}
   b1 = next(b for b in mem.buffers if b.num == 1)
-  assert [x.name for x in b1.writes] == ["r_4"] and [x.name for x in b1.reads] == ["copy       16 B,  PYTHON <- NV", "batched 2"]
+  assert [x.name for x in b1.writes] == ["r_4"] and [x.name for x in b1.reads] == ["copy 16 B PYTHON <- NV", "batched 2"]
 
 
 def test_roofline_against_tinygrads_estimates_with_cached_peaks(train_step, tmp_path, monkeypatch):

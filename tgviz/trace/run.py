@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
-from tgviz.trace.units import time_text
+from tgviz.trace.units import copy_name, count_text, time_text
 from tgviz.trace.verdicts import DevicePeaks, Verdict, device_peaks
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class BufferLife:
             "readers": sorted({_label(x.kernel) if x.kernel is not None else x.name for x in self.reads})}
 
   def __repr__(self) -> str:
-    return f"<BufferLife {self.num} {self.device} {self.dtype}[{self.size}] {self.nbytes} B>"
+    return f"<BufferLife {self.num} {self.device} {count_text(self.dtype, self.size)} {self.nbytes} B>"
 
 
 @dataclass(eq=False, slots=True)
@@ -261,8 +261,7 @@ class Roofline:
 
 
 def _kernel_kind(name: str, key: bytes | None, nbytes: int | None) -> str:
-  if "->" in name or nbytes is not None: return "copy"
-  return "kernel" if key else "other"
+  return "copy" if "->" in name or nbytes is not None else "kernel" if key else "other"
 
 
 def build(prof: tg.Profile | None, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Memory]:
@@ -285,7 +284,7 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
     if r.graph is None and r.key is not None:
       by_key.setdefault((r.device, r.key), deque()).append(r)
       by_dev.setdefault(r.device, deque()).append(r)
-  used: set[int] = set()
+  used, sizes = set[int](), {m.num: m.size * m.itemsize for m in prof.mem if m.kind == "alloc"}  # a copy moves its output's bytes
   null = functools.cache(tg.is_null_device)
   graph_marks: list[tuple[int | None, int | None]] = []  # per graph batch, the TinyJit run it ran in
   batches: dict[int, tuple[float, float]] = {}  # per graph batch, the device's span of its launches (VIZ's "<dev> Graph" lane)
@@ -305,7 +304,8 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
     elif e.dur is not None: st, dur, by = e.st, e.dur, "device"
     elif e.kind != "kernel" and e.wall is not None: st, dur, by = e.st, e.wall, "host"
     else: st, dur, by = e.st, None, ""
-    launch = Launch(e.device, e.name, e.kind, st - t0, dur, kernel(e.key), jit, replay, None, by, args=len(e.bufs), host_us=e.wall,
+    name = copy_name(e.name, sizes.get(e.bufs[e.outs[0]]) if e.outs else None)
+    launch = Launch(e.device, name, e.kind, st - t0, dur, kernel(e.key), jit, replay, None, by, args=len(e.bufs), host_us=e.wall,
                     counted=getattr(e, "counted", True))
     if e.kind == "graph": graph_marks.append((jit, replay))
     out.append(launch)
@@ -313,8 +313,8 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
   for r in prof.ranges:
     if id(r) in used: continue             # it timed a launch above
     jit, replay = graph_marks[r.graph] if r.graph is not None and r.graph < len(graph_marks) else (None, None)
-    nothing = null(r.device)
-    out.append(Launch(r.device, r.name, _kernel_kind(r.name, r.key, r.nbytes), r.st - t0, None if nothing else r.en - r.st,
+    nothing, name = null(r.device), copy_name(r.name, r.nbytes)
+    out.append(Launch(r.device, name, _kernel_kind(r.name, r.key, r.nbytes), r.st - t0, None if nothing else r.en - r.st,
                       kernel(prof.progs.get(r.key)) if r.key else None, jit, replay, r.graph, "" if nothing else "device", r.nbytes))
   out += [Launch(s.device, "synchronize", "sync", s.st - t0, s.en - s.st, timed_by="host") for s in prof.syncs]
   out.sort(key=lambda x: x.start_us)

@@ -16,10 +16,9 @@ from tgviz.draw.flow import Arrow, Box, flow_svg, layout_flow
 from tgviz.trace import program as programs
 from tgviz.trace.fusion import fuse, lift_for
 from tgviz.trace.program import REASONS, Program, ProgramKernel
-from tgviz.trace.reasons import size_text
 from tgviz.trace.steps import CellLabel, place, where
 from tgviz.trace.trace import Trace
-from tgviz.trace.units import time_text
+from tgviz.trace.units import bytes_text, time_text
 from tgviz.views.messages import FusedMsg, FusedSide, MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
 from tgviz.views.protocol import step_key
 
@@ -195,7 +194,7 @@ def _arrows(prog: Program, box_of: dict[int, str], buffers: list[MapBuffer]) -> 
   for (src, dst), members in pairs.items():
     members = list(dict.fromkeys(members))
     nbytes = sum(prog.buffers[i].nbytes for i in members)
-    label = buffers[members[0]]["label"] if len(members) == 1 else f"{len(members)} buffers {size_text(nbytes)}"
+    label = buffers[members[0]]["label"] if len(members) == 1 else f"{len(members)} buffers {bytes_text(nbytes)}"
     title = "\n".join(f"{buffers[i]['label']}: {buffers[i]['reason']}" for i in members[:12])
     for stub, word, near in ((src, "in", dst), (dst, "out", src)):
       if stub.startswith(word) and stub not in group:
