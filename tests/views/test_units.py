@@ -46,7 +46,8 @@ def test_bytes_are_written_in_binary_units_only():
   assert [bytes_text(n) for n in (96, 1023, 25088, 25120, 278784, 1048044, 1048100, 1073184)] == \
          ["96 B", "1,023 B", "24.5 KiB", "24.5 KiB", "272 KiB", "1023 KiB", "1.00 MiB", "1.02 MiB"]
   assert copy_name("copy   24.50 KB,  CL <- NPY", 25088) == "copy 24.5 KiB CL <- NPY"  # tinygrad's KB (of 1024 B) retold
-  assert copy_name("r_4", 16) == "r_4" and copy_name("copy   24.50 KB,  CL <- NPY", None) == "copy   24.50 KB,  CL <- NPY"
+  assert copy_name("copy   24.50 KB,  CL <- NPY") == "copy 24.5 KiB CL <- NPY" and copy_name("copy 16 B, NV <- CPU") == "copy 16 B NV <- CPU"
+  assert copy_name("copy    1.50 MB, CL <- NPY") == "copy 1.50 MiB CL <- NPY" and copy_name("r_4", 16) == "r_4"
 
 
 def test_counts_agree_with_their_nouns_and_sizes_are_not_shapes():

@@ -52,11 +52,12 @@ def copy_text(nbytes: int, dst: str, src: str) -> str:
   return f"copy {bytes_text(nbytes)} {dst} <- {src}"
 
 
-_COPY = re.compile(r"copy\s+[\d.]+ [KMG]?B,\s*(\S+)\s*<-\s*(\S+)\s*")
+_COPY = re.compile(r"copy\s+([\d.]+) ([KMG]?)B,\s*(\S+)\s*<-\s*(\S+)\s*")
 
 
-def copy_name(name: str, nbytes: int | None) -> str:
-  """tinygrad's name of a launch, a copy's ("copy   24.50 KB,  CL <- NPY") with its bytes by tgviz's rule: "copy 24.5 KiB
-  CL <- NPY" (nbytes: what it copied; None: the name as tinygrad gave it)."""
-  m = _COPY.fullmatch(name)
-  return copy_text(nbytes, m[1], m[2]) if m and nbytes is not None else name
+def copy_name(name: str, nbytes: int | None = None) -> str:
+  """tinygrad's name of a launch, a copy's ("copy   24.50 KB,  CL <- NPY", KB of 1024 B) with its bytes by tgviz's rule:
+  "copy 24.5 KiB CL <- NPY"; nbytes: what it moved where known exactly, else tinygrad's figure in the name."""
+  if (m := _COPY.fullmatch(name)) is None: return name
+  n = nbytes if nbytes is not None else round(float(m[1]) * 1024 ** " KMG".index(m[2] or " "))
+  return copy_text(n, m[3], m[4])
