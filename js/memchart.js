@@ -5,7 +5,7 @@
 // one). Zoom and pan as the timeline's (timeaxis.js); hover says the bytes in use at that time and the buffers allocated then, biggest first.
 import { h } from "./dom.js";
 import { drawTimeTicks, timeView } from "./timeaxis.js";
-import { fmtBytes, fmtCount, fmtSize, fmtTime } from "./units.js";
+import { fmtBytes, fmtCount, fmtSize, fmtTime, plural } from "./units.js";
 
 /** @typedef {import("./messages.js").RunMsg} RunMsg */
 /** @typedef {import("./runview.js").OpenKernel} OpenKernel */
@@ -18,7 +18,7 @@ export function memoryTab(msg, openKernel) {
   const devices = Object.entries(m.device_peaks).map(([d, b]) => `${d} ${fmtBytes(b)}`).join(", ");
   const head = h("div", { class: "tgviz-mem-head" }, [
     "peak ", h("b", { class: "tgviz-mem-peak", "data-bytes": String(m.peak) }, [fmtBytes(m.peak)]),
-    m.peak_us === null ? "" : ` at ${fmtTime(m.peak_us)}`, ` with ${m.at_peak.length} buffers alive · ${m.allocations} allocations`
+    m.peak_us === null ? "" : ` at ${fmtTime(m.peak_us)}`, ` with ${plural(m.at_peak.length, "buffer")} alive · ${plural(m.allocations, "allocation")}`
     + (devices ? ` · per device: ${devices}` : "") + (m.before ? ` · ${fmtBytes(m.before)} in use before the run (not counted)` : "")]);
   if (!m.t.length) return h("div", { class: "tgviz-mem" }, [head, h("p", {}, ["no buffer was allocated or freed in the run"])]);
   const canvas = h("canvas", { class: "tgviz-mem-canvas" });
@@ -100,7 +100,7 @@ export function memoryTab(msg, openKernel) {
       + ` ${fmtSize(b.nbytes[k])}${memKernels(b.kernels[k])}`);
     if (alive.length > MEM_TIP) lines.push(`and ${alive.length - MEM_TIP} more`);
     tip.dataset.t = String(us); tip.dataset.inUse = String(inUse); tip.dataset.alive = JSON.stringify(alive.map((k) => b.num[k]));
-    return `at ${fmtTime(us)}: ${fmtBytes(inUse)} in use, ${alive.length} buffers allocated${alive.length ? ":\n" : ""}${lines.join("\n")}`;
+    return `at ${fmtTime(us)}: ${fmtBytes(inUse)} in use, ${plural(alive.length, "buffer")} allocated${alive.length ? ":\n" : ""}${lines.join("\n")}`;
   }
   canvas.addEventListener("pointermove", (ev) => {
     const r = canvas.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top;

@@ -31,6 +31,7 @@ from tgviz.report import writer as report
 from tgviz.report.early import EarlySegments
 from tgviz.trace import debug
 from tgviz.trace.retime import SLOWEST
+from tgviz.trace.units import plural
 from tgviz.trace.whatif import WHAT_IFS, beam_seconds, what_if_seconds, what_ifs
 from tgviz.views import picture
 from tgviz.views import protocol as P
@@ -92,10 +93,6 @@ def _svgs(writer: report.Writer, which: tuple[Path, int, bool, dict[str, str]]) 
   return len(steps) - len(todo) + len(picture.export_svg(todo, directory, max_nodes=max_nodes)), time.perf_counter() - st
 
 
-def _count(n: int, one: str, many: str) -> str:
-  return f"{n} {one if n == 1 else many}"
-
-
 def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: int | None = None,
           early: EarlySegments | None = None) -> None:
   """out/index.html (every step and match) and the SVG files asked for in out/svg/, written by `jobs` forked worker
@@ -104,16 +101,16 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
   writer = report.Writer(trace, title, max_nodes)
   done = early.take(writer) if early is not None else {}
   if early is not None and early.written:
-    tabs = _count(early.kernels, "kernel's", "kernels'")
-    print(f"  written during the run: {early.taken} of {len(writer.segments)} report segments ({early.written} written by "
-          f"{_count(early.forks, 'process', 'processes')}), {tabs} code and asm tabs made"
-          + (f", {_count(len(early.svgs), 'SVG file', 'SVG files')} drawn" if early.pictures is not None else ""))
+    tabs = plural(early.kernels, "kernel's", "kernels'")
+    print(f"  written during the run: {early.taken} of {plural(len(writer.segments), 'report segment')} ({early.written} written by "
+          f"{plural(early.forks, 'process', 'processes')}), {tabs} code and asm tabs made"
+          + (f", {plural(len(early.svgs), 'SVG file')} drawn" if early.pictures is not None else ""))
   with forked.Workers(writer, forked.cores() if jobs is None else jobs) as workers:
     drawn = early.svgs if early is not None else {}
     svgs = workers.submit(_svgs, (out / "svg", max_nodes, svg == "landmarks", drawn)) if svg != "none" else None
     html = writer.write(out / "index.html", workers, progress=_progress("report steps"), written=done)
     n, seconds = svgs.result() if svgs is not None else (0, 0.0)
-    print(f"  wrote {n} SVG files ({svg}" + (f"; {len(drawn)} drawn during the run) in {seconds:.1f} s" if svgs is not None else ")"))
+    print(f"  wrote {plural(n, 'SVG file')} ({svg}" + (f"; {len(drawn)} drawn during the run) in {seconds:.1f} s" if svgs is not None else ")"))
   print(f"tgviz: report: {html.resolve()}" + (f"\n       SVGs:   {(out / 'svg').resolve()}/" if svgs is not None else ""))
 
 

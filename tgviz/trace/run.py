@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
-from tgviz.trace.units import copy_name, count_text, time_text
+from tgviz.trace.units import copy_name, count_text, plural, time_text
 from tgviz.trace.verdicts import DevicePeaks, Verdict, device_peaks
 
 if TYPE_CHECKING:
@@ -120,10 +120,10 @@ class Timeline:
     return f"{len(out)} cop{'y' if len(out) == 1 else 'ies'} outside any schedule: {what}"
 
   def summary(self) -> str:
-    kinds = Counter(x.kind for x in self.launches)  # (in order of first launch)
-    jit = f", {len(self.jit_runs)} TinyJit runs" if self.jit_runs else ""
+    kinds = ', '.join(f'{n} {k}' for k, n in Counter(x.kind for x in self.launches).items())  # (in order of first launch)
+    jit = f", {plural(len(self.jit_runs), 'TinyJit run')}" if self.jit_runs else ""
     outside = f"; {text}" if (text := self.outside_text()) else ""
-    return f"timeline: {len(self.launches)} launches ({', '.join(f'{n} {k}' for k, n in kinds.items()) or 'none'}{outside}) on " \
+    return f"timeline: {plural(len(self.launches), 'launch', 'launches')} ({kinds or 'none'}{outside}) on " \
            f"{', '.join(self.lanes) or 'no device'} over {time_text(self.duration_us)}{jit}"
 
   __str__ = summary
@@ -152,10 +152,11 @@ class BufferLife:
     return self.alloc_us <= t_us and (self.free_us is None or t_us < self.free_us)
 
   def row(self) -> dict[str, Any]:
+    """A plain row; a copy named with its bytes by tgviz's rule."""
     return {"num": self.num, "device": self.device, "dtype": self.dtype, "size": self.size, "nbytes": self.nbytes,
             "alloc_us": round(self.alloc_us, 3), "free_us": round(self.free_us, 3) if self.free_us is not None else None,
-            "writers": sorted({_label(x.kernel) if x.kernel is not None else x.name for x in self.writes}),
-            "readers": sorted({_label(x.kernel) if x.kernel is not None else x.name for x in self.reads})}
+            "writers": sorted({_label(x.kernel) if x.kernel is not None else copy_name(x.name, x.nbytes) for x in self.writes}),
+            "readers": sorted({_label(x.kernel) if x.kernel is not None else copy_name(x.name, x.nbytes) for x in self.reads})}
 
   def __repr__(self) -> str:
     return f"<BufferLife {self.num} {self.device} {count_text(self.dtype, self.size)} {self.nbytes} B>"
@@ -196,7 +197,7 @@ class Memory:
 
   def summary(self) -> str:
     at = f" at {time_text(self.peak_us)}" if self.peak_us is not None else ""
-    return f"memory: {len(self.buffers)} allocations, peak {self.peak:,} B with {len(self.at_peak)} buffers alive{at}"
+    return f"memory: {plural(len(self.buffers), 'allocation')}, peak {self.peak:,} B with {plural(len(self.at_peak), 'buffer')} alive{at}"
 
   __str__ = summary
 
@@ -251,7 +252,7 @@ class Roofline:
     return [{**p.row(), "bound": self.bound(p), "roof_gflops": self.roof(p), **said(self.verdict(p))} for p in self.points]
 
   def summary(self) -> str:
-    lines = [f"roofline: {len(self.points)} kernels"]
+    lines = [f"roofline: {plural(len(self.points), 'kernel')}"]
     for d, pk in self.peaks.items():
       lines.append(f"  {d}: peak {pk.gflops:,.1f} GFLOP/s, {pk.gbs:,.1f} GB/s (ridge {pk.ridge:.2f} FLOP/B; {pk.how}, {pk.measured})")
     lines += [f"  {n}" for n in self.notes]
@@ -284,7 +285,7 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
     if r.graph is None and r.key is not None:
       by_key.setdefault((r.device, r.key), deque()).append(r)
       by_dev.setdefault(r.device, deque()).append(r)
-  used, sizes = set[int](), {m.num: m.size * m.itemsize for m in prof.mem if m.kind == "alloc"}  # a copy moves its output's bytes
+  used: set[int] = set()
   null = functools.cache(tg.is_null_device)
   graph_marks: list[tuple[int | None, int | None]] = []  # per graph batch, the TinyJit run it ran in
   batches: dict[int, tuple[float, float]] = {}  # per graph batch, the device's span of its launches (VIZ's "<dev> Graph" lane)
@@ -304,8 +305,7 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
     elif e.dur is not None: st, dur, by = e.st, e.dur, "device"
     elif e.kind != "kernel" and e.wall is not None: st, dur, by = e.st, e.wall, "host"
     else: st, dur, by = e.st, None, ""
-    name = copy_name(e.name, sizes.get(e.bufs[e.outs[0]]) if e.outs else None)
-    launch = Launch(e.device, name, e.kind, st - t0, dur, kernel(e.key), jit, replay, None, by, args=len(e.bufs), host_us=e.wall,
+    launch = Launch(e.device, e.name, e.kind, st - t0, dur, kernel(e.key), jit, replay, None, by, args=len(e.bufs), host_us=e.wall,
                     counted=getattr(e, "counted", True))
     if e.kind == "graph": graph_marks.append((jit, replay))
     out.append(launch)
@@ -313,8 +313,8 @@ def _build(prof: tg.Profile, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Me
   for r in prof.ranges:
     if id(r) in used: continue             # it timed a launch above
     jit, replay = graph_marks[r.graph] if r.graph is not None and r.graph < len(graph_marks) else (None, None)
-    nothing, name = null(r.device), copy_name(r.name, r.nbytes)
-    out.append(Launch(r.device, name, _kernel_kind(r.name, r.key, r.nbytes), r.st - t0, None if nothing else r.en - r.st,
+    nothing = null(r.device)
+    out.append(Launch(r.device, r.name, _kernel_kind(r.name, r.key, r.nbytes), r.st - t0, None if nothing else r.en - r.st,
                       kernel(prof.progs.get(r.key)) if r.key else None, jit, replay, r.graph, "" if nothing else "device", r.nbytes))
   out += [Launch(s.device, "synchronize", "sync", s.st - t0, s.en - s.st, timed_by="host") for s in prof.syncs]
   out.sort(key=lambda x: x.start_us)

@@ -18,7 +18,7 @@ from tgviz.trace.fusion import fuse, lift_for
 from tgviz.trace.program import REASONS, Program, ProgramKernel
 from tgviz.trace.steps import CellLabel, place, where
 from tgviz.trace.trace import Trace
-from tgviz.trace.units import bytes_text, time_text
+from tgviz.trace.units import bytes_text, plural, time_text
 from tgviz.views.messages import FusedMsg, FusedSide, MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
 from tgviz.views.protocol import step_key
 
@@ -115,7 +115,7 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
     o = (tg.main_origin(first.origins) or asked) if name == "lines" else None
     ops = list(dict.fromkeys(op for i in ks for op in kernels[i]["ops"]))
     total = sum(t for i in ks if (t := prog.kernels[i].time_us) is not None)
-    lines = [f"{len(ks)} kernels" + (f" · {place(o.file, o.line, cell_label)}" if o is not None and o.file and o.line else ""),
+    lines = [plural(len(ks), "kernel") + (f" · {place(o.file, o.line, cell_label)}" if o is not None and o.file and o.line else ""),
              (o.source[:44] + ("…" if len(o.source) > 44 else "")) if o is not None else f"{first.name} … {prog.kernels[ks[-1]].name}",
              ", ".join(ops[:3]) + (" …" if len(ops) > 3 else ""), f"{time_text(total)} in all" if total else ""]
     boxes.append(Box(key, tuple(ln for ln in lines if ln), "fold", group=first.schedule))
