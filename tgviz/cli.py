@@ -38,11 +38,12 @@ from tgviz.views import protocol as P
 from tgviz.work import forked
 
 BAR = 30  # the progress bar's width in characters
+QUIET_S = 2.0  # a report written faster than this prints no progress lines in a log (only the bar on a terminal)
 
 
-def _progress(label: str) -> Callable[[int, int], None]:
+def _progress(label: str, quiet_s: float = QUIET_S, clock: Callable[[], float] = time.perf_counter) -> Callable[[int, int], None]:
   """A progress report for writing something in steps: where stderr is a terminal, one bar redrawn in place (\\r);
-  elsewhere (a log, a pipe) a line per 10% on stdout."""
+  elsewhere (a log, a pipe) a line per 10% on stdout, and none for work done within quiet_s seconds of the first step."""
   if sys.stderr.isatty():
     shown = [-1]
     def bar(done: int, total: int) -> None:
@@ -53,12 +54,12 @@ def _progress(label: str) -> Callable[[int, int], None]:
                        + ("\n" if done == total else ""))
       sys.stderr.flush()
     return bar
-  step = [0]
+  start, step = clock(), [10]
   def lines(done: int, total: int) -> None:
     pct = done * 100 // total
-    if pct >= step[0] or done == total:
+    if clock() - start > quiet_s and (pct >= step[0] or done == total):
       print(f"  {label}: {done}/{total} ({pct}%)", flush=True)
-      step[0] = pct + 10
+      step[0] = pct // 10 * 10 + 10
   return lines
 
 
@@ -189,7 +190,7 @@ def trace_script(script: Path, device: str | None, args: list[str], env: dict[st
   if trace is None:  # the capture itself could not start: there is nothing to report
     print(f"tgviz: could not trace {script}: see the error above", file=sys.stderr)
     return 1, None
-  print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary()}")
+  print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary(kernels=False)}")
   return status, trace
 
 
@@ -234,7 +235,7 @@ def open_file(path: Path, out: Path, max_nodes: int, svg: str, jobs: int | None 
   except (OSError, TraceFileError) as e:
     print(f"tgviz: cannot open {path}: {e}", file=sys.stderr)
     return 2
-  print(f"tgviz: opened {path}: {trace.summary()}")
+  print(f"tgviz: opened {path}: {trace.summary(kernels=False)}")
   if len(timeline := trace.timeline()): print(f"  {timeline.summary()}\n  {trace.memory().summary()}")
   write(trace, out, f"tgviz: {path.name}", max_nodes, svg, jobs)
   return 0
