@@ -72,9 +72,11 @@ export function memoryTab(msg, openKernel) {
       c.strokeStyle = "#d00"; c.setLineDash([4, 3]);
       c.beginPath(); c.moveTo(px, MEM_TOP); c.lineTo(px, MEM_TOP + ph); c.stroke(); c.setLineDash([]);
       c.fillStyle = "#d00"; c.beginPath(); c.arc(px, y(m.peak), 4, 0, 2 * Math.PI); c.fill();
-      const label = `peak ${fmtSize(m.peak)} at ${fmtTime(m.peak_us)}`;
-      c.fillText(label, Math.min(px + 6, width - c.measureText(label).width - 4), MEM_TOP + 8);
-      canvas.dataset.peakX = String(px);
+      // the label beside the marker, on the side with room for it whole (never across the marker or past an edge)
+      const label = `peak ${fmtSize(m.peak)} at ${fmtTime(m.peak_us)}`, w = c.measureText(label).width;
+      const lx = px + 8 + w <= width - 4 || px - 8 - w < MEM_LEFT + 4 ? Math.max(MEM_LEFT + 4, Math.min(px + 8, width - 4 - w)) : px - 8 - w;
+      c.fillText(label, lx, MEM_TOP + 8);
+      canvas.dataset.peakX = String(px); canvas.dataset.peakLabel = JSON.stringify([lx, lx + w]);
     }
     if (hover !== null) { c.strokeStyle = fg; c.beginPath(); c.moveTo(x(hover) + 0.5, MEM_TOP); c.lineTo(x(hover) + 0.5, MEM_TOP + ph); c.stroke(); }
     c.restore();

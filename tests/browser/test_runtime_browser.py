@@ -141,6 +141,9 @@ def check_memory(page, peak: int, shot: str, trace=None) -> None:
   canvas = page.locator(".tgviz-mem-canvas")
   page.wait_for_function("document.querySelector('.tgviz-mem-canvas').dataset.peakX", timeout=LIMIT)
   box = canvas.bounding_box()
+  # the "peak … at …" label whole inside the chart, beside the peak's marker, not across it (it opens on the peak's stretch)
+  (l0, l1), px = json.loads(canvas.get_attribute("data-peak-label")), float(canvas.get_attribute("data-peak-x"))
+  assert 0 < l0 < l1 <= box["width"] - 2 and (l1 < px - 4 or l0 > px + 4), (l0, l1, px, box["width"])
   if mem is not None:  # it opens on the buffers' events (the peak's stretch), a twentieth of their span round them
     i, j = runview.memory_data(trace, {})["opens"]
     first, last = mem.events[i].t_us, mem.events[j].t_us
