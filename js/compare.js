@@ -40,7 +40,7 @@ function columns(labels) {
       fmt: (/** @type {number|null|undefined} */ v) => fmtTime(v ?? null),
       tip: (/** @type {any} */ r, /** @type {string} */ k) => totalTip(r, sideOf(k)) },
     { key: "time", label: "time", fmt: (/** @type {string|null} */ v) => v ?? "–",
-      title: `${labels[1]} faster or slower than ${labels[0]}; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare` },
+      title: `${labels[1]} faster or slower than ${labels[0]}; within noise: a median inside the other's min – max (faster, slower: each outside it); cold: a single cold launch on a side, nothing to compare` },
     { key: "median_us", label: "median", num: true, ...sides("median_us"), title: "the median of its timed launches, of how many (what a retry's summary gives; a cell's tooltip: min, max, re-timed: after the capture, warm)",
       fmt: (/** @type {any} */ _v, /** @type {any} */ r, /** @type {string} */ k) => median(r, sideOf(k)), tip: (/** @type {any} */ r, /** @type {string} */ k) => medianTip(r, sideOf(k)) },
     { key: "launch", label: "global, local", ...sides("launch") },

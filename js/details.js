@@ -159,11 +159,11 @@ function inTheRun(r) {
  * @returns {import("./table.js").Column[]} */
 function timeColumns() {
   const spread = (/** @type {KernelRow} */ r) => (r.median_us === null ? "–" : r.cold ? "❄ 1 cold launch"
-    : `${fmtTime(r.min_us)} – ${fmtTime(r.max_us)}, ${plural(r.timed_runs, "run")}${r.timed === "re-timed" ? ", re-timed" : ""}`);
+    : `${fmtTime(r.min_us)} – ${fmtTime(r.max_us)}, ${r.timed === "re-timed" ? plural(r.timed_runs, "re-run") : plural(r.timed_runs, "launch", "launches")}`);
   return [{ key: "median_us", label: "median", num: true, fmt: (v, r) => (v === null ? "–" : `${r.cold ? "❄ " : ""}${fmtTime(v)}`), tip: inTheRun,
             title: "the median of its timed runs: re-timed after the capture where it was (warm), else its launches in the capture; "
             + "❄: a single cold launch, the device's first run of the kernel: no measurement of it warm" },
-          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, tip: inTheRun, title: "min – max of its timed runs, how many, and where from" },
+          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, tip: inTheRun, title: "min – max of its timed runs and how many: its launches in the run (as many as runs), or its re-runs after the run (re-timed, warm)" },
           { key: "roof_fraction", label: "limit", num: true, fmt: (_v, r) => (r.bound ? `${r.bound} ${fmtPct(r.roof_fraction)}` : "–"),
             tip: (r) => r.why ?? "", title: "what limits it: memory, compute, or latency (too little work to fill the device), and the "
             + "fraction of that roof it reached (hover a cell: why); – until the device's peaks are measured (open the roofline)" }];

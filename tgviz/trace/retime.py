@@ -65,9 +65,13 @@ def timing_of(capture: list[float], retimed: list[float] | None, stable: bool | 
   return Timing(tuple(t * 1e6 for t in capture), "capture") if capture else None
 
 
+NOISE = "a median inside the other's min – max"  # compare_times's rule for "within noise", as the texts state it
+APART = "each median outside the other's min – max"  # ... for faster or slower
+
+
 def compare_times(a: Timing | None, b: Timing | None) -> str | None:
   """How two kernels' times compare: "cold" (either is a single cold launch: no measurement to compare), "within noise"
-  (each median inside the other's min-max spread), else "b faster" or "b slower"; None where either did not run."""
+  (NOISE: either median inside the other's min-max spread), else "b faster" or "b slower"; None where either did not run."""
   if a is None or b is None: return None
   if a.cold or b.cold: return "cold"
   if a.min_us <= b.median_us <= a.max_us or b.min_us <= a.median_us <= b.max_us: return "within noise"
