@@ -50,7 +50,7 @@ def _progress(label: str, quiet_s: float = QUIET_S, clock: Callable[[], float] =
       filled = BAR * done // total
       if filled == shown[0] and done != total: return  # (redrawn only when the bar moves)
       shown[0] = filled
-      sys.stderr.write(f"\r  {label} [{'#' * filled}{'.' * (BAR - filled)}] {done}/{total} ({done * 100 // total}%)"
+      sys.stderr.write(f"\r  {label} [{'#' * filled}{'.' * (BAR - filled)}] {done:,}/{total:,} ({done * 100 // total}%)"
                        + ("\n" if done == total else ""))
       sys.stderr.flush()
     return bar
@@ -58,7 +58,7 @@ def _progress(label: str, quiet_s: float = QUIET_S, clock: Callable[[], float] =
   def lines(done: int, total: int) -> None:
     pct = done * 100 // total
     if clock() - start > quiet_s and (pct >= step[0] or done == total):
-      print(f"  {label}: {done}/{total} ({pct}%)", flush=True)
+      print(f"  {label}: {done:,}/{total:,} ({pct}%)", flush=True)
       step[0] = pct // 10 * 10 + 10
   return lines
 

@@ -19,6 +19,7 @@ from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat, graph_rewrite
 import tgviz
 from tgviz import cli
 from tgviz.trace import whatif
+from tgviz.trace.retime import APART, NOISE
 
 _RUN: dict = {}
 
@@ -209,8 +210,9 @@ def test_run_writes_retries_of_the_slowest_kernels_into_the_report(what_if_run):
     assert summaries[0].startswith(f"retry of {name} with no opts: "), summaries
     for r in info["retries"]:  # each: times, speedup, and the comparison with both kernels' code
       assert r["same"] and r["error"] is None and None not in r["times_us"], r["summary"]
-      assert re.search(rf"median of 5 launches each \({re.escape(whatif.BESIDE)}\): {TIME} -> {TIME}, ([\d.]+x (faster|slower)|within noise)$",
-                       r["summary"])
+      spread = rf"{TIME} – {TIME}"
+      assert re.search(rf"; 5 launches each \({re.escape(whatif.BESIDE)}\): median {TIME} \(min – max {spread}\) -> {TIME} \({spread}\), "
+                       rf"([\d.]+x (faster|slower) \({re.escape(APART)}\)|within noise \({re.escape(NOISE)}\))$", r["summary"])
       assert r["compare"]["pairs"][0]["sides"][0]["name"] == name.split(" #")[0] and r["compare"]["pairs"][0]["diff"]
       assert f"    {r['summary']}" in printed.splitlines()  # said in the run's output too
   summaries = [r["summary"] for info in retried.values() for r in info["retries"]]
