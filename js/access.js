@@ -13,6 +13,7 @@
 import { bufferGrid } from "./accessgrid.js";
 import { h } from "./dom.js";
 import { bufferCounts, readsOf, threadOf, writtenBy } from "./port/access.js";
+import { plural } from "./units.js";
 
 /** @typedef {import("./messages.js").AccessMsg} AccessMsg */
 /** @typedef {import("./messages.js").AccessStage} AccessStage */
@@ -101,7 +102,7 @@ export function accessTab(pane, links) {
       if (b !== slot) lit.set(b, new Map(r.flat.map((e) => [e, READ])));
       else for (const e of r.flat) if (e !== f) /** @type {Map<number, string>} */ (lit.get(slot)).set(e, READ);
       said.push(r.data ? `buffer ${b}: ${thousands(r.count)} reads whose elements depend on data (a gather)`
-        : `buffer ${b}: ${thousands(r.flat.length)} elements, ${thousands(r.count)} reads${r.masked ? `, ${thousands(r.masked)} masked off` : ""}`);
+        : `buffer ${b}: ${plural(r.flat.length, "element")}, ${plural(r.count, "read")}${r.masked ? `, ${thousands(r.masked)} masked off` : ""}`);
     }
     const at = grids.get(slot)?.layout.coords(f) ?? [];
     status.textContent = `output ${slot} [${at.join(", ")}] reads ${said.join(" · ") || "nothing"}`;
@@ -125,7 +126,7 @@ export function accessTab(pane, links) {
         const m = lit.get(b) ?? new Map();
         lit.set(b, m);
         for (const e of [...reads.flat, ...writes.flat]) m.set(e, m.has(e) && m.get(e) !== THREADS[t] ? SHARED : THREADS[t]);
-        if (t === 0) said.push(`buffer ${b}: ` + [reads.data ? `${thousands(reads.count)} data-dependent reads (a gather)` : reads.count ? `reads ${thousands(reads.flat.length)} elements` : "",
+        if (t === 0) said.push(`buffer ${b}: ` + [reads.data ? `${thousands(reads.count)} data-dependent reads (a gather)` : reads.count ? `reads ${plural(reads.flat.length, "element")}` : "",
           writes.count ? `writes ${thousands(writes.flat.length)}` : "", reads.masked ? `${thousands(reads.masked)} reads masked off` : ""].filter(Boolean).join(", "));
       }
     }
@@ -200,7 +201,7 @@ export function accessTab(pane, links) {
       const use = n ? [n.written ? `${thousands(n.written)} written` : "", n.read !== 0 ? `${thousands(n.read)} read, ${thousands(n.reads)} reads` +
         (n.read && n.reads ? ` (${(n.reads / n.read).toFixed(1)} per element)` : "") : "", n.masked ? `${thousands(n.masked)} masked off` : ""].filter(Boolean).join(" · ") : "";
       const head = h("div", { class: "tgviz-access-head" }, [h("b", {}, [`buffer ${b.slot}${out.has(b.slot) ? " (output)" : ""}`]),
-        ` (${b.shape.join(", ")}) ${b.dtype} · ${thousands(b.numel)} elements`, h("div", { class: "tgviz-access-use" }, [use]),
+        ` (${b.shape.join(", ")}) ${b.dtype} · ${b.numel === null ? "? elements" : plural(b.numel, "element")}`, h("div", { class: "tgviz-access-use" }, [use]),
         ...(b.tensor ? [h("div", { class: "tgviz-access-tensor", title: b.tensor }, [b.tensor])] : [])]);
       grid.canvas.addEventListener("mousemove", (ev) => {
         if (stage !== "ast" || pinned >= 0 || !out.has(b.slot)) return;

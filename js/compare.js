@@ -40,7 +40,7 @@ function columns(labels) {
       fmt: (/** @type {number|null|undefined} */ v) => fmtTime(v ?? null),
       tip: (/** @type {any} */ r, /** @type {string} */ k) => totalTip(r, sideOf(k)) },
     { key: "time", label: "time", fmt: (/** @type {string|null} */ v) => v ?? "–",
-      title: `${labels[1]} faster or slower than ${labels[0]}; within noise: each median inside the other's min–max spread; cold: a single cold launch on a side, nothing to compare` },
+      title: `${labels[1]} faster or slower than ${labels[0]}; within noise: a median inside the other's min – max (faster, slower: each outside it); cold: a single cold launch on a side, nothing to compare` },
     { key: "median_us", label: "median", num: true, ...sides("median_us"), title: "the median of its timed launches, of how many (what a retry's summary gives; a cell's tooltip: min, max, re-timed: after the capture, warm)",
       fmt: (/** @type {any} */ _v, /** @type {any} */ r, /** @type {string} */ k) => median(r, sideOf(k)), tip: (/** @type {any} */ r, /** @type {string} */ k) => medianTip(r, sideOf(k)) },
     { key: "launch", label: "global, local", ...sides("launch") },
@@ -158,17 +158,22 @@ function linkViews(boxes) {
 }
 
 /** The graphs' colour legend, once for both sides: the sides' own titles and legends are hidden (compare.css), as a
- * side's window (linkViews) would show them on one side and not the other. @param {HTMLElement} detail */
+ * side's window (linkViews) would show them on one side and not the other. An item a small graph of its own, so that the
+ * legend wraps in a narrow column (a notebook's) rather than being cut. @param {HTMLElement} detail */
 function legendOnce(detail) {
   const legend = detail.querySelector(".tgviz-landmark-svg svg > g.legend");
   const hint = detail.querySelector(".tgviz-hint");
   if (!legend || !hint) return;
-  const svg = svgEl("svg", { class: "tgviz-graph tgviz-pair-legend", height: 14 });
-  const copy = /** @type {SVGGElement} */ (legend.cloneNode(true));
-  copy.setAttribute("transform", "translate(1,1)");
-  svg.append(copy);
-  hint.append(svg);
-  svg.setAttribute("width", String(Math.ceil(copy.getBBox().width) + 2));
+  const row = h("div", { class: "tgviz-pair-legend" });
+  hint.append(row);
+  for (const item of legend.querySelectorAll(":scope > g.node")) {
+    const svg = svgEl("svg", { class: "tgviz-graph", height: 14 });
+    const copy = /** @type {SVGGElement} */ (item.cloneNode(true));
+    copy.setAttribute("transform", "translate(1,1)");
+    svg.append(copy);
+    row.append(svg);
+    svg.setAttribute("width", String(Math.ceil(copy.getBBox().width) + 2));
+  }
 }
 
 /** The kernels of the other side that compute the same user ops as a kernel's row (its group's), as rows.

@@ -5,7 +5,7 @@
 import { showCode } from "./codelines.js";
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
-import { fmtTime } from "./units.js";
+import { fmtTime, plural } from "./units.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").PictureMsg} PictureMsg */
@@ -19,7 +19,7 @@ import { fmtTime } from "./units.js";
 export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg, /** @type {boolean} */ kernelChanged,
                             /** @type {(key: StepKey) => void} */ go) {
   const info = msg.info;
-  ui.title.textContent = `${info.title}  (${info.where}, ${info.matches} matches)`;
+  ui.title.textContent = `${info.title}  (${info.where}, ${plural(info.matches, "match", "matches")})`;
   ui.slider.max = String(info.matches);
   ui.slider.value = String(msg.match === null ? 0 : msg.match + 1);
   ui.slider.disabled = info.matches === 0;
@@ -28,7 +28,7 @@ export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg,
   ui.banner.textContent = msg.message || "";
   ui.banner.hidden = !msg.message;
   ui.full.hidden = !msg.partial;
-  ui.status.textContent = `${msg.shown} nodes shown` + (msg.partial ? ` of ${msg.total}` : "");
+  ui.status.textContent = `${plural(msg.shown, "node")} shown` + (msg.partial ? ` of ${msg.total}` : "");
   ui.matchBox.replaceChildren();
   if (info.error) ui.matchBox.append(h("pre", { class: "tgviz-rewrite-error" }, [info.error]));
   if (msg.match_info) {
@@ -103,7 +103,7 @@ export function kernelTable(ui, kernels, select, retime = null) {
   /** @type {Map<string, number>} */
   const causes = new Map();
   for (const k of kernels) if (k.causes?.length) causes.set(k.causes[0], (causes.get(k.causes[0]) ?? 0) + 1);
-  const byCause = causes.size ? h("div", { class: "tgviz-causes" }, [`${kernels.length} kernels by cause: `
+  const byCause = causes.size ? h("div", { class: "tgviz-causes" }, [`${plural(kernels.length, "kernel")} by cause: `
     + [...causes].map(([r, n]) => `${r} ${n}`).join(", ")]) : "";
   const sheet = h("div", { class: "tgviz-sheet" }, [h("div", { class: "tgviz-sheet-head" }, [
     "per kernel: launch dimensions, tinygrad's estimates of FLOPs and bytes, launches and their measured time (median, spread; "
@@ -151,19 +151,19 @@ export function kernelTable(ui, kernels, select, retime = null) {
 function inTheRun(r) {
   if (r.timed !== "re-timed" || r.median_us === null) return "";
   const run = r.runs === 1 ? `the run's launch took ${fmtTime(r.time_us)}`
-    : `the run's ${r.runs} launches took ${fmtTime(r.time_us)} in total`;
-  return `${fmtTime(r.median_us)}: the median of ${r.timed_runs} runs re-timed after the run (warm); ${run}`;
+    : `the run's ${plural(r.runs, "launch", "launches")} took ${fmtTime(r.time_us)} in total`;
+  return `${fmtTime(r.median_us)}: the median of ${plural(r.timed_runs, "run")} re-timed after the run (warm); ${run}`;
 }
 
 /** The kernel table's time and limit columns: the median with its spread and where it comes from, the limit.
  * @returns {import("./table.js").Column[]} */
 function timeColumns() {
   const spread = (/** @type {KernelRow} */ r) => (r.median_us === null ? "–" : r.cold ? "❄ 1 cold launch"
-    : `${fmtTime(r.min_us)} – ${fmtTime(r.max_us)}, ${r.timed_runs} runs${r.timed === "re-timed" ? ", re-timed" : ""}`);
+    : `${fmtTime(r.min_us)} – ${fmtTime(r.max_us)}, ${r.timed === "re-timed" ? plural(r.timed_runs, "re-run") : plural(r.timed_runs, "launch", "launches")}`);
   return [{ key: "median_us", label: "median", num: true, fmt: (v, r) => (v === null ? "–" : `${r.cold ? "❄ " : ""}${fmtTime(v)}`), tip: inTheRun,
             title: "the median of its timed runs: re-timed after the capture where it was (warm), else its launches in the capture; "
             + "❄: a single cold launch, the device's first run of the kernel: no measurement of it warm" },
-          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, tip: inTheRun, title: "min – max of its timed runs, how many, and where from" },
+          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, tip: inTheRun, title: "min – max of its timed runs and how many: its launches in the run (as many as runs), or its re-runs after the run (re-timed, warm)" },
           { key: "roof_fraction", label: "limit", num: true, fmt: (_v, r) => (r.bound ? `${r.bound} ${fmtPct(r.roof_fraction)}` : "–"),
             tip: (r) => r.why ?? "", title: "what limits it: memory, compute, or latency (too little work to fill the device), and the "
             + "fraction of that roof it reached (hover a cell: why); – until the device's peaks are measured (open the roofline)" }];

@@ -1,6 +1,7 @@
 // What a folded node holds (tgviz.fold: its SVG group's data-holds and data-held-ops), listed in the node panel: each
 // UOp a link that opens the raw graph with it picked (the widget hears the "tgviz-open-raw" event it sends).
 import { h } from "./dom.js";
+import { plural } from "./units.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 
@@ -15,6 +16,6 @@ export function heldList(ui, key) {
     a.addEventListener("click", () => ui.root.dispatchEvent(new CustomEvent("tgviz-open-raw", { detail: k })));
     return a;
   };
-  return h("div", { class: "tgviz-held" }, [h("b", {}, [`folded: ${keys.length} UOps`]), " (click one: the raw graph, it picked) ",
+  return h("div", { class: "tgviz-held" }, [h("b", {}, [`folded: ${plural(keys.length, "UOp")}`]), " (click one: the raw graph, it picked) ",
                                            ...keys.flatMap((k, i) => [i ? ", " : "", open(k)])]);
 }

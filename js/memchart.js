@@ -1,11 +1,11 @@
 // The *memory* tab: the bytes the run's buffers held over time (a step chart on a canvas, after every allocation and
 // free, as tinygrad's GlobalCounters counts them), the peak marked, and the buffers alive at the peak, biggest first,
-// each named short and readable (dtype[size] #n: n its place in the run's allocations; tinygrad's long id on hover), with
-// the kernels that wrote or read it (a click opens one). Zoom and pan as the timeline's
-// (timeaxis.js); hover says the bytes in use at that time and the buffers allocated then, biggest first.
+// each named short and readable ("float × 69,696 #50": dtype × elements, never dtype[...] as a shape is written; n its
+// place in the run's allocations; tinygrad's long id on hover), with the kernels that wrote or read it (a click opens
+// one). Zoom and pan as the timeline's (timeaxis.js); hover says the bytes in use at that time and the buffers allocated then, biggest first.
 import { h } from "./dom.js";
 import { drawTimeTicks, timeView } from "./timeaxis.js";
-import { fmtBytes, fmtTime } from "./units.js";
+import { fmtBytes, fmtCount, fmtSize, fmtTime, plural } from "./units.js";
 
 /** @typedef {import("./messages.js").RunMsg} RunMsg */
 /** @typedef {import("./runview.js").OpenKernel} OpenKernel */
@@ -18,7 +18,7 @@ export function memoryTab(msg, openKernel) {
   const devices = Object.entries(m.device_peaks).map(([d, b]) => `${d} ${fmtBytes(b)}`).join(", ");
   const head = h("div", { class: "tgviz-mem-head" }, [
     "peak ", h("b", { class: "tgviz-mem-peak", "data-bytes": String(m.peak) }, [fmtBytes(m.peak)]),
-    m.peak_us === null ? "" : ` at ${fmtTime(m.peak_us)}`, ` with ${m.at_peak.length} buffers alive · ${m.allocations} allocations`
+    m.peak_us === null ? "" : ` at ${fmtTime(m.peak_us)}`, ` with ${plural(m.at_peak.length, "buffer")} alive · ${plural(m.allocations, "allocation")}`
     + (devices ? ` · per device: ${devices}` : "") + (m.before ? ` · ${fmtBytes(m.before)} in use before the run (not counted)` : "")]);
   if (!m.t.length) return h("div", { class: "tgviz-mem" }, [head, h("p", {}, ["no buffer was allocated or freed in the run"])]);
   const canvas = h("canvas", { class: "tgviz-mem-canvas" });
@@ -54,7 +54,7 @@ export function memoryTab(msg, openKernel) {
     c.font = "11px system-ui, sans-serif"; c.textBaseline = "middle";
     canvas.dataset.ticks = JSON.stringify(drawTimeTicks(c, view, MEM_TOP, MEM_TOP + ph, MEM_H - MEM_BOTTOM / 2, fg, grid));
     c.fillStyle = fg; c.strokeStyle = fg;
-    c.fillText(fmtBytes(top).split(" (")[0], 4, MEM_TOP + 4);
+    c.fillText(fmtSize(top), 4, MEM_TOP + 4);
     c.fillText("0 B", 4, MEM_TOP + ph);
     c.save(); c.beginPath(); c.rect(MEM_LEFT, 0, width - MEM_LEFT, MEM_H); c.clip();
     // the step chart: bytes in use after each event, held until the next; only the events in view are visited
@@ -72,9 +72,11 @@ export function memoryTab(msg, openKernel) {
       c.strokeStyle = "#d00"; c.setLineDash([4, 3]);
       c.beginPath(); c.moveTo(px, MEM_TOP); c.lineTo(px, MEM_TOP + ph); c.stroke(); c.setLineDash([]);
       c.fillStyle = "#d00"; c.beginPath(); c.arc(px, y(m.peak), 4, 0, 2 * Math.PI); c.fill();
-      const label = `peak ${fmtBytes(m.peak).split(" (")[0]} at ${fmtTime(m.peak_us)}`;
-      c.fillText(label, Math.min(px + 6, width - c.measureText(label).width - 4), MEM_TOP + 8);
-      canvas.dataset.peakX = String(px);
+      // the label beside the marker, on the side with room for it whole (never across the marker or past an edge)
+      const label = `peak ${fmtSize(m.peak)} at ${fmtTime(m.peak_us)}`, w = c.measureText(label).width;
+      const lx = px + 8 + w <= width - 4 || px - 8 - w < MEM_LEFT + 4 ? Math.max(MEM_LEFT + 4, Math.min(px + 8, width - 4 - w)) : px - 8 - w;
+      c.fillText(label, lx, MEM_TOP + 8);
+      canvas.dataset.peakX = String(px); canvas.dataset.peakLabel = JSON.stringify([lx, lx + w]);
     }
     if (hover !== null) { c.strokeStyle = fg; c.beginPath(); c.moveTo(x(hover) + 0.5, MEM_TOP); c.lineTo(x(hover) + 0.5, MEM_TOP + ph); c.stroke(); }
     c.restore();
@@ -86,9 +88,9 @@ export function memoryTab(msg, openKernel) {
   /** @type {number|null} */
   let hover = null;
   const place = new Map(b.num.map((n, k) => [n, k]));
-  /** A buffer's short name: dtype[size] #n (n: its place in the buffer table, the run's allocations, from 1).
-   * @param {string} dtype @param {number} size @param {number|undefined} k */
-  const memName = (dtype, size, k) => `${dtype}[${size.toLocaleString("en-US")}]${k === undefined ? "" : ` #${k + 1}`}`;
+  /** A buffer's short name: its dtype and size, "float × 69,696 #50" (n: its place in the buffer table, the run's
+   * allocations, from 1). @param {string} dtype @param {number} size @param {number|undefined} k */
+  const memName = (dtype, size, k) => `${fmtCount(dtype, size)}${k === undefined ? "" : ` #${k + 1}`}`;
   /** A buffer's kernels for the tip: the first few. @param {number[]} ks */
   const memKernels = (ks) => (ks.length ? ` · ${ks.slice(0, 3).map((n) => msg.kernels[n][0]).join(", ")}${ks.length > 3 ? ` and ${ks.length - 3} more` : ""}` : "");
   /** What was in use at a time: the bytes and the run's buffers allocated then, biggest first. @param {number} us */
@@ -97,10 +99,10 @@ export function memoryTab(msg, openKernel) {
     const alive = b.num.flatMap((_, k) => (b.alloc[k] <= us && (b.free[k] === null || us < (b.free[k] ?? 0)) ? [k] : []))
       .sort((p, q) => b.nbytes[q] - b.nbytes[p]);
     const lines = alive.slice(0, MEM_TIP).map((k) => `${memName(b.dtypes[b.dtype[k]], b.size[k], k)} on ${b.devices[b.device[k]]}`
-      + ` ${fmtBytes(b.nbytes[k]).split(" (")[0]}${memKernels(b.kernels[k])}`);
+      + ` ${fmtSize(b.nbytes[k])}${memKernels(b.kernels[k])}`);
     if (alive.length > MEM_TIP) lines.push(`and ${alive.length - MEM_TIP} more`);
     tip.dataset.t = String(us); tip.dataset.inUse = String(inUse); tip.dataset.alive = JSON.stringify(alive.map((k) => b.num[k]));
-    return `at ${fmtTime(us)}: ${fmtBytes(inUse)} in use, ${alive.length} buffers allocated${alive.length ? ":\n" : ""}${lines.join("\n")}`;
+    return `at ${fmtTime(us)}: ${fmtBytes(inUse)} in use, ${plural(alive.length, "buffer")} allocated${alive.length ? ":\n" : ""}${lines.join("\n")}`;
   }
   canvas.addEventListener("pointermove", (ev) => {
     const r = canvas.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top;
@@ -125,7 +127,7 @@ export function memoryTab(msg, openKernel) {
       return a;
     }) : [[...r.writers, ...r.readers].join(", ") || "–"])]));
   const table = h("table", { class: "tgviz-table tgviz-mem-table" }, [
-    h("thead", {}, [h("tr", {}, ["buffer (dtype[size] #n; hover: its id)", "device", "bytes", "allocated", "freed", "kernels that wrote or read it"]
+    h("thead", {}, [h("tr", {}, ["buffer (dtype × elements #n; hover: its id)", "device", "bytes", "allocated", "freed", "kernels that wrote or read it"]
       .map((c, i) => h("th", i >= 2 && i <= 4 ? { class: "num" } : {}, [c])))]), h("tbody", {}, rows)]);
   const more = m.at_peak.length > MEM_ROWS ? [h("p", {}, [`the ${MEM_ROWS} biggest of ${m.at_peak.length} buffers shown`])] : [];
   return h("div", { class: "tgviz-mem" }, [head, h("div", { class: "tgviz-tl-tools tgviz-mem-tools" }, [fit, "wheel (in a notebook ctrl+wheel): zoom, drag: pan, hover: what was allocated then"]),

@@ -10,7 +10,7 @@ import { h } from "./dom.js";
 import { READABLE } from "./fullest.js";
 import { panZoom } from "./panzoom.js";
 import { why } from "./port/why.js";
-import { fmtTime } from "./units.js";
+import { fmtTime, plural } from "./units.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").StepKey} StepKey */
@@ -205,7 +205,7 @@ export function programMap(ui, request, open, openRow, fuse) {
     if (f.error && !f.sides.length) { at.replaceChildren(h("div", { class: "tgviz-map-fused error" }, [f.summary])); return; }
     const fmt = (/** @type {number|null} */ us) => (us === null ? "not timed" : fmtTime(us));
     const sides = f.sides.map((s) => h("div", { class: "tgviz-map-fused-side" }, [
-      h("b", {}, [s.label]), `: ${s.kernels.length} kernels, ${s.buffers} buffers between them, ${fmt(s.time_us)}, peak ${s.peak.toLocaleString("en-US")} B`,
+      h("b", {}, [s.label]), `: ${plural(s.kernels.length, "kernel")}, ${plural(s.buffers, "buffer")} between them, ${fmt(s.time_us)}, peak ${s.peak.toLocaleString("en-US")} B`,
       h("ol", {}, s.kernels.map((k, i) => h("li", {}, [`${k} ${s.times_us[i] === null ? "" : `(${fmt(s.times_us[i])})`}`])))]));
     at.replaceChildren(h("div", { class: "tgviz-map-fused" }, [
       h("div", {}, [f.gone ? "the buffer is gone with " : "the buffer is still made with ", h("b", {}, [f.lift]), ` lifted (${f.lifted})`]),
@@ -251,7 +251,7 @@ export function programMap(ui, request, open, openRow, fuse) {
     const m = /** @type {ProgramMapMsg} */ (msg), ks = shown?.boxes[key] ?? [];
     picked = null;
     mark();
-    panel.replaceChildren(h("h4", {}, [`${ks.length} kernels`]),
+    panel.replaceChildren(h("h4", {}, [plural(ks.length, "kernel")]),
       h("p", { class: "tgviz-map-hint" }, ["each: its steps, or its panel (why it ends there)"]),
       ...ks.map((i) => {
         const k = m.kernels[i];

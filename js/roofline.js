@@ -8,7 +8,7 @@
 // and how close to its roof), a click opens it. A kernel with no float work (a copy, a fill) sits on the x axis's floor,
 // hollow.
 import { h, svgEl } from "./dom.js";
-import { fmtNum, fmtTime } from "./units.js";
+import { fmtNum, fmtTime, plural } from "./units.js";
 
 /** @typedef {import("./messages.js").RunMsg} RunMsg */
 /** @typedef {import("./runview.js").OpenKernel} OpenKernel */
@@ -28,7 +28,7 @@ export function rooflineTab(msg, openKernel) {
   // each thing said once: what the axes are, then each device's peaks (the date of their benchmark once where all share it)
   const dates = [...new Set(peaks.map(([, p]) => p.measured))];
   const head = h("div", { class: "tgviz-roof-head" }, [
-    h("b", { class: "tgviz-roof-count", "data-points": String(pts.length), "data-ran": String(r.ran) }, [`${pts.length} kernels`]),
+    h("b", { class: "tgviz-roof-count", "data-points": String(pts.length), "data-ran": String(r.ran) }, [plural(pts.length, "kernel")]),
     ` of ${r.ran} that ran, the slowest ${Math.min(LABELLED, pts.length)} named · x: FLOPs per byte, y: GFLOP/s of float work at its`
     + " median (tinygrad's estimates; integer ops counted apart)",
     ...(peaks.length ? [h("div", {}, [`each device's peaks, measured once by a small tinygrad benchmark${dates.length === 1 ? ` on ${dates[0]}` : ""}:`])] : []),

@@ -13,7 +13,7 @@
 import { compileLanes, firstReaching } from "./compilelanes.js";
 import { h } from "./dom.js";
 import { drawTimeTicks, timeView } from "./timeaxis.js";
-import { fmtBytes, fmtNum, fmtTime } from "./units.js";
+import { fmtBytes, fmtNum, fmtTime, plural } from "./units.js";
 
 /** @typedef {import("./messages.js").RunMsg} RunMsg */
 /** @typedef {import("./runview.js").OpenKernel} OpenKernel */
@@ -55,7 +55,7 @@ function launchRange(a, b) {
  * @param {import("./messages.js").TimelineOpening} o @param {number} n the launches */
 function openingText(o, n) {
   const all = o.first === 0 && o.last === n - 1;
-  const what = all ? `all ${n.toLocaleString("en-US")} launches` : `${o.what === "replays" ? "the TinyJit's replays, " : ""}${launchRange(o.first, o.last)} of ${n.toLocaleString("en-US")}`;
+  const what = all ? `all ${plural(n, "launch", "launches")}` : `${o.what === "replays" ? "the TinyJit's replays, " : ""}${launchRange(o.first, o.last)} of ${n.toLocaleString("en-US")}`;
   const compiling = (/** @type {number|null} */ us) => (us ? ` (${fmtTime(us)} of it tinygrad compiling: the TINY lane)` : "");
   const out = [
     ...(o.gap_before === null ? [] : [`${launchRange(0, o.first - 1)}, then ${fmtTime(o.gap_before)} with no launch before them${compiling(o.compiling_before)}`]),
@@ -77,7 +77,7 @@ export function timelineTab(msg, openKernel, openStep) {
   const counts = t.kinds.map((k, i) => [k, t.kind.filter((x) => x === i).length]).filter(([, c]) => c);
   const head = h("div", { class: "tgviz-tl-head" }, [
     h("b", { class: "tgviz-tl-count", "data-launches": String(cols.n), "data-kernels": String(kernels) },
-      [`${cols.n.toLocaleString("en-US")} launches`]),
+      [plural(cols.n, "launch", "launches")]),
     ` (${counts.map(([k, c]) => `${c.toLocaleString("en-US")} ${k}`).join(", ") || "none"}${t.outside ? `; ${t.outside}` : ""})`
     + ` on ${t.lanes.join(", ") || "no device"}`
     + ` over ${fmtTime(t.duration)}`
@@ -106,7 +106,7 @@ export function timelineTab(msg, openKernel, openStep) {
       const again = t.kernel[i] >= 0 ? msg.retimed?.[t.kernel[i]] : null;
       return cold.has(i) ? [b, h("span", { class: "tgviz-tl-cold", title: "its only launch, cold: the device's first run of the kernel, no "
         + "measurement of it warm (the kernel table times it again)" }, ["❄ 1 cold launch"])]
-        : again ? [b, h("span", { class: "tgviz-tl-retimed", title: `re-timed after the run, warm: the median of ${again[1]} runs, the kernel `
+        : again ? [b, h("span", { class: "tgviz-tl-retimed", title: `re-timed after the run, warm: the median of ${plural(again[1], "run")}, the kernel `
           + `table's (this launch in the run: ${fmtTime(t.dur[i])})` }, [`(re-timed: ${fmtTime(again[0])} median of ${again[1]})`])] : [b];
     })]);
   const canvas = h("canvas", { class: "tgviz-tl-canvas" });
@@ -303,7 +303,7 @@ export function timelineTab(msg, openKernel, openStep) {
     else if (run >= 0) {
       const [jit, replay, st, en, n] = t.jit_runs[run];
       tip.textContent = `TinyJit ${t.jits[jit]}: ${replay ? `replay ${replay} of the captured batch` : "the captured batch"}\n`
-        + `${n} launches from ${fmtTime(st)} over ${fmtTime(en - st)}\nclick: zoom to it`;
+        + `${plural(n, "launch", "launches")} from ${fmtTime(st)} over ${fmtTime(en - st)}\nclick: zoom to it`;
     } else tip.textContent = describe(i);
     tip.dataset.index = String(i);
     Object.assign(tip.style, { left: `${Math.min(px + 12, view.width - 260)}px`, top: `${py + 14}px` });

@@ -13,12 +13,36 @@ export function fmtTime(us) {
   return `${v.toFixed(m >= 100 ? 0 : m >= 10 ? 1 : 2)} ${unit}`;
 }
 
-/** Bytes, exact below 1 KiB, else in KiB / MiB / GiB with the exact count after. @param {number} b */
+/** Bytes, as fmtSize writes them, with the exact count after where they are rounded: "24.5 KiB (25,088 B)".
+ * @param {number} b */
 export function fmtBytes(b) {
-  const exact = `${b.toLocaleString("en-US")} B`;
-  if (Math.abs(b) < 1024) return exact;
-  const [v, u] = b >= 2 ** 30 ? [b / 2 ** 30, "GiB"] : b >= 2 ** 20 ? [b / 2 ** 20, "MiB"] : [b / 1024, "KiB"];
-  return `${v.toFixed(2)} ${u} (${exact})`;
+  return Math.abs(b) < 1024 ? fmtSize(b) : `${fmtSize(b)} (${b.toLocaleString("en-US")} B)`;
+}
+
+const BYTE_UNITS = /** @type {const} */ ([[2 ** 30, "GiB"], [2 ** 20, "MiB"], [2 ** 10, "KiB"]]);
+
+/** A byte count: exact below 1 KiB ("96 B"), else 3 significant figures in KiB, MiB or GiB: "24.5 KiB", "1.02 MiB",
+ * "1023 KiB". Every byte count on screen goes through here (tgviz.trace.units.bytes_text is its Python twin).
+ * @param {number} b */
+export function fmtSize(b) {
+  const a = Math.abs(b);
+  if (a < 1024) return `${b.toLocaleString("en-US")} B`;
+  let k = BYTE_UNITS.findIndex(([div]) => a >= div);
+  if (k > 0 && a / BYTE_UNITS[k][0] >= 1023.5) k -= 1;  // would round to 1024: one unit up ("1.00 MiB")
+  const [div, unit] = BYTE_UNITS[k], m = a / div;
+  return `${(b / div).toFixed(m >= 99.95 ? 0 : m >= 9.995 ? 1 : 2)} ${unit}`;
+}
+
+/** A count with its noun in agreement: "1 node", "2 nodes" (many: the plural where not word+s), grouped by thousands.
+ * tgviz.trace.units.plural is its Python twin. @param {number} n @param {string} word @param {string} [many] */
+export function plural(n, word, many) {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? word : many ?? `${word}s`}`;
+}
+
+/** A buffer's size in elements: "float × 69,696" (a shape is "float[8,1,28,28]", its numbers never grouped; so a size is
+ * never written as one). tgviz.trace.units.count_text is its Python twin. @param {string} dtype @param {number} n */
+export function fmtCount(dtype, n) {
+  return `${dtype} × ${n.toLocaleString("en-US")}`;
 }
 
 /** A number with its significant digits (3), grouped thousands above 1000. @param {number} v */

@@ -31,33 +31,35 @@ from tgviz.report import writer as report
 from tgviz.report.early import EarlySegments
 from tgviz.trace import debug
 from tgviz.trace.retime import SLOWEST
+from tgviz.trace.units import plural
 from tgviz.trace.whatif import WHAT_IFS, beam_seconds, what_if_seconds, what_ifs
 from tgviz.views import picture
 from tgviz.views import protocol as P
 from tgviz.work import forked
 
 BAR = 30  # the progress bar's width in characters
+QUIET_S = 2.0  # a report written faster than this prints no progress lines in a log (only the bar on a terminal)
 
 
-def _progress(label: str) -> Callable[[int, int], None]:
+def _progress(label: str, quiet_s: float = QUIET_S, clock: Callable[[], float] = time.perf_counter) -> Callable[[int, int], None]:
   """A progress report for writing something in steps: where stderr is a terminal, one bar redrawn in place (\\r);
-  elsewhere (a log, a pipe) a line per 10% on stdout."""
+  elsewhere (a log, a pipe) a line per 10% on stdout, and none for work done within quiet_s seconds of the first step."""
   if sys.stderr.isatty():
     shown = [-1]
     def bar(done: int, total: int) -> None:
       filled = BAR * done // total
       if filled == shown[0] and done != total: return  # (redrawn only when the bar moves)
       shown[0] = filled
-      sys.stderr.write(f"\r  {label} [{'#' * filled}{'.' * (BAR - filled)}] {done}/{total} ({done * 100 // total}%)"
+      sys.stderr.write(f"\r  {label} [{'#' * filled}{'.' * (BAR - filled)}] {done:,}/{total:,} ({done * 100 // total}%)"
                        + ("\n" if done == total else ""))
       sys.stderr.flush()
     return bar
-  step = [0]
+  start, step = clock(), [10]
   def lines(done: int, total: int) -> None:
     pct = done * 100 // total
-    if pct >= step[0] or done == total:
-      print(f"  {label}: {done}/{total} ({pct}%)", flush=True)
-      step[0] = pct + 10
+    if clock() - start > quiet_s and (pct >= step[0] or done == total):
+      print(f"  {label}: {done:,}/{total:,} ({pct}%)", flush=True)
+      step[0] = pct // 10 * 10 + 10
   return lines
 
 
@@ -92,10 +94,6 @@ def _svgs(writer: report.Writer, which: tuple[Path, int, bool, dict[str, str]]) 
   return len(steps) - len(todo) + len(picture.export_svg(todo, directory, max_nodes=max_nodes)), time.perf_counter() - st
 
 
-def _count(n: int, one: str, many: str) -> str:
-  return f"{n} {one if n == 1 else many}"
-
-
 def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: int | None = None,
           early: EarlySegments | None = None) -> None:
   """out/index.html (every step and match) and the SVG files asked for in out/svg/, written by `jobs` forked worker
@@ -104,16 +102,16 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
   writer = report.Writer(trace, title, max_nodes)
   done = early.take(writer) if early is not None else {}
   if early is not None and early.written:
-    tabs = _count(early.kernels, "kernel's", "kernels'")
-    print(f"  written during the run: {early.taken} of {len(writer.segments)} report segments ({early.written} written by "
-          f"{_count(early.forks, 'process', 'processes')}), {tabs} code and asm tabs made"
-          + (f", {_count(len(early.svgs), 'SVG file', 'SVG files')} drawn" if early.pictures is not None else ""))
+    tabs = plural(early.kernels, "kernel's", "kernels'")
+    print(f"  written during the run: {early.taken} of {plural(len(writer.segments), 'report segment')} ({early.written} written by "
+          f"{plural(early.forks, 'process', 'processes')}), {tabs} code and asm tabs made"
+          + (f", {plural(len(early.svgs), 'SVG file')} drawn" if early.pictures is not None else ""))
   with forked.Workers(writer, forked.cores() if jobs is None else jobs) as workers:
     drawn = early.svgs if early is not None else {}
     svgs = workers.submit(_svgs, (out / "svg", max_nodes, svg == "landmarks", drawn)) if svg != "none" else None
     html = writer.write(out / "index.html", workers, progress=_progress("report steps"), written=done)
     n, seconds = svgs.result() if svgs is not None else (0, 0.0)
-    print(f"  wrote {n} SVG files ({svg}" + (f"; {len(drawn)} drawn during the run) in {seconds:.1f} s" if svgs is not None else ")"))
+    print(f"  wrote {plural(n, 'SVG file')} ({svg}" + (f"; {len(drawn)} drawn during the run) in {seconds:.1f} s" if svgs is not None else ")"))
   print(f"tgviz: report: {html.resolve()}" + (f"\n       SVGs:   {(out / 'svg').resolve()}/" if svgs is not None else ""))
 
 
@@ -192,7 +190,7 @@ def trace_script(script: Path, device: str | None, args: list[str], env: dict[st
   if trace is None:  # the capture itself could not start: there is nothing to report
     print(f"tgviz: could not trace {script}: see the error above", file=sys.stderr)
     return 1, None
-  print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary()}")
+  print(f"tgviz: traced in {time.perf_counter() - st:.1f} s: {trace.summary(kernels=False)}")
   return status, trace
 
 
@@ -237,7 +235,7 @@ def open_file(path: Path, out: Path, max_nodes: int, svg: str, jobs: int | None 
   except (OSError, TraceFileError) as e:
     print(f"tgviz: cannot open {path}: {e}", file=sys.stderr)
     return 2
-  print(f"tgviz: opened {path}: {trace.summary()}")
+  print(f"tgviz: opened {path}: {trace.summary(kernels=False)}")
   if len(timeline := trace.timeline()): print(f"  {timeline.summary()}\n  {trace.memory().summary()}")
   write(trace, out, f"tgviz: {path.name}", max_nodes, svg, jobs)
   return 0

@@ -13,6 +13,7 @@ from tgviz.bridge import parse_settings
 from tgviz.draw.scene import DEFAULT_MAX_NODES
 from tgviz.notebook.compare_widget import CompareWidget
 from tgviz.notebook.widget import DEFAULT_EXPORT_DIR, TraceWidget
+from tgviz.trace.units import plural
 
 
 @magics_class
@@ -59,7 +60,7 @@ class TgvizMagics(Magics):
     shell.user_ns[args.out] = trace
     if args.export:
       paths = trace.export_svg(args.export, kernel=args.kernel or "*")
-      print(f"tgviz: wrote {len(paths)} SVG files to {args.export}")
+      print(f"tgviz: wrote {plural(len(paths), 'SVG file')} to {args.export}")
     if other is not None:
       comparison = compare(other, trace, labels=(args.compare, args.out))
       if args.no_widget: print(comparison.summary())

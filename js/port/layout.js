@@ -287,7 +287,7 @@ function nodeSvg(c, side, n, mark, [x, y, w, h], match = false) {
   const holds = n.holds;
   const cls = `node fam-${n.family}` + (n.intlike ? " intlike" : "") + (mark ? ` ${mark}` : "") + (holds.length ? " fold" : "") + (match ? " match-node" : "");
   const lines = n.label.map((ln, i) => `<tspan x="${c.pad}" y="${fmt(c.pad + (i + 0.85) * c.lineH, 1)}">${text(ln)}</tspan>`).join("");
-  const title = n.label.join("\n") + (mark ? `\n[${mark}]` : "") + (holds.length ? `\n[folded: ${holds.length} UOps]` : "");
+  const title = n.label.join("\n") + (mark ? `\n[${mark}]` : "") + (holds.length ? `\n[folded: ${holds.length} UOp${holds.length === 1 ? "" : "s"}]` : "");
   return `<g class=${attr(cls)} id=${attr(`${side}-${n.key}`)} data-node=${attr(n.key)} data-op=${attr(n.op)}` +
     (holds.length ? ` data-holds=${attr(holds.join(" "))} data-held-ops=${attr(n.heldOps.join(" "))}` : "") + " " +
     `transform="translate(${fmt(x - w / 2, 1)},${fmt(y - h / 2, 1)})"><title>${text(title)}</title>` +

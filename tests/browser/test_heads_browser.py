@@ -83,3 +83,28 @@ def test_a_pairs_two_graphs_look_alike(tmp_path, page):
     legend = page.locator(".tgviz-pair .tgviz-pair-legend")  # one legend for both sides, its families named
     assert legend.count() == 1 and legend.is_visible() and "load / index" in legend.text_content()
     page.locator(".tgviz-pair").screenshot(path=str(ARTIFACTS / f"heads-compare-pair-{i}.png"))
+
+
+def test_a_pairs_legend_wraps_whole_in_a_narrow_column(tmp_path, browser):
+  """In a notebook's column (some 760 px), the pair's colour legend wraps: every item, swatch and name, whole inside the
+  pair's box (it was one long graph, cut at "rewr")."""
+  traces = []
+  for env in ({}, {"IMAGE": 1}):
+    with tgviz.capture(env=env) as t: example("conv2d_3x3.py")
+    traces.append(t)
+  path = tgviz.compare(*traces, labels=("general", "IMAGE=1")).to_html(tmp_path / "index.html")
+  with new_page(browser, 760, 900, offline=True) as page:
+    page.goto(path.as_uri())
+    page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
+    page.locator(".tgviz-pairs tbody tr").first.click()
+    page.wait_for_selector(".tgviz-pair:not([hidden]) .tgviz-landmark svg g.side g.node", timeout=LIMIT)
+    legend = page.locator(".tgviz-pair .tgviz-pair-legend")
+    legend.scroll_into_view_if_needed()
+    items = legend.evaluate("""l => { const box = l.closest('.tgviz-pair').getBoundingClientRect();
+      return [...l.querySelectorAll('g.node')].map((g) => { const r = g.getBoundingClientRect(), s = g.closest('svg').getBoundingClientRect();
+        return {name: g.textContent, left: r.left, right: r.right, svg: s.right, box: box.right}; }); }""")
+    names = [i["name"] for i in items]
+    assert "load / index" in names and any(n.startswith("rewr") for n in names) and len(names) >= 10, names
+    assert all(i["right"] <= i["svg"] + 0.5 and i["right"] <= i["box"] + 0.5 for i in items), items
+    page.locator(".tgviz-pair .tgviz-hint").last.screenshot(path=str(ARTIFACTS / "heads-compare-legend-narrow.png"))
+    assert not page.errors

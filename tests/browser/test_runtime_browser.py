@@ -135,10 +135,15 @@ def check_memory(page, peak: int, shot: str, trace=None) -> None:
   assert int(shown.get_attribute("data-bytes")) == peak > 0
   assert shown.inner_text().startswith(f"{peak:,} B") or f"({peak:,} B)" in shown.inner_text()
   assert page.locator(".tgviz-mem-table tbody tr").count() > 0
+  tab = page.locator(".tgviz-mem").inner_text()  # one byte rule: binary units only (tinygrad's copy names say "24.50 KB")
+  assert not re.search(r"\d ?(KB|MB|GB|kB)\b", tab), tab
   if mem is not None: check_buffer_names(page, mem)
   canvas = page.locator(".tgviz-mem-canvas")
   page.wait_for_function("document.querySelector('.tgviz-mem-canvas').dataset.peakX", timeout=LIMIT)
   box = canvas.bounding_box()
+  # the "peak … at …" label whole inside the chart, beside the peak's marker, not across it (it opens on the peak's stretch)
+  (l0, l1), px = json.loads(canvas.get_attribute("data-peak-label")), float(canvas.get_attribute("data-peak-x"))
+  assert 0 < l0 < l1 <= box["width"] - 2 and (l1 < px - 4 or l0 > px + 4), (l0, l1, px, box["width"])
   if mem is not None:  # it opens on the buffers' events (the peak's stretch), a twentieth of their span round them
     i, j = runview.memory_data(trace, {})["opens"]
     first, last = mem.events[i].t_us, mem.events[j].t_us
@@ -160,7 +165,7 @@ def check_memory(page, peak: int, shot: str, trace=None) -> None:
   if mem is not None:  # what trace.memory() says of that time
     assert in_use == next(e.in_use for e in reversed(mem.events) if round(e.t_us, 3) <= at)
     assert sorted(alive) == sorted(b.num for b in mem.buffers if round(b.alloc_us, 3) <= at and (b.free_us is None or at < round(b.free_us, 3)))
-    names = {b.num: f"{b.dtype}[{b.size:,}] #{i}" for i, b in enumerate(mem.buffers, 1)}  # the tip names them short too
+    names = {b.num: f"{b.dtype} × {b.size:,} #{i}" for i, b in enumerate(mem.buffers, 1)}  # the tip names them short too
     assert all(names[n] in tip.inner_text() for n in alive[:12]) and not any(str(n) in tip.inner_text() for n in alive)
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / shot))
@@ -177,7 +182,8 @@ def check_memory(page, peak: int, shot: str, trace=None) -> None:
 
 
 def check_buffer_names(page, mem) -> None:
-  """The buffers alive at the peak are named short and readable: dtype[size] #n, n their place in the run's allocations
+  """The buffers alive at the peak are named short and readable: "float × 69,696 #50" (a size, not written as a shape
+  "float[...]" is, its thousands grouped), n their place in the run's allocations
   (trace.memory().buffers), tinygrad's long id (2**40 and up) on hover only; each name whole on screen."""
   rows = page.locator(".tgviz-mem-table tbody tr")
   place = {b.num: (i, b) for i, b in enumerate(mem.buffers, 1)}
@@ -187,7 +193,7 @@ def check_buffer_names(page, mem) -> None:
   assert shown
   for row in shown:
     i, b = place[row["num"]]
-    assert row["text"] == f"{b.dtype}[{b.size:,}] #{i}" and len(row["text"]) <= 24 and row["fits"], row
+    assert row["text"] == f"{b.dtype} × {b.size:,} #{i}" and "[" not in row["text"] and len(row["text"]) <= 24 and row["fits"], row
     assert row["title"] == f"tinygrad's buffer id: {b.num}" and str(b.num) not in row["text"]
   print(f"\nmemory table: {len(shown)} buffers named as {shown[0]['text']!r} (was {shown[0]['num']})")
 

@@ -109,7 +109,7 @@ def test_each_time_says_what_it_is_and_the_kernel_tables_rows_are_one_line(repor
     run = f"the run's launch took {time_text(total)}" if runs == 1 else f"the run's {runs} launches took {time_text(total)} in total"
     says = f"{time_text(t.median_us)}: the median of {t.n} runs re-timed after the run (warm); {run}"
     assert row["median"] == [time_text(t.median_us), says] and row["runs"] == [str(runs), says], row
-    assert row["total"][1] == says and row["spread"][1] == says and row["spread"][0].endswith(f"{t.n} runs, re-timed"), row
+    assert row["total"][1] == says and row["spread"][1] == says and row["spread"][0].endswith(f", {t.n} re-runs"), row
   heights = page.eval_on_selector_all(".tgviz-kernels tbody tr", "rs => rs.map((r) => r.getBoundingClientRect().height)")
   line = page.eval_on_selector(".tgviz-kernels tbody td", "c => parseFloat(getComputedStyle(c).lineHeight) || 13")
   assert max(heights) - min(heights) < 1 and max(heights) < 2 * line, (min(heights), max(heights), line)
@@ -148,7 +148,10 @@ def test_the_kernel_tables_times_compile_and_limits(report, page):
   for row, want, k in zip(rows, expected, trace.kernels, strict=True):
     assert row["compile"][0] == time_text(compiled[k.display_name])
     if want["cold"]: assert row["median"][0].startswith("❄ ") and row["spread"][0] == "❄ 1 cold launch"
-    if want["timed"] == "re-timed": assert row["spread"][0].endswith(f"{want['timed_runs']} runs, re-timed")
+    # which figure is which, plainly: its launches in the run (the runs column's count), or its re-runs after the run
+    if want["timed"] == "re-timed": assert row["spread"][0].endswith(f", {want['timed_runs']} re-runs")
+    elif not want["cold"] and want["median_us"] is not None:
+      assert row["spread"][0].endswith(f", {want['timed_runs']} launches") and row["runs"][0] == str(want["timed_runs"]), row
     if want["bound"] is not None:
       assert row["limit"][0].startswith(want["bound"] + " ") and row["limit"][1] == want["why"]
   assert any(r["timed"] == "re-timed" for r in expected) and any(r["cold"] for r in expected)

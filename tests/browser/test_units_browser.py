@@ -8,9 +8,11 @@ import pytest
 import workloads
 from harness import ARTIFACTS, LIMIT, new_page
 from test_runtime_browser import open_tab
+from tinygrad import Tensor
 
 import tgviz
 from tgviz.trace.units import time_text
+from tgviz.views import protocol as P
 
 TIME = r"(?:\d\.\d\d|\d\d\.\d|\d\d\d|0) (?:ns|µs|ms|s)"  # 3 significant figures
 ANY_TIME = r"(?<![\w.,])[\d.,]+ (?:ns|µs|ms|s)\b"
@@ -74,3 +76,15 @@ def test_a_duration_reads_the_same_everywhere(report, page):
   seen += times_in(page.locator(".tgviz-roof-hover").inner_text())
   page.screenshot(path=str(ARTIFACTS / "units-roofline.png"))
   assert len(seen) > 10 and all(re.fullmatch(TIME, t) for t in seen), seen
+
+
+def test_a_count_agrees_with_its_noun(tmp_path, page):
+  """A step whose graph is one node says "1 node shown", not "1 nodes shown" (counts on screen go through plural)."""
+  with tgviz.capture() as trace: (Tensor.ones(4).contiguous() + 1).realize()
+  key = next(k for s in trace.steps if P.picture_message(trace, k := P.step_key(s), None, "auto")["shown"] == 1)
+  page.goto(trace.to_html(tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  page.evaluate("(k) => document.querySelector(`.tgviz-step[data-key='${k}']`).click()", key)
+  page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=LIMIT)
+  status = page.locator(".tgviz-status")
+  assert status.inner_text() == "1 node shown" and status.is_visible()

@@ -5,6 +5,7 @@ VIZ reads them (flatten_events, graph_layout), its profile.pkl, and TinyJit runs
 import gc
 import os
 import pickle
+import re
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from tinygrad.viz import serve
 from workloads import jit_loop
 
 import tgviz
+from tgviz.views import run as runview
 
 
 def test_the_tutorials_launches_are_the_kernel_tables(tutorial_trace):
@@ -80,6 +82,10 @@ def test_a_training_steps_launches_and_memory_peak_are_tinygrads(train_step):
   # in use at the end: the run's buffers still alive, less those from before the run it freed (earlier tests' buffers)
   assert max(ins) == mem.peak and mem.events[-1].in_use == sum(b.nbytes for b in mem.buffers if b.free_us is None) - mem.freed
   assert mem.table()[0]["nbytes"] == biggest.nbytes
+  # its copies from numpy, named with their bytes by tgviz's rule (tinygrad's own names say "copy   24.50 KB, ...")
+  shown = [n for r in mem.table() for n in r["writers"] + r["readers"]] + runview.timeline_data(trace, {})["names"]
+  copies = [n for n in shown if n.startswith("copy")]
+  assert copies and all(re.fullmatch(r"copy [\d,.]+ (B|KiB|MiB|GiB) \S+ <- \S+", n) for n in copies), copies
 
 
 def test_tinyjit_shows_its_captured_batch_once_and_marks_its_replays():
@@ -192,6 +198,9 @@ def test_tinygrads_events_as_its_viz_reads_them(tmp_path):
   assert {b.num for b in mem.at_peak} == {1, 2, 3}
   b1 = next(b for b in mem.buffers if b.num == 1)
   assert [x.name for x in b1.writes] == ["r_4"] and [x.name for x in b1.reads] == ["copy       16 B,  PYTHON <- NV", "batched 2"]
+  # tinygrad's names kept (DEBUG=2's), shown by tgviz's one byte rule: the memory table and the timeline say "copy 16 B ..."
+  assert next(r for r in mem.table() if r["num"] == 1)["readers"] == ["batched 2", "copy 16 B PYTHON <- NV"]
+  assert [n for n in runview.timeline_data(trace, {})["names"] if n.startswith("copy")] == ["copy 16 B PYTHON <- NV"]
 
 
 def test_roofline_against_tinygrads_estimates_with_cached_peaks(train_step, tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ import pytest
 import workloads
 
 import tgviz
+from tgviz.trace.retime import APART, NOISE, timing_of
 from tgviz.trace.units import time_text
 from tgviz.trace.whatif import BESIDE, most_telling
 
@@ -129,7 +130,11 @@ def test_retry_opens_as_a_comparison(matmul_trace, tmp_path):
   assert row["a_median_us"] == a and row["b_median_us"] == b and row["a_timed_runs"] == row["b_timed_runs"] == 5
   speed = "within noise" if row["time"] == "within noise" else f"{a / b:.2f}x faster" if a >= b else f"{b / a:.2f}x slower"
   # (written as the page's table writes them: time_text, held to the page's own in tests/views/test_units.py)
-  assert r.summary().endswith(f"; median of 5 launches each ({BESIDE}): {time_text(a)} -> {time_text(b)}, {speed}")
+  ta, tb = (timing_of([], ts) for ts in (r.run.times_a, r.run.times_b))
+  spread = [f"{time_text(t.min_us)} – {time_text(t.max_us)}" for t in (ta, tb)]
+  rule = f"({NOISE if row['time'] == 'within noise' else APART})"
+  assert r.summary().endswith(f"; 5 launches each ({BESIDE}): median {time_text(a)} (min – max {spread[0]}) -> {time_text(b)} "
+                              f"({spread[1]}), {speed} {rule}"), r.summary()
   assert r.speedup == pytest.approx(a / b)
 
 
@@ -144,14 +149,17 @@ def overlapping_times(r: tgviz.Retry, a: list[float], b: list[float]) -> None:
                                                   ([10, 11, 12, 13, 14], "b slower", "4.00x slower"),
                                                   ([0.1, 0.2, 0.3, 0.4, 0.5], "b faster", "10.00x faster")])
 def test_a_retrys_summary_says_of_its_times_what_its_comparison_says(matmul_trace, b, said, speed):
-  """Medians apart by less than the launches' spread (each inside the other's min-max) are "within noise" in the
-  retry's summary as in its comparison's table (the summary said "1.03x slower"); apart by more, the speedup."""
+  """Medians apart by less than the launches' spread (a median inside the other's min-max) are "within noise" in the
+  retry's summary as in its comparison's table (the summary said "1.03x slower"); apart by more, the speedup. The
+  summary states the rule and each side's min – max, so that "216 µs -> 154 µs, within noise" reads as it is meant."""
   (k,) = matmul_trace.kernels
   r = k.retry([])
   overlapping_times(r, [1, 2, 3, 4, 5], b)
   (row,) = r.comparison().kernel_table()
   assert row["time"] == r.time_compared == said
-  assert r.summary().endswith(f"({BESIDE}): 3.00 µs -> {time_text(statistics.median(b))}, {speed}"), r.summary()
+  rule = "a median inside the other's min – max" if said == "within noise" else "each median outside the other's min – max"
+  assert r.summary().endswith(f"({BESIDE}): median 3.00 µs (min – max 1.00 µs – 5.00 µs) -> {time_text(statistics.median(b))} "
+                              f"({time_text(min(b))} – {time_text(max(b))}), {speed} ({rule})"), r.summary()
 
 
 def test_the_most_telling_retry_is_the_largest_change_beyond_noise(matmul_trace):

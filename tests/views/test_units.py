@@ -1,5 +1,7 @@
 """One rule for durations: tgviz.trace.units.time_text (Python's texts) and js/units.js's fmtTime (the pages) write the
-same duration the same way, 3 significant figures in the unit that reads best, ties and unit changes included."""
+same duration the same way, 3 significant figures in the unit that reads best, ties and unit changes included; one
+rule for byte counts (bytes_text / fmtSize: binary units only, never KB), for counts with their nouns (plural) and for a
+buffer's size in elements (count_text / fmtCount: never written as a shape is, "float[...]")."""
 import json
 import shutil
 import subprocess
@@ -8,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tgviz.trace.retime import Timing
-from tgviz.trace.units import time_text
+from tgviz.trace.units import bytes_text, copy_name, count_text, plural, time_text
 
 UNITS_JS = Path(__file__).resolve().parents[2] / "js" / "units.js"
 VALUES = [0.0, 0.0125, 0.5, 0.95, 0.9995, 1.0, 1.125, 2.675, 7.2, 7.23, 9.638, 9.995, 99.95, 123.4, 999.5, 999.7, 1234.5,
@@ -30,3 +32,36 @@ def test_the_page_writes_a_duration_as_python_does():
 def test_a_kernels_timing_writes_its_times_by_the_rule():
   t = Timing((9.638, 7.23, 12.0, 8.5), "re-timed")
   assert t.text().startswith(f"median {time_text(t.median_us)} (min 7.23 µs, max 12.0 µs; 4 runs, re-timed")
+
+
+BYTES = [0, 96, 1023, 1024, 1152, 10234, 25088, 25120, 102348, 278784, 1048044, 1048100, 1073184, 2 ** 30 - 1, 3 * 2 ** 30 + 5,
+         2 ** 41]
+
+
+def node(script: str) -> object:
+  return json.loads(subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, check=True).stdout)
+
+
+def test_bytes_are_written_in_binary_units_only():
+  assert [bytes_text(n) for n in (96, 1023, 25088, 25120, 278784, 1048044, 1048100, 1073184)] == \
+         ["96 B", "1,023 B", "24.5 KiB", "24.5 KiB", "272 KiB", "1023 KiB", "1.00 MiB", "1.02 MiB"]
+  assert copy_name("copy   24.50 KB,  CL <- NPY", 25088) == "copy 24.5 KiB CL <- NPY"  # tinygrad's KB (of 1024 B) retold
+  assert copy_name("copy   24.50 KB,  CL <- NPY") == "copy 24.5 KiB CL <- NPY" and copy_name("copy 16 B, NV <- CPU") == "copy 16 B NV <- CPU"
+  assert copy_name("copy    1.50 MB, CL <- NPY") == "copy 1.50 MiB CL <- NPY" and copy_name("r_4", 16) == "r_4"
+
+
+def test_counts_agree_with_their_nouns_and_sizes_are_not_shapes():
+  assert [plural(1, "node"), plural(2, "node"), plural(1, "copy", "copies"), plural(3, "copy", "copies"), plural(0, "node")] == \
+         ["1 node", "2 nodes", "1 copy", "3 copies", "0 nodes"]
+  assert plural(69696, "float") == "69,696 floats" and count_text("float", 69696) == "float × 69,696"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node (scripts/install.sh test)")
+def test_the_page_writes_bytes_and_counts_as_python_does():
+  script = (f"import {{ fmtSize, fmtBytes, plural, fmtCount }} from {json.dumps(UNITS_JS.as_uri())}; console.log(JSON.stringify("
+            f"[{json.dumps(BYTES)}.map(fmtSize), {json.dumps(BYTES)}.map(fmtBytes), [0, 1, 2, 1234].map(n => [plural(n, 'node'), "
+            f"plural(n, 'copy', 'copies'), fmtCount('half', n)])]));")
+  sizes, full, counts = node(script)  # type: ignore[misc]
+  assert sizes == [bytes_text(n) for n in BYTES]
+  assert full == [bytes_text(n) if n < 1024 else f"{bytes_text(n)} ({n:,} B)" for n in BYTES]
+  assert counts == [[plural(n, "node"), plural(n, "copy", "copies"), count_text("half", n)] for n in (0, 1, 2, 1234)]

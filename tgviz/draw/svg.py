@@ -49,7 +49,8 @@ def _node_svg(side: str, n: Node, mark: str | None, box: tuple[float, float, flo
   cls = f"node fam-{n.family}" + (" intlike" if n.intlike else "") + (f" {mark}" if mark else "") + (" fold" if n.holds else "") \
     + (" match-node" if match else "")
   lines = "".join(f'<tspan x="{PAD}" y="{PAD + (i + 0.85) * LINE_H:.1f}">{text(ln)}</tspan>' for i, ln in enumerate(n.label))
-  title = "\n".join(n.label) + (f"\n[{mark}]" if mark else "") + (f"\n[folded: {len(n.holds)} UOps]" if n.holds else "")
+  uops = f"{len(n.holds)} UOp{'' if len(n.holds) == 1 else 's'}"  # (as js/port/layout.js writes it: draw is below trace.units)
+  title = "\n".join(n.label) + (f"\n[{mark}]" if mark else "") + (f"\n[folded: {uops}]" if n.holds else "")
   holds = f" data-holds={attr(' '.join(n.holds))} data-held-ops={attr(' '.join(n.held_ops))}" if n.holds else ""
   return (f'<g class={attr(cls)} id={attr(f"{side}-{n.key}")} data-node={attr(n.key)} data-op={attr(n.op)}{holds} '
           f'transform="translate({x - w / 2:.1f},{y - h / 2:.1f})"><title>{text(title)}</title>'

@@ -19,6 +19,7 @@ from tgviz.trace.kernel import Kernel
 from tgviz.trace.run import Launch
 from tgviz.trace.steps import Step, where
 from tgviz.trace.trace import Trace
+from tgviz.trace.units import plural
 
 Record = dict[str, Any]
 
@@ -163,7 +164,7 @@ def _kernel_text(r: Record) -> str:
 
 
 def _step_text(r: Record) -> str:
-  lines = [f"=== {r['path']}  {r['matches']} matches  (graph_rewrite at {r['where']})"]
+  lines = [f"=== {r['path']}  {plural(r['matches'], 'match', 'matches')}  (graph_rewrite at {r['where']})"]
   if r["error"]: lines.append(f"  raised: {r['error']}")
   lines += [f"  match {k + 1:4d}  {at:28s} {source}" for k, at, source in r.get("rules", [])]
   for side in ("before", "after"):
@@ -175,7 +176,7 @@ def _hit_text(r: Record) -> str:
   at = r["step"] or ""
   if r["match"] is not None: at += f" match {r['match'] + 1}"
   if r["line"] is not None: at += f" line {r['line']}"
-  if r["count"] is not None: at += f" ({r['count']} matches)"
+  if r["count"] is not None: at += f" ({plural(r['count'], 'match', 'matches')})"
   return f"{r['kind']:6s}  {at}  {r['text']}"
 
 

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
 from tgviz.trace.comparison import Comparison
-from tgviz.trace.reasons import size_text
-from tgviz.trace.units import time_text
+from tgviz.trace.units import bytes_text, time_text
 
 if TYPE_CHECKING:
   from tgviz.trace.program import Buffer
@@ -82,8 +81,8 @@ class Fusion:
     a, b = self.side("before"), self.side("after")
     def us(x: Any) -> str: return time_text(x) if x is not None else "not timed"
     return (f"{head}: kernels {a['kernels']} -> {b['kernels']}, buffers between kernels {a['buffers']} -> {b['buffers']}, "
-            f"device time {us(a['time_us'])} -> {us(b['time_us'])}, memory peak {size_text(a['peak'])} -> "
-            f"{size_text(b['peak'])}; this buffer: {'gone' if self.gone else 'still made, ' + self.still()} (same random inputs on both sides)")
+            f"device time {us(a['time_us'])} -> {us(b['time_us'])}, memory peak {bytes_text(a['peak'])} -> "
+            f"{bytes_text(b['peak'])}; this buffer: {'gone' if self.gone else 'still made, ' + self.still()} (same random inputs on both sides)")
 
   def still(self) -> str:
     """Why buffers like the one asked about are still made with the condition lifted: their reasons there (a buffer kept

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
 from tgviz.trace import reasons
+from tgviz.trace.units import bytes_text, copy_text
 
 if TYPE_CHECKING:
   from tgviz.trace.kernel import Kernel
@@ -90,7 +91,7 @@ class Buffer:
   @property
   def label(self) -> str:
     """Shape, dtype and size as an edge says them: "float[4,8] 128 B"."""
-    return f"{self.dtype}[{','.join(map(str, self.shape))}] {reasons.size_text(self.nbytes)}"
+    return f"{self.dtype}[{','.join(map(str, self.shape))}] {bytes_text(self.nbytes)}"
 
   def __str__(self) -> str:
     ends = f"{self.writer.name if self.writer else 'before the block'} -> {', '.join(r.name for r in self.readers) or 'after the block'}"
@@ -251,7 +252,7 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
 def call_name(call: tg.Call) -> str:
   """What a call that runs no kernel of the trace is, by name: a copy by its bytes and devices ("copy 128 B CL <- CPU",
   as tinygrad names its launch), a kernel compiled before the capture, or the op it calls ("BUFFER_VIEW call")."""
-  if call.kind == "copy": return f"copy {reasons.size_text(call.args[0].nbytes)} {call.args[0].device} <- {call.args[1].device}"
+  if call.kind == "copy": return copy_text(call.args[0].nbytes, call.args[0].device, call.args[1].device)
   if call.kind == "kernel": return "a kernel compiled before the capture"
   return f"{call.op or 'other'} call"
 

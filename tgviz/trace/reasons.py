@@ -20,15 +20,6 @@ differently (run_rangeify); inlining it would read too many buffers (remove_buff
 
 INPUT = "from before the block: written outside it (or made by numpy or Python lists) and read here"
 
-def size_text(n: int) -> str:
-  """Bytes as people read them: "96 B", "4.0 KiB", "1.5 MiB"."""
-  if n < 1024: return f"{n} B"
-  for unit in ("KiB", "MiB", "GiB"):
-    n /= 1024  # type: ignore[assignment]
-    if n < 1024 or unit == "GiB": return f"{n:.1f} {unit}"
-  return f"{n} B"
-
-
 def output_text(detail: str) -> str:
   """An output's detail: what made it, and that the block reads it no more."""
   return "an output of the block (no kernel of the block reads it after)" + (f"; {detail}" if detail else "")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from tgviz.trace.units import time_text
+from tgviz.trace.units import plural, time_text
 
 RELIABLE = 10     # launches in the capture from which a kernel's own times are taken as they are (fewer: re-time it)
 SLOWEST = 5       # kernels retime() times again by default, the slowest in the capture with fewer than RELIABLE launches
@@ -55,7 +55,7 @@ class Timing:
     if self.cold: return f"{time_text(self.times_us[0])} (1 cold launch)"
     what = "re-timed" + ("" if self.stable is not False else ", not settled") if self.source == "re-timed" else \
            "launches in the capture, the first cold"
-    return f"median {time_text(self.median_us)} (min {time_text(self.min_us)}, max {time_text(self.max_us)}; {self.n} runs, {what})"
+    return f"median {time_text(self.median_us)} (min {time_text(self.min_us)}, max {time_text(self.max_us)}; {plural(self.n, 'run')}, {what})"
 
 
 def timing_of(capture: list[float], retimed: list[float] | None, stable: bool | None = None) -> Timing | None:
@@ -65,9 +65,13 @@ def timing_of(capture: list[float], retimed: list[float] | None, stable: bool | 
   return Timing(tuple(t * 1e6 for t in capture), "capture") if capture else None
 
 
+NOISE = "a median inside the other's min – max"  # compare_times's rule for "within noise", as the texts state it
+APART = "each median outside the other's min – max"  # ... for faster or slower
+
+
 def compare_times(a: Timing | None, b: Timing | None) -> str | None:
   """How two kernels' times compare: "cold" (either is a single cold launch: no measurement to compare), "within noise"
-  (each median inside the other's min-max spread), else "b faster" or "b slower"; None where either did not run."""
+  (NOISE: either median inside the other's min-max spread), else "b faster" or "b slower"; None where either did not run."""
   if a is None or b is None: return None
   if a.cold or b.cold: return "cold"
   if a.min_us <= b.median_us <= a.max_us or b.min_us <= a.median_us <= b.max_us: return "within noise"

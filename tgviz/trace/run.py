@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
-from tgviz.trace.units import time_text
+from tgviz.trace.units import copy_name, count_text, plural, time_text
 from tgviz.trace.verdicts import DevicePeaks, Verdict, device_peaks
 
 if TYPE_CHECKING:
@@ -120,10 +120,10 @@ class Timeline:
     return f"{len(out)} cop{'y' if len(out) == 1 else 'ies'} outside any schedule: {what}"
 
   def summary(self) -> str:
-    kinds = Counter(x.kind for x in self.launches)  # (in order of first launch)
-    jit = f", {len(self.jit_runs)} TinyJit runs" if self.jit_runs else ""
+    kinds = ', '.join(f'{n} {k}' for k, n in Counter(x.kind for x in self.launches).items())  # (in order of first launch)
+    jit = f", {plural(len(self.jit_runs), 'TinyJit run')}" if self.jit_runs else ""
     outside = f"; {text}" if (text := self.outside_text()) else ""
-    return f"timeline: {len(self.launches)} launches ({', '.join(f'{n} {k}' for k, n in kinds.items()) or 'none'}{outside}) on " \
+    return f"timeline: {plural(len(self.launches), 'launch', 'launches')} ({kinds or 'none'}{outside}) on " \
            f"{', '.join(self.lanes) or 'no device'} over {time_text(self.duration_us)}{jit}"
 
   __str__ = summary
@@ -152,13 +152,14 @@ class BufferLife:
     return self.alloc_us <= t_us and (self.free_us is None or t_us < self.free_us)
 
   def row(self) -> dict[str, Any]:
+    """A plain row; a copy named with its bytes by tgviz's rule."""
     return {"num": self.num, "device": self.device, "dtype": self.dtype, "size": self.size, "nbytes": self.nbytes,
             "alloc_us": round(self.alloc_us, 3), "free_us": round(self.free_us, 3) if self.free_us is not None else None,
-            "writers": sorted({_label(x.kernel) if x.kernel is not None else x.name for x in self.writes}),
-            "readers": sorted({_label(x.kernel) if x.kernel is not None else x.name for x in self.reads})}
+            "writers": sorted({_label(x.kernel) if x.kernel is not None else copy_name(x.name, x.nbytes) for x in self.writes}),
+            "readers": sorted({_label(x.kernel) if x.kernel is not None else copy_name(x.name, x.nbytes) for x in self.reads})}
 
   def __repr__(self) -> str:
-    return f"<BufferLife {self.num} {self.device} {self.dtype}[{self.size}] {self.nbytes} B>"
+    return f"<BufferLife {self.num} {self.device} {count_text(self.dtype, self.size)} {self.nbytes} B>"
 
 
 @dataclass(eq=False, slots=True)
@@ -196,7 +197,7 @@ class Memory:
 
   def summary(self) -> str:
     at = f" at {time_text(self.peak_us)}" if self.peak_us is not None else ""
-    return f"memory: {len(self.buffers)} allocations, peak {self.peak:,} B with {len(self.at_peak)} buffers alive{at}"
+    return f"memory: {plural(len(self.buffers), 'allocation')}, peak {self.peak:,} B with {plural(len(self.at_peak), 'buffer')} alive{at}"
 
   __str__ = summary
 
@@ -251,7 +252,7 @@ class Roofline:
     return [{**p.row(), "bound": self.bound(p), "roof_gflops": self.roof(p), **said(self.verdict(p))} for p in self.points]
 
   def summary(self) -> str:
-    lines = [f"roofline: {len(self.points)} kernels"]
+    lines = [f"roofline: {plural(len(self.points), 'kernel')}"]
     for d, pk in self.peaks.items():
       lines.append(f"  {d}: peak {pk.gflops:,.1f} GFLOP/s, {pk.gbs:,.1f} GB/s (ridge {pk.ridge:.2f} FLOP/B; {pk.how}, {pk.measured})")
     lines += [f"  {n}" for n in self.notes]
@@ -261,8 +262,7 @@ class Roofline:
 
 
 def _kernel_kind(name: str, key: bytes | None, nbytes: int | None) -> str:
-  if "->" in name or nbytes is not None: return "copy"
-  return "kernel" if key else "other"
+  return "copy" if "->" in name or nbytes is not None else "kernel" if key else "other"
 
 
 def build(prof: tg.Profile | None, kernels: dict[bytes, Kernel]) -> tuple[Timeline, Memory]:

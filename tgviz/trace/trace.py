@@ -19,6 +19,7 @@ from tgviz.trace import retime as timings
 from tgviz.trace import run as runtime
 from tgviz.trace.kernel import Kernel, display_names
 from tgviz.trace.steps import Event, Lineage, Link, Rule, Step, diff_graphs, rebuilt_event
+from tgviz.trace.units import plural
 
 
 def step_before(step: Step) -> Step | None:
@@ -388,13 +389,13 @@ class Trace:
     cache_dir, else TGVIZ_CACHE_DIR, else ~/.cache/tgviz); peaks=False leaves them out (see :class:`tgviz.trace.run.Roofline`)."""
     return runtime.roofline(self.kernels, peaks, cache_dir)
 
-  def summary(self) -> str:
-    """A plain-text summary: kernels, groups, steps, matches."""
+  def summary(self, kernels: bool = True) -> str:
+    """A plain-text summary: kernels, groups, steps, matches (kernels: and a line per kernel, its launch sizes)."""
     n_steps = sum(len(g.steps) for g in self.groups)
     n_matches = sum(g.match_count for g in self.groups)
-    lines = [f"tgviz trace on {self.device}: {len(self.kernels)} kernel{'s' if len(self.kernels) != 1 else ''}, "
-             f"{len(self.groups)} groups, {n_steps} steps, {n_matches} matches"]
-    lines += [f"  kernel {k.display_name}  global={k.global_size} local={k.local_size}" for k in self.kernels]
+    lines = [f"tgviz trace on {self.device}: {plural(len(self.kernels), 'kernel')}, {plural(len(self.groups), 'group')}, "
+             f"{plural(n_steps, 'step')}, {plural(n_matches, 'match', 'matches')}"]
+    lines += [f"  kernel {k.display_name}  global={k.global_size} local={k.local_size}" for k in self.kernels if kernels]
     if self.error is not None: lines.append(f"  stopped by {type(self.error).__name__}: {self.error}")
     return "\n".join(lines)
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from tgviz import bridge as tg
 from tgviz.trace import kernel as model
 from tgviz.trace.comparison import Comparison
-from tgviz.trace.retime import compare_times, timing_of
+from tgviz.trace.retime import APART, NOISE, compare_times, timing_of
 from tgviz.trace.trace import Trace
 from tgviz.trace.units import time_text
 
@@ -88,14 +88,14 @@ class Retry:
   @property
   def time_compared(self) -> str | None:
     """How the retry's time compares with the original's, as its comparison's table says it (``time``, see
-    :func:`tgviz.trace.retime.compare_times`): "within noise" where each median lies inside the other's min-max
-    spread, else "b faster" or "b slower"; None where they did not both run."""
+    :func:`tgviz.trace.retime.compare_times`): "within noise" where a median lies inside the other's min-max spread
+    (NOISE), else "b faster" or "b slower"; None where they did not both run."""
     return compare_times(timing_of([], self.run.times_a), timing_of([], self.run.times_b)) if self.run is not None else None
 
   def summary(self) -> str:
-    """One line: the retry's opts and kernel, whether its outputs match, and each kernel's median launch time (the
-    statistic the comparison's table shows first; the original's timed beside this retry, on the same inputs), with the
-    speedup, or "within noise" where the comparison's table says so (:attr:`time_compared`); or why there is no retry."""
+    """One line: the retry's opts and kernel, whether its outputs match, and each kernel's median launch time with its
+    min – max (the original's timed beside this retry, on the same inputs), with the speedup, or "within noise" where
+    the comparison's table says so (:attr:`time_compared`), each with its rule (NOISE, APART); or why there is no retry."""
     head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(self.opts)}" if self.opts or self.error is None else "")
     head += f" ({self.why})" if self.why and self.opts else ""
     if self.error is not None: return f"{head}: {self.error}"
@@ -103,10 +103,14 @@ class Retry:
     k = self.retried
     verdict = "outputs match" if self.same else f"OUTPUTS DIFFER (max |diff| {self.run.max_diff:.3g})" if self.run else "not run"
     if self.run is None or a is None or b is None or (x := self.speedup) is None: return f"{head}: {k.name if k else '?'}, {verdict}"
-    n = len(self.run.times_a)
-    speed = "within noise" if self.time_compared == "within noise" else f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
-    # (each retry times the original again beside it: two retries of a kernel give it two medians, neither the table's)
-    return f"{head}: {k.name if k else '?'}, {verdict}; median of {n} launches each ({BESIDE}): {time_text(a)} -> {time_text(b)}, {speed}"
+    n, ta, tb = len(self.run.times_a), timing_of([], self.run.times_a), timing_of([], self.run.times_b)
+    noise = self.time_compared == "within noise"
+    speed = "within noise" if noise else f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
+    def spread(t: Any) -> str: return f"{time_text(t.min_us)} – {time_text(t.max_us)}" if t is not None else "–"
+    # (each retry times the original again beside it: two retries of a kernel give it two medians, neither the table's;
+    # the min – max says how far apart its launches were)
+    return (f"{head}: {k.name if k else '?'}, {verdict}; {n} launches each ({BESIDE}): median {time_text(a)} (min – max "
+            f"{spread(ta)}) -> {time_text(b)} ({spread(tb)}), {speed} ({NOISE if noise else APART})")
 
   __str__ = summary
 

@@ -16,10 +16,9 @@ from tgviz.draw.flow import Arrow, Box, flow_svg, layout_flow
 from tgviz.trace import program as programs
 from tgviz.trace.fusion import fuse, lift_for
 from tgviz.trace.program import REASONS, Program, ProgramKernel
-from tgviz.trace.reasons import size_text
 from tgviz.trace.steps import CellLabel, place, places, where
 from tgviz.trace.trace import Trace
-from tgviz.trace.units import time_text
+from tgviz.trace.units import bytes_text, plural, time_text
 from tgviz.views.messages import FusedMsg, FusedSide, MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
 from tgviz.views.protocol import step_key
 
@@ -116,7 +115,7 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
     o = (tg.main_origin(first.origins) or asked) if name == "lines" else None
     ops = list(dict.fromkeys(op for i in ks for op in kernels[i]["ops"]))
     total = sum(t for i in ks if (t := prog.kernels[i].time_us) is not None)
-    lines = [f"{len(ks)} kernels" + (f" · {place(o.file, o.line, cell_label)}" if o is not None and o.file and o.line else ""),
+    lines = [plural(len(ks), "kernel") + (f" · {place(o.file, o.line, cell_label)}" if o is not None and o.file and o.line else ""),
              (o.source[:44] + ("…" if len(o.source) > 44 else "")) if o is not None else f"{first.name} … {prog.kernels[ks[-1]].name}",
              ", ".join(ops[:3]) + (" …" if len(ops) > 3 else ""), f"{time_text(total)} in all" if total else ""]
     boxes.append(Box(key, tuple(ln for ln in lines if ln), "fold", group=first.schedule))
@@ -195,7 +194,7 @@ def _arrows(prog: Program, box_of: dict[int, str], buffers: list[MapBuffer]) -> 
   for (src, dst), members in pairs.items():
     members = list(dict.fromkeys(members))
     nbytes = sum(prog.buffers[i].nbytes for i in members)
-    label = buffers[members[0]]["label"] if len(members) == 1 else f"{len(members)} buffers {size_text(nbytes)}"
+    label = buffers[members[0]]["label"] if len(members) == 1 else f"{len(members)} buffers {bytes_text(nbytes)}"
     title = "\n".join(f"{buffers[i]['label']}: {buffers[i]['reason']}" for i in members[:12])
     for stub, word, near in ((src, "in", dst), (dst, "out", src)):
       if stub.startswith(word) and stub not in group:

@@ -14,6 +14,7 @@ import statistics
 from tgviz.trace.compile import CompileTimes
 from tgviz.trace.run import Launch, Roofline, RooflinePoint, Timeline
 from tgviz.trace.trace import Kernel, Trace
+from tgviz.trace.units import copy_name
 from tgviz.views.compile import compile_data
 from tgviz.views.messages import BufferRow, BufferTable, MemoryData, PeaksRow, PointRow, RooflineData, RunMsg, TimelineData, TimelineOpening
 from tgviz.views.protocol import step_key
@@ -108,9 +109,10 @@ def timeline_data(trace: Trace, index: dict[int, int]) -> TimelineData:
   timed = [i for i, x in enumerate(ls) if x.kind == "kernel" and x.duration_us is not None]
   cold = {id(k) for k in trace.kernels if (t := k.timing) is not None and t.cold}
   slowest = sorted(timed, key=lambda i: -(ls[i].duration_us or 0.0))[:SLOWEST]
+  def name(x: Launch) -> str: return copy_name(x.name, x.nbytes)  # a copy's bytes by tgviz's rule
   return TimelineData(
     lanes=list(tl.lanes), kinds=list(KINDS),
-    lane=[lanes[x.lane] for x in ls], name=[names.setdefault(x.name, len(names)) for x in ls],
+    lane=[lanes[x.lane] for x in ls], name=[names.setdefault(name(x), len(names)) for x in ls],
     kind=[kinds.get(x.kind, kinds["other"]) for x in ls], start=[_us(x.start_us) for x in ls],
     dur=[_us(x.duration_us) if x.duration_us is not None else None for x in ls], kernel=[kernel(x) for x in ls],
     jit=[x.jit if x.jit is not None else -1 for x in ls], replay=[x.replay if x.replay is not None else -1 for x in ls],
