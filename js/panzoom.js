@@ -110,13 +110,27 @@ export function panZoom(/** @type {Ui} */ ui) {
     tx = m - x * scale; ty = m - y * scale;
     apply();
   }
-  function fit() {
+  /** The whole picture (title and legend too) as large as fits, at most 1.5, from the canvas's top: the view a picture
+   * that fits readable opens on. */
+  function fitPicture() {
     const svg = svgOf();
     if (!svg) return;
     const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
     scale = Math.min(c.w / w, c.h / hgt, 1.5);
     tx = (c.w - w * scale) / 2; ty = 0;
     apply();
+  }
+  /** Fit the graph (f): its nodes (and its sides' names) as large as fits with a margin, at most 1.5, centred. The title
+   * and legend above may be cut: they can be far wider than a small kernel's graph (fitting them put a 15-node graph's
+   * labels at 3 px in a notebook's canvas). */
+  function fit() {
+    const svg = svgOf();
+    if (!svg) return;
+    const b = boxOf([...svg.querySelectorAll("g.side g.node, g.side g.hidden-count, g.side > text.title")]);
+    if (!b) return fitPicture();
+    const c = size();
+    scale = Math.min((c.w - 2 * MARGIN) / b.w, (c.h - 2 * MARGIN) / b.h, 1.5);
+    centre(b);
   }
   function oneToOne() { scale = 1; const b = changedBox(scale); if (b) centre(b); else apply(); }
   /** Zoom to the box b (SVG units; null: fit the graph): readable, and all of b in view where it fits.
@@ -239,7 +253,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (!svg) return;
     moved = false;
     const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
-    if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fit();
+    if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fitPicture();
     // the graph itself (its sides' nodes, without the title and legend above, which can be wider) where it fits readable
     const graph = boxOf([...svg.querySelectorAll("g.side g.node, g.side g.hidden-count")]);
     const k = graph ? Math.min((c.w - 2 * MARGIN) / graph.w, (c.h - 2 * MARGIN) / graph.h) : 0;
@@ -273,7 +287,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (!svg || !start) return initial();
     moved = false;
     const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
-    if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fit();
+    if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fitPicture();
     const boxes = rects([...svg.querySelectorAll("g.side g.node")]), all = /** @type {Box} */ (around(boxes));
     const k = Math.min((c.w - 2 * MARGIN) / all.w, (c.h - 2 * MARGIN) / all.h);
     if (k >= MIN_READABLE) { scale = Math.min(k, 1.5); return centre(all); }
@@ -356,5 +370,5 @@ export function panZoom(/** @type {Ui} */ ui) {
     const x1 = Math.min(w, (c.w - tx) / scale), y1 = Math.min(h, (c.h - ty) / scale);
     return x1 > x0 && y1 > y0 ? [x0, y0, x1 - x0, y1 - y0] : null;
   }
-  return { fit, oneToOne, toChange, toLine, reveal, initial, opened, keep, back, begin, follow, visible, moved: () => moved };
+  return { fit, fitPicture, oneToOne, toChange, toLine, reveal, initial, opened, keep, back, begin, follow, visible, moved: () => moved };
 }

@@ -1,0 +1,64 @@
+"""The graph views a new user met on the attention block (harness.ATTENTION) in a notebook's narrow canvas (about 410
+px beside the file browser; the report at 860 px wide gives the canvas that width): f on a small kernel's step fits its
+graph, readable and centred."""
+import runpy
+
+import pytest
+from harness import ARTIFACTS, ATTENTION, LIMIT, inside, label_px, new_page, settled, to_steps
+
+import tgviz
+from tgviz.views import protocol as P
+
+NODES = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const box = (sel) => [...document.querySelectorAll(sel)].map((n) => {
+    const r = n.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; });
+  return {canvas: [c.left, c.top, c.right, c.bottom], nodes: box('.tgviz-stage g.side g.node'),
+          names: box('.tgviz-stage g.side > text.title')}; }"""
+
+
+@pytest.fixture(scope="module")
+def attention(tmp_path_factory):
+  """The attention block's trace, run as a script (its lines: attention.py's), and its report."""
+  script = tmp_path_factory.mktemp("attention") / "attention.py"
+  script.write_text(ATTENTION)
+  with tgviz.capture() as trace: runpy.run_path(str(script))
+  return trace, trace.to_html(script.parent / "index.html", workers=2)
+
+
+def open_step(page, report, key: str) -> None:
+  """The report open at the step `key` (from the program map it opens on), its picture drawn and its view settled."""
+  page.goto(report.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node, .tgviz-progmap[open] svg", timeout=LIMIT)
+  to_steps(page)
+  page.locator(f".tgviz-group:has(.tgviz-step[data-key='{key}']) > summary").evaluate("s => { s.parentElement.open = true; }")
+  page.locator(f".tgviz-step[data-key='{key}']").click()
+  page.wait_for_function("k => { const s = document.querySelector('.tgviz-stage'); return s.dataset.step === k && s.querySelector('svg g.node'); }",
+                         arg=key, timeout=LIMIT)
+  settled(page)
+
+
+def test_f_fits_a_small_kernels_graph_readable_and_centred(attention, browser):
+  """The softmax kernel's View Base AST (a dozen nodes) in a 410 px canvas: f fitted the whole picture, the title and a
+  legend three times the graph's width, leaving the graph 150 px wide at the canvas's top left with 3 px labels. Now
+  every node is whole on the canvas, the nodes as large as fits them (readable where they fit readable: 11 px labels),
+  filling the canvas across or down, centred both ways (with the side's name above them)."""
+  trace, report = attention
+  step = next(k for k in trace.kernels if k.name.startswith("r_3_4_6")).group.steps[0]
+  with new_page(browser, 860, 1000, offline=True) as page:
+    open_step(page, report, P.step_key(step))
+    page.locator(".tgviz-title").click()
+    page.keyboard.press("f")
+    settled(page)
+    page.screenshot(path=str(ARTIFACTS / "attention-softmax-fit.png"))
+    got, px = page.evaluate(NODES), label_px(page)
+    c, ns = got["canvas"], got["nodes"]
+    assert c[2] - c[0] <= 420 and ns, got
+    assert all(inside(n, c) for n in ns), got
+    graph = ns + got["names"]  # the nodes and their side's name ("before")
+    left, top = min(n[0] for n in graph), min(n[1] for n in graph)
+    right, bottom = max(n[2] for n in graph), max(n[3] for n in graph)
+    room = min((c[2] - c[0] - 20) / (right - left), (c[3] - c[1] - 20) / (bottom - top))  # a 10 px margin all round
+    assert room <= 1.02, (room, got)  # as large as fits: filling the canvas across or down
+    assert px >= min(11, 0.98 * px * room) and px >= 8, px
+    assert abs((left - c[0]) - (c[2] - right)) <= 2 and abs((top - c[1]) - (c[3] - bottom)) <= 2, got  # centred
+    assert not page.errors
