@@ -216,8 +216,9 @@ export function panZoom(/** @type {Ui} */ ui) {
   }
   /** The view a step opens on: the whole picture where it fits with readable labels, else the whole graph (its title and
    * legend aside) where it fits at 11 px (with a margin all round), else, readable, the canvas-sized window that shows
-   * the most nodes whole (clear of the overview in the corner) while it holds the change (for a snapshot, its output and
-   * computing heart: anchor), starting at the canvas's top where the picture fits down. */
+   * the most nodes whole (clear of the overview in the corner) while it holds the change (a match's own nodes; of a
+   * whole step's changed nodes, as many as a window shows: mostChanged; for a snapshot, its output and computing heart:
+   * anchor), starting at the canvas's top where the picture fits down. */
   function initial() {
     open();
     opened();
@@ -260,8 +261,10 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (graph && k >= MIN_READABLE) { scale = Math.min(k, 1.5); return centre(graph); }
     scale = READABLE;
     const nodes = [...svg.querySelectorAll("g.side g.node")], own = svg.querySelector("g.side g.node.match-node");
-    // a match's own nodes all in view; of a whole step's changes at least one (a big step changes nodes everywhere)
-    const must = own ? changedBox(scale) : anchor(), mark = nodes.map((n) => n.matches(".added, .removed, .changed"));
+    // a match's own nodes all in view; of a whole step's changes as many as a window shows (a big step changes nodes
+    // everywhere: the window with the most nodes held one changed PARAM of a schedule's 38 changed nodes, no CALL)
+    const mark = nodes.map((n) => n.matches(".added, .removed, .changed"));
+    const must = own ? changedBox(scale) : mostChanged(nodes, mark) ?? anchor();
     const win = fullest(nodes, must, scale, nodes.filter((_, i) => mark[i]));
     if (win) {
       const boxes = rects(nodes), o = mini.footprint(svg), at = unclippedWindow(boxes, win, must, mark, scale, o);
@@ -314,6 +317,19 @@ export function panZoom(/** @type {Ui} */ ui) {
     tx = -x * scale; ty = -y * scale;
     mini.clearOf(svg, named.map((b) => ({ x: tx + b.x * scale, y: ty + b.y * scale, w: b.w * scale, h: b.h * scale })));
     apply();
+  }
+  /** The box (SVG units) around the most of a whole step's changed nodes (`mark`: whether each of `nodes` is) that the
+   * canvas shows whole at the current scale (a margin all round), clear of the overview: each box counted (a node changed
+   * on both sides is two). Null where none is marked. @param {Element[]} nodes @param {boolean[]} mark */
+  function mostChanged(nodes, mark) {
+    const changed = rects(nodes.filter((_, i) => mark[i])), c = size(), o = mini.footprint(svgOf());
+    const W = (c.w - 2 * MARGIN) / scale, H = (c.h - 2 * MARGIN) / scale;
+    const win = fullestWindow(changed, changed.map((_, i) => String(i)), changed.map(() => false), null, W, H, scale, o);
+    if (!win) return null;
+    /** Whether a box (SVG units) is on the canvas across (x) or down (y) under the overview. @param {number} a @param {number} len @param {number} w0 @param {number} o0 @param {number} ol */
+    const under = (a, len, w0, o0, ol) => MARGIN + (a - w0) * scale < o0 + ol && MARGIN + (a + len - w0) * scale > o0;
+    return around(changed.filter((b) => b.x >= win.x - 0.5 && b.x + b.w <= win.x + W + 0.5 && b.y >= win.y - 0.5 && b.y + b.h <= win.y + H + 0.5 &&
+                                        !(o && under(b.x, b.w, win.x, o.x, o.w) && under(b.y, b.h, win.y, o.y, o.h))));
   }
   /** What a snapshot's opening view at the current scale holds whole (SVG units): its output and its computing heart
    * (fullest.js's snapshotHeld); null where something is marked as changed. */

@@ -62,3 +62,40 @@ def test_f_fits_a_small_kernels_graph_readable_and_centred(attention, browser):
     assert px >= min(11, 0.98 * px * room) and px >= 8, px
     assert abs((left - c[0]) - (c[2] - right)) <= 2 and abs((top - c[1]) - (c[3] - bottom)) <= 2, got  # centred
     assert not page.errors
+
+
+# The changed nodes whole on the canvas clear of the overview, and the most that any view at this zoom shows so (the
+# canvas less a 10 px margin all round; the overview where it is): the best view has a changed node's edge on one of
+# the window's edges each way, so only those are tried.
+CHANGED = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect(), m = 10;
+  const mini = document.querySelector('.tgviz-minimap'), o = mini && mini.offsetParent ? mini.getBoundingClientRect() : null;
+  const rs = [...document.querySelectorAll('.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, '
+                                           + '.tgviz-stage g.side g.node.changed')].map((n) => n.getBoundingClientRect());
+  const shows = (dx, dy, l, t, r, b) => rs.filter((q) => q.left + dx >= l - 0.5 && q.right + dx <= r + 0.5 && q.top + dy >= t - 0.5
+    && q.bottom + dy <= b + 0.5 && !(o && q.left + dx < o.right && q.right + dx > o.left && q.top + dy < o.bottom && q.bottom + dy > o.top)).length;
+  const l = c.left + m, t = c.top + m, r = c.right - m, b = c.bottom - m;
+  const dxs = rs.flatMap((q) => [l - q.left, r - q.right]), dys = rs.flatMap((q) => [t - q.top, b - q.bottom]);
+  let most = 0;
+  for (const dx of dxs) for (const dy of dys) most = Math.max(most, shows(dx, dy, l, t, r, b));
+  return {changed: rs.length, shown: shows(0, 0, c.left, c.top, c.right, c.bottom), most}; }"""
+
+
+def test_a_schedule_step_opens_on_its_changes(attention, browser):
+  """A schedule's "params to buffers" (160 nodes, 38 changed: its CALLs, their buffers, the LINEAR) in a notebook-sized
+  canvas (410x690 px): it opened readable on the window with the most nodes, one changed PARAM in it and no changed
+  CALL. Now it opens readable with as many changed nodes whole on screen as any view at that zoom shows (clear of the
+  overview), a changed CALL among them."""
+  trace, report = attention
+  sched = next(g for g in trace.groups if g.kind == "schedule" and any(s.name == "params to buffers" and len(s.matches) > 8 for s in g.steps))
+  step = next(s for s in sched.steps if s.name == "params to buffers")
+  with new_page(browser, 860, 780, offline=True) as page:
+    open_step(page, report, P.step_key(step))
+    page.screenshot(path=str(ARTIFACTS / "attention-schedule-opens.png"))
+    got = page.evaluate(CHANGED)
+    assert got["changed"] > 8 and got["shown"] >= got["most"] > 1, got
+    assert label_px(page) >= 11, label_px(page)
+    calls = page.evaluate("""() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+      return [...document.querySelectorAll('.tgviz-stage g.side g.node.changed[data-op="CALL"]')].filter((n) => {
+        const r = n.getBoundingClientRect(); return r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom; }).length; }""")
+    assert calls >= 1, calls
+    assert not page.errors
