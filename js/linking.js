@@ -8,6 +8,7 @@
 // a folded node (tgviz.fold: its data-holds) is found as that node.
 
 import { codeLine } from "./codelines.js";
+import { scrollWithin } from "./dom.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./adapter.js").Adapter} Adapter */
@@ -51,10 +52,7 @@ function markCodeLines(ui, nums) {
     e?.classList.add("tgviz-line-hl");
     first ??= e;
   }
-  if (first) {
-    const r = first.getBoundingClientRect(), c = ui.code.getBoundingClientRect();
-    if (r.top < c.top || r.bottom > c.bottom) first.scrollIntoView({ block: "center" });
-  }
+  scrollWithin(first);
 }
 
 /** The links between the graph shown, its nodes and the kernel's code lines.

@@ -1,10 +1,11 @@
 """The graph views a new user met on the attention block (harness.ATTENTION) in a notebook's narrow canvas (about 410
 px beside the file browser; the report at 860 px wide gives the canvas that width): f on a small kernel's step fits its
-graph, readable and centred."""
+graph, readable and centred; a schedule's step opens on its changes; in JupyterLab, a click in the widget leaves the
+notebook where it is."""
 import runpy
 
 import pytest
-from harness import ARTIFACTS, ATTENTION, LIMIT, inside, label_px, new_page, settled, to_steps
+from harness import ARTIFACTS, ATTENTION, LIMIT, inside, label_px, new_page, open_in_lab, run_all, settled, to_steps
 
 import tgviz
 from tgviz.views import protocol as P
@@ -98,4 +99,48 @@ def test_a_schedule_step_opens_on_its_changes(attention, browser):
       return [...document.querySelectorAll('.tgviz-stage g.side g.node.changed[data-op="CALL"]')].filter((n) => {
         const r = n.getBoundingClientRect(); return r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom; }).length; }""")
     assert calls >= 1, calls
+    assert not page.errors
+
+
+OUTER = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer"  # the notebook's scrolling box
+# the widget's top at the notebook panel's top, as the user had it; the notebook's scrollTop then
+WIDGET_AT_TOP = f"""() => {{ const o = document.querySelector('{OUTER}'), r = document.querySelector('.tgviz-root');
+  o.scrollTop += r.getBoundingClientRect().top - o.getBoundingClientRect().top; return o.scrollTop; }}"""
+# the tree scrolled so that the row key is cut at its top edge (top) or bottom edge: half of it shown
+CUT_ROW = """([key, top]) => { const t = document.querySelector('.tgviz-tree'), row = t.querySelector(`.tgviz-step[data-key="${key}"]`);
+  const r = row.getBoundingClientRect(), b = t.getBoundingClientRect();
+  t.scrollTop += top ? r.top + r.height / 2 - b.top : r.top + r.height / 2 - b.bottom; }"""
+ROW_WHOLE = """(key) => { const t = document.querySelector('.tgviz-tree').getBoundingClientRect();
+  const r = document.querySelector(`.tgviz-tree .tgviz-step[data-key="${key}"]`).getBoundingClientRect();
+  return r.top >= t.top - 0.5 && r.bottom <= t.bottom + 0.5; }"""
+
+
+def test_a_click_in_the_widget_does_not_scroll_the_notebook(lab, browser):
+  """The new user's notebook (JupyterLab at 1400x1000, the file browser open), the attention cell's widget at the top
+  of the notebook panel: a click on a tree step cut at the tree's top or bottom edge scrolled the notebook some 225 px
+  (the row was brought into view with scrollIntoView, which scrolls the notebook too): the cell's input came back, the
+  canvas's foot left the screen. Now the tree alone scrolls, the row whole in it, and the notebook stays put."""
+  with new_page(browser, 1400, 1000) as page:
+    open_in_lab(page, lab, "attention-jump", "%load_ext tgviz", "%%tgviz -o attn\n" + ATTENTION, "print('\\n'.join(map(str, range(80))))")
+    run_all(page, 3)
+    page.evaluate("window.jupyterapp.shell.activateById('filebrowser')")
+    page.wait_for_selector(".tgviz-root .tgviz-filter", timeout=LIMIT)
+    to_steps(page.locator(".tgviz-root").first)
+    settled(page)
+    rows = page.locator(".tgviz-tree .tgviz-step").evaluate_all("rs => rs.map((r) => r.dataset.key)")
+    for key, top in ((rows[len(rows) // 2], True), (rows[len(rows) // 3], False)):
+      page.evaluate(CUT_ROW, [key, top])
+      scrolled = page.evaluate(WIDGET_AT_TOP)
+      settled(page)
+      assert not page.evaluate(ROW_WHOLE, key)
+      at = page.locator(f".tgviz-tree .tgviz-step[data-key='{key}']").bounding_box()
+      tree = page.locator(".tgviz-tree").bounding_box()
+      y = at["y"] + at["height"] * (0.75 if top else 0.25)  # on the row's half that shows
+      assert tree["y"] < y < tree["y"] + tree["height"], (at, tree)
+      page.mouse.click(at["x"] + 40, y)
+      page.wait_for_function("k => document.querySelector('.tgviz-stage').dataset.step === k", arg=key, timeout=LIMIT)
+      settled(page)
+      page.screenshot(path=str(ARTIFACTS / f"attention-click-no-jump-{'top' if top else 'bottom'}.png"))
+      assert page.evaluate(f"document.querySelector('{OUTER}').scrollTop") == scrolled, (key, top)
+      assert page.evaluate(ROW_WHOLE, key), (key, top)
     assert not page.errors
