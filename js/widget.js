@@ -96,7 +96,7 @@ function render({ model, el }) {
   const steps = new Map(groups.flatMap((g) => g.steps.map((s) => [s.key, { group: g, step: s }])));
   const cache = new PictureCache(64);  // revisiting a step shows it at once, without a round trip to the kernel
   const tree = stepTree(ui, groups, () => state.selected, (key) => select(key));
-  const links = linking(ui, state, view, (key, v) => select(key, null, v));
+  const links = linking(ui, state, view, (key, v, m = null) => select(key, m, v));
   const program = programTabs(ui, state, links);  // the code column's uops, asm and access tabs
   program.prefer(state.model.get("tab") ?? "code");
   const run = runView(ui, () => state.send({ type: "run" }), (key) => select(key));  // the timeline, memory, roofline tabs

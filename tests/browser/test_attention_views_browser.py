@@ -1,7 +1,7 @@
 """The graph views a new user met on the attention block (harness.ATTENTION) in a notebook's narrow canvas (about 410
 px beside the file browser; the report at 860 px wide gives the canvas that width): f on a small kernel's step fits its
-graph, readable and centred; a schedule's step opens on its changes; in JupyterLab, a click in the widget leaves the
-notebook where it is."""
+graph, readable and centred; a schedule's step opens on its changes; a code line clicked says why the step changed,
+with a way back; in JupyterLab, a click in the widget leaves the notebook where it is."""
 import runpy
 
 import pytest
@@ -143,4 +143,47 @@ def test_a_click_in_the_widget_does_not_scroll_the_notebook(lab, browser):
       page.screenshot(path=str(ARTIFACTS / f"attention-click-no-jump-{'top' if top else 'bottom'}.png"))
       assert page.evaluate(f"document.querySelector('{OUTER}').scrollTop") == scrolled, (key, top)
       assert page.evaluate(ROW_WHOLE, key), (key, top)
+    assert not page.errors
+
+
+STATUS = "document.querySelector('.tgviz-status').textContent"
+STEP = "() => { const s = document.querySelector('.tgviz-stage'); return [s.dataset.step, s.dataset.match]; }"
+
+
+def test_a_code_line_that_changes_step_says_why_and_links_back(attention, browser):
+  """The user, at the matmul kernel's "postopt symbolic", its last match, clicked a code line: the view jumped to "View
+  Output AST" with nothing saying why. A line's UOps are drawn in the graph the renderer consumed (where a step before
+  it does not draw them, that graph opens, zoomed to them): now the status line says so, naming both steps, and its link
+  goes back to the step and match left. A line clicked where the step shown draws its UOps keeps the step (there, the
+  link stays)."""
+  trace, report = attention
+  kernel = next(k for k in trace.kernels if k.name.startswith("r_2_6_6_16"))
+  step = next(s for s in kernel.group.steps if s.name == "postopt symbolic" and len(s.matches) > 1)
+  codegen, last = P.step_key(kernel.codegen_step), len(step.matches) - 1
+  line = next(n for n, keys in enumerate(kernel.line_keys, 1) if len(keys) > 1)
+  with new_page(browser, 1400, 1000, offline=True) as page:
+    open_step(page, report, P.step_key(step))
+    page.locator(".tgviz-title").click()
+    page.keyboard.press("End")
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{last}'", timeout=LIMIT)
+    page.locator(f".tgviz-right > .tgviz-code [data-line='{line}']").click()
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{codegen}' && "
+                           "document.querySelectorAll('.tgviz-stage g.side g.node.hl-line').length > 0", timeout=LIMIT)
+    settled(page)
+    page.screenshot(path=str(ARTIFACTS / "attention-code-line-changes-step.png"))
+    status, name = page.evaluate(STATUS), kernel.codegen_step.name
+    was = f"postopt symbolic, match {last + 1}/{len(step.matches)}"
+    assert f"line {line}'s UOps marked here, in {name}" in status and "postopt symbolic does not draw them" in status, status
+    back = page.locator(".tgviz-status .tgviz-line-back")
+    assert back.inner_text() == f"back to {was}", back.inner_text()
+    other = next(n for n, keys in enumerate(kernel.line_keys, 1) if keys and n != line)  # drawn here: the step stays
+    page.locator(f".tgviz-right > .tgviz-code [data-line='{other}']").click()
+    page.wait_for_function("n => document.querySelector(`.tgviz-right > .tgviz-code [data-line='${n}']`).classList.contains('tgviz-line-pinned')",
+                           arg=other, timeout=LIMIT)
+    settled(page)
+    assert page.evaluate(STEP) == [codegen, ""], page.evaluate(STEP)
+    back.click()
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{P.step_key(step)}' && "
+                           f"document.querySelector('.tgviz-stage').dataset.match === '{last}'", timeout=LIMIT)
+    assert page.locator(".tgviz-step.selected").inner_text().startswith("postopt symbolic")
     assert not page.errors
