@@ -11,7 +11,7 @@
 // light alone; a LOAD or STORE clicked in the graph (or a code line's number) opens the tab on its access.
 // Every hover is evaluated here (port/access.js), from tinygrad's index UOps.
 import { bufferGrid } from "./accessgrid.js";
-import { h } from "./dom.js";
+import { h, scrollWithin } from "./dom.js";
 import { bufferCounts, readsOf, threadOf, writtenBy } from "./port/access.js";
 import { plural } from "./units.js";
 
@@ -267,7 +267,7 @@ export function accessTab(pane, links) {
         if (!a) continue;
         stage = /** @type {"ast"|"program"} */ (s.stage); focus = a.number;
         build();
-        list.querySelector("tr.tgviz-row-hl")?.scrollIntoView({ block: "nearest" });
+        scrollWithin(list.querySelector("tr.tgviz-row-hl"), "nearest");
         return true;
       }
       return false;

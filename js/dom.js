@@ -24,3 +24,19 @@ const ENTITIES = /** @type {Record<string, string>} */ ({ "&": "&amp;", "<": "&l
 /** Text escaped for HTML content and quoted attribute values (many elements at once are faster written as HTML).
  * @param {string} s */
 export const escapeHtml = (s) => s.replace(/[&<>"']/g, (c) => ENTITIES[c]);
+
+/** Bring el into view within the box that scrolls it, the first of its ancestors up to its widget's root
+ * (.tgviz-root, .tgviz-compare) that scrolls: centred there (block "nearest": only as far as shows it whole) where it is
+ * not whole in that box's view. Only that box moves: scrollIntoView scrolled every scrolling ancestor too, and in a
+ * notebook a click on a tree row cut at the tree's edge made the notebook jump. @param {Element|null|undefined} el
+ * @param {"center"|"nearest"} [block] */
+export function scrollWithin(el, block = "center") {
+  if (!el) return;
+  let box = el.parentElement;
+  for (; box && !box.matches(".tgviz-root, .tgviz-compare"); box = box.parentElement)
+    if (/(auto|scroll)/.test(getComputedStyle(box).overflowY) && box.scrollHeight > box.clientHeight) break;
+  if (!box || box.matches(".tgviz-root, .tgviz-compare")) return;
+  const r = el.getBoundingClientRect(), b = box.getBoundingClientRect();
+  if (r.top >= b.top && r.bottom <= b.bottom) return;
+  box.scrollTop += block === "center" ? r.top + r.height / 2 - (b.top + b.height / 2) : r.top < b.top ? r.top - b.top : r.bottom - b.bottom;
+}

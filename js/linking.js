@@ -8,6 +8,7 @@
 // a folded node (tgviz.fold: its data-holds) is found as that node.
 
 import { codeLine } from "./codelines.js";
+import { h, scrollWithin } from "./dom.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./adapter.js").Adapter} Adapter */
@@ -51,15 +52,12 @@ function markCodeLines(ui, nums) {
     e?.classList.add("tgviz-line-hl");
     first ??= e;
   }
-  if (first) {
-    const r = first.getBoundingClientRect(), c = ui.code.getBoundingClientRect();
-    if (r.top < c.top || r.bottom > c.bottom) first.scrollIntoView({ block: "center" });
-  }
+  scrollWithin(first);
 }
 
 /** The links between the graph shown, its nodes and the kernel's code lines.
  * @param {Ui} ui @param {Adapter} state @param {View} view
- * @param {(key: StepKey, view: import("./messages.js").View) => void} select a step in a view */
+ * @param {(key: StepKey, view: import("./messages.js").View, match?: number|null) => void} select a step (and match) in a view */
 export function linking(ui, state, view, select) {
   /** @type {string|null} the node picked */
   let picked = null;
@@ -69,6 +67,8 @@ export function linking(ui, state, view, select) {
   let pinnedLine = null;
   /** a code line was clicked to open the codegen graph: the next picture drawn zooms to its nodes */
   let lineZoom = false;
+  /** @type {{step: StepKey, match: number|null}|null} the step and match that click left: the status line links back */
+  let left = null;
   /** the status line's text before the line hint replaced it */
   let statusBefore = "";
   /** @type {{keys: string[], lines: number[]}|null} nodes and code lines another pane pinned (a uops row, an asm range) */
@@ -88,6 +88,27 @@ export function linking(ui, state, view, select) {
   const elsewhere = (keys) => keys.length > 0 && !!kernel?.codegen_step && kernel.codegen_step !== state.selected;
   /** Say something on the status line. @param {string} text */
   const say = (text) => { ui.status.textContent = text; };
+  /** A step's name and, where given, its match ("postopt symbolic, match 4/4"). @param {StepKey} key @param {number|null} match */
+  const named = (key, match) => {
+    const s = state.tree.flatMap((g) => g.steps).find((t) => t.key === key);
+    return `${s?.name ?? key}${match !== null ? `, match ${match + 1}/${s?.matches ?? "?"}` : ""}`;
+  };
+  /** Open the graph the renderer consumed (the kernel's codegen step) in a view, noting the step and match left for the
+   * way back. @param {string} around */
+  const toCodegen = (around) => {
+    const codegen = /** @type {StepKey} */ (kernel?.codegen_step);
+    left = state.selected !== codegen || state.match !== null ? { step: state.selected, match: state.match } : null;
+    select(codegen, /** @type {import("./messages.js").View} */ (around));
+  };
+  /** On the status line: `text`, then a link back to the step and match the click left, if it left one.
+   * @param {string} text */
+  const sayBack = (text) => {
+    if (!left) return say(text);
+    const back = left, link = h("button", { class: "tgviz-link tgviz-line-back", title: "the step and match the click left" },
+                                [`back to ${named(back.step, back.match)}`]);
+    link.addEventListener("click", () => select(back.step, "auto", back.match));
+    ui.status.replaceChildren(`${text} · `, link);
+  };
 
   /** Pick a node ("" or null: none): highlighted in the graph and its code lines, its panel asked for; it and its
    * neighbourhood brought into view on the side clicked (else the after side where it is there).
@@ -137,8 +158,8 @@ export function linking(ui, state, view, select) {
     down = undefined;
   });
   // code lines: hover shows the UOps behind a line in the graph; a click keeps them marked and opens the graph the
-  // renderer consumed (the kernel's final codegen step) where the current step does not draw them; either way the
-  // graph zooms to them
+  // renderer consumed (the kernel's final codegen step) where the current step does not draw them (the status line says
+  // so, with a link back to the step and match left); either way the graph zooms to them
   const lineOf = (/** @type {Event} */ ev) => /** @type {Element} */ (ev.target).closest?.("[data-line]");
   ui.code.addEventListener("mouseover", (ev) => { const e = lineOf(ev); if (e) hoverLine(Number(e.getAttribute("data-line"))); });
   ui.code.addEventListener("mouseleave", () => hoverLine(null));
@@ -154,7 +175,7 @@ export function linking(ui, state, view, select) {
     const drawn = keys.some((k) => drawnNode(k));
     // not drawn here (another step, or a partial view without them): the graph the renderer consumed, built around them
     lineZoom = pinnedLine !== null && !drawn && !!kernel.codegen_step;
-    if (lineZoom) select(/** @type {StepKey} */ (kernel.codegen_step), `line:${pinnedLine}`);
+    if (lineZoom) toCodegen(`line:${pinnedLine}`);
     else if (markLine(null) && drawn) view.toLine();
   });
 
@@ -179,7 +200,7 @@ export function linking(ui, state, view, select) {
       notify("pin", keys, lines);
       const drawn = keys.some((k) => drawnNode(k));
       lineZoom = !drawn && around !== null && keys.length > 0 && !!kernel?.codegen_step;
-      if (lineZoom) select(/** @type {StepKey} */ (kernel?.codegen_step), /** @type {string} */ (around));
+      if (lineZoom) toCodegen(/** @type {string} */ (around));
       else if (markLine(null) && drawn) view.toLine();
     },
     /** A picture was drawn: the kernel's code changed (a new group: its lines, no line pinned), or not (null); the
@@ -189,10 +210,15 @@ export function linking(ui, state, view, select) {
       if (newKernel !== undefined) { kernel = newKernel; pinnedLine = null; pinned = null; }
       repick();
       const marked = markLine(null);
-      if (marked && lineZoom) view.toLine();
-      else if (lineZoom) say(pinned ? "this UOp is not drawn in the graph the renderer consumed (a constant is written into its users' labels)"
-                                    : `line ${pinnedLine}'s UOps are not in the graph the renderer consumed (they are in the linearized program only)`);
+      if (marked && lineZoom) {  // why the step changed, with a link back; said first: a longer status line takes canvas room
+        const what = pinned ? `${marked} UOp${marked === 1 ? "" : "s"}` : `line ${pinnedLine}'s UOps`;
+        sayBack(`${what} marked here, in ${named(state.selected, null)}, the graph the renderer consumed: ${named(left?.step ?? state.selected, null)} does not draw them`);
+        view.toLine();
+      }
+      else if (lineZoom) sayBack(pinned ? "this UOp is not drawn in the graph the renderer consumed (a constant is written into its users' labels)"
+                                        : `line ${pinnedLine}'s UOps are not in the graph the renderer consumed (they are in the linearized program only)`);
       lineZoom = false;
+      left = null;
     },
   };
 }

@@ -108,13 +108,27 @@ export function panZoom(/** @type {Ui} */ ui) {
     tx = m - x * scale; ty = m - y * scale;
     apply();
   }
-  function fit() {
+  /** The whole picture (title and legend too) as large as fits, at most 1.5, from the canvas's top: the view a picture
+   * that fits readable opens on. */
+  function fitPicture() {
     const svg = svgOf();
     if (!svg) return;
     const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
     scale = Math.min(c.w / w, c.h / hgt, 1.5);
     tx = (c.w - w * scale) / 2; ty = 0;
     apply();
+  }
+  /** Fit the graph (f): its nodes (and its sides' names) as large as fits with a margin, at most 1.5, centred. The title
+   * and legend above may be cut: they can be far wider than a small kernel's graph (fitting them put a 15-node graph's
+   * labels at 3 px in a notebook's canvas). */
+  function fit() {
+    const svg = svgOf();
+    if (!svg) return;
+    const b = boxOf([...svg.querySelectorAll("g.side g.node, g.side g.hidden-count, g.side > text.title")]);
+    if (!b) return fitPicture();
+    const c = size();
+    scale = Math.min((c.w - 2 * MARGIN) / b.w, (c.h - 2 * MARGIN) / b.h, 1.5);
+    centre(b);
   }
   function oneToOne() { scale = 1; const b = changedBox(scale); if (b) centre(b); else apply(); }
   /** Zoom to the box b (SVG units; null: fit the graph): readable, and all of b in view where it fits.
@@ -205,8 +219,9 @@ export function panZoom(/** @type {Ui} */ ui) {
   }
   /** The view a step opens on: the whole picture where it fits with readable labels, else the whole graph (its title and
    * legend aside) where it fits at 11 px (with a margin all round), else, readable, the canvas-sized window that shows
-   * the most nodes whole (clear of the overview in the corner) while it holds the change (for a snapshot, its output and
-   * computing heart: anchor), starting at the canvas's top where the picture fits down. */
+   * the most nodes whole (clear of the overview in the corner) while it holds the change (a match's own nodes; of a
+   * whole step's changed nodes, as many as a window shows: mostChanged; for a snapshot, its output and computing heart:
+   * anchor), starting at the canvas's top where the picture fits down. */
   function initial() {
     open();
     opened();
@@ -242,15 +257,17 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (!svg) return;
     moved = false;
     const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
-    if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fit();
+    if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fitPicture();
     // the graph itself (its sides' nodes, without the title and legend above, which can be wider) where it fits readable
     const graph = boxOf([...svg.querySelectorAll("g.side g.node, g.side g.hidden-count")]);
     const k = graph ? Math.min((c.w - 2 * MARGIN) / graph.w, (c.h - 2 * MARGIN) / graph.h) : 0;
     if (graph && k >= MIN_READABLE) { scale = Math.min(k, 1.5); return centre(graph); }
     scale = READABLE;
     const nodes = [...svg.querySelectorAll("g.side g.node")], own = svg.querySelector("g.side g.node.match-node");
-    // a match's own nodes all in view; of a whole step's changes at least one (a big step changes nodes everywhere)
-    const must = own ? changedBox(scale) : anchor(), mark = nodes.map((n) => n.matches(".added, .removed, .changed"));
+    // a match's own nodes all in view; of a whole step's changes as many as a window shows (a big step changes nodes
+    // everywhere: the window with the most nodes held one changed PARAM of a schedule's 38 changed nodes, no CALL)
+    const mark = nodes.map((n) => n.matches(".added, .removed, .changed"));
+    const must = own ? changedBox(scale) : mostChanged(nodes, mark) ?? anchor();
     const win = fullest(nodes, must, scale, nodes.filter((_, i) => mark[i]));
     if (win) {
       const boxes = rects(nodes), o = mini.footprint(svg), at = unclippedWindow(boxes, win, must, mark, scale, o);
@@ -278,7 +295,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (!svg || !start) return initial();
     moved = false;
     const w = Number(svg.getAttribute("width")) || 1, hgt = Number(svg.getAttribute("height")) || 1, c = size();
-    if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fit();
+    if (Math.min(c.w / w, c.h / hgt) >= READABLE) return fitPicture();
     const boxes = rects([...svg.querySelectorAll("g.side g.node")]), all = /** @type {Box} */ (around(boxes));
     const k = Math.min((c.w - 2 * MARGIN) / all.w, (c.h - 2 * MARGIN) / all.h);
     if (k >= MIN_READABLE) { scale = Math.min(k, 1.5); return centre(all); }
@@ -324,6 +341,19 @@ export function panZoom(/** @type {Ui} */ ui) {
     tx = -x * scale; ty = -y * scale;
     mini.clearOf(svg, named.map((b) => ({ x: tx + b.x * scale, y: ty + b.y * scale, w: b.w * scale, h: b.h * scale })));
     apply();
+  }
+  /** The box (SVG units) around the most of a whole step's changed nodes (`mark`: whether each of `nodes` is) that the
+   * canvas shows whole at the current scale (a margin all round), clear of the overview: each box counted (a node changed
+   * on both sides is two). Null where none is marked. @param {Element[]} nodes @param {boolean[]} mark */
+  function mostChanged(nodes, mark) {
+    const changed = rects(nodes.filter((_, i) => mark[i])), c = size(), o = mini.footprint(svgOf());
+    const W = (c.w - 2 * MARGIN) / scale, H = (c.h - 2 * MARGIN) / scale;
+    const win = fullestWindow(changed, changed.map((_, i) => String(i)), changed.map(() => false), null, W, H, scale, o);
+    if (!win) return null;
+    /** Whether a box (SVG units) is on the canvas across (x) or down (y) under the overview. @param {number} a @param {number} len @param {number} w0 @param {number} o0 @param {number} ol */
+    const under = (a, len, w0, o0, ol) => MARGIN + (a - w0) * scale < o0 + ol && MARGIN + (a + len - w0) * scale > o0;
+    return around(changed.filter((b) => b.x >= win.x - 0.5 && b.x + b.w <= win.x + W + 0.5 && b.y >= win.y - 0.5 && b.y + b.h <= win.y + H + 0.5 &&
+                                        !(o && under(b.x, b.w, win.x, o.x, o.w) && under(b.y, b.h, win.y, o.y, o.h))));
   }
   /** What a snapshot's opening view at the current scale holds whole (SVG units): its output and its computing heart
    * (fullest.js's snapshotHeld); null where something is marked as changed. */
@@ -380,5 +410,5 @@ export function panZoom(/** @type {Ui} */ ui) {
     const x1 = Math.min(w, (c.w - tx) / scale), y1 = Math.min(h, (c.h - ty) / scale);
     return x1 > x0 && y1 > y0 ? [x0, y0, x1 - x0, y1 - y0] : null;
   }
-  return { fit, oneToOne, toChange, toLine, reveal, initial, opened, keep, back, begin, follow, visible, moved: () => moved };
+  return { fit, fitPicture, oneToOne, toChange, toLine, reveal, initial, opened, keep, back, begin, follow, visible, moved: () => moved };
 }

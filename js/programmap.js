@@ -325,10 +325,10 @@ export function programMap(ui, request, open, openRow, fuse) {
     failed(message) { if (!msg) { summary.textContent = message; asked = false; } },
     /** Open the map (the trace's opening). */
     openSheet() { ui.program.open = true; },
-    /** The f key: true where it fitted the map (its sheet open), whole in its canvas. */
+    /** The f key: true where it fitted the map (its sheet open), whole in its canvas (its frames' names too). */
     fit() {
       if (!ui.program.open) return false;
-      view.fit();
+      view.fitPicture();
       return true;
     },
   };

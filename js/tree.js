@@ -1,7 +1,7 @@
 // The trace tree: groups and their steps (nested by depth, with match counts, "View ..." steps in bold, a kernel's key),
 // filtered by the search box (by name, and to the groups its search found something in: a kernel that computes the op
 // searched for) and "hide steps without matches"; the selected step's row marked and kept in view.
-import { escapeHtml } from "./dom.js";
+import { escapeHtml, scrollWithin } from "./dom.js";
 
 const FOLLOW_MS = 250;  // after the last key in the box, the tree is filtered
 
@@ -28,8 +28,7 @@ export function stepTree(ui, groups, selected, onSelect) {
     row.classList.add("selected");
     const det = /** @type {HTMLDetailsElement} */ (row.parentElement);
     if (det && !det.open) det.open = true;
-    const r = row.getBoundingClientRect(), t = ui.tree.getBoundingClientRect();
-    if (r.top < t.top || r.bottom > t.bottom) row.scrollIntoView({ block: "center" });  // not at an edge: in the middle
+    scrollWithin(row);  // not at an edge: in the middle
   }
 
   function build() {

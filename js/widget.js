@@ -12,6 +12,7 @@
 import { Adapter, sameSelection } from "./adapter.js";
 import { codeLine } from "./codelines.js";
 import { kernelTable, showDetails } from "./details.js";
+import { scrollWithin } from "./dom.js";
 import { showFailure } from "./failure.js";
 import { keys } from "./keys.js";
 import { linking } from "./linking.js";
@@ -95,7 +96,7 @@ function render({ model, el }) {
   const steps = new Map(groups.flatMap((g) => g.steps.map((s) => [s.key, { group: g, step: s }])));
   const cache = new PictureCache(64);  // revisiting a step shows it at once, without a round trip to the kernel
   const tree = stepTree(ui, groups, () => state.selected, (key) => select(key));
-  const links = linking(ui, state, view, (key, v) => select(key, null, v));
+  const links = linking(ui, state, view, (key, v, m = null) => select(key, m, v));
   const program = programTabs(ui, state, links);  // the code column's uops, asm and access tabs
   program.prefer(state.model.get("tab") ?? "code");
   const run = runView(ui, () => state.send({ type: "run" }), (key) => select(key));  // the timeline, memory, roofline tabs
@@ -105,7 +106,7 @@ function render({ model, el }) {
     const tr = ui.kernels.querySelector(`tbody tr[data-index="${row}"]`);
     for (const s of ui.kernels.querySelectorAll("tbody tr.selected")) s.classList.remove("selected");
     tr?.classList.add("selected");
-    tr?.scrollIntoView({ block: "center" });
+    scrollWithin(tr);
   }, page ? null : (buffer) => state.send({ type: "fuse", buffer }));
   const search = searchBox(ui, state, (hit) => {  // a hit clicked: where it is, its node picked or its code line marked
     if (hit.step === null) return;
@@ -152,7 +153,7 @@ function render({ model, el }) {
   const markLine = (n) => {
     const e = codeLine(ui.code, n);
     e?.classList.add("tgviz-line-hl");
-    e?.scrollIntoView({ block: "center" });
+    scrollWithin(e);
   };
   /** To the failure: its step and match, the UOp it failed on picked, a compiler's line marked. */
   const toFailure = () => {

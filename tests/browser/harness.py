@@ -357,6 +357,22 @@ def check_maximise(page, shot: str) -> None:
   page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('maximised')", timeout=LIMIT)
 
 
+GRAPH_FITTED = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const rs = [...document.querySelectorAll('.tgviz-stage g.side g.node, .tgviz-stage g.side g.hidden-count, .tgviz-stage g.side > text.title')]
+    .map((n) => n.getBoundingClientRect());
+  const r = {left: Math.min(...rs.map((b) => b.left)), right: Math.max(...rs.map((b) => b.right)),
+             top: Math.min(...rs.map((b) => b.top)), bottom: Math.max(...rs.map((b) => b.bottom))};
+  return {whole: r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1,
+          fills: Math.abs(r.right - r.left - c.width + 20) < 2 || Math.abs(r.bottom - r.top - c.height + 20) < 2}; }"""
+
+
+def graph_fitted(page) -> dict:
+  """What f shows of the step's graph (its nodes, hidden-node counts and sides' names; not the title and legend above,
+  which may be cut): whether all of it is whole on the canvas, and whether it fills the canvas across or down less f's
+  10 px margin all round (as large as fits)."""
+  return page.evaluate(GRAPH_FITTED)
+
+
 def label_px(page) -> float:
   """The on-screen size of a node label: its font size times the SVG's scale, in CSS px."""
   return page.evaluate(LABEL_PX)

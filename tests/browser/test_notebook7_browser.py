@@ -11,6 +11,7 @@ from harness import (
   check_maximise,
   check_saved_notebook,
   check_zoomed_to_change,
+  graph_fitted,
   label_px,
   node_panel_ms,
   notebook,
@@ -93,8 +94,7 @@ def test_widget_in_notebook7(nb7, context):
   page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=LIMIT)
   assert page.locator(".tgviz-match-label").inner_text().startswith("match 1 / ")
   page.keyboard.press("f")  # fit: the whole graph in view
-  box, canvas = page.locator(".tgviz-stage svg").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
-  assert box["width"] <= canvas["width"] + 1 and box["height"] <= canvas["height"] + 1
+  assert graph_fitted(page)["whole"], graph_fitted(page)
   page.keyboard.press("1")  # one to one: labels at their own 10 px
   assert 9.5 <= label_px(page) <= 10.5, label_px(page)
   page.keyboard.press("z")  # zoom to the change: all of it whole, readable where it fits so

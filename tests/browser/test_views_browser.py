@@ -7,6 +7,7 @@ from harness import (
   ARTIFACTS,
   LIMIT,
   check_zoomed_to_change,
+  graph_fitted,
   inside,
   label_px,
   marked_boxes,
@@ -393,16 +394,13 @@ def test_long_lines_wrap_between_tokens_at_a_notebooks_width(tutorial_trace, tut
     assert not page.errors
 
 
-FIT = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
-  const r = document.querySelector('.tgviz-stage svg').getBoundingClientRect();
-  return {whole: r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1,
-          fills: Math.abs(r.width - c.width) < 2 || Math.abs(r.height - c.height) < 2}; }"""
+
 
 
 def test_f_as_a_step_opens_fits_its_picture(cnn_trace, cnn_report, page):
   """f pressed right after opening a step (a schedule's "View Kernel Graph"), before its picture is drawn (the report
-  computes it): once drawn, the picture is fitted, whole on the canvas and as large as fits, not opened on its usual
-  readable view (that lost the first f: a second one was needed)."""
+  computes it): once drawn, the graph is fitted, its nodes whole on the canvas and as large as fits (a 10 px margin
+  all round), not opened on its usual readable view (that lost the first f: a second one was needed)."""
   page.goto(cnn_report.as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   to_steps(page)
@@ -416,7 +414,7 @@ def test_f_as_a_step_opens_fits_its_picture(cnn_trace, cnn_report, page):
                          arg=key, timeout=LIMIT)
   settled(page)
   page.screenshot(path=str(ARTIFACTS / "views-f-as-a-step-opens.png"))
-  got = page.evaluate(FIT)
+  got = graph_fitted(page)
   assert got["whole"] and got["fills"] and label_px(page) < 11, (got, label_px(page))
   assert not page.errors
 

@@ -13,6 +13,7 @@ from harness import (
   check_saved_notebook,
   check_zoomed_to_change,
   ctrl_wheel,
+  graph_fitted,
   inside,
   label_px,
   marked_boxes,
@@ -81,8 +82,7 @@ def test_widget_in_jupyterlab(lab, page):
   page.keyboard.press("Home")
   page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=LIMIT)
   page.keyboard.press("f")  # fit: the whole graph in view
-  box, canvas = page.locator(".tgviz-stage svg").bounding_box(), page.locator(".tgviz-canvas").bounding_box()
-  assert box["width"] <= canvas["width"] + 1 and box["height"] <= canvas["height"] + 1
+  assert graph_fitted(page)["whole"], graph_fitted(page)
   page.keyboard.press("z")  # zoom to the change: all of it whole, readable where it fits so
   check_zoomed_to_change(page)
   assert changed_in_view(page)
