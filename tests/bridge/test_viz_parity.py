@@ -19,6 +19,7 @@ from tinygrad.viz import serve
 from workloads import jit_loop
 
 import tgviz
+from tgviz.trace.units import copy_name
 from tgviz.views import run as runview
 
 HOST_LANES = ("TINY", "USER", "GC")  # tinygrad's host-side spans (its rewrites, Tensor methods): not launches
@@ -121,8 +122,9 @@ def assert_viz_in_tgviz(events: list, msg: runview.RunMsg, *, null: bool = False
         else: assert f["ts"] >= b["alloc"][i] - offset - 1  # VIZ frees what is still alive at its last event
         # the launches that used it (tgviz also counts those that used a view of it, which VIZ lists under the view)
         names = lambda ls: Counter(t["names"][t["name"][x]] for x in ls)  # noqa: E731
-        assert not Counter(n for n, mode in f["users"] if mode >= 1) - names(b["writes"][i])  # 1: written, 2: both
-        assert not Counter(n for n, mode in f["users"] if mode != 1) - names(b["reads"][i])   # 0: read
+        # (a copy's name by tgviz's byte rule: tinygrad's "copy   24.50 KB,  CL <- NPY" is "copy 24.5 KiB CL <- NPY")
+        assert not Counter(copy_name(n) for n, mode in f["users"] if mode >= 1) - names(b["writes"][i])  # 1: written, 2: both
+        assert not Counter(copy_name(n) for n, mode in f["users"] if mode != 1) - names(b["reads"][i])   # 0: read
         checked += 1
       continue
     dev, graph = name.removesuffix(" Graph"), name.endswith(" Graph")
@@ -130,7 +132,7 @@ def assert_viz_in_tgviz(events: list, msg: runview.RunMsg, *, null: bool = False
     mine = [i for i in range(len(t["start"])) if t["lane"][i] == lane_ix and (t["kinds"][t["kind"][i]] == "graph") == graph]
     moved = dict(map(tuple, t["moved"]))
     for e in lane["events"]:  # its launch: on that device's lane, by name, starting where VIZ draws it
-      near = [i for i in mine if t["names"][t["name"][i]] == e["name"] and abs(t["start"][i] - offset - e["st"]) <= 1.01]
+      near = [i for i in mine if t["names"][t["name"][i]] == copy_name(e["name"]) and abs(t["start"][i] - offset - e["st"]) <= 1.01]
       assert len(near) == 1, (name, e, [(t["names"][t["name"][i]], t["start"][i] - offset) for i in mine])
       i = near[0]
       if null: assert t["dur"][i] is None  # nothing ran: tgviz says so rather than draw NULL's made-up time
