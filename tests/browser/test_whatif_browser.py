@@ -9,6 +9,7 @@ from helpers import TIME, read_time
 from test_notebook7_browser import run_from_tree
 
 import tgviz
+from tgviz.trace.retime import APART, NOISE
 from tgviz.trace.whatif import BESIDE
 
 OPTS_LINE = "opts (heuristic): UNROLL(1, 0) · UNROLL(0, 0) · LOCAL(0, 2) · LOCAL(0, 2) what if…"
@@ -52,8 +53,8 @@ def check_time_labels(sheet, runs: int, by: str) -> None:
   its launches and the speedup, or "within noise" where the comparison's time column says so; the comparison the
   launches timed, their total (its tooltip: "total over N launches") and the same medians, each cell saying "median of N"."""
   summary = sheet.locator(".tgviz-retry-result.selected").inner_text()  # (the entry whose comparison is open)
-  median = re.search(rf"median of {runs} launches each \({re.escape(BESIDE)}\): ({TIME}) -> ({TIME}), "
-                     r"(?:([\d.]+)x (faster|slower)|within noise)$", summary)
+  median = re.search(rf"{runs} launches each \({re.escape(BESIDE)}\): median ({TIME}) \(min – max {TIME} – {TIME}\) -> ({TIME}) "
+                     rf"\({TIME} – {TIME}\), (?:([\d.]+)x (faster|slower) \({re.escape(APART)}\)|within noise \({re.escape(NOISE)}\))$", summary)
   assert median, summary
   th = sheet.locator(".tgviz-whatif-compare .tgviz-pairs th")
   heads = [t.split("\n")[0].rstrip(" ▲▼") for t in th.all_inner_texts()]  # a column's label, then its sides' names
@@ -182,7 +183,8 @@ def test_what_if_in_the_report(tmp_path, page):
   sheet.screenshot(path=str(ARTIFACTS / "whatif-report-refused.png"))
   results.nth(0).click()
   page.wait_for_selector(".tgviz-whatif-compare .tgviz-pairs tbody tr", timeout=LIMIT)
-  assert results.nth(0).inner_text().endswith(f"({BESIDE}): 3.00 µs -> 3.10 µs, within noise"), results.nth(0).inner_text()
+  assert results.nth(0).inner_text().endswith(f"({BESIDE}): median 3.00 µs (min – max 1.00 µs – 5.00 µs) -> 3.10 µs (1.10 µs – 5.10 µs), "
+                                              f"within noise ({NOISE})"), results.nth(0).inner_text()
   check_time_labels(sheet, 5, "BEAM")
   check_comparison_reads(sheet, "BEAM", "whatif-report-compare.png")
   # BEAM's candidates: every one in the table, the timed ones in the scatter, its choice marked
@@ -236,7 +238,8 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
     results = sheet.locator(".tgviz-retry-result")
     assert results.count() == len(k.retries) >= 1 and results.first.inner_text().startswith(f"retry of {k.display_name} with no opts: ")
     for i in range(results.count()):
-      assert re.search(rf"median of 5 launches each \({re.escape(BESIDE)}\): {TIME} -> {TIME}, ([\d.]+x (faster|slower)|within noise)$",
+      assert re.search(rf"5 launches each \({re.escape(BESIDE)}\): median {TIME} \(min – max {TIME} – {TIME}\) -> {TIME} \({TIME} – {TIME}\), "
+                       rf"([\d.]+x (faster|slower) \({re.escape(APART)}\)|within noise \({re.escape(NOISE)}\))$",
                        results.nth(i).inner_text()), results.nth(i).inner_text()
     # of the three retries, those it did not make are said, each with why
     not_tried = sheet.locator(".tgviz-not-tried")
@@ -326,7 +329,9 @@ def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
   for r, entry in zip((noise, telling), results.all_inner_texts(), strict=True):
     x, (ta, tb) = r.speedup, r.times_us()
     speed = "within noise" if r is noise else f"{x:.2f}x faster"
-    assert entry.endswith(f"({BESIDE}): {time_text(ta)} -> {time_text(tb)}, {speed}"), entry
+    rule = NOISE if r is noise else APART
+    assert re.search(rf"\({re.escape(BESIDE)}\): median {re.escape(time_text(ta))} \(min – max {TIME} – {TIME}\) -> "
+                     rf"{re.escape(time_text(tb))} \({TIME} – {TIME}\), {re.escape(speed)} \({re.escape(rule)}\)$", entry), entry
   check_time_labels(sheet, 5, "heuristic")  # the comparison open is the selected entry's, its medians the entry's
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   sheet.screenshot(path=str(ARTIFACTS / "whatif-report-most-telling.png"))
