@@ -324,14 +324,14 @@ export function panZoom(/** @type {Ui} */ ui) {
     const cut = (/** @type {number} */ W, /** @type {number} */ h) => named.some((b) => b.x < x + W && b.x + b.w > x && b.y < y + h &&
       b.y + b.h > y && (b.x < x - 0.5 || b.x + b.w > x + W + 0.5 || b.y < y - 0.5 || b.y + b.h > y + h + 0.5));
     if (cut(c.w / scale, c.h / scale)) {
-      // tried at the scales (at most 24) at which the canvas spans from one gap between boxes to another, across or down
+      // tried at the scales (at most 96) at which the canvas spans from one gap between boxes to another, across or down
       const gaps = (/** @type {number[][]} */ spans) => spans.flatMap(([s0, e]) => [s0 - MARGIN / READABLE, e + MARGIN / READABLE]);
       const gx = gaps(xs(named)), gy = gaps(ys(named)), o = mini.footprint(svg);
       const scales = [...new Set([...gx.flatMap((a) => gx.map((b) => c.w / (b - a))), ...gy.flatMap((a) => gy.map((b) => c.h / (b - a)))])]
         .filter((s) => s > scale && s <= 1.5).sort((a, b) => a - b);
       /** @type {{x: number, y: number, rank: number[], s: number}|null} */
       let found = null;
-      for (const s of [scale, ...scales.filter((_, i) => i % Math.ceil(scales.length / 23) === 0)]) {
+      for (const s of [scale, ...scales.filter((_, i) => i % Math.ceil(scales.length / 95) === 0)]) {
         const at = uncutWindow(boxes, labels, rects(first), c.w / s, c.h / s, s, MARGIN / s, o, x, y);
         if (at && (!found || before(at.rank.slice(0, 3), found.rank.slice(0, 3)))) found = { ...at, s };
         if (found && !found.rank.slice(0, 3).some((v) => v)) break;  // no band, the start in it, a corner clear

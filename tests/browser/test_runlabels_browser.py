@@ -98,9 +98,14 @@ def test_slowest_launches_numbers_never_overlap(gpt, browser, width):
         page.locator(".tgviz-tl-fit").click()
         page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.view !== '{before}'", timeout=LIMIT)
       marks = json.loads(canvas.get_attribute("data-marks"))
-      assert sorted(r for r, _, _ in marks) == list(range(1, listed + 1)), marks  # every slowest launch is in view, outlined
+      ranks = sorted(r for r, _, _ in marks)
+      # every slowest launch in view is outlined: all of them on the whole run, and as it opens unless the opening leaves
+      # launches out (it says so: a pause on a busy machine can split the step's launches)
+      if view == "whole run" or "left out of that view" not in page.locator(".tgviz-tl-shown").inner_text():
+        assert ranks == list(range(1, listed + 1)), marks
+      assert set(ranks) <= set(range(1, listed + 1)) and ranks, marks
       numbers = [label for _, _, label in marks if label]
-      assert numbers and marks[0][0] == 1 and marks[0][2], marks  # the slowest is always numbered
+      assert numbers and marks[0][2], marks  # the slowest in view is always numbered
       for n, a in enumerate(numbers):
         assert all(disjoint(a, b, 3) for b in numbers[n + 1:]), (view, marks)  # (a space apart: "5" and "4" not read as "54")
       ARTIFACTS.mkdir(parents=True, exist_ok=True)
