@@ -84,10 +84,16 @@ export function programMap(ui, request, open, openRow, fuse) {
   // the canvas resized (a notebook's column widened, the widget maximised, the sheet opened again): the map opens again
   // for its new size, unless the user has zoomed or panned it since; hidden (0x0), it waits for its size
   let sized = "";
+  /** the view f made (scale, tx, ty), while the user has not moved it since: the map stays whole as its canvas resizes
+   * (a kernel clicked fills the panel under it; it opened again on its start, undoing f) @type {number[]|null} */
+  let fitted = null;
+  const viewed = () => { const k = view.keep(); return [k.scale, k.tx, k.ty]; };
   new ResizeObserver(() => {
     const now = `${canvas.clientWidth}x${canvas.clientHeight}`;
     if (now === sized) return;
     sized = now;
+    if (shown && fitted && viewed().every((v, i) => v === fitted?.[i])) { view.fitPicture(); fitted = viewed(); return; }
+    fitted = null;
     if (!shown || view.moved()) return;
     if (downward(shown) !== topDown) draw(shown); else opening();
   }).observe(canvas);
@@ -329,6 +335,7 @@ export function programMap(ui, request, open, openRow, fuse) {
     fit() {
       if (!ui.program.open) return false;
       view.fitPicture();
+      fitted = viewed();
       return true;
     },
   };

@@ -268,7 +268,8 @@ def cut_at_sides(got: dict) -> list[str]:
 def check_opening(page, root, shot: str) -> dict:
   """The map opens readable, no box cut at its canvas's sides nor a frame's name at its top, what it shows starting in
   the canvas's top quarter; a panel under the map takes only its hint's room until a click fills it, the box clicked
-  staying in view; f then fits it whole, filling the canvas across or down. Returns what it opened on."""
+  staying in view; f then fits it whole, filling the canvas across or down, and the map stays whole as a click fills the
+  panel. Returns what it opened on."""
   root.locator(f"{MAP}[open] .tgviz-map-canvas svg g.node").first.wait_for(timeout=LIMIT)
   got = on_map(page)
   c, panel = got["canvas"], got["panel"]
@@ -290,6 +291,9 @@ def check_opening(page, root, shot: str) -> dict:
     click_box(page, key)
     clicked = on_map(page)
     assert clicked["panel"][3] - clicked["panel"][1] >= 80 and inside(clicked["boxes"][key], clicked["canvas"]), clicked
+    # f holds as the panel takes its room: the map whole in the smaller canvas (it opened again on its start, undoing f:
+    # the kernel to shift-click for "why did they not fuse?" off screen)
+    assert all(inside(b, clicked["canvas"]) for b in clicked["boxes"].values()), clicked
   return got
 
 
