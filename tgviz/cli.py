@@ -103,8 +103,10 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
   done = early.take(writer) if early is not None else {}
   if early is not None and early.written:
     tabs = plural(early.kernels, "kernel's", "kernels'")
-    print(f"  written during the run: {early.taken} of {plural(len(writer.segments), 'report segment')} ({early.written} written by "
-          f"{plural(early.forks, 'process', 'processes')}), {tabs} code and asm tabs made"
+    # (a segment written early whose steps the rest of the run changed, a schedule's, is written again: not taken)
+    again = f"; {early.written - early.taken} more written, then changed by the run" if early.written > early.taken else ""
+    print(f"  written during the run: {early.taken} of {plural(len(writer.segments), 'report segment')} (by "
+          f"{plural(early.forks, 'process', 'processes')}{again}), {tabs} code and asm tabs made"
           + (f", {plural(len(early.svgs), 'SVG file')} drawn" if early.pictures is not None else ""))
   with forked.Workers(writer, forked.cores() if jobs is None else jobs) as workers:
     drawn = early.svgs if early is not None else {}

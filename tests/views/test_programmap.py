@@ -29,9 +29,9 @@ def test_the_map_is_the_program(attention_trace):
   assert [k["name"] for k in msg["kernels"]] == [k.name for k in program.kernels]
   assert [(b["reason"], b["label"], b["detail"]) for b in msg["buffers"]] == [(b.reason, b.label, b.detail) for b in program.buffers]
   assert msg["counts"] == program.counts() and sum(msg["counts"].values()) == sum(bool(k.writes) for k in program.kernels)
-  # its calls, apart from the kernels compiled (the trace's count): "30 calls of 19 kernels and 2 copies · by cause: ..."
+  # its calls, apart from the kernels compiled (the trace's count): "30 calls of 19 kernels and 2 copies · calls by cause: ..."
   compiled, copies = len(attention_trace.kernels), sum(k.kind == "copy" for k in program.kernels)
-  assert copies and msg["summary"].startswith(f"{len(program.kernels)} calls of {compiled} kernels and {copies} copies · by cause: user ")
+  assert copies and msg["summary"].startswith(f"{len(program.kernels)} calls of {compiled} kernels and {copies} copies · calls by cause: user ")
   for view in msg["views"]:
     box = _boxes_of(view)
     assert sorted(box) == list(range(len(program.kernels)))  # every kernel in exactly one box
@@ -74,7 +74,7 @@ def test_the_maps_calls_and_the_timelines_launches_reconcile(attention_cell_trac
   assert f"{len(tl)} launches (" in tl.summary() and tl.summary().count(f"; {text}) on ") == 1
   assert RV.timeline_data(trace, {})["outside"] == text  # the timeline tab's head says it after its counts
   summary = PM.program_map(trace)["summary"]
-  assert summary.startswith(f"{len(prog.kernels)} calls of {len(trace.kernels)} kernels and {copies} copies (besides {text}) · by cause: ")
+  assert summary.startswith(f"{len(prog.kernels)} calls of {len(trace.kernels)} kernels and {copies} copies (besides {text}) · calls by cause: ")
 
 
 def test_a_program_of_many_kernels_opens_by_line(adam_trace):

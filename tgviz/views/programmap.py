@@ -94,7 +94,7 @@ def _summary(prog: Program, counts: dict[str, int], outside: str = "") -> str:
   compiled = len({id(k.kernel) for k in prog.kernels if k.kernel is not None})
   copies = sum(k.kind == "copy" for k in prog.kernels)
   of = " and ".join(f"{c} {one if c == 1 else many}" for c, one, many in ((compiled, "kernel", "kernels"), (copies, "copy", "copies")) if c)
-  return f"{n} call{'s' if n != 1 else ''} of {of}{besides} · by cause: " + ", ".join(f"{r} {c}" for r, c in counts.items())
+  return f"{n} call{'s' if n != 1 else ''} of {of}{besides} · calls by cause: " + ", ".join(f"{r} {c}" for r, c in counts.items())
 
 
 def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapBuffer], box_of: dict[int, str],
