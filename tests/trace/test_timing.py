@@ -124,3 +124,15 @@ def test_a_models_kernel_table_runs_are_its_launches(script):
   if "gpt" in script: assert shared
   rows = trace.kernel_table()
   assert all(rows[trace.kernels.index(k)]["counted_in"] == k.program_kernels[0].display_name for k in shared if k.program_kernels[0] is not k)
+
+
+def test_a_kernel_past_its_memory_roof_says_why():
+  """The memory roof is a big copy's (64 MiB, past the caches): a small kernel whose bytes stay in cache passes it, and
+  its verdict (the kernel table's "memory 150%") says so rather than leave a figure past 100% unexplained."""
+  from tgviz.trace.verdicts import DevicePeaks, verdict
+  peaks = DevicePeaks("CL", gflops=50.0, gbs=6.0, how="", measured="", cached=True, launch_us=0.7, units=2)
+  v = verdict(flops=1000, float_flops=1000, nbytes=24_000, threads=256, median_us=2.0, peaks=peaks, groups=8)
+  assert v.bound == "memory" and v.fraction == pytest.approx(24_000 / 6e9 / 2e-6)
+  assert f"{v.fraction:.1%} of its roof" in v.why and "above its roof" in v.why and "24,000 B stay in them" in v.why, v.why
+  within = verdict(flops=1000, float_flops=1000, nbytes=24_000, threads=256, median_us=20.0, peaks=peaks, groups=8)
+  assert within.fraction < 1 and "above its roof" not in within.why, within.why
