@@ -141,7 +141,7 @@
 /** A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far, and
  * what tgviz run's retries left out and why.
  * @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
- *   retries:RetryMsg[], not_tried:string[], device_us:number, opening:number|null}} OptsInfo */
+ *   retries:RetryMsg[], not_tried:string[], device_us:number, cold:boolean, opening:number|null}} OptsInfo */
 /** A kernel of the program map (a call of the block's schedules, in run order): what its panel says and where it
  * leads (its first step, its codegen step, its row of the kernel table).
  * @typedef {{index:number, name:string, kind:string, step:StepKey|null, code_step:StepKey|null, row:number|null, ops:string[],

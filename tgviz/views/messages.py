@@ -585,6 +585,7 @@ class OptsInfo(TypedDict):
   retries: list[RetryMsg]
   not_tried: list[str]               # whatif.Kernel.not_tried: "one size up: ...", each with why
   device_us: float                   # whatif.device_time: its share of the run's device time (tgviz run retries the most)
+  cold: bool                         # device_us is one cold launch's (not re-timed warm: see Trace.retime)
   opening: int | None                # the retry the report's sheet opens on (whatif.most_telling), its index in retries
 
 
