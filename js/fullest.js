@@ -274,26 +274,32 @@ export function startAlong(spans, lo, hi, L, pad, centred = false) {
  * start) that cuts none of the boxes nor labels at its edges (each whole in it or wholly out of it), ranked: no wide
  * empty band at its left or top (its boxes start in its first quarter across and down), one of the first boxes whole in it, a corner
  * clear for the overview (o: its size, CSS px, 8 px in), nearest to (x0, y0), the most boxes shown. It starts pad out
- * from a box's edge, or W (H) before that. Null where no window cuts none.
+ * from a box's edge, or W (H) before that, or where a box's edge comes 4 px clear of the overview in a corner (the
+ * MNIST map reopened over its filled panel at 1000x900: no window at a gap left a corner clear). Null where no window
+ * cuts none.
  * @param {Box[]} boxes @param {Box[]} labels @param {Box[]} firsts @param {number} W @param {number} H @param {number} s @param {number} pad
  * @param {{w: number, h: number}|null} o @param {number} x0 @param {number} y0 @returns {{x: number, y: number, rank: number[]}|null} */
 export function uncutWindow(boxes, labels, firsts, W, H, s, pad, o, x0, y0) {
   const f = /** @type {Box} */ (around(firsts));
-  /** Where a window L long may start along one axis, over [lo, hi]. @param {number[][]} spans @param {number} lo
-   * @param {number} hi @param {number} L */
-  const starts = (spans, lo, hi, L) => [...new Set(spans.flatMap(([a, e]) => [a - pad, e + pad, a - pad - L, e + pad - L]))]
-    .filter((a) => a < hi && a + L > lo);
-  const all = [...boxes, ...labels];
-  const xs = starts(all.map((b) => [b.x, b.x + b.w]), f.x, f.x + f.w, W), ys = starts(all.map((b) => [b.y, b.y + b.h]), f.y, f.y + f.h, H);
-  const ow = o ? (o.w + 8) / s : 0, oh = o ? (o.h + 8) / s : 0;
+  const ow = o ? (o.w + 8) / s : 0, oh = o ? (o.h + 8) / s : 0, all = [...boxes, ...labels], label = new Set(labels);
+  /** Where a window L long may start along one axis, over [lo, hi]: pad out from an edge of a box or label (spans), at
+   * its start or its end; or (ol: the overview's length there, 0: none) where a box's edge (their first n of spans)
+   * comes 4 px clear of an overview at either end, which may clear a corner for it where no window at a gap does.
+   * @param {number[][]} spans @param {number} n @param {number} lo @param {number} hi @param {number} L @param {number} ol */
+  const starts = (spans, n, lo, hi, L, ol) => [...new Set([
+    ...spans.flatMap(([a, e]) => [a - pad, e + pad, a - pad - L, e + pad - L]),
+    ...(ol ? spans.slice(0, n).flatMap(([a, e]) => [a - ol - 4 / s, e + ol + 4 / s - L]) : []),
+  ])].filter((a) => a < hi && a + L > lo);
+  const xs = starts(all.map((b) => [b.x, b.x + b.w]), boxes.length, f.x, f.x + f.w, W, ow);
+  const ys = starts(all.map((b) => [b.y, b.y + b.h]), boxes.length, f.y, f.y + f.h, H, oh);
   /** @type {{x: number, y: number, rank: number[]}|null} */
   let best = null;
   for (const x of xs) {
     const cols = all.filter((b) => b.x < x + W && b.x + b.w > x);
     for (const y of ys) {
-      const seen = cols.filter((b) => b.y < y + H && b.y + b.h > y);  // in view, each whole or the window cuts it
-      if (seen.some((b) => b.x < x - 0.5 || b.x + b.w > x + W + 0.5 || b.y < y - 0.5 || b.y + b.h > y + H + 0.5)) continue;
-      const rows = seen.filter((b) => !labels.includes(b));
+      // in view, each whole or the window cuts it (checked first: most windows cut one)
+      if (cols.some((b) => b.y < y + H && b.y + b.h > y && (b.x < x - 0.5 || b.x + b.w > x + W + 0.5 || b.y < y - 0.5 || b.y + b.h > y + H + 0.5))) continue;
+      const rows = cols.filter((b) => b.y < y + H && b.y + b.h > y && !label.has(b));
       if (!rows.length) continue;
       const band = Math.min(...rows.map((b) => b.x)) > x + W / 4 || Math.min(...rows.map((b) => b.y)) > y + H / 4;
       const holds = firsts.some((b) => b.x >= x - 0.5 && b.x + b.w <= x + W + 0.5 && b.y >= y - 0.5 && b.y + b.h <= y + H + 0.5);
