@@ -1,7 +1,9 @@
 // The window a big picture opens on (panzoom.js's initial view and reveal): of the canvas-sized windows on a picture's
 // node boxes, the one that shows the most nodes whole, clear of the overview in the canvas's corner; then moved where
-// its edges cut the fewest nodes (unclippedWindow). Also the readable scale and the nodes' boxes those windows are on,
-// for every view that opens a graph (panzoom.js, programmap.js, compare.js).
+// its edges cut the fewest nodes (unclippedWindow); where a window starts along one axis (placeWindow), the window on the
+// most of a step's changes (mostChangedBox), a program map's window that cuts no box (uncutWindow). Also the readable
+// scale and the nodes' boxes those windows are on, for every view that opens a graph (panzoom.js, programmap.js,
+// compare.js).
 
 /** A box in SVG units. @typedef {{x:number, y:number, w:number, h:number}} Box */
 
@@ -316,4 +318,28 @@ export function uncutWindow(boxes, labels, firsts, W, H, s, pad, o, x0, y0) {
 export function before(a, b) {
   const k = a.findIndex((v, i) => v !== b[i]);
   return k >= 0 && a[k] < b[k];
+}
+
+/** Where a window of length L starts along one axis: with all of [lo, hi] in it, cutting the fewest of the spans
+ * (other nodes) at its ends, centred on [lo, hi] where that cuts as few. @param {number} lo @param {number} hi
+ * @param {number} L @param {number[][]} spans */
+export function placeWindow(lo, hi, L, spans) {
+  const centred = (lo + hi - L) / 2;
+  if (hi - lo >= L) return centred;
+  const cuts = (/** @type {number} */ a) => spans.filter(([s, e]) => (s < a && e > a) || (s < a + L && e > a + L)).length;
+  const starts = spans.flatMap(([s, e]) => [s, e, s - L, e - L]).filter((a) => a >= hi - L && a <= lo);
+  return starts.reduce((best, a) => (cuts(a) < cuts(best) ? a : best), centred);
+}
+
+/** The box (SVG units) around the most of a whole step's changed nodes (their boxes, `changed`) that a window W x H
+ * (SVG units, a margin all round taken off) shows whole at scale s, clear of the overview's footprint o (canvas px,
+ * null: none): each box counted (a node changed on both sides is two). Null where none is changed.
+ * @param {Box[]} changed @param {number} W @param {number} H @param {number} s @param {Box|null} o @returns {Box|null} */
+export function mostChangedBox(changed, W, H, s, o) {
+  const win = fullestWindow(changed, changed.map((_, i) => String(i)), changed.map(() => false), null, W, H, s, o);
+  if (!win) return null;
+  /** Whether a box (SVG units) is on the canvas across (x) or down (y) under the overview. @param {number} a @param {number} len @param {number} w0 @param {number} o0 @param {number} ol */
+  const under = (a, len, w0, o0, ol) => MARGIN + (a - w0) * s < o0 + ol && MARGIN + (a + len - w0) * s > o0;
+  return around(changed.filter((b) => b.x >= win.x - 0.5 && b.x + b.w <= win.x + W + 0.5 && b.y >= win.y - 0.5 && b.y + b.h <= win.y + H + 0.5 &&
+                                      !(o && under(b.x, b.w, win.x, o.x, o.w) && under(b.y, b.h, win.y, o.y, o.h))));
 }

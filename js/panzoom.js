@@ -5,7 +5,7 @@
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
-import { MARGIN, MIN_READABLE, READABLE, around, before, fullestWindow, nodeBoxes, snapshotHeld, startAlong, uncutRun, uncutWindow, unclippedWindow } from "./fullest.js";
+import { MARGIN, MIN_READABLE, READABLE, around, before, fullestWindow, mostChangedBox, nodeBoxes, placeWindow, snapshotHeld, startAlong, uncutRun, uncutWindow, unclippedWindow } from "./fullest.js";
 import { overview } from "./overview.js";
 import { wheelZoom } from "./wheel.js";
 
@@ -75,20 +75,10 @@ export function panZoom(/** @type {Ui} */ ui) {
     // placed: the window, all of those whole, placed to cut none of the others at its edges where it can
     const shown = /** @type {Box} */ (around(best));
     if (!placed) return shown;
-    const x = place(shown.x, shown.x + shown.w, W, boxes.map((b) => [b.x, b.x + b.w]));
+    const x = placeWindow(shown.x, shown.x + shown.w, W, boxes.map((b) => [b.x, b.x + b.w]));
     const across = boxes.filter((b) => b.x < x + W && b.x + b.w > x);
-    const y = place(shown.y, shown.y + shown.h, H, across.map((b) => [b.y, b.y + b.h]));
+    const y = placeWindow(shown.y, shown.y + shown.h, H, across.map((b) => [b.y, b.y + b.h]));
     return { x, y, w: W, h: H };
-  }
-  /** Where a window of length L starts along one axis: with all of [lo, hi] in it, cutting the fewest of the spans
-   * (other nodes) at its ends, centred on [lo, hi] where that cuts as few. @param {number} lo @param {number} hi
-   * @param {number} L @param {number[][]} spans */
-  function place(lo, hi, L, spans) {
-    const centred = (lo + hi - L) / 2;
-    if (hi - lo >= L) return centred;
-    const cuts = (/** @type {number} */ a) => spans.filter(([s, e]) => (s < a && e > a) || (s < a + L && e > a + L)).length;
-    const starts = spans.flatMap(([s, e]) => [s, e, s - L, e - L]).filter((a) => a >= hi - L && a <= lo);
-    return starts.reduce((best, a) => (cuts(a) < cuts(best) ? a : best), centred);
   }
   /** Centre the box b (SVG units) at the current scale. @param {Box} b */
   function centre(b) {
@@ -102,9 +92,9 @@ export function panZoom(/** @type {Ui} */ ui) {
   function show(b, m) {
     const c = size(), W = (c.w - 2 * m) / scale, H = (c.h - 2 * m) / scale;
     const boxes = rects([...(svgOf()?.querySelectorAll("g.side g.node") ?? [])]);
-    const x = place(b.x, b.x + b.w, W, boxes.map((r) => [r.x, r.x + r.w]));
+    const x = placeWindow(b.x, b.x + b.w, W, boxes.map((r) => [r.x, r.x + r.w]));
     const across = boxes.filter((r) => r.x < x + W && r.x + r.w > x);
-    const y = place(b.y, b.y + b.h, H, across.map((r) => [r.y, r.y + r.h]));
+    const y = placeWindow(b.y, b.y + b.h, H, across.map((r) => [r.y, r.y + r.h]));
     tx = m - x * scale; ty = m - y * scale;
     apply();
   }
@@ -346,14 +336,8 @@ export function panZoom(/** @type {Ui} */ ui) {
    * canvas shows whole at the current scale (a margin all round), clear of the overview: each box counted (a node changed
    * on both sides is two). Null where none is marked. @param {Element[]} nodes @param {boolean[]} mark */
   function mostChanged(nodes, mark) {
-    const changed = rects(nodes.filter((_, i) => mark[i])), c = size(), o = mini.footprint(svgOf());
-    const W = (c.w - 2 * MARGIN) / scale, H = (c.h - 2 * MARGIN) / scale;
-    const win = fullestWindow(changed, changed.map((_, i) => String(i)), changed.map(() => false), null, W, H, scale, o);
-    if (!win) return null;
-    /** Whether a box (SVG units) is on the canvas across (x) or down (y) under the overview. @param {number} a @param {number} len @param {number} w0 @param {number} o0 @param {number} ol */
-    const under = (a, len, w0, o0, ol) => MARGIN + (a - w0) * scale < o0 + ol && MARGIN + (a + len - w0) * scale > o0;
-    return around(changed.filter((b) => b.x >= win.x - 0.5 && b.x + b.w <= win.x + W + 0.5 && b.y >= win.y - 0.5 && b.y + b.h <= win.y + H + 0.5 &&
-                                        !(o && under(b.x, b.w, win.x, o.x, o.w) && under(b.y, b.h, win.y, o.y, o.h))));
+    const c = size();
+    return mostChangedBox(rects(nodes.filter((_, i) => mark[i])), (c.w - 2 * MARGIN) / scale, (c.h - 2 * MARGIN) / scale, scale, mini.footprint(svgOf()));
   }
   /** What a snapshot's opening view at the current scale holds whole (SVG units): its output and its computing heart
    * (fullest.js's snapshotHeld); null where something is marked as changed. */
