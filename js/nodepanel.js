@@ -56,8 +56,8 @@ function lineageText(l) {
     : `${l.op} ${what} by match ${n(l.match)} of`;
 }
 
-/** One run of a node's lineage as its entry's one line shows it: op, what made it, the step and match(es) (the link),
- * the rule's file:line; the node it came from follows. @param {LineageLink} l @returns {[string, string, string]} */
+/** One run of a node's lineage as its entry's one line shows it: op, what made it, the step and match(es) and the
+ * rule's file:line (the link, cut at its end where the line is short); the node it came from follows. @param {LineageLink} l @returns {[string, string, string]} */
 function lineageLine(l) {
   if (l.kind === "input") return [`${l.op} input of`, l.name, ""];
   const n = (/** @type {number|null} */ m) => (m ?? 0) + 1;
@@ -81,8 +81,8 @@ function originLine(msg) {
  * @param {(key: string) => void} pick @param {(m: number) => void} jump
  * @param {(step: StepKey, match: number|null, node?: string) => void} go @param {string} [pending] */
 export function showNode(ui, msg, pick, jump, go, pending = "") {
-  const link = (/** @type {string} */ text, /** @type {() => void} */ fn, cls = "") => {
-    const a = h("button", { class: `tgviz-link ${cls}`.trim() }, [text]);
+  const link = (/** @type {Node|string} */ text, /** @type {() => void} */ fn, cls = "", /** @type {Node[]} */ more = []) => {
+    const a = h("button", { class: `tgviz-link ${cls}`.trim() }, [text, ...more]);
     a.addEventListener("click", fn);
     return a;
   };
@@ -103,7 +103,7 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
       ...full.lineage.map((l) => { const [what, at, rule] = lineageLine(l);
         const from = l.other_key ? [l.kind === "input" ? " (built anew, in the place of a " : " from a ", l.other, l.kind === "input" ? ")" : ""] : [];
         return h("div", { class: `tgviz-came ${l.kind}`, title: [lineageText(l), " ", l.title, ...from].join("") }, [h("span", {}, [what]),
-          link(at, () => go(l.step, l.match), "tgviz-at"), ...(rule ? [h("span", { class: "tgviz-where" }, [rule])] : []),
+          link(at, () => go(l.step, l.match), "tgviz-at", rule ? [h("span", { class: "tgviz-where" }, [` · ${rule}`])] : []),
           ...(l.other_key ? [h("span", {}, ["←"]), link(l.other, () => go(l.other_step, l.other_match, l.other_key), "tgviz-other")] : [])]); })])] : []),
     ...(full?.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (why does this node exist?)",
       ...full.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },

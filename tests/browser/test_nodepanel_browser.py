@@ -88,6 +88,7 @@ def test_a_softmax_nodes_panel_says_where_it_came_from_in_one_view(attention_rep
     open_node(p, key, node)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     p.screenshot(path=str(ARTIFACTS / "nodepanel-softmax.png"))
+    p.locator(".tgviz-node-panel").screenshot(path=str(ARTIFACTS / "nodepanel-softmax-panel.png"))
     rewrites = sum(link["count"] for link in msg["lineage"] if link["kind"] != "input")
     made = p.locator(".tgviz-node-panel .tgviz-made-by").inner_text()
     assert made == f"made by softmax at attention.py:6; {rewrites} rewrites since the kernel's AST", made
@@ -96,10 +97,10 @@ def test_a_softmax_nodes_panel_says_where_it_came_from_in_one_view(attention_rep
     assert got["scrolled"] == 0 and top <= got["made"][0] and got["made"][1] <= bottom, got  # in view as the panel opens
     assert len(got["came"]) == len(msg["lineage"]), got
     assert all(b - t < 1.5 * (line[1] - line[0]) for t, b, line in got["came"]), got  # one line each
-    shown = p.eval_on_selector_all(".tgviz-lineage .tgviz-came", "es => es.map(e => [e.querySelector('.tgviz-at').textContent, "
-                                   "e.querySelector('.tgviz-where')?.textContent ?? '', e.title])")
-    def at(link):  # the step's name and the match(es), as the entry's link says them
+    shown = p.eval_on_selector_all(".tgviz-lineage .tgviz-came", "es => es.map(e => [e.querySelector('.tgviz-at').textContent, e.title])")
+    def at(link):  # the step's name, the match(es) and the rule's file:line, as the entry's link says them
       if link["match"] is None: return link["name"]
-      return f"{link['name']} " + (f"matches {link['match'] + 1}–{link['last'] + 1}" if link["count"] > 1 else f"match {link['match'] + 1}")
-    assert [s[:2] for s in shown] == [[at(link), link["where"]] for link in msg["lineage"]], shown
-    assert all(link["title"] in s[2] for s, link in zip(shown, msg["lineage"], strict=True)), shown  # the whole rule in the tooltip
+      ms = f"matches {link['match'] + 1}–{link['last'] + 1}" if link["count"] > 1 else f"match {link['match'] + 1}"
+      return f"{link['name']} {ms}" + (f" · {link['where']}" if link["where"] else "")
+    assert [s[0] for s in shown] == [at(link) for link in msg["lineage"]], shown
+    assert all(link["title"] in s[1] for s, link in zip(shown, msg["lineage"], strict=True)), shown  # the whole rule in the tooltip
