@@ -56,7 +56,8 @@
  * (or rebuilt) a node of the chain from an earlier one; "input": the chain's first UOp, in the graph a step started from
  * (or, with an `other`, a step's input built anew, the node in its place in the step before's output).
  * @typedef {{kind:"input"|"created"|"rebuilt", step:StepKey, match:number|null, last:number|null, count:number, title:string,
- *   op:string, key:string, other:string, other_key:string, other_step:StepKey, other_match:number|null}} LineageLink */
+ *   name:string, where:string, op:string, key:string, other:string, other_key:string, other_step:StepKey,
+ *   other_match:number|null}} LineageLink */
 /** The node panel: one node of the selection's graphs (key as in the SVG's data-node).
  * @typedef {{type:"node", step:StepKey, key:string, op:string, dtype:string, arg:string, tag:string, python:string,
  *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[],

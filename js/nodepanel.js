@@ -46,14 +46,32 @@ function historyText(e, other) {
 }
 
 /** One run of a node's lineage, in words (before the link to its step): made or rebuilt by a match, as its history says
- * it, a run of them by its first match and its last (the node shown, where the run is the newest).
- * @param {LineageLink} l @returns {string} */
+ * it, a run of them by its first match and its last (the node shown, where the run is the newest). The run's entry's
+ * tooltip, its whole story. @param {LineageLink} l @returns {string} */
 function lineageText(l) {
   const n = (/** @type {number|null} */ m) => (m ?? 0) + 1;
   if (l.kind === "input") return `${l.op} in the input of`;
   const what = l.kind === "rebuilt" ? REBUILT : "made";
   return l.count > 1 ? `${l.op} ${what} by ${l.count} matches, first by match ${n(l.match)}, last by match ${n(l.last)}, of`
     : `${l.op} ${what} by match ${n(l.match)} of`;
+}
+
+/** One run of a node's lineage as its entry's one line shows it: op, what made it, the step and match(es) and the
+ * rule's file:line (the link, cut at its end where the line is short); the node it came from follows. @param {LineageLink} l @returns {[string, string, string]} */
+function lineageLine(l) {
+  if (l.kind === "input") return [`${l.op} input of`, l.name, ""];
+  const n = (/** @type {number|null} */ m) => (m ?? 0) + 1;
+  const what = `${l.kind === "rebuilt" ? "rebuilt" : "made"}${l.count > 1 ? ` ×${l.count}` : ""}`;
+  return [`${l.op} ${what}`, `${l.name} ${l.count > 1 ? `matches ${n(l.match)}–${n(l.last)}` : `match ${n(l.match)}`}`, l.where];
+}
+
+/** The line atop the panel that answers "where did it come from?": the user's op(s) and line(s) of the kernel whose AST
+ * the node's lineage starts in, and how many rewrites (matches) made it since. @param {NodeMsg} msg @returns {Node[]} */
+function originLine(msg) {
+  const rewrites = msg.lineage.reduce((n, l) => n + (l.kind === "input" ? 0 : l.count), 0);
+  const since = `${rewrites ? `${rewrites} rewrite${rewrites > 1 ? "s" : ""}` : "not rewritten"} since ${msg.origins.length ? "the kernel's AST" : "its creation"}`;
+  const ops = msg.origins.flatMap((o, i) => [i ? ", " : "", h("code", {}, [o.op + (o.backward ? " (backward)" : "")]), o.where ? ` at ${o.where}` : ""]);
+  return [h("div", { class: "tgviz-made-by" }, [...(ops.length ? [msg.origins_own ? "made by " : "in a kernel from ", ...ops, "; "] : []), since])];
 }
 
 /** The node panel: op, dtype, arg (the report, and the page's own node: its label lines), tag, sources (click: go to
@@ -63,8 +81,8 @@ function lineageText(l) {
  * @param {(key: string) => void} pick @param {(m: number) => void} jump
  * @param {(step: StepKey, match: number|null, node?: string) => void} go @param {string} [pending] */
 export function showNode(ui, msg, pick, jump, go, pending = "") {
-  const link = (/** @type {string} */ text, /** @type {() => void} */ fn, cls = "") => {
-    const a = h("button", { class: `tgviz-link ${cls}`.trim() }, [text]);
+  const link = (/** @type {Node|string} */ text, /** @type {() => void} */ fn, cls = "", /** @type {Node[]} */ more = []) => {
+    const a = h("button", { class: `tgviz-link ${cls}`.trim() }, [text, ...more]);
     a.addEventListener("click", fn);
     return a;
   };
@@ -74,18 +92,19 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
   const full = "type" in msg ? msg : null;
   ui.nodePanel.replaceChildren(
     h("div", { class: "tgviz-node-head" }, [h("b", {}, [msg.op]), ` ${[full?.dtype, msg.key].filter(Boolean).join(" · ")}`, link("×", () => pick(""))]),
+    ...(full?.lineage?.length ? originLine(full) : []),
     msg.label ? h("div", {}, ["label ", h("code", {}, [msg.label.join(" · ")])]) : h("div", {}, ["arg ", h("code", {}, [full?.arg ?? ""])]),
     ...(full && full.tag !== "None" ? [h("div", {}, ["tag ", h("code", {}, [full.tag])])] : []),
     h("div", {}, ["sources: ", ...(msg.sources.length ? msg.sources.flatMap((s, i) =>
       [i ? ", " : "", link(s.label, () => pick(s.key))]) : [full ? "none" : "none drawn"])]),
     ...(msg.becomes ? [h("div", { class: "tgviz-becomes" }, ["becomes kernel ", link(msg.becomes.name, () => go(/** @type {ProducedKernel} */ (msg.becomes).step, null))])] : []),
     ...matches(msg.created, "returned"), ...matches(msg.replaced, "replaced"),
-    ...(full?.lineage?.length ? [h("div", { class: "tgviz-lineage" }, [h("b", {}, ["came from"]), " (newest first, back to its creation)",
-      ...full.lineage.map((l) => h("div", { class: `tgviz-came ${l.kind}` }, [lineageText(l), " ", link(l.title, () => go(l.step, l.match)),
-        ...(l.other_key ? [l.kind === "input" ? " (built anew, in the place of a " : " from a ",
-                           link(l.other, () => go(l.other_step, l.other_match, l.other_key), "tgviz-other"), l.kind === "input" ? ")" : ""] : [])])),
-      ...(full.origins.length ? [h("div", { class: "tgviz-came origin" }, [full.origins_own ? "the kernel's AST, made by " : "the kernel's AST, from ",
-        ...full.origins.flatMap((o, i) => [i ? ", " : "", h("code", {}, [o.op + (o.backward ? " (backward)" : "")]), o.where ? ` at ${o.where}` : ""])])] : [])])] : []),
+    ...(full?.lineage?.length ? [h("div", { class: "tgviz-lineage" }, [h("b", {}, ["came from"]), " (newest first)",
+      ...full.lineage.map((l) => { const [what, at, rule] = lineageLine(l);
+        const from = l.other_key ? [l.kind === "input" ? " (built anew, in the place of a " : " from a ", l.other, l.kind === "input" ? ")" : ""] : [];
+        return h("div", { class: `tgviz-came ${l.kind}`, title: [lineageText(l), " ", l.title, ...from].join("") }, [h("span", {}, [what]),
+          link(at, () => go(l.step, l.match), "tgviz-at", rule ? [h("span", { class: "tgviz-where" }, [` · ${rule}`])] : []),
+          ...(l.other_key ? [h("span", {}, ["←"]), link(l.other, () => go(l.other_step, l.other_match, l.other_key), "tgviz-other")] : [])]); })])] : []),
     ...(full?.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (why does this node exist?)",
       ...full.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },
                                                      [...historyText(e, other(e)), " ", link(e.title, () => go(e.step, e.match))]))])] : []),

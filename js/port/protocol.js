@@ -259,12 +259,15 @@ export async function lineage(data, key, groupIndex, i, k) {
     const run = out[out.length - 1];
     if (run && run.kind === l.kind && run.step === steps[l.i].key && run.op === l.op) {
       run.match = l.match; run.count += 1; run.other_key = l.other; run.other_match = l.match;
-    } else out.push({ kind: l.kind, step: steps[l.i].key, match: l.match, last: l.match, count: 1, title: "", op: l.op, key: l.key,
+    } else out.push({ kind: l.kind, step: steps[l.i].key, match: l.match, last: l.match, count: 1, title: "", name: "", where: "", op: l.op, key: l.key,
                       other: "", other_key: l.other, other_step: "", other_match: l.match });
   }
   for (const run of out) {  // titles, and where the node each run came from is drawn
     const j = steps.findIndex((st) => st.key === run.step), t = await tableOf(j);
-    run.title = run.match === null ? t.s.info.title : matchInfo(t.s, run.match, patterns).title;
+    const m = run.match === null ? null : matchInfo(t.s, run.match, patterns);
+    run.title = m ? m.title : t.s.info.title;
+    run.name = t.s.info.name;
+    run.where = m ? m.where : "";
     const at = !run.other_key ? -1 : run.kind === "input" ? before(j) : j;
     if (at < 0) { run.other_key = ""; run.other_match = null; continue; }
     run.other_step = steps[at].key;

@@ -1,8 +1,11 @@
 """Fixtures for the browser tests: one JupyterLab server, one Notebook 7 server and one Chromium per session."""
 import re
+import runpy
 
 import pytest
-from harness import ARTIFACTS, chromium, jupyterlab, notebook7, shut_down_kernels
+from harness import ARTIFACTS, ATTENTION, chromium, jupyterlab, notebook7, shut_down_kernels
+
+import tgviz
 
 
 @pytest.fixture(scope="session")
@@ -13,6 +16,15 @@ def browser():
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
   with jupyterlab(tmp_path_factory.mktemp("lab")) as server: yield server
+
+
+@pytest.fixture(scope="session")
+def attention_report(tmp_path_factory):
+  """The new user's attention block run as a script, attention.py: its trace and its HTML report."""
+  script = tmp_path_factory.mktemp("attention") / "attention.py"
+  script.write_text(ATTENTION)
+  with tgviz.capture() as trace: runpy.run_path(str(script))  # (the user's lines: attention.py's)
+  return trace, trace.to_html(script.parent / "index.html", workers=2)
 
 
 @pytest.fixture(scope="session")

@@ -61,7 +61,7 @@ def test_the_code_column_reads_in_a_window_1000_px_wide(mnist_trace, tmp_path, b
     page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
     open_conv(page, kernel.display_name)
     page.locator(".tgviz-stage g.side g.node[data-op='REDUCE']").first.click()
-    page.wait_for_selector(".tgviz-node-panel:not([hidden]) .tgviz-came.origin", timeout=LIMIT)
+    page.wait_for_selector(".tgviz-node-panel:not([hidden]) .tgviz-made-by", timeout=LIMIT)
     settled(page)
     got = page.evaluate(NARROW)
     page.screenshot(path=str(ARTIFACTS / "columns-report-1000.png"))

@@ -119,14 +119,16 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   page.locator(f".tgviz-stage g.node[data-node='{key}']").first.click()
   page.wait_for_function("k => document.querySelector('.tgviz-node-panel[data-state=full]')?.dataset.key === k", arg=key, timeout=LIMIT)
   chain = P.node_message(trace, P.step_key(conv.codegen_step), None, key)["lineage"]
-  shown = page.eval_on_selector_all(".tgviz-lineage .tgviz-came:not(.origin)", "es => es.map(e => [e.classList[1], "
-                                    "e.querySelector('.tgviz-link:not(.tgviz-other)').textContent,"
-                                    " e.querySelector('.tgviz-other')?.textContent ?? null])")
-  assert shown == [[r["kind"], r["title"], r["other"] or None] for r in chain], (shown, chain)
+  shown = page.eval_on_selector_all(".tgviz-lineage .tgviz-came", "es => es.map(e => [e.classList[1], e.querySelector('.tgviz-at').textContent,"
+                                    " e.querySelector('.tgviz-other')?.textContent ?? null, e.title])")
+  # each a line: its step's name (a link), the node it came from; the whole story (the match's rule) its tooltip
+  assert [s[0::2] for s in shown] == [[r["kind"], r["other"] or None] for r in chain], (shown, chain)
+  assert all(at.startswith(r["name"]) and r["title"] in title for (_, at, _, title), r in zip(shown, chain, strict=True)), (shown, chain)
   assert chain[-1]["kind"] == "input" and chain[-1]["step"] == P.step_key(conv.group.steps[0]) and len(chain) > 3
-  origin = page.locator(".tgviz-lineage .tgviz-came.origin").inner_text()
-  # (the node's own op: the capture noted which of the kernel's ops made each node of its AST)
-  assert origin == "the kernel's AST, made by conv2d at " + ("tutorial_conv2d.py:6" if report else "Cell In[2], line 4"), origin
+  origin = page.locator(".tgviz-node-panel .tgviz-made-by").inner_text()
+  # (the node's own op: the capture noted which of the kernel's ops made each node of its AST), at the panel's top
+  rewrites, line = sum(r["count"] for r in chain if r["kind"] != "input"), "tutorial_conv2d.py:6" if report else "Cell In[2], line 4"
+  assert origin == f"made by conv2d at {line}; {rewrites} rewrites since the kernel's AST", origin
   page.locator(".tgviz-lineage").scroll_into_view_if_needed()
   page.screenshot(path=str(ARTIFACTS / shot.replace(".png", "-lineage.png")))
   mid = chain[len(chain) // 2]

@@ -1,7 +1,6 @@
 """Finding things, as a user does, in headless Chromium: the search in the MNIST step's report (the loss's log_softmax
 in three actions, a UOp marked on screen, a code line, a rule's match, no match) and in the widget in JupyterLab (Python
 answers); and a trace that opens on where tinygrad failed (a rewrite, a compile, a launch), in the report and the widget."""
-import runpy
 import subprocess
 import sys
 
@@ -234,17 +233,9 @@ def check_softmax_search(page, place: str, shot: str) -> None:
   assert not page.errors
 
 
-@pytest.fixture(scope="module")
-def attention_report(tmp_path_factory):
-  script = tmp_path_factory.mktemp("attention") / "attention.py"
-  script.write_text(ATTENTION)
-  with tgviz.capture() as trace: runpy.run_path(str(script))  # (the user's lines: attention.py's)
-  return trace.to_html(script.parent / "index.html", workers=2)
-
-
 def test_a_users_op_found_in_the_report_shows_where_and_what(attention_report, browser):
   with new_page(browser, 1400, 1000, offline=True) as page:
-    page.goto(attention_report.as_uri())
+    page.goto(attention_report[1].as_uri())
     page.wait_for_selector(".tgviz-stage svg g.node, .tgviz-progmap[open] svg", timeout=LIMIT)
     check_softmax_search(page, "attention.py:6", "search-attention-report")
 

@@ -234,6 +234,8 @@ class LineageLink(TypedDict):
   last: int | None     # the run's last match (the newest)
   count: int           # links in the run
   title: str           # the step's title at `match` (its path for "input")
+  name: str            # the step's name (StepInfo.name)
+  where: str           # the rule of `match`, "file.py:12" ("" for "input")
   op: str              # the node the run made (its newest)
   key: str
   other: str           # the op of the node it came from, "" when none is known

@@ -271,7 +271,8 @@ def lineage(lin: Lineage) -> list[LineageLink]:
     elif old.kind == "input": at, at_match = step_key(s) if (s := step_before(old.step)) is not None else "", None
     else: at, at_match = step_key(old.step), old.match
     out.append(LineageLink(kind=new.kind, step=step_key(new.step), match=old.match, last=new.match, count=len(run),  # type: ignore[typeddict-item]
-                           title=old.step.title(old.match) if old.match is not None else old.step.path, op=tg.op_name(new.uop),
+                           title=old.step.title(old.match) if old.match is not None else old.step.path, name=old.step.name,
+                           where=where(*old.step.matches[old.match].loc) if old.match is not None else "", op=tg.op_name(new.uop),
                            key=tg.node_key(new.uop), other=tg.op_name(old.other) if at else "",
                            other_key=tg.node_key(old.other) if at else "", other_step=at, other_match=at_match))
   return out
