@@ -65,15 +65,16 @@ def test_script_report(name, tmp_path):
   proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(EXAMPLES / "scripts" / name), "--out", str(tmp_path), "--save"],
                         capture_output=True, text=True, timeout=900)
   assert proc.returncode == 0, proc.stdout + proc.stderr
-  for kernel in SCRIPTS[name]: assert f"kernel {kernel} " in proc.stdout
-  # the saved trace opens in a fresh process, through the unpickler that runs nothing from the file, with the same summary
+  assert not [ln for ln in proc.stdout.splitlines() if ln.startswith("  kernel ")]  # the run's output: no line per kernel
+  # the saved trace opens in a fresh process, through the unpickler that runs nothing from the file, with the run's
+  # counts, and holds the kernels the script makes
   counts = next(ln for ln in proc.stdout.splitlines() if ln.startswith("tgviz: traced in ")).split(": ", 2)[2]
-  kernels = [ln for ln in proc.stdout.splitlines() if ln.startswith("  kernel ")]
   opened = subprocess.run([sys.executable, "-c", "import sys, tgviz; print(tgviz.load(sys.argv[1]).summary())", str(tmp_path / "trace.tgviz")],
                           capture_output=True, text=True, timeout=300)
   assert opened.returncode == 0, opened.stderr
-  lines = opened.stdout.splitlines()
-  assert lines[0] == counts and [ln for ln in lines if ln.startswith("  kernel ")] == kernels
+  assert opened.stdout.splitlines()[0] == counts, (opened.stdout, counts)
+  # (what_if.py makes its kernels in captures of its own, and prints them: "kernel r_2_2_2_2 opts by heuristic")
+  for kernel in SCRIPTS[name]: assert f"kernel {kernel} " in opened.stdout + proc.stdout, (kernel, opened.stdout, proc.stdout)
   assert (tmp_path / "index.html").stat().st_size > 10_000
   svgs = list((tmp_path / "svg").glob("*.svg"))
   assert svgs
