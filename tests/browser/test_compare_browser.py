@@ -290,17 +290,22 @@ LANDMARKS = """() => [...document.querySelectorAll('.tgviz-pair .tgviz-landmark-
                   r.right - Math.max(...ns.map((n) => n.right)), r.bottom - Math.max(...ns.map((n) => n.bottom))]}; })"""
 
 
+def _pair_landmarks(page, report, row: str, shot: str) -> list:
+  """Open the comparison page's pair of row, settled, its sides' screenshot to ARTIFACTS/shot: its landmarks' views."""
+  page.goto(report.as_uri())
+  page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
+  _open_row(page, row)
+  settled(page)
+  page.locator(".tgviz-pair-sides").screenshot(path=str(ARTIFACTS / shot))
+  return page.evaluate(LANDMARKS)
+
+
 def test_a_pairs_graph_that_fits_uses_its_box(wino, browser):
   """A pair whose graphs fit their boxes readable (E_2's View Base AST, 14 nodes) opens each as close as fills its box
   across or down (within the 10 px margin), readable: it opened at 11 px, centred with empty bands all round (150 px
   each side)."""
   with new_page(browser, 1500, 1100, offline=True) as page:
-    page.goto(wino.as_uri())
-    page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
-    _open_row(page, "E_2")
-    settled(page)
-    page.locator(".tgviz-pair-sides").screenshot(path=str(ARTIFACTS / "compare-pair-fits.png"))
-    whole = [v for v in page.evaluate(LANDMARKS) if v["whole"] == v["all"]]
+    whole = [v for v in _pair_landmarks(page, wino, "E_2", "compare-pair-fits.png") if v["whole"] == v["all"]]
     assert {v["step"] for v in whole} >= {"View Base AST"}, whole
     for v in whole:
       left, top, right, bottom = v["bands"]
@@ -313,12 +318,7 @@ def test_a_pairs_view_program_opens_on_nodes(wino, browser):
   readable, not on its SINK alone under bare edges (the SINK, its output, is a box's height below the rest: the window
   that held it showed one node of 40 and 50)."""
   with new_page(browser, 1500, 1100, offline=True) as page:
-    page.goto(wino.as_uri())
-    page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
-    _open_row(page, "r_4_4_3_3")
-    settled(page)
-    page.locator(".tgviz-pair-sides").screenshot(path=str(ARTIFACTS / "compare-pair-view-program.png"))
-    got = page.evaluate(LANDMARKS)
+    got = _pair_landmarks(page, wino, "r_4_4_3_3", "compare-pair-view-program.png")
     program = [v for v in got if v["step"] == "View Program"]
     assert len(program) == 2 and all(v["whole"] >= min(10, v["all"]) and v["scale"] >= 1.12 for v in program), got
     assert not page.errors
