@@ -58,13 +58,28 @@ export function derivedRow(rows, contents, notes, families, content, srcs, key) 
     if (fold[1] === null) label = null;
     else label = [...label, cut(`${fold[0]}${i} ${fold[1]}`)];
   }
-  if (label && op === "CALL" && srcs.length && notes[key(srcs[0])]) label = [...label, notes[key(srcs[0])]];
+  if (label && op === "CALL" && srcs.length) {
+    const callee = rows[srcs[0]], note = notes[key(srcs[0])] || calleeNote(contents[callee[5]][1], callee[3].length);
+    if (note) label = [...label, note];
+  }
   /** @type {import("./picture.js").Fold} */
   let fold = 0;
   if ((op === "RESHAPE" || op === "EXPAND") && srcs.length && rows[srcs[0]][4]) fold = rows[srcs[0]][4];
   else if (op === "STACK" && srcs.every((s) => rows[s][2][0] === "CONST")) fold = ["STACK", null];
   else if (op === "CONST" && own.length > 1) fold = ["CONST", own[1]];
   return [families[op] ?? "other", label, fold];
+}
+
+/** What a CALL of no traced kernel or copy says it calls, read from the callee alone, as bridge.uops.callee_note says:
+ * a LINEAR runs the schedule's calls in order, a SINK without a kernel's info is the scheduled function, a COPY copies
+ * to a device. @param {string[]} own the callee's own label lines (its op first) @param {number} srcs its number of
+ * sources @returns {string} "" for any other callee */
+function calleeNote(own, srcs) {
+  const op = own[0];
+  if (op === "LINEAR") return `→ its ${srcs} calls, in order`;
+  if (op === "SINK" && own.length === 1 && srcs) return `→ the scheduled function: ${srcs} output${srcs !== 1 ? "s" : ""}`;
+  if (op === "COPY" && own.length > 1) return `→ a copy to ${own[1]}`;
+  return "";
 }
 
 /** tinygrad's UOp.key: sha256 of the content's text (encoded once, in texts), then the sources' keys.

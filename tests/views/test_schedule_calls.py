@@ -91,6 +91,30 @@ def test_every_call_node_says_what_it_becomes(attention_cell_trace):
     assert not any("CallInfo" in ln for n in graph.nodes.values() for ln in n.label)
 
 
+def test_calls_of_no_kernel_say_what_they_call(attention_cell_trace):
+  """Every CALL node of every schedule step's graphs says what it calls, a CALL of no kernel or copy too: the schedule's
+  LINEAR ("→ its 14 calls, in order": as many as tinygrad's "Schedule 14 Kernels" says), the scheduled function ("→ the
+  scheduled function: 9 outputs": as many as its Callify group's "9 Buffers"), a COPY before it is a copy call ("→ a
+  copy to CL")."""
+  said: set[str] = set()
+  for g in attention_cell_trace.groups:
+    if g.kind != "schedule": continue
+    calls = int(re.search(r" (\d+) (?:Kernel|Buffer)", g.name)[1])  # type: ignore[index]
+    callify = g if g.name.startswith("Callify") else attention_cell_trace.groups[g.index - 1]
+    outputs = int(re.fullmatch(r"Callify (\d+) Buffers? n\d+", callify.name)[1])  # type: ignore[index]
+    for step in g.steps:
+      for side in (step.before(), step.after()):
+        graph = tg.to_graph(side, step.call_notes)
+        for n in graph.nodes.values():
+          if n.op != "CALL": continue
+          assert n.label[-1].startswith("→ "), (g.name, step.name, n.label)
+          said.add(n.label[-1])
+          if n.label[-1].startswith("→ its "): assert n.label[-1] == f"→ its {calls} calls, in order", g.name
+          if n.label[-1].startswith("→ the scheduled"): assert n.label[-1].endswith(f": {outputs} outputs"), g.name
+  for kind in (r"→ its \d+ calls, in order", r"→ the scheduled function: \d+ outputs", r"→ a copy to CL"):
+    assert any(re.fullmatch(kind, line) for line in said), (kind, said)
+
+
 def test_a_call_info_that_carries_something_stays():
   """A CALL's CallInfo with a name (or any field off its default) is still in its label."""
   from tinygrad import dtypes

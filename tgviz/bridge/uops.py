@@ -158,8 +158,22 @@ def _label(u: UOp, notes: dict[str, str] | None = None) -> list[str]:
     if _foldable(s):
       head, first = _fold_text(s)
       label.append(_cut(f"{head}{i} {first}"))
-  if notes and u.op is Ops.CALL and u.src and (note := notes.get(node_key(u.src[0]))): label.append(note_line(note))
+  if u.op is Ops.CALL and u.src:
+    c = u.src[0]
+    if (note := (notes or {}).get(node_key(c)) or callee_note(_base_label(c), len(c.src))): label.append(note_line(note))
   return label
+
+
+def callee_note(label: list[str], srcs: int) -> str | None:
+  """What a CALL of no traced kernel or copy says it calls, read from the callee alone (its own label lines, the op
+  first, and its number of sources; js/port/replay.js calleeNote says the same): a LINEAR runs the schedule's calls in
+  order, a SINK without a kernel's info is the scheduled function (its sources: the buffers it writes), a COPY copies
+  to a device."""
+  op = label[0]
+  if op == "LINEAR": return f"→ its {srcs} calls, in order"
+  if op == "SINK" and label == ["SINK"] and srcs: return f"→ the scheduled function: {srcs} output" + ("s" if srcs != 1 else "")
+  if op == "COPY" and len(label) > 1: return f"→ a copy to {label[1]}"
+  return None
 
 
 def _node(u: UOp, notes: dict[str, str] | None = None, keys: list[str | None] | None = None) -> Node:
@@ -301,7 +315,10 @@ def _derived(rows: list[list], contents: list[list], notes: dict[str, str], i: i
   label = list(own)
   for j, s in enumerate(srcs):
     if f := rows[s][4]: label.append(_cut(f"{f[0]}{j} {f[1]}"))
-  if op == "CALL" and srcs and (note := notes.get(rows[srcs[0]][0])): label.append(note)
+  if op == "CALL" and srcs:
+    callee = rows[srcs[0]]
+    if note := notes.get(callee[0]) or callee_note(contents[callee[5]][1], len(callee[3])):
+      label.append(note_line(note))
   fold: object = 0
   if op in ("RESHAPE", "EXPAND") and srcs and rows[srcs[0]][4]: fold = rows[srcs[0]][4]
   elif op == "STACK" and all(rows[s][2][0] == "CONST" for s in srcs): fold = ["STACK", None]
