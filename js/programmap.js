@@ -17,6 +17,7 @@ import { fmtTime, plural } from "./units.js";
 /** @typedef {import("./messages.js").ProgramMapMsg} ProgramMapMsg */
 /** @typedef {import("./messages.js").MapView} MapView */
 /** @typedef {import("./messages.js").MapKernel} MapKernel */
+/** @typedef {import("./messages.js").KernelRow} KernelRow */
 /** @typedef {import("./messages.js").MapBuffer} MapBuffer */
 /** @typedef {import("./messages.js").FusedMsg} FusedMsg */
 
@@ -30,10 +31,11 @@ function link(text, fn, title = "") {
 }
 
 /** The sheet; request() asks for the map, open(key) opens a step (closing the sheet), openRow(row) the kernel table at a
- * row, fuse(i) asks what if buffer i's kernels had fused (null: the report, which cannot run anything).
+ * row, rowOf(row) that row as it is now (re-timed after the run, its median is not the launches'), fuse(i) asks what if
+ * buffer i's kernels had fused (null: the report, which cannot run anything).
  * @param {Ui} ui @param {() => void} request @param {(key: StepKey) => void} open @param {(row: number) => void} openRow
- * @param {((buffer: number) => void)|null} fuse */
-export function programMap(ui, request, open, openRow, fuse) {
+ * @param {(row: number) => KernelRow|undefined} rowOf @param {((buffer: number) => void)|null} fuse */
+export function programMap(ui, request, open, openRow, rowOf, fuse) {
   const close = h("button", { class: "tgviz-sheet-close", title: "close (Escape)" }, ["×"]);
   close.addEventListener("click", () => { ui.program.open = false; });
   const summary = h("span", { class: "tgviz-map-summary" }, ["reading the program…"]);
@@ -240,7 +242,10 @@ export function programMap(ui, request, open, openRow, fuse) {
     mark();
     const box = stage.querySelector(`g.node[data-node="${boxOf(i)}"]`);
     if (box) view.reveal([box]);  // (a link in the panel can lead anywhere on the map)
-    const time = k.time_us === null ? "not timed" : `${fmtTime(k.time_us)} (median of ${k.runs} launch${k.runs === 1 ? "" : "es"})`;
+    const r = k.row === null ? undefined : rowOf(k.row);  // re-timed after the run (the kernel table's median): said beside
+    const again = r?.timed === "re-timed" && r.median_us !== null
+      ? `; re-timed after it, warm: ${fmtTime(r.median_us)}, median of ${plural(r.timed_runs, "run")}` : "";
+    const time = k.time_us === null ? "not timed" : `${fmtTime(k.time_us)} (median of ${plural(k.runs, "launch", "launches")} in the run${again})`;
     panel.replaceChildren(
       h("h4", {}, [k.name]), leads(k),
       h("div", {}, [`${k.kind === "copy" ? "copy" : "kernel"} #${k.index + 1} of ${m.kernels.length}, schedule ${k.schedule + 1} · ${time}`,

@@ -107,7 +107,7 @@ function render({ model, el }) {
     for (const s of ui.kernels.querySelectorAll("tbody tr.selected")) s.classList.remove("selected");
     tr?.classList.add("selected");
     scrollWithin(tr);
-  }, page ? null : (buffer) => state.send({ type: "fuse", buffer }));
+  }, (row) => state.kernels[row], page ? null : (buffer) => state.send({ type: "fuse", buffer }));
   const search = searchBox(ui, state, (hit) => {  // a hit clicked: where it is, its node picked or its code line marked
     if (hit.step === null) return;
     if (hit.kind === "code" && hit.line !== null) { const n = hit.line; goThen(hit.step, null, () => clickLine(n)); }

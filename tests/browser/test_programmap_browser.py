@@ -12,6 +12,7 @@ from harness import ARTIFACTS, ATTENTION, LIMIT, inside, new_page, notebook, ope
 from tinygrad import Tensor
 
 import tgviz
+from tgviz.trace.units import time_text
 
 MAP = ".tgviz-progmap"
 LABEL_PX = """(sel) => { const t = document.querySelector(sel + ' .tgviz-map-canvas svg g.node text tspan');
@@ -401,3 +402,25 @@ def test_a_box_comes_clear_of_the_overview_in_any_corner(tmp_path, browser):
       assert not page.errors
     if "top left" in corners: break
   assert "top left" in corners, corners
+
+
+def test_a_retimed_kernels_panel_gives_its_time_in_the_run_and_re_timed(tmp_path, offline):
+  """A kernel re-timed after the run (as `tgviz run` and "time the slowest again" do): its panel on the map gives both
+  figures, each saying what it is, the one of the kernel table beside the launches' ("6.46 µs (median of 1 launch in
+  the run; re-timed after it, warm: 1.36 µs, median of 16 runs)"), not a median that disagrees with the table's."""
+  with tgviz.capture() as trace: workloads.attention_cell()
+  trace.retime()
+  prog = trace.program()
+  calls = [c for c in prog.kernels if c.kernel is not None and c.kernel.timing is not None and c.kernel.timing.source == "re-timed"]
+  assert calls and len(prog.kernels) <= 24  # (every kernel its own box)
+  offline.goto(trace.to_html(tmp_path / "index.html").as_uri())
+  offline.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=LIMIT)
+  for call in calls[:3]:
+    click_box(offline, f"k{call.index}")
+    t = call.kernel.timing
+    runs = len(call.times_us)
+    says = (f"{time_text(call.time_us)} (median of {runs} launch{'es' if runs != 1 else ''} in the run; re-timed after it, "
+            f"warm: {time_text(t.median_us)}, median of {t.n} runs)")
+    offline.wait_for_function("(s) => document.querySelector('.tgviz-map-panel').textContent.includes(s)", arg=says, timeout=LIMIT)
+  shoot(offline, "programmap-retimed-panel.png")
+  assert not offline.errors
