@@ -93,11 +93,15 @@ class Retry:
     return compare_times(timing_of([], self.run.times_a), timing_of([], self.run.times_b)) if self.run is not None else None
 
   def summary(self) -> str:
-    """One line: the retry's opts and kernel, whether its outputs match, and each kernel's median launch time with its
-    min – max (the original's timed beside this retry, on the same inputs), with the speedup, or "within noise" where
-    the comparison's table says so (:attr:`time_compared`), each with its rule (NOISE, APART); or why there is no retry."""
+    """One line: the retry's opts (and those of the kernel's own it drops) and kernel, whether its outputs match, and
+    each kernel's median launch time with its min – max (the original's timed beside this retry, on the same inputs),
+    with the speedup, or "within noise" where the comparison's table says so (:attr:`time_compared`), each with its
+    rule (NOISE, APART); or why there is no retry."""
     head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(self.opts)}" if self.opts or self.error is None else "")
-    head += f" ({self.why})" if self.why and self.opts else ""
+    # (the opts given replace the kernel's own: one it had and the retry lacks is said, or "UPCAST(0, 0)" reads as added)
+    dropped = [o for o in self.kernel.opts if o not in self.opts] if self.opts else []
+    notes = ([self.why] if self.why else []) + ([f"its own {_opts_text(dropped)} dropped"] if dropped else [])
+    head += f" ({'; '.join(notes)})" if notes and self.opts else ""
     if self.error is not None: return f"{head}: {self.error}"
     a, b = self.times_us()
     k = self.retried
