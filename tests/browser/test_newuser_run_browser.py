@@ -2,6 +2,7 @@
 at 1400 px with its file browser open; the report at 860 px gives the widget that width): the memory chart opens on the
 timeline's window, its allocations and peak readable, the whole run one click away."""
 import json
+import re
 
 import pytest
 from harness import ARTIFACTS, LIMIT, new_page, settled
@@ -61,4 +62,44 @@ def test_the_memory_chart_opens_on_the_timelines_window(attention_report, page):
   page.keyboard.press("f")
   page.wait_for_selector(".tgviz-mem-opening.active", timeout=LIMIT)
   assert json.loads(canvas.get_attribute("data-view")) == pytest.approx(window)
+  assert not page.errors
+
+
+# the kernel table as read: its sheet's scroll, its headers, each cell's text whole in its cell (a clip column's cut
+# short on purpose, whole in its tooltip), each piece of a cell that wraps on one line, the rows' heights
+TABLE = """() => { const s = document.querySelector('.tgviz-kernels > .tgviz-sheet');
+  const cells = [...s.querySelectorAll('tbody td')];
+  return {scroll: s.scrollWidth, client: s.clientWidth, window: innerWidth,
+          heads: [...s.querySelectorAll('thead th')].map((t) => t.innerText.replace(/[ ▲▼]+$/, '')),
+          right: Math.max(...[...s.querySelectorAll('th')].map((t) => t.getBoundingClientRect().right)),
+          cut: cells.filter((c) => !c.classList.contains('clip') && c.scrollWidth > c.clientWidth + 1).map((c) => c.textContent),
+          broken: [...s.querySelectorAll('tbody td.wrap > span')].filter((p) => p.getClientRects().length > 1).map((p) => p.textContent),
+          names: [...s.querySelectorAll('tbody tr')].map((r) => [r.cells[0].textContent, r.cells[0].title]),
+          heights: [...s.querySelectorAll('tbody tr')].map((r) => r.getBoundingClientRect().height)}; }"""
+
+
+def test_the_kernel_table_fits_the_widget(attention_report, page):
+  """The kernel table in the 841 px widget needed a sideways scroll: its columns (kernel, key, global, local, FLOPs,
+  bytes, runs, total, median, spread, limit, compile, ...) were 1,166 px wide. Now it fits, no sideways scroll, every
+  column's header on screen and every figure whole: the key is in the kernel's hover, the spread says its unit once
+  ("2.92–6.33 µs"), and a spread or limit goes on two lines where there is no room, never broken inside a figure. At
+  1600 px it fits too, each row one line high."""
+  trace, report = attention_report
+  page.goto(report.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node, .tgviz-progmap[open] svg", timeout=LIMIT)
+  page.locator(".tgviz-kernels > summary").click()
+  page.locator(".tgviz-kernels tbody tr").first.wait_for(timeout=LIMIT)
+  for width in (WIDE, 1600):
+    page.set_viewport_size({"width": width, "height": 1000})
+    settled(page)
+    page.screenshot(path=str(ARTIFACTS / f"newuser-kernel-table-{width}.png"))
+    got = page.evaluate(TABLE)
+    assert got["scroll"] <= got["client"] and got["right"] <= got["window"], got  # no sideways scroll
+    assert got["heads"][:3] == ["kernel", "global", "local"] and "key" not in got["heads"] and "spread" in got["heads"], got["heads"]
+    assert not got["cut"] and not got["broken"], got
+    assert len(got["names"]) == len(trace.kernels) and all(t.startswith(f"{n} · key ") for n, t in got["names"]), got["names"]
+    line = page.eval_on_selector(".tgviz-kernels tbody td", "c => parseFloat(getComputedStyle(c).lineHeight) || 13")
+    assert max(got["heights"]) < (3 if width == WIDE else 2) * line, (got["heights"], line)  # two lines at most; one on a wide screen
+  spread = page.locator(".tgviz-kernels tbody td.wrap").all_inner_texts()
+  assert not [s for s in spread if re.search(r" (ns|µs|ms) – [\d.]+ \1", s)], spread  # a unit once: "2.92–6.33 µs, 3 launches"
   assert not page.errors
