@@ -1,11 +1,12 @@
 """What a new user met on the attention block (harness.ATTENTION) in a notebook's widget about 841 px wide (JupyterLab
 at 1400 px with its file browser open; the report at 860 px gives the widget that width): the memory chart opens on the
-timeline's window, its allocations and peak readable, the whole run one click away."""
+timeline's window, its allocations and peak readable, the whole run one click away; the kernel table fits without a
+sideways scroll; the tree's column keeps its width while a search is typed."""
 import json
 import re
 
 import pytest
-from harness import ARTIFACTS, LIMIT, new_page, settled
+from harness import ARTIFACTS, LIMIT, new_page, search_for, settled, to_steps
 
 WIDE = 860  # the report's page width that gives the widget the notebook's 841 px
 MEM = ".tgviz-mem-canvas"
@@ -102,4 +103,31 @@ def test_the_kernel_table_fits_the_widget(attention_report, page):
     assert max(got["heights"]) < (3 if width == WIDE else 2) * line, (got["heights"], line)  # two lines at most; one on a wide screen
   spread = page.locator(".tgviz-kernels tbody td.wrap").all_inner_texts()
   assert not [s for s in spread if re.search(r" (ns|µs|ms) – [\d.]+ \1", s)], spread  # a unit once: "2.92–6.33 µs, 3 launches"
+  assert not page.errors
+
+
+# the tree's column and the graph's canvas (left and width), and the hits: each whole inside the column, none scrolled sideways
+COLUMNS = """() => { const box = (s) => { const r = document.querySelector(s).getBoundingClientRect(); return [r.left, r.width]; };
+  const left = document.querySelector('.tgviz-left').getBoundingClientRect(), res = document.querySelector('.tgviz-results');
+  return {tree: box('.tgviz-left'), canvas: box('.tgviz-canvas'), sideways: res.scrollWidth - res.clientWidth,
+          out: [...res.querySelectorAll('.tgviz-hit:not([hidden])')].filter((e) => e.offsetParent).filter((e) => {
+            const r = e.getBoundingClientRect(); return r.left < left.left - 1 || r.right > left.right + 1; }).length,
+          hits: res.querySelectorAll('.tgviz-hit').length}; }"""
+
+
+def test_the_tree_keeps_its_width_while_searching(attention_report, page):
+  """The step tree's column widened as a search was typed (its hits listed in it), moving the graph. Now the column and
+  the graph keep where they are, word after word, the hits wrapping inside the column."""
+  trace, report = attention_report
+  page.goto(report.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node, .tgviz-progmap[open] svg", timeout=LIMIT)
+  to_steps(page)
+  settled(page)
+  before = page.evaluate(COLUMNS)
+  for text in ("soft", "softmax", "r_2_2_3"):
+    search_for(page, text)
+    got = page.evaluate(COLUMNS)
+    page.screenshot(path=str(ARTIFACTS / f"newuser-search-{text}.png"))
+    assert got["tree"] == pytest.approx(before["tree"], abs=1) and got["canvas"] == pytest.approx(before["canvas"], abs=1), (text, before, got)
+    assert got["hits"] and not got["out"] and got["sideways"] <= 0, (text, got)
   assert not page.errors
