@@ -118,7 +118,7 @@ COLUMNS = """() => { const box = (s) => { const r = document.querySelector(s).ge
 def test_the_tree_keeps_its_width_while_searching(attention_report, page):
   """The step tree's column widened as a search was typed (its hits listed in it), moving the graph. Now the column and
   the graph keep where they are, word after word, the hits wrapping inside the column."""
-  trace, report = attention_report
+  report = attention_report[1]
   page.goto(report.as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node, .tgviz-progmap[open] svg", timeout=LIMIT)
   to_steps(page)
