@@ -5,7 +5,7 @@
 import { showCode } from "./codelines.js";
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
-import { fmtTime, plural } from "./units.js";
+import { fmtRange, fmtTime, plural } from "./units.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").PictureMsg} PictureMsg */
@@ -120,9 +120,10 @@ export function kernelTable(ui, kernels, select, retime = null) {
       if (ui.kernels.open && s) Object.assign(s.style, { top: `${ui.main.offsetTop}px`, maxHeight: `${ui.main.offsetHeight}px` });
     });
   }
-  sheet.append(sortableTable([{ key: "label", label: "kernel", title: "tinygrad's name; kernels that share one are numbered in compile order" },
-      { key: "key", label: "key", fmt: (/** @type {string|undefined} */ k) => (k ?? "").slice(0, 8),
-        title: "the kernel's key: tinygrad's key of its AST, the same in every run (accepted wherever a kernel is named)" },
+  // (its key on its name's hover, not a column of its own: the table fits a notebook's 841 px without a sideways scroll)
+  sheet.append(sortableTable([{ key: "label", label: "kernel", tip: (r) => `${r.label} · key ${r.key ?? "–"}: tinygrad's key of its AST, `
+        + "the same in every run (accepted wherever a kernel is named)", title: "tinygrad's name; kernels that share one are "
+        + "numbered in compile order (hover: its key)" },
       { key: "global_size", label: "global", fmt: dims },
       { key: "local_size", label: "local", fmt: dims }, { key: "flops", label: "FLOPs", num: true, title: "tinygrad's estimate" },
       { key: "bytes", label: "bytes", num: true, title: "tinygrad's estimate of the bytes moved" },
@@ -159,12 +160,12 @@ function inTheRun(r) {
  * @returns {import("./table.js").Column[]} */
 function timeColumns() {
   const spread = (/** @type {KernelRow} */ r) => (r.median_us === null ? "–" : r.cold ? "❄ 1 cold launch"
-    : `${fmtTime(r.min_us)} – ${fmtTime(r.max_us)}, ${r.timed === "re-timed" ? plural(r.timed_runs, "re-run") : plural(r.timed_runs, "launch", "launches")}`);
+    : `${fmtRange(r.min_us, r.max_us)}, ${r.timed === "re-timed" ? plural(r.timed_runs, "re-run") : plural(r.timed_runs, "launch", "launches")}`);
   return [{ key: "median_us", label: "median", num: true, fmt: (v, r) => (v === null ? "–" : `${r.cold ? "❄ " : ""}${fmtTime(v)}`), tip: inTheRun,
             title: "the median of its timed runs: re-timed after the capture where it was (warm), else its launches in the capture; "
             + "❄: a single cold launch, the device's first run of the kernel: no measurement of it warm" },
-          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, tip: inTheRun, title: "min – max of its timed runs and how many: its launches in the run (as many as runs), or its re-runs after the run (re-timed, warm)" },
-          { key: "roof_fraction", label: "limit", num: true, fmt: (_v, r) => (r.bound ? `${r.bound} ${fmtPct(r.roof_fraction)}` : "–"),
+          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, wrap: true, tip: inTheRun, title: "min – max of its timed runs and how many: its launches in the run (as many as runs), or its re-runs after the run (re-timed, warm)" },
+          { key: "roof_fraction", label: "limit", num: true, wrap: true, fmt: (_v, r) => (r.bound ? `${r.bound} ${fmtPct(r.roof_fraction)}` : "–"),
             tip: (r) => r.why ?? "", title: "what limits it: memory, compute, or latency (too little work to fill the device), and the "
             + "fraction of that roof it reached (hover a cell: why); – until the device's peaks are measured (open the roofline)" }];
 }

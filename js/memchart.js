@@ -2,9 +2,11 @@
 // free, as tinygrad's GlobalCounters counts them), the peak marked, and the buffers alive at the peak, biggest first,
 // each named short and readable ("float × 69,696 #50": dtype × elements, never dtype[...] as a shape is written; n its
 // place in the run's allocations; tinygrad's long id on hover), with the kernels that wrote or read it (a click opens
-// one). Zoom and pan as the timeline's (timeaxis.js); hover says the bytes in use at that time and the buffers allocated then, biggest first.
+// one). It opens on the timeline's window (timeaxis.js's openingWindow: the launches a user came to see, not the
+// whole run's compile), its head says which; *whole run* (or f) shows all of it, f again that window. Zoom and pan as
+// the timeline's (timeaxis.js); hover says the bytes in use at that time and the buffers allocated then, biggest first.
 import { h } from "./dom.js";
-import { drawTimeTicks, timeView } from "./timeaxis.js";
+import { drawTimeTicks, openingWindow, timeView } from "./timeaxis.js";
 import { fmtBytes, fmtCount, fmtSize, fmtTime, plural } from "./units.js";
 
 /** @typedef {import("./messages.js").RunMsg} RunMsg */
@@ -12,7 +14,9 @@ import { fmtBytes, fmtCount, fmtSize, fmtTime, plural } from "./units.js";
 
 const MEM_H = 220, MEM_LEFT = 80, MEM_TOP = 14, MEM_BOTTOM = 20, MEM_ROWS = 500, MEM_TIP = 12;
 
-/** The memory tab of a run message. @param {RunMsg} msg @param {OpenKernel} openKernel @returns {HTMLElement} */
+/** The memory tab of a run message: its element, and fit(), which switches the view between the timeline's window and
+ * the whole run (the f key's work while the tab is shown).
+ * @param {RunMsg} msg @param {OpenKernel} openKernel @returns {{el: HTMLElement, fit: () => void}} */
 export function memoryTab(msg, openKernel) {
   const m = msg.memory;
   const devices = Object.entries(m.device_peaks).map(([d, b]) => `${d} ${fmtBytes(b)}`).join(", ");
@@ -20,23 +24,24 @@ export function memoryTab(msg, openKernel) {
     "peak ", h("b", { class: "tgviz-mem-peak", "data-bytes": String(m.peak) }, [fmtBytes(m.peak)]),
     m.peak_us === null ? "" : ` at ${fmtTime(m.peak_us)}`, ` with ${plural(m.at_peak.length, "buffer")} alive · ${plural(m.allocations, "allocation")}`
     + (devices ? ` · per device: ${devices}` : "") + (m.before ? ` · ${fmtBytes(m.before)} in use before the run (not counted)` : "")]);
-  if (!m.t.length) return h("div", { class: "tgviz-mem" }, [head, h("p", {}, ["no buffer was allocated or freed in the run"])]);
+  if (!m.t.length) return { fit: () => {}, el: h("div", { class: "tgviz-mem" }, [head, h("p", {}, ["no buffer was allocated or freed in the run"])]) };
   const canvas = h("canvas", { class: "tgviz-mem-canvas" });
   const tip = h("div", { class: "tgviz-mem-tip", hidden: "" });
   const box = h("div", { class: "tgviz-mem-box" }, [canvas, tip]);
-  const fit = h("button", { class: "tgviz-mem-fit", title: "the whole run" }, ["fit"]);
   const end = Math.max(msg.timeline.duration, m.t[m.t.length - 1]) || 1, top = Math.max(m.peak, 1), b = m.buffers;
+  const { opening, name, what } = openingWindow(msg.timeline, end);
+  const fit = h("button", { class: "tgviz-mem-fit", title: "the whole run, compile time included (f)" }, ["whole run"]);
+  const toOpening = h("button", { class: "tgviz-mem-opening", title: "the timeline's window, where the chart opens (f: the whole run)" }, [name ?? "launches"]);
   let frame = 0;
   const redraw = () => { if (!frame) frame = requestAnimationFrame(draw); };
   const view = timeView(canvas, MEM_LEFT, end, redraw);
-  // it opens on the buffers' events (the stretch the message says, a twentieth of its span round it), not the whole
-  // run: a model's schedule and compile come first, and its allocations may fill the run's last tenth (fit: the whole run)
-  const first = m.t[m.opens[0]], last = m.t[m.opens[1]], pad = (last - first) / 20 || end / 20;
-  view.set(Math.max(0, first - pad), Math.min(end, last + pad));
-  const left = m.t.length - (m.opens[1] - m.opens[0] + 1);
-  if (left) head.append(h("div", { class: "tgviz-hint tgviz-mem-shown" }, [
-    `opens on ${m.opens[1] - m.opens[0] + 1} of ${m.t.length} allocations and frees (${fmtTime(first)} to ${fmtTime(last)}, `
-    + `the peak's stretch); fit: the whole run`]));
+  [view.v0, view.v1] = opening;
+  if (msg.timeline.start.length) {
+    const [a, z] = opening, inside = m.t.filter((us) => a <= us && us <= z).length;
+    const peak = m.peak_us === null || (a <= m.peak_us && m.peak_us <= z) ? "" : `; the peak (${fmtTime(m.peak_us)}) is outside it`;
+    head.append(h("div", { class: "tgviz-hint tgviz-mem-shown" }, [`opens on the timeline's window: ${what}, ${fmtTime(Math.max(0, a))} to `
+      + `${fmtTime(z)} into the run, ${inside} of ${plural(m.t.length, "allocation and free", "allocations and frees")} in it${peak} · whole run (f): all of it`]));
+  }
   /** The index of the last event at or before a time (-1: none). @param {number} us */
   const memAt = (us) => { let lo = 0, hi = m.t.length; while (lo < hi) { const mid = (lo + hi) >> 1; if (m.t[mid] <= us) lo = mid + 1; else hi = mid; } return lo - 1; };
 
@@ -82,6 +87,7 @@ export function memoryTab(msg, openKernel) {
     c.restore();
     c.beginPath(); c.strokeStyle = fg; c.moveTo(MEM_LEFT, MEM_TOP); c.lineTo(MEM_LEFT, MEM_TOP + ph); c.lineTo(width, MEM_TOP + ph); c.stroke();
     canvas.dataset.view = JSON.stringify([v0, v1]);
+    fit.classList.toggle("active", v0 <= 0 && v1 >= end); toOpening.classList.toggle("active", v0 === opening[0] && v1 === opening[1]);
   }
   new ResizeObserver(redraw).observe(box);
 
@@ -116,6 +122,7 @@ export function memoryTab(msg, openKernel) {
   });
   canvas.addEventListener("pointerleave", () => { tip.hidden = true; hover = null; redraw(); });
   fit.addEventListener("click", () => view.set(0, end));
+  toOpening.addEventListener("click", () => view.set(...opening));
 
   const rows = m.at_peak.slice(0, MEM_ROWS).map((r) => h("tr", { "data-num": String(r.num) }, [
     h("td", { class: "tgviz-mem-name", title: `tinygrad's buffer id: ${r.num}` }, [memName(r.dtype, r.size, place.get(r.num))]),
@@ -130,6 +137,8 @@ export function memoryTab(msg, openKernel) {
     h("thead", {}, [h("tr", {}, ["buffer (dtype × elements #n; hover: its id)", "device", "bytes", "allocated", "freed", "kernels that wrote or read it"]
       .map((c, i) => h("th", i >= 2 && i <= 4 ? { class: "num" } : {}, [c])))]), h("tbody", {}, rows)]);
   const more = m.at_peak.length > MEM_ROWS ? [h("p", {}, [`the ${MEM_ROWS} biggest of ${m.at_peak.length} buffers shown`])] : [];
-  return h("div", { class: "tgviz-mem" }, [head, h("div", { class: "tgviz-tl-tools tgviz-mem-tools" }, [fit, "wheel (in a notebook ctrl+wheel): zoom, drag: pan, hover: what was allocated then"]),
+  const el = h("div", { class: "tgviz-mem" }, [head, h("div", { class: "tgviz-tl-tools tgviz-mem-tools" },
+    [toOpening, fit, "wheel (in a notebook ctrl+wheel): zoom, drag: pan, hover: what was allocated then"]),
     box, h("div", { class: "tgviz-mem-list" }, ["alive at the peak, biggest first:"]), table, ...more]);
+  return { el, fit: () => (view.v0 <= 0 && view.v1 >= end ? view.set(...opening) : view.set(0, end)) };
 }

@@ -116,10 +116,10 @@
  *   alloc:number[], free:(number|null)[], writes:number[][], reads:number[][], kernels:number[][]}} BufferTable */
 /** Bytes in use after each allocation and free (t: µs, in_use: bytes, buf: the buffer, an index into buffers, -1 for
  * one allocated before the run; as columns), every buffer, the peak (bytes, when) and the buffers alive at it, biggest
- * first; before: what was in use when the run began (tinygrad's high-water mark is before + peak); opens: the first and
- * last event the chart opens on (tgviz.views.run.memory_data).
- * @typedef {{t:number[], in_use:number[], opens:number[], buf:number[], buffers:BufferTable, peak:number, peak_us:number|null,
- *   before:number, allocations:number, at_peak:BufferRow[], device_peaks:Record<string, number>, summary:string}} MemoryData */
+ * first; before: what was in use when the run began (tinygrad's high-water mark is before + peak). The chart opens on
+ * the timeline's window (TimelineData.opening).
+ * @typedef {{t:number[], in_use:number[], buf:number[], buffers:BufferTable, peak:number, peak_us:number|null, before:number,
+ *   allocations:number, at_peak:BufferRow[], device_peaks:Record<string, number>, summary:string}} MemoryData */
 /** @typedef {{kernel:number, device:string, flops:number, bytes:number, runs:number, time_us:number, intensity:number|null,
  *   gflops:number, gbs:number, bound:string|null, float_gflops:number|null, verdict:string|null,
  *   fraction:number|null, why:string|null}} PointRow */

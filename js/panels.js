@@ -39,8 +39,8 @@ export function sidePanels(ui) {
     // (at least 260 px: in a window 1000 px wide the code column had 200, its access tab cut, its words broken)
     let code = st.code ? `${st.code}px` : max ? "clamp(260px, 17.5%, 420px)" : "max(200px, 28%)";
     if (wide) code = st.listing ? `${st.listing}px` : `max(${code}, min(${wide}px, calc(100% - ${tree} - 10px - ${GRAPH_MIN})))`;
+    // (a search's hits do not widen it: the graph would move as the user types; they wrap in it, search.css)
     if (rules) tree = `max(${tree}, min(65%, 1040px))`;  // the rules' figures and patterns need room to be read
-    else if (!ui.results.hidden) tree = `max(${tree}, min(36%, 520px))`;  // so do a search's hits
     if (st.treeHidden) tree = STRIP;
     if (st.codeHidden) code = node ? "max(260px, 17.5%)" : STRIP;  // collapsed: the node panel alone, else a strip
     const bar = (/** @type {boolean} */ hidden) => (hidden ? "0px" : "5px");
@@ -82,7 +82,7 @@ export function sidePanels(ui) {
   ui.codeStrip.addEventListener("click", toggleCode);
   // the node panel opening or closing, the rules tab shown or hidden, a uops or asm tab shown or filled: the columns follow
   const watch = new MutationObserver(apply);
-  for (const e of [ui.nodePanel, ui.rules, ui.results]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"] });
+  for (const e of [ui.nodePanel, ui.rules]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"] });
   for (const e of [ui.uops, ui.asm]) watch.observe(e, { attributes: true, attributeFilter: ["hidden"], childList: true });
   apply();
   return apply;

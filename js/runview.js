@@ -47,13 +47,15 @@ export function runView(ui, request, open) {
   });
   /** @type {RunMsg|null} */
   let msg = null;
-  /** the timeline's fit: between the launches' span and the whole run */
-  let fitTimeline = () => {};
+  /** each chart's fit (the timeline's, the memory chart's): between the window it opens on and the whole run */
+  /** @type {Record<string, () => void>} */
+  let fits = {};
   return {
-    /** The f key: true where it switched the timeline's view (the sheet open on it). */
+    /** The f key: true where it switched a chart's view (the sheet open on the timeline or the memory chart). */
     fit() {
-      if (!ui.run.open || ui.run.dataset.tab !== "timeline") return false;
-      fitTimeline();
+      const fit = ui.run.open ? fits[ui.run.dataset.tab ?? ""] : undefined;
+      if (!fit) return false;
+      fit();
       return true;
     },
     /** Draw the run message's tabs. @param {RunMsg} m */
@@ -67,9 +69,10 @@ export function runView(ui, request, open) {
         open(step);
       };
       const timeline = timelineTab(m, openKernel, (step) => { ui.run.open = false; open(step); });
-      fitTimeline = timeline.fit;
+      const memory = memoryTab(m, openKernel);
+      fits = { timeline: timeline.fit, memory: memory.fit };
       panes[0].replaceChildren(timeline.el);
-      panes[1].replaceChildren(memoryTab(m, openKernel));
+      panes[1].replaceChildren(memory.el);
       panes[2].replaceChildren(rooflineTab(m, openKernel));
     },
     /** The run could not be read: say so in every tab. @param {string} message */

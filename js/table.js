@@ -7,9 +7,11 @@
 /** A column: fmt writes a value (key: the row's key it is of), tip its tooltip; sides: the keys of a two-sided column,
  * names: its sides' names (a row that has a value of the column's own key shows that one instead of the sides');
  * clip: a long text, cut short in its cell (an ellipsis; table.css) so that every row stays one line high, whole in
- * its tooltip (where tip gives none).
+ * its tooltip (where tip gives none); wrap: a text that may go on more lines where the table is narrower than its
+ * lines, never between a figure and its unit or word nor inside a range ("2.92–6.33 µs," over "3 launches"; one line
+ * where there is room).
  * @typedef {{key:string,label:string,num?:boolean,title?:string,fmt?:(v:any,row:any,key:string)=>string,
- *   tip?:(row:any,key:string)=>string,sides?:string[],names?:string[],clip?:boolean}} Column */
+ *   tip?:(row:any,key:string)=>string,sides?:string[],names?:string[],clip?:boolean,wrap?:boolean}} Column */
 
 /** @param {any} v */
 const blank = (v) => v === null || v === undefined || v === "";
@@ -44,6 +46,16 @@ export function sortableTable(columns, rows, onRow) {
         const td = tr.insertCell();
         if (c.num) td.className = "num";
         if (c.clip) td.classList.add("clip");
+        if (c.wrap) {  // its pieces (broken at a space after no digit, nor by a dash), each whole on a line (table.css)
+          td.classList.add("wrap");
+          td.replaceChildren(...text(c, row, c.key).split(/(?<![\d–]) (?!–)/).flatMap((p, i) => {
+            const piece = document.createElement("span");
+            piece.textContent = p;
+            return i ? [" ", piece] : [piece];
+          }));
+          if (c.tip) td.title = c.tip(row, c.key);
+          continue;
+        }
         if (!c.sides || row[c.key] !== undefined) {
           td.textContent = text(c, row, c.key);
           if (c.tip) td.title = c.tip(row, c.key);

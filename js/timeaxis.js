@@ -2,9 +2,42 @@
 // margin to the canvas's right edge, zoomed by the wheel around the pointer (in a notebook ctrl+wheel: see wheel.js)
 // and panned by a drag (timeView), and its ticks (drawTimeTicks): round steps (1, 2, 5 × 10^k) labelled with the time from the run's start in the step's unit;
 // zoomed in so deep that those labels would run to many digits ("564060 µs"), the first tick says its time from the
-// run's start to the step's precision ("564.0605 ms") and the others the time after it ("+0.5 µs").
+// run's start to the step's precision ("564.0605 ms") and the others the time after it ("+0.5 µs"). Both charts open on
+// one window (openingWindow): the run message's opening, the launches a user came to see.
 
+import { plural } from "./units.js";
 import { wheelZoom } from "./wheel.js";
+
+/** @typedef {import("./messages.js").TimelineData} TimelineData */
+
+/** The span from a to b (µs) with 2% of it either side (1 µs at least). @param {number} a @param {number} b
+ * @returns {[number, number]} */
+function padded(a, b) {
+  const m = Math.max((b - a) * 0.02, 1);
+  return [a - m, b + m];
+}
+
+/** Launches a to b (indices) as the heads count them, from 1. @param {number} a @param {number} b */
+export function launchRange(a, b) {
+  return a === b ? `launch ${(a + 1).toLocaleString("en-US")}` : `launches ${(a + 1).toLocaleString("en-US")}–${(b + 1).toLocaleString("en-US")}`;
+}
+
+/** The window the timeline and the memory chart open on (µs, each 2% of it either side): the run message's opening
+ * (tgviz.views.run.opening: a TinyJit loop's replays, else the launches no wide gap splits), else all the launches'
+ * span (launched; with none, 0 to span, the caller's whole run). name: the opening's button ("launches 6–20",
+ * "replays"; null where it is all the launches), what: the opening in words ("launches 6–20 of 20").
+ * @param {TimelineData} t @param {number} span
+ * @returns {{opening: [number, number], launched: [number, number], name: string|null, what: string}} */
+export function openingWindow(t, span) {
+  const n = t.start.length, o = t.opening;
+  // (reduce, not Math.min(...): a long run's launches are more than a call's arguments may be)
+  const first = t.start.reduce((a, s) => Math.min(a, s), Infinity), last = t.start.reduce((a, s, i) => Math.max(a, s + (t.dur[i] ?? 0)), -Infinity);
+  const launched = n ? padded(first, last) : padded(0, span);
+  if (!o || (o.what !== "replays" && o.first === 0 && o.last === n - 1)) return { opening: launched, launched, name: null, what: `all ${plural(n, "launch", "launches")}` };
+  const replays = o.what === "replays", range = launchRange(o.first, o.last);
+  return { opening: padded(o.start, o.end), launched, name: replays ? "replays" : range,
+           what: `${replays ? "the TinyJit's replays, " : ""}${range} of ${n.toLocaleString("en-US")}` };
+}
 
 /** Round tick steps (1, 2, 5 × 10^k) for a span over about n ticks. @param {number} span @param {number} n */
 function taStep(span, n) {

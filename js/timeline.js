@@ -1,7 +1,7 @@
 // The *timeline* tab: every launch, copy and sync of the run on a canvas, one lane per device (as tinygrad's VIZ, which
 // moved its timeline from SVG to canvas to draw tens of thousands of launches). It opens where the run message says
 // (tgviz.views.run.opening: a TinyJit loop's replays, else the largest stretch of launches no wide gap, a compile, splits),
-// 2% of it either side, and its head says which launches that is and what it leaves out; *whole run* (or f) shows all
+// 2% of it either side (timeaxis.js's openingWindow, which the memory chart opens on too), and its head says which launches that is and what it leaves out; *whole run* (or f) shows all
 // of it, f again the opening, *launches* all the launches' span. Wheel zooms around the pointer, a drag
 // pans (timeaxis.js, shared with the memory chart, as are the ticks: times from the run's start), hover names a box, a
 // click opens that kernel's steps. Only what is in view is visited (per lane, a binary search over the running maximum
@@ -12,7 +12,7 @@
 // place, the numbered boxes and their numbers', the last draw's time) for the tests and benchmarks/timeline_speed.py.
 import { compileLanes, firstReaching } from "./compilelanes.js";
 import { h } from "./dom.js";
-import { drawTimeTicks, timeView } from "./timeaxis.js";
+import { drawTimeTicks, launchRange, openingWindow, timeView } from "./timeaxis.js";
 import { fmtBytes, fmtNum, fmtTime, plural } from "./units.js";
 
 /** @typedef {import("./messages.js").RunMsg} RunMsg */
@@ -39,23 +39,9 @@ function tlColumns(t) {
   return { n, start, end, lanes };
 }
 
-/** The span from a to b (µs) with 2% of it either side (1 µs at least). @param {number} a @param {number} b
- * @returns {[number, number]} */
-function padded(a, b) {
-  const m = Math.max((b - a) * 0.02, 1);
-  return [a - m, b + m];
-}
-
-/** Launches a to b (indices) as the head counts them, from 1. @param {number} a @param {number} b */
-function launchRange(a, b) {
-  return a === b ? `launch ${(a + 1).toLocaleString("en-US")}` : `launches ${(a + 1).toLocaleString("en-US")}–${(b + 1).toLocaleString("en-US")}`;
-}
-
 /** What the timeline opens on and what that view leaves out, in words, every number the message's.
- * @param {import("./messages.js").TimelineOpening} o @param {number} n the launches */
-function openingText(o, n) {
-  const all = o.first === 0 && o.last === n - 1;
-  const what = all ? `all ${plural(n, "launch", "launches")}` : `${o.what === "replays" ? "the TinyJit's replays, " : ""}${launchRange(o.first, o.last)} of ${n.toLocaleString("en-US")}`;
+ * @param {import("./messages.js").TimelineOpening} o @param {number} n the launches @param {string} what the opening in words (openingWindow's) */
+function openingText(o, n, what) {
   const compiling = (/** @type {number|null} */ us) => (us ? ` (${fmtTime(us)} of it tinygrad compiling: the TINY lane)` : "");
   const out = [
     ...(o.gap_before === null ? [] : [`${launchRange(0, o.first - 1)}, then ${fmtTime(o.gap_before)} with no launch before them${compiling(o.compiling_before)}`]),
@@ -85,18 +71,19 @@ export function timelineTab(msg, openKernel, openStep) {
     + " · wheel (in a notebook ctrl+wheel): zoom, drag: pan, click a kernel or a compiler span: its steps"]);
   const compiled = h("div", { class: "tgviz-tl-compile", "data-wall": String(msg.compile.totals.wall_us ?? 0) }, [msg.compile.summary]);
   compiled.hidden = !msg.compile.summary;
-  const o = t.opening;
-  const shown = h("div", { class: "tgviz-tl-shown" }, [o ? openingText(o, cols.n) : ""]);
+  const o = t.opening, span = Math.max(t.duration, ...t.lanes.map((_, l) => cols.lanes[l].maxEnd.at(-1) ?? 0)) || 1;
+  const { opening, launched, name, what } = openingWindow(t, span);
+  const shown = h("div", { class: "tgviz-tl-shown" }, [o ? openingText(o, cols.n, what) : ""]);
   shown.hidden = !o;
   if (!cols.n && !lanes.height) return { fit: () => {}, el: h("div", { class: "tgviz-tl" }, [head, h("p", {}, [t.source ? "no launches recorded" :
     "no launches: this trace has no profile (a capture with profile=False, or tinygrad's rewrites.pkl)"])]) };
   const fit = h("button", { class: "tgviz-tl-fit", title: "the whole run, compile time included (f)" }, ["whole run"]);
   const toLaunches = h("button", { class: "tgviz-tl-launches", title: "the span where the launches ran (f)" }, ["launches"]);
-  const replays = o?.what === "replays", all = !o || (!replays && o.first === 0 && o.last === cols.n - 1);  // all: the launches' span
+  const replays = o?.what === "replays";
   const toOpening = h("button", { class: `tgviz-tl-opening${replays ? " tgviz-tl-replays" : ""}`, title: replays
     ? "the TinyJit's replays: the training loop's steady state (f: the whole run)" : "the launches no wide gap splits, where the timeline opens (f: the whole run)" },
-    [!o || replays ? "replays" : launchRange(o.first, o.last)]);
-  toOpening.hidden = all;
+    [name ?? ""]);
+  toOpening.hidden = !name;  // (none: it opens on all the launches' span)
   const slow = h("span", { class: "tgviz-tl-slowest" }, [t.slowest.length ? "slowest launches in the run: " : "no kernel launch was timed",
     ...t.slowest.flatMap((i, r) => {
       const b = h("button", { class: "tgviz-link", title: `this launch in the run took ${fmtTime(t.dur[i])}; click: zoom to it`,
@@ -118,10 +105,6 @@ export function timelineTab(msg, openKernel, openStep) {
         ["#d00", "the slowest kernel launches, numbered"], ["", "❄ dashed: a kernel's only launch, cold"],
         ...lanes.legend()].map(([c, text]) => h("span", {}, [h("i", { style: c ? `background:${c}` : "border:1px dashed currentColor" }), text]))]);
   const el = h("div", { class: "tgviz-tl" }, [head, shown, compiled, h("div", { class: "tgviz-tl-tools" }, [toLaunches, toOpening, fit, slow]), box, legend]);
-  const span = Math.max(t.duration, ...t.lanes.map((_, l) => cols.lanes[l].maxEnd.at(-1) ?? 0)) || 1;
-  const first = cols.n ? cols.start.reduce((a, b) => Math.min(a, b), Infinity) : 0;
-  const last = cols.n ? cols.end.reduce((a, b) => Math.max(a, b), -Infinity) : span;
-  const launched = padded(first, last), opening = all || !o ? launched : padded(o.start, o.end);
   let frame = 0;
   const ctop = TL_AXIS + (t.jit_runs.length ? TL_JIT : 0), top = ctop + lanes.height, height = top + t.lanes.length * TL_LANE + TL_PAD;
   const rank = new Map(t.slowest.map((i, r) => [i, r]));

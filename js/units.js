@@ -13,6 +13,13 @@ export function fmtTime(us) {
   return `${v.toFixed(m >= 100 ? 0 : m >= 10 ? 1 : 2)} ${unit}`;
 }
 
+/** A span of times, the unit once where both ends share it: "2.92–6.33 µs", else "908 ns – 2.88 µs".
+ * @param {number|null} a @param {number|null} b */
+export function fmtRange(a, b) {
+  const x = fmtTime(a), y = fmtTime(b), unit = (/** @type {string} */ t) => t.split(" ")[1];
+  return unit(x) && unit(x) === unit(y) ? `${x.split(" ")[0]}–${y}` : `${x} – ${y}`;
+}
+
 /** Bytes, as fmtSize writes them, with the exact count after where they are rounded: "24.5 KiB (25,088 B)".
  * @param {number} b */
 export function fmtBytes(b) {

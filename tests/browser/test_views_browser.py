@@ -319,7 +319,7 @@ def test_zoom_to_the_change_shows_a_node_wider_than_the_canvas_whole(tutorial_tr
       last = len(step.matches) - 1
       search_for(page, "r_2_2_2_2")
       _open(page, step)
-      search_for(page, "")  # the search's hits gone, the tree column at its narrowest again
+      search_for(page, "")  # the search's hits gone
       if not i:
         page.locator(".tgviz-tab", has_text="uops").click()
         page.wait_for_selector(".tgviz-uops tr", timeout=LIMIT)

@@ -136,20 +136,3 @@ def test_a_tinyjit_training_loop_still_opens_on_its_replays():
   assert len(replays) == 4 and o["what"] == "replays" and o["first"] == replays[0].first
   assert (o["start"], o["end"]) == (round(replays[0].start_us, 3), round(max(r.end_us for r in replays), 3))
   assert o["last"] == len(tl) - 1 and o["gap_after"] is None and o["gap_before"] is not None
-
-
-def test_a_stretch_can_be_the_one_that_holds_a_span():
-  """keep: of the parts a wide gap splits, the one that holds that span, however few it has (the memory chart's peak)."""
-  spans = [(0.0, 0.0), (1.0, 1.0), (1000.0, 1000.0), (1001.0, 1001.0), (1002.0, 1002.0)]
-  assert runview._stretch(spans) == (2, 4) and runview._stretch(spans, keep=1) == (0, 1)
-
-
-def test_the_memory_chart_opens_on_the_stretch_of_its_peak(mnist_trace):
-  """The MNIST step: its weights and data are allocated as the script starts, seconds before the step's buffers come and
-  go. The memory chart opens on the step's allocations and frees, the peak among them, not on a flat line from 0."""
-  mem, md = mnist_trace.memory(), runview.run_message(mnist_trace, peaks=False)["memory"]
-  first, last = md["opens"]
-  t = [e.t_us for e in mem.events]
-  assert 0 < first <= last < len(t) and t[first] <= mem.peak_us <= t[last], (first, last, mem.peak_us)
-  assert t[first] - t[first - 1] > (t[last] - t[first]) * 2, (t[first - 1], t[first], t[last])  # a wide gap left out
-  assert t[last] - t[first] < (t[-1] - t[0]) / 3

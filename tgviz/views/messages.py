@@ -464,11 +464,10 @@ class BufferTable(TypedDict):
 class MemoryData(TypedDict):
   """Bytes in use after each allocation and free (t: µs, in_use: bytes, buf: the buffer, an index into buffers, -1 for
   one allocated before the run; as columns), every buffer, the peak (bytes, when) and the buffers alive at it, biggest
-  first; before: what was in use when the run began (tinygrad's high-water mark is before + peak); opens: the first and
-  last event the chart opens on (tgviz.views.run.memory_data)."""
+  first; before: what was in use when the run began (tinygrad's high-water mark is before + peak). The chart opens on
+  the timeline's window (TimelineData.opening)."""
   t: list[float]
   in_use: list[int]
-  opens: list[int]
   buf: list[int]
   buffers: BufferTable
   peak: int

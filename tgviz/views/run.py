@@ -56,9 +56,8 @@ def _gaps(spans: list[tuple[float, float]]) -> list[float]:
   return out
 
 
-def _stretch(spans: list[tuple[float, float]], keep: int | None = None) -> tuple[int, int]:
-  """The largest stretch of spans (its first and last index) that no wide gap splits (see opening); keep: the stretch
-  that holds this span, whatever its size."""
+def _stretch(spans: list[tuple[float, float]]) -> tuple[int, int]:
+  """The largest stretch of spans (its first and last index) that no wide gap splits (see opening)."""
   usual, lo, hi = statistics.median(_gaps(spans) or [0.0]), 0, len(spans) - 1
   while lo < hi:
     gaps = _gaps(spans[lo:hi + 1])
@@ -66,7 +65,7 @@ def _stretch(spans: list[tuple[float, float]], keep: int | None = None) -> tuple
     span = max(b for _, b in spans[lo:hi + 1]) - spans[lo][0]
     if gaps[at] <= WIDE * usual or gaps[at] <= SHARE * span: break
     cut = lo + at + 1
-    first = keep < cut if keep is not None else cut - lo > hi - cut + 1
+    first = cut - lo > hi - cut + 1
     lo, hi = (lo, cut - 1) if first else (cut, hi)
   return lo, hi
 
@@ -129,12 +128,7 @@ def memory_data(trace: Trace, index: dict[int, int]) -> MemoryData:
   def kernels(ks: list[Kernel]) -> list[int]: return [index[id(k)] for k in ks if id(k) in index]
   rows = [BufferRow(**b.row(), kernels=kernels(b.kernels)) for b in sorted(mem.at_peak, key=lambda b: -b.nbytes)]  # type: ignore[typeddict-item]
   order = {id(b): i for i, b in enumerate(mem.buffers)}
-  # it opens on its events as the timeline on its launches (the stretch no wide gap splits), the one with the peak: a
-  # model's weights made as the script starts are not seconds of a flat line before the step's allocations
-  events = [(e.t_us, e.t_us) for e in mem.events]
-  peak = next((i for i, e in enumerate(mem.events) if e.t_us == mem.peak_us), None)
-  first, last = _stretch(events, peak) if events else (0, -1)
-  return MemoryData(t=[_us(e.t_us) for e in mem.events], in_use=[e.in_use for e in mem.events], opens=[first, last],
+  return MemoryData(t=[_us(e.t_us) for e in mem.events], in_use=[e.in_use for e in mem.events],
                     buf=[order.get(id(e.buffer), -1) for e in mem.events], buffers=buffer_table(trace, index), peak=mem.peak,
                     peak_us=_us(mem.peak_us) if mem.peak_us is not None else None, before=sum(mem.before.values()),
                     allocations=len(mem.buffers), at_peak=rows, device_peaks=dict(mem.device_peaks), summary=mem.summary())
