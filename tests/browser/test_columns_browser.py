@@ -3,7 +3,7 @@ its narrowest, 180 px), the tree's "hide steps without matches" label wraps insi
 import re
 
 import pytest
-from harness import ARTIFACTS, LIMIT, new_page, settled, to_steps
+from harness import ARTIFACTS, LIMIT, new_page, settled, to_steps, uops_cells
 
 LABEL = """() => { const l = document.querySelector('.tgviz-hide-label'), col = document.querySelector('.tgviz-left');
   const r = l.getBoundingClientRect(), c = col.getBoundingClientRect();
@@ -68,4 +68,34 @@ def test_the_code_column_reads_in_a_window_1000_px_wide(mnist_trace, tmp_path, b
     assert got["column"][1] - got["column"][0] >= 250, got
     assert len(got["tabs"]) == 4 and all(got["column"][0] <= a and b <= min(got["column"][1], got["width"]) for a, b in got["tabs"]), got
     assert not got["broken"], got
+    assert not page.errors
+
+
+def open_report(page, report, kernel: str) -> None:
+  """The attention block's report, on its kernel's first step, picked in the tree."""
+  page.goto(report.as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=LIMIT)
+  open_conv(page, kernel)
+
+
+def test_the_uops_tab_reads_without_scrolling_sideways_at_841_px(attention_report, browser):
+  """The new user's attention block, its last kernel's uops tab (softmax @ v) in a widget 841 px wide (JupyterLab 1400
+  px wide, its file browser open): every row (number, op, dtype, sources, argument) reads in the column, none scrolls it
+  sideways (a constant source, log2(e) as 1.4426950216293335, widened the sources' column past it), no cell cut; that
+  constant is cut in its row, whole in its tooltip."""
+  trace, html = attention_report
+  kernel = next(k.display_name for k in trace.kernels if {"softmax", "__matmul__"} <= {o.op for o in k.origins})
+  with new_page(browser, width=841, height=900) as page:
+    open_report(page, html, kernel)
+    page.locator(".tgviz-tab-uops").click()
+    page.locator(".tgviz-uops tr[data-n]").first.wait_for(timeout=LIMIT)
+    settled(page)
+    got = uops_cells(page)
+    page.screenshot(path=str(ARTIFACTS / "columns-uops-841.png"))
+    assert got["rows"] > 10 and got["scroll"] <= got["client"] and not got["clipped"], got
+    # a constant source too long for its column (log2(e), which widened it) is cut, whole on hover
+    const = page.locator(".tgviz-uops .tgviz-uop-const", has_text="1.4426950216293335")
+    const.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "columns-uops-841-const.png"))
+    assert const.get_attribute("title") == "1.4426950216293335" and const.evaluate("(e) => e.scrollWidth > e.clientWidth")
     assert not page.errors
