@@ -3,7 +3,7 @@ its narrowest, 180 px), the tree's "hide steps without matches" label wraps insi
 import re
 
 import pytest
-from harness import ARTIFACTS, LIMIT, new_page, settled, to_steps, uops_cells
+from harness import ARTIFACTS, LIMIT, new_page, settled, to_steps, uops_cells, wraps
 
 LABEL = """() => { const l = document.querySelector('.tgviz-hide-label'), col = document.querySelector('.tgviz-left');
   const r = l.getBoundingClientRect(), c = col.getBoundingClientRect();
@@ -98,4 +98,28 @@ def test_the_uops_tab_reads_without_scrolling_sideways_at_841_px(attention_repor
     const.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "columns-uops-841-const.png"))
     assert const.get_attribute("title") == "1.4426950216293335" and const.evaluate("(e) => e.scrollWidth > e.clientWidth")
+    assert not page.errors
+
+
+# the widths of the tree, the graph canvas and the code column, and the selected step's row: whether it is in the tree's view
+WIDTHS = """() => { const w = (s) => document.querySelector(s).getBoundingClientRect().width;
+  const row = document.querySelector('.tgviz-step.selected').getBoundingClientRect(), tree = document.querySelector('.tgviz-tree').getBoundingClientRect();
+  return {tree: w('.tgviz-left'), canvas: w('.tgviz-canvas'), code: w('.tgviz-right'),
+          row: row.top >= tree.top && row.bottom <= tree.bottom && row.width > 0}; }"""
+
+
+def test_the_whole_window_at_1600_px_keeps_the_graph_large_and_the_code_readable(attention_report, browser):
+  """The attention block's report at 1600x1000 (the layout the widget maximised has): the graph keeps 1100 px or more
+  and the code column gets 360 px or more (it had 280, and a kernel's line wrapped into three or four rows); the tree
+  narrows, its selected step still in view."""
+  trace, html = attention_report
+  with new_page(browser, width=1600, height=1000) as page:
+    open_report(page, html, "r_3_4_6 #1")
+    page.wait_for_function("document.querySelector('.tgviz-right > .tgviz-code').innerText.includes('__kernel')", timeout=LIMIT)
+    settled(page)
+    got = page.evaluate(WIDTHS)
+    code = wraps(page, ".tgviz-right > .tgviz-code .tgviz-line")
+    page.screenshot(path=str(ARTIFACTS / "columns-1600.png"))
+    assert got["canvas"] >= 1100 and got["code"] >= 360 and got["row"], got
+    assert code["visual"] <= code["elements"] * 1.5 and not code["sideways"], code
     assert not page.errors
