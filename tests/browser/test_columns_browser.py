@@ -123,3 +123,30 @@ def test_the_whole_window_at_1600_px_keeps_the_graph_large_and_the_code_readable
     assert got["canvas"] >= 1100 and got["code"] >= 360 and got["row"], got
     assert code["visual"] <= code["elements"] * 1.5 and not code["sideways"], code
     assert not page.errors
+
+
+# the top bar: its title's text, whether it shows whole (not cut), its lines; the bar's links (their text, whether whole
+# and inside the widget, their rows)
+TOP = """() => { const s = document.querySelector('.tgviz-summary'), root = document.querySelector('.tgviz-root').getBoundingClientRect();
+  const links = [...document.querySelectorAll('.tgviz-top > details > summary')].filter((e) => e.offsetParent);
+  const line = parseFloat(getComputedStyle(s).lineHeight) || 15;
+  return {text: s.textContent, whole: s.scrollWidth <= s.clientWidth && s.scrollHeight <= s.clientHeight + 1,
+          lines: Math.round((s.clientHeight - parseFloat(getComputedStyle(s).paddingTop) - parseFloat(getComputedStyle(s).paddingBottom)) / line),
+          links: links.map((e) => { const r = e.getBoundingClientRect();
+            return {text: e.textContent, whole: e.scrollWidth <= e.clientWidth && r.left >= root.left && r.right <= root.right, top: Math.round(r.top)}; })}; }"""
+
+
+def test_the_title_reads_whole_beside_the_bars_links_at_841_px(attention_report, browser):
+  """The attention block's report in a widget 841 px wide: the top bar's title ("tgviz trace on CL: 11 kernels, ...
+  matches", cut with an ellipsis there) reads whole, on two lines at most, and the bar's links (program map, kernel
+  table, what if…, timeline · memory · roofline) stay whole, on one row, in the widget."""
+  _, html = attention_report
+  with new_page(browser, width=841, height=900) as page:
+    page.goto(html.as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=LIMIT)
+    settled(page)
+    got = page.evaluate(TOP)
+    page.screenshot(path=str(ARTIFACTS / "columns-title-841.png"), clip={"x": 0, "y": 0, "width": 841, "height": 120})
+    assert got["text"].startswith("tgviz trace on CL:") and got["text"].endswith("matches") and got["whole"] and got["lines"] <= 2, got
+    assert len(got["links"]) == 4 and all(link["whole"] for link in got["links"]) and len({link["top"] for link in got["links"]}) == 1, got
+    assert not page.errors
