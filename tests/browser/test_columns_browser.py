@@ -103,7 +103,8 @@ def test_the_uops_tab_reads_without_scrolling_sideways_at_841_px(attention_repor
 
 # the widths of the tree, the graph canvas and the code column, and the selected step's row: whether it is in the tree's view
 WIDTHS = """() => { const w = (s) => document.querySelector(s).getBoundingClientRect().width;
-  const row = document.querySelector('.tgviz-step.selected').getBoundingClientRect(), tree = document.querySelector('.tgviz-tree').getBoundingClientRect();
+  const row = document.querySelector('.tgviz-step.selected').getBoundingClientRect();
+  const tree = document.querySelector('.tgviz-tree').getBoundingClientRect();
   return {tree: w('.tgviz-left'), canvas: w('.tgviz-canvas'), code: w('.tgviz-right'),
           row: row.top >= tree.top && row.bottom <= tree.bottom && row.width > 0}; }"""
 
@@ -112,7 +113,7 @@ def test_the_whole_window_at_1600_px_keeps_the_graph_large_and_the_code_readable
   """The attention block's report at 1600x1000 (the layout the widget maximised has): the graph keeps 1100 px or more
   and the code column gets 360 px or more (it had 280, and a kernel's line wrapped into three or four rows); the tree
   narrows, its selected step still in view."""
-  trace, html = attention_report
+  _, html = attention_report
   with new_page(browser, width=1600, height=1000) as page:
     open_report(page, html, "r_3_4_6 #1")
     page.wait_for_function("document.querySelector('.tgviz-right > .tgviz-code').innerText.includes('__kernel')", timeout=LIMIT)
@@ -133,7 +134,8 @@ TOP = """() => { const s = document.querySelector('.tgviz-summary'), root = docu
   return {text: s.textContent, whole: s.scrollWidth <= s.clientWidth && s.scrollHeight <= s.clientHeight + 1,
           lines: Math.round((s.clientHeight - parseFloat(getComputedStyle(s).paddingTop) - parseFloat(getComputedStyle(s).paddingBottom)) / line),
           links: links.map((e) => { const r = e.getBoundingClientRect();
-            return {text: e.textContent, whole: e.scrollWidth <= e.clientWidth && r.left >= root.left && r.right <= root.right, top: Math.round(r.top)}; })}; }"""
+            return {text: e.textContent, top: Math.round(r.top),
+                    whole: e.scrollWidth <= e.clientWidth && r.left >= root.left && r.right <= root.right}; })}; }"""
 
 
 def test_the_title_reads_whole_beside_the_bars_links_at_841_px(attention_report, browser):
