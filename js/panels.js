@@ -35,9 +35,13 @@ export function sidePanels(ui) {
     // automatic widths: the maximised layout gives the graph most of the window (1100 px of 1600); a uops or asm listing
     // shown: the tree at its narrowest, the code column as wide as the listing's longest line, the graph keeping GRAPH_MIN,
     // where the user has not dragged them to widths of their own
-    let tree = st.tree ? `${st.tree}px` : wide ? "180px" : max ? "clamp(180px, 12.5%, 320px)" : "max(180px, 22%)";
+    // maximised, the code column gets the room to read its lines (at 1600 px it had 280, and a line wrapped into three or
+    // four rows: now 364) and the tree gives it up: 180 px up to 1280, narrowing to a list of steps of 120 at 1600 (their
+    // names cut, whole on hover), wider again in wider windows
+    const tree0 = max ? "clamp(120px, max(min(180px, 420px - 18.75%), 12.5% - 80px), 320px)" : "max(180px, 22%)";
+    let tree = st.tree ? `${st.tree}px` : wide ? "180px" : tree0;
     // (at least 260 px: in a window 1000 px wide the code column had 200, its access tab cut, its words broken)
-    let code = st.code ? `${st.code}px` : max ? "clamp(260px, 17.5%, 420px)" : "max(200px, 28%)";
+    let code = st.code ? `${st.code}px` : max ? "clamp(260px, 22.5% + 4px, 480px)" : "max(200px, 28%)";
     if (wide) code = st.listing ? `${st.listing}px` : `max(${code}, min(${wide}px, calc(100% - ${tree} - 10px - ${GRAPH_MIN})))`;
     // (a search's hits do not widen it: the graph would move as the user types; they wrap in it, search.css)
     if (rules) tree = `max(${tree}, min(65%, 1040px))`;  // the rules' figures and patterns need room to be read

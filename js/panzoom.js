@@ -223,7 +223,7 @@ export function panZoom(/** @type {Ui} */ ui) {
   let opening = { svg: null, at: "" };
   /** Take the view now as the one its picture opened on (initial's, or one that follows it such as a code line's). */
   function opened() { opening = { svg: svgOf(), at: ui.stage.style.transform }; }
-  /** Back from another size of canvas (maximised): the view `was` where the user did not move the view since it opened
+  /** To another size of canvas (maximised, and back in the cell): the view `was` where the user did not move the view since it opened
    * there (the same picture; another picture: its own opening view at this size); where they did, what they looked at
    * (`now`, kept before the canvas changed size) stays at the canvas's centre, as close as shows all of it where that is
    * readable, no closer than they had it. @param {Kept} was @param {Kept} now */

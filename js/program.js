@@ -56,7 +56,9 @@ function named(text, ns) {
 function uopsTable(msg) {
   if (!msg.rows.length) return h("div", { class: "tgviz-program-note" }, [msg.note ?? "no linearized program"]);
   const rows = msg.rows.map((r) => {
-    const srcs = r.srcs.flatMap((s, i) => [i ? ", " : "", typeof s === "number" ? h("span", { class: "tgviz-uop-src", "data-to": String(s), title: `go to ${s}` }, [String(s)]) : s]);
+    // a source by number links to its row; a constant by its value, which a narrow pane cuts (program.css), whole on hover
+    const srcs = r.srcs.flatMap((s, i) => [i ? ", " : "", typeof s === "number" ? h("span", { class: "tgviz-uop-src", "data-to": String(s), title: `go to ${s}` }, [String(s)])
+      : h("span", { class: "tgviz-uop-const", title: s }, [s])]);
     const op = h("td", { class: "tgviz-uop-op" }, [h("span", { style: `background:${r.fill}` }, named(r.op, "Ops."))]);
     return h("tr", { "data-n": String(r.n), "data-key": r.key, title: "click: its node in the codegen graph and its code lines" }, [
       h("td", { class: "tgviz-uop-n" }, [String(r.n)]), op, h("td", { class: "tgviz-uop-rng" }, [r.ranges]),

@@ -77,8 +77,10 @@ function render({ model, el }) {
   oneRow(/** @type {HTMLElement} */ (ui.prev.parentElement), [ui.fit, ui.one, ui.zoomChange, ui.full, ui.raw, ui.exportBtn, ui.maximise, ui.toggleCode],
          [ui.one, ui.zoomChange, ui.full, ui.toggleCode, ui.maximise, ui.exportBtn, ui.raw, ui.fit]);
   const view = panZoom(ui);
-  // maximised: the graph opens again on the change, or on a clicked code line's nodes; back: on the view it had in the
-  // cell where the user did not move it meanwhile, else on what they looked at (panzoom.js's back); the selected row in view
+  // maximised: the graph keeps its view (what was at the canvas's centre stays there, as close), taken as the view it
+  // opened on; back: the view it had in the cell where the user did not move it meanwhile, else what they looked at
+  // (panzoom.js's back); the selected row in view. Neither zooms to a hovered code line: the layout moving under a
+  // still pointer hovers whatever line comes under it.
   /** @typedef {ReturnType<typeof view.keep>} KeptView */
   /** @type {KeptView|null} the view in the cell, kept while maximised */
   let inline = null;
@@ -87,7 +89,8 @@ function render({ model, el }) {
   const max = maximiser(ui, (on) => { if (on) inline = view.keep(); else wide = view.keep(); }, (on) => {
     layout();
     requestAnimationFrame(() => {
-      if (on || !inline || !wide) { view.initial(); view.toLine(); view.opened(); } else view.back(inline, wide);
+      if (on && inline) { view.back(inline, inline); view.opened(); }
+      else if (on || !inline || !wide) { view.initial(); view.opened(); } else view.back(inline, wide);
       tree.markSelected();
     });
   });

@@ -298,6 +298,8 @@ def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
   assert len(source) > 400, len(source)
   assert P.first_selection(trace) in {P.step_key(s) for s in kernel.group.steps}  # the page opens on it
   trace.to_html(tmp_path / "long.html")
+  # a window 1160 px wide: the code column 265 px, where most of this kernel's lines wrap (at 1500 px it has 341 now)
+  page.set_viewport_size({"width": 1160, "height": 1000})
   page.add_init_script(LINES_AT_DRAW)
   page.goto((tmp_path / "long.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)

@@ -175,10 +175,11 @@ def test_maximised_panels_and_kernel_table(lab, browser):
     assert panel["x"] >= canvas["x"] + canvas["width"] and page.locator(".tgviz-canvas").bounding_box() == canvas  # beside it
     page.wait_for_selector(".tgviz-node-panel[data-state='full'] .tgviz-history", timeout=LIMIT)  # the kernel's answer
     # side panels: a strip each when collapsed, a click on it brings the panel back
+    tree = page.locator(".tgviz-left").bounding_box()["width"]
     page.locator(".tgviz-toggle-tree").click()
     strip = page.locator(".tgviz-strip-tree")
     assert strip.is_visible() and strip.bounding_box()["width"] <= 30 and not page.locator(".tgviz-tree").is_visible()
-    assert page.locator(".tgviz-canvas").bounding_box()["width"] > canvas["width"] + 150
+    assert page.locator(".tgviz-canvas").bounding_box()["width"] >= canvas["width"] + tree - 30  # the tree's room, less the strip's
     strip.click()
     assert page.locator(".tgviz-tree").is_visible() and not strip.is_visible()
     page.locator(".tgviz-node-panel .tgviz-node-head .tgviz-link").click()  # the node panel closed
@@ -558,4 +559,45 @@ def test_maximise_and_back_keeps_the_graphs_view(lab, browser):
     page.screenshot(path=str(ARTIFACTS / "widget-maxview-panned-back.png"))
     assert abs(after["centre"][0] - looked["centre"][0]) < 1 and abs(after["centre"][1] - looked["centre"][1]) < 1, (looked, after)
     assert label_px(page) >= 10.99 or after["scale"] == looked["scale"], (after, looked)
+    assert not page.errors
+
+
+def test_maximise_and_back_keep_the_view_under_a_pointer_resting_on_the_code(lab, browser):
+  """The pointer resting on a code line with UOps behind it (the line hovered, its nodes marked): maximised (m) the graph
+  keeps its view, the same point of it at the canvas's centre at the same zoom, though the layout moving puts another
+  line under the still pointer (it re-centred on the hovered line's UOps); back (Escape), the view it had."""
+  with new_page(browser, 1600, 1000) as page:
+    open_in_lab(page, lab, "maxhover", "%load_ext tgviz", TUTORIAL)
+    run_all(page, 2)
+    page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=LIMIT)
+    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
+    to_steps(page)
+    row = page.locator(".tgviz-group.kind-kernel[open] .tgviz-step:not(.empty)").last  # a step that draws the code's UOps
+    row.scroll_into_view_if_needed()
+    key = row.get_attribute("data-key")
+    row.click()
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=LIMIT)
+    page.wait_for_function("!document.querySelector('.tgviz-canvas').classList.contains('busy')", timeout=LIMIT)
+    page.locator(".tgviz-title").click()  # the widget focused, for its keys
+    line = page.locator(".tgviz-right > .tgviz-code .tgviz-line", has_text="=").last
+    line.scroll_into_view_if_needed()
+    box = line.bounding_box()
+    x, y = box["x"] + box["width"] - 30, box["y"] + box["height"] / 2  # (at the column's right: in it maximised too)
+    page.mouse.move(x, y)
+    settled(page)
+    assert page.evaluate("document.querySelectorAll('.tgviz-stage g.side g.node.hl-line').length") > 0  # its nodes marked
+    before = page.evaluate(VIEW)
+
+    def still() -> None:  # the pointer where it was (the layout moved under it): what is under it now is hovered
+      page.mouse.move(x, y)
+      settled(page)
+      assert page.evaluate("([x, y]) => !!document.elementFromPoint(x, y)?.closest('.tgviz-right')", [x, y])
+      maxed = page.evaluate(VIEW)
+      page.screenshot(path=str(ARTIFACTS / "widget-maximised-hovered.png"))
+      assert maxed["scale"] == before["scale"], (before, maxed)
+      assert all(abs(a - b) < 1 for a, b in zip(maxed["centre"], before["centre"], strict=True)), (before, maxed)
+    _maximise_and_back(page, still)
+    page.mouse.move(x, y)
+    settled(page)
+    assert page.evaluate(VIEW)["transform"] == before["transform"], (before, page.evaluate(VIEW))
     assert not page.errors
