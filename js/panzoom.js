@@ -131,9 +131,9 @@ export function panZoom(/** @type {Ui} */ ui) {
   }
   /** @type {{svg: Element|null, at: string}|null} the picture and view the last z left, for a z again */
   let zoomed = null;
-  /** Zoom to what changed. Readable where that shows every changed node whole (with a margin); else the replacement (the
-   * after side's changed nodes) whole, readable where it fits: a change spread over both sides shown whole put its
-   * labels at 6-7 px. z again at once: every changed node whole, zoomed out as far as that takes (a SINK or PROGRAM
+  /** Zoom to what changed. Readable (labels at 11 px: MIN_READABLE) where that shows every changed node whole (with a
+   * margin); else the replacement (the after side's changed nodes) whole, readable where it fits: a change spread over
+   * both sides shown whole put its labels at 6-7 px. z again at once: every changed node whole, zoomed out as far as that takes (a SINK or PROGRAM
    * whose label is wider than a notebook's canvas, a change spread over the graph): a node cut at the canvas's edge, or
    * left out of view, was read as not there. */
   function toChange() {
@@ -142,7 +142,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (!b) return fit();
     const room = (/** @type {Box} */ r) => Math.min(c.w / (r.w + 40), c.h / (r.h + 40));
     const nodes = marked(), after = nodes.filter((n) => n.closest("g.side")?.getAttribute("data-side") === "after");
-    const part = !again && room(b) < READABLE && after.length && after.length < nodes.length ? boxOf(after) : null;
+    const part = !again && room(b) < MIN_READABLE && after.length && after.length < nodes.length ? boxOf(after) : null;
     const shown = part ?? b;
     scale = Math.min(room(shown), 2);
     if (part) scale = Math.min(scale, Math.max(READABLE, room(b)));  // no closer than readable: the rest near it in view
