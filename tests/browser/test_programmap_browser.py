@@ -274,14 +274,13 @@ def top_band(got: dict) -> float:
 
 def check_opening(page, root, shot: str, cut_right: int = 0) -> dict:
   """The map opens readable, no box cut at its canvas's sides nor a frame's name at its top, what it shows starting at
-  the canvas's top (within its 10 px margin: no empty band above it); a panel under the map takes only its hint's room until a click fills it, the box clicked
-  staying in view; f then fits it whole, filling the canvas across or down, and the map stays whole as a click fills the
-  panel (cut_right: as many boxes may be cut at its right edge, where the map goes on). Returns what it opened on."""
+  the canvas's top (within its 10 px margin: no empty band above it); a panel under the map takes only its hint's room
+  until a click fills it, the box clicked staying in view; f then fits it whole, filling the canvas across or down, and
+  the map stays whole as a click fills the panel (cut_right: as many boxes may be cut at its right edge, where the map goes on). Returns what it opened on."""
   root.locator(f"{MAP}[open] .tgviz-map-canvas svg g.node").first.wait_for(timeout=LIMIT)
   got = on_map(page)
   c, panel = got["canvas"], got["panel"]
   shoot(page, shot)
-  shown = [b for b in got["boxes"].values() if b[3] > c[1] and b[1] < c[3] and b[2] > c[0] and b[0] < c[2]]
   assert got["px"] >= 10.99 and not cut_at_sides(got, (0,)) and len(cut_at_sides(got, (2,))) <= cut_right, got
   assert not [f for f in got["frames"] if f[1] < c[1] - 0.5 < f[3] - 1], got  # (a name cut at the top)
   assert top_band(got) <= 12, got
