@@ -276,7 +276,8 @@ def check_opening(page, root, shot: str, cut_right: int = 0) -> dict:
   """The map opens readable, no box cut at its canvas's sides nor a frame's name at its top, what it shows starting at
   the canvas's top (within its 10 px margin: no empty band above it); a panel under the map takes only its hint's room
   until a click fills it, the box clicked staying in view; f then fits it whole, filling the canvas across or down, and
-  the map stays whole as a click fills the panel (cut_right: as many boxes may be cut at its right edge, where the map goes on). Returns what it opened on."""
+  the map stays whole as a click fills the panel (cut_right: as many boxes may be cut at its right edge, where the map
+  goes on). Returns what it opened on."""
   root.locator(f"{MAP}[open] .tgviz-map-canvas svg g.node").first.wait_for(timeout=LIMIT)
   got = on_map(page)
   c, panel = got["canvas"], got["panel"]
