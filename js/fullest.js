@@ -247,7 +247,7 @@ export function unclippedWindow(boxes, win, must, mark, scale, o) {
  * pad above the first box or frame name in its columns (no empty band above the map: the MNIST report's opened 324 px
  * down, to cut no box), ranked: a corner clear for the overview (o: its size, CSS px, 8 px in), the fewest boxes and
  * labels cut at its edges (each whole in it or wholly out of it; a map as wide as MNIST's cuts one or two at its right
- * from its top, whatever the scale), no wide empty band at its left (its boxes start in its first quarter across), one
+ * from its top, whatever the scale), no wide empty band at its left or right (its boxes start in its first quarter across and end in its last), one
  * of the first boxes (firsts: the map's start) whole in it, the most boxes whole, nearest to x0. Its left edge
  * is pad out from a box's or label's edge, or W before that, or where a box's edge comes 4 px clear of the overview at
  * either side (the MNIST map reopened over its filled panel at 1000x900: no window at a gap left a corner clear).
@@ -270,11 +270,12 @@ export function uncutWindow(boxes, labels, firsts, W, H, s, pad, o, x0) {
     const y = Math.min(...cols.map((b) => b.y)) - pad, seen = cols.filter((b) => b.y < y + H);
     const rows = seen.filter((b) => !label.has(b)), shown = rows.filter((b) => whole(b, x, y));
     if (!rows.length) continue;
-    const cut = seen.filter((b) => !whole(b, x, y)).length, band = Math.min(...rows.map((b) => b.x)) > x + W / 4;
+    const cut = seen.filter((b) => !whole(b, x, y)).length, band = Math.min(...rows.map((b) => b.x)) > x + W / 4 ||
+      Math.max(...rows.map((b) => b.x + b.w)) < x + 3 * W / 4;
     const holds = firsts.some((b) => whole(b, x, y));
     const clear = !o || [[x, y], [x + W - ow, y], [x, y + H - oh], [x + W - ow, y + H - oh]].some(([cx, cy]) =>
       rows.every((b) => b.x >= cx + ow || b.x + b.w <= cx || b.y >= cy + oh || b.y + b.h <= cy));
-    const rank = [Number(!clear), cut, Number(band), Number(!holds), -shown.length, Math.abs(x - x0)];
+    const rank = [Number(band), Number(!clear), cut, Number(!holds), -shown.length, Math.abs(x - x0)];
     if (!best || before(rank, best.rank)) best = { x, y, rank };
   }
   return best;

@@ -329,6 +329,18 @@ def test_the_attention_map_opens_uncut_in_jupyterlab(lab, browser):
     assert not page.errors
 
 
+def test_the_users_map_opens_from_its_top_in_jupyterlab(lab, browser):
+  """The new user's attention cell in JupyterLab at 1400x1000 with the file browser open (a widget some 840 px wide):
+  its map opens from its top, readable, not zoomed in (it opened at 1.5x on a few boxes, some 100 px empty above them)."""
+  with new_page(browser, 1400, 1000) as page:
+    open_in_lab(page, lab, "usermap", "%load_ext tgviz", "%%tgviz\n" + NU_ATTENTION)
+    page.evaluate("window.jupyterapp.shell.activateById('filebrowser')")
+    run_all(page, 2)
+    got = check_opening(page, page.locator(".tgviz-root").first, "programmap-user-lab.png")
+    assert got["px"] < 13.5, got
+    assert not page.errors
+
+
 def test_the_mnist_map_opens_uncut_in_the_report(mnist, browser):
   """The MNIST step's map in the report at 1366x768 (a laptop's screen) opens readable from its top with no box cut at
   its canvas's left, top or bottom (it opened with one cut at the left and one at the bottom), at most one at its right,
