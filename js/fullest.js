@@ -245,10 +245,11 @@ export function unclippedWindow(boxes, win, must, mark, scale, o) {
 
 /** The window W x H (the canvas at scale s) a program map opens on, its top left corner (SVG units) and rank: its top
  * pad above the first box or frame name in its columns (no empty band above the map: the MNIST report's opened 324 px
- * down, to cut no box), ranked: a corner clear for the overview (o: its size, CSS px, 8 px in), the fewest boxes and
- * labels cut at its edges (each whole in it or wholly out of it; a map as wide as MNIST's cuts one or two at its right
- * from its top, whatever the scale), no wide empty band at its left or right (its boxes start in its first quarter across and end in its last), one
- * of the first boxes (firsts: the map's start) whole in it, the most boxes whole, nearest to x0. Its left edge
+ * down, to cut no box), ranked: no wide empty band at its left or right (its boxes start in its first quarter across
+ * and end in its last: beside JupyterLab's file browser it opened on the map's last column, half the canvas empty), a
+ * corner clear for the overview (o: its size, CSS px, 8 px in), the fewest boxes and labels cut at its edges (each
+ * whole in it or wholly out of it; a map as wide as MNIST's cuts one or two at its right from its top, whatever the
+ * scale), one of the first boxes (firsts: the map's start) whole in it, the most boxes whole, nearest to x0. Its left edge
  * is pad out from a box's or label's edge, or W before that, or where a box's edge comes 4 px clear of the overview at
  * either side (the MNIST map reopened over its filled panel at 1000x900: no window at a gap left a corner clear).
  * @param {Box[]} boxes @param {Box[]} labels @param {Box[]} firsts @param {number} W @param {number} H @param {number} s
