@@ -1,9 +1,9 @@
 // The window a big picture opens on (panzoom.js's initial view and reveal): of the canvas-sized windows on a picture's
 // node boxes, the one that shows the most nodes whole, clear of the overview in the canvas's corner; then moved where
 // its edges cut the fewest nodes (unclippedWindow); where a window starts along one axis (placeWindow), the window on the
-// most of a step's changes (mostChangedBox), a program map's window that cuts no box (uncutWindow). Also the readable
-// scale and the nodes' boxes those windows are on, for every view that opens a graph (panzoom.js, programmap.js,
-// compare.js).
+// most of a step's changes (mostChangedBox), a program map's window from its top that cuts no box (uncutWindow). Also
+// the readable scale and the nodes' boxes those windows are on, for every view that opens a graph (panzoom.js,
+// programmap.js, compare.js).
 
 /** A box in SVG units. @typedef {{x:number, y:number, w:number, h:number}} Box */
 
@@ -243,73 +243,41 @@ export function unclippedWindow(boxes, win, must, mark, scale, o) {
   return { x: x + m, y: y + m, w: win.w, h: win.h };
 }
 
-/** Along one axis, the longest run [a, b], at most L long, that holds [lo, hi] and ends between the spans (nodes), at
- * neither end cutting one or coming nearer than pad: the run across a map that the canvas's sides can show whole
- * (panzoom.js's begin). Null where none does. @param {number[][]} spans @param {number} lo @param {number} hi
- * @param {number} L @param {number} pad @returns {number[]|null} */
-export function uncutRun(spans, lo, hi, L, pad) {
-  const clear = (/** @type {number} */ a) => spans.every(([s, e]) => !(s - pad < a - 0.01 && e + pad > a + 0.01));
-  const points = [...new Set(spans.flatMap(([s, e]) => [s - pad, e + pad]))].filter(clear);
-  const starts = points.filter((a) => a <= lo - pad + 0.01), ends = points.filter((b) => b >= hi + pad - 0.01);
-  /** @type {number[]|null} */
-  let best = null;
-  for (const a of starts) for (const b of ends) if (b - a <= L && (!best || b - a > best[1] - best[0])) best = [a, b];
-  return best;
-}
-
-/** Where a window L long starts along one axis: over spans (nodes) that reach past it, within them (pad beyond),
- * holding [lo, hi] where it can, cutting the fewest at its ends, the earliest of those (a map read from its start);
- * where they all fit, at their start (centred: in the middle of the window). @param {number[][]} spans @param {number} lo
- * @param {number} hi @param {number} L @param {number} pad @param {boolean} [centred] */
-export function startAlong(spans, lo, hi, L, pad, centred = false) {
-  const first = Math.min(...spans.map(([s]) => s)) - pad, last = Math.max(...spans.map(([, e]) => e)) + pad;
-  if (last - first <= L) return centred ? (first + last - L) / 2 : first;
-  const cross = (/** @type {number} */ a) => spans.filter(([s, e]) => s < a - 0.5 && e > a + 0.5).length;
-  const ok = (/** @type {number} */ a) => a >= first - 0.01 && a <= last - L + 0.01 && a <= lo - pad + 0.01 && a + L >= hi + pad - 0.01;
-  const edges = spans.flatMap(([s, e]) => [s - pad, e + pad]);
-  const tried = [first, ...edges, ...edges.map((a) => a - L)].filter(ok).sort((a, b) => a - b);
-  if (!tried.length) return Math.max(first, Math.min(lo - pad, last - L));
-  return tried.reduce((best, a) => (cross(a) + cross(a + L) < cross(best) + cross(best + L) ? a : best));
-}
-
-/** The top left corner (SVG units) of the window W x H (the canvas at scale s) over the first boxes (firsts: a map's
- * start) that cuts none of the boxes nor labels at its edges (each whole in it or wholly out of it), ranked: no wide
- * empty band at its left or top (its boxes start in its first quarter across and down), one of the first boxes whole in it, a corner
- * clear for the overview (o: its size, CSS px, 8 px in), nearest to (x0, y0), the most boxes shown. It starts pad out
- * from a box's edge, or W (H) before that, or where a box's edge comes 4 px clear of the overview in a corner (the
- * MNIST map reopened over its filled panel at 1000x900: no window at a gap left a corner clear). Null where no window
- * cuts none.
- * @param {Box[]} boxes @param {Box[]} labels @param {Box[]} firsts @param {number} W @param {number} H @param {number} s @param {number} pad
- * @param {{w: number, h: number}|null} o @param {number} x0 @param {number} y0 @returns {{x: number, y: number, rank: number[]}|null} */
-export function uncutWindow(boxes, labels, firsts, W, H, s, pad, o, x0, y0) {
+/** The window W x H (the canvas at scale s) a program map opens on, its top left corner (SVG units) and rank: its top
+ * pad above the first box or frame name in its columns (no empty band above the map: the MNIST report's opened 324 px
+ * down, to cut no box), ranked: no wide empty band at its left or right (its boxes start in its first quarter across
+ * and end in its last: beside JupyterLab's file browser it opened on the map's last column, half the canvas empty), a
+ * corner clear for the overview (o: its size, CSS px, 8 px in), the fewest boxes and labels cut at its edges (each
+ * whole in it or wholly out of it; a map as wide as MNIST's cuts one or two at its right from its top, whatever the
+ * scale), one of the first boxes (firsts: the map's start) whole in it, the most boxes whole, nearest to x0. Its left edge
+ * is pad out from a box's or label's edge, or W before that, or where a box's edge comes 4 px clear of the overview at
+ * either side (the MNIST map reopened over its filled panel at 1000x900: no window at a gap left a corner clear).
+ * @param {Box[]} boxes @param {Box[]} labels @param {Box[]} firsts @param {number} W @param {number} H @param {number} s
+ * @param {number} pad @param {{w: number, h: number}|null} o @param {number} x0 @returns {{x: number, y: number, rank: number[]}|null} */
+export function uncutWindow(boxes, labels, firsts, W, H, s, pad, o, x0) {
   const f = /** @type {Box} */ (around(firsts));
   const ow = o ? (o.w + 8) / s : 0, oh = o ? (o.h + 8) / s : 0, all = [...boxes, ...labels], label = new Set(labels);
-  /** Where a window L long may start along one axis, over [lo, hi]: pad out from an edge of a box or label (spans), at
-   * its start or its end; or (ol: the overview's length there, 0: none) where a box's edge (their first n of spans)
-   * comes 4 px clear of an overview at either end, which may clear a corner for it where no window at a gap does.
-   * @param {number[][]} spans @param {number} n @param {number} lo @param {number} hi @param {number} L @param {number} ol */
-  const starts = (spans, n, lo, hi, L, ol) => [...new Set([
-    ...spans.flatMap(([a, e]) => [a - pad, e + pad, a - pad - L, e + pad - L]),
-    ...(ol ? spans.slice(0, n).flatMap(([a, e]) => [a - ol - 4 / s, e + ol + 4 / s - L]) : []),
-  ])].filter((a) => a < hi && a + L > lo);
-  const xs = starts(all.map((b) => [b.x, b.x + b.w]), boxes.length, f.x, f.x + f.w, W, ow);
-  const ys = starts(all.map((b) => [b.y, b.y + b.h]), boxes.length, f.y, f.y + f.h, H, oh);
+  const xs = [...new Set([
+    ...all.flatMap((b) => [b.x - pad, b.x + b.w + pad, b.x - pad - W, b.x + b.w + pad - W]),
+    ...(ow ? boxes.flatMap((b) => [b.x - ow - 4 / s, b.x + b.w + ow + 4 / s - W]) : []),
+  ])].filter((x) => x < f.x + f.w && x + W > f.x);
+  /** Whether box b lies whole in the window at (x, y). @param {Box} b @param {number} x @param {number} y */
+  const whole = (b, x, y) => b.x >= x - 0.5 && b.x + b.w <= x + W + 0.5 && b.y >= y - 0.5 && b.y + b.h <= y + H + 0.5;
   /** @type {{x: number, y: number, rank: number[]}|null} */
   let best = null;
   for (const x of xs) {
     const cols = all.filter((b) => b.x < x + W && b.x + b.w > x);
-    for (const y of ys) {
-      // in view, each whole or the window cuts it (checked first: most windows cut one)
-      if (cols.some((b) => b.y < y + H && b.y + b.h > y && (b.x < x - 0.5 || b.x + b.w > x + W + 0.5 || b.y < y - 0.5 || b.y + b.h > y + H + 0.5))) continue;
-      const rows = cols.filter((b) => b.y < y + H && b.y + b.h > y && !label.has(b));
-      if (!rows.length) continue;
-      const band = Math.min(...rows.map((b) => b.x)) > x + W / 4 || Math.min(...rows.map((b) => b.y)) > y + H / 4;
-      const holds = firsts.some((b) => b.x >= x - 0.5 && b.x + b.w <= x + W + 0.5 && b.y >= y - 0.5 && b.y + b.h <= y + H + 0.5);
-      const clear = !o || [[x, y], [x + W - ow, y], [x, y + H - oh], [x + W - ow, y + H - oh]].some(([cx, cy]) =>
-        rows.every((b) => b.x >= cx + ow || b.x + b.w <= cx || b.y >= cy + oh || b.y + b.h <= cy));
-      const rank = [Number(band), Number(!holds), Number(!clear), Math.abs(x - x0) + Math.abs(y - y0), -rows.length];
-      if (!best || before(rank, best.rank)) best = { x, y, rank };
-    }
+    if (!cols.length) continue;
+    const y = Math.min(...cols.map((b) => b.y)) - pad, seen = cols.filter((b) => b.y < y + H);
+    const rows = seen.filter((b) => !label.has(b)), shown = rows.filter((b) => whole(b, x, y));
+    if (!rows.length) continue;
+    const cut = seen.filter((b) => !whole(b, x, y)).length, band = Math.min(...rows.map((b) => b.x)) > x + W / 4 ||
+      Math.max(...rows.map((b) => b.x + b.w)) < x + 3 * W / 4;
+    const holds = firsts.some((b) => whole(b, x, y));
+    const clear = !o || [[x, y], [x + W - ow, y], [x, y + H - oh], [x + W - ow, y + H - oh]].some(([cx, cy]) =>
+      rows.every((b) => b.x >= cx + ow || b.x + b.w <= cx || b.y >= cy + oh || b.y + b.h <= cy));
+    const rank = [Number(band), Number(!clear), cut, Number(!holds), -shown.length, Math.abs(x - x0)];
+    if (!best || before(rank, best.rank)) best = { x, y, rank };
   }
   return best;
 }

@@ -5,7 +5,7 @@
 // An overview (minimap) of the whole picture, with the part in view outlined, shows where a graph bigger than the
 // canvas is; a click or a drag on it moves the view there.
 
-import { MARGIN, MIN_READABLE, READABLE, around, before, fullestWindow, mostChangedBox, nodeBoxes, placeWindow, snapshotHeld, startAlong, uncutRun, uncutWindow, unclippedWindow } from "./fullest.js";
+import { MARGIN, MIN_READABLE, READABLE, around, before, fullestWindow, mostChangedBox, nodeBoxes, placeWindow, snapshotHeld, uncutWindow, unclippedWindow } from "./fullest.js";
 import { overview } from "./overview.js";
 import { wheelZoom } from "./wheel.js";
 
@@ -273,13 +273,12 @@ export function panZoom(/** @type {Ui} */ ui) {
     const b = changedBox(scale);
     if (b) centre(b); else { tx = 0; ty = 0; apply(); }
   }
-  /** The view a program map opens on: whole where it fits readable; else readable on its start (the nodes `first`),
-   * with no node cut at the canvas's sides where the map allows: across, as close as shows the longest run of the rows
-   * in view, holding the start, that ends between nodes at both sides (readable or closer, at most 1.5); down, the
-   * window from the start (the top, where the columns in view fit) that cuts the fewest nodes at its top and bottom;
-   * where that still cuts a node at an edge, the nearest window on the start that cuts none (fullest.js's uncutWindow),
-   * as close as that takes (at most 1.5); the overview in the corner where it covers the fewest boxes in view.
-   * @param {Element[]} first */
+  /** The view a program map opens on: whole where it fits readable; else, readable or closer (at most 1.5), the window
+   * from the map's top in its columns (no empty band above it) on its start (the nodes `first`) with no empty band at
+   * its sides, a corner clear for the overview, the fewest boxes and frames' names cut at its edges, showing the most
+   * boxes whole (fullest.js's uncutWindow): tried at the scales (at most 96) at which the canvas spans from one gap
+   * between boxes to another, across or down (zoomed to 1.5 to fill the canvas with a column of a few boxes, it showed
+   * 7 of 23); the overview in the corner where it covers the fewest boxes in view. @param {Element[]} first */
   function begin(first) {
     const svg = svgOf(), start = boxOf(first);
     if (!svg || !start) return initial();
@@ -289,46 +288,21 @@ export function panZoom(/** @type {Ui} */ ui) {
     const boxes = rects([...svg.querySelectorAll("g.side g.node")]), all = /** @type {Box} */ (around(boxes));
     const k = Math.min((c.w - 2 * MARGIN) / all.w, (c.h - 2 * MARGIN) / all.h);
     if (k >= MIN_READABLE) { scale = Math.min(k, 1.5); return centre(all); }
-    const ys = (/** @type {Box[]} */ bs) => bs.map((b) => [b.y, b.y + b.h]), xs = (/** @type {Box[]} */ bs) => bs.map((b) => [b.x, b.x + b.w]);
-    // down, the window from the start; across, the run of its rows; down again, the window on the columns in view, where
-    // its rows are as uncut (else kept within the first rows)
-    const uncut = (/** @type {Box[]} */ bs, /** @type {number} */ x, /** @type {number} */ W) =>
-      bs.every((b) => !(b.x < x - 0.5 && b.x + b.w > x + 0.5) && !(b.x < x + W - 0.5 && b.x + b.w > x + W + 0.5));
-    // down, the frames' names count too (one cut at the top reads as a stray line); across, only the nodes
+    // the frames' names count too (one cut at the top reads as a stray line)
     const labels = rects([...svg.querySelectorAll("g.side text.frame-label")]), named = [...boxes, ...labels];
-    let H = c.h / READABLE, y = startAlong(ys(named), start.y, start.y + start.h, H, MARGIN / READABLE), x = 0;
-    for (let tries = 3; ; tries--) {
-      const rows = boxes.filter((b) => b.y < y + H && b.y + b.h > y);  // a closer view shows only some of them
-      const run = uncutRun(xs(rows), start.x, start.x + start.w, c.w / READABLE, MARGIN / READABLE);
-      scale = run ? Math.min(c.w / (run[1] - run[0]), 1.5) : READABLE;
-      const W = c.w / scale, h = c.h / scale;
-      x = run && W <= run[1] - run[0] + 0.01 ? run[0] : startAlong(xs(rows), start.x, start.x + start.w, W, MARGIN / scale, true);
-      const cols = named.filter((b) => b.x < x + W && b.x + b.w > x);
-      const next = startAlong(ys(cols), start.y, start.y + start.h, h, MARGIN / scale);
-      if (uncut(boxes.filter((b) => b.y < next + h && b.y + b.h > next), x, W)) { y = next; break; }
-      if (tries === 1) { y = Math.min(Math.max(next, y), y + H - h); break; }
-      y = next; H = h;
+    const gaps = (/** @type {number[]} */ spans) => spans.flatMap((a) => [a - MARGIN / READABLE, a + MARGIN / READABLE]);
+    const gx = gaps(named.flatMap((b) => [b.x, b.x + b.w])), gy = gaps(named.flatMap((b) => [b.y, b.y + b.h]));
+    const scales = [...new Set([...gx.flatMap((a) => gx.map((b) => c.w / (b - a))), ...gy.flatMap((a) => gy.map((b) => c.h / (b - a)))])]
+      .filter((s) => s > READABLE && s <= 1.5).sort((a, b) => a - b);
+    const o = mini.footprint(svg), firsts = rects(first);
+    /** @type {{x: number, y: number, rank: number[], s: number}|null} */
+    let found = null;
+    for (const s of [READABLE, ...scales.filter((_, i) => i % Math.ceil(scales.length / 95) === 0)]) {
+      const at = uncutWindow(boxes, labels, firsts, c.w / s, c.h / s, s, MARGIN / s, o, start.x - MARGIN / s);
+      if (at && (!found || before(at.rank.slice(0, 5), found.rank.slice(0, 5)))) found = { ...at, s };
     }
-    // still a box cut at an edge (rows of boxes staggered across a wide map: MNIST's at 1366x768): the nearest window
-    // that cuts none, as close as that takes (at most 1.5)
-    const cut = (/** @type {number} */ W, /** @type {number} */ h) => named.some((b) => b.x < x + W && b.x + b.w > x && b.y < y + h &&
-      b.y + b.h > y && (b.x < x - 0.5 || b.x + b.w > x + W + 0.5 || b.y < y - 0.5 || b.y + b.h > y + h + 0.5));
-    if (cut(c.w / scale, c.h / scale)) {
-      // tried at the scales (at most 96) at which the canvas spans from one gap between boxes to another, across or down
-      const gaps = (/** @type {number[][]} */ spans) => spans.flatMap(([s0, e]) => [s0 - MARGIN / READABLE, e + MARGIN / READABLE]);
-      const gx = gaps(xs(named)), gy = gaps(ys(named)), o = mini.footprint(svg);
-      const scales = [...new Set([...gx.flatMap((a) => gx.map((b) => c.w / (b - a))), ...gy.flatMap((a) => gy.map((b) => c.h / (b - a)))])]
-        .filter((s) => s > scale && s <= 1.5).sort((a, b) => a - b);
-      /** @type {{x: number, y: number, rank: number[], s: number}|null} */
-      let found = null;
-      for (const s of [scale, ...scales.filter((_, i) => i % Math.ceil(scales.length / 95) === 0)]) {
-        const at = uncutWindow(boxes, labels, rects(first), c.w / s, c.h / s, s, MARGIN / s, o, x, y);
-        if (at && (!found || before(at.rank.slice(0, 3), found.rank.slice(0, 3)))) found = { ...at, s };
-        if (found && !found.rank.slice(0, 3).some((v) => v)) break;  // no band, the start in it, a corner clear
-      }
-      if (found) ({ x, y, s: scale } = found);
-    }
-    tx = -x * scale; ty = -y * scale;
+    if (!found) return initial();
+    scale = found.s; tx = -found.x * scale; ty = -found.y * scale;
     mini.clearOf(svg, named.map((b) => ({ x: tx + b.x * scale, y: ty + b.y * scale, w: b.w * scale, h: b.h * scale })));
     apply();
   }

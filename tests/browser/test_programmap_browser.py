@@ -259,26 +259,33 @@ def test_notebook7_opens_on_the_map(nb7, page):
 
 
 
-def cut_at_sides(got: dict) -> list[str]:
-  """The boxes the canvas's left or right edge cuts (part in view, part not), of those in its height."""
+def cut_at_sides(got: dict, sides: tuple[int, ...] = (0, 2)) -> list[str]:
+  """The boxes the canvas's left or right edge (sides: 0 left, 2 right) cuts (part in view, part not), of those in its
+  height."""
   c = got["canvas"]
   return [k for k, b in got["boxes"].items()
-          if b[3] > c[1] and b[1] < c[3] and any(b[0] < x - 0.5 and b[2] > x + 0.5 for x in (c[0], c[2]))]
+          if b[3] > c[1] and b[1] < c[3] and any(b[0] < c[x] - 0.5 and b[2] > c[x] + 0.5 for x in sides)]
 
 
-def check_opening(page, root, shot: str) -> dict:
-  """The map opens readable, no box cut at its canvas's sides nor a frame's name at its top, what it shows starting in
-  the canvas's top quarter; a panel under the map takes only its hint's room until a click fills it, the box clicked
-  staying in view; f then fits it whole, filling the canvas across or down, and the map stays whole as a click fills the
-  panel. Returns what it opened on."""
+def top_band(got: dict) -> float:
+  """How far (CSS px) below the canvas's top the first box or frame's name in view starts."""
+  c = got["canvas"]
+  return min(b[1] for b in [*got["boxes"].values(), *got["frames"]] if b[3] > c[1] and b[1] < c[3] and b[2] > c[0] and b[0] < c[2]) - c[1]
+
+
+def check_opening(page, root, shot: str, cut_right: int = 0) -> dict:
+  """The map opens readable, no box cut at its canvas's sides nor a frame's name at its top, what it shows starting at
+  the canvas's top (within its 10 px margin: no empty band above it); a panel under the map takes only its hint's room
+  until a click fills it, the box clicked staying in view; f then fits it whole, filling the canvas across or down, and
+  the map stays whole as a click fills the panel (cut_right: as many boxes may be cut at its right edge, where the map
+  goes on). Returns what it opened on."""
   root.locator(f"{MAP}[open] .tgviz-map-canvas svg g.node").first.wait_for(timeout=LIMIT)
   got = on_map(page)
   c, panel = got["canvas"], got["panel"]
   shoot(page, shot)
-  shown = [b for b in got["boxes"].values() if b[3] > c[1] and b[1] < c[3] and b[2] > c[0] and b[0] < c[2]]
-  assert got["px"] >= 10.99 and not cut_at_sides(got), got
+  assert got["px"] >= 10.99 and not cut_at_sides(got, (0,)) and len(cut_at_sides(got, (2,))) <= cut_right, got
   assert not [f for f in got["frames"] if f[1] < c[1] - 0.5 < f[3] - 1], got  # (a name cut at the top)
-  assert min(b[1] for b in shown) <= c[1] + (c[3] - c[1]) / 4, got
+  assert top_band(got) <= 12, got
   root.locator(f"{MAP} .tgviz-map-head").click(position={"x": 4, "y": 4})
   page.keyboard.press("f")
   fitted = on_map(page)
@@ -323,19 +330,61 @@ def test_the_attention_map_opens_uncut_in_jupyterlab(lab, browser):
     assert not page.errors
 
 
+def test_the_users_map_opens_from_its_top_in_jupyterlab(lab, browser):
+  """The new user's attention cell in JupyterLab with the file browser open, its widget some 850 px wide as the user's
+  (at 1400x1000 their browser panel was wider than a fresh Lab's: 1290 px gives the widget that width): its map opens
+  from its top, readable, not zoomed in (it opened with some 70-100 px empty above the map; at 1.5x on a few boxes)."""
+  with new_page(browser, 1290, 1000) as page:
+    open_in_lab(page, lab, "usermap", "%load_ext tgviz", "%%tgviz\n" + NU_ATTENTION)
+    page.evaluate("window.jupyterapp.shell.activateById('filebrowser')")
+    run_all(page, 2)
+    got = check_opening(page, page.locator(".tgviz-root").first, "programmap-user-lab.png")
+    assert got["px"] < 13.5, got
+    assert not page.errors
+
+
 def test_the_mnist_map_opens_uncut_in_the_report(mnist, browser):
-  """The MNIST step's map in the report at 1366x768 (a laptop's screen) opens readable with no box cut at any edge of
-  its canvas (it opened with r_26_13_32_2_2's box, g29, cut at the right, one at the left and one at the bottom), and
-  f fills its canvas."""
+  """The MNIST step's map in the report at 1366x768 (a laptop's screen) opens readable from its top with no box cut at
+  its canvas's left, top or bottom (it opened with one cut at the left and one at the bottom), at most one at its right,
+  where the map goes on (a window from the map's top that cuts none there shows a corner of it empty at any scale up
+  to 1.5; cutting none, it opened 150 px down), and f fills its canvas."""
   _, report = mnist
   with new_page(browser, 1366, 768, offline=True) as page:
     page.goto(report.as_uri())
-    got = check_opening(page, page, "programmap-mnist-1366.png")
+    got = check_opening(page, page, "programmap-mnist-1366.png", cut_right=1)
     c = got["canvas"]
     cut = [k for k, b in got["boxes"].items() if b[2] > c[0] and b[0] < c[2]
            and any(b[1] < y - 0.5 and b[3] > y + 0.5 for y in (c[1], c[3]))]
     assert not cut, got  # (at its sides: check_opening)
     assert not page.errors
+
+
+# the new user's attention cell (nu4's notebook, cell 2)
+NU_ATTENTION = """from tinygrad import Tensor
+x = Tensor.randn(2, 6, 16).realize()
+wq, wk, wv = [Tensor.randn(16, 16) for _ in range(3)]
+q, k, v = x @ wq, x @ wk, x @ wv
+out = (q @ k.transpose(-1, -2) / 4).softmax(-1) @ v
+out.realize()"""
+
+
+def test_the_map_opens_from_its_top_readable(mnist, tmp_path, browser):
+  """The map opens from its top (its first box or frame's name in the canvas's 10 px margin), readable, not zoomed in:
+  the MNIST report at 1000x900 opened with 324 px empty above the map (to cut no box at its edges); the new user's
+  attention cell, in a canvas as wide as JupyterLab's widget beside the file browser (the report at 860x1000), opened
+  at 1.5x (15 px labels) on 7 of its 23 boxes, a band empty above them."""
+  Tensor.manual_seed(0)
+  with tgviz.capture() as trace: exec(NU_ATTENTION, {})
+  for report, width, height, least in ((mnist[1], 1000, 900, 15), (trace.to_html(tmp_path / "nu.html"), 860, 1000, 12)):
+    with new_page(browser, width, height, offline=True) as page:
+      page.goto(report.as_uri())
+      page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=LIMIT)
+      got = on_map(page)
+      shoot(page, f"programmap-top-{width}.png")
+      c = got["canvas"]
+      whole = [k for k, b in got["boxes"].items() if inside(b, c)]
+      assert top_band(got) <= 12 and 10.99 <= got["px"] < 13.5 and len(whole) >= least, (width, len(whole), got)
+      assert not page.errors
 
 
 UNDER = """() => { const m = document.querySelector('.tgviz-map-minimap'), o = m.getBoundingClientRect();
