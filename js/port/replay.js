@@ -43,7 +43,7 @@ const hex = (b) => { let out = ""; for (const x of b) out += HEX[x]; return out;
 const utf8 = new TextEncoder();
 
 /** A node's family, label lines and fold from its content and sources, as tgviz/bridge/uops.py _node labels it (and
- * bridge.uops._derived says, which packs a report's rows: only what differs from this is stored); label null: a source
+ * bridge.packing._derived says, which packs a report's rows: only what differs from this is stored); label null: a source
  * folded into it whose text only tinygrad can say. @param {Row[]} rows @param {Content[]} contents
  * @param {Record<string, string>} notes @param {Record<string, string>} families op -> family
  * @param {number} content @param {number[]} srcs @param {(row: number) => string} key a row's key (a CALL's note is
@@ -96,7 +96,7 @@ function keyDigest(sha256, texts, contents, content, keys) {
 
 const TEMPLATES = 8;  // bridge/uops.py _TEMPLATES
 
-/** A report's node table as tgviz/bridge/uops.py pack_rows stores it: each row's content id, its sources told against
+/** A report's node table as tgviz/bridge/packing.py pack_rows stores it: each row's content id, its sources told against
  * an earlier row of the same content and arity (_packed_sources: [-q (the template: the q-th before the last such
  * row)], then per source 0 for the template's, else how many rows back), and [row, field, value] where the row is not
  * what derivedRow says.

@@ -7,8 +7,9 @@ ops and user lines a kernel computes), ``attempts`` (every pattern attempt, coun
 holds; ``recording``: with the UOp table), ``linear`` (what each schedule ran), ``rerun`` (a schedule run again with a
 condition lifted), ``events`` (the run: tinygrad's profile events as records), ``peaks`` (a device's measured peaks),
 ``retime`` (a kernel timed again; its float work), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
-keys), ``births`` (where each kind of UOp first appears: what a search finds) and ``files`` (trace files). ``env`` is
-imported first: it checks tinygrad's version and sets the device up before anything imports tinygrad.
+keys; ``packing``: the tables packed for a report), ``births`` (where each kind of UOp first appears: what a search
+finds) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up
+before anything imports tinygrad.
 
 Must not: import any tgviz package above it (only tgviz.draw's graph data and tgviz.work); hold logic here (this file only
 re-exports).
@@ -59,6 +60,7 @@ from tgviz.bridge.opts import (
   refusal,
   run_pair,
 )
+from tgviz.bridge.packing import pack_rows
 from tgviz.bridge.peaks import device_peaks
 from tgviz.bridge.recording import Recording
 from tgviz.bridge.records import (
@@ -93,7 +95,6 @@ from tgviz.bridge.uops import (
   note_line,
   op_families,
   op_name,
-  pack_rows,
   pattern_source,
   python_text,
   reaches,

@@ -1,13 +1,13 @@
 """UOps as tgviz draws and names them.
 
 Owns: a UOp's label (op, arg, dtype, folded constants), its op family, its stable key, the drawable Graph of a UOp
-and the report's shared node tables, the node panel's details, and small readers (sources, toposort, a pattern's
-source line). It only reads UOps: it records nothing, patches nothing and knows no trace or step.
+and the report's shared node tables (tgviz.bridge.packing packs their rows), the node panel's details, and small
+readers (sources, toposort, a pattern's source line). It only reads UOps: it records nothing, patches nothing and
+knows no trace or step.
 """
 from __future__ import annotations
 
 import hashlib
-import operator
 import re
 
 from tinygrad.dtype import dtypes
@@ -42,7 +42,7 @@ _ANSI_REPR = re.compile(r"\\x1b\[[0-9;]*m")  # colour codes inside a repr'd stri
 
 def _clip(text: str, lines: int) -> list[str]:
   all_lines = _ANSI_REPR.sub("", ansistrip(text)).splitlines()
-  out = [_cut(ln) for ln in all_lines[:lines]]
+  out = [cut_line(ln) for ln in all_lines[:lines]]
   return out + (["…"] if len(all_lines) > lines else [])
 
 
@@ -88,7 +88,8 @@ def _fold_text(s: UOp) -> tuple[str, str]:
   return c.op.name, (text.splitlines() or [""])[0]
 
 
-def _cut(line: str) -> str:
+def cut_line(line: str) -> str:
+  """A label line cut to _LINE characters (an ellipsis ends a longer one)."""
   return line if len(line) <= _LINE else line[:_LINE - 1] + "…"
 
 
@@ -157,7 +158,7 @@ def _label(u: UOp, notes: dict[str, str] | None = None) -> list[str]:
   for i, s in enumerate(u.src):
     if _foldable(s):
       head, first = _fold_text(s)
-      label.append(_cut(f"{head}{i} {first}"))
+      label.append(cut_line(f"{head}{i} {first}"))
   if u.op is Ops.CALL and u.src:
     c = u.src[0]
     if (note := (notes or {}).get(node_key(c)) or callee_note(_base_label(c), len(c.src))): label.append(note_line(note))
@@ -305,68 +306,6 @@ class NodeTable:
 def op_families() -> dict[str, str]:
   """Each op's family (by op name; "other" for the rest), for the report's page to unpack rows (see pack_rows)."""
   return {op.name: family for op, family in _FAMILY.items()}
-
-
-def _derived(rows: list[list], contents: list[list], notes: dict[str, str], i: int) -> tuple[str, list[str], object]:
-  """What js/port/replay.js derives of row i from its content and sources (derivedRow): family, label lines, fold."""
-  _, _, _, srcs, _, content = rows[i]
-  own = contents[content][1]
-  op = own[0]
-  label = list(own)
-  for j, s in enumerate(srcs):
-    if f := rows[s][4]: label.append(_cut(f"{f[0]}{j} {f[1]}"))
-  if op == "CALL" and srcs:
-    callee = rows[srcs[0]]
-    if note := notes.get(callee[0]) or callee_note(contents[callee[5]][1], len(callee[3])):
-      label.append(note_line(note))
-  fold: object = 0
-  if op in ("RESHAPE", "EXPAND") and srcs and rows[srcs[0]][4]: fold = rows[srcs[0]][4]
-  elif op == "STACK" and all(rows[s][2][0] == "CONST" for s in srcs): fold = ["STACK", None]
-  elif op == "CONST" and len(own) > 1: fold = ["CONST", own[1]]
-  return _OP_FAMILY.get(op, "other"), label, fold
-
-
-_OP_FAMILY = op_families()
-
-
-_TEMPLATES = 8  # how many earlier rows of the same content and arity a row's sources may be told against
-
-
-def _packed_sources(rows: list[list]) -> list[list[int]]:
-  """Each row's sources against a template: one of the last _TEMPLATES earlier rows of the same content and as many
-  sources (a replay rebuilds a node with one source changed), the most recent unless a leading -q picks the q-th before
-  it; then per source 0 for the template's, else how many rows back it is. A row with no template: distances back."""
-  out: list[list[int]] = []
-  recent: dict[tuple[int, int], list[int]] = {}
-  for i, row in enumerate(rows):
-    srcs = row[3]
-    cands = recent.setdefault((row[5], len(srcs)), [])
-    if not cands: out.append([i - s for s in srcs])
-    elif srcs == (last := rows[cands[-1]][3]): out.append([0] * len(srcs))  # the most recent one is the same: it wins
-    else:  # the earlier one sharing the most sources (the most recent of those), none beating one that shares all
-      q, best, n = 0, -1, len(srcs)
-      for j, c in enumerate(reversed(cands)):
-        if (same := sum(map(operator.eq, srcs, rows[c][3]))) > best:  # (same lengths: the key says so)
-          q, best = j, same
-          if same == n: break
-      enc = [0 if s == t else i - s for s, t in zip(srcs, rows[cands[-1 - q]][3] if q else last, strict=True)]
-      out.append([-q, *enc] if q else enc)
-    cands.append(i)
-    if len(cands) > _TEMPLATES: del cands[0]
-  return out
-
-
-def pack_rows(rows: list[list], contents: list[list], notes: dict[str, str]) -> dict[str, list]:
-  """A node table's rows as the report stores them: each row's content id, its sources (a row's sources come before
-  it) told against a similar earlier row (see _packed_sources), and only what the page cannot derive: [row, field,
-  value] where the row's family, label or fold differs from what js/port/replay.js derives (derivedRow; tinygrad's key is
-  derived too: sha256 of the content's text and the sources' keys). notes: the CALL notes' label lines by kernel AST
-  key. js/port/replay.js unpackRows unpacks it exactly."""
-  over: list[list] = []
-  for i, row in enumerate(rows):
-    for field, value in zip((1, 2, 4), _derived(rows, contents, notes, i), strict=True):
-      if row[field] != value: over.append([i, field, row[field]])
-  return {"content": [r[5] for r in rows], "src": _packed_sources(rows), "over": over}
 
 
 def op_name(u: UOp) -> str:

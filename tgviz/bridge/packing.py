@@ -1,0 +1,73 @@
+"""A report's node tables packed: what the page (js/port/replay.js) cannot derive of each row is stored, the rest
+derived again there.
+
+Owns: pack_rows (each row's content, its sources told against an earlier row's, and what differs from what the page
+derives) and the Python twin of the page's derivation (derivedRow). Plain lists in and out: it reads no UOp.
+"""
+from __future__ import annotations
+
+import operator
+
+from tgviz.bridge.uops import callee_note, cut_line, note_line, op_families
+
+
+def _derived(rows: list[list], contents: list[list], notes: dict[str, str], i: int) -> tuple[str, list[str], object]:
+  """What js/port/replay.js derives of row i from its content and sources (derivedRow): family, label lines, fold."""
+  _, _, _, srcs, _, content = rows[i]
+  own = contents[content][1]
+  op = own[0]
+  label = list(own)
+  for j, s in enumerate(srcs):
+    if f := rows[s][4]: label.append(cut_line(f"{f[0]}{j} {f[1]}"))
+  if op == "CALL" and srcs:
+    callee = rows[srcs[0]]
+    if note := notes.get(callee[0]) or callee_note(contents[callee[5]][1], len(callee[3])):
+      label.append(note_line(note))
+  fold: object = 0
+  if op in ("RESHAPE", "EXPAND") and srcs and rows[srcs[0]][4]: fold = rows[srcs[0]][4]
+  elif op == "STACK" and all(rows[s][2][0] == "CONST" for s in srcs): fold = ["STACK", None]
+  elif op == "CONST" and len(own) > 1: fold = ["CONST", own[1]]
+  return _OP_FAMILY.get(op, "other"), label, fold
+
+
+_OP_FAMILY = op_families()
+
+
+_TEMPLATES = 8  # how many earlier rows of the same content and arity a row's sources may be told against
+
+
+def _packed_sources(rows: list[list]) -> list[list[int]]:
+  """Each row's sources against a template: one of the last _TEMPLATES earlier rows of the same content and as many
+  sources (a replay rebuilds a node with one source changed), the most recent unless a leading -q picks the q-th before
+  it; then per source 0 for the template's, else how many rows back it is. A row with no template: distances back."""
+  out: list[list[int]] = []
+  recent: dict[tuple[int, int], list[int]] = {}
+  for i, row in enumerate(rows):
+    srcs = row[3]
+    cands = recent.setdefault((row[5], len(srcs)), [])
+    if not cands: out.append([i - s for s in srcs])
+    elif srcs == (last := rows[cands[-1]][3]): out.append([0] * len(srcs))  # the most recent one is the same: it wins
+    else:  # the earlier one sharing the most sources (the most recent of those), none beating one that shares all
+      q, best, n = 0, -1, len(srcs)
+      for j, c in enumerate(reversed(cands)):
+        if (same := sum(map(operator.eq, srcs, rows[c][3]))) > best:  # (same lengths: the key says so)
+          q, best = j, same
+          if same == n: break
+      enc = [0 if s == t else i - s for s, t in zip(srcs, rows[cands[-1 - q]][3] if q else last, strict=True)]
+      out.append([-q, *enc] if q else enc)
+    cands.append(i)
+    if len(cands) > _TEMPLATES: del cands[0]
+  return out
+
+
+def pack_rows(rows: list[list], contents: list[list], notes: dict[str, str]) -> dict[str, list]:
+  """A node table's rows as the report stores them: each row's content id, its sources (a row's sources come before
+  it) told against a similar earlier row (see _packed_sources), and only what the page cannot derive: [row, field,
+  value] where the row's family, label or fold differs from what js/port/replay.js derives (derivedRow; tinygrad's key is
+  derived too: sha256 of the content's text and the sources' keys). notes: the CALL notes' label lines by kernel AST
+  key. js/port/replay.js unpackRows unpacks it exactly."""
+  over: list[list] = []
+  for i, row in enumerate(rows):
+    for field, value in zip((1, 2, 4), _derived(rows, contents, notes, i), strict=True):
+      if row[field] != value: over.append([i, field, row[field]])
+  return {"content": [r[5] for r in rows], "src": _packed_sources(rows), "over": over}
