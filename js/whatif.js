@@ -229,10 +229,12 @@ export function whatIf(ui, state, page, go) {
     // the notebook: the kernels that took most of the run's device time, each a click away (the sheet retries the kernel
     // shown, which the tree's first kernel may be: a random draw's helper, not what the user wants to speed up)
     const slowest = page ? [] : Object.entries(infos()).filter(([, o]) => o.device_us > 0).sort(([, a], [, b]) => b.device_us - a.device_us).slice(0, 3);
-    const busiest = slowest.some(([name]) => name === kernel) ? [] : slowest.map(([name, o]) => /** @type {[string, OptsInfo]} */ ([`${name} (${o.cold ? "❄ " : ""}${fmtTime(o.device_us)})`, o]));
+    // (the kernel shown among them is named, not linked: the others are still a click away)
+    const busiest = slowest.map(([name, o]) => /** @type {[string, OptsInfo, boolean]} */ ([`${name} (${o.cold ? "❄ " : ""}${fmtTime(o.device_us)})`, o, name === kernel]));
     const cold = busiest.some(([, o]) => o.cold) ? [" (❄: one cold launch, its first: the kernel table's \"time the slowest again\" times it warm)"] : [];
-    const worth = busiest.length ? [h("div", { class: "tgviz-hint tgviz-slowest" }, ["most of the run's device time: ",
-      ...busiest.flatMap((o, i) => (i ? [" · ", link(o)] : [link(o)])), ...cold])] : [];
+    const named = (/** @type {[string, OptsInfo, boolean]} */ [label, o, shown]) => (shown ? h("b", { class: "tgviz-slowest-shown" }, [`${label}: this one`]) : link([label, o]));
+    const worth = busiest.length > (busiest.some(([, , shown]) => shown) ? 1 : 0) ? [h("div", { class: "tgviz-hint tgviz-slowest" }, ["most of the run's device time: ",
+      ...busiest.flatMap((o, i) => (i ? [" · ", named(o)] : [named(o)])), ...cold])] : [];
     if (page) sheet.replaceChildren(head, ...insteadNote, h("div", { class: "tgviz-hint" }, [hint]), ...elsewhere, status, results, compare, beam);
     else { drawEditor(); sheet.replaceChildren(head, ...worth, editor, status, results, compare, beam); if (box.open) ask(); }
     drawResults();

@@ -341,7 +341,7 @@ def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
 def test_what_if_in_a_notebook_names_the_kernels_that_took_the_time(lab, page):
   """The attention block: the kernel the user is on (the one that took least of the run's time, say) is not what they
   want to speed up. Its what-if sheet names the three kernels that took most of the run's device time, slowest first,
-  each a click from its retries' editor."""
+  each a click from its retries' editor; on one of those three, the sheet still names them, that one marked as shown."""
   open_in_lab(page, lab, "whatif-slowest", "%load_ext tgviz", "%%tgviz\n" + ATTENTION)
   run_all(page, 2)
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
@@ -368,5 +368,10 @@ def test_what_if_in_a_notebook_names_the_kernels_that_took_the_time(lab, page):
   hint.locator("button").first.click()
   page.wait_for_function(f"document.querySelector('.tgviz-whatif-sheet .tgviz-sheet-head')?.textContent.startsWith('what if {slowest} had')",
                          timeout=LIMIT)
+  # on the slowest itself, the sheet still names the three, itself marked, the other two a click away
+  page.wait_for_function("(s) => document.querySelector('.tgviz-whatif-sheet .tgviz-slowest-shown')?.textContent.startsWith(s + ' (')",
+                         arg=slowest, timeout=LIMIT)
+  assert hint.locator("button").all_inner_texts() == links[1:], (links, hint.inner_text())
+  assert hint.locator(".tgviz-slowest-shown").inner_text() == f"{links[0]}: this one"
   page.screenshot(path=str(ARTIFACTS / "whatif-slowest.png"))
   assert not page.errors
