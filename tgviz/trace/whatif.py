@@ -98,11 +98,10 @@ class Retry:
     with the speedup, or "within noise" where the comparison's table says so (:attr:`time_compared`), each with its
     rule (NOISE, APART); or why there is no retry."""
     head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(self.opts)}" if self.opts or self.error is None else "")
-    # the user's opts replace the kernel's own: one it had and the retry lacks is said, or "UPCAST(0, 0)" reads as added
-    # (a retry tgviz chose says what it asks: "one size up", "BEAM's pick")
-    dropped = [o for o in self.kernel.opts if o not in self.opts] if self.opts and not self.why else []
-    note = self.why or (f"its own {_opts_text(dropped)} dropped" if dropped else None)
-    head += f" ({note})" if note and self.opts else ""
+    # the opts given replace the kernel's own: those it had and the retry lacks are said, or "UPCAST(0, 0)" reads as added
+    dropped = [o for o in self.kernel.opts if o not in self.opts] if self.opts else []
+    head += f" in place of its own {_opts_text(dropped)}" if dropped else ""
+    head += f" ({self.why})" if self.why and self.opts else ""
     if self.error is not None: return f"{head}: {self.error}"
     a, b = self.times_us()
     k = self.retried
