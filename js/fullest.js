@@ -189,7 +189,8 @@ export function fullestWindow(boxes, keys, mark, must, W, H, s, o) {
  * fewest nodes at its left edge, then at its right, then at its top and bottom (a node cut mid-way at the canvas's
  * edge reads as a broken picture; where the graph goes on past the right edge, cuts there are what says so): the
  * view starts at a node's edge, in the margin where it must. It keeps `must` whole, one of `marked` where it showed
- * one, and most of what it showed: at least half as many nodes whole, across; down, all of them, those clear of the
+ * one, and most of what it showed: at least half as many nodes whole, across (`must` kept too: a schedule's kernel
+ * graph slid to show its lowest node alone, off the graph's left edge); down, all of them, those clear of the
  * overview (o: its box on the canvas, CSS px; null: none) clear of it. @param {Box[]} boxes the nodes' @param {Box} win
  * @param {Box|null} must @param {boolean[]} mark whether each box is marked @param {number} scale @param {Box|null} o
  * @returns {Box} */
@@ -219,7 +220,7 @@ export function unclippedWindow(boxes, win, must, mark, scale, o) {
     for (const a of edges(rows, W)) {
       if (must && (must.x < a || must.x + must.w > a + W)) continue;
       const now = whole(a, y);
-      if ((!must && now.length < 0.5 * was.length) || (hadMark && !now.some((i) => mark[i]))) continue;
+      if (now.length < 0.5 * was.length || (hadMark && !now.some((i) => mark[i]))) continue;
       const r = rank(a, now.length), k = r.findIndex((v, i) => v !== best.rank[i]);
       if (k >= 0 && r[k] < best.rank[k]) best = { a, rank: r };
     }

@@ -19,6 +19,7 @@ from harness import (
   wraps,
 )
 
+import tgviz
 from tgviz import bridge as tg
 from tgviz.views import protocol as P
 
@@ -448,4 +449,34 @@ def test_a_snapshot_too_wide_opens_on_its_reduce(mnist_trace, tmp_path, browser)
     got = page.evaluate(HEART)
     assert got["reduce"] and all(got["reduce"] + got["store"] + got["alu"]) and got["shown"] < got["all"], got
     assert 0 <= got["band"] < 100 and label_px(page) >= 10.99, (got, label_px(page))
+    assert not page.errors
+
+
+def test_a_schedules_kernel_graph_opens_on_its_nodes(browser, tmp_path):
+  """An attention block's report in a notebook's width (841 px): each schedule's "View Kernel Graph" (a snapshot of
+  up to 187 nodes, no change marked) opens on a canvas full of its nodes, its output among them. It opened on its lowest node
+  alone, the rest of the canvas empty edges: the view slid off the graph's left edge to cut no node at its sides."""
+  with tgviz.capture() as trace:  # (a new user's cell: its weights not realized first)
+    from tinygrad import Tensor
+    x = Tensor.randn(2, 6, 16).realize()
+    wq, wk, wv = [Tensor.randn(16, 16) for _ in range(3)]
+    q, k, v = x @ wq, x @ wk, x @ wv
+    ((q @ k.transpose(-1, -2) / 4).softmax(-1) @ v).realize()
+  report = trace.to_html(tmp_path / "index.html")
+  graphs = [s for s in trace.steps if s.group.kind == "schedule" and s.name == "View Kernel Graph"]
+  assert graphs
+  sizes = []
+  with new_page(browser, width=841, height=800, offline=True) as page:
+    page.goto(report.as_uri())
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    for step in graphs:
+      search_for(page, step.group.name)
+      page.locator(f".tgviz-step[data-key='{P.step_key(step)}']").click()
+      page.wait_for_function("(k) => document.querySelector('.tgviz-stage').dataset.step === k", arg=P.step_key(step), timeout=LIMIT)
+      settled(page)
+      total, shown = page.evaluate(ON_SCREEN, ".tgviz-stage g.side g.node")
+      sizes.append((total, shown))
+      assert shown >= 10, (step.path, total, shown)
+    assert all(shown < total for total, shown in sizes), sizes  # (graphs bigger than the canvas: a window of each)
+    page.screenshot(path=str(ARTIFACTS / "schedule-kernel-graph-opening.png"))
     assert not page.errors
