@@ -31,19 +31,20 @@ from tgviz.report import writer as report
 from tgviz.report.early import EarlySegments
 from tgviz.trace import debug
 from tgviz.trace.retime import SLOWEST
-from tgviz.trace.units import plural
+from tgviz.trace.units import plural, time_text
 from tgviz.trace.whatif import WHAT_IFS, beam_seconds, what_if_seconds, what_ifs
 from tgviz.views import picture
 from tgviz.views import protocol as P
 from tgviz.work import forked
 
 BAR = 30  # the progress bar's width in characters
-QUIET_S = 2.0  # a report written faster than this prints no progress lines in a log (only the bar on a terminal)
+EVERY_S = 10.0  # in a log, a progress line at most this often (a report written faster prints none: the bar is the terminal's)
 
 
-def _progress(label: str, quiet_s: float = QUIET_S, clock: Callable[[], float] = time.perf_counter) -> Callable[[int, int], None]:
+def _progress(label: str, every_s: float = EVERY_S, clock: Callable[[], float] = time.perf_counter) -> Callable[[int, int], None]:
   """A progress report for writing something in steps: where stderr is a terminal, one bar redrawn in place (\\r);
-  elsewhere (a log, a pipe) a line per 10% on stdout, and none for work done within quiet_s seconds of the first step."""
+  elsewhere (a log, a pipe) a line on stdout each every_s seconds, and the last step's where one was printed (work
+  done within every_s prints none)."""
   if sys.stderr.isatty():
     shown = [-1]
     def bar(done: int, total: int) -> None:
@@ -54,12 +55,12 @@ def _progress(label: str, quiet_s: float = QUIET_S, clock: Callable[[], float] =
                        + ("\n" if done == total else ""))
       sys.stderr.flush()
     return bar
-  start, step = clock(), [10]
+  last, printed = [clock()], [False]
   def lines(done: int, total: int) -> None:
-    pct = done * 100 // total
-    if clock() - start > quiet_s and (pct >= step[0] or done == total):
-      print(f"  {label}: {done:,}/{total:,} ({pct}%)", flush=True)
-      step[0] = pct // 10 * 10 + 10
+    now = clock()
+    if now - last[0] >= every_s or (done == total and printed[0]):
+      print(f"  {label}: {done:,}/{total:,} ({done * 100 // total}%)", flush=True)
+      last[0], printed[0] = now, True
   return lines
 
 
@@ -144,8 +145,11 @@ def retimed(trace: Trace, slowest: int) -> None:
     print(f"tgviz: kernels not timed again: {type(e).__name__}: {e}", file=sys.stderr)
     return
   if done:
-    print(f"  timed again in {time.perf_counter() - st:.1f} s (the slowest that ran fewer than 10 times): "
-          + "; ".join(f"{k.display_name} {k.timing.text()}" for k in done if k.timing is not None))
+    # (each a median and its runs: the kernel table gives the spread; a line of Timing.text()s ran to 400 characters)
+    said = [f"{k.display_name} {time_text(t.median_us)} ({t.n} runs{', not settled' if t.stable is False else ''})"
+            for k in done if (t := k.timing) is not None]
+    print(f"  timed again in {time.perf_counter() - st:.1f} s (the slowest that ran fewer than 10 times; medians re-timed "
+          f"warm, their spread in the kernel table): " + ", ".join(said))
 
 
 def retried(trace: Trace, slowest: int, beam: float, budget: float) -> None:
