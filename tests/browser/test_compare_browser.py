@@ -71,7 +71,7 @@ def test_compare_widget_in_jupyterlab(lab, page):
   kernels.locator("tbody tr", has_text="r_4_4_3_3").click()
   page.wait_for_function("document.querySelector('.tgviz-code-head').innerText.startsWith('r_4_4_3_3')", timeout=LIMIT)
   # the second cell's comparison: pairs, then the plain conv's kernel and Winograd's three, under their group's row
-  assert page.evaluate(COLUMN, 0) == ["ast"] * 4 + ["same ops", "only in general"] + ["only in winograd"] * 3  # the sides by name
+  assert page.evaluate(COLUMN, 0) == ["ast"] * 4 + ["same ops", "in general"] + ["in winograd"] * 3  # the sides by name
   assert page.evaluate(SIDE, [1, 1])[-3:] == ["E_6_6 #1", "E_6_6 #2", "E_4_4"] and page.evaluate(COLUMN, 2)[:4] == ["same"] * 4
   assert "general vs winograd" in page.locator(".tgviz-compare .tgviz-summary").inner_text()
   _open_row(page, "E_6_3_2")
@@ -82,7 +82,7 @@ def test_compare_widget_in_jupyterlab(lab, page):
   assert len(shown) == 4 and all(shown) and min(px for box in shown for px in box) >= 11, shown
   page.locator(".tgviz-pairs th", has_text="total").locator("button", has_text="winograd").click()  # by side b's time
   b_times = page.evaluate(SIDE, [4, 1])
-  assert page.evaluate(COLUMN, 0)[:5] == ["same ops", *["only in winograd"] * 3, "only in general"] and b_times[4] == "–"  # the group
+  assert page.evaluate(COLUMN, 0)[:5] == ["same ops", *["in winograd"] * 3, "in general"] and b_times[4] == "–"  # the group
   assert [read_time(t) for t in b_times[1:4]] == sorted((read_time(t) for t in b_times[1:4]), reverse=True)  # first (most time), its rows'
   page.wait_for_function("document.querySelector('.tgviz-pairs tr.selected')?.innerText.includes('E_6_3_2')", timeout=LIMIT)  # still marked
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -175,7 +175,7 @@ def test_comparison_page_offline(tmp_path, browser):
   flops = page.evaluate(SIDE, [8, 0])  # after how, the names, code, runs, their times, how they compare, median, launch
   values = [int(v.replace(",", "")) for v in flops if v != "–"]
   assert values == sorted(values, reverse=True) and flops[4:7] == ["–"] * 3  # IMAGE's conv: its group's rows together,
-  assert page.evaluate(COLUMN, 0)[2:7] == ["same ops", "only in general"] + ["only in IMAGE=1"] * 3  # the group by its kernels' FLOPs summed
+  assert page.evaluate(COLUMN, 0)[2:7] == ["same ops", "in general"] + ["in IMAGE=1"] * 3  # the group by its kernels' FLOPs summed
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "compare-report.png"))
   assert all(u.startswith(("file:", "blob:", "data:")) for u in requests), requests

@@ -66,8 +66,11 @@ def state(cmp: Comparison) -> dict[str, Any]:
   rows = cmp.kernel_table()
   pairs: list[KernelPair | None] = [*cmp.pairs, *[None] * (len(rows) - len(cmp.pairs))]
   for i, (row, pair, (ka, kb)) in enumerate(zip(rows, pairs, entries(cmp), strict=True)):
+    # a kernel under a group of the same ops is in one side, not "only in" it: the other side computes them too
+    inside = {"only a": f"in {cmp.labels[0]}", "only b": f"in {cmp.labels[1]}"}
+    how = said(row["how"], cmp.labels) if row["group"] is None else inside.get(row["how"], row["how"])
     row.update(index=i, code=_code(pair), a_launch=_launch(row, "a"), b_launch=_launch(row, "b"),
-               how=said(row["how"], cmp.labels), time=said(row["time"], cmp.labels),
+               how=how, time=said(row["time"], cmp.labels),
                a_name=ka.display_name if ka else None, b_name=kb.display_name if kb else None)  # as each side names it
     if row["group"] is not None: row["under"] = len(rows) + row["group"]  # its group's row, after the kernels' rows
   rows += [{**_group_row(cmp, rows, g), "index": len(rows) + g} for g in range(len(cmp.groups))]
