@@ -64,8 +64,11 @@ def test_tutorial_arange_cases_are_traced(tutorial_trace):
 
 
 def test_summary_names_kernels(tutorial_trace):
+  """The summary counts the kernels, and the other groups by what they are (the tree's SCHEDULE rows), not "groups"
+  that count the kernels again."""
   text = tutorial_trace.summary()
-  assert f"{len(tutorial_trace.kernels)} kernels" in text and "r_2_2_2_2" in text
+  schedules = sum(g.kind == "schedule" for g in tutorial_trace.groups)
+  assert text.startswith(f"tgviz trace on CL: {len(tutorial_trace.kernels)} kernels, {schedules} schedule groups, ") and "r_2_2_2_2" in text
   assert "r_2_2_2_2" in repr(tutorial_trace)
 
 

@@ -6,6 +6,7 @@ the capture itself build on this package (see :mod:`tgviz.api` for the public cl
 """
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -390,11 +391,13 @@ class Trace:
     return runtime.roofline(self.kernels, peaks, cache_dir)
 
   def summary(self, kernels: bool = True) -> str:
-    """A plain-text summary: kernels, groups, steps, matches (kernels: and a line per kernel, its launch sizes)."""
+    """A plain-text summary: kernels, the other groups by kind (the tree's rows: "4 schedule groups", not "16 groups"
+    that counted the kernels again), steps, matches (kernels: and a line per kernel, its launch sizes)."""
     n_steps = sum(len(g.steps) for g in self.groups)
     n_matches = sum(g.match_count for g in self.groups)
-    lines = [f"tgviz trace on {self.device}: {plural(len(self.kernels), 'kernel')}, {plural(len(self.groups), 'group')}, "
-             f"{plural(n_steps, 'step')}, {plural(n_matches, 'match', 'matches')}"]
+    others = [plural(n, f"{kind} group") for kind, n in collections.Counter(g.kind for g in self.groups if g.kind != "kernel").items()]
+    lines = [f"tgviz trace on {self.device}: " + ", ".join([plural(len(self.kernels), "kernel"), *others, plural(n_steps, "step"),
+                                                           plural(n_matches, "match", "matches")])]
     lines += [f"  kernel {k.display_name}  global={k.global_size} local={k.local_size}" for k in self.kernels if kernels]
     if self.error is not None: lines.append(f"  stopped by {type(self.error).__name__}: {self.error}")
     return "\n".join(lines)
