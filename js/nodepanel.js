@@ -37,11 +37,13 @@ const REBUILT = "rebuilt (a source changed)";  // tinygrad made the node anew be
 /** One event of a node's life, in words. @param {HistoryEvent} e @param {Node|string} other the node it came from or
  * was replaced by (a link to it, or its op) @returns {(Node|string)[]} */
 function historyText(e, other) {
+  // "an ADD", "a SINK": the article by the op's first letter
+  const a = /^[AEIOU]/.test(typeof other === "string" ? other : other.textContent ?? "") ? "an" : "a";
   if (e.kind === "input") return ["first seen in the input of"];
-  if (e.kind === "created") return [`made by match ${(e.match ?? 0) + 1}`, ...(e.other ? [" (from a ", other, ")"] : []), " of"];
-  if (e.kind === "rebuilt") return [`${REBUILT} by match ${(e.match ?? 0) + 1}`, ...(e.other ? [" (in the place of a ", other, ")"] : []), " of"];
+  if (e.kind === "created") return [`made by match ${(e.match ?? 0) + 1}`, ...(e.other ? [` (from ${a} `, other, ")"] : []), " of"];
+  if (e.kind === "rebuilt") return [`${REBUILT} by match ${(e.match ?? 0) + 1}`, ...(e.other ? [` (in the place of ${a} `, other, ")"] : []), " of"];
   if (e.kind === "lives") return [e.steps > 1 ? `lives through ${e.steps} steps from` : "lives through"];
-  if (e.kind === "replaced") return ["replaced", ...(e.other ? [" by a ", other] : []), ` in match ${(e.match ?? 0) + 1} of`];
+  if (e.kind === "replaced") return ["replaced", ...(e.other ? [` by ${a} `, other] : []), ` in match ${(e.match ?? 0) + 1} of`];
   return ["gone after"];
 }
 

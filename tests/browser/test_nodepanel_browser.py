@@ -57,6 +57,9 @@ def test_a_rebuilt_nodes_panel_says_one_story(tutorial_trace, tmp_path, page):
   last = run.group(3)
   made = [e for e in events if re.match(r"(made|rebuilt \(a source changed\)) by match \d+", e)]
   assert made and made[0].startswith(f"rebuilt (a source changed) by match {last} "), (made, newest)
+  # the node it took the place of, by its op with the article that reads: "an ADD", "a SINK" ("by a ADD" read wrong)
+  said = re.findall(r"\b(a|an) ([A-Z]+)\b", " ".join(page.locator(".tgviz-history .tgviz-event").all_inner_texts()))
+  assert said and all((a == "an") == (op[0] in "AEIOU") for a, op in said), said
   top = panel.locator(":scope > div:not(.tgviz-lineage):not(.tgviz-history)").all_inner_texts()
   returned = [m + 1 for m in step.node_matches({node})[node][0]]
   assert f"returned by match {', '.join(map(str, returned))}" in top, top  # the matches whose replacement is the node
