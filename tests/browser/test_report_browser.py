@@ -442,7 +442,7 @@ def test_steps_open_on_a_nodes_edge(attention_trace, tmp_path, browser):
       assert label_px(page) >= 10.99 and got["whole"] > 0, (key, got)
       if got["cut"] and not got["pinned"]:
         cut[key] = got
-        page.screenshot(path=str(ARTIFACTS / f"failed-cut-{key.replace(':', '-')}.png"))
+        page.screenshot(path=str(ARTIFACTS / f"opening-cut-{key.replace(':', '-')}.png"))
     assert all(got["cut"] == 1 for got in cut.values()) and len(cut) <= len(keys) // 10, cut
     assert not page.errors
 
