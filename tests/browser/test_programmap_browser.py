@@ -336,6 +336,8 @@ def test_the_users_map_opens_from_its_top_in_jupyterlab(lab, browser):
   from its top, readable, not zoomed in (it opened with some 70-100 px empty above the map; at 1.5x on a few boxes)."""
   with new_page(browser, 1290, 1000) as page:
     open_in_lab(page, lab, "usermap", "%load_ext tgviz", "%%tgviz\n" + NU_ATTENTION)
+    # (JupyterLab's app is there once its page has loaded: on a loaded machine, seconds after the page opened)
+    page.wait_for_function("window.jupyterapp?.shell !== undefined", timeout=LIMIT)
     page.evaluate("window.jupyterapp.shell.activateById('filebrowser')")
     run_all(page, 2)
     got = check_opening(page, page.locator(".tgviz-root").first, "programmap-user-lab.png")
