@@ -108,14 +108,20 @@ def test_a_single_training_step_opens_on_its_launches_not_on_the_compile_after_t
   """The MNIST training step: its launches, then about a second with no launch (tinygrad compiling the loss's .item():
   the TINY lane's spans fill most of it), then the few launches that read the loss. All the launches' span would be
   mostly that gap, two slivers either side; the timeline opens on the step's launches, the gap and the loss's launches
-  left out and said, each number as the trace's launches have it (their times tinygrad's profile events')."""
+  left out and said, each number as the trace's launches have it (their times tinygrad's profile events'). Where the
+  gap is not wide by the rule (a loaded machine's launches as slow as the compile), it opens on all of them."""
   tl = mnist_trace.timeline()
   ls, o = tl.launches, runview.run_message(mnist_trace, peaks=False)["timeline"]["opening"]
   ends = [max(x.end_us for x in ls[:i]) for i in range(1, len(ls))]
   gaps = [x.start_us - e for x, e in zip(ls[1:], ends, strict=True)]
   cut = max(range(len(gaps)), key=gaps.__getitem__) + 1  # the first launch after the widest gap
   whole = ends[-1] - ls[0].start_us
-  assert gaps[cut - 1] > whole * 2 / 3  # the gap: most of all the launches' span
+  usual = statistics.median(gaps)
+  if not (gaps[cut - 1] > runview.WIDE * usual and gaps[cut - 1] > runview.SHARE * whole):
+    # a loaded machine's launches can take as long as the compile after them (there the gap was 53% of the span): no
+    # gap is wide by the rule, and the timeline opens on all the launches, as the rule says
+    assert (o["what"], o["first"], o["last"], o["gap_before"], o["gap_after"]) == ("launches", 0, len(ls) - 1, None, None), o
+    return
   compiling = sum(max(0.0, min(ls[cut].start_us, s.start_us + s.time_us) - max(ends[cut - 1], s.start_us))
                   for s in mnist_trace.compile_times().spans if s.lane == "TINY" and s.depth == 0)
   assert compiling > gaps[cut - 1] / 2 and o["compiling_after"] == round(compiling, 3)  # tinygrad compiling, as the head says
@@ -123,7 +129,6 @@ def test_a_single_training_step_opens_on_its_launches_not_on_the_compile_after_t
   assert (o["start"], o["end"], o["gap_before"], o["gap_after"]) == (
     round(ls[0].start_us, 3), round(ends[cut - 1], 3), None, round(gaps[cut - 1], 3))
   # what opens: launches no wide gap splits (a loaded machine's pause may be long, but not wide by the rule)
-  usual = statistics.median(gaps)
   assert not [g for g in gaps[:cut - 1] if g > runview.WIDE * usual and g > runview.SHARE * (o["end"] - o["start"])], gaps[:cut - 1]
 
 
