@@ -5,7 +5,9 @@
  * tests/views/test_units.py holds them equal). @param {number|null} us */
 export function fmtTime(us) {
   if (us === null || !Number.isFinite(us)) return "–";
-  const r = Number(us.toPrecision(3));  // rounded first, so 999.7 µs reads "1.00 ms", not "1000 µs"
+  // to the ns first, as Python's time_text (a message's times come so rounded), then to 3 significant figures: 999.7 µs
+  // reads "1.00 ms", not "1000 µs"
+  const r = Number(Number(us.toFixed(3)).toPrecision(3));
   if (r === 0) return "0 µs";
   const a = Math.abs(r);
   const [div, unit] = a >= 1e6 ? [1e6, "s"] : a >= 1e3 ? [1e3, "ms"] : a >= 1 ? [1, "µs"] : [1e-3, "ns"];

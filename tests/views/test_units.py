@@ -29,6 +29,16 @@ def test_the_page_writes_a_duration_as_python_does():
   assert json.loads(page) == [time_text(v) for v in VALUES]
 
 
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node (scripts/install.sh test)")
+def test_the_page_writes_a_messages_time_as_python_writes_the_time():
+  """A message carries a time rounded to the ns (round(us, 3)): the page, writing that, writes what Python's texts write
+  of the time itself, even where the rounding lands on a tie (1.1249 µs reaches the page as 1.125)."""
+  times = [1.1249, 1.37449, 6.0625, 12.2499, 112.4996, 0.06249, 5.6249, 987.6249, *VALUES]
+  script = f"import {{ fmtTime }} from {json.dumps(UNITS_JS.as_uri())}; console.log(JSON.stringify({json.dumps([round(v, 3) for v in times])}.map(fmtTime)));"
+  page = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, check=True).stdout
+  assert json.loads(page) == [time_text(v) for v in times]
+
+
 def test_a_kernels_timing_writes_its_times_by_the_rule():
   t = Timing((9.638, 7.23, 12.0, 8.5), "re-timed")
   assert t.text().startswith(f"median {time_text(t.median_us)} (min 7.23 µs, max 12.0 µs; 4 runs, re-timed")

@@ -10,9 +10,11 @@ UNITS = ((Decimal("1e6"), "s"), (Decimal("1e3"), "ms"), (Decimal(1), "µs"), (De
 
 def time_text(us: float | None) -> str:
   """A time given in µs, to 3 significant figures in ns, µs, ms or s: "9.64 µs", "7.20 µs", "123 µs", "1.23 ms"; "–"
-  for none. Rounded as the page's toPrecision rounds: the float's exact value, ties away from zero."""
+  for none. Rounded to the ns first, as the messages carry times (round(us, 3)), so that the page, which writes the
+  message's value, writes what Python writes (1.1249 µs reaches it as 1.125: "1.13 µs" both); then as the page's
+  toPrecision rounds: the float's exact value, ties away from zero."""
   if us is None or not math.isfinite(us): return "–"
-  d = Decimal(us)
+  d = Decimal(round(us, 3))
   if d == 0: return "0 µs"
   r = d.quantize(Decimal(1).scaleb(d.adjusted() - 2), ROUND_HALF_UP)  # rounded first: 999.7 µs is "1.00 ms"
   div, unit = next(((div, unit) for div, unit in UNITS if abs(r) >= div), UNITS[-1])
