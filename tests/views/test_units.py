@@ -34,7 +34,8 @@ def test_the_page_writes_a_messages_time_as_python_writes_the_time():
   """A message carries a time rounded to the ns (round(us, 3)): the page, writing that, writes what Python's texts write
   of the time itself, even where the rounding lands on a tie (1.1249 µs reaches the page as 1.125)."""
   times = [1.1249, 1.37449, 6.0625, 12.2499, 112.4996, 0.06249, 5.6249, 987.6249, *VALUES]
-  script = f"import {{ fmtTime }} from {json.dumps(UNITS_JS.as_uri())}; console.log(JSON.stringify({json.dumps([round(v, 3) for v in times])}.map(fmtTime)));"
+  sent = json.dumps([round(v, 3) for v in times])
+  script = f"import {{ fmtTime }} from {json.dumps(UNITS_JS.as_uri())}; console.log(JSON.stringify({sent}.map(fmtTime)));"
   page = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, check=True).stdout
   assert json.loads(page) == [time_text(v) for v in times]
 
