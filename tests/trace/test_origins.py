@@ -56,6 +56,26 @@ def test_a_kernel_that_fuses_randn_into_a_conv_names_both():
   assert f"test_origins.py:{x_line}, {conv_line}<" in kernels_view["svg"], kernels_view["svg"]
 
 
+def test_a_max_pool_kernel_does_not_name_the_conv_that_reads_its_output():
+  """conv -> relu -> max_pool2d on one line, a conv of the pooled on the next, and a backward pass: the kernels that
+  compute the pool name relu and max_pool2d at its line, not the next line's conv2d, whose reshapes of the pooled value
+  tinygrad's rewrites push into the pool's REDUCE (the MNIST step's r_26_13_32_2_2 named conv2d at line 14)."""
+  with tgviz.capture() as trace:
+    x = Tensor.randn(2, 1, 12, 12).realize()
+    w1, w2 = Tensor.randn(4, 1, 3, 3).realize(), Tensor.randn(8, 4, 3, 3).realize()
+    w1.requires_grad = w2.requires_grad = True
+    y = x.conv2d(w1).relu().max_pool2d(); pool_line = sys._getframe().f_lineno
+    y.conv2d(w2).relu().sum().backward(); conv_line = sys._getframe().f_lineno
+    Tensor.realize(w1.grad, w2.grad)
+  pools = [kn for kn in trace.kernels if ("max_pool2d", pool_line, False) in {(o.op, o.line, o.backward) for o in kn.origins}]
+  assert pools, [(kn.display_name, kn.origins) for kn in trace.kernels]
+  for kn in pools:
+    assert {(o.op, o.line) for o in kn.origins if not o.backward} <= {("relu", pool_line), ("max_pool2d", pool_line)}, (kn.display_name, kn.origins)
+  # the forward pool alone: what computes y and nothing of the conv's line
+  assert any({(o.op, o.line, o.backward) for o in kn.origins} == {("relu", pool_line, False), ("max_pool2d", pool_line, False)} for kn in pools)
+  assert conv_line == pool_line + 1
+
+
 def test_every_kernel_of_the_mnist_step_names_a_line_of_the_script():
   """examples/scripts/mnist_train_step.py (an Adam step of a convnet): none of its kernels is left without an origin in
   the script (Adam's own buffers name the line that made the optimizer, its updates the line with opt.step())."""
@@ -76,6 +96,18 @@ def test_random_tensors_name_the_users_call_not_tinygrads_internals():
     (x * 2).realize(); mul_line = sys._getframe().f_lineno
   lines = {kn.name: [(o.op, o.line) for o in kn.origins] for kn in trace.kernels}
   assert sorted(o for os_ in lines.values() for o in os_) == sorted([("rand", rand_line)] * (len(lines) - 1) + [("__mul__", mul_line)]), lines
+
+
+def test_a_layers_weights_name_the_layer_the_user_made_not_its_initializers_internals():
+  """nn.Conv2d's constructor draws its weight and bias (kaiming_uniform, rand, _threefry_random_bits, ...): the kernels
+  that compute them name the layer the user's line made, Conv2d, and nothing of tinygrad's insides."""
+  from tinygrad import nn
+  with tgviz.capture("CPU") as trace:
+    conv = nn.Conv2d(1, 4, 3); conv_line = sys._getframe().f_lineno
+    Tensor.realize(conv.weight, conv.bias)
+  assert trace.kernels
+  assert {(o.op, o.line) for kn in trace.kernels for o in kn.origins} == {("Conv2d", conv_line)}, \
+    [(kn.display_name, kn.origins) for kn in trace.kernels]
 
 
 def test_two_random_tensors_realized_together_each_name_their_own_line():

@@ -58,11 +58,14 @@ def _user_frame(frame):
 
 def _called_name(called: Any) -> str | None:
   """The Tensor function the user's code called, where its frame is that of one tinygrad does not wrap with its op
-  metadata (Tensor.rand, a mixin's classmethod): the methods it runs inside make their own (rand's _threefry_random_bits, cat,
-  __getitem__, ...), which would name tinygrad's internals for the user's one call. None elsewhere (a wrapped method's
-  Metadata is already the one the user called)."""
+  metadata (Tensor.rand, a mixin's classmethod), or the class whose constructor it called (nn.Conv2d): the methods it
+  runs inside make their own (rand's _threefry_random_bits, cat, __getitem__, ...), which would name tinygrad's internals
+  for the user's one call. None elsewhere (a wrapped method's Metadata is already the one the user called)."""
   if called is None or called.f_code is _WRAPPER: return None
   name = called.f_code.co_name
+  # a class's constructor (nn.Conv2d): the initializers it runs (kaiming_uniform's rand) are its internals
+  if name == "__init__" and (made := called.f_locals.get("self")) is not None and not isinstance(made, tensor.Tensor):
+    return type(made).__name__
   fn = inspect.getattr_static(tensor.Tensor, name, None)  # (rand is a classmethod of a mixin)
   return name if getattr(getattr(fn, "__func__", fn), "__code__", None) is called.f_code else None
 
@@ -72,8 +75,7 @@ _WRAPPER = tensor._metadata_wrapper(len).__code__  # the frame of a Tensor metho
 
 def _storage(u: UOp) -> bool:
   """Whether u is memory or a view of it (a movement op on memory): what a kernel reads, not what it computes."""
-  while u.op in GroupOp.Movement and u.src: u = u.src[0]
-  return u.op in _STORAGE
+  return _viewed(u).op in _STORAGE
 
 
 @functools.cache
@@ -304,7 +306,12 @@ class OriginRecorder(Patch):
       if n in kernels and r.op is Ops.SINK: kernels[r] = _joined(kernels.get(r, ()), kernels[n])  # a kernel's AST rebuilt
       # an op dropped for one of its sources (DETACH(x) -> x) added nothing to it: x keeps its own ops (and x, shared
       # by its other users, must not take the dropped op's)
-      if any(r is s or replace.get(s) is r for s in n.src) or not (meta := meta_of(n)): continue
+      if any(r is s or replace.get(s) is r for s in n.src): continue
+      # a view of a reduce that the rewrite made into a reduce again, the view pushed into it (the next line's conv2d
+      # reshaping a max_pool2d's max): the reduce's ops, not the view's. (Not of any op: a conv's view of x, which a line
+      # before cast and realized, pushed into a new CAST, is the conv's.)
+      meta = meta_of(v) if r.op is Ops.REDUCE and n.op in GroupOp.Movement and (v := _viewed(n)).op is Ops.REDUCE else meta_of(n)
+      if not meta: continue
       if results is None: results = set(replace.values())
       stack = [(r, 0)]
       while stack:
@@ -329,6 +336,12 @@ class OriginRecorder(Patch):
         if not (meta := meta_of(n) or ((m := made_from.get(n)) is not None and meta_of(m))): continue
         for x in dict.fromkeys((r, replace.get(r, r))):
           if x.src and not _storage(x) and (missing := _missing(have := meta_of(x), meta)): carried[x] = have + missing
+
+
+def _viewed(u: UOp) -> UOp:
+  """What a view (movement ops) is a view of."""
+  while u.op in GroupOp.Movement and u.src: u = u.src[0]
+  return u
 
 
 def _missing(have: tuple, meta: tuple) -> tuple:
