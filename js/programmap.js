@@ -328,7 +328,8 @@ export function programMap(ui, request, open, openRow, rowOf, fuse) {
       }));
       legend.replaceChildren(...Object.entries(m.counts).map(([r, n]) => h("span", { class: "tgviz-map-count", title: `kernels whose first buffer written is there for "${r}"` }, [
         h("i", { style: `background:${m.colours[r] ?? "#888"}` }), `${r} ${n}`])));
-      if (m.views.length) draw(m.views[0]);
+      // sent again (a re-timing): the view that was shown stays
+      if (m.views.length) draw(m.views.find((v) => v.name === shown?.name) ?? m.views[0]);
       else stage.replaceChildren(h("p", {}, ["no kernel ran in this block"]));
     },
     fused,

@@ -95,7 +95,7 @@ class TraceWidget(anywidget.AnyWidget):
     magic: IPython shows it under the widget); without it the widget shows the traceback. tab: the code column's tab it
     opens on ("access": the first kernel's accesses, kept with the notebook at once)."""
     self.trace, self.max_nodes, self._kernel = trace, max_nodes, kernel
-    self._run_asked = False
+    self._run_asked = self._map_asked = False
     # tinygrad's side (pictures, retries) one request at a time, a newer picture superseding the older; the code
     # column's tabs and the run's sheet on a second thread, so that a slow layout does not hold them up
     self._work = Worker("tgviz-layout")
@@ -169,6 +169,7 @@ class TraceWidget(anywidget.AnyWidget):
       self._run_asked = True
       self._background(self._side, self._send_run, kind="run")
     elif content.get("type") == "programmap":  # laid out by graphviz: not here
+      self._map_asked = True
       self._background(self._side, self._send_map, kind="programmap")
     elif content.get("type") == "retime":  # in the layout worker: tinygrad runs one thing at a time
       self._background(self._work, lambda: self._retime(content))
@@ -224,13 +225,14 @@ class TraceWidget(anywidget.AnyWidget):
     except Exception as e: self.send(P.error_message(f"programmap: {type(e).__name__}: {e}", traceback.format_exc()))
   def _retime(self, content: dict) -> None:
     """Kernels timed again (content["kernels"]: display names; none: the slowest that ran few times): the kernel table
-    and, once asked for, the run's tabs sent again with the new times."""
+    and, once asked for, the run's tabs and the program map sent again with the new times."""
     try:
       names = {str(n) for n in content.get("kernels") or []}
       self.trace.retime([k for k in self.trace.kernels if k.display_name in names] if names else None)
       self.kernels = P.kernel_rows(self.trace, self._kernel)
       self.whatif = W.state(self.trace)  # (its kernels' device times: the what-if sheet ranks the slowest by them)
       if self._run_asked: self.send(runview.run_message(self.trace))
+      if self._map_asked: self._send_map()
     except Exception as e: self.send(P.error_message(f"retime: {type(e).__name__}: {e}", traceback.format_exc()))
 
   def wait(self, timeout: float | None = 30) -> None:
