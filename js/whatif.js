@@ -220,7 +220,8 @@ export function whatIf(ui, state, page, go) {
       return a;
     };
     const insteadNote = instead ? [h("div", { class: "tgviz-hint tgviz-retried-instead" }, ["shown: the retries of ", link(instead),
-      `, the slowest kernel retried when this report was written (the kernel selected, ${kernel}, was not retried)`])] : [];
+      `, the slowest kernel retried when this report was written (the kernel selected, ${kernel}, was not retried` +
+      (info.not_tried.length ? `: ${info.not_tried.join("; ")})` : ")")])] : [];
     // the other kernels retried, each a click away
     const others = retried.filter(([name]) => name !== kernel && name !== sheetKernel);
     const elsewhere = others.length ? [h("div", { class: "tgviz-hint tgviz-retried-elsewhere" }, [

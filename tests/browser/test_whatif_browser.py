@@ -269,7 +269,7 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
   page.locator(".tgviz-opts-line .tgviz-what-if").click()
   sheet = page.locator(".tgviz-whatif-sheet")
   assert sheet.locator(".tgviz-sheet-head").inner_text().startswith(f"what if {slowest.display_name} had other opts? ")
-  assert sheet.locator(".tgviz-retried-instead").inner_text() == instead_note(slowest.display_name, plain.display_name)
+  assert sheet.locator(".tgviz-retried-instead").inner_text() == instead_note(slowest.display_name, plain.display_name, plain.not_tried)
   results = sheet.locator(".tgviz-retry-result")
   assert results.count() == len(slowest.retries) and results.first.inner_text().startswith(f"retry of {slowest.display_name} with no opts: ")
   assert "selected" in results.nth(slowest.retries.index(whatif.most_telling(slowest.retries))).get_attribute("class")
@@ -288,10 +288,11 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
   assert not page.errors
 
 
-def instead_note(shown: str, selected: str) -> str:
-  """What the report's what-if sheet says where the kernel selected was not retried: whose retries it shows instead."""
+def instead_note(shown: str, selected: str, not_tried: list[str]) -> str:
+  """What the report's what-if sheet says where the kernel selected was not retried: whose retries it shows instead, and
+  why the selected one was not retried where tgviz run said why (its not_tried)."""
   return (f"shown: the retries of {shown}, the slowest kernel retried when this report was written (the kernel selected, "
-          f"{selected}, was not retried)")
+          f"{selected}, was not retried{': ' + '; '.join(not_tried) if not_tried else ''})")
 
 
 def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
@@ -301,7 +302,7 @@ def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
   from tinygrad import Tensor
 
   from tgviz.trace.units import time_text
-  from tgviz.trace.whatif import most_telling
+  from tgviz.trace.whatif import most_telling, what_ifs
   a, b = Tensor.rand(8, 8, device="CPU").realize(), Tensor.rand(8, 8, device="CPU").realize()
   with tgviz.capture("CPU") as trace: (a @ b).realize(); (a + 1).realize()
   k, plain = trace.kernels
@@ -312,6 +313,9 @@ def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
   noise.run.times_a[:], noise.run.times_b[:] = ([t * 1e-6 for t in ts] for ts in ((370, 375, 376, 380, 390), (372, 380, 388, 390, 395)))
   telling.run.times_a[:], telling.run.times_b[:] = ([t * 1e-6 for t in ts] for ts in ((380, 384, 386, 390, 400), (60, 61, 62, 63, 64)))
   assert most_telling(k.retries) is telling
+  # the what-if of tgviz run with no time left: plain is not retried, and why is said (--what-if 2 left the second
+  # slowest kernel's sheet saying only "was not retried")
+  assert not what_ifs(trace, 2, budget=1e-9) and plain.not_tried and not plain.retries
   trace.to_html(tmp_path / "index.html")
   page.goto((tmp_path / "index.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
@@ -321,7 +325,8 @@ def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
   page.locator(".tgviz-opts-line .tgviz-what-if").click()
   sheet = page.locator(".tgviz-whatif-sheet")
   assert sheet.locator(".tgviz-sheet-head").inner_text().startswith(f"what if {k.display_name} had other opts? ")
-  assert sheet.locator(".tgviz-retried-instead").inner_text() == instead_note(k.display_name, plain.display_name)
+  assert sheet.locator(".tgviz-retried-instead").inner_text() == instead_note(k.display_name, plain.display_name, plain.not_tried)
+  assert "would run out before it ended" in sheet.locator(".tgviz-retried-instead").inner_text()
   page.wait_for_selector(".tgviz-whatif-compare .tgviz-pair:not([hidden]) .tgviz-diff", timeout=LIMIT)
   results = sheet.locator(".tgviz-retry-result")
   assert results.count() == 2 and "selected" not in results.nth(0).get_attribute("class")
