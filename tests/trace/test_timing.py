@@ -136,3 +136,16 @@ def test_a_kernel_past_its_memory_roof_says_why():
   assert f"{v.fraction:.1%} of its roof" in v.why and "above its roof" in v.why and "24,000 B stay in them" in v.why, v.why
   within = verdict(flops=1000, float_flops=1000, nbytes=24_000, threads=256, median_us=20.0, peaks=peaks, groups=8)
   assert within.fraction < 1 and "above its roof" not in within.why, within.why
+
+
+def test_a_kernel_far_below_its_roofs_is_not_said_to_be_bound_by_one():
+  """A kernel with work enough to fill the device that reaches 0.9% of its compute roof: its why said "compute-bound at
+  0.9% of its roof", which it is not; it says it is far below its roofs, the compute roof the nearer."""
+  from tgviz.trace.verdicts import DevicePeaks, verdict
+  peaks = DevicePeaks("CL", gflops=50.0, gbs=6.0, how="", measured="", cached=True, launch_us=0.7, units=2)
+  v = verdict(flops=4_500_000, float_flops=4_500_000, nbytes=24_000, threads=4096, median_us=10_000.0, peaks=peaks, groups=64)
+  assert v.bound == "compute" and v.fraction == pytest.approx(0.009)
+  assert v.why.startswith("far below its roofs: 0.9% of its roof, the compute roof the nearer (0.45 of 50.0 GFLOP/s)"), v.why
+  assert "-bound" not in v.why
+  near = verdict(flops=4_500_000, float_flops=4_500_000, nbytes=24_000, threads=4096, median_us=300.0, peaks=peaks, groups=64)
+  assert near.why.startswith("compute-bound at 30.0% of its roof"), near.why

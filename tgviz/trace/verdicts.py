@@ -90,5 +90,7 @@ def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, medi
   # compute roof is the fastest kernel's, the benchmark's or the run's, which none passes)
   above = f"; above its roof: the memory roof is measured on data far bigger than the caches, and this kernel's " \
           f"{nbytes:,} B stay in them" if fraction > 1 and bound == "memory" else ""
-  return Verdict(bound, fraction, f"{bound}-bound at {fraction:.1%} of its roof ({got}){apart}" + (f"; {spread}" if idle else "") + above,
-                 float_flops, ints)
+  # far below both roofs, with work enough to fill the device, neither limits it: the nearer roof is said as such
+  head = f"{bound}-bound at {fraction:.1%} of its roof" if fraction >= LATENCY_FRACTION else \
+         f"far below its roofs: {fraction:.1%} of its roof, the {bound} roof the nearer"
+  return Verdict(bound, fraction, f"{head} ({got}){apart}" + (f"; {spread}" if idle else "") + above, float_flops, ints)
