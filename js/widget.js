@@ -144,6 +144,7 @@ function render({ model, el }) {
   /** Go to a step and match, and do fn once it is drawn (at once where it is drawn already).
    * @param {StepKey} step @param {number|null} match @param {() => void} fn */
   function goThen(step, match, fn) {
+    ui.program.open = false;  // (drawn already, under the map: it gives way all the same)
     if (shown && shown.step === step && shown.match === match && step === state.selected && match === state.match) { fn(); return; }
     then = { step, match, fn };
     go(step, match);

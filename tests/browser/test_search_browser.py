@@ -54,6 +54,12 @@ def test_search_in_the_report_finds_and_goes_there(mnist_trace, mnist_report, pa
   assert page.locator(".tgviz-progmap[open]").count() == 0  # the map the page opened on gives way to what was found
   assert hits[0].kernel.display_name in page.locator(".tgviz-code-head").inner_text()
   page.screenshot(path=str(ARTIFACTS / "search-log-softmax.png"))
+  # the same hit again with the map opened over the kernel it shows: the map gives way again (it stayed, covering it)
+  page.locator(".tgviz-progmap > summary").click()
+  page.wait_for_selector(".tgviz-progmap[open]", timeout=LIMIT)
+  page.locator(".tgviz-hit").first.click()
+  page.wait_for_selector(".tgviz-progmap:not([open])", state="attached", timeout=LIMIT)
+  shown_at(page, hits[0].step, None)
   # a UOp: where it first appears, marked on screen
   uop = next(h for h in mnist_trace.search("EXP2") if h.kind == "uop" and h.kernel is not None)
   search(page, "EXP2", len(mnist_trace.search("EXP2")))
