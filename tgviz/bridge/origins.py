@@ -308,10 +308,10 @@ class OriginRecorder(Patch):
       # by its other users, must not take the dropped op's)
       if any(r is s or replace.get(s) is r for s in n.src): continue
       # a view of a reduce that the rewrite made into a reduce again, the view pushed into it (the next line's conv2d
-      # reshaping a max_pool2d's max): the reduce's ops, not the view's. (Not of any op: a conv's view of x, which a line
-      # before cast and realized, pushed into a new CAST, is the conv's.)
-      meta = meta_of(v) if r.op is Ops.REDUCE and n.op in GroupOp.Movement and (v := _viewed(n)).op is Ops.REDUCE else meta_of(n)
-      if not meta: continue
+      # reshaping a max_pool2d's max): the reduce's ops where it has any, not the view's. (Not of any op: a conv's view
+      # of x, which a line before cast and realized, pushed into a new CAST, is the conv's.)
+      pushed = r.op is Ops.REDUCE and n.op in GroupOp.Movement and (v := _viewed(n)).op is Ops.REDUCE
+      if not (meta := (meta_of(v) if pushed else ()) or meta_of(n)): continue
       if results is None: results = set(replace.values())
       stack = [(r, 0)]
       while stack:
