@@ -176,13 +176,14 @@ def test_a_median_that_did_not_settle_says_so(tmp_path, page):
   with tgviz.capture() as trace: (x @ x).realize()
   (k,) = trace.kernels
   trace.retime([k], max_runs=12, rel=-1.0)  # (no spread is within a negative share of the median: 12 runs, never settled)
-  assert k.timing.n == 12 and k.timing.stable is False and trace.kernel_table()[0]["settled"] is False
+  assert k.timing.n == 12 and k.timing.stable is False
   page.goto(trace.to_html(tmp_path / "index.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.locator(".tgviz-kernels > summary").click()
   (row,) = table(page)
   assert row["spread"][0].endswith(", 12 re-runs, not settled"), row
   assert row["median"][1].startswith(f"{time_text(k.timing.median_us)}: the median of 12 runs re-timed after the run (warm, not settled); "), row
+  assert trace.kernel_table()[0]["settled"] is False  # (in Python, as the row the page shows)
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "timing-not-settled.png"))
   assert not page.errors
