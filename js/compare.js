@@ -5,7 +5,7 @@ import { fitLines } from "./codelines.js";
 import { h, svgEl } from "./dom.js";
 import { MARGIN, MIN_READABLE, READABLE, around, fullestWindow, nodeBoxes, snapshotHeld, unclippedWindow, wholeIn } from "./fullest.js";
 import { sortableTable } from "./table.js";
-import { fmtTime } from "./units.js";
+import { fmtTime, notSettled } from "./units.js";
 
 /** A side's median, said to be one and of how many launches, or a single cold launch said to be one (its spread and
  * how it was timed: its tooltip). @param {any} r @param {string} s */
@@ -18,7 +18,7 @@ function median(r, s) {
 function medianTip(r, s) {
   if (r[`${s}_median_us`] === null || r[`${s}_median_us`] === undefined || r[`${s}_cold`]) return "";
   return `median of ${r[`${s}_timed_runs`]} launches: min ${fmtTime(r[`${s}_min_us`])}, max ${fmtTime(r[`${s}_max_us`])}` +
-         (r[`${s}_timed`] === "re-timed" ? "; re-timed: after the capture, warm" : "");
+         (r[`${s}_timed`] === "re-timed" ? `; re-timed: after the capture, warm${notSettled(r[`${s}_settled`])}` : "");
 }
 /** @param {any} r @param {string} s */
 const totalTip = (r, s) => (r[`${s}_time_us`] === null || r[`${s}_time_us`] === undefined ? "" : `total over ${r[`${s}_runs`]} launches`);
@@ -221,8 +221,7 @@ function renderComparison({ model, el }) {  // (not "render": the trace browser'
     { key: "delta", label: "difference", num: true }], model.get("steps").map((/** @type {any} */ s) => ({ ...s, delta: s.b - s.a })));
   const stepBox = h("details", { class: "tgviz-steps" }, [h("summary", {}, ["steps whose match counts differ most"]), steps]);
   const summary = model.get("summary");
-  const line = h("div", { class: "tgviz-summary", title: summary }, [summary.split("\n")[0] +
-    ` · ${rows.filter((/** @type {any} */ r) => r.kind !== "group" && !r.how.startsWith("only")).length} paired`]);
+  const line = h("div", { class: "tgviz-summary", title: summary }, [summary.split("\n")[0]]);  // (its tally: Comparison.tally)
   root.append(style, line, counts, h("div", { class: "tgviz-hint" }, [`kernels (each cell: ${labels[0]} above, ${labels[1]} below; `
     + "click a header or a side's name to sort, a row to open the pair):"]), h("div", { class: "tgviz-table-box" }, [table]), status, detail, stepBox);
   el.append(root);

@@ -5,7 +5,7 @@
 import { showCode } from "./codelines.js";
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
-import { fmtRange, fmtTime, plural } from "./units.js";
+import { fmtRange, fmtTime, notSettled, plural } from "./units.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").PictureMsg} PictureMsg */
@@ -153,18 +153,18 @@ function inTheRun(r) {
   if (r.timed !== "re-timed" || r.median_us === null) return "";
   const run = r.runs === 1 ? `the run's launch took ${fmtTime(r.time_us)}`
     : `the run's ${plural(r.runs, "launch", "launches")} took ${fmtTime(r.time_us)} in total`;
-  return `${fmtTime(r.median_us)}: the median of ${plural(r.timed_runs, "run")} re-timed after the run (warm); ${run}`;
+  return `${fmtTime(r.median_us)}: the median of ${plural(r.timed_runs, "run")} re-timed after the run (warm${notSettled(r.settled)}); ${run}`;
 }
 
 /** The kernel table's time and limit columns: the median with its spread and where it comes from, the limit.
  * @returns {import("./table.js").Column[]} */
 function timeColumns() {
   const spread = (/** @type {KernelRow} */ r) => (r.median_us === null ? "–" : r.cold ? "❄ 1 cold launch"
-    : `${fmtRange(r.min_us, r.max_us)}, ${r.timed === "re-timed" ? plural(r.timed_runs, "re-run") : plural(r.timed_runs, "launch", "launches")}`);
+    : `${fmtRange(r.min_us, r.max_us)}, ${r.timed === "re-timed" ? plural(r.timed_runs, "re-run") + notSettled(r.settled) : plural(r.timed_runs, "launch", "launches")}`);
   return [{ key: "median_us", label: "median", num: true, fmt: (v, r) => (v === null ? "–" : `${r.cold ? "❄ " : ""}${fmtTime(v)}`), tip: inTheRun,
             title: "the median of its timed runs: re-timed after the capture where it was (warm), else its launches in the capture; "
             + "❄: a single cold launch, the device's first run of the kernel: no measurement of it warm" },
-          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, wrap: true, tip: inTheRun, title: "min – max of its timed runs and how many: its launches in the run (as many as runs), or its re-runs after the run (re-timed, warm)" },
+          { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, wrap: true, tip: inTheRun, title: "min – max of its timed runs and how many: its launches in the run (as many as runs), or its re-runs after the run (re-timed, warm; not settled: a bound stopped them before the median settled)" },
           { key: "roof_fraction", label: "limit, % of roof", num: true, wrap: true, fmt: (_v, r) => (r.bound ? `${r.bound} ${fmtPct(r.roof_fraction)}` : "–"),
             tip: (r) => r.why ?? "", title: "what limits it: memory, compute, or latency (too little work to fill the device), and the "
             + "fraction of that roof it reached (hover a cell: why); – until the device's peaks are measured (open the roofline)" }];

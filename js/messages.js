@@ -14,9 +14,9 @@
  * opens (the kernel's first).
  * @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,
  *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey, median_us:number|null,
- *   min_us:number|null, max_us:number|null, timed_runs:number, timed:string|null, cold:boolean, bound:string|null,
- *   roof_fraction:number|null, why:string|null, compile_us:number|null, shares:string[], counted_in:string|null,
- *   key?:string, causes?:string[]}} KernelRow */
+ *   min_us:number|null, max_us:number|null, timed_runs:number, timed:string|null, cold:boolean, settled:boolean|null,
+ *   bound:string|null, roof_fraction:number|null, why:string|null, compile_us:number|null, shares:string[],
+ *   counted_in:string|null, key?:string, causes?:string[]}} KernelRow */
 /** A picture: match None is the whole step.
  * @typedef {{step:StepKey, match:number|null, view:View}} Selection */
 /** A picture is being computed for this selection.
@@ -142,7 +142,7 @@
 /** A kernel's opts in the what-if panel: those applied, who chose them, BEAM's candidates, the retries made so far, and
  * what tgviz run's retries left out and why.
  * @typedef {{opts:OptSpec[], text:string[], steps:(string|null)[], by:string, beam:BeamRow[], beam_cached:boolean|null,
- *   retries:RetryMsg[], not_tried:string[], device_us:number, cold:boolean, opening:number|null}} OptsInfo */
+ *   retries:RetryMsg[], not_tried:string[], total_us:number|null, opening:number|null}} OptsInfo */
 /** A kernel of the program map (a call of the block's schedules, in run order): what its panel says and where it
  * leads (its first step, its codegen step, its row of the kernel table).
  * @typedef {{index:number, name:string, kind:string, step:StepKey|null, code_step:StepKey|null, row:number|null, ops:string[],

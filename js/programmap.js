@@ -10,7 +10,7 @@ import { h } from "./dom.js";
 import { READABLE } from "./fullest.js";
 import { panZoom } from "./panzoom.js";
 import { why } from "./port/why.js";
-import { fmtTime, plural } from "./units.js";
+import { fmtTime, notSettled, plural } from "./units.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").StepKey} StepKey */
@@ -244,7 +244,7 @@ export function programMap(ui, request, open, openRow, rowOf, fuse) {
     if (box) view.reveal([box]);  // (a link in the panel can lead anywhere on the map)
     const r = k.row === null ? undefined : rowOf(k.row);  // re-timed after the run (the kernel table's median): said beside
     const again = r?.timed === "re-timed" && r.median_us !== null
-      ? `; re-timed after it, warm: ${fmtTime(r.median_us)}, median of ${plural(r.timed_runs, "run")}` : "";
+      ? `; re-timed after it, warm: ${fmtTime(r.median_us)}, median of ${plural(r.timed_runs, "run")}${notSettled(r.settled)}` : "";
     const time = k.time_us === null ? "not timed" : `${fmtTime(k.time_us)} (median of ${plural(k.runs, "launch", "launches")} in the run${again})`;
     panel.replaceChildren(
       h("h4", {}, [k.name]), leads(k),

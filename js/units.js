@@ -48,6 +48,10 @@ export function plural(n, word, many) {
   return `${n.toLocaleString("en-US")} ${n === 1 ? word : many ?? `${word}s`}`;
 }
 
+/** ", not settled" after a re-timed median whose runs a bound stopped before it settled (Timing.stable false: tgviz run
+ * says "450 µs (288 runs, not settled)"), else "". @param {boolean|null|undefined} settled */
+export const notSettled = (settled) => (settled === false ? ", not settled" : "");
+
 /** A buffer's size in elements: "float × 69,696" (a shape is "float[8,1,28,28]", its numbers never grouped; so a size is
  * never written as one). tgviz.trace.units.count_text is its Python twin. @param {string} dtype @param {number} n */
 export function fmtCount(dtype, n) {

@@ -196,7 +196,7 @@ export function whatIf(ui, state, page, go) {
     allowed = [];
     // the report: the kernels retried when it was written, the slowest first (tgviz run retried the slowest); a kernel
     // with no answer of its own (no retries, no BEAM candidates) opens the sheet on the first of them
-    const retried = page ? Object.entries(infos()).filter(([, o]) => o.retries.length).sort(([, a], [, b]) => b.device_us - a.device_us) : [];
+    const retried = page ? Object.entries(infos()).filter(([, o]) => o.retries.length).sort(([, a], [, b]) => (b.total_us ?? 0) - (a.total_us ?? 0)) : [];
     const instead = page && !info.retries.length && !info.beam.length && retried.length ? retried[0] : null;
     sheetKernel = instead ? instead[0] : kernel;
     const sheetInfo = instead ? instead[1] : info;
@@ -227,15 +227,15 @@ export function whatIf(ui, state, page, go) {
     const elsewhere = others.length ? [h("div", { class: "tgviz-hint tgviz-retried-elsewhere" }, [
       instead ? "also retried: " : written ? "other kernels retried: " : "retried when this report was written: ",
       ...others.flatMap((o, i) => (i ? [" · ", link(o)] : [link(o)]))])] : [];
-    // the notebook: the kernels that took most of the run's device time, each a click away (the sheet retries the kernel
-    // shown, which the tree's first kernel may be: a random draw's helper, not what the user wants to speed up)
-    const slowest = page ? [] : Object.entries(infos()).filter(([, o]) => o.device_us > 0).sort(([, a], [, b]) => b.device_us - a.device_us).slice(0, 3);
+    // the notebook: the kernels that took most of the run's device time (the kernel table's total: their launches in
+    // the run), each a click away (the sheet retries the kernel shown, which the tree's first kernel may be: a random
+    // draw's helper, not what the user wants to speed up)
+    const slowest = page ? [] : Object.entries(infos()).filter(([, o]) => (o.total_us ?? 0) > 0).sort(([, a], [, b]) => (b.total_us ?? 0) - (a.total_us ?? 0)).slice(0, 3);
     // (the kernel shown among them is named, not linked: the others are still a click away)
-    const busiest = slowest.map(([name, o]) => /** @type {[string, OptsInfo, boolean]} */ ([`${name} (${o.cold ? "❄ " : ""}${fmtTime(o.device_us)})`, o, name === kernel]));
-    const cold = busiest.some(([, o]) => o.cold) ? [" (❄: one cold launch, its first: the kernel table's \"time the slowest again\" times it warm)"] : [];
+    const busiest = slowest.map(([name, o]) => /** @type {[string, OptsInfo, boolean]} */ ([`${name} (${fmtTime(o.total_us)})`, o, name === kernel]));
     const named = (/** @type {[string, OptsInfo, boolean]} */ [label, o, shown]) => (shown ? h("b", { class: "tgviz-slowest-shown" }, [`${label}: this one`]) : link([label, o]));
-    const worth = busiest.length > (busiest.some(([, , shown]) => shown) ? 1 : 0) ? [h("div", { class: "tgviz-hint tgviz-slowest" }, ["most of the run's device time: ",
-      ...busiest.flatMap((o, i) => (i ? [" · ", named(o)] : [named(o)])), ...cold])] : [];
+    const worth = busiest.length > (busiest.some(([, , shown]) => shown) ? 1 : 0) ? [h("div", { class: "tgviz-hint tgviz-slowest" }, [
+      "most of the run's device time (the kernel table's total): ", ...busiest.flatMap((o, i) => (i ? [" · ", named(o)] : [named(o)]))])] : [];
     if (page) sheet.replaceChildren(head, ...insteadNote, h("div", { class: "tgviz-hint" }, [hint]), ...elsewhere, status, results, compare, beam);
     else { drawEditor(); sheet.replaceChildren(head, ...worth, editor, status, results, compare, beam); if (box.open) ask(); }
     drawResults();

@@ -5,6 +5,7 @@ import re
 import pytest
 from harness import ARTIFACTS, LIMIT, new_page, open_in_lab, run_all, settled, shown_labels_px, wraps
 from helpers import read_time
+from tinygrad import Tensor
 from workloads import EXAMPLES, example
 
 import tgviz
@@ -252,6 +253,26 @@ HEART = """(b) => { const c = b.getBoundingClientRect(), ns = [...b.querySelecto
     return r.left >= c.left - 1 && r.right <= c.right + 1 && r.top >= c.top - 1 && r.bottom <= c.bottom + 1; };
   return {heart: ns.filter((n) => n.matches('.fam-reduce, .fam-store, .fam-alu:not(.intlike)')).map((n) => [n.getAttribute('data-op'), whole(n)]),
           shown: ns.filter(whole).length, all: ns.length}; }"""
+
+
+def test_the_comparisons_head_line_counts_what_its_table_shows(tmp_path, page):
+  """The head line's tally is its table's: the rows paired (by AST or name), the groups of the same ops with their
+  kernels on each side ("in general", "in winograd"), the kernels only one side has; a group's kernels are not pairs."""
+  x, w = Tensor.rand(1, 1, 6, 6).realize(), Tensor.rand(1, 1, 3, 3).realize()
+  traces = []
+  for env in ({}, {"WINO": 1}):
+    with tgviz.capture(env=env) as t:
+      (x + 1).realize()
+      x.conv2d(w).realize()
+    traces.append(t)
+  page.goto(tgviz.compare(*traces, labels=("general", "winograd")).to_html(tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-pairs tbody tr", timeout=LIMIT)
+  how = page.evaluate(COLUMN, 0)
+  pairs, groups = sum(h in ("ast", "name") for h in how), how.count("same ops")
+  assert (pairs, groups, how.count("in general"), how.count("in winograd")) == (1, 1, 1, 3), how
+  head = page.locator(".tgviz-compare .tgviz-summary").inner_text()
+  assert head == "tgviz comparison: general vs winograd · 1 pair · 1 group of the same ops (1 kernel in general ↔ 3 in winograd)", head
+  assert not page.errors
 
 
 @pytest.fixture(scope="module")

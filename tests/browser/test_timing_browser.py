@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import workloads
 from harness import ARTIFACTS, LIMIT, new_page, notebook, open_in_lab, run_all
+from tinygrad import Tensor
 
 import tgviz
 from tgviz.trace.steps import where
@@ -107,9 +108,10 @@ def test_each_time_says_what_it_is_and_the_kernel_tables_rows_are_one_line(repor
     t, row, runs = k.timing, rows[k.display_name], len(k.run_times)
     total = sum(k.run_times) * 1e6
     run = f"the run's launch took {time_text(total)}" if runs == 1 else f"the run's {runs} launches took {time_text(total)} in total"
-    says = f"{time_text(t.median_us)}: the median of {t.n} runs re-timed after the run (warm); {run}"
+    unsettled = ", not settled" if t.stable is False else ""  # (a bound stopped its runs first: said as tgviz run says it)
+    says = f"{time_text(t.median_us)}: the median of {t.n} runs re-timed after the run (warm{unsettled}); {run}"
     assert row["median"] == [time_text(t.median_us), says] and row["runs"] == [str(runs), says], row
-    assert row["total"][1] == says and row["spread"][1] == says and row["spread"][0].endswith(f", {t.n} re-runs"), row
+    assert row["total"][1] == says and row["spread"][1] == says and row["spread"][0].endswith(f", {t.n} re-runs{unsettled}"), row
   heights = page.eval_on_selector_all(".tgviz-kernels tbody tr", "rs => rs.map((r) => r.getBoundingClientRect().height)")
   line = page.eval_on_selector(".tgviz-kernels tbody td", "c => parseFloat(getComputedStyle(c).lineHeight) || 13")
   assert max(heights) - min(heights) < 1 and max(heights) < 2 * line, (min(heights), max(heights), line)
@@ -149,7 +151,8 @@ def test_the_kernel_tables_times_compile_and_limits(report, page):
     assert row["compile"][0] == time_text(compiled[k.display_name])
     if want["cold"]: assert row["median"][0].startswith("❄ ") and row["spread"][0] == "❄ 1 cold launch"
     # which figure is which, plainly: its launches in the run (the runs column's count), or its re-runs after the run
-    if want["timed"] == "re-timed": assert row["spread"][0].endswith(f", {want['timed_runs']} re-runs")
+    if want["timed"] == "re-timed":
+      assert row["spread"][0].endswith(f", {want['timed_runs']} re-runs{', not settled' if want['settled'] is False else ''}")
     elif not want["cold"] and want["median_us"] is not None:
       assert row["spread"][0].endswith(f", {want['timed_runs']} launches") and row["runs"][0] == str(want["timed_runs"]), row
     if want["bound"] is not None:
@@ -163,6 +166,26 @@ def test_the_kernel_tables_times_compile_and_limits(report, page):
   assert first == max(trace.compile_table(), key=lambda r: r["total_us"])["kernel"]
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "timing-kernel-table.png"))
+  assert not page.errors
+
+
+def test_a_median_that_did_not_settle_says_so(tmp_path, page):
+  """A kernel re-timed until a bound stopped its runs before the median settled (tgviz run prints "450 µs (288 runs, not
+  settled)"): the report's kernel table says so beside its spread, and in its times' tooltips."""
+  x = Tensor.rand(64, 64).realize()
+  with tgviz.capture() as trace: (x @ x).realize()
+  (k,) = trace.kernels
+  trace.retime([k], max_runs=12, rel=-1.0)  # (no spread is within a negative share of the median: 12 runs, never settled)
+  assert k.timing.n == 12 and k.timing.stable is False
+  page.goto(trace.to_html(tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  page.locator(".tgviz-kernels > summary").click()
+  (row,) = table(page)
+  assert row["spread"][0].endswith(", 12 re-runs, not settled"), row
+  assert row["median"][1].startswith(f"{time_text(k.timing.median_us)}: the median of 12 runs re-timed after the run (warm, not settled); "), row
+  assert trace.kernel_table()[0]["settled"] is False  # (in Python, as the row the page shows)
+  ARTIFACTS.mkdir(parents=True, exist_ok=True)
+  page.screenshot(path=str(ARTIFACTS / "timing-not-settled.png"))
   assert not page.errors
 
 

@@ -79,8 +79,12 @@ def test_conv_on_another_line_is_linked_by_its_op():
   with tgviz.capture() as plain: x.conv2d(w).realize()
   with tgviz.capture(env={"WINO": 1}) as wino:
     x.conv2d(w).realize()
-  (g,) = tgviz.compare(plain, wino).groups
+  c = tgviz.compare(plain, wino)
+  (g,) = c.groups
   assert (len(g.a), len(g.b)) == (1, 3) and g.label == f"conv2d (line {line} ↔ {line + 2}): 1 kernel ↔ 3 kernels"
+  # the tally (the page's head line): a group's kernels are neither pairs nor "only in" a side
+  tally = "0 pairs · 1 group of the same ops (1 kernel in a ↔ 3 in b)"
+  assert c.summary().splitlines()[0] == f"tgviz comparison: a vs b · {tally}" and repr(c) == f"<Comparison a vs b: {tally}>"
 
 
 def test_image_changes_a_kernel_with_the_same_ast(conv):

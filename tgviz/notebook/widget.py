@@ -230,7 +230,6 @@ class TraceWidget(anywidget.AnyWidget):
       names = {str(n) for n in content.get("kernels") or []}
       self.trace.retime([k for k in self.trace.kernels if k.display_name in names] if names else None)
       self.kernels = P.kernel_rows(self.trace, self._kernel)
-      self.whatif = W.state(self.trace)  # (its kernels' device times: the what-if sheet ranks the slowest by them)
       if self._run_asked: self.send(runview.run_message(self.trace))
       if self._map_asked: self._send_map()
     except Exception as e: self.send(P.error_message(f"retime: {type(e).__name__}: {e}", traceback.format_exc()))

@@ -17,6 +17,7 @@ from typing import Any
 from tgviz.trace.kernel import KERNEL_COLUMNS, Kernel
 from tgviz.trace.retime import compare_times
 from tgviz.trace.trace import Trace
+from tgviz.trace.units import plural
 
 STEPS_SHOWN = 10  # steps whose match counts differ most, in the summary
 
@@ -250,12 +251,25 @@ class Comparison:
     rows += [{"how": "only b", "same_code": None, "time": None, "group": group(k), **side("a", None), **side("b", k)} for k in self.only_b]
     return rows
 
+  def tally(self) -> str:
+    """How the kernel table's rows add up, as its page's head line says it: the pairs, the groups of the same ops with
+    their kernels on each side, the kernels only one side has outside them: "6 pairs · 1 group of the same ops (1 kernel
+    in general ↔ 4 in winograd) · 1 only in winograd"."""
+    la, lb = self.labels
+    parts = [plural(len(self.pairs), "pair")]
+    if self.groups:
+      na, nb = sum(len(g.a) for g in self.groups), sum(len(g.b) for g in self.groups)
+      parts.append(f"{plural(len(self.groups), 'group')} of the same ops ({plural(na, 'kernel')} in {la} ↔ {nb} in {lb})")
+    for label, only in ((la, self.only_a), (lb, self.only_b)):
+      if n := sum(self.group_of(k) is None for k in only): parts.append(f"{n} only in {label}")
+    return " · ".join(parts)
+
   def summary(self) -> str:
-    """A plain-text summary: counts per side, the pairs (same code or how many lines differ), unpaired kernels, and the
-    steps whose match counts differ most."""
+    """A plain-text summary: its first line the sides and the tally, counts per side, the pairs (same code or how many
+    lines differ), unpaired kernels, and the steps whose match counts differ most."""
     la, lb = self.labels
     w = max(len(la), len(lb), 4)
-    lines = [f"tgviz comparison: {la} vs {lb}", f"  {'':{w}}  kernels  steps  matches  rewrite time"]
+    lines = [f"tgviz comparison: {la} vs {lb} · {self.tally()}", f"  {'':{w}}  kernels  steps  matches  rewrite time"]
     for label, c in zip(self.labels, self.counts, strict=True):
       lines.append(f"  {label:{w}}  {c.kernels:7d}  {c.steps:5d}  {c.matches:7d}  {c.rewrite_time * 1e3:9.1f} ms")
     lines.append(f"paired kernels ({len(self.pairs)}):")
@@ -278,6 +292,5 @@ class Comparison:
   __str__ = summary
 
   def __repr__(self) -> str:
-    return f"<Comparison {self.labels[0]} vs {self.labels[1]}: {len(self.pairs)} paired, {len(self.only_a)} only in " \
-           f"{self.labels[0]}, {len(self.only_b)} only in {self.labels[1]}>"
+    return f"<Comparison {self.labels[0]} vs {self.labels[1]}: {self.tally()}>"
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 SHORT_KEY = 8  # hex digits of a kernel's key shown beside its name (as tinygrad's VIZ labels a CALL with its AST's key)
 KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us",  # Trace.kernel_table
-                  "median_us", "min_us", "max_us", "timed_runs", "timed", "cold", "bound", "roof_fraction", "why", "compile_us",
+                  "median_us", "min_us", "max_us", "timed_runs", "timed", "cold", "settled", "bound", "roof_fraction", "why", "compile_us",
                   "shares", "counted_in", "key")
 disassembled = Remembered(tg.disassemble)  # by device and binary (objdump, on the CPU device; tgviz.report.early hands them over)
 
@@ -214,6 +214,13 @@ class Kernel:
     return self._run_times(self._program)
 
   @property
+  def total_us(self) -> float | None:
+    """Its launches' device time inside the capture in total, µs (run_times summed: the kernel table's ``time_us``,
+    "total", and the what-if sheet's); None where it did not run there."""
+    times = self.run_times
+    return round(sum(times) * 1e6, 3) if times else None
+
+  @property
   def program_kernels(self) -> list[Kernel]:
     """The kernels of the trace that compiled to this kernel's program (the same device code: tinygrad's ASTs can differ
     where the code does not, a constant's dtype say), in compile order, this one among them; their launches are one
@@ -330,9 +337,9 @@ class Kernel:
     def us(x: float | None) -> float | None: return round(x, 3) if x is not None else None
     return dict(zip(KERNEL_COLUMNS, (
       self.name, self.device, list(self.global_size), list(self.local_size) if self.local_size is not None else None, self.flops,
-      self.bytes, len(times), round(sum(times) * 1e6, 3) if times else None, us(t.median_us if t else None), us(t.min_us if t else None),
-      us(t.max_us if t else None), t.n if t else 0, t.source if t else None, t.cold if t else False, v.bound if v else None,
-      round(v.fraction, 4) if v else None, v.why if v else None, compile_us, [k.display_name for k in same if k is not self],
+      self.bytes, len(times), self.total_us, us(t.median_us if t else None), us(t.min_us if t else None),
+      us(t.max_us if t else None), t.n if t else 0, t.source if t else None, t.cold if t else False, t.stable if t else None,
+      v.bound if v else None, round(v.fraction, 4) if v else None, v.why if v else None, compile_us, [k.display_name for k in same if k is not self],
       same[0].display_name if same[0] is not self else None, self.key), strict=True))
 
   def __repr__(self) -> str:

@@ -304,7 +304,8 @@ class Trace:
     inside the capture: each launch counts for one kernel, the first of those that compiled to its program, whose
     ``shares`` lists the others; theirs say which row ``counted_in``) and time_us (their device time in total, µs; None
     when it did not run); its time as a spread, median_us, min_us, max_us over timed_runs, timed ("capture", or
-    "re-timed" after trace.retime) and cold (a single launch in the capture: no measurement of it warm); bound
+    "re-timed" after trace.retime), cold (a single launch in the capture: no measurement of it warm) and settled
+    (re-timed: whether its median settled before a bound stopped the runs; None where not re-timed); bound
     ("memory", "compute" or "latency"), roof_fraction and why (see tgviz.trace.verdicts) where the device's peaks were
     measured (peaks=True measures them once if they were not: a few seconds; see roofline); compile_us (its row of
     compile_table, total_us); key (tinygrad's key of its AST) and causes (why it ends where it does: the reasons of the

@@ -68,6 +68,7 @@ class KernelRow(TypedDict):
   timed_runs: int
   timed: str | None         # "capture" (its launches there) or "re-timed" (after it, warm)
   cold: bool                # a single launch in the capture: no measurement of it warm
+  settled: bool | None      # re-timed: whether its median settled before a bound stopped the runs (Timing.stable)
   bound: str | None         # "memory", "compute" or "latency" (tgviz.trace.verdicts); null without the device's peaks
   roof_fraction: float | None
   why: str | None
@@ -585,8 +586,7 @@ class OptsInfo(TypedDict):
   beam_cached: bool | None           # BEAM's cache answered (no search ran); None without BEAM
   retries: list[RetryMsg]
   not_tried: list[str]               # whatif.Kernel.not_tried: "one size up: ...", each with why
-  device_us: float                   # whatif.device_time: its share of the run's device time (tgviz run retries the most)
-  cold: bool                         # device_us is one cold launch's (not re-timed warm: see Trace.retime)
+  total_us: float | None             # Kernel.total_us: the kernel table's total (tgviz run retries the kernels of most)
   opening: int | None                # the retry the report's sheet opens on (whatif.most_telling), its index in retries
 
 

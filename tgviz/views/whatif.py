@@ -78,8 +78,7 @@ def opts_info(k: Kernel) -> OptsInfo:
                   steps=[P.step_key(s) if s is not None else None for _, s in k.opt_steps],
                   beam_cached=s.cached if s is not None else None,
                   retries=[retry_message(r) for r in retries], opening=retries.index(telling) if telling is not None else None,
-                  not_tried=list(k.not_tried) if isinstance(k, whatif.Kernel) else [], device_us=whatif.device_time(k),
-                  cold=k.timing is not None and k.timing.cold)
+                  not_tried=list(k.not_tried) if isinstance(k, whatif.Kernel) else [], total_us=k.total_us)
 
 
 def state(trace: Trace) -> dict[str, OptsInfo]:
