@@ -107,8 +107,8 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
     first = prog.kernels[ks[0]]
     if len(ks) == 1:
       # the kernel table's median (re-timed after the run where it was), a single cold launch marked as there
-      bound, t = kernels[first.index]["bound"], first.kernel.timing if first.kernel is not None else None
-      timed = (("❄ " if t.cold else "") + time_text(t.median_us) + (f" · {bound}" if bound else ""),) if t is not None else ()
+      bound, tm = kernels[first.index]["bound"], first.kernel.timing if first.kernel is not None else None
+      timed = (("❄ " if tm.cold else "") + time_text(tm.median_us) + (f" · {bound}" if bound else ""),) if tm is not None else ()
       label = _kernel_lines(first, cell_label) + timed
       boxes.append(Box(key, label, "copy" if first.kind == "copy" else "kernel", group=first.schedule))
       continue
