@@ -112,14 +112,6 @@ export function kernelTable(ui, kernels, select, retime = null) {
     ...again, close]), byCause]);
   ui.kernels.replaceChildren(h("summary", { title: "per kernel: launch dimensions, tinygrad's estimates, measured time, limit, compile time, matches, causes" },
                                 [`kernel table (${kernels.length})`]), sheet);
-  // open: over the columns, from their top, as tall as its rows up to the widget's foot
-  if (!ui.kernels.dataset.placed) {
-    ui.kernels.dataset.placed = "1";
-    ui.kernels.addEventListener("toggle", () => {
-      const s = /** @type {HTMLElement|null} */ (ui.kernels.querySelector(".tgviz-sheet"));
-      if (ui.kernels.open && s) Object.assign(s.style, { top: `${ui.main.offsetTop}px`, maxHeight: `${ui.main.offsetHeight}px` });
-    });
-  }
   // (its key on its name's hover, not a column of its own: the table fits a notebook's 841 px without a sideways scroll)
   sheet.append(sortableTable([{ key: "label", label: "kernel", tip: (r) => `${r.label} · key ${r.key ?? "–"}: tinygrad's key of its AST, `
         + "the same in every run (accepted wherever a kernel is named)", title: "tinygrad's name; kernels that share one are "

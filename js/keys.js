@@ -2,20 +2,22 @@
 // the run's timeline shown: its launches' span or the whole run),
 // 1 one-to-one,
 // z zoom to the change (again: all of it), m maximise, / (or Ctrl-F) the search; Escape first closes what is open over the widget (the kernel table, the run's tabs)
-// and un-maximises, then goes back to the notebook; no other key reaches the notebook meanwhile.
+// and un-maximises, then goes back to the notebook (the report has none: the keys stay with it); no other key reaches the
+// notebook meanwhile.
 
 /** @typedef {import("./ui.js").Ui} Ui */
 
 /** Listen for the widget's keys; returns the function that stops listening.
  * @param {Ui} ui @param {Record<string, () => void>} actions by KeyboardEvent.key
- * @param {() => boolean} escape Escape's own work (close, un-maximise): true when it did some, and the widget keeps the focus */
-export function keys(ui, actions, escape) {
+ * @param {() => boolean} escape Escape's own work (close, un-maximise): true when it did some, and the widget keeps the focus
+ * @param {boolean} notebook whether Escape with nothing to close returns to a notebook (the report's page has none) */
+export function keys(ui, actions, escape, notebook) {
   // heard on the window before anything else (Notebook 7 takes the arrow keys on the document, before they reach here)
   const onKey = (/** @type {KeyboardEvent} */ ev) => {
     if (!ui.root.contains(/** @type {Node} */ (ev.target))) return;
     if (ev.key === "Escape") {
       if (escape()) { ev.preventDefault(); ev.stopPropagation(); ui.root.focus({ preventScroll: true }); }
-      else ui.root.blur();  // back to the notebook
+      else if (notebook) ui.root.blur();  // back to the notebook
       return;
     }
     if ((ev.ctrlKey || ev.metaKey) && ev.key === "f" && actions["/"]) {  // find: the widget's search, not the page's

@@ -32,13 +32,12 @@ export function sidePanels(ui) {
   function apply() {
     const max = ui.root.classList.contains("maximised") || ui.root.classList.contains("tgviz-page");
     const node = !ui.nodePanel.hidden, rules = !ui.rules.hidden, pane = listing(), wide = pane ? longest(pane) : 0;
-    // automatic widths: the maximised layout gives the graph most of the window (1100 px of 1600); a uops or asm listing
+    // automatic widths: the maximised layout gives the graph most of the window (1046 px of 1600); a uops or asm listing
     // shown: the tree at its narrowest, the code column as wide as the listing's longest line, the graph keeping GRAPH_MIN,
     // where the user has not dragged them to widths of their own
     // maximised, the code column gets the room to read its lines (at 1600 px it had 280, and a line wrapped into three or
-    // four rows: now 364) and the tree gives it up: 180 px up to 1280, narrowing to a list of steps of 120 at 1600 (their
-    // names cut, whole on hover), wider again in wider windows
-    const tree0 = max ? "clamp(120px, max(min(180px, 420px - 18.75%), 12.5% - 80px), 320px)" : "max(180px, 22%)";
+    // four rows: now 364); the tree keeps 180 px (a kernel's name whole, as at 841 px), wider in windows over 1600 px
+    const tree0 = max ? "clamp(180px, 12.5% - 20px, 320px)" : "max(180px, 22%)";
     let tree = st.tree ? `${st.tree}px` : wide ? "180px" : tree0;
     // (at least 260 px: in a window 1000 px wide the code column had 200, its access tab cut, its words broken)
     let code = st.code ? `${st.code}px` : max ? "clamp(260px, 22.5% + 4px, 480px)" : "max(200px, 28%)";

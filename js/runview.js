@@ -42,7 +42,6 @@ export function runView(ui, request, open) {
   let asked = false;
   ui.run.addEventListener("toggle", () => {
     if (!ui.run.open) return;
-    Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, height: `${ui.main.offsetHeight}px` });
     if (!asked) { asked = true; request(); }
   });
   /** @type {RunMsg|null} */

@@ -75,6 +75,18 @@ export function buildUi() {
   return { ...ui, left, centre, right, main };
 }
 
+/** The columns' box as CSS variables on the root, their top in the widget (--tg-cols-top) and their height (--tg-cols-h),
+ * kept as the window, the widget's height or the top bar's lines change: the sheets over the columns take them, so an
+ * open sheet stays over the columns, its foot (and its sideways scroll bar) the widget's. @param {Ui} ui */
+export function columnsBox(ui) {
+  const set = () => {
+    ui.root.style.setProperty("--tg-cols-top", `${ui.main.offsetTop}px`);
+    ui.root.style.setProperty("--tg-cols-h", `${ui.main.offsetHeight}px`);
+  };
+  const watch = new ResizeObserver(set);
+  for (const e of [/** @type {HTMLElement} */ (ui.summary.parentElement), ui.errorBox, ui.main]) watch.observe(e);
+}
+
 /** The sheets that open over the columns (the program map, the kernel table, the run's tabs, what if…), one at a time: opening one
  * closes the others. Returns close(): closes the open one, and says whether one was (Escape's work).
  * @param {HTMLDetailsElement[]} sheets */

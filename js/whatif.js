@@ -65,7 +65,6 @@ export function whatIf(ui, state, page, go) {
   const box = h("details", { class: "tgviz-whatif" }, [h("summary", { title: "the shown kernel's opts, changed and retried" }, ["what if…"]), sheet]);
   ui.kernels.after(box);
   box.addEventListener("toggle", () => {
-    if (box.open) Object.assign(sheet.style, { top: `${ui.main.offsetTop}px`, maxHeight: `${ui.main.offsetHeight}px` });
     if (box.open && kernel && !page) ask();
     showOpening();
   });

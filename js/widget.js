@@ -25,7 +25,7 @@ import { programMap } from "./programmap.js";
 import { runView } from "./runview.js";
 import { computed, searchBox } from "./search.js";
 import { stepTree } from "./tree.js";
-import { buildUi, oneSheet } from "./ui.js";
+import { buildUi, columnsBox, oneSheet } from "./ui.js";
 import { whatIf, withOpts } from "./whatif.js";
 
 /** @typedef {import("./messages.js").Selection} Selection */
@@ -68,6 +68,7 @@ function render({ model, el }) {
   ui.maximise.hidden = page;
   el.append(ui.root);
   keptHeight(ui);
+  columnsBox(ui);
   ui.style.textContent = state.codeCss;
   ui.summary.textContent = state.summary.split("\n")[0];  // one line: the kernels are in the tree
   ui.summary.title = state.summary;
@@ -365,7 +366,7 @@ function render({ model, el }) {
     if (closeSheet()) return true;
     if (max.on()) { max.set(false); return true; }
     return false;
-  });
+  }, !page);
 
   state.onSelected(tree.markSelected);
   // the kernel table, built again when its rows change (a re-timing, the devices' peaks measured for the limits)

@@ -117,7 +117,7 @@ def test_widget_in_notebook7(nb7, context):
 
 
 def test_maximise_in_notebook7(nb7, browser):
-  """Notebook 7 at 1600x1000: m fills the window with the widget (graph canvas at least 1100x850), Escape puts it back;
+  """Notebook 7 at 1600x1000: m fills the window with the widget (graph canvas at least 1040x850), Escape puts it back;
   a node's panel shows in the click's own handler."""
   url, token, root = nb7
   (root / "room7.ipynb").write_text(notebook("%load_ext tgviz", TUTORIAL))

@@ -152,7 +152,7 @@ def test_clicking_a_node_opens_its_panel(lab, page):
 
 
 def test_maximised_panels_and_kernel_table(lab, browser):
-  """At 1600x1000: maximised, the widget fills the window and the graph gets at least 1100x850 px; a node's panel shows
+  """At 1600x1000: maximised, the widget fills the window and the graph gets at least 1040x850 px; a node's panel shows
   in the click's own handler (no round trip), docked in the code column beside the canvas (not over it), and the kernel's answer fills
   it in; side panels collapse to a strip that brings them back; the kernel table opens over the columns (the widget does
   not grow), numbers same-named kernels and has their matches."""

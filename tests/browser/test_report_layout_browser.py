@@ -1,0 +1,89 @@
+"""The HTML report's whole window as a new user met it (the MNIST training step's, 841x900 and 1600x1000): the kernel
+table's sheet stays inside the window as it changes size, its sideways scroll bar in view; the step tree is no narrower
+at 1600 px than at 841, each kernel's name whole; Escape with nothing open leaves the keys working (no notebook to go
+back to)."""
+import pytest
+from harness import ARTIFACTS, LIMIT, new_page, settled, to_steps
+
+
+@pytest.fixture(scope="module")
+def mnist_report(mnist_trace, tmp_path_factory):
+  return mnist_trace.to_html(tmp_path_factory.mktemp("mnist") / "index.html")
+
+
+def opened(page, report) -> None:
+  page.goto(report.as_uri())
+  page.wait_for_selector(".tgviz-progmap[open], .tgviz-stage svg g.node", state="attached", timeout=LIMIT)
+  settled(page)
+
+
+# the kernel table's sheet: its box, the columns' top (where it should start), the window's height, whether it scrolls
+# sideways, and the right edge of its last column's header once scrolled to its end
+SHEET = """() => { const s = document.querySelector('.tgviz-kernels[open] > .tgviz-sheet'), r = s.getBoundingClientRect();
+  const wide = s.scrollWidth > s.clientWidth;
+  s.scrollLeft = s.scrollWidth;
+  const last = [...s.querySelectorAll('thead th')].pop().getBoundingClientRect();
+  s.scrollLeft = 0;
+  return {top: r.top, bottom: r.bottom, columns: document.querySelector('.tgviz-main').getBoundingClientRect().top,
+          height: innerHeight, width: innerWidth, wide, last: last.right}; }"""
+
+
+def test_the_kernel_table_stays_in_the_window_as_it_changes_size(mnist_report, browser):
+  """Opened at 1600x1000, then the window made 841x900, then 1600x1000 again: the sheet starts at the columns' top
+  (under the top bar, which wraps onto more lines at 841) and ends inside the window, its sideways scroll bar in view
+  where the table is wider than the window (it ran 100 px past the window's foot: its top and height were those of the
+  window it opened in), and its last column can be scrolled to."""
+  with new_page(browser, width=1600, height=1000, offline=True) as page:
+    opened(page, mnist_report)
+    page.locator(".tgviz-kernels > summary").click()
+    page.wait_for_selector(".tgviz-kernels[open] tbody tr", timeout=LIMIT)
+    for width, height in ((1600, 1000), (841, 900), (1600, 1000)):
+      page.set_viewport_size({"width": width, "height": height})
+      page.wait_for_function(f"innerWidth === {width} && innerHeight === {height}", timeout=LIMIT)
+      settled(page)
+      got = page.evaluate(SHEET)
+      page.screenshot(path=str(ARTIFACTS / f"report-kernel-table-{width}.png"))
+      assert abs(got["top"] - got["columns"]) <= 1 and got["bottom"] <= got["height"], got
+      assert got["last"] <= got["width"], got
+    assert not page.errors
+
+
+# the step tree's width, and each kernel's name (its group's) that does not show whole in it
+TREE = """() => { const col = document.querySelector('.tgviz-left').getBoundingClientRect();
+  const cut = [...document.querySelectorAll('.tgviz-group.kind-kernel > summary')].map((s) => {
+    const t = [...s.childNodes].find((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+    const r = document.createRange(); r.selectNodeContents(t);
+    return [t.textContent.trim(), r.getBoundingClientRect().right]; }).filter(([, right]) => right > col.right);
+  return {width: col.width, kernels: document.querySelectorAll('.tgviz-group.kind-kernel').length, cut}; }"""
+
+
+def test_the_step_tree_is_no_narrower_in_a_wider_window(mnist_report, browser):
+  """The tree at 1600x1000 is at least as wide as at 841x900 (it was 120 px against 180: "r_4_4_8_3_3_8_11" for
+  r_4_4_8_3_3_8_11_11), and every kernel's name shows whole in it at both."""
+  widths = {}
+  for width, height in ((841, 900), (1600, 1000)):
+    with new_page(browser, width=width, height=height, offline=True) as page:
+      opened(page, mnist_report)
+      to_steps(page)
+      settled(page)
+      got = page.evaluate(TREE)
+      page.screenshot(path=str(ARTIFACTS / f"report-tree-{width}.png"))
+      assert got["kernels"] > 60 and not got["cut"], got
+      widths[width] = got["width"]
+      assert not page.errors
+  assert widths[1600] >= widths[841], widths
+
+
+def test_escape_with_nothing_open_leaves_the_keys_working(tutorial_trace, tmp_path, browser):
+  """In the report, Escape with nothing to close keeps the focus in the page's widget (it went to <body>, and ←, z and
+  r did nothing until the graph was clicked again): r then shows the raw graph."""
+  with new_page(browser, width=1600, height=1000, offline=True) as page:
+    opened(page, tutorial_trace.to_html(tmp_path / "index.html"))
+    to_steps(page)
+    page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+    page.locator(".tgviz-title").click()
+    page.keyboard.press("Escape")
+    assert page.evaluate("document.querySelector('.tgviz-root').contains(document.activeElement)")
+    page.keyboard.press("r")
+    page.wait_for_function("document.querySelector('.tgviz-raw').classList.contains('active')", timeout=LIMIT)
+    assert not page.errors
