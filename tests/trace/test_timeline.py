@@ -8,7 +8,6 @@ import pickle
 import re
 import subprocess
 import sys
-import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -249,17 +248,14 @@ def test_no_peaks_for_a_null_device():
 
 @pytest.mark.slow
 def test_a_1000_step_tinyjit_training_loop():
-  """Tens of thousands of launches: every one in the timeline, and building it (with the memory view) well under a second."""
+  """Tens of thousands of launches: every one in the timeline, each replay its own run (how fast it is built:
+  benchmarks/timeline_speed.py)."""
   with tgviz.capture() as trace: workloads.jit_train(1000)
-  st = time.perf_counter()
   tl, mem = trace.timeline(), trace.memory()
-  built = time.perf_counter() - st
   assert len(tl.kernels()) == kernel_launches(trace) > 15_000
   assert len(tl.jit_runs) == 999 and len({r.launches for r in tl.jit_runs}) == 1
   assert [r.replay for r in tl.jit_runs] == list(range(999))
   assert mem.peak > 0
-  print(f"timeline of {len(tl)} launches and memory of {len(mem.buffers)} buffers built in {built * 1e3:.0f} ms")
-  assert built < 0.5
 
 
 def test_profiling_can_be_left_out():
