@@ -98,18 +98,6 @@ def test_random_tensors_name_the_users_call_not_tinygrads_internals():
   assert sorted(o for os_ in lines.values() for o in os_) == sorted([("rand", rand_line)] * (len(lines) - 1) + [("__mul__", mul_line)]), lines
 
 
-def test_a_layers_weights_name_the_layer_the_user_made_not_its_initializers_internals():
-  """nn.Conv2d's constructor draws its weight and bias (kaiming_uniform, rand, _threefry_random_bits, ...): the kernels
-  that compute them name the layer the user's line made, Conv2d, and nothing of tinygrad's insides."""
-  from tinygrad import nn
-  with tgviz.capture("CPU") as trace:
-    conv = nn.Conv2d(1, 4, 3); conv_line = sys._getframe().f_lineno
-    Tensor.realize(conv.weight, conv.bias)
-  assert trace.kernels
-  assert {(o.op, o.line) for kn in trace.kernels for o in kn.origins} == {("Conv2d", conv_line)}, \
-    [(kn.display_name, kn.origins) for kn in trace.kernels]
-
-
 def test_two_random_tensors_realized_together_each_name_their_own_line():
   """x and w are drawn on two lines and realized together by the conv. The two draws build the same key from the seed
   (equal UOps are one UOp in tinygrad, and it keeps the metadata of the last Tensor method that made it): still, the

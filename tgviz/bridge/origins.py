@@ -58,14 +58,11 @@ def _user_frame(frame):
 
 def _called_name(called: Any) -> str | None:
   """The Tensor function the user's code called, where its frame is that of one tinygrad does not wrap with its op
-  metadata (Tensor.rand, a mixin's classmethod), or the class whose constructor it called (nn.Conv2d): the methods it
-  runs inside make their own (rand's _threefry_random_bits, cat, __getitem__, ...), which would name tinygrad's internals
-  for the user's one call. None elsewhere (a wrapped method's Metadata is already the one the user called)."""
+  metadata (Tensor.rand, a mixin's classmethod): the methods it runs inside make their own (rand's _threefry_random_bits, cat,
+  __getitem__, ...), which would name tinygrad's internals for the user's one call. None elsewhere (a wrapped method's
+  Metadata is already the one the user called)."""
   if called is None or called.f_code is _WRAPPER: return None
   name = called.f_code.co_name
-  # a class's constructor (nn.Conv2d): the initializers it runs (kaiming_uniform's rand) are its internals
-  if name == "__init__" and (made := called.f_locals.get("self")) is not None and not isinstance(made, tensor.Tensor):
-    return type(made).__name__
   fn = inspect.getattr_static(tensor.Tensor, name, None)  # (rand is a classmethod of a mixin)
   return name if getattr(getattr(fn, "__func__", fn), "__code__", None) is called.f_code else None
 
