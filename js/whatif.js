@@ -12,6 +12,9 @@ import { sortableTable } from "./table.js";
 import { open } from "./compare.js";
 import { fmtTime } from "./units.js";
 
+/** The kernels of most device time first (the kernel table's total). @param {[string, OptsInfo]} a @param {[string, OptsInfo]} b */
+const byTotal = ([, a], [, b]) => (b.total_us ?? 0) - (a.total_us ?? 0);
+
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").TreeGroup} TreeGroup */
 /** @typedef {import("./messages.js").OptSpec} OptSpec */
@@ -195,7 +198,7 @@ export function whatIf(ui, state, page, go) {
     allowed = [];
     // the report: the kernels retried when it was written, the slowest first (tgviz run retried the slowest); a kernel
     // with no answer of its own (no retries, no BEAM candidates) opens the sheet on the first of them
-    const retried = page ? Object.entries(infos()).filter(([, o]) => o.retries.length).sort(([, a], [, b]) => (b.total_us ?? 0) - (a.total_us ?? 0)) : [];
+    const retried = page ? Object.entries(infos()).filter(([, o]) => o.retries.length).sort(byTotal) : [];
     const instead = page && !info.retries.length && !info.beam.length && retried.length ? retried[0] : null;
     sheetKernel = instead ? instead[0] : kernel;
     const sheetInfo = instead ? instead[1] : info;
@@ -229,7 +232,7 @@ export function whatIf(ui, state, page, go) {
     // the notebook: the kernels that took most of the run's device time (the kernel table's total: their launches in
     // the run), each a click away (the sheet retries the kernel shown, which the tree's first kernel may be: a random
     // draw's helper, not what the user wants to speed up)
-    const slowest = page ? [] : Object.entries(infos()).filter(([, o]) => (o.total_us ?? 0) > 0).sort(([, a], [, b]) => (b.total_us ?? 0) - (a.total_us ?? 0)).slice(0, 3);
+    const slowest = page ? [] : Object.entries(infos()).filter(([, o]) => (o.total_us ?? 0) > 0).sort(byTotal).slice(0, 3);
     // (the kernel shown among them is named, not linked: the others are still a click away)
     const busiest = slowest.map(([name, o]) => /** @type {[string, OptsInfo, boolean]} */ ([`${name} (${fmtTime(o.total_us)})`, o, name === kernel]));
     const named = (/** @type {[string, OptsInfo, boolean]} */ [label, o, shown]) => (shown ? h("b", { class: "tgviz-slowest-shown" }, [`${label}: this one`]) : link([label, o]));
