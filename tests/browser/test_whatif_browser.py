@@ -70,7 +70,7 @@ def check_time_labels(sheet, runs: int, by: str) -> None:
   total_a, total_b = (read_time(t) for t in sides[1].all_inner_texts())  # over half the runs took the median or longer
   medians = cells.nth(heads.index("median")).locator(".side")  # the same medians as the entry, as it writes them
   assert medians.all_inner_texts() == [f"{median.group(1 + i)} (median of {runs})" for i in (0, 1)], (medians.all_inner_texts(), summary)
-  assert all(re.fullmatch(rf"median of {runs} launches: min {TIME}, max {TIME}(; re-timed: after the capture, warm)?",
+  assert all(re.fullmatch(rf"median of {runs} launches: min {TIME}, max {TIME}(; re-timed: after the capture, warm(, not settled)?)?",
                           medians.nth(i).get_attribute("title")) for i in (0, 1))
   texts = [*sides[0].all_inner_texts(), *sides[1].all_inner_texts(), *medians.all_inner_texts()]
   least = (runs // 2 + 1) * 0.99
