@@ -123,9 +123,9 @@ export function kernelTable(ui, kernels, select, retime = null) {
         + "compiled to one program have its launches in the first one's row, see program)", tip: inTheRun },
       { key: "time_us", label: "total", num: true, fmt: fmtTime, tip: inTheRun,
         title: "measured device time of its launches in the capture, in total (the median beside it is one launch's, re-timed after the capture where the spread says so)" },
-      ...timeColumns(), { key: "compile_us", label: "compile", num: true, fmt: fmtTime,
-        title: "its compile time: its share of its schedule, its codegen, render and device compile, its first launch beyond its "
-        + "device time (trace.compile_table())" },
+      ...timeColumns(), { key: "compile_total_us", label: "compile, all", num: true, fmt: fmtTime,
+        title: "all its compiling took: its share of its schedule, its codegen, render and device compile (the timeline's "
+        + "\"device compile\" is that last part only), its first launch beyond its device time (trace.compile_table()'s total_us)" },
       // (only where kernels share a program: the column says nothing of the others)
       ...(kernels.some((k) => k.shares.length || k.counted_in) ? [{ key: "shares", label: "program", clip: true, fmt: (/** @type {any} */ _v,
         /** @type {KernelRow} */ r) => programOf(r), title: "kernels that compiled to the same program (the same code) share its "

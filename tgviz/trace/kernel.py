@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 SHORT_KEY = 8  # hex digits of a kernel's key shown beside its name (as tinygrad's VIZ labels a CALL with its AST's key)
 KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us",  # Trace.kernel_table
-                  "median_us", "min_us", "max_us", "timed_runs", "timed", "cold", "settled", "bound", "roof_fraction", "why", "compile_us",
+                  "median_us", "min_us", "max_us", "timed_runs", "timed", "cold", "settled", "bound", "roof_fraction", "why", "compile_total_us",
                   "shares", "counted_in", "key")
 disassembled = Remembered(tg.disassemble)  # by device and binary (objdump, on the CPU device; tgviz.report.early hands them over)
 
@@ -329,9 +329,9 @@ class Kernel:
     reads a valid mask turned off."""
     return self.access_model.buffers
 
-  def table_row(self, peaks: dict[str, verdicts.DevicePeaks] | None = None, compile_us: float | None = None) -> dict[str, Any]:
-    """This kernel as a row of :meth:`Trace.kernel_table` (peaks: per device, for its verdict; compile_us: its row of
-    the compile table's total)."""
+  def table_row(self, peaks: dict[str, verdicts.DevicePeaks] | None = None, compile_total_us: float | None = None) -> dict[str, Any]:
+    """This kernel as a row of :meth:`Trace.kernel_table` (peaks: per device, for its verdict; compile_total_us: its row
+    of the compile table's total_us)."""
     times, t, same = self.run_times, self.timing, self.program_kernels
     v = self.verdict((peaks or {}).get(self.device))
     def us(x: float | None) -> float | None: return round(x, 3) if x is not None else None
@@ -339,7 +339,8 @@ class Kernel:
       self.name, self.device, list(self.global_size), list(self.local_size) if self.local_size is not None else None, self.flops,
       self.bytes, len(times), self.total_us, us(t.median_us if t else None), us(t.min_us if t else None),
       us(t.max_us if t else None), t.n if t else 0, t.source if t else None, t.cold if t else False, t.stable if t else None,
-      v.bound if v else None, round(v.fraction, 4) if v else None, v.why if v else None, compile_us, [k.display_name for k in same if k is not self],
+      v.bound if v else None, round(v.fraction, 4) if v else None, v.why if v else None, compile_total_us,
+      [k.display_name for k in same if k is not self],
       same[0].display_name if same[0] is not self else None, self.key), strict=True))
 
   def __repr__(self) -> str:

@@ -307,9 +307,10 @@ class Trace:
     "re-timed" after trace.retime), cold (a single launch in the capture: no measurement of it warm) and settled
     (re-timed: whether its median settled before a bound stopped the runs; None where not re-timed); bound
     ("memory", "compute" or "latency"), roof_fraction and why (see tgviz.trace.verdicts) where the device's peaks were
-    measured (peaks=True measures them once if they were not: a few seconds; see roofline); compile_us (its row of
-    compile_table, total_us); key (tinygrad's key of its AST) and causes (why it ends where it does: the reasons of the
-    buffers its calls write, see :meth:`program`)."""
+    measured (peaks=True measures them once if they were not: a few seconds; see roofline); compile_total_us (its row of
+    compile_table's total_us: all its compiling took, of which that row's compile_us is the device compile); key
+    (tinygrad's key of its AST) and causes (why it ends where it does: the reasons of the buffers its calls write, see
+    :meth:`program`)."""
     found = runtime.roofline(self.kernels, True, cache_dir, measure=peaks).peaks  # (the roofline's: a faster kernel's roof)
     compiled = {row["kernel"]: row["total_us"] for row in self.compile_table()}
     causes = self.program().kernel_causes()

@@ -72,7 +72,7 @@ class KernelRow(TypedDict):
   bound: str | None         # "memory", "compute" or "latency" (tgviz.trace.verdicts); null without the device's peaks
   roof_fraction: float | None
   why: str | None
-  compile_us: float | None  # its row of the compile table, total_us
+  compile_total_us: float | None  # its row of the compile table, total_us (all its compiling took)
   shares: list[str]         # the other kernels that compiled to its program (their launches are one program's)
   counted_in: str | None    # the kernel whose row counts its program's launches (null: this one)
   key: NotRequired[str]     # Kernel.key (the table shows it short; rows of an older page have none)
