@@ -222,8 +222,12 @@ export function whatIf(ui, state, page, go) {
       return a;
     };
     const insteadNote = instead ? [h("div", { class: "tgviz-hint tgviz-retried-instead" }, ["shown: the retries of ", link(instead),
-      `, the slowest kernel retried when this report was written (the kernel selected, ${kernel}, was not retried` +
-      (info.not_tried.length ? `: ${info.not_tried.join("; ")})` : ")")])] : [];
+      `, the slowest kernel retried when this report was written (the kernel selected, ${kernel}, was not retried: ` +
+      (info.not_tried.length ? `${info.not_tried.join("; ")})` : `not among the slowest kernels by device time, which tgviz run --what-if retries)`)])] : [];
+    // the slowest kernels tgviz run asked about and did not retry (its time ran out): each with why, a click away
+    const skipped = page ? Object.entries(infos()).filter(([name, o]) => !o.retries.length && o.not_tried.length && !(instead && name === kernel)).sort(byTotal) : [];
+    const skippedNote = skipped.length ? [h("div", { class: "tgviz-hint tgviz-not-retried" }, [
+      "not retried: ", ...skipped.flatMap((o, i) => [...(i ? [" · "] : []), link(o), ` (${o[1].not_tried.join("; ")})`])])] : [];
     // the other kernels retried, each a click away
     const others = retried.filter(([name]) => name !== kernel && name !== sheetKernel);
     const elsewhere = others.length ? [h("div", { class: "tgviz-hint tgviz-retried-elsewhere" }, [
@@ -238,7 +242,7 @@ export function whatIf(ui, state, page, go) {
     const named = (/** @type {[string, OptsInfo, boolean]} */ [label, o, shown]) => (shown ? h("b", { class: "tgviz-slowest-shown" }, [`${label}: this one`]) : link([label, o]));
     const worth = busiest.length > (busiest.some(([, , shown]) => shown) ? 1 : 0) ? [h("div", { class: "tgviz-hint tgviz-slowest" }, [
       "most of the run's device time (the kernel table's total): ", ...busiest.flatMap((o, i) => (i ? [" · ", named(o)] : [named(o)]))])] : [];
-    if (page) sheet.replaceChildren(head, ...insteadNote, h("div", { class: "tgviz-hint" }, [hint]), ...elsewhere, status, results, compare, beam);
+    if (page) sheet.replaceChildren(head, ...insteadNote, h("div", { class: "tgviz-hint" }, [hint]), ...elsewhere, ...skippedNote, status, results, compare, beam);
     else { drawEditor(); sheet.replaceChildren(head, ...worth, editor, status, results, compare, beam); if (box.open) ask(); }
     drawResults();
     drawBeam();

@@ -291,8 +291,43 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
 def instead_note(shown: str, selected: str, not_tried: list[str]) -> str:
   """What the report's what-if sheet says where the kernel selected was not retried: whose retries it shows instead, and
   why the selected one was not retried where tgviz run said why (its not_tried)."""
+  why = "; ".join(not_tried) if not_tried else "not among the slowest kernels by device time, which tgviz run --what-if retries"
   return (f"shown: the retries of {shown}, the slowest kernel retried when this report was written (the kernel selected, "
-          f"{selected}, was not retried{': ' + '; '.join(not_tried) if not_tried else ''})")
+          f"{selected}, was not retried: {why})")
+
+
+def test_the_reports_what_if_says_which_of_the_slowest_kernels_were_not_retried_and_why(tmp_path, page):
+  """tgviz run --what-if N asks about the N slowest kernels; where its time ran out before a kernel's retries, the sheet
+  names that kernel with why, a click away (a new user's --what-if 2 retried one kernel and said nothing of the second);
+  a kernel it never asked about says so ("not among the slowest"), not a bare "was not retried"."""
+  from tinygrad import Tensor
+
+  from tgviz.trace.whatif import what_ifs
+  a = Tensor.rand(16, 16, device="CPU").realize()
+  with tgviz.capture("CPU") as trace: (a @ a).realize(); (a + 1).realize(); (a * 3).sum().realize()
+  assert len(trace.kernels) == 3
+  assert not what_ifs(trace, 2, budget=1e-9)  # (no time: the two slowest asked about, neither retried)
+  asked, never = sorted(trace.kernels, key=lambda k: -(k.total_us or 0.0))[:2], sorted(trace.kernels, key=lambda k: -(k.total_us or 0.0))[2]
+  assert all(k.not_tried and not k.retries for k in asked) and not never.not_tried
+  shown = asked[0]
+  shown.retry([])  # (an answer the page can show: the slowest kernel's retry with no opts)
+  trace.to_html(tmp_path / "index.html")
+  page.goto((tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  sheet = page.locator(".tgviz-whatif-sheet")
+  for selected in (never, asked[1]):
+    page.locator(".tgviz-kernels summary").click()
+    page.locator(".tgviz-kernels tbody tr", has_text=selected.display_name).first.click()
+    page.wait_for_function(f"document.querySelector('.tgviz-code-head')?.innerText.startsWith({selected.name!r})", timeout=LIMIT)
+    page.locator(".tgviz-opts-line .tgviz-what-if").click()
+    assert sheet.locator(".tgviz-retried-instead").inner_text() == instead_note(shown.display_name, selected.display_name, selected.not_tried)
+    skipped = sheet.locator(".tgviz-not-retried")
+    if selected is never:  # the other one asked about and not retried, with why
+      assert skipped.inner_text() == f"not retried: {asked[1].display_name} ({'; '.join(asked[1].not_tried)})"
+      assert "would run out before it ended" in skipped.inner_text()
+    else: assert skipped.count() == 0  # (its why is the line above)
+    sheet.locator(".tgviz-sheet-close").click()
+  assert not page.errors
 
 
 def test_the_reports_what_if_opens_on_the_retry_that_tells_most(tmp_path, page):
