@@ -2,8 +2,8 @@
 
 Run: nice -n 10 .venv/bin/python benchmarks/retime_repeat.py   (CAPTURES=2 fresh processes; WORKLOAD=mlp_train, or another
 function of tests/workloads.py; SLOWEST=5)
-Each child captures the workload, notes each kernel's launch times in the capture, then times the slowest kernels that
-ran fewer than 10 times again (trace.retime: warm-up launches, then until the median settles), and prints both. Per
+Each child captures the workload, notes each kernel's launch times in the capture, then times kernels again until the
+slowest by device time are warm medians (trace.retime: warm-up launches, then until the median settles), and prints both. Per
 kernel (by display name) the script prints the capture's times and the re-timed medians of every child, and the spread
 of each across the children (the largest over the smallest): the re-timed medians should repeat within 10% on a quiet
 machine, the single cold launches need not.
@@ -38,7 +38,7 @@ def main() -> None:
                          env={**os.environ, "PARALLEL": "0"})
     runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
   names = sorted({k for r in runs for k in r["retimed"]}, key=lambda k: -max(r["retimed"].get(k, [0])[0] for r in runs))
-  print(f"{workload}: {n} captures, the {slowest} slowest kernels that ran fewer than 10 times re-timed in each")
+  print(f"{workload}: {n} captures, kernels re-timed in each until the {slowest} slowest are warm medians")
   print(f"{'kernel':28s} {'capture (µs, each)':>28s} {'spread':>7s}   {'re-timed median (µs, each; runs)':>44s} {'spread':>7s}")
   worst = 1.0
   for name in names:

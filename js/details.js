@@ -5,7 +5,7 @@
 import { showCode } from "./codelines.js";
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
-import { fmtRange, fmtTime, notSettled, plural } from "./units.js";
+import { fmtPercent, fmtRange, fmtTime, notSettled, plural } from "./units.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").PictureMsg} PictureMsg */
@@ -87,7 +87,7 @@ function showOrigins(ui, origins) {
 
 /** The kernel table (sortable; a row opens the kernel's first step and closes the table), over the columns while open.
  * Built again when its rows change (a re-timing, the devices' peaks measured); retime (the widget's, none in the report)
- * asks for the slowest kernels that ran few times to be timed again.
+ * asks for the slowest kernels to be timed again (as trace.retime chooses).
  * @param {Ui} ui @param {(KernelRow & {opts?: string|null})[]} kernels @param {(key: StepKey) => void} select
  * @param {(() => void)|null} [retime] */
 export function kernelTable(ui, kernels, select, retime = null) {
@@ -95,8 +95,8 @@ export function kernelTable(ui, kernels, select, retime = null) {
   ui.kernels.hidden = !kernels.length;
   const close = h("button", { class: "tgviz-sheet-close", title: "close (Escape)" }, ["×"]);
   close.addEventListener("click", () => { ui.kernels.open = false; });
-  const again = retime ? [h("button", { class: "tgviz-retime", title: "time the slowest kernels that ran fewer than 10 times again, "
-    + "each on its own after warm-up launches, until its median settles" }, ["time the slowest again"])] : [];
+  const again = retime ? [h("button", { class: "tgviz-retime", title: "time kernels again, each on its own after warm-up launches "
+    + "until its median settles, until the slowest by device time are warm medians, not cold first launches" }, ["time the slowest again"])] : [];
   again.forEach((b) => b.addEventListener("click", () => { b.textContent = "timing…"; b.setAttribute("disabled", ""); retime?.(); }));
   const cold = kernels.filter((k) => k.cold).length;
   // kernels by cause: each counted once, by the first reason of the buffers it writes (the program map's vocabulary)
@@ -157,13 +157,19 @@ function timeColumns() {
             title: "the median of its timed runs: re-timed after the capture where it was (warm), else its launches in the capture; "
             + "❄: a single cold launch, the device's first run of the kernel: no measurement of it warm" },
           { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, wrap: true, tip: inTheRun, title: "min – max of its timed runs and how many: its launches in the run (as many as runs), or its re-runs after the run (re-timed, warm; not settled: a bound stopped them before the median settled)" },
-          { key: "roof_fraction", label: "limit, % of roof", num: true, wrap: true, fmt: (_v, r) => (r.bound ? `${r.bound} ${fmtPct(r.roof_fraction)}` : "–"),
-            tip: (r) => r.why ?? "", title: "what limits it: memory, compute, or latency (too little work to fill the device), and the "
-            + "fraction of that roof it reached (hover a cell: why); – until the device's peaks are measured (open the roofline)" }];
+          { key: "roof_fraction", label: "limit, % of roof", num: true, wrap: true, fmt: (_v, r) => limit(r), tip: (r) => r.why ?? "",
+            title: "what limits it: memory or compute, and the fraction of that roof it reached; or latency (too little work "
+            + "to fill the device), and its median in launch floors (the device's emptiest kernel's time); hover a cell: why; "
+            + "– until the device's peaks are measured (open the roofline)" }];
 }
 
-/** @param {number|null} f */
-const fmtPct = (f) => (f === null ? "" : f >= 0.1 ? `${(f * 100).toFixed(0)}%` : `${(f * 100).toPrecision(2)}%`);
+/** A kernel's limit in a few characters: "memory 45%", "latency 4.5× floor" (a roof's percentage says little of a kernel
+ * that cannot fill the device: how far it is above the launch floor does). @param {KernelRow} r */
+function limit(r) {
+  if (!r.bound) return "–";
+  if (r.bound === "latency" && r.launch_floors !== null) return `latency ${r.launch_floors.toFixed(1)}× floor`;
+  return `${r.bound} ${fmtPercent(r.roof_fraction)}`;
+}
 
 /** Which row counts a kernel's launches, in words: a kernel that compiled to another's program has none of its own (a
  * launch of the program counts for the first of them). @param {KernelRow} r */

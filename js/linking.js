@@ -73,10 +73,12 @@ export function linking(ui, state, view, select) {
   let statusBefore = "";
   /** @type {{keys: string[], lines: number[]}|null} nodes and code lines another pane pinned (a uops row, an asm range) */
   let pinned = null;
-  /** @type {((kind: "hover"|"pin", keys: string[], lines: number[]) => void)[]} who hears what is marked */
+  /** @type {((kind: "hover"|"pin", keys: string[], lines: number[], again: boolean) => void)[]} who hears what is marked */
   const listeners = [];
-  /** Tell the other panes what is marked. @param {"hover"|"pin"} kind @param {string[]} keys @param {number[]} lines */
-  const notify = (kind, keys, lines) => { for (const fn of listeners) fn(kind, keys, lines); };
+  /** Tell the other panes what is marked (again: the node picked before, marked in a graph drawn since, no new pick).
+   * @param {"hover"|"pin"} kind @param {string[]} keys @param {number[]} lines @param {boolean} [again] */
+  const notify = (kind, keys, lines, again = false) => { for (const fn of listeners) fn(kind, keys, lines, again); };
+  let fresh = false;  // pickNext named the node to pick in the next graph drawn: a pick of the user's, not one kept
 
   /** The node drawn as key (or folded into one) in the graph shown, if any. @param {string} key */
   const drawnNode = (key) => nodesOf(ui.stage, key)[0];
@@ -112,8 +114,9 @@ export function linking(ui, state, view, select) {
 
   /** Pick a node ("" or null: none): highlighted in the graph and its code lines, its panel asked for; it and its
    * neighbourhood brought into view on the side clicked (else the after side where it is there).
-   * @param {string|null} key @param {string} [side] "before" or "after" */
-  function pick(key, side) {
+   * @param {string|null} key @param {string} [side] "before" or "after" @param {boolean} [again] the node picked before,
+   * in the graph drawn since */
+  function pick(key, side, again = false) {
     picked = key || null;
     highlight(ui.stage, picked);
     const on = (/** @type {string} */ s) => [...ui.stage.querySelectorAll(`g.side[data-side="${s}"] g.node.hl`),
@@ -122,11 +125,15 @@ export function linking(ui, state, view, select) {
     if (near.length) view.reveal(near);  // its neighbourhood in view (a node followed from the panel may lie off screen)
     markCodeLines(ui, picked ? linesOf(picked) : pinned?.lines ?? []);
     if (!picked) { ui.nodePanel.hidden = true; return; }
-    notify("pin", [picked], linesOf(picked));
+    notify("pin", [picked], linesOf(picked), again);
     state.send({ type: "node", key: picked });
   }
   /** The picked node again, in the graph now shown (none if it is not drawn there). */
-  const repick = () => pick(picked && drawnNode(picked) ? picked : null);
+  const repick = () => {
+    const again = !fresh;
+    fresh = false;
+    pick(picked && drawnNode(picked) ? picked : null, undefined, again);
+  };
   /** The nodes behind a code line (null: the pinned line's, if any), marked in the graph shown; returns how many.
    * @param {number|null} n */
   function markLine(n) {
@@ -185,9 +192,10 @@ export function linking(ui, state, view, select) {
     /** The node picked, null for none. */
     picked: () => picked,
     /** Pick this node in the next graph drawn (where it is drawn). @param {string} key */
-    pickNext(key) { picked = key; },
+    pickNext(key) { picked = key; fresh = true; },
     /** Hear what is marked: a hovered code line (null: none) or the lines and nodes pinned (a clicked line, a picked node,
-     * a pin). @param {(kind: "hover"|"pin", keys: string[], lines: number[]) => void} fn */
+     * a pin; again: the node picked before, marked in a graph drawn since).
+     * @param {(kind: "hover"|"pin", keys: string[], lines: number[], again: boolean) => void} fn */
     onMark(fn) { listeners.push(fn); },
     /** Pin nodes and code lines from another pane: the lines marked, the nodes marked in the graph shown; where it draws
      * none of them and a view is given, the graph the renderer consumed opens in that view, zoomed to them.

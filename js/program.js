@@ -167,10 +167,11 @@ export function programTabs(ui, state, links) {
     markRows(ui.uops, cls, (e) => ks.has(e.dataset.key ?? ""));
     markRows(ui.asm, cls, (e) => (e.dataset.lines ?? "").split(" ").some((l) => l && ls.has(Number(l))));
   }
-  links.onMark((kind, keys, lines) => {
-    if (kind === "pin") wanted = null;
-    // a node picked in the graph (not a row of another pane): its access, if it is a LOAD or STORE of a buffer
-    if (kind === "pin" && keys.length === 1 && !quiet && links.picked() === keys[0]) openAccess(keys);
+  links.onMark((kind, keys, lines, again) => {
+    if (kind === "pin" && !again) wanted = null;
+    // a node picked in the graph (not a row of another pane, nor the node kept picked in a graph drawn since: the user
+    // back on the code tab stays there): its access, if it is a LOAD or STORE of a buffer
+    if (kind === "pin" && !again && keys.length === 1 && !quiet && links.picked() === keys[0]) openAccess(keys);
     mark(kind, keys, lines);
   });
 

@@ -121,8 +121,8 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
 def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[str], svg: str = "landmarks",
         jobs: int | None = None, save: bool = False, env: dict[str, Any] | None = None, retime: int = SLOWEST,
         what_if: int = WHAT_IFS) -> tuple[int, Trace | None]:
-  """Run script under capture (with tinygrad Context settings env), time the slowest kernels that ran few times again
-  (at most retime of them), retry the what_if slowest kernels with other opts (see tgviz.trace.whatif.what_ifs), write
+  """Run script under capture (with tinygrad Context settings env), time kernels again until the retime slowest
+  are warm medians (see Trace.retime), retry the what_if slowest kernels with other opts (see tgviz.trace.whatif.what_ifs), write
   out/index.html and out/svg/ (save: and the trace, out/trace.tgviz); returns the exit status and the trace."""
   with EarlySegments(on=jobs != 0, pictures=(max_nodes, svg == "landmarks") if svg != "none" else None) as early:
     st = time.perf_counter()
@@ -138,7 +138,8 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[
 
 
 def retimed(trace: Trace, slowest: int) -> None:
-  """The slowest kernels that ran fewer than 10 times in the capture, timed again (warm, until their medians settle)."""
+  """Kernels timed again (warm, until their medians settle) until the `slowest` kernels by device time are warm medians
+  (see Trace.retime)."""
   st = time.perf_counter()
   try: done = trace.retime(slowest=slowest)
   except Exception as e:
@@ -148,8 +149,8 @@ def retimed(trace: Trace, slowest: int) -> None:
     # (each a median and its runs: the kernel table gives the spread; a line of Timing.text()s ran to 400 characters)
     said = [f"{k.display_name} {time_text(t.median_us)} ({t.n} runs{', not settled' if t.stable is False else ''})"
             for k in done if (t := k.timing) is not None]
-    print(f"  timed again in {time.perf_counter() - st:.1f} s (the slowest that ran fewer than 10 times; medians re-timed "
-          f"warm, their spread in the kernel table): " + ", ".join(said))
+    print(f"  timed again in {time.perf_counter() - st:.1f} s (until the {slowest} slowest by device time are warm "
+          f"medians, not cold first launches; their spread in the kernel table): " + ", ".join(said))
 
 
 def retried(trace: Trace, slowest: int, beam: float, budget: float) -> None:
@@ -304,8 +305,8 @@ def main(argv: list[str] | None = None) -> int:
   r.add_argument("--device", default=None, help="tinygrad device, e.g. CL, CPU, NULL:CUDA:sm_90 (default: DEV, else CL)")
   r.add_argument("--save", action="store_true", help="also save the trace as DIR/trace.tgviz (tgviz open or tgviz.load it later)")
   r.add_argument("--retime", type=int, default=SLOWEST, metavar="N",
-                 help=f"after the run, time again the N slowest kernels that ran fewer than 10 times, warm, until their medians "
-                      f"settle (default {SLOWEST}; 0: none)")
+                 help=f"after the run, time kernels again, warm, until the N slowest by device time are settled medians, not "
+                      f"cold first launches (default {SLOWEST}; 0: none)")
   r.add_argument("--what-if", type=int, default=WHAT_IFS, metavar="N",
                  help=f"after the run, retry the N slowest kernels with other opts (none, one size up, BEAM's pick in a short "
                       f"search), each run on the same inputs as the original and compared: the report's what-if sheet shows "

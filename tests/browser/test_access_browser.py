@@ -7,7 +7,7 @@ import math
 import re
 
 import pytest
-from harness import ARTIFACTS, LIMIT, check_saved_notebook, new_page, notebook, open_in_lab, run_all
+from harness import ARTIFACTS, LIMIT, check_saved_notebook, new_page, notebook, open_in_lab, run_all, settled
 from tinygrad import Tensor
 
 import tgviz
@@ -152,6 +152,34 @@ def test_report_access_tab(conv, tutorial_trace, attention_trace, tmp_path, page
       root.locator(".tgviz-access-stage[data-stage='program']").click()
       root.locator(".tgviz-access-status", has_text="thread").wait_for(timeout=LIMIT)
       root.screenshot(path=str(ARTIFACTS / "report-access-attention-thread.png"))
+  assert not page.errors
+
+
+def test_a_picked_loads_access_tab_stays_closed_on_the_next_step(tutorial_trace, tmp_path, page):
+  """A LOAD picked opens the access tab once; back on the code tab, the next step of the kernel (the LOAD still drawn,
+  still picked) keeps the code tab: the tab jumped back to the access tab on every step and match drawn."""
+  tutorial_trace.to_html(tmp_path / "index.html")
+  page.goto((tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  root = page.locator(".tgviz-root")
+  k = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  _open_kernel(page, root, k)
+  load = next(a for a in k.accesses("ast") if a.kind == "load")
+  root.locator(".tgviz-fit").click()
+  root.locator(f".tgviz-stage g.side g.node[data-node='{load.keys[0]}']").first.click()
+  root.locator(f".tgviz-access-list tr.tgviz-row-hl[data-n='{load.number}']").wait_for(timeout=LIMIT)
+  root.locator(f".tgviz-node-panel[data-key='{load.keys[0]}']").wait_for(timeout=LIMIT)
+  root.locator(".tgviz-tab-code").click()
+  assert root.locator(".tgviz-right > .tgviz-code").is_visible()
+  group = root.locator(".tgviz-group.kind-kernel", has=page.locator("summary", has_text=re.compile(r"\br_2_2_2_2\b")))
+  step = group.locator(".tgviz-step").nth(1)
+  key = step.get_attribute("data-key")
+  step.click()
+  picked = root.locator(f".tgviz-stage[data-step='{key}'] g.node.hl[data-node='{load.keys[0]}']")
+  picked.first.wait_for(timeout=LIMIT)  # drawn, the LOAD picked there again
+  settled(page)
+  assert root.locator(".tgviz-tab-code.active").count() == 1 and root.locator(".tgviz-right > .tgviz-code").is_visible()
+  assert root.locator(".tgviz-access").is_hidden()
   assert not page.errors
 
 

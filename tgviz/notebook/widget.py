@@ -224,7 +224,7 @@ class TraceWidget(anywidget.AnyWidget):
     try: self.send(PM.program_map(self.trace, cell_label=_cell_label))
     except Exception as e: self.send(P.error_message(f"programmap: {type(e).__name__}: {e}", traceback.format_exc()))
   def _retime(self, content: dict) -> None:
-    """Kernels timed again (content["kernels"]: display names; none: the slowest that ran few times): the kernel table
+    """Kernels timed again (content["kernels"]: display names; none: the slowest, as trace.retime chooses): the kernel table
     and, once asked for, the run's tabs and the program map sent again with the new times."""
     try:
       names = {str(n) for n in content.get("kernels") or []}

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 SHORT_KEY = 8  # hex digits of a kernel's key shown beside its name (as tinygrad's VIZ labels a CALL with its AST's key)
 KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us",  # Trace.kernel_table
-                  "median_us", "min_us", "max_us", "timed_runs", "timed", "cold", "settled", "bound", "roof_fraction", "why", "compile_total_us",
+                  "median_us", "min_us", "max_us", "timed_runs", "timed", "cold", "settled", "bound", "roof_fraction", "launch_floors", "why",
+                  "compile_total_us",
                   "shares", "counted_in", "key")
 disassembled = Remembered(tg.disassemble)  # by device and binary (objdump, on the CPU device; tgviz.report.early hands them over)
 
@@ -221,6 +222,15 @@ class Kernel:
     return round(sum(times) * 1e6, 3) if times else None
 
   @property
+  def warm_total_us(self) -> float | None:
+    """Its launches' device time in the run as far as it can be trusted, µs: where it was timed again
+    (``trace.retime``), its warm median times its launches in the capture; else :attr:`total_us` (a single cold launch
+    as it ran). What retime ranks the slowest kernels by."""
+    t = self.timing
+    if t is None: return self.total_us
+    return round(t.median_us * len(self.run_times), 3) if t.source == "re-timed" else self.total_us
+
+  @property
   def program_kernels(self) -> list[Kernel]:
     """The kernels of the trace that compiled to this kernel's program (the same device code: tinygrad's ASTs can differ
     where the code does not, a constant's dtype say), in compile order, this one among them; their launches are one
@@ -339,7 +349,8 @@ class Kernel:
       self.name, self.device, list(self.global_size), list(self.local_size) if self.local_size is not None else None, self.flops,
       self.bytes, len(times), self.total_us, us(t.median_us if t else None), us(t.min_us if t else None),
       us(t.max_us if t else None), t.n if t else 0, t.source if t else None, t.cold if t else False, t.stable if t else None,
-      v.bound if v else None, round(v.fraction, 4) if v else None, v.why if v else None, compile_total_us,
+      v.bound if v else None, float(f"{v.fraction:.4g}") if v else None,
+      round(v.floors, 2) if v is not None and v.floors is not None else None, v.why if v else None, compile_total_us,
       [k.display_name for k in same if k is not self],
       same[0].display_name if same[0] is not self else None, self.key), strict=True))
 

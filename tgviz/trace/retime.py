@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from tgviz.trace.units import plural, time_text
 
 RELIABLE = 10     # launches in the capture from which a kernel's own times are taken as they are (fewer: re-time it)
-SLOWEST = 5       # kernels retime() times again by default, the slowest in the capture with fewer than RELIABLE launches
+SLOWEST = 5       # retime() by default: until this many of the slowest kernels by device time are warm medians
+AT_MOST = 3       # ... timing again at most this many times SLOWEST kernels (cold launches that rank among the slowest)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,11 @@ class Timing:
     what = "re-timed" + ("" if self.stable is not False else ", not settled") if self.source == "re-timed" else \
            "launches in the capture, the first cold"
     return f"median {time_text(self.median_us)} (min {time_text(self.min_us)}, max {time_text(self.max_us)}; {plural(self.n, 'run')}, {what})"
+
+
+def untrusted(t: Timing | None) -> bool:
+  """Whether a kernel's time needs timing again: fewer than RELIABLE launches in the capture, the first of them cold."""
+  return t is not None and t.source == "capture" and t.n < RELIABLE
 
 
 def timing_of(capture: list[float], retimed: list[float] | None, stable: bool | None = None) -> Timing | None:

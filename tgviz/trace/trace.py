@@ -306,7 +306,8 @@ class Trace:
     when it did not run); its time as a spread, median_us, min_us, max_us over timed_runs, timed ("capture", or
     "re-timed" after trace.retime), cold (a single launch in the capture: no measurement of it warm) and settled
     (re-timed: whether its median settled before a bound stopped the runs; None where not re-timed); bound
-    ("memory", "compute" or "latency"), roof_fraction and why (see tgviz.trace.verdicts) where the device's peaks were
+    ("memory", "compute" or "latency"), roof_fraction, launch_floors (its median in the device's launch floors) and
+    why (see tgviz.trace.verdicts) where the device's peaks were
     measured (peaks=True measures them once if they were not: a few seconds; see roofline); compile_total_us (its row of
     compile_table's total_us: all its compiling took, of which that row's compile_us is the device compile); key
     (tinygrad's key of its AST) and causes (why it ends where it does: the reasons of the buffers its calls write, see
@@ -349,21 +350,33 @@ class Trace:
 
   def retime(self, kernels: list[Kernel] | None = None, slowest: int = timings.SLOWEST, **how: float) -> list[Kernel]:
     """Time kernels again after the capture, each on its own: warm-up launches, then as many as give a stable median
-    (see tgviz.bridge.time_program: warmup, max_runs, budget, rel). Default: the slowest kernels (at most ``slowest``, by
-    their time in the capture) that ran fewer than 10 times there. Their times replace the capture's wherever a kernel's
-    time is shown (Kernel.timing, the kernel table, the roofline, comparisons) and are saved with the trace. A kernel
-    with no program, or on a NULL device, is skipped. Returns those timed."""
-    if (rec := self._rec) is None: return []
-    if kernels is None:
-      few = [(sum(t.times_us), k) for k in self.kernels if (t := k.timing) is not None and t.source == "capture" and t.n < timings.RELIABLE]
-      kernels = [k for _, k in sorted(few, key=lambda x: -x[0])[:slowest]]
-    done = []
-    for k in kernels:
-      if k._program is None or k._program_uop is None or tg.is_null_device(k.device) or not k.group.steps: continue
-      got = tg.time_program(k._program_uop, k.group.steps[0].before(), k.device, **how)  # type: ignore[arg-type]
-      rec.retimed[k._program.source_key], rec.retimed_stable[k._program.source_key] = got.times, got.stable
-      done.append(k)
+    (see tgviz.bridge.time_program: warmup, max_runs, budget, rel). Default: until the ``slowest`` kernels by device time
+    in the run (Kernel.warm_total_us) are all warm medians: those of them that ran fewer than 10 times in the capture are
+    timed again, and where their warm times drop them from the slowest (a cold first launch far above its warm time),
+    the kernels that rise in their place, at most ``timings.AT_MOST`` times ``slowest`` kernels in all (the rest stay
+    marked cold). Their times replace the capture's wherever a kernel's time is shown (Kernel.timing, the kernel table,
+    the roofline, comparisons) and are saved with the trace. A kernel with no program, or on a NULL device, is skipped.
+    Returns those timed."""
+    if self._rec is None: return []
+    if kernels is not None: return [k for k in kernels if self._retime_one(k, how)]
+    done: list[Kernel] = []
+    tried: set[int] = set()
+    while len(tried) < timings.AT_MOST * slowest:
+      timed = sorted((k for k in self.kernels if k.timing is not None), key=lambda k: -(k.warm_total_us or 0.0))
+      todo = [k for k in timed[:slowest] if id(k) not in tried and timings.untrusted(k.timing)]
+      if not todo: break
+      for k in todo[:timings.AT_MOST * slowest - len(tried)]:
+        tried.add(id(k))
+        if self._retime_one(k, how): done.append(k)
     return done
+
+  def _retime_one(self, k: Kernel, how: dict[str, float]) -> bool:
+    """Time kernel k again (see retime), its times kept in the trace; False where it cannot run again."""
+    rec = self._rec
+    if rec is None or k._program is None or k._program_uop is None or tg.is_null_device(k.device) or not k.group.steps: return False
+    got = tg.time_program(k._program_uop, k.group.steps[0].before(), k.device, **how)  # type: ignore[arg-type]
+    rec.retimed[k._program.source_key], rec.retimed_stable[k._program.source_key] = got.times, got.stable
+    return True
 
   @functools.cached_property
   def _runtime(self) -> tuple[runtime.Timeline, runtime.Memory]:

@@ -37,6 +37,16 @@ def bytes_text(n: int) -> str:
   return f"{v} {unit}"
 
 
+def percent_text(f: float) -> str:
+  """A fraction as a percentage: whole from 10% ("45%"), else 2 significant figures ("4.5%", "0.0042%"), "0%", and
+  "<0.0001%" below that (never an exponent). js/units.js's fmtPercent is its twin."""
+  p = Decimal(f * 100)
+  if p == 0: return "0%"
+  if p < Decimal("0.0001"): return "<0.0001%"
+  q = p.quantize(Decimal(1).scaleb(min(0, p.adjusted() - 1)), ROUND_HALF_UP)
+  return f"{q.quantize(Decimal(1), ROUND_HALF_UP) if q >= 10 else q}%"
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
   """A count with its noun in agreement: "1 node", "2 nodes", "1 copy"/"3 copies" (many: the plural where not word+s);
   the count grouped by thousands ("1,024 nodes"). js/units.js's plural is its twin."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tgviz import bridge as tg
-from tgviz.trace.units import time_text
+from tgviz.trace.units import percent_text, time_text
 
 LATENCY_FRACTION = 0.1   # below this fraction of its roof a kernel with little work is latency-bound
 LAUNCH_FLOORS = 4        # ... little work: it ran within this many of the device's launch floors, or on fewer threads than units
@@ -54,12 +54,15 @@ def device_peaks(device: str, cache_dir: Any = None, measure: bool = True) -> tu
 @dataclass(frozen=True)
 class Verdict:
   """A kernel's limit: ``bound`` "memory", "compute" or "latency"; ``fraction`` of its roof reached (the least time its
-  work can take at the device's peaks, over its median); ``why``: the numbers behind it, in words."""
+  work can take at the device's peaks, over its median); ``why``: the numbers behind it, in words; ``floors``: its
+  median in the device's launch floors (its emptiest kernel's time; None where not measured), what says how far a
+  latency-bound kernel is from the least any kernel takes."""
   bound: str
   fraction: float
   why: str
   float_flops: int
   int_ops: int
+  floors: float | None = None
 
 
 def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, median_us: float, peaks: DevicePeaks,
@@ -83,7 +86,7 @@ def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, medi
   if fraction < LATENCY_FRACTION and (few or (floors is not None and floors < LAUNCH_FLOORS)):
     floor = f", {floors:.1f}x the device's launch floor ({time_text(peaks.launch_us)})" if floors is not None else ""
     return Verdict("latency", fraction, f"latency/launch-bound: {spread}, {float_flops:,} FLOPs and "
-                   f"{nbytes:,} B in {time_text(median_us)}{floor}; {fraction:.1%} of its roof{apart}", float_flops, ints)
+                   f"{nbytes:,} B in {time_text(median_us)}{floor}; {percent_text(fraction)} of its roof{apart}", float_flops, ints, floors)
   bound = "compute" if t_compute >= t_memory else "memory"
   got = f"{float_flops / t / 1e9:,.2f} of {peaks.gflops:,.1f} GFLOP/s" if bound == "compute" else f"{nbytes / t / 1e9:,.2f} of {peaks.gbs:,.1f} GB/s"
   # the memory roof is a copy's over 64 MiB, far past the caches: a kernel whose few bytes stay in them passes it (the
@@ -91,6 +94,6 @@ def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, medi
   above = f"; above its roof: the memory roof is measured on data far bigger than the caches, and this kernel's " \
           f"{nbytes:,} B stay in them" if fraction > 1 and bound == "memory" else ""
   # far below both roofs, with work enough to fill the device, neither limits it: the nearer roof is said as such
-  head = f"{bound}-bound at {fraction:.1%} of its roof" if fraction >= LATENCY_FRACTION else \
-         f"far below its roofs: {fraction:.1%} of its roof, the {bound} roof the nearer"
-  return Verdict(bound, fraction, f"{head} ({got}){apart}" + (f"; {spread}" if idle else "") + above, float_flops, ints)
+  head = f"{bound}-bound at {percent_text(fraction)} of its roof" if fraction >= LATENCY_FRACTION else \
+         f"far below its roofs: {percent_text(fraction)} of its roof, the {bound} roof the nearer"
+  return Verdict(bound, fraction, f"{head} ({got}){apart}" + (f"; {spread}" if idle else "") + above, float_flops, ints, floors)

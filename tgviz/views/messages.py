@@ -71,6 +71,7 @@ class KernelRow(TypedDict):
   settled: bool | None      # re-timed: whether its median settled before a bound stopped the runs (Timing.stable)
   bound: str | None         # "memory", "compute" or "latency" (tgviz.trace.verdicts); null without the device's peaks
   roof_fraction: float | None
+  launch_floors: float | None  # its median in the device's launch floors (a latency-bound kernel's limit column)
   why: str | None
   compile_total_us: float | None  # its row of the compile table, total_us (all its compiling took)
   shares: list[str]         # the other kernels that compiled to its program (their launches are one program's)
@@ -757,7 +758,7 @@ class RunRequest(TypedDict):
 
 
 class RetimeRequest(TypedDict):
-  """Time kernels again (their display names; [] for the slowest that ran few times, as trace.retime chooses)."""
+  """Time kernels again (their display names; [] for the slowest, as trace.retime chooses)."""
   type: Literal["retime"]
   kernels: list[str]
 
