@@ -167,7 +167,9 @@ function timeColumns() {
  * that cannot fill the device: how far it is above the launch floor does). @param {KernelRow} r */
 function limit(r) {
   if (!r.bound) return "–";
-  if (r.bound === "latency" && r.launch_floors !== null) return `latency ${r.launch_floors.toFixed(1)}× floor`;
+  // (the figure and its unit on one line: in a narrow sheet the limit takes two, "latency" over "14× floor")
+  const f = r.launch_floors;
+  if (r.bound === "latency" && f !== null) return `latency ${f >= 9.95 ? f.toFixed(0) : f.toFixed(1)}×\u00a0floor`;
   return `${r.bound} ${fmtPercent(r.roof_fraction)}`;
 }
 

@@ -248,18 +248,20 @@ export function unclippedWindow(boxes, win, must, mark, scale, o) {
  * pad above the first box or frame name in its columns (no empty band above the map: the MNIST report's opened 324 px
  * down, to cut no box), ranked: no wide empty band at its left or right (its boxes start in its first quarter across
  * and end in its last: beside JupyterLab's file browser it opened on the map's last column, half the canvas empty), a
- * corner clear for the overview (o: its size, CSS px, 8 px in), the fewest boxes and labels cut at its edges (each
- * whole in it or wholly out of it; a map as wide as MNIST's cuts one or two at its right from its top, whatever the
- * scale), one of the first boxes (firsts: the map's start) whole in it, the most boxes whole, nearest to x0. Its left edge
- * is pad out from a box's or label's edge, or W before that, or where a box's edge comes 4 px clear of the overview at
- * either side (the MNIST map reopened over its filled panel at 1000x900: no window at a gap left a corner clear).
- * @param {Box[]} boxes @param {Box[]} labels @param {Box[]} firsts @param {number} W @param {number} H @param {number} s
+ * corner clear for the overview (o: its size, CSS px, 8 px in), the fewest boxes cut at its edges, then labels
+ * (frames' names, `labels`, and arrows' labels, `arrows`, which a map's top is not set by: each whole in it or wholly
+ * out of it; a map as wide as MNIST's cuts one or two boxes at its right from its top, whatever the scale, and arrows
+ * that go round its sides have their labels there), one of the first boxes (firsts: the map's start) whole in it, the
+ * most boxes whole, nearest to x0. Its left edge is pad out from a box's or label's edge, or W before that, or where a
+ * box's edge comes 4 px clear of the overview at either side (the MNIST map reopened over its filled panel at 1000x900:
+ * no window at a gap left a corner clear).
+ * @param {Box[]} boxes @param {Box[]} labels @param {Box[]} arrows @param {Box[]} firsts @param {number} W @param {number} H @param {number} s
  * @param {number} pad @param {{w: number, h: number}|null} o @param {number} x0 @returns {{x: number, y: number, rank: number[]}|null} */
-export function uncutWindow(boxes, labels, firsts, W, H, s, pad, o, x0) {
+export function uncutWindow(boxes, labels, arrows, firsts, W, H, s, pad, o, x0) {
   const f = /** @type {Box} */ (around(firsts));
   const ow = o ? (o.w + 8) / s : 0, oh = o ? (o.h + 8) / s : 0, all = [...boxes, ...labels], label = new Set(labels);
   const xs = [...new Set([
-    ...all.flatMap((b) => [b.x - pad, b.x + b.w + pad, b.x - pad - W, b.x + b.w + pad - W]),
+    ...[...all, ...arrows].flatMap((b) => [b.x - pad, b.x + b.w + pad, b.x - pad - W, b.x + b.w + pad - W]),
     ...(ow ? boxes.flatMap((b) => [b.x - ow - 4 / s, b.x + b.w + ow + 4 / s - W]) : []),
   ])].filter((x) => x < f.x + f.w && x + W > f.x);
   /** Whether box b lies whole in the window at (x, y). @param {Box} b @param {number} x @param {number} y */
@@ -272,12 +274,14 @@ export function uncutWindow(boxes, labels, firsts, W, H, s, pad, o, x0) {
     const y = Math.min(...cols.map((b) => b.y)) - pad, seen = cols.filter((b) => b.y < y + H);
     const rows = seen.filter((b) => !label.has(b)), shown = rows.filter((b) => whole(b, x, y));
     if (!rows.length) continue;
-    const cut = seen.filter((b) => !whole(b, x, y)).length, band = Math.min(...rows.map((b) => b.x)) > x + W / 4 ||
+    const cut = rows.filter((b) => !whole(b, x, y)).length, band = Math.min(...rows.map((b) => b.x)) > x + W / 4 ||
       Math.max(...rows.map((b) => b.x + b.w)) < x + 3 * W / 4;
     const holds = firsts.some((b) => whole(b, x, y));
     const clear = !o || [[x, y], [x + W - ow, y], [x, y + H - oh], [x + W - ow, y + H - oh]].some(([cx, cy]) =>
       rows.every((b) => b.x >= cx + ow || b.x + b.w <= cx || b.y >= cy + oh || b.y + b.h <= cy));
-    const rank = [Number(band), Number(!clear), cut, Number(!holds), -shown.length, Math.abs(x - x0)];
+    const cutLabels = seen.filter((b) => label.has(b) && !whole(b, x, y)).length
+      + arrows.filter((b) => b.x < x + W && b.x + b.w > x && b.y < y + H && b.y + b.h > y && !whole(b, x, y)).length;
+    const rank = [Number(band), Number(!clear), cut, cutLabels, Number(!holds), -shown.length, Math.abs(x - x0)];
     if (!best || before(rank, best.rank)) best = { x, y, rank };
   }
   return best;

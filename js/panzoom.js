@@ -288,8 +288,10 @@ export function panZoom(/** @type {Ui} */ ui) {
     const boxes = rects([...svg.querySelectorAll("g.side g.node")]), all = /** @type {Box} */ (around(boxes));
     const k = Math.min((c.w - 2 * MARGIN) / all.w, (c.h - 2 * MARGIN) / all.h);
     if (k >= MIN_READABLE) { scale = Math.min(k, 1.5); return centre(all); }
-    // the frames' names count too (one cut at the top reads as a stray line)
+    // the frames' names count too (one cut at the top reads as a stray line), and the arrows' labels (the buffers an
+    // arrow carries: cut at a side, "float[8,8,13" is a wrong shape)
     const labels = rects([...svg.querySelectorAll("g.side text.frame-label")]), named = [...boxes, ...labels];
+    const arrows = rects([...svg.querySelectorAll("g.side text.edge-label")]);
     const gaps = (/** @type {number[]} */ spans) => spans.flatMap((a) => [a - MARGIN / READABLE, a + MARGIN / READABLE]);
     const gx = gaps(named.flatMap((b) => [b.x, b.x + b.w])), gy = gaps(named.flatMap((b) => [b.y, b.y + b.h]));
     const scales = [...new Set([...gx.flatMap((a) => gx.map((b) => c.w / (b - a))), ...gy.flatMap((a) => gy.map((b) => c.h / (b - a)))])]
@@ -298,8 +300,8 @@ export function panZoom(/** @type {Ui} */ ui) {
     /** @type {{x: number, y: number, rank: number[], s: number}|null} */
     let found = null;
     for (const s of [READABLE, ...scales.filter((_, i) => i % Math.ceil(scales.length / 95) === 0)]) {
-      const at = uncutWindow(boxes, labels, firsts, c.w / s, c.h / s, s, MARGIN / s, o, start.x - MARGIN / s);
-      if (at && (!found || before(at.rank.slice(0, 5), found.rank.slice(0, 5)))) found = { ...at, s };
+      const at = uncutWindow(boxes, labels, arrows, firsts, c.w / s, c.h / s, s, MARGIN / s, o, start.x - MARGIN / s);
+      if (at && (!found || before(at.rank.slice(0, 6), found.rank.slice(0, 6)))) found = { ...at, s };
     }
     if (!found) return initial();
     scale = found.s; tx = -found.x * scale; ty = -found.y * scale;

@@ -7,6 +7,7 @@ Notebook 7 the compiler lanes. Screenshots beside VIZ's profiler (shared/anchors
 timing-*.png."""
 import json
 import re
+from decimal import ROUND_HALF_UP, Decimal
 import subprocess
 import sys
 from pathlib import Path
@@ -160,7 +161,9 @@ def test_the_kernel_tables_times_compile_and_limits(report, page):
       # (its header says what the fraction is of: "latency 0.020%" under "limit" read as a bare figure); a latency-bound
       # kernel's is how far above the device's launch floor it is: a roof's "0.0%" of it said nothing
       limit = row["limit, % of roof"]
-      said = f"latency {want['launch_floors']:.1f}× floor" if want["bound"] == "latency" else f"{want['bound']} {percent_text(want['roof_fraction'])}"
+      floors = want["launch_floors"]  # (as toFixed writes it: the float's exact value, ties up; whole from 10)
+      figure = floors is not None and Decimal(floors).quantize(Decimal(1) if floors >= 9.95 else Decimal("0.1"), ROUND_HALF_UP)
+      said = f"latency {figure}×\u00a0floor" if want["bound"] == "latency" else f"{want['bound']} {percent_text(want['roof_fraction'])}"
       assert limit[0] == said and limit[1] == want["why"], limit
   assert any(r["timed"] == "re-timed" for r in expected) and any(r["cold"] for r in expected)
   assert {r["bound"] for r in expected} >= {"latency"}
