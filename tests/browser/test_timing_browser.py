@@ -7,9 +7,9 @@ Notebook 7 the compiler lanes. Screenshots beside VIZ's profiler (shared/anchors
 timing-*.png."""
 import json
 import re
-from decimal import ROUND_HALF_UP, Decimal
 import subprocess
 import sys
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
