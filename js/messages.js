@@ -186,9 +186,9 @@
 /** The rules tab: every pattern that fired.
  * @typedef {{type:"rules"}} RulesRequest */
 /** The uops or asm tab of the kernel of a step.
- * @typedef {{type:"uops"|"asm", step:StepKey}} ProgramRequest */
+ * @typedef {{type:"uops"|"asm", step:StepKey, again?:boolean}} ProgramRequest */
 /** The access tab of the kernel of a step.
- * @typedef {{type:"access", step:StepKey}} AccessRequest */
+ * @typedef {{type:"access", step:StepKey, again?:boolean}} AccessRequest */
 /** The timeline, memory and roofline tabs.
  * @typedef {{type:"run"}} RunRequest */
 /** Time kernels again (their display names; [] for the slowest, as trace.retime chooses).

@@ -19,6 +19,9 @@ import { h } from "./dom.js";
 /** @typedef {ReturnType<typeof import("./linking.js").linking>} Links */
 
 const CODE_TABS = /** @type {const} */ (["code", "uops", "asm", "access"]);
+// a request with no answer this long is sent again: an answer can be lost (the kernel was running other cells when the
+// page asked, a reply dropped: a tab said "asking…" for good), and the kernel answers one under way once
+export const ASK_AGAIN_MS = 20000;
 /** @typedef {typeof CODE_TABS[number]} Tab */
 
 /** Mark rows of a pane with a class (the others lose it); the first marked scrolled into view where it is out of it.
@@ -175,6 +178,16 @@ export function programTabs(ui, state, links) {
     mark(kind, keys, lines);
   });
 
+  /** @type {ReturnType<typeof setTimeout>|undefined} */
+  let askAgain;
+  /** Send the shown tab's request; with no answer in ASK_AGAIN_MS (an answer lost), again, marked so (the kernel leaves
+   * the same request under way to answer). @param {boolean} again */
+  function request(again) {
+    const t = /** @type {"uops"|"asm"|"access"} */ (tab), at = step;
+    state.send(again ? { type: t, step: at, again } : { type: t, step: at });
+    clearTimeout(askAgain);
+    askAgain = setTimeout(() => { if (tab === t && step === at && !got[t]) request(true); }, ASK_AGAIN_MS);
+  }
   /** Ask for the tab's message, if it is not here (the access tab a saved notebook kept needs no kernel). */
   function ask() {
     if (tab === "code" || !kernel || got[tab]) return;
@@ -184,7 +197,7 @@ export function programTabs(ui, state, links) {
     pane.replaceChildren(h("div", { class: "tgviz-program-pending" }, [
       ui.root.classList.contains("tgviz-offline") ? "the uops, asm and access tabs need the kernel: run the cell again"
         : tab === "uops" || tab === "access" ? "asking…" : kernel.device === "CPU" ? "disassembling, and compiling again with -g for the line table…" : "disassembling…"]));
-    state.send({ type: tab, step });
+    request(false);
   }
 
   /** Show a tab. @param {Tab} t */

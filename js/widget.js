@@ -20,7 +20,7 @@ import { pageNode, showNode } from "./nodepanel.js";
 import { showRules } from "./rules.js";
 import { keptHeight, maximiser, oneRow, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
-import { programTabs } from "./program.js";
+import { ASK_AGAIN_MS, programTabs } from "./program.js";
 import { programMap } from "./programmap.js";
 import { runView } from "./runview.js";
 import { computed, searchBox } from "./search.js";
@@ -36,7 +36,6 @@ import { whatIf, withOpts } from "./whatif.js";
 /** @typedef {import("./messages.js").TreeStep} TreeStep */
 
 const STATIC_AFTER_MS = 3000;  // no word from the kernel this long after asking: a saved notebook without its kernel
-const ASK_AGAIN_MS = 20000;  // laying out with no answer this long: asked again (the kernel answers a layout under way once)
 
 /** Pictures received, by step key, then view, then match; past `max` steps the least recently used is dropped. */
 class PictureCache {

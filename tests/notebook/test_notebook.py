@@ -2,6 +2,7 @@
 import html
 import json
 import re
+import threading
 import xml.etree.ElementTree as ET
 
 from tinygrad import Tensor
@@ -10,6 +11,7 @@ import tgviz
 from tgviz.draw.engine import set_engine
 from tgviz.notebook import widget as W
 from tgviz.notebook.widget import TraceWidget, kept_picture
+from tgviz.views import program as PV
 from tgviz.views import protocol as P
 from tgviz.views.protocol import step_key, step_of
 
@@ -102,6 +104,32 @@ def test_a_page_asking_again_gets_the_picture_it_holds_as_kept(tutorial_trace, r
   w.wait()
   msgs = w.comm.custom()
   assert msgs[0]["type"] == "busy" and msgs[-1]["type"] == "picture" and msgs[-1]["step"] == w.selected, msgs
+
+
+def test_a_tab_asked_again_is_left_to_its_answer_under_way_or_answered_again(tutorial_trace, recording_comm, monkeypatch):
+  """With no answer to a tab's request after ASK_AGAIN_MS the page asks again (an answer can be lost: the uops tab said
+  "asking…" for good): a request still under way is left to answer (a CPU kernel's -g compile takes longer than the
+  page waits: started over, it never ended), one answered already is answered again."""
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  w = TraceWidget(tutorial_trace)
+  w.wait()
+  w.comm.messages.clear()
+  ask = {"type": "uops", "step": step_key(conv.group.steps[0])}
+  started, hold, answer = threading.Event(), threading.Event(), PV.uops_message
+  def slow(kernel):  # the answer under way when the page asks again (as a -g compile is)
+    started.set()
+    hold.wait()
+    return answer(kernel)
+  monkeypatch.setattr(PV, "uops_message", slow)
+  w._on_msg(w, ask, [])
+  assert started.wait(30)
+  w._on_msg(w, {**ask, "again": True}, [])
+  hold.set()
+  w.wait()
+  assert [m["kernel"] for m in w.comm.custom() if m["type"] == "uops"] == [conv.display_name]  # answered once
+  w._on_msg(w, {**ask, "again": True}, [])  # (its answer lost on the way)
+  w.wait()
+  assert [m["kernel"] for m in w.comm.custom() if m["type"] == "uops"] == [conv.display_name] * 2
 
 
 def test_widget_export_message_writes_svg(tutorial_trace, recording_comm, tmp_path):

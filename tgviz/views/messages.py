@@ -744,12 +744,14 @@ class ProgramRequest(TypedDict):
   """The uops or asm tab of the kernel of a step."""
   type: Literal["uops", "asm"]
   step: StepKey
+  again: NotRequired[bool]  # asked again, no answer having come: the same request under way is left to answer
 
 
 class AccessRequest(TypedDict):
   """The access tab of the kernel of a step."""
   type: Literal["access"]
   step: StepKey
+  again: NotRequired[bool]  # as ProgramRequest's
 
 
 class RunRequest(TypedDict):
