@@ -351,23 +351,18 @@ class Trace:
   def retime(self, kernels: list[Kernel] | None = None, slowest: int = timings.SLOWEST, **how: float) -> list[Kernel]:
     """Time kernels again after the capture, each on its own: warm-up launches, then as many as give a stable median
     (see tgviz.bridge.time_program: warmup, max_runs, budget, rel). Default: until the ``slowest`` kernels by device time
-    in the run (Kernel.warm_total_us) are all warm medians: those of them that ran fewer than 10 times in the capture are
-    timed again, and where their warm times drop them from the slowest (a cold first launch far above its warm time),
-    the kernels that rise in their place, at most ``timings.AT_MOST`` times ``slowest`` kernels in all (the rest stay
-    marked cold). Their times replace the capture's wherever a kernel's time is shown (Kernel.timing, the kernel table,
-    the roofline, comparisons) and are saved with the trace. A kernel with no program, or on a NULL device, is skipped.
-    Returns those timed."""
+    in the run (Kernel.warm_total_us) are all warm medians, those of them with fewer than 10 launches in the capture
+    timed again (a cold first launch far above its warm time drops from them: the kernel that rises is timed too), at
+    most ``timings.AT_MOST`` times ``slowest`` kernels. Their times replace the capture's wherever a kernel's time is
+    shown and are saved with the trace. A kernel with no program, or on a NULL device, is skipped. Returns those timed."""
     if self._rec is None: return []
     if kernels is not None: return [k for k in kernels if self._retime_one(k, how)]
     done: list[Kernel] = []
     tried: set[int] = set()
-    while len(tried) < timings.AT_MOST * slowest:
-      timed = sorted((k for k in self.kernels if k.timing is not None), key=lambda k: -(k.warm_total_us or 0.0))
-      todo = [k for k in timed[:slowest] if id(k) not in tried and timings.untrusted(k.timing)]
-      if not todo: break
-      for k in todo[:timings.AT_MOST * slowest - len(tried)]:
-        tried.add(id(k))
-        if self._retime_one(k, how): done.append(k)
+    while todo := [k for k in sorted((k for k in self.kernels if k.timing is not None), key=lambda k: -(k.warm_total_us or 0.0))[:slowest]
+                   if id(k) not in tried and timings.untrusted(k.timing)][:timings.AT_MOST * slowest - len(tried)]:
+      tried.update(id(k) for k in todo)
+      done += [k for k in todo if self._retime_one(k, how)]
     return done
 
   def _retime_one(self, k: Kernel, how: dict[str, float]) -> bool:
