@@ -13,6 +13,7 @@ from tinygrad.helpers import GlobalCounters
 import tgviz
 from tgviz.trace.retime import AT_MOST, RELIABLE, Timing, compare_times
 from tgviz.trace.units import percent_text
+from tgviz.trace.whatif import what_ifs
 
 
 def shared_program() -> None:
@@ -73,6 +74,9 @@ def test_retime_times_kernels_again_until_the_slowest_are_warm_medians():
   # its device time in the run: the warm median times its launches in the capture
   assert all(k.warm_total_us == round(k.timing.median_us * len(k.run_times), 3) for k in done)
   assert all(k.warm_total_us == k.total_us for k in trace.kernels if k.timing is not None and k not in done)
+  # the what-if asks about the slowest by the same figure (no time given: each asked about says why it was not retried)
+  assert not what_ifs(trace, 2, budget=0)
+  assert [k for k in trace.kernels if k.not_tried] == [k for k in trace.kernels if k in ranked[:2]]
 
 
 def test_times_inside_each_others_spread_are_within_noise():

@@ -226,7 +226,8 @@ def _run(kernel: Kernel, r: Retry, runs: int, seed: int) -> None:
 
 
 def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS, budget: float | None = None) -> list[Retry]:
-  """For the `slowest` kernels by device time (Kernel.total_us, the kernel table's total), the retries that answer "what would other opts do?" where
+  """For the `slowest` kernels by device time (Kernel.warm_total_us: re-timed warm where trace.retime timed them, a cold
+  first launch not taken for a slow kernel), the retries that answer "what would other opts do?" where
   no Python is at hand (the HTML report shows each kernel's retries): no opts, one size up of an opt applied (see
   one_size_up), and BEAM's pick (width BEAM_WIDTH, searching beam_seconds at most; not where BEAM chose the opts
   already); each once, none that repeats the opts applied. No retry is begun that would end past `budget` seconds
@@ -243,7 +244,7 @@ def what_ifs(trace: Trace, slowest: int, beam_seconds: float = BEAM_SECONDS, bud
   def spent(k: Kernel) -> bool:
     return budget is not None and time.perf_counter() - start + costs.get(k.display_name, 0.0) >= budget
 
-  for k in sorted(ran, key=lambda k: -(k.total_us or 0.0))[:max(slowest, 0)]:
+  for k in sorted(ran, key=lambda k: -(k.warm_total_us or 0.0))[:max(slowest, 0)]:
     tried, beam = {tuple(k.opts)}, f"width {BEAM_WIDTH}, {beam_seconds:.3g} s at most"
     # (why: the retry's label; label: the same said of a retry not made; opts: what makes its opts, and why there are none)
     for why, label, make in (("no opts", "no opts", lambda k: ((), "")),
