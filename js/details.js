@@ -138,10 +138,12 @@ export function kernelTable(ui, kernels, select, retime = null) {
       kernels, (row) => { ui.kernels.open = false; select(row.step); }));
 }
 
-/** A kernel's times in words, where its median is not of its launches in the capture (re-timed after it): what each
- * figure is, "224.5 µs: the median of 16 runs re-timed after the run (warm); the run's launch took 499.3 µs"; else "".
- * @param {KernelRow} r */
+/** A kernel's times in words, where its median is not of its warm launches in the capture: re-timed after it, what
+ * each figure is, "224.5 µs: the median of 16 runs re-timed after the run (warm); the run's launch took 499.3 µs"; a
+ * single cold launch, that it is one; else "". @param {KernelRow} r */
 function inTheRun(r) {
+  if (r.cold) return `${fmtTime(r.median_us)}: its one launch in the run, cold (the device's first run of the kernel, its program `
+    + "just loaded): no warm measurement of it, which trace.retime() (tgviz run --retime, the widget's \"time the slowest again\") makes";
   if (r.timed !== "re-timed" || r.median_us === null) return "";
   const run = r.runs === 1 ? `the run's launch took ${fmtTime(r.time_us)}`
     : `the run's ${plural(r.runs, "launch", "launches")} took ${fmtTime(r.time_us)} in total`;
