@@ -1,4 +1,4 @@
-// The keyboard, only while the widget has focus: ↑/↓ step, ←/→ match, Home/End first/last match, r raw graph, f fit (with
+// The keyboard, only while the widget has focus (the report's page: also while nothing has it): ↑/↓ step, ←/→ match, Home/End first/last match, r raw graph, f fit (with
 // the run's timeline shown: its launches' span or the whole run),
 // 1 one-to-one,
 // z zoom to the change (again: all of it), m maximise, / (or Ctrl-F) the search; Escape first closes what is open over the widget (the kernel table, the run's tabs)
@@ -14,7 +14,8 @@
 export function keys(ui, actions, escape, notebook) {
   // heard on the window before anything else (Notebook 7 takes the arrow keys on the document, before they reach here)
   const onKey = (/** @type {KeyboardEvent} */ ev) => {
-    if (!ui.root.contains(/** @type {Node} */ (ev.target))) return;
+    // (the report's page is the widget's: its keys work before a click gives it the focus)
+    if (!ui.root.contains(/** @type {Node} */ (ev.target)) && (notebook || ev.target !== document.body)) return;
     if (ev.key === "Escape") {
       if (escape()) { ev.preventDefault(); ev.stopPropagation(); ui.root.focus({ preventScroll: true }); }
       else if (notebook) ui.root.blur();  // back to the notebook

@@ -330,6 +330,22 @@ def test_the_attention_map_opens_uncut_in_the_report(tmp_path, browser):
       assert not page.errors
 
 
+def test_the_reports_keys_work_before_any_click(tmp_path, browser):
+  """The report is the widget's page: its keys work as it opens, before a click gives it the focus (new-user pass 8
+  pressed f on the report's map and nothing happened)."""
+  with tgviz.capture() as trace: exec(ATTENTION, {})
+  report = trace.to_html(tmp_path / "keys.html")
+  with new_page(browser, 1000, 900, offline=True) as page:
+    page.goto(report.as_uri())
+    page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=LIMIT)
+    before = on_map(page)
+    assert not all(inside(b, before["canvas"]) for b in before["boxes"].values())  # (it opens readable, not whole)
+    page.keyboard.press("f")
+    fitted = on_map(page)
+    assert all(inside(b, fitted["canvas"]) for b in fitted["boxes"].values()), fitted
+    assert not page.errors
+
+
 def test_the_attention_map_opens_uncut_in_jupyterlab(lab, browser):
   """The attention block's map in a JupyterLab notebook (1400x1000, as the user had it) opens with no box cut at its
   canvas's sides (it opened on the first box's column, cut at both), and f fills its canvas."""
