@@ -153,7 +153,11 @@ export function programTabs(ui, state, links) {
   function openAccess(keys) {
     if (!kernel || !keys.length) return;
     if (!access.has()) { wanted = keys; if (!got.access) state.send({ type: "access", step }); return; }
-    if (access.holds(keys)) { show("access"); access.open(keys); }
+    if (access.holds(keys)) { show("access"); access.open(keys); return; }
+    // a LOAD or STORE of another step than those the tab reads: say where its accesses are (it opened nothing, unsaid)
+    const op = ui.stage.querySelector(`g.node[data-node="${CSS.escape(keys[0])}"]`)?.getAttribute("data-op");
+    if (op === "LOAD" || op === "STORE") ui.status.textContent = `this ${op}'s accesses: the access tab has those of the `
+      + "View Base AST and of the final program (its View Program, linearize/render): pick the buffer's there";
   }
   ui.code.addEventListener("click", (ev) => {  // a code line's number: the access tab on its LOAD or STORE
     const line = /** @type {Element} */ (ev.target).closest?.("[data-line]");

@@ -183,6 +183,29 @@ def test_a_picked_loads_access_tab_stays_closed_on_the_next_step(tutorial_trace,
   assert not page.errors
 
 
+def test_a_load_of_another_step_says_where_its_accesses_are(tutorial_trace, tmp_path, page):
+  """A LOAD picked in a step the access tab does not read (it has the View Base AST's and the final program's) says
+  where its accesses are, on the status line: it opened nothing, and said nothing (new-user pass 8)."""
+  from tgviz.bridge import node_key
+  from tgviz.views.protocol import step_key
+  k = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  held = {key for a in k.accesses() for key in a.keys}
+  step, key = next((s, node_key(u)) for s in k.group.steps for u in s.after().toposort() if u.op.name == "LOAD" and node_key(u) not in held)
+  tutorial_trace.to_html(tmp_path / "index.html")
+  page.goto((tmp_path / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  root = page.locator(".tgviz-root")
+  _open_kernel(page, root, k)
+  root.locator(f".tgviz-step[data-key='{step_key(step)}']").click()
+  node = root.locator(f".tgviz-stage[data-step='{step_key(step)}'] g.side g.node[data-node='{key}']").first
+  node.wait_for(timeout=LIMIT)
+  root.locator(".tgviz-fit").click()
+  node.click()
+  root.locator(".tgviz-status", has_text="this LOAD's accesses: the access tab has those of the View Base AST").wait_for(timeout=LIMIT)
+  assert root.locator(".tgviz-right > .tgviz-code").is_visible()
+  assert not page.errors
+
+
 def test_report_big_buffer_draws_a_window(tmp_path, page):
   """A buffer with more than 384 cells a side is drawn as a window, which says so and moves to what is lit: a flipped
   1024x64 buffer's first output element reads its last row."""
