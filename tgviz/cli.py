@@ -149,8 +149,8 @@ def retimed(trace: Trace, slowest: int) -> None:
     # (each a median and its runs: the kernel table gives the spread; a line of Timing.text()s ran to 400 characters)
     said = [f"{k.display_name} {time_text(t.median_us)} ({t.n} runs{', not settled' if t.stable is False else ''})"
             for k in done if (t := k.timing) is not None]
-    print(f"  timed again in {time.perf_counter() - st:.1f} s (until the {slowest} slowest by device time are warm "
-          f"medians, not cold first launches; their spread in the kernel table): " + ", ".join(said))
+    print(f"  timed again in {time.perf_counter() - st:.1f} s (medians re-timed warm until the {slowest} slowest by "
+          f"device time are warm, not cold first launches; their spread in the kernel table): " + ", ".join(said))
 
 
 def retried(trace: Trace, slowest: int, beam: float, budget: float) -> None:

@@ -152,7 +152,7 @@ def test_a_boxs_time_is_the_kernel_tables_median():
   """A kernel's box gives the time the kernel table's median column gives: re-timed after the run where it was (the map
   said the run's single launch, 880 µs, beside a table's 349 µs), a single cold launch marked ❄ as there."""
   with tgviz.capture() as trace: workloads.attention_cell()
-  assert trace.retime()
+  assert trace.retime(slowest=1)  # (the slowest warm, at most 3 kernels re-timed: the cell's others stay single cold launches)
   rows = {k.display_name: r for k, r in zip(trace.kernels, trace.kernel_table(), strict=True)}
   prog, msg = trace.program(), PM.program_map(trace)
   view = next(v for v in msg["views"] if v["name"] == "kernels")
