@@ -45,7 +45,7 @@ export function sortableTable(columns, rows, onRow) {
       for (const c of columns) {
         const td = tr.insertCell();
         if (c.num) td.className = "num";
-        if (c.clip) td.classList.add("clip");
+        if (c.clip) { td.classList.add("clip"); td.dataset.col = c.key; }  // (table.css gives each its share)
         if (c.wrap) {  // its pieces (broken at a space after no digit, nor by a dash), each whole on a line (table.css)
           td.classList.add("wrap");
           td.replaceChildren(...text(c, row, c.key).split(/(?<![\d–]) (?!–)/).flatMap((p, i) => {
