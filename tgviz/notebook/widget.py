@@ -103,7 +103,6 @@ class TraceWidget(anywidget.AnyWidget):
     self._lock = threading.Lock()
     self._latest: Selection | None = None
     self._pending: Future | None = None  # the latest selection's layout, until it is answered
-    self._tabs: dict[str, tuple[str, Future]] = {}  # each tab's latest request: its step and future
     failure = FV.failure_info(trace)
     selected, match, sheet = FV.opening(trace, failure, kernel, tab)
     super().__init__(tree=P.tree(trace, kernel), selected=selected, match=match, code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
@@ -157,13 +156,16 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "rules":
       try: self.send(P.rules_message(self.trace))
       except Exception as e: self.send(P.error_message(f"rules: {type(e).__name__}: {e}"))
-    elif content.get("type") in (*PV.REQUESTS, "access") and self._under_way(content): pass  # asked again: it answers
+    # a tab asked again (no answer came, see js/program.js's ASK_AGAIN_MS): the same request under way is left to answer
+    # (a CPU kernel's -g compile takes longer than the page waits: started over, it never ended)
+    elif content.get("type") in (*PV.REQUESTS, "access") and content.get("again") and \
+        self._side.under_way(str(content["type"]), str(content.get("step"))): pass
     elif content.get("type") in PV.REQUESTS:  # the uops or asm tab: what prints here, the rest (a compile) in the background
       rest = PV.answer_later(self.trace, content)
-      self._tab_asked(content, self._background(self._side, lambda: self.send(rest()), kind=str(content["type"])))
+      self._background(self._side, lambda: self.send(rest()), kind=str(content["type"]), key=str(content.get("step")))
     elif content.get("type") == "access":  # the access tab: the kernel's accesses, in the background
       answer = AV.answer_later(self.trace, content)
-      self._tab_asked(content, self._background(self._side, lambda: self.send(self._keep(answer())), kind="access"))
+      self._background(self._side, lambda: self.send(self._keep(answer())), kind="access", key=str(content.get("step")))
     elif content.get("type") == "search":  # its index is built on the first search (seconds on a big trace): not here
       text = str(content.get("text", ""))
       self._background(self._side, lambda: self._send_search(text), kind="search")
@@ -188,25 +190,16 @@ class TraceWidget(anywidget.AnyWidget):
     elif content.get("type") == "fuse":  # likewise: the schedule runs again, twice
       self._background(self._work, lambda: self._fuse(content), kind="fuse")
 
-  def _tab_asked(self, content: dict, future: Future | None) -> None:
-    """Note a tab's request under way (its type, step and future), for _under_way."""
-    if future is not None: self._tabs[str(content["type"])] = (str(content.get("step")), future)
-
-  def _under_way(self, content: dict) -> bool:
-    """Whether a tab's request the page sent again (no answer came: see js/program.js's ASK_AGAIN_MS) is the one under
-    way, left to answer rather than started over (a CPU kernel's -g compile takes longer than the page waits)."""
-    pending = self._tabs.get(str(content.get("type")))
-    return bool(content.get("again")) and pending is not None and pending[0] == str(content.get("step")) and not pending[1].done()
-
   def _keep(self, msg: Any) -> Any:
     """An access tab's message, kept in the widget's state (a saved notebook's access tab draws it without a kernel)
     where it is small enough."""
     if msg.get("type") == "access" and len(json.dumps(msg)) <= KEPT_PICTURE_CHARS: self.kept_access = cast(dict, msg)
     return msg
 
-  def _background(self, worker: Worker, fn: Callable[[], None], kind: str | None = None) -> Future | None:
-    """fn in a background worker (its future); a request the worker cannot take now is answered with an error saying so."""
-    try: return worker.submit(fn, kind)
+  def _background(self, worker: Worker, fn: Callable[[], None], kind: str | None = None, key: object = None) -> Future | None:
+    """fn in a background worker (its future; kind and key: see Worker.submit); a request the worker cannot take now is
+    answered with an error saying so."""
+    try: return worker.submit(fn, kind, key)
     except Busy as e: self.send(P.error_message(f"not now: {e}"))
     return None
 
