@@ -227,8 +227,7 @@ class Kernel:
     (``trace.retime``), its warm median times its launches in the capture; else :attr:`total_us` (a single cold launch
     as it ran). What retime ranks the slowest kernels by."""
     t = self.timing
-    if t is None: return self.total_us
-    return round(t.median_us * len(self.run_times), 3) if t.source == "re-timed" else self.total_us
+    return round(t.median_us * len(self.run_times), 3) if t is not None and t.source == "re-timed" else self.total_us
 
   @property
   def program_kernels(self) -> list[Kernel]:
