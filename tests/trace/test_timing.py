@@ -2,6 +2,7 @@
 launches, said so), the kernel table's runs are tinygrad's own launch count, a single cold launch is said to be one,
 kernels are timed again warm with their spread, comparisons say when a difference is inside the noise, and verdicts
 say which limit a kernel ran into and how close it came."""
+import json
 import runpy
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from tinygrad.helpers import GlobalCounters
 
 import tgviz
 from tgviz.trace.retime import AT_MOST, RELIABLE, Timing, compare_times
-from tgviz.trace.units import percent_text
+from tgviz.trace.units import percent_text, time_text
 from tgviz.trace.whatif import what_ifs
 
 
@@ -125,6 +126,28 @@ def test_verdicts_say_which_limit_and_how_close(tmp_path):
     row = table[(p.kernel.name, round(p.kernel.timing.median_us, 3))]  # a latency-bound kernel's launch floors
     assert row["roof_fraction"] == pytest.approx(roof.verdict(p).fraction, rel=1e-3) and row["roof_fraction"] > 0
     assert row["launch_floors"] == round(p.kernel.timing.median_us / pk.launch_us, 2)
+
+
+def test_no_kernel_reads_under_the_launch_floor(tmp_path):
+  """The launch floor is measured once per device and cached: measured on a busier machine than a later run's, it was
+  above that run's one-element kernels (a re-timed 581 ns against a 1.21 µs floor read "latency 0.5× floor"). A kernel's
+  median bounds the floor from above: the quickest kernel's median is the floor where it is less, and a note says so."""
+  with tgviz.capture() as trace: workloads.mlp_train()
+  pk = trace.roofline(cache_dir=tmp_path).peaks["CL"]
+  cache = tmp_path / "device_peaks.json"
+  data = json.loads(cache.read_text())
+  (key,) = data
+  data[key]["launch_us"] = busy = 50 * pk.launch_us  # the floor as a machine 50 times busier measured it
+  cache.write_text(json.dumps(data))
+  roof = trace.roofline(cache_dir=tmp_path)
+  quickest = min((p for p in roof.points if p.device == "CL"), key=lambda p: p.median_us)
+  assert quickest.median_us < busy  # (the test's premise: a kernel quicker than the busy floor)
+  assert roof.peaks["CL"].launch_us == quickest.median_us
+  assert f"CL: the launch floor is {quickest.kernel.display_name}'s median of {time_text(quickest.median_us)}, below the benchmark's " \
+         f"{time_text(busy)}" in " ".join(roof.notes), roof.notes
+  rows = trace.kernel_table(cache_dir=tmp_path)
+  assert min(r["launch_floors"] for r in rows if r["launch_floors"] is not None) == 1.0
+  assert roof.verdict(quickest).bound == "latency" and "1.0x the device's launch floor" in roof.verdict(quickest).why
 
 
 @pytest.mark.slow

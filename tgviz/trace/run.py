@@ -409,12 +409,12 @@ def roofline(kernels: list[Kernel], peaks: bool = True, cache_dir: Any = None, m
   if peaks:
     for device in dict.fromkeys(p.device for p in out.points):
       pk, why = device_peaks(device, cache_dir, measure)
-      if pk is not None: out.peaks[device] = pk
-      elif why: out.notes.append(f"{device}: {why}")
-      # the benchmark is a floor on the peak of float work: where a kernel's float work went faster, the roof is its
-      fastest = max((p for p in out.points if p.device == device), key=lambda p: p.float_gflops or 0.0)
-      if pk is not None and (fast := fastest.float_gflops or 0.0) > pk.gflops:
-        pk.gflops, pk.how = fast, f"{_label(fastest.kernel)}, the fastest kernel of the run (the benchmark: {pk.how})"
-        out.notes.append(f"{device}: the compute roof is {_label(fastest.kernel)}'s {fast:,.1f} GFLOP/s of float work, above the "
-                         f"benchmark's {pk.benchmark_gflops:,.1f}")
+      if pk is None:
+        if why: out.notes.append(f"{device}: {why}")
+        continue
+      out.peaks[device], mine = pk, [p for p in out.points if p.device == device]
+      fastest = max(mine, key=lambda p: p.float_gflops or 0.0)
+      quickest = min((p for p in mine if p.median_us), key=lambda p: p.median_us or 0.0, default=None)
+      out.notes += pk.beaten((_label(fastest.kernel), fastest.float_gflops or 0.0),
+                             (_label(quickest.kernel), quickest.median_us or 0.0) if quickest is not None else None)
   return out

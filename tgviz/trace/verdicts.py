@@ -37,6 +37,22 @@ class DevicePeaks:
   launch_us: float = 0.0                    # the launch floor: the least device time of a one-element kernel
   units: int | None = None                  # compute units (OpenCL's), or the CPU device's threads; None: unknown
 
+  def beaten(self, fastest: tuple[str, float], quickest: tuple[str, float] | None) -> list[str]:
+    """Take the run's kernels over the benchmark where they did better, and say so (the notes returned): the benchmark
+    is a floor on the compute roof, so a kernel's float work faster than it (fastest: its name and float GFLOP/s) is
+    the roof; the launch floor a bound from above, so a kernel whose median is less (quickest: its name and median)
+    is the floor. The floor is cached from the first run on the device, maybe on a busier machine than this one."""
+    notes, (name, fast) = [], fastest
+    if fast > self.gflops:
+      self.gflops, self.how = fast, f"{name}, the fastest kernel of the run (the benchmark: {self.how})"
+      notes.append(f"{self.device}: the compute roof is {name}'s {fast:,.1f} GFLOP/s of float work, above the "
+                   f"benchmark's {self.benchmark_gflops:,.1f}")
+    if quickest is not None and 0 < quickest[1] < self.launch_us:
+      notes.append(f"{self.device}: the launch floor is {quickest[0]}'s median of {time_text(quickest[1])}, below the "
+                   f"benchmark's {time_text(self.launch_us)} (measured {self.measured})")
+      self.launch_us = quickest[1]
+    return notes
+
   @property
   def ridge(self) -> float:
     """The intensity (FLOPs per byte) where the memory roof meets the compute roof."""
