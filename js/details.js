@@ -161,16 +161,19 @@ function timeColumns() {
           { key: "timed_runs", label: "spread", fmt: (_v, r) => spread(r), num: true, wrap: true, tip: inTheRun, title: "min – max of its timed runs and how many: its launches in the run (as many as runs), or its re-runs after the run (re-timed, warm; not settled: a bound stopped them before the median settled)" },
           { key: "roof_fraction", label: "limit, % of roof", num: true, wrap: true, fmt: (_v, r) => limit(r), tip: (r) => r.why ?? "",
             title: "what limits it: memory or compute, and the fraction of that roof it reached; or latency (too little work "
-            + "to fill the device), and its median in launch floors (the device's emptiest kernel's time); hover a cell: why; "
+            + "to fill the device), and its median in launch floors (the device's emptiest kernel's time) or, too few workgroups, "
+            + "the compute units they keep busy; hover a cell: why; "
             + "– until the device's peaks are measured (open the roofline)" }];
 }
 
-/** A kernel's limit in a few characters: "memory 45%", "latency 4.5× floor" (a roof's percentage says little of a kernel
- * that cannot fill the device: how far it is above the launch floor does). @param {KernelRow} r */
+/** A kernel's limit in a few characters: "memory 45%", "latency 4.5× floor", "latency 1 of 2 units" (a roof's
+ * percentage says little of a kernel that cannot fill the device: how far it is above the launch floor does, or, where
+ * too few workgroups made it latency-bound, how many of the device's compute units they keep busy). @param {KernelRow} r */
 function limit(r) {
   if (!r.bound) return "–";
   // (the figure and its unit on one line: in a narrow sheet the limit takes two, "latency" over "14× floor")
-  const f = r.launch_floors;
+  const f = r.launch_floors, busy = r.busy_units;
+  if (r.bound === "latency" && busy) return `latency ${busy[0]}\u00a0of\u00a0${busy[1]}\u00a0units`;
   if (r.bound === "latency" && f !== null) return `latency ${f >= 9.95 ? f.toFixed(0) : f.toFixed(1)}×\u00a0floor`;
   return `${r.bound} ${fmtPercent(r.roof_fraction)}`;
 }

@@ -15,8 +15,9 @@
  * @typedef {{name:string, label:string, matches:number, device:string, global_size:number[], local_size:number[]|null,
  *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey, median_us:number|null,
  *   min_us:number|null, max_us:number|null, timed_runs:number, timed:string|null, cold:boolean, settled:boolean|null,
- *   bound:string|null, roof_fraction:number|null, launch_floors:number|null, why:string|null,
- *   compile_total_us:number|null, shares:string[], counted_in:string|null, key?:string, causes?:string[]}} KernelRow */
+ *   bound:string|null, roof_fraction:number|null, launch_floors:number|null, busy_units:number[]|null,
+ *   why:string|null, compile_total_us:number|null, shares:string[], counted_in:string|null, key?:string,
+ *   causes?:string[]}} KernelRow */
 /** A picture: match None is the whole step.
  * @typedef {{step:StepKey, match:number|null, view:View}} Selection */
 /** A picture is being computed for this selection.

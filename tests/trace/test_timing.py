@@ -117,6 +117,8 @@ def test_verdicts_say_which_limit_and_how_close(tmp_path):
       assert said in v.why and f"at most {groups} of them" in v.why, v.why
     if v.bound == "latency":
       assert v.fraction < 0.1 and (groups < pk.units or t.median_us < 4 * pk.launch_us), v.why
+      # which of the two it was: within 4 launch floors, or (only) too few workgroups, their busy units said
+      assert v.busy == (None if t.median_us < 4 * pk.launch_us else (groups, pk.units)), (v.busy, v.why)
       assert f"{threads:,} thread" in v.why or f"{threads // groups:,} thread" in v.why
   tiny = next(p for p in roof.points if p.kernel.flops is not None and p.kernel.global_size == (1, 1, 1))  # one thread
   assert roof.verdict(tiny).bound == "latency"

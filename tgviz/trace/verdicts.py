@@ -72,13 +72,15 @@ class Verdict:
   """A kernel's limit: ``bound`` "memory", "compute" or "latency"; ``fraction`` of its roof reached (the least time its
   work can take at the device's peaks, over its median); ``why``: the numbers behind it, in words; ``floors``: its
   median in the device's launch floors (its emptiest kernel's time; None where not measured), what says how far a
-  latency-bound kernel is from the least any kernel takes."""
+  latency-bound kernel is from the least any kernel takes; ``busy``: where too few workgroups (or threads), not the launch
+  floor, made it latency-bound, the compute units they keep busy and the device's."""
   bound: str
   fraction: float
   why: str
   float_flops: int
   int_ops: int
   floors: float | None = None
+  busy: tuple[int, int] | None = None
 
 
 def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, median_us: float, peaks: DevicePeaks,
@@ -99,10 +101,12 @@ def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, medi
   units = f" for {peaks.units} compute units" if peaks.units is not None else ""
   spread = f"{groups:,} workgroup{'s' if groups != 1 else ''} of {threads // groups:,} thread{'s' if threads // groups != 1 else ''}{units} " \
            f"(it runs on at most {groups} of them)" if idle and groups else f"{threads:,} thread{plural}{units}"
-  if fraction < LATENCY_FRACTION and (few or (floors is not None and floors < LAUNCH_FLOORS)):
+  near = floors is not None and floors < LAUNCH_FLOORS
+  if fraction < LATENCY_FRACTION and (few or near):
     floor = f", {floors:.1f}x the device's launch floor ({time_text(peaks.launch_us)})" if floors is not None else ""
+    busy = (groups if idle and groups else threads, peaks.units) if not near and peaks.units is not None else None
     return Verdict("latency", fraction, f"latency/launch-bound: {spread}, {float_flops:,} FLOPs and "
-                   f"{nbytes:,} B in {time_text(median_us)}{floor}; {percent_text(fraction)} of its roof{apart}", float_flops, ints, floors)
+                   f"{nbytes:,} B in {time_text(median_us)}{floor}; {percent_text(fraction)} of its roof{apart}", float_flops, ints, floors, busy)
   bound = "compute" if t_compute >= t_memory else "memory"
   got = f"{float_flops / t / 1e9:,.2f} of {peaks.gflops:,.1f} GFLOP/s" if bound == "compute" else f"{nbytes / t / 1e9:,.2f} of {peaks.gbs:,.1f} GB/s"
   # the memory roof is a copy's over 64 MiB, far past the caches: a kernel whose few bytes stay in them passes it (the

@@ -72,6 +72,7 @@ class KernelRow(TypedDict):
   bound: str | None         # "memory", "compute" or "latency" (tgviz.trace.verdicts); null without the device's peaks
   roof_fraction: float | None
   launch_floors: float | None  # its median in the device's launch floors (a latency-bound kernel's limit column)
+  busy_units: list[int] | None  # latency-bound for too few workgroups: the compute units they keep busy, the device's
   why: str | None
   compile_total_us: float | None  # its row of the compile table, total_us (all its compiling took)
   shares: list[str]         # the other kernels that compiled to its program (their launches are one program's)
