@@ -56,6 +56,18 @@ def test_a_kernel_that_fuses_randn_into_a_conv_names_both():
   assert f"test_origins.py:{x_line}, {conv_line}<" in kernels_view["svg"], kernels_view["svg"]
 
 
+def test_a_relu_that_rangeify_moves_under_sums_view_names_relu():
+  """A grouped strided conv, relu, sum on one line (new-user pass 9): the kernel listed randn, conv2d and sum, not relu,
+  and its MAX said "made by sum": rangeify made sum's view of relu's WHERE into a WHERE (the view, which has no op of
+  its own, pushed into it), which the symbolic rewrite then made a MAX. The kernel names relu; the MAX is relu's."""
+  with tgviz.capture() as trace:
+    Tensor.randn(1, 4, 9, 9).conv2d(Tensor.randn(4, 2, 3, 3), groups=2, stride=2).relu().sum().realize(); line = sys._getframe().f_lineno
+  (conv,) = [kn for kn in trace.kernels if any(o.op == "conv2d" for o in kn.origins)]
+  assert [o.op for o in conv.origins] == ["randn", "conv2d", "relu", "sum"] and {o.line for o in conv.origins} == {line}, conv.origins
+  made = {u.op.name: [o.op for o in conv.origins_of(u)] for u in tgviz.bridge.toposort(conv.base_ast) if u.op.name in ("MAX", "STORE")}
+  assert made == {"MAX": ["relu"], "STORE": ["sum"]}, made
+
+
 def test_a_max_pool_kernel_does_not_name_the_conv_that_reads_its_output():
   """conv -> relu -> max_pool2d on one line, a conv of the pooled on the next, and a backward pass: the kernels that
   compute the pool name relu and max_pool2d at its line, not the next line's conv2d, whose reshapes of the pooled value

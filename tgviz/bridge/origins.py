@@ -304,11 +304,13 @@ class OriginRecorder(Patch):
       # an op dropped for one of its sources (DETACH(x) -> x) added nothing to it: x keeps its own ops (and x, shared
       # by its other users, must not take the dropped op's)
       if any(r is s or replace.get(s) is r for s in n.src): continue
-      # a view of a reduce that the rewrite made into a reduce again, the view pushed into it (the next line's conv2d
-      # reshaping a max_pool2d's max): the reduce's ops where it has any, not the view's. (Not of any op: a conv's view
-      # of x, which a line before cast and realized, pushed into a new CAST, is the conv's.)
-      pushed = r.op is Ops.REDUCE and n.op in GroupOp.Movement and (v := _viewed(n)).op is Ops.REDUCE
-      if not (meta := (meta_of(v) if pushed else ()) or meta_of(n)): continue
+      # a view that the rewrite made into the op it views, the view pushed into it: of a reduce (the next line's conv2d
+      # reshaping a max_pool2d's max), the reduce's ops where it has any, not the view's; of any op, where the view has
+      # none of its own (sum's permute of relu's WHERE, made a WHERE by rangeify: relu's). (Not a view's own over any
+      # op: a conv's view of x, which a line before cast and realized, pushed into a new CAST, is the conv's.)
+      own = meta_of(n)
+      pushed = n.op in GroupOp.Movement and (v := _viewed(n)).op is r.op and (r.op is Ops.REDUCE or not own)
+      if not (meta := (meta_of(v) if pushed else ()) or own): continue
       if results is None: results = set(replace.values())
       stack = [(r, 0)]
       while stack:
