@@ -87,6 +87,23 @@ def test_conv_on_another_line_is_linked_by_its_op():
   assert c.summary().splitlines()[0] == f"tgviz comparison: a vs b · {tally}" and repr(c) == f"<Comparison a vs b: {tally}>"
 
 
+def test_a_conv_is_linked_to_the_same_call_not_to_another_conv():
+  """a computes a grouped strided conv (of two randn) and, lines below, the plain conv that b computes with Winograd on
+  another line (new-user pass 9: the group read "conv2d (line 1, 4 ↔ 3): 7 kernels ↔ 3 kernels", randn's kernels and
+  the grouped conv, which Winograd never replaces, in it). The plain conv is linked by its line's text."""
+  x, w = Tensor.rand(1, 1, 6, 6).realize(), Tensor.rand(1, 1, 3, 3).realize()
+  line = inspect.currentframe().f_lineno + 3
+  with tgviz.capture() as plain:
+    Tensor.randn(1, 4, 9, 9).conv2d(Tensor.randn(4, 2, 3, 3), groups=2, stride=2).relu().sum().realize()
+    x.conv2d(w).realize()
+  with tgviz.capture(env={"WINO": 1}) as wino:
+    x.conv2d(w).realize()
+  c = tgviz.compare(plain, wino)
+  (g,) = c.groups
+  assert [k.name for k in g.a] == ["r_4_4_3_3"] and [k.name for k in g.b] == ["E_6_6", "E_6_6", "E_4_4"], (g.a, g.b)
+  assert g.label == f"conv2d (line {line} ↔ {line + 2}): 1 kernel ↔ 3 kernels"
+
+
 def test_image_changes_a_kernel_with_the_same_ast(conv):
   c = tgviz.compare(conv["general"], conv["image"])
   rand = c.pair("E_6_3_2")

@@ -3,7 +3,7 @@
 The data of a comparison only (see :mod:`tgviz.api` for ``tgviz.compare`` and ``Comparison.to_html``). Kernels are paired
 first by the AST they compile (their key, Kernel.key: the same kernel, whatever it is called), then, among the rest, by
 name in compile order; what is left is unpaired on its side. Unpaired kernels of the two sides that compute the same
-user ops (their origins: the Tensor op, and the user's line where both sides name the same one) are linked as a group:
+user ops (their origins: the Tensor op, and the user's line, or its text, where both sides name the same one) are linked as a group:
 a plain conv's one reduce kernel and the three kernels Winograd computes it with.
 """
 from __future__ import annotations
@@ -122,11 +122,12 @@ def _ops_shown(a: list[Kernel], b: list[Kernel]) -> tuple[str, ...]:
 def link_by_origins(a: list[Kernel], b: list[Kernel]) -> list[KernelGroup]:
   """Groups of a's and b's kernels (the unpaired ones) that compute the same user ops: kernels are linked where their
   origins share an op on the same line (the op and line of the user's code, whatever file: two cells or scripts), then,
-  among those still unlinked, an op on any line; a group is a connected set of links with kernels on both sides. In a's
-  compile order; kernels with no origins are in none."""
+  among those still unlinked, an op on a line of the same text (the same call on another line), then an op on any
+  line; a group is a connected set of links with kernels on both sides. In a's compile order; kernels with no origins
+  are in none."""
   order = {id(k): i for i, k in enumerate(a)}
   groups: list[KernelGroup] = []
-  for key in (lambda o: (o.op, o.backward, o.line), lambda o: (o.op, o.backward)):
+  for key in (lambda o: (o.op, o.backward, o.line), lambda o: (o.op, o.backward, o.source), lambda o: (o.op, o.backward)):
     linked = [(ka, kb) for ka, kb in _linked(a, b, key) if ka and kb]
     groups += [KernelGroup(tuple(ka), tuple(kb), _ops_shown(ka, kb)) for ka, kb in linked]
     done = {id(k) for ka, kb in linked for k in (*ka, *kb)}
