@@ -176,6 +176,21 @@ def test_a_retrys_summary_says_which_of_the_kernels_own_opts_it_drops(tutorial_t
   assert "in place of" not in k.retry([], runs=1).summary()
 
 
+def test_a_retry_that_changes_one_of_the_kernels_opts_says_only_that_one():
+  """A retry that keeps the kernel's other opts and changes one (as one size up does) says the change alone: "with
+  UPCAST(0, 2) in place of its own UPCAST(0, 4), its other opts kept", not the whole new set, which read as six changes
+  (new-user pass 9)."""
+  from tinygrad import Tensor
+  x, w = Tensor.randn(1, 4, 16, 16).realize(), Tensor.randn(8, 4, 3, 3).realize()
+  with tgviz.capture() as trace: x.conv2d(w).realize()
+  (k,) = trace.kernels
+  first, rest = k.opts[0], [(o.op, o.axis, o.arg) for o in k.opts[1:]]
+  assert len(rest) >= 2 and first.arg >= 4, k.opts
+  r = k.retry([(first.op, first.axis, first.arg // 2), *rest], runs=1)
+  assert r.error is None, r.error
+  assert r.summary().startswith(f"retry of {k.display_name} with {r.opts[0]} in place of its own {first}, its other opts kept: "), r.summary()
+
+
 def test_the_most_telling_retry_is_the_largest_change_beyond_noise(matmul_trace):
   """The report's what-if sheet opens on most_telling: of retries within noise, 2x slower and 1.5x faster, the 2x
   slower (the largest change either way); of retries all within noise, the first."""

@@ -97,10 +97,15 @@ class Retry:
     each kernel's median launch time with its min – max (the original's timed beside this retry, on the same inputs),
     with the speedup, or "within noise" where the comparison's table says so (:attr:`time_compared`), each with its
     rule (NOISE, APART); or why there is no retry."""
-    head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(self.opts)}" if self.opts or self.error is None else "")
-    # the opts given replace the kernel's own: those it had and the retry lacks are said, or "UPCAST(0, 0)" reads as added
+    # the opts given replace the kernel's own: those it had and the retry lacks are said, or "UPCAST(0, 0)" reads as
+    # added; where the retry keeps some of them and changes others (one size up), only the change is said
     dropped = [o for o in self.kernel.opts if o not in self.opts] if self.opts else []
+    added = [o for o in self.opts if o not in self.kernel.opts]
+    kept = dropped and added and len(added) < len(self.opts)
+    shown = added if kept else self.opts
+    head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(shown)}" if self.opts or self.error is None else "")
     head += f" in place of its own {_opts_text(dropped)}" if dropped else ""
+    head += ", its other opts kept" if kept else ""
     head += f" ({self.why})" if self.why and self.opts else ""
     if self.error is not None: return f"{head}: {self.error}"
     a, b = self.times_us()
