@@ -146,11 +146,15 @@ def retimed(trace: Trace, slowest: int) -> None:
     print(f"tgviz: kernels not timed again: {type(e).__name__}: {e}", file=sys.stderr)
     return
   if done:
-    # (each a median and its runs: the kernel table gives the spread; a line of Timing.text()s ran to 400 characters)
+    # (each a median and its runs: the kernel table gives the spread; a line of Timing.text()s ran to 400 characters,
+    # and of every kernel timed, the slowest and the ones that dropped out below them, to 1,000)
+    ranked = sorted(done, key=lambda k: -(k.warm_total_us or 0.0))
     said = [f"{k.display_name} {time_text(t.median_us)} ({t.n} runs{', not settled' if t.stable is False else ''})"
-            for k in done if (t := k.timing) is not None]
-    print(f"  timed again in {time.perf_counter() - st:.1f} s (medians re-timed warm until the {slowest} slowest by "
-          f"device time are warm, not cold first launches; their spread in the kernel table): " + ", ".join(said))
+            for k in ranked[:slowest] if (t := k.timing) is not None]
+    more = f", and {len(ranked) - slowest} more" if len(ranked) > slowest else ""
+    print(f"  timed again in {time.perf_counter() - st:.1f} s, {len(done)} kernels (medians re-timed warm until the {slowest} "
+          f"slowest by device time are warm, not cold first launches; all in the kernel table, with their spread): "
+          + ", ".join(said) + more)
 
 
 def retried(trace: Trace, slowest: int, beam: float, budget: float) -> None:

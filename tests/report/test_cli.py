@@ -20,6 +20,7 @@ import tgviz
 from tgviz import cli
 from tgviz.trace import whatif
 from tgviz.trace.retime import APART, NOISE
+from tgviz.trace.units import time_text
 
 _RUN: dict = {}
 
@@ -222,6 +223,24 @@ def test_run_writes_retries_of_the_slowest_kernels_into_the_report(what_if_run):
   # (BEAM's pick is there where its short search found one: tests/trace/test_whatif.py holds it with time to search)
   assert any(re.search(r"with GROUPTOP\(0, 32\) in place of its own GROUPTOP\(0, 16\) \(one size up\): ", t)
              for t in summaries), summaries  # the matmul's GROUPTOP(0, 16) one size up
+
+
+def test_the_timed_again_line_names_the_slowest_and_counts_the_rest(capsys):
+  """tgviz run's line of kernels timed again named every kernel timed (15 of the GPT step's, a line of 1,000
+  characters): it names the slowest it was asked for, slowest first, and counts the others (in the kernel table)."""
+  from tinygrad import Tensor
+  x = Tensor.randn(256).realize()
+  with tgviz.capture() as trace:  # eight small kernels, each launched once: a cold first launch each
+    for i in range(1, 9): (x * i + x.exp2() if i % 2 else (x * i).sqrt() + x).reshape(16, 16)[:i].contiguous().realize()
+  capsys.readouterr()
+  cli.retimed(trace, 2)
+  line = capsys.readouterr().out.strip()
+  done = [k for k in trace.kernels if k.timing is not None and k.timing.source == "re-timed"]
+  assert len(done) > 2, line  # (the premise: retime timed more than the two slowest, as each cold launch dropped out)
+  ranked = sorted(done, key=lambda k: -(k.warm_total_us or 0.0))
+  named = ", ".join(f"{k.display_name} {time_text(k.timing.median_us)} ({k.timing.n} runs{', not settled' if k.timing.stable is False else ''})"
+                    for k in ranked[:2])
+  assert re.fullmatch(rf"timed again in [\d.]+ s, {len(done)} kernels \(.*\): {re.escape(named)}, and {len(done) - 2} more", line), line
 
 
 def test_what_if_0_retries_nothing(tmp_path, capsys):
