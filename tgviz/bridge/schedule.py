@@ -13,7 +13,6 @@ tgviz.trace.program's job; it must not decide when it is entered (capture.Tracke
 from __future__ import annotations
 
 import functools
-import inspect
 import linecache
 import sys
 import weakref
@@ -40,10 +39,14 @@ def _lines() -> dict[str, Any]:
   consumers' ranges differ; ranges end at it), the code objects of the functions observed, and the lines of
   remove_bufferize that keep a buffer."""
   from tinygrad.schedule import indexing, rangeify
-  found = [i for i, ln in enumerate(inspect.getsource(indexing).splitlines(), 1) if "rctx.realize_map[x] = _realize_axis" in ln]
-  rb_lines, rb_first = inspect.getsourcelines(rangeify.remove_bufferize)
+  # (the files' lines as linecache holds them: inspect's getsourcelines tokenizes the file to find a function's end,
+  # a few ms of a first capture; the function's code says its lines)
+  found = [i for i, ln in enumerate(linecache.getlines(str(indexing.__file__)), 1) if "rctx.realize_map[x] = _realize_axis" in ln]
+  code, file = rangeify.remove_bufferize.__code__, str(rangeify.__file__)
+  last = max(ln for _, _, ln in code.co_lines() if ln is not None)
+  rb_lines = linecache.getlines(file)[code.co_firstlineno - 1:last]
   def at(text: str) -> tuple[str, int]:
-    return (str(rangeify.__file__), rb_first + next(i for i, ln in enumerate(rb_lines) if text in ln))
+    return (file, code.co_firstlineno + next(i for i, ln in enumerate(rb_lines) if text in ln))
   return {"consumers": found[0], "ending": found[1], "remove_bufferize": rangeify.remove_bufferize.__code__,
           "stage": indexing.create_bufferize_and_index_srcs.__code__, "limit": rangeify._limit_bufs.__code__,
           "store": rangeify.bufferize_to_store.__code__, "always": at("ALWAYS_RUN_OPS"), "cost": at("len(accessed_buffers) > 3"),
