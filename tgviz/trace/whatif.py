@@ -101,7 +101,7 @@ class Retry:
     # added; where the retry keeps some of them and changes others (one size up), only the change is said
     dropped = [o for o in self.kernel.opts if o not in self.opts] if self.opts else []
     added = [o for o in self.opts if o not in self.kernel.opts]
-    kept = dropped and added and len(added) < len(self.opts)
+    kept = bool(dropped and added) and len(added) < len(self.opts)
     shown = added if kept else self.opts
     head = f"retry of {self.kernel.display_name}" + (f" with {_opts_text(shown)}" if self.opts or self.error is None else "")
     head += f" in place of its own {_opts_text(dropped)}" if dropped else ""
