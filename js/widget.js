@@ -284,7 +284,9 @@ function render({ model, el }) {
   }
 
   // laying out: the canvas dimmed until the picture comes; an answer lost (the kernel was running other cells when the
-  // page asked, a reply dropped) never leaves it so: without one for ASK_AGAIN_MS the page asks again
+  // page asked, a reply dropped) never leaves it so: without one for ASK_AGAIN_MS the page asks again. So does a
+  // selection the kernel never heard of (ipywidgets holds a change back until the kernel's status for the one before
+  // comes: one status lost, and no later change went): the page asks again with its selection, which the kernel takes
   /** @type {ReturnType<typeof setTimeout>|undefined} */
   let askAgain;
   let asked = 0;
@@ -292,8 +294,21 @@ function render({ model, el }) {
   function busy() {
     ui.canvas.classList.add("busy"); ui.status.textContent = asked ? `laying out… (no answer after ${asked * ASK_AGAIN_MS / 1000} s: asked again)` : "laying out…";
     clearTimeout(askAgain);
-    askAgain = setTimeout(() => { if (ui.canvas.classList.contains("busy")) { asked += 1; state.send({ type: "ready" }); } }, ASK_AGAIN_MS);
+    askAgain = setTimeout(askIfUnanswered, ASK_AGAIN_MS);
   }
+  function askIfUnanswered() {
+    if (shown && sameSelection(shown, state.selection())) return;
+    asked += 1;
+    state.send({ type: "ready", selection: state.selection() });
+    busy();
+  }
+  /** The selection changed: its picture, or word that it is being laid out, is due (a kernel's page: see above). */
+  function expect() {
+    if (!heard || (shown && sameSelection(shown, state.selection()))) return;
+    clearTimeout(askAgain);
+    askAgain = setTimeout(askIfUnanswered, ASK_AGAIN_MS);
+  }
+  if (!page) for (const name of ["selected", "match", "view"]) state.model.on(`change:${name}`, expect);
 
   state.listen((msg) => {
     if (!heard) {

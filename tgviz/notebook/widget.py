@@ -131,6 +131,14 @@ class TraceWidget(anywidget.AnyWidget):
       # a slow layout of an older selection stops here (its dot process is killed)
       self._pending = self._background(self._work, lambda: self._compute(key), kind="picture")
 
+  def _ready(self, selection: Any) -> None:
+    """The page wants the picture of its selection (see M.ReadyMsg): taken where it differs from the widget's (the
+    change then lays it out), else the picture asked again."""
+    if isinstance(selection, dict) and (got := (str(selection.get("step")), selection.get("match"), str(selection.get("view")))) != \
+        (self.selected, self.match, self.view) and (got[1] is None or isinstance(got[1], int)):
+      with self.hold_trait_notifications(): self.selected, self.match, self.view = got
+    else: self._request(again=True)
+
   def _compute(self, key: Selection) -> None:
     msg: M.PictureMsg | M.ErrorMsg
     try: msg = P.picture_message(self.trace, *key, max_nodes=self.max_nodes, cell_label=_cell_label)
@@ -149,7 +157,7 @@ class TraceWidget(anywidget.AnyWidget):
       else: self.send(msg)
 
   def _on_msg(self, _widget: Any, content: dict, _buffers: list) -> None:
-    if content.get("type") == "ready": self._request(again=True)
+    if content.get("type") == "ready": self._ready(content.get("selection"))
     elif content.get("type") == "node":
       try: self.send(P.node_message(self.trace, self.selected, self.match, str(content.get("key")), _cell_label))
       except Exception as e: self.send(P.error_message(f"node: {type(e).__name__}: {e}"))
