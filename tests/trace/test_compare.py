@@ -95,13 +95,14 @@ def test_a_conv_is_linked_to_the_same_call_not_to_another_conv():
   line = inspect.currentframe().f_lineno + 3
   with tgviz.capture() as plain:
     Tensor.randn(1, 4, 9, 9).conv2d(Tensor.randn(4, 2, 3, 3), groups=2, stride=2).relu().sum().realize()
-    x.conv2d(w).realize()
+    general_out = x.conv2d(w).numpy()
   with tgviz.capture(env={"WINO": 1}) as wino:
-    x.conv2d(w).realize()
+    winograd_out = x.conv2d(w).numpy()  # (the same call, assigned to another name: new-user pass 10)
   c = tgviz.compare(plain, wino)
   (g,) = c.groups
   assert [k.name for k in g.a] == ["r_4_4_3_3"] and [k.name for k in g.b] == ["E_6_6", "E_6_6", "E_4_4"], (g.a, g.b)
   assert g.label == f"conv2d (line {line} ↔ {line + 2}): 1 kernel ↔ 3 kernels"
+  assert abs(general_out - winograd_out).max() < 1e-4  # (the same conv)
 
 
 def test_image_changes_a_kernel_with_the_same_ast(conv):

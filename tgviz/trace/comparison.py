@@ -9,6 +9,7 @@ a plain conv's one reduce kernel and the three kernels Winograd computes it with
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -122,17 +123,27 @@ def _ops_shown(a: list[Kernel], b: list[Kernel]) -> tuple[str, ...]:
 def link_by_origins(a: list[Kernel], b: list[Kernel]) -> list[KernelGroup]:
   """Groups of a's and b's kernels (the unpaired ones) that compute the same user ops: kernels are linked where their
   origins share an op on the same line (the op and line of the user's code, whatever file: two cells or scripts), then,
-  among those still unlinked, an op on a line of the same text (the same call on another line), then an op on any
-  line; a group is a connected set of links with kernels on both sides. In a's compile order; kernels with no origins
+  among those still unlinked, an op on a line of the same text, what it assigns to left out (the same call on another
+  line), then an op on any line; a group is a connected set of links with kernels on both sides. In a's compile order; kernels with no origins
   are in none."""
   order = {id(k): i for i, k in enumerate(a)}
   groups: list[KernelGroup] = []
-  for key in (lambda o: (o.op, o.backward, o.line), lambda o: (o.op, o.backward, o.source), lambda o: (o.op, o.backward)):
+  for key in (lambda o: (o.op, o.backward, o.line), lambda o: (o.op, o.backward, _call(o.source)), lambda o: (o.op, o.backward)):
     linked = [(ka, kb) for ka, kb in _linked(a, b, key) if ka and kb]
     groups += [KernelGroup(tuple(ka), tuple(kb), _ops_shown(ka, kb)) for ka, kb in linked]
     done = {id(k) for ka, kb in linked for k in (*ka, *kb)}
     a, b = [k for k in a if id(k) not in done], [k for k in b if id(k) not in done]
   return sorted(groups, key=lambda g: order[id(g.a[0])])
+
+
+_ASSIGNED = re.compile(r"^[\w.,\[\]\s]+?=(?!=)\s*")  # a line's assignment targets ("out = ", "x, w = "), not a call's keyword
+_COMMENT = re.compile(r"\s+#.*$")
+
+
+def _call(source: str) -> str:
+  """A line's text without what it assigns to and its comment: two cells' "general_out = x.conv2d(w)" and "wino_out =
+  x.conv2d(w)  # Winograd" are the same call."""
+  return _COMMENT.sub("", _ASSIGNED.sub("", source.strip(), count=1))
 
 
 def _linked(a: list[Kernel], b: list[Kernel], key: Callable[[Any], Any]) -> list[tuple[list[Kernel], list[Kernel]]]:
