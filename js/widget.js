@@ -1,11 +1,12 @@
 // tgviz trace browser: tree | before/after graphs with match stepping | generated code. Plain ESM for anywidget; the
 // standalone HTML report (report.js) runs the same code on a recorded model. Messages and state are those of
 // tgviz/views/messages.py (adapter.js types them): keys come from Python and are never built here.
-// This module puts the others together and holds the selection's picture: the pictures received, the one shown, and
-// the static picture a saved notebook shows without its kernel. The others: ui.js (the elements), panels.js (columns
-// and height, maximising), panzoom.js (the view on the graph), tree.js (the steps), details.js (the panels around a
-// picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node panel), rules.js (the rules tab), keys.js (the
-// keyboard). Until the kernel answers (a saved notebook without its kernel: never), the controls that need it are off.
+// This module puts the others together and holds the selection's picture: the one shown, and the static picture a
+// saved notebook shows without its kernel (picturecache.js keeps the pictures received). The others: ui.js (the
+// elements), panels.js (columns and height, maximising), panzoom.js (the view on the graph), tree.js (the steps),
+// details.js (the panels around a picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node
+// panel), rules.js (the rules tab), keys.js (the keyboard). Until the kernel answers (a saved notebook without its
+// kernel: never), the controls that need it are off.
 // program.js: the code column's uops, asm and access tabs (linked through linking.js); search.js: the search box and its
 // hits; failure.js: where tinygrad failed, which the browser opens on. programmap.js: the program map, the sheet a trace
 // opens on where the model's `opening` says "program" (tgviz/views/failure.py opening decides).
@@ -20,6 +21,7 @@ import { pageNode, showNode } from "./nodepanel.js";
 import { showRules } from "./rules.js";
 import { keptHeight, maximiser, oneRow, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
+import { PictureCache } from "./picturecache.js";
 import { ASK_AGAIN_MS, programTabs } from "./program.js";
 import { programMap } from "./programmap.js";
 import { runView } from "./runview.js";
@@ -36,27 +38,6 @@ import { whatIf, withOpts } from "./whatif.js";
 /** @typedef {import("./messages.js").TreeStep} TreeStep */
 
 const STATIC_AFTER_MS = 3000;  // no word from the kernel this long after asking: a saved notebook without its kernel
-
-/** Pictures received, by step key, then view, then match; past `max` steps the least recently used is dropped. */
-class PictureCache {
-  /** @param {number} max */
-  constructor(max) { this.max = max; /** @type {Map<string, Map<string, Map<number|null, PictureMsg>>>} */ this.steps = new Map(); }
-  /** @param {Selection} sel @returns {PictureMsg|undefined} */
-  get(sel) {
-    const views = this.steps.get(sel.step);
-    if (views) { this.steps.delete(sel.step); this.steps.set(sel.step, views); }
-    return views?.get(sel.view)?.get(sel.match);
-  }
-  /** @param {PictureMsg} msg */
-  put(msg) {
-    const views = this.steps.get(msg.step) ?? new Map();
-    this.steps.delete(msg.step);
-    this.steps.set(msg.step, views);
-    if (!views.has(msg.view)) views.set(msg.view, new Map());
-    views.get(msg.view)?.set(msg.match, msg);
-    if (this.steps.size > this.max) this.steps.delete(/** @type {string} */ (this.steps.keys().next().value));
-  }
-}
 
 /** @param {{ model: import("./adapter.js").Model, el: HTMLElement }} ctx */
 function render({ model, el }) {
@@ -139,7 +120,9 @@ function render({ model, el }) {
    * on it once drawn (its opening view had undone it) */
   let viewKey = null;
   /** A view key's action: on the picture shown, and on the selection's once drawn. @param {() => void} fn */
-  const onView = (fn) => { fn(); viewKey = shown && sameSelection(shown, state.selection()) ? null : fn; };
+  const onView = (fn) => { fn(); viewKey = drawnNow() ? null : fn; };
+  /** Whether the picture drawn is the selection's. */
+  const drawnNow = () => shown !== null && sameSelection(shown, state.selection());
 
   /** Go to a step and match, and do fn once it is drawn (at once where it is drawn already).
    * @param {StepKey} step @param {number|null} match @param {() => void} fn */
@@ -297,14 +280,14 @@ function render({ model, el }) {
     askAgain = setTimeout(askIfUnanswered, ASK_AGAIN_MS);
   }
   function askIfUnanswered() {
-    if (shown && sameSelection(shown, state.selection())) return;
+    if (drawnNow()) return;
     asked += 1;
     state.send({ type: "ready", selection: state.selection() });
     busy();
   }
   /** The selection changed: its picture, or word that it is being laid out, is due (a kernel's page: see above). */
   function expect() {
-    if (!heard || (shown && sameSelection(shown, state.selection()))) return;
+    if (!heard || drawnNow()) return;
     clearTimeout(askAgain);
     askAgain = setTimeout(askIfUnanswered, ASK_AGAIN_MS);
   }
