@@ -5,7 +5,7 @@
 import { showCode } from "./codelines.js";
 import { h } from "./dom.js";
 import { sortableTable } from "./table.js";
-import { fmtPercent, fmtRange, fmtTime, notSettled, plural } from "./units.js";
+import { fmtRange, fmtTime, notSettled, plural } from "./units.js";
 
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").PictureMsg} PictureMsg */
@@ -166,17 +166,9 @@ function timeColumns() {
             + "– until the device's peaks are measured (open the roofline)" }];
 }
 
-/** A kernel's limit in a few characters: "memory 45%", "latency 4.5× floor", "latency 1 of 2 units" (a roof's
- * percentage says little of a kernel that cannot fill the device: how far it is above the launch floor does, or, where
- * too few workgroups made it latency-bound, how many of the device's compute units they keep busy). @param {KernelRow} r */
-function limit(r) {
-  if (!r.bound) return "–";
-  // (the figure and its unit on one line: in a narrow sheet the limit takes two, "latency" over "14× floor")
-  const f = r.launch_floors, busy = r.busy_units;
-  if (r.bound === "latency" && busy) return `latency ${busy[0]}\u00a0of\u00a0${busy[1]}\u00a0units`;
-  if (r.bound === "latency" && f !== null) return `latency ${f >= 9.95 ? f.toFixed(0) : f.toFixed(1)}×\u00a0floor`;
-  return `${r.bound} ${fmtPercent(r.roof_fraction)}`;
-}
+/** A kernel's limit in a few characters, Python's (tgviz.trace.verdicts.Verdict.label): "memory 45%", "latency 4.5×
+ * floor", "latency 65× floor, 1 of 2 units", "below roofs 0.12%"; a row of an older page has none. @param {KernelRow} r */
+const limit = (r) => r.limit ?? r.bound ?? "–";
 
 /** Which row counts a kernel's launches, in words: a kernel that compiled to another's program has none of its own (a
  * launch of the program counts for the first of them). @param {KernelRow} r */

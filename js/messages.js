@@ -16,8 +16,8 @@
  *   flops:number|null, bytes:number|null, runs:number, time_us:number|null, step:StepKey, median_us:number|null,
  *   min_us:number|null, max_us:number|null, timed_runs:number, timed:string|null, cold:boolean, settled:boolean|null,
  *   bound:string|null, roof_fraction:number|null, launch_floors:number|null, busy_units:number[]|null,
- *   why:string|null, compile_total_us:number|null, shares:string[], counted_in:string|null, key?:string,
- *   causes?:string[]}} KernelRow */
+ *   limit:string|null, why:string|null, compile_total_us:number|null, shares:string[], counted_in:string|null,
+ *   key?:string, causes?:string[]}} KernelRow */
 /** A picture: match None is the whole step.
  * @typedef {{step:StepKey, match:number|null, view:View}} Selection */
 /** A picture is being computed for this selection.
@@ -147,7 +147,7 @@
 /** A kernel of the program map (a call of the block's schedules, in run order): what its panel says and where it
  * leads (its first step, its codegen step, its row of the kernel table).
  * @typedef {{index:number, name:string, kind:string, step:StepKey|null, code_step:StepKey|null, row:number|null, ops:string[],
- *   lines:string[], time_us:number|null, runs:number, bound:string|null, reasons:string[], schedule:number,
+ *   lines:string[], time_us:number|null, runs:number, limit:string|null, reasons:string[], schedule:number,
  *   reads:number[], writes:number[]}} MapKernel */
 /** A buffer of the program map: one state of one of tinygrad's buffers, the kernel that wrote it (null: from before
  * the block) and those that read it, with the reason it exists.

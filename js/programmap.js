@@ -249,7 +249,7 @@ export function programMap(ui, request, open, openRow, rowOf, fuse) {
     panel.replaceChildren(
       h("h4", {}, [k.name]), leads(k),
       h("div", {}, [`${k.kind === "copy" ? "copy" : "kernel"} #${k.index + 1} of ${m.kernels.length}, schedule ${k.schedule + 1} · ${time}`,
-                    k.bound ? ` · ${k.bound}-bound` : ""]),
+                    k.limit ? ` · limit: ${k.limit}` : ""]),
       ...(k.ops.length ? [h("div", {}, [`Tensor ops: ${k.ops.join(", ")}`])] : []),
       ...k.lines.map((ln) => h("div", { class: "tgviz-map-where" }, [ln])),
       h("h5", {}, ["ends here because it writes"]), ...k.writes.map((b) => bufferEl(m.buffers[b])),

@@ -15,14 +15,6 @@ export function fmtTime(us) {
   return `${v.toFixed(m >= 100 ? 0 : m >= 10 ? 1 : 2)} ${unit}`;
 }
 
-/** A fraction as a percentage: whole from 10% ("45%"), else 2 significant figures ("4.5%", "0.0042%"), "0%", and
- * "<0.0001%" below that (tgviz.trace.units.percent_text is its twin). @param {number|null} f */
-export function fmtPercent(f) {
-  if (f === null) return "";
-  const p = f * 100;
-  return p === 0 ? "0%" : p < 0.0001 ? "<0.0001%" : `${p >= 10 ? p.toFixed(0) : p.toPrecision(2)}%`;
-}
-
 /** A span of times, the unit once where both ends share it: "2.92–6.33 µs", else "908 ns – 2.88 µs".
  * @param {number|null} a @param {number|null} b */
 export function fmtRange(a, b) {

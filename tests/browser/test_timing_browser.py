@@ -163,11 +163,13 @@ def test_the_kernel_tables_times_compile_and_limits(report, page):
       # (its header says what the fraction is of: "latency 0.020%" under "limit" read as a bare figure); a latency-bound
       # kernel's is how far above the device's launch floor it is: a roof's "0.0%" of it said nothing
       limit = row["limit, % of roof"]
-      floors = want["launch_floors"]  # (as toFixed writes it: the float's exact value, ties up; whole from 10)
+      floors = want["launch_floors"]  # (rounded to 2 places in the row: the figure said is of 2 or 1 digits)
       figure = floors is not None and Decimal(floors).quantize(Decimal(1) if floors >= 9.95 else Decimal("0.1"), ROUND_HALF_UP)
-      said = f"latency {figure}×\u00a0floor" if want["bound"] == "latency" else f"{want['bound']} {percent_text(want['roof_fraction'])}"
-      if busy := want["busy_units"]:  # too few workgroups, not the floor: "latency 401× floor" read like a launch's cost
-        said = f"latency {busy[0]}\u00a0of\u00a0{busy[1]}\u00a0units"
+      far = want["bound"] != "latency" and want["roof_fraction"] < 0.1  # ("memory 0.12%" read as memory-bound)
+      roof = f"{'below roofs' if far else want['bound']} {percent_text(want['roof_fraction'])}"
+      said = f"latency {figure}×\u00a0floor" if want["bound"] == "latency" else roof
+      if busy := want["busy_units"]:  # too few workgroups, as well as how far above the floor ("1 of 2 units" hid 65×)
+        said += f", {busy[0]}\u00a0of\u00a0{busy[1]}\u00a0units"
       assert limit[0] == said and limit[1] == want["why"], limit
   assert any(r["timed"] == "re-timed" for r in expected) and any(r["cold"] for r in expected)
   assert {r["bound"] for r in expected} >= {"latency"} and any(r["busy_units"] for r in expected)

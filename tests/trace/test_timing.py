@@ -187,5 +187,19 @@ def test_a_kernel_far_below_its_roofs_is_not_said_to_be_bound_by_one():
   assert v.bound == "compute" and v.fraction == pytest.approx(0.009)
   assert v.why.startswith("far below its roofs: 0.90% of its roof, the compute roof the nearer (0.45 of 50.0 GFLOP/s)"), v.why
   assert "-bound" not in v.why
+  assert v.far and v.label == "below roofs 0.90%"  # the limit column: "compute 0.90%" read as compute-bound (pass 10)
   near = verdict(flops=4_500_000, float_flops=4_500_000, nbytes=24_000, threads=4096, median_us=300.0, peaks=peaks, groups=64)
   assert near.why.startswith("compute-bound at 30% of its roof"), near.why
+  assert not near.far and near.label == "compute 30%"
+
+
+def test_a_kernel_on_too_few_workgroups_says_its_units_and_its_floors():
+  """A kernel of one workgroup on a device of 2 units, far above the launch floor: the limit column read "latency 1 of 2
+  units", hiding that it took 65 launch floors (new-user pass 10), which is what says it is slow; both are said. Within
+  4 floors only the floors are: the units are not what costs it time there."""
+  from tgviz.trace.verdicts import DevicePeaks, verdict
+  peaks = DevicePeaks("CL", gflops=50.0, gbs=6.0, how="", measured="", cached=True, launch_us=10.0, units=2)
+  slow = verdict(flops=1000, float_flops=1000, nbytes=4000, threads=16, median_us=648.0, peaks=peaks, groups=1)
+  assert slow.bound == "latency" and slow.busy == (1, 2) and slow.label == "latency 65×\u00a0floor, 1\u00a0of\u00a02\u00a0units"
+  quick = verdict(flops=1000, float_flops=1000, nbytes=4000, threads=16, median_us=25.0, peaks=peaks, groups=1)
+  assert quick.bound == "latency" and quick.busy is None and quick.label == "latency 2.5×\u00a0floor"

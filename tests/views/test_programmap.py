@@ -143,9 +143,9 @@ def test_why_in_the_page_is_program_why(attention_trace, tmp_path):
 
 def test_a_boxs_limit_is_the_kernel_tables(tutorial_trace):
   """A kernel's box says the limit the kernel table's row says (Kernel.verdict, the same cached peaks)."""
-  table = {id(k): r["bound"] for k, r in zip(tutorial_trace.kernels, tutorial_trace.kernel_table(), strict=True)}
+  table = {id(k): r["limit"] for k, r in zip(tutorial_trace.kernels, tutorial_trace.kernel_table(), strict=True)}
   kernels = [(k, tutorial_trace.program().kernels[k["index"]].kernel) for k in PM.program_map(tutorial_trace)["kernels"]]
-  assert kernels and all(k["bound"] == table[id(kern)] for k, kern in kernels if kern is not None)
+  assert kernels and all(k["limit"] == table[id(kern)] for k, kern in kernels if kern is not None)
 
 
 def test_a_boxs_time_is_the_kernel_tables_median():

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 SHORT_KEY = 8  # hex digits of a kernel's key shown beside its name (as tinygrad's VIZ labels a CALL with its AST's key)
 KERNEL_COLUMNS = ("name", "device", "global_size", "local_size", "flops", "bytes", "runs", "time_us",  # Trace.kernel_table
                   "median_us", "min_us", "max_us", "timed_runs", "timed", "cold", "settled", "bound", "roof_fraction",
-                  "launch_floors", "busy_units", "why", "compile_total_us", "shares", "counted_in", "key")
+                  "launch_floors", "busy_units", "limit", "why", "compile_total_us", "shares", "counted_in", "key")
 disassembled = Remembered(tg.disassemble)  # by device and binary (objdump, on the CPU device; tgviz.report.early hands them over)
 
 
@@ -349,7 +349,7 @@ class Kernel:
       us(t.max_us if t else None), t.n if t else 0, t.source if t else None, t.cold if t else False, t.stable if t else None,
       v.bound if v else None, float(f"{v.fraction:.4g}") if v else None,
       round(v.floors, 2) if v is not None and v.floors is not None else None, list(v.busy) if v and v.busy else None,
-      v.why if v else None, compile_total_us,
+      v.label if v else None, v.why if v else None, compile_total_us,
       [k.display_name for k in same if k is not self],
       same[0].display_name if same[0] is not self else None, self.key), strict=True))
 

@@ -306,8 +306,8 @@ class Trace:
     when it did not run); its time as a spread, median_us, min_us, max_us over timed_runs, timed ("capture", or
     "re-timed" after trace.retime), cold (a single launch in the capture: no measurement of it warm) and settled
     (re-timed: whether its median settled before a bound stopped the runs; None where not re-timed); bound
-    ("memory", "compute" or "latency"), roof_fraction, launch_floors (its median in the device's launch floors), busy_units
-    and why (see tgviz.trace.verdicts.Verdict) where the device's peaks were
+    ("memory", "compute" or "latency"), roof_fraction, launch_floors (its median in the device's launch floors), busy_units,
+    limit (those in a few words: Verdict.label) and why (see tgviz.trace.verdicts.Verdict) where the device's peaks were
     measured (peaks=True measures them once if they were not: a few seconds; see roofline); compile_total_us (its row of
     compile_table's total_us: all its compiling took, of which that row's compile_us is the device compile); key
     (tinygrad's key of its AST) and causes (why it ends where it does: the reasons of the buffers its calls write, see

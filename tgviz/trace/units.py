@@ -39,7 +39,7 @@ def bytes_text(n: int) -> str:
 
 def percent_text(f: float) -> str:
   """A fraction as a percentage: whole from 10% ("45%"), else 2 significant figures ("4.5%", "0.0042%"), "0%", and
-  "<0.0001%" below that (never an exponent). js/units.js's fmtPercent is its twin."""
+  "<0.0001%" below that (never an exponent)."""
   p = Decimal(f * 100)
   if p == 0: return "0%"
   if p < Decimal("0.0001"): return "<0.0001%"

@@ -12,6 +12,7 @@ device's peaks as the roofline draws them: tgviz.bridge measures them), Verdict 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from tgviz import bridge as tg
@@ -81,6 +82,25 @@ class Verdict:
   int_ops: int
   floors: float | None = None
   busy: tuple[int, int] | None = None
+
+  @property
+  def far(self) -> bool:
+    """Far below both roofs though its work could fill the device: neither limits it (``bound`` is the nearer)."""
+    return self.bound != "latency" and self.fraction < LATENCY_FRACTION
+
+  @property
+  def label(self) -> str:
+    """The limit in a few words, as the kernel table's limit column and the program map show it: "memory 45%",
+    "latency 4.5× floor" (its median in launch floors), "latency 65× floor, 1 of 2 units" (too few workgroups: the
+    units they keep busy, and still how far above the floor it is), "below roofs 0.12%" (``far``). Each figure keeps
+    its unit on its line (non-breaking spaces): a narrow column wraps between them."""
+    if self.bound == "latency":
+      # (the floors to 2 places, as the kernel table's row has them, then to 1 place, or whole from 10)
+      f = None if self.floors is None else Decimal(round(self.floors, 2))
+      said = ["latency" if f is None else f"latency {f.quantize(Decimal(1) if f >= 9.95 else Decimal('0.1'), ROUND_HALF_UP)}×\u00a0floor"]
+      if self.busy: said.append(f"{self.busy[0]}\u00a0of\u00a0{self.busy[1]}\u00a0units")
+      return ", ".join(said)
+    return f"{'below roofs' if self.far else self.bound} {percent_text(self.fraction)}"
 
 
 def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, median_us: float, peaks: DevicePeaks,

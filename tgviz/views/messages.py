@@ -73,6 +73,7 @@ class KernelRow(TypedDict):
   roof_fraction: float | None
   launch_floors: float | None  # its median in the device's launch floors (a latency-bound kernel's limit column)
   busy_units: list[int] | None  # latency-bound for too few workgroups: the compute units they keep busy, the device's
+  limit: str | None         # the limit column's words: "memory 45%", "below roofs 0.12%" (tgviz.trace.verdicts.Verdict.label)
   why: str | None
   compile_total_us: float | None  # its row of the compile table, total_us (all its compiling took)
   shares: list[str]         # the other kernels that compiled to its program (their launches are one program's)
@@ -605,7 +606,7 @@ class MapKernel(TypedDict):
   lines: list[str]                   # the user's lines of its Tensor ops: "file.py:12 source"
   time_us: float | None              # the median of its kernel's launches
   runs: int
-  bound: str | None                  # "memory", "compute" or "latency" (Kernel.verdict) by the device's cached peaks; None without them
+  limit: str | None                  # its kernel table row's limit (Verdict.label) by the device's cached peaks; None without them
   reasons: list[str]
   schedule: int
   reads: list[int]                   # buffers (indices into ProgramMapMsg.buffers)

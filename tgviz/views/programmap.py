@@ -107,8 +107,8 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
     first = prog.kernels[ks[0]]
     if len(ks) == 1:
       # the kernel table's median (re-timed after the run where it was), a single cold launch marked as there
-      bound, tm = kernels[first.index]["bound"], first.kernel.timing if first.kernel is not None else None
-      timed = (("❄ " if tm.cold else "") + time_text(tm.median_us) + (f" · {bound}" if bound else ""),) if tm is not None else ()
+      limit, tm = kernels[first.index]["limit"], first.kernel.timing if first.kernel is not None else None
+      timed = (("❄ " if tm.cold else "") + time_text(tm.median_us) + (f" · {limit}" if limit else ""),) if tm is not None else ()
       label = _kernel_lines(first, cell_label) + timed
       boxes.append(Box(key, label, "copy" if first.kind == "copy" else "kernel", group=first.schedule))
       continue
@@ -138,7 +138,7 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_labe
   prog = trace.program()
   steps: dict[int, tuple[StepKey, StepKey | None, int]] = _steps(trace)
   # a box says the limit its kernel table row says (the same peaks: cached, never measured here)
-  bound = {id(k): r["bound"] for k, r in zip(trace.kernels, trace.kernel_table(), strict=True)}
+  limit = {id(k): r["limit"] for k, r in zip(trace.kernels, trace.kernel_table(), strict=True)}
   kernels: list[MapKernel] = []
   for k in prog.kernels:
     first, code, row = steps.get(k.kernel.group.index, (None, None, None)) if k.kernel is not None else (None, None, None)
@@ -147,7 +147,7 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_labe
     kernels.append(MapKernel(index=k.index, name=k.name, kind=k.kind, step=first, code_step=code, row=row,
                              ops=list(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins)),
                              lines=list(dict.fromkeys(origin_lines)), time_us=round(time_us, 3) if time_us is not None else None,
-                             runs=len(k.times_us), bound=bound[id(k.kernel)] if k.kernel is not None else None,
+                             runs=len(k.times_us), limit=limit[id(k.kernel)] if k.kernel is not None else None,
                              reasons=k.reasons, schedule=k.schedule, reads=[], writes=[]))
   index = {id(b): i for i, b in enumerate(prog.buffers)}
   buffers: list[MapBuffer] = []
