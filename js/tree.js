@@ -1,6 +1,7 @@
 // The trace tree: groups and their steps (nested by depth, with match counts, "View ..." steps in bold, a kernel's key),
 // filtered by the search box (by name, and to the groups its search found something in: a kernel that computes the op
-// searched for) and "hide steps without matches"; the selected step's row marked and kept in view.
+// searched for) and "hide steps without matches"; the selected step's row marked and kept in view. A group's header
+// clicked opens that group on its first step; the shown group's header folds it.
 import { escapeHtml, scrollWithin } from "./dom.js";
 
 const FOLLOW_MS = 250;  // after the last key in the box, the tree is filtered
@@ -65,8 +66,16 @@ export function stepTree(ui, groups, selected, onSelect) {
   }
 
   ui.tree.addEventListener("click", (ev) => {  // a row clicked: one listener for them all
-    const row = /** @type {HTMLElement|null} */ (/** @type {Element} */ (ev.target).closest(".tgviz-step"));
-    if (row && ui.tree.contains(row)) onSelect(/** @type {StepKey} */ (row.dataset.key));
+    const target = /** @type {Element} */ (ev.target);
+    const row = /** @type {HTMLElement|null} */ (target.closest(".tgviz-step"));
+    if (row && ui.tree.contains(row)) { onSelect(/** @type {StepKey} */ (row.dataset.key)); return; }
+    // another group's header: that group, opened on its first step (its code, its origins); the shown group's folds
+    const head = target.closest("summary"), det = /** @type {HTMLDetailsElement|null} */ (head?.parentElement ?? null);
+    const first = /** @type {HTMLElement|null} */ (det?.querySelector(".tgviz-step") ?? null);
+    if (!det || !first || !ui.tree.contains(det) || rows.get(selected())?.parentElement === det) return;
+    ev.preventDefault();
+    det.open = true;
+    onSelect(/** @type {StepKey} */ (first.dataset.key));
   });
   // the box is the search's too: the tree (thousands of rows) follows once typing pauses, after the search's hits
   let typing = /** @type {ReturnType<typeof setTimeout>|undefined} */ (undefined);

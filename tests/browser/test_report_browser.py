@@ -282,6 +282,35 @@ def laid_out_height(page) -> int:
     return h; }}""")
 
 
+def test_a_kernels_header_opens_that_kernel(report, page):
+  """A kernel's header in the tree, clicked while another kernel is shown: that kernel opens on its first step, its code
+  and its ops beside it (new-user pass 10: the group unfolded, the code and origins stayed the other kernel's); the
+  shown kernel's header folds its steps, as a header does."""
+  page.goto((report / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  to_steps(page)
+  groups = page.locator(".tgviz-group.kind-kernel")
+  assert groups.count() >= 2
+  def name(i: int) -> str: return groups.nth(i).locator("summary").inner_text().split()[1]
+  a, b = name(0), name(1)
+  assert a != b
+  groups.nth(0).locator(".tgviz-step").first.click()
+  page.wait_for_function("n => document.querySelector('.tgviz-title').innerText.startsWith(n + ' / ')", arg=a, timeout=LIMIT)
+  code_a = page.locator(".tgviz-right > .tgviz-code").inner_text()
+  assert f" {a}(" in code_a.splitlines()[0], code_a[:200]
+  first_b = groups.nth(1).locator(".tgviz-step").first.get_attribute("data-key")
+  groups.nth(1).locator("summary").click()
+  page.wait_for_function("k => document.querySelector('.tgviz-stage').dataset.step === k", arg=first_b, timeout=LIMIT)
+  assert page.locator(".tgviz-title").inner_text().startswith(f"{b} / ")
+  page.wait_for_function("n => document.querySelector('.tgviz-right > .tgviz-code').innerText.split('\\n')[0].includes(' ' + n + '(')",
+                         arg=b, timeout=LIMIT)
+  assert groups.nth(1).get_attribute("open") is not None and page.locator(".tgviz-step.selected").get_attribute("data-key") == first_b
+  groups.nth(1).locator("summary").click()  # the kernel shown: its header folds it, the picture stays
+  page.wait_for_function("() => !document.querySelectorAll('.tgviz-group.kind-kernel')[1].open", timeout=LIMIT)
+  assert page.locator(".tgviz-stage").get_attribute("data-step") == first_b
+  assert not page.errors
+
+
 def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
   """A kernel's code of hundreds of lines (an LSTM's: thousands, tens of thousands of elements, which held its picture
   up by some 300 ms): not all of it is in the page when the picture is drawn, nor laid out once put in, yet the panel
