@@ -52,7 +52,7 @@
 /** @typedef {{key:string, label:string}} NodeSource */
 /** One event of a node's life in its group (see Trace.history); a run of steps it lives through is one "lives" event.
  * @typedef {{kind:"input"|"created"|"rebuilt"|"lives"|"replaced"|"removed", step:StepKey, match:number|null, title:string,
- *   other:string, other_key:string, steps:number}} HistoryEvent */
+ *   other:string, other_key:string, steps:number, again:boolean}} HistoryEvent */
 /** A run of links of a node's lineage (see Trace.lineage, Lineage.runs), newest first: match(es) of one step that made
  * (or rebuilt) a node of the chain from an earlier one; "input": the chain's first UOp, in the graph a step started from
  * (or, with an `other`, a step's input built anew, the node in its place in the step before's output).

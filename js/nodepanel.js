@@ -39,9 +39,11 @@ const REBUILT = "rebuilt (a source changed)";  // tinygrad made the node anew be
 function historyText(e, other) {
   // "an ADD", "a SINK": the article by the op's first letter
   const a = /^[AEIOU]/.test(typeof other === "string" ? other : other.textContent ?? "") ? "an" : "a";
-  if (e.kind === "input") return ["first seen in the input of"];
-  if (e.kind === "created") return [`made by match ${(e.match ?? 0) + 1}`, ...(e.other ? [` (from ${a} `, other, ")"] : []), " of"];
-  if (e.kind === "rebuilt") return [`${REBUILT} by match ${(e.match ?? 0) + 1}`, ...(e.other ? [` (in the place of ${a} `, other, ")"] : []), " of"];
+  // back after it was gone: the same UOp (tinygrad's are unique by structure), not where the node came from
+  const back = e.again ? "back, the same UOp: " : "";
+  if (e.kind === "input") return [e.again ? "back, the same UOp, in the input of" : "first seen in the input of"];
+  if (e.kind === "created") return [`${back}made by match ${(e.match ?? 0) + 1}`, ...(e.other ? [` (from ${a} `, other, ")"] : []), " of"];
+  if (e.kind === "rebuilt") return [`${back}${REBUILT} by match ${(e.match ?? 0) + 1}`, ...(e.other ? [` (in the place of ${a} `, other, ")"] : []), " of"];
   if (e.kind === "lives") return [e.steps > 1 ? `lives through ${e.steps} steps from` : "lives through"];
   if (e.kind === "replaced") return ["replaced", ...(e.other ? [` by ${a} `, other] : []), ` in match ${(e.match ?? 0) + 1} of`];
   return ["gone after"];
@@ -107,7 +109,7 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
         return h("div", { class: `tgviz-came ${l.kind}`, title: [lineageText(l), " ", l.title, ...from].join("") }, [h("span", {}, [what]),
           link(at, () => go(l.step, l.match), "tgviz-at", rule ? [h("span", { class: "tgviz-where" }, [` · ${rule}`])] : []),
           ...(l.other_key ? [h("span", {}, ["←"]), link(l.other, () => go(l.other_step, l.other_match, l.other_key), "tgviz-other")] : [])]); })])] : []),
-    ...(full?.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (why does this node exist?)",
+    ...(full?.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (this UOp, step by step)",
       ...full.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },
                                                      [...historyText(e, other(e)), " ", link(e.title, () => go(e.step, e.match))]))])] : []),
     ...(full?.python ? [h("details", {}, [h("summary", {}, ["as tinygrad Python"]), h("pre", {}, [full.python])])] : []),

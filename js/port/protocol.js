@@ -127,17 +127,18 @@ const opOfKey = (t, key) => t.rows[t.rows.findIndex((r) => r[0] === key)]?.[2][0
  * lineage takes the first). @param {PageData} data @param {string} key @param {number} groupIndex
  * @returns {AsyncGenerator<LifeEvent>} */
 async function* life(data, key, groupIndex) {
-  let started = false;
+  let present = false;  // in the graph the step before (prev) ended with
+  /** @type {LifeEvent|null} */
+  let prev = null;
   for (const [i, step] of stepsOf(data, groupIndex).entries()) {
     const t = await data.table(step.key), { s, rows } = t;
-    const ev = (/** @type {HistoryEvent["kind"]} */ kind, /** @type {number|null} */ match, other = "", otherKey = "") => {
-      started = true;
-      return { kind, i, step: step.key, s, match, other, otherKey };
-    };
+    const ev = (/** @type {HistoryEvent["kind"]} */ kind, /** @type {number|null} */ match, other = "", otherKey = "") =>
+      ({ kind, i, step: step.key, s, match, other, otherKey });
     const opOf = (/** @type {number} */ x) => rows[x][2][0];
     const inBefore = holds(data, t, s.graphs[0], key);
     let here = inBefore, made = false, replaced = false;
-    if (here && !started) yield ev("input", null);
+    if (present && !here && prev) yield prev;  // the step's input built anew without it: gone after the step before
+    if (here && !present) yield ev("input", null);
     for (const [k, [u0, u1]] of s.pairs.entries()) {
       if (data.key(t, u0) === key) {
         if (!here) yield rebuilt(data, t, key, k, i, step.key);  // rebuilt earlier in this step (see trace.Trace._life)
@@ -150,11 +151,12 @@ async function* life(data, key, groupIndex) {
         else yield ev("created", k, opOf(u0), data.key(t, u0));
       }
     }
-    if (holds(data, t, data.after(t), key)) {
-      started = true;
+    present = holds(data, t, data.after(t), key);
+    prev = ev("removed", null);
+    if (present) {
       if (!here && !made && s.pairs.length) yield rebuilt(data, t, key, s.pairs.length, i, step.key);
       yield ev("lives", null);
-    } else if ((here || inBefore) && !replaced) yield ev("removed", null);
+    } else if ((here || inBefore) && !replaced) yield prev;
   }
 }
 
@@ -203,7 +205,8 @@ export async function history(data, key, groupIndex) {
   for await (const e of life(data, key, groupIndex)) {
     if (e.kind === "lives" && out.length && out[out.length - 1].kind === "lives" && e.i === runEnd + 1) out[out.length - 1].steps += 1;
     else out.push({ kind: e.kind, step: e.step, match: e.match, title: e.match === null ? e.s.info.title : matchInfo(e.s, e.match, patterns).title,
-                    other: e.other, other_key: e.other ? e.otherKey : "", steps: 1 });
+                    other: e.other, other_key: e.other ? e.otherKey : "", steps: 1,
+                    again: out.length > 0 && ["input", "created", "rebuilt"].includes(e.kind) });
     if (e.kind === "lives") runEnd = e.i;
   }
   return out;

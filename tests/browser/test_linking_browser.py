@@ -103,6 +103,9 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   shown = page.eval_on_selector_all(".tgviz-history .tgviz-event", "es => es.map(e => [e.classList[1], e.querySelector('.tgviz-other')?.textContent "
                                     "?? null, e.querySelector('.tgviz-link:not(.tgviz-other)').textContent])")
   assert shown == [[e["kind"], e["other"] or None, e["title"]] for e in history], (shown, history)
+  # gone after View Program, the same UOp back in precompile kernels: said so (pass 10 read "made by" there as its origin)
+  texts = page.locator(".tgviz-history .tgviz-event").all_inner_texts()
+  assert [t.startswith("back, the same UOp") for t in texts] == [e["again"] for e in history] and any(e["again"] for e in history), texts
   first = history[0]
   page.locator(".tgviz-history .tgviz-event .tgviz-link:not(.tgviz-other)").first.click()
   wait_picture(first["step"], first["match"])

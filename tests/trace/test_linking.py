@@ -136,6 +136,26 @@ def test_history_starts_where_the_node_is_made(tutorial_trace):
   assert tutorial_trace.history(store)[:len(events)] == events  # the whole trace: the same story, the kernel's group first
 
 
+def test_a_uop_gone_and_back_says_so(tutorial_trace):
+  """tinygrad's UOps are unique by structure: a node can leave the graphs (the next step's input, built anew, lacks it)
+  and come back, the same UOp, in a later graph (precompile kernels puts the kernel's AST back). Its history said
+  "made by match 1 of precompile kernels" after "lives through 7 steps", with no word that it had gone, beside a
+  lineage that says the kernel's early steps made it (new-user pass 10): it says where it went and that it is back."""
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  store = next(ln[0] for ln in conv.lines if ln and ln[0].op.name == "STORE")
+  events = tutorial_trace.history(store, conv.group)
+  i = next(i for i, e in enumerate(events) if e.kind == "created" and i and events[i - 1].kind == "removed")
+  gone, back = events[i - 1], events[i]
+  steps = conv.group.steps
+  after = steps[steps.index(gone.step) + 1]
+  assert store in set(tg.toposort(gone.step.after())) and store not in set(tg.toposort(after.before()))  # gone between two steps
+  assert all(store not in set(tg.toposort(s.before())) | set(tg.toposort(s.after())) for s in steps[steps.index(after):steps.index(back.step)])
+  assert store in set(tg.toposort(back.step.at(back.match + 1)))
+  panel = P.history(tutorial_trace, store, conv.group)
+  assert [e["kind"] for e in panel][:1] == ["rebuilt"] and not panel[0]["again"]
+  assert [(e["kind"], e["again"]) for e in panel if e["again"]] == [("created", True)]
+
+
 def test_history_wants_a_group(tutorial_trace):
   conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
   with pytest.raises(TypeError, match=r"group must be a Group \(one of trace.groups, or kernel.group\), not str"):

@@ -243,7 +243,9 @@ class Event:
   node is first seen), "created" (match `match` of `step` made it, replacing `other`), "rebuilt" (tinygrad rebuilt it
   after match `match` of `step` because a source changed, in the place of `other`), "lives" (in the graph after
   `step`), "replaced" (match `match` of `step` replaced it with `other`) or "removed" (gone from the graph after `step`,
-  replaced by nothing the node's own match made)."""
+  replaced by nothing the node's own match made, or not in the next step's input, which tinygrad built anew). A node
+  gone can come back: tinygrad's UOps are unique by structure, so a later graph that holds the same structure holds
+  the same UOp ("input" or "created" again)."""
   kind: str
   step: Step
   match: int | None = None

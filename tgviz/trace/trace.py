@@ -226,33 +226,31 @@ class Trace:
 
   def _life(self, uop: Any, groups: list[Group]) -> Iterator[Event]:
     """The events of history, made as they are asked for (the first one, a node's creation, ends the walk early)."""
-    started = False
+    present, prev = False, None               # present: in the graph the step before (prev) ended with
     for g in groups:
       for s in g.steps:
         before = set(tg.toposort(s.before()))
         here = uop in before
-        if here and not started:
-          started = True
-          yield Event("input", s)
+        # a step's input built anew (not the graph the step before ended with) without the node: gone after that step
+        if present and not here and prev is not None: yield Event("removed", prev)
+        if here and not present: yield Event("input", s)
         made = replaced = False
         for m, (u0, u1) in zip(s.matches, s.pairs(), strict=True):  # built in one walk (Match.uops rebuilds each)
           if u0 is uop:
             # not seen here before: rebuilt earlier in this step, in a graph the step's input and output do not hold
             if not here: yield rebuilt_event(s, uop, m.index)
-            replaced, here, started = True, False, True
+            replaced, here = True, False
             yield Event("replaced", s, m.index, u1)
           elif not here and tg.reaches(u1, uop, before):
-            made = here = started = True
+            made = here = True
             # a replacement that is or holds a node the graph already had (tinygrad rebuilt it at an earlier match) made nothing
             if uop in set(tg.toposort(s.at(m.index))): yield rebuilt_event(s, uop, m.index)
             else: yield Event("created", s, m.index, u0)
-        if uop in set(tg.toposort(s.after())):
-          started = True
+        present, prev = uop in set(tg.toposort(s.after())), s
+        if present:
           if not here and not made and s.matches: yield rebuilt_event(s, uop)
           yield Event("lives", s)
-        elif (here or uop in before) and not replaced:
-          started = True
-          yield Event("removed", s)
+        elif (here or uop in before) and not replaced: yield Event("removed", s)
 
   def rules(self, sort: str = "count", unmatched: bool = False) -> list[Rule]:
     """Every pattern that fired, with its count (matches recorded in the trace's steps), total time and the steps it

@@ -226,6 +226,7 @@ class HistoryEvent(TypedDict):
   other: str           # created: the op it came from; replaced: the op that replaced it
   other_key: str       # that node's key (drawn in the match's picture), "" when there is none
   steps: int           # "lives": how many steps in a row
+  again: bool          # "input", "created", "rebuilt": back after it was gone (UOps are unique by structure: the same one)
 
 
 class LineageLink(TypedDict):

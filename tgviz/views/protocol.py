@@ -289,7 +289,8 @@ def history(trace: Trace, uop: object, group: Group) -> list[HistoryEvent]:
       out.append(HistoryEvent(kind=e.kind, step=step_key(e.step), match=e.match,  # type: ignore[typeddict-item]
                               title=e.step.title(e.match) if e.match is not None else e.step.path,
                               other=tg.op_name(e.other) if e.other is not None else "",
-                              other_key=tg.node_key(e.other) if e.other is not None else "", steps=1))
+                              other_key=tg.node_key(e.other) if e.other is not None else "", steps=1,
+                              again=bool(out) and e.kind in ("input", "created", "rebuilt")))
     if e.kind == "lives": run_end = e.step.index
   return out
 
