@@ -42,6 +42,23 @@ def test_tutorial_groups_and_landmarks(tutorial_trace):
   assert step.loc[0].endswith(".py") and step.loc[1] > 0
 
 
+def test_an_unnamed_rewrite_is_named_in_the_tree_by_where_it_was_called(tutorial_trace):
+  """tinygrad names a graph_rewrite called without a name after the function: "lower all index dtypes" held fourteen
+  steps all called "graph_rewrite" (new-user pass 10). The tree, and the step's title, add where it was called: the
+  tinygrad file and line its step recorded (weak.py's lowering of weak index dtypes, one call per node)."""
+  from pathlib import Path
+
+  from tgviz.views import protocol as P
+  unnamed = [s for s in tutorial_trace.steps if s.name == "graph_rewrite"]
+  assert unnamed and all("tinygrad" in Path(s.loc[0]).parts for s in unnamed)
+  rows = {r["key"]: r["name"] for g in P.tree(tutorial_trace) for r in g["steps"]}
+  for s in unnamed:
+    said = f"graph_rewrite · {Path(s.loc[0]).name}:{s.loc[1]}"
+    assert rows[P.step_key(s)] == said and s.path.endswith(f" / {said}")
+  named = next(s for s in tutorial_trace.steps if s.name == "View Base AST")
+  assert rows[P.step_key(named)] == "View Base AST"  # a name tinygrad was given stays as it is
+
+
 def test_call_stacks_are_those_tinygrads_viz_shows():
   with tgviz.capture() as trace:
     Tensor.ones(4, 4).contiguous().sum(1).realize(); here = sys._getframe().f_lineno

@@ -36,6 +36,11 @@ def is_snapshot(step_name: str) -> bool:
   return step_name.startswith(SNAPSHOT_PREFIX)
 
 
+def is_unnamed(step_name: str) -> bool:
+  """A graph_rewrite called without a name: tinygrad names its step after the function (rewrite_group's fn)."""
+  return step_name == "graph_rewrite"
+
+
 # renderer class name -> pygments lexer of the code it writes
 _LEXERS = {"OpenCLRenderer": "c", "IntelRenderer": "c", "ClangRenderer": "c", "ClangJITRenderer": "c", "CUDARenderer": "cuda",
            "HIPRenderer": "cpp", "MetalRenderer": "cpp", "WGSLRenderer": "wgsl", "LLVMRenderer": "llvm",

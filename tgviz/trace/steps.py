@@ -147,9 +147,15 @@ class Step:
     return tg.is_snapshot(self.name)
 
   @property
+  def label(self) -> str:
+    """Its name as the tree shows it: a graph_rewrite tinygrad ran without a name, by where it was called
+    ("graph_rewrite · weak.py:66": a pass's fourteen nested rewrites read as one name fourteen times)."""
+    return f"{self.name} · {where(*self.loc)}" if tg.is_unnamed(self.name) else self.name
+
+  @property
   def path(self) -> str:
     """'group / step', as the tree shows it (a kernel's group by its display name: "E_2 #2 / View Base AST")."""
-    return f"{self.group.display_name} / {self.name}"
+    return f"{self.group.display_name} / {self.label}"
 
   def title(self, match: int | None = None) -> str:
     """The heading of a picture of this step, or of its match number `match` (0-based): path, pattern and where."""

@@ -31,7 +31,7 @@ OptSpec: TypeAlias = tuple[str, int | None, Any]
 
 class TreeStep(TypedDict):
   key: StepKey
-  name: str
+  name: str             # Step.label: an unnamed graph_rewrite with where it was called
   depth: int
   matches: int
   snapshot: bool
@@ -101,7 +101,7 @@ class BusyMsg(TypedDict):
 
 class StepInfo(TypedDict):
   title: str
-  name: str
+  name: str             # Step.label
   group: str
   kind: str
   depth: int

@@ -88,7 +88,7 @@ def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
   out = []
   for g in shown_groups(trace, kernel):
     group = TreeGroup(index=g.index, name=g.display_name, kind=g.kind, matches=g.match_count, kernel=g.kernel.name if g.kernel else None,
-                      steps=[TreeStep(key=step_key(s), name=s.name, depth=s.depth, matches=s.match_count, snapshot=s.is_snapshot)
+                      steps=[TreeStep(key=step_key(s), name=s.label, depth=s.depth, matches=s.match_count, snapshot=s.is_snapshot)
                              for s in g.steps])
     if g.kernel is not None: group["key"] = g.kernel.short_key
     if (calls := tree_calls(trace, g)): group["calls"] = calls
@@ -220,7 +220,7 @@ def call_stack(group: Group) -> list[str]:
 
 def step_info(step: Step) -> StepInfo:
   """The step's panel: its title, where graph_rewrite was called, the call stack, a rewrite error if one happened."""
-  return StepInfo(title=step.title(), name=step.name, group=step.group.display_name, kind=step.group.kind, depth=step.depth,
+  return StepInfo(title=step.title(), name=step.label, group=step.group.display_name, kind=step.group.kind, depth=step.depth,
                   matches=step.match_count, where=where(*step.loc), file=step.loc[0], line=step.loc[1],
                   error=step.error, stack=call_stack(step.group))
 
@@ -271,7 +271,7 @@ def lineage(lin: Lineage) -> list[LineageLink]:
     elif old.kind == "input": at, at_match = step_key(s) if (s := step_before(old.step)) is not None else "", None
     else: at, at_match = step_key(old.step), old.match
     out.append(LineageLink(kind=new.kind, step=step_key(new.step), match=old.match, last=new.match, count=len(run),  # type: ignore[typeddict-item]
-                           title=old.step.title(old.match) if old.match is not None else old.step.path, name=old.step.name,
+                           title=old.step.title(old.match) if old.match is not None else old.step.path, name=old.step.label,
                            where=where(*old.step.matches[old.match].loc) if old.match is not None else "", op=tg.op_name(new.uop),
                            key=tg.node_key(new.uop), other=tg.op_name(old.other) if at else "",
                            other_key=tg.node_key(old.other) if at else "", other_step=at, other_match=at_match))
