@@ -21,9 +21,7 @@ export function stepTree(ui, groups, selected, onSelect) {
   /** @type {Set<number>} the groups the tree shows */
   let listed = new Set();
 
-  /** Mark the selected step's row (its group opened) and scroll it into view where it is not: its group's header at the
-   * top where the row is within a tree's height of it (a kernel's first steps under its name, not the steps of the
-   * kernel before), else the row in the middle (not at an edge). */
+  /** Mark the selected step's row (its group opened) and scroll it into view where it is not. */
   function markSelected() {
     for (const r of ui.tree.querySelectorAll(".selected")) r.classList.remove("selected");
     const row = rows.get(selected());
@@ -31,11 +29,7 @@ export function stepTree(ui, groups, selected, onSelect) {
     row.classList.add("selected");
     const det = /** @type {HTMLDetailsElement} */ (row.parentElement);
     if (det && !det.open) det.open = true;
-    const r = row.getBoundingClientRect(), b = ui.tree.getBoundingClientRect();
-    if (r.top >= b.top && r.bottom <= b.bottom) return;  // in view: the tree stays where the user has it
-    const head = det?.querySelector(":scope > summary")?.getBoundingClientRect().top ?? r.top;
-    if (ui.tree.scrollHeight > ui.tree.clientHeight && r.bottom - head <= b.height) ui.tree.scrollTop += head - b.top;
-    else scrollWithin(row);
+    scrollWithin(row);  // not at an edge: in the middle
   }
 
   function build() {

@@ -311,25 +311,6 @@ def test_a_kernels_header_opens_that_kernel(report, page):
   assert not page.errors
 
 
-def test_a_kernel_chosen_elsewhere_opens_the_tree_at_its_header(report, page):
-  """A kernel opened from the kernel table (a step off the tree's view): the tree scrolls to the kernel's header, its
-  first steps under it; it put the row in the middle, half the tree the steps of the kernel before (new-user pass 10)."""
-  page.goto((report / "index.html").as_uri())
-  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
-  to_steps(page)
-  page.locator(".tgviz-kernels > summary").click()
-  last = page.locator(".tgviz-kernels tbody tr").last
-  name = last.locator("td").first.inner_text()
-  last.click()
-  page.wait_for_function("n => document.querySelector('.tgviz-title').innerText.startsWith(n + ' / ')", arg=name, timeout=LIMIT)
-  tree = page.locator(".tgviz-tree").bounding_box()
-  head = page.locator(".tgviz-group:has(.tgviz-step.selected) > summary").bounding_box()
-  row = page.locator(".tgviz-step.selected").bounding_box()
-  assert page.evaluate("() => document.querySelector('.tgviz-tree').scrollTop") > 0  # (it scrolled: the kernel was out of view)
-  assert abs(head["y"] - tree["y"]) <= 1 and row["y"] + row["height"] <= tree["y"] + tree["height"], (tree, head, row)
-  assert not page.errors
-
-
 def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
   """A kernel's code of hundreds of lines (an LSTM's: thousands, tens of thousands of elements, which held its picture
   up by some 300 ms): not all of it is in the page when the picture is drawn, nor laid out once put in, yet the panel
