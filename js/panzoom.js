@@ -9,6 +9,8 @@ import { MARGIN, MIN_READABLE, READABLE, around, before, fullestWindow, mostChan
 import { overview } from "./overview.js";
 import { wheelZoom } from "./wheel.js";
 
+const CHANGED = ".added, .removed, .changed";  // the classes of the nodes a step's diff marks (tgviz.draw.svg)
+
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./fullest.js").Box} Box */
 
@@ -37,7 +39,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (!svg) return null;
     const c = size(), H = (c.h - 40) / s;  // s = 0: any size fits
     const own = [...svg.querySelectorAll("g.side g.node.match-node")];
-    const marked = own.length ? own : [...svg.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")];
+    const marked = own.length ? own : [...svg.querySelectorAll(`g.side g.node:is(${CHANGED})`)];
     if (!marked.length) {
       const all = rects([...svg.querySelectorAll("g.side g.node")]);
       if (!all.length) return null;
@@ -61,7 +63,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     if (!whole || (whole.w <= W && whole.h <= H)) return whole;
     // windows centred on a node marked as changed first (a match's replacement can be a node that was there before),
     // then on the after side's
-    const rank = marked.map((n) => 2 * Number(n.matches(".added, .removed, .changed")) +
+    const rank = marked.map((n) => 2 * Number(n.matches(CHANGED)) +
                                    Number(n.closest("g.side")?.getAttribute("data-side") === "after"));
     const mid = boxes.map((b) => ({ x: b.x + b.w / 2, y: b.y + b.h / 2 }));
     const order = [...boxes.keys()].sort((i, j) => rank[j] - rank[i]);
@@ -140,20 +142,22 @@ export function panZoom(/** @type {Ui} */ ui) {
     const again = zoomed !== null && zoomed.svg === svgOf() && zoomed.at === ui.stage.style.transform;
     const b = changedBox(), c = size();
     if (!b) return fit();
-    const room = (/** @type {Box} */ r) => Math.min(c.w / (r.w + 40), c.h / (r.h + 40));
+    const room = (/** @type {Box} */ r) => Math.min((c.w - 40) / r.w, (c.h - 40) / r.h);  // 20 px all round, on screen
     const nodes = marked(), after = nodes.filter((n) => n.closest("g.side")?.getAttribute("data-side") === "after");
     const part = !again && room(b) < MIN_READABLE && after.length && after.length < nodes.length ? boxOf(after) : null;
-    const shown = part ?? b;
+    // again: every node marked, the nodes rebuilt above the match's own too (pass 10 read two cut SINKs as "not all of it")
+    const all = again ? [...(svgOf()?.querySelectorAll(`g.side g.node:is(.match-node, ${CHANGED})`) ?? [])] : [];
+    const shown = part ?? (all.length ? boxOf(all) : null) ?? b;
     scale = Math.min(room(shown), 2);
     if (part) scale = Math.min(scale, Math.max(READABLE, room(b)));  // no closer than readable: the rest near it in view
     centre(shown);  // (not placed to cut the fewest others, as show: there it sat at the canvas's edge, cut off from the rest)
-    shun(part ? after : nodes);
+    shun(part ? after : all.length ? all : nodes);
     zoomed = again ? null : { svg: svgOf(), at: ui.stage.style.transform };
   }
   /** The nodes marked as what changed: a match's own, else every added, removed or changed one. */
   function marked() {
     const svg = svgOf(), own = [...(svg?.querySelectorAll("g.side g.node.match-node") ?? [])];
-    return own.length ? own : [...(svg?.querySelectorAll("g.side g.node.added, g.side g.node.removed, g.side g.node.changed") ?? [])];
+    return own.length ? own : [...(svg?.querySelectorAll(`g.side g.node:is(${CHANGED})`) ?? [])];
   }
   /** Where some of the nodes the view is meant to show lie under the overview (in a corner of the canvas: the step
    * graph's at the bottom right, the program map's in any), pan them out from under it, away from its corner across or
@@ -256,7 +260,7 @@ export function panZoom(/** @type {Ui} */ ui) {
     const nodes = [...svg.querySelectorAll("g.side g.node")], own = svg.querySelector("g.side g.node.match-node");
     // a match's own nodes all in view; of a whole step's changes as many as a window shows (a big step changes nodes
     // everywhere: the window with the most nodes held one changed PARAM of a schedule's 38 changed nodes, no CALL)
-    const mark = nodes.map((n) => n.matches(".added, .removed, .changed"));
+    const mark = nodes.map((n) => n.matches(CHANGED));
     const must = own ? changedBox(scale) : mostChanged(nodes, mark) ?? anchor();
     const win = fullest(nodes, must, scale, nodes.filter((_, i) => mark[i]));
     if (win) {
@@ -319,7 +323,7 @@ export function panZoom(/** @type {Ui} */ ui) {
    * (fullest.js's snapshotHeld); null where something is marked as changed. */
   function anchor() {
     const svg = svgOf(), c = size();
-    if (!svg || svg.querySelector("g.side g.node.added, g.side g.node.removed, g.side g.node.changed")) return null;
+    if (!svg || svg.querySelector(`g.side g.node:is(${CHANGED})`)) return null;
     const nodes = [...svg.querySelectorAll("g.side g.node")];
     return snapshotHeld(nodes, rects(nodes), (c.w - 2 * MARGIN) / scale, (c.h - 2 * MARGIN) / scale);
   }

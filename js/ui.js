@@ -27,7 +27,7 @@ export function buildUi() {
     matchLabel: h("span", { class: "tgviz-match-label" }),
     fit: h("button", { class: "tgviz-fit", title: "fit the whole graph in view (f)" }, ["fit"]),
     one: h("button", { class: "tgviz-one", title: "one SVG pixel per screen pixel (1)" }, ["1:1"]),
-    zoomChange: h("button", { class: "tgviz-zoom-change", title: "zoom to what changed (z): the match's own nodes (what it replaced, its replacement), readable on the replacement where all of them are not; again: all of them, whole (the nodes rebuilt above them can lie out of view)" }, ["zoom to change"]),
+    zoomChange: h("button", { class: "tgviz-zoom-change", title: "zoom to what changed (z): the match's own nodes (what it replaced, its replacement), readable on the replacement where all of them are not; again: every node marked changed, whole (those tinygrad rebuilt above the match's own too)" }, ["zoom to change"]),
     full: h("button", { class: "tgviz-full tgviz-needs-kernel", title: "lay out the whole graph (may be slow)" }, ["full graph"]),
     raw: h("button", { class: "tgviz-raw tgviz-needs-kernel", title: "the raw graph: every UOp, nothing folded (r)" }, ["raw"]),
     exportBtn: h("button", { class: "tgviz-export tgviz-needs-kernel", title: "save the part of the graph on screen as SVG (shift: the whole picture)" }, ["Export SVG"]),

@@ -241,19 +241,20 @@ CHANGED_IN_VIEW = """() => { const c = document.querySelector('.tgviz-canvas').g
                                                + '.tgviz-stage g.side g.node.changed')];
   return marked.length > 0 && marked.some((n) => { const r = n.getBoundingClientRect();
     return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; }); }"""
-MARKED = """() => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
-  const own = [...document.querySelectorAll('.tgviz-stage g.side g.node.match-node')];
+MARKED = """(every) => { const c = document.querySelector('.tgviz-canvas').getBoundingClientRect();
+  const own = every ? [] : [...document.querySelectorAll('.tgviz-stage g.side g.node.match-node')];
   const ns = own.length ? own : [...document.querySelectorAll(
-    '.tgviz-stage g.side g.node.added, .tgviz-stage g.side g.node.removed, .tgviz-stage g.side g.node.changed')];
+    '.tgviz-stage g.side g.node:is(.match-node, .added, .removed, .changed)')];
   const box = (r) => [r.left, r.top, r.right, r.bottom];
   return {canvas: box(c), nodes: ns.map((n) => box(n.getBoundingClientRect())),
           after: ns.map((n) => n.closest('g.side').dataset.side === 'after')}; }"""
 
 
-def marked_boxes(page, after: bool = False) -> tuple[list[float], list[list[float]]]:
+def marked_boxes(page, after: bool = False, every: bool = False) -> tuple[list[float], list[list[float]]]:
   """The graph canvas's box and the boxes of the nodes the change marks (a match's own, else every added, removed or
-  changed one; after: those of the after side, the replacement), each [left, top, right, bottom] in CSS px on screen."""
-  got = page.evaluate(MARKED)
+  changed one; every: all of those, the nodes rebuilt above a match's own too; after: those of the after side, the
+  replacement), each [left, top, right, bottom] in CSS px on screen."""
+  got = page.evaluate(MARKED, every)
   return got["canvas"], [b for b, a in zip(got["nodes"], got["after"], strict=True) if a or not after]
 
 
@@ -406,8 +407,8 @@ def check_zoomed_to_change(page, again: bool = False) -> None:
   canvas, with labels readable (11 CSS px or more) where those nodes fit the canvas at that size (with z's 20 px margin
   all round). Where they do not, the replacement (those of the after side) whole, readable where it fits so, else as
   large as fits it; z again (again): all of them whole, as large as fits them (zoomed out below readable only as far as
-  it must: a change wider or taller than the canvas at a readable size)."""
-  (canvas, nodes), px = marked_boxes(page), label_px(page)
+  it must: a change wider or taller than the canvas at a readable size), and the nodes rebuilt above a match's own."""
+  (canvas, nodes), px = marked_boxes(page, every=again), label_px(page)
   after = marked_boxes(page, after=True)[1]
 
   def room(ns: list[list[float]]) -> float:  # how much larger the nodes' box could be drawn, z's margin kept
