@@ -39,11 +39,13 @@ const REBUILT = "rebuilt (a source changed)";  // tinygrad made the node anew be
 function historyText(e, other) {
   // "an ADD", "a SINK": the article by the op's first letter
   const a = /^[AEIOU]/.test(typeof other === "string" ? other : other.textContent ?? "") ? "an" : "a";
-  // back after it was gone: the same UOp (tinygrad's are unique by structure), not where the node came from
-  const back = e.again ? "back, the same UOp: " : "";
-  if (e.kind === "input") return [e.again ? "back, the same UOp, in the input of" : "first seen in the input of"];
-  if (e.kind === "created") return [`${back}made by match ${(e.match ?? 0) + 1}`, ...(e.other ? [` (from ${a} `, other, ")"] : []), " of"];
-  if (e.kind === "rebuilt") return [`${back}${REBUILT} by match ${(e.match ?? 0) + 1}`, ...(e.other ? [` (in the place of ${a} `, other, ")"] : []), " of"];
+  // back after it was gone: the same UOp (tinygrad's are unique by structure) in a later graph; not where it was made
+  // ("made by" there read as its origin, against the chain above)
+  if (e.again) return [`back, the same UOp, in ${e.kind === "input" ? "the input" : `match ${(e.match ?? 0) + 1}`}`,
+                       ...(e.kind !== "input" && e.other ? [` (${e.kind === "created" ? "from" : "in the place of"} ${a} `, other, ")"] : []), " of"];
+  if (e.kind === "input") return ["first seen in the input of"];
+  if (e.kind === "created") return [`made by match ${(e.match ?? 0) + 1}`, ...(e.other ? [` (from ${a} `, other, ")"] : []), " of"];
+  if (e.kind === "rebuilt") return [`${REBUILT} by match ${(e.match ?? 0) + 1}`, ...(e.other ? [` (in the place of ${a} `, other, ")"] : []), " of"];
   if (e.kind === "lives") return [e.steps > 1 ? `lives through ${e.steps} steps from` : "lives through"];
   if (e.kind === "replaced") return ["replaced", ...(e.other ? [` by ${a} `, other] : []), ` in match ${(e.match ?? 0) + 1} of`];
   return ["gone after"];

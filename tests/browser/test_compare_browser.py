@@ -107,6 +107,9 @@ def test_compare_widget_fits_links_the_conv_and_leaves_the_wheel_to_the_notebook
   page.wait_for_selector(".tgviz-compare .tgviz-pairs tbody tr", timeout=LIMIT)
   widths = page.evaluate(WIDTHS)
   assert widths["table"] <= widths["widget"] <= widths["output"], widths
+  # every row in view, no inner scroll where the window has room (pass 11: the group's rows hid under a 360 px box)
+  box = page.evaluate("() => { const b = document.querySelector('.tgviz-compare .tgviz-table-box'); return [b.scrollHeight, b.clientHeight]; }")
+  assert box[0] <= box[1] + 1, box
   group = page.locator(".tgviz-pairs tbody tr", has=page.locator("td", has_text="same ops"))
   assert re.fullmatch(r"conv2d \(line \d+\): 1 kernel ↔ 3 kernels", group.locator("td").nth(1).inner_text())
   members = page.evaluate(SIDE, [4, 1])[6:]  # winograd total of the group's three kernels (after the group, r_4_4_3_3): summed

@@ -251,7 +251,9 @@ def test_the_roofline_names_the_slowest_clear_of_the_points(report, page):
   assert slowest.display_name in names.all_text_contents()
   point = page.locator(".tgviz-roof-point[data-verdict='latency']").first
   point.dispatch_event("pointerenter")  # (another point may lie over it: hovered as the user would reach it)
-  assert "latency/launch-bound:" in page.locator(".tgviz-roof-hover").inner_text()
+  # within 4 launch floors it is the launch that costs; far above, its work on too few units (pass 11: "launch-bound" at 53×)
+  said = page.locator(".tgviz-roof-hover").inner_text()
+  assert "latency/launch-bound:" in said or "latency-bound, too little parallel work:" in said, said
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.screenshot(path=str(ARTIFACTS / "timing-roofline.png"))
   assert not page.errors

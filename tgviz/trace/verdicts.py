@@ -125,7 +125,9 @@ def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, medi
   if fraction < LATENCY_FRACTION and (few or near):
     floor = f", {floors:.1f}x the device's launch floor ({time_text(peaks.launch_us)})" if floors is not None else ""
     busy = (groups if idle and groups else threads, peaks.units) if not near and peaks.units is not None else None
-    return Verdict("latency", fraction, f"latency/launch-bound: {spread}, {float_flops:,} FLOPs and "
+    # near the floor, launching is what it costs; far above it, its work runs on too few units, one after another
+    head = "latency/launch-bound" if near or floors is None else "latency-bound, too little parallel work"
+    return Verdict("latency", fraction, f"{head}: {spread}, {float_flops:,} FLOPs and "
                    f"{nbytes:,} B in {time_text(median_us)}{floor}; {percent_text(fraction)} of its roof{apart}", float_flops, ints, floors, busy)
   bound = "compute" if t_compute >= t_memory else "memory"
   got = f"{float_flops / t / 1e9:,.2f} of {peaks.gflops:,.1f} GFLOP/s" if bound == "compute" else f"{nbytes / t / 1e9:,.2f} of {peaks.gbs:,.1f} GB/s"
