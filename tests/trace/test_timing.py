@@ -206,3 +206,6 @@ def test_a_kernel_on_too_few_workgroups_says_its_units_and_its_floors():
   # (its why: far above the floor its work ran on too few units; "launch-bound" at 65 floors said the launch cost it)
   assert slow.why.startswith("latency-bound, too little parallel work: 1 workgroup of 16 threads"), slow.why
   assert quick.why.startswith("latency/launch-bound: 1 workgroup of 16 threads"), quick.why
+  # the float work its roof is measured by, beside the integer ops apart (pass 11: "0 FLOPs" under a FLOPs column of 3)
+  ints = verdict(flops=3, float_flops=0, nbytes=16, threads=1, median_us=5.0, peaks=peaks, groups=1)
+  assert ", 0 float FLOPs and 16 B in " in ints.why and ints.why.endswith("; 3 integer ops apart"), ints.why

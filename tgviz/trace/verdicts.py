@@ -127,7 +127,7 @@ def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, medi
     busy = (groups if idle and groups else threads, peaks.units) if not near and peaks.units is not None else None
     # near the floor, launching is what it costs; far above it, its work runs on too few units, one after another
     head = "latency/launch-bound" if near or floors is None else "latency-bound, too little parallel work"
-    return Verdict("latency", fraction, f"{head}: {spread}, {float_flops:,} FLOPs and "
+    return Verdict("latency", fraction, f"{head}: {spread}, {float_flops:,} float FLOPs and "
                    f"{nbytes:,} B in {time_text(median_us)}{floor}; {percent_text(fraction)} of its roof{apart}", float_flops, ints, floors, busy)
   bound = "compute" if t_compute >= t_memory else "memory"
   got = f"{float_flops / t / 1e9:,.2f} of {peaks.gflops:,.1f} GFLOP/s" if bound == "compute" else f"{nbytes / t / 1e9:,.2f} of {peaks.gbs:,.1f} GB/s"
