@@ -105,6 +105,10 @@ class Recording:
   def before(self, step: StepRecord) -> UOp:
     return self.uop(step.sink)
 
+  def input_op(self, step: StepRecord) -> str:
+    """The op of the step's input graph's root (read from the recorded fields: no graph built)."""
+    return self.uop_fields[step.sink][0].name
+
   def returned(self, step: StepRecord) -> UOp | None:
     """What tinygrad's rewrite returned; None when it did not return (it raised), or when nothing held the result any
     more when the capture ended (then VIZ's replay, Step.at, is the graph)."""

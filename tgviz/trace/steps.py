@@ -148,9 +148,11 @@ class Step:
 
   @property
   def label(self) -> str:
-    """Its name as the tree shows it: a graph_rewrite tinygrad ran without a name, by where it was called
-    ("graph_rewrite · weak.py:66": a pass's fourteen nested rewrites read as one name fourteen times)."""
-    return f"{self.name} · {where(*self.loc)}" if tg.is_unnamed(self.name) else self.name
+    """Its name as the tree shows it: a graph_rewrite tinygrad ran without a name, by the op it rewrote and where it was
+    called ("graph_rewrite ADD · weak.py:66": a pass's fourteen nested rewrites read as one name fourteen times; the op
+    first, where a narrow tree cuts the name)."""
+    if not tg.is_unnamed(self.name) or self._rec is None: return self.name
+    return f"{self.name} {self._rec.input_op(self._raw)} · {where(*self.loc)}"
 
   @property
   def path(self) -> str:
