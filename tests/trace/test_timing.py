@@ -149,7 +149,7 @@ def test_no_kernel_reads_under_the_launch_floor(tmp_path):
          f"{time_text(busy)}" in " ".join(roof.notes), roof.notes
   rows = trace.kernel_table(cache_dir=tmp_path)
   assert min(r["launch_floors"] for r in rows if r["launch_floors"] is not None) == 1.0
-  assert roof.verdict(quickest).bound == "latency" and "1.0x the device's launch floor" in roof.verdict(quickest).why
+  assert roof.verdict(quickest).bound == "latency" and "1.0× the device's launch floor" in roof.verdict(quickest).why
 
 
 @pytest.mark.slow
@@ -191,6 +191,8 @@ def test_a_kernel_far_below_its_roofs_is_not_said_to_be_bound_by_one():
   near = verdict(flops=4_500_000, float_flops=4_500_000, nbytes=24_000, threads=4096, median_us=300.0, peaks=peaks, groups=64)
   assert near.why.startswith("compute-bound at 30% of its roof"), near.why
   assert not near.far and near.label == "compute 30%"
+  tiny = verdict(flops=4_500_000, float_flops=4_500_000, nbytes=24_000, threads=4096, median_us=2_000_000.0, peaks=peaks, groups=64)
+  assert "(0.0022 of 50.0 GFLOP/s)" in tiny.why, tiny.why  # (pass 12: "0.00 of 17.2 GB/s" beside 0.011% of its roof)
 
 
 def test_a_kernel_on_too_few_workgroups_says_its_units_and_its_floors():

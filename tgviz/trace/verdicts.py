@@ -103,6 +103,11 @@ class Verdict:
     return f"{'below roofs' if self.far else self.bound} {percent_text(self.fraction)}"
 
 
+def _rate(x: float) -> str:
+  """A rate reached: 2 places, or 2 significant figures under 0.1 ("0.0019", not "0.00", beside a roof of 17.2)."""
+  return f"{x:,.2f}" if x >= 0.1 or x == 0 else f"{x:.2g}"
+
+
 def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, median_us: float, peaks: DevicePeaks,
             groups: int | None = None) -> Verdict:
   """A kernel's verdict: its estimates (tinygrad's FLOPs, their float work, bytes), its threads (global x local size),
@@ -123,14 +128,15 @@ def verdict(flops: int, float_flops: int | None, nbytes: int, threads: int, medi
            f"(it runs on at most {groups} of them)" if idle and groups else f"{threads:,} thread{plural}{units}"
   near = floors is not None and floors < LAUNCH_FLOORS
   if fraction < LATENCY_FRACTION and (few or near):
-    floor = f", {floors:.1f}x the device's launch floor ({time_text(peaks.launch_us)})" if floors is not None else ""
+    floor = f", {floors:.1f}× the device's launch floor ({time_text(peaks.launch_us)})" if floors is not None else ""
     busy = (groups if idle and groups else threads, peaks.units) if not near and peaks.units is not None else None
     # near the floor, launching is what it costs; far above it, its work runs on too few units, one after another
     head = "latency/launch-bound" if near or floors is None else "latency-bound, too little parallel work"
     return Verdict("latency", fraction, f"{head}: {spread}, {float_flops:,} float FLOPs and "
                    f"{nbytes:,} B in {time_text(median_us)}{floor}; {percent_text(fraction)} of its roof{apart}", float_flops, ints, floors, busy)
   bound = "compute" if t_compute >= t_memory else "memory"
-  got = f"{float_flops / t / 1e9:,.2f} of {peaks.gflops:,.1f} GFLOP/s" if bound == "compute" else f"{nbytes / t / 1e9:,.2f} of {peaks.gbs:,.1f} GB/s"
+  got = f"{_rate(float_flops / t / 1e9)} of {peaks.gflops:,.1f} GFLOP/s" if bound == "compute" else \
+        f"{_rate(nbytes / t / 1e9)} of {peaks.gbs:,.1f} GB/s"
   # the memory roof is a copy's over 64 MiB, far past the caches: a kernel whose few bytes stay in them passes it (the
   # compute roof is the fastest kernel's, the benchmark's or the run's, which none passes)
   above = f"; above its roof: the memory roof is measured on data far bigger than the caches, and this kernel's " \
