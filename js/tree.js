@@ -20,8 +20,13 @@ export function stepTree(ui, groups, selected, onSelect) {
   let found = null;
   /** @type {Set<number>} the groups the tree shows */
   let listed = new Set();
+  let chosen = true;  // a step chosen that the tree has not scrolled to yet (see markSelected): the one it opens on first
 
-  /** Mark the selected step's row (its group opened) and scroll it into view where it is not. */
+  /** Mark the selected step's row (its group opened) and scroll it into view where it is not: in the middle (not at an
+   * edge), or, for a step just chosen (see choose), its group's header at the top where the row is within a tree's height
+   * of it (a kernel's first steps under its name, not the steps of the kernel before). Only a choice scrolls so: a
+   * picture drawn later marks the row again, and the tree may have moved under a click since. A choice made while the
+   * tree is not laid out (under a sheet) waits for it. */
   function markSelected() {
     for (const r of ui.tree.querySelectorAll(".selected")) r.classList.remove("selected");
     const row = rows.get(selected());
@@ -29,7 +34,17 @@ export function stepTree(ui, groups, selected, onSelect) {
     row.classList.add("selected");
     const det = /** @type {HTMLDetailsElement} */ (row.parentElement);
     if (det && !det.open) det.open = true;
-    scrollWithin(row);  // not at an edge: in the middle
+    if (!ui.tree.clientHeight) return;
+    const opening = chosen;
+    chosen = false;
+    // the group laid out now (off screen it is not: content-visibility), so that where its header and row lie is true
+    det?.style.setProperty("content-visibility", "visible");
+    const r = row.getBoundingClientRect(), b = ui.tree.getBoundingClientRect();
+    const head = det?.querySelector(":scope > summary")?.getBoundingClientRect().top ?? r.top;
+    det?.style.removeProperty("content-visibility");
+    if (r.top >= b.top && r.bottom <= b.bottom) return;  // in view: the tree stays where the user has it
+    if (opening && ui.tree.scrollHeight > ui.tree.clientHeight && r.bottom - head <= b.height) ui.tree.scrollTop += head - b.top;
+    else scrollWithin(row);
   }
 
   function build() {
@@ -92,6 +107,8 @@ export function stepTree(ui, groups, selected, onSelect) {
       if (ui.tree.dataset.filter === q && msg.groups.some((g) => !listed.has(g))) build();
     },
     markSelected,
+    /** A step is being chosen (the tree, a link, the kernel table): the next mark scrolls to its group's header. */
+    choose() { chosen = true; },
     /** The step `dir` rows after the selected one in the tree shown (the first row where none is selected), if any.
      * @param {number} dir */
     moved(dir) {

@@ -216,6 +216,7 @@ function render({ model, el }) {
     ui.program.open = false;  // a step chosen (the tree, a key, a link): the map gives way to it
     mapGaveWay = false;
     viewKey = null;
+    tree.choose();  // (before the model's change: its listener marks the row)
     state.select(key, match, v);
     tree.markSelected();
     showCached();
@@ -365,7 +366,7 @@ function render({ model, el }) {
     return false;
   }, !page);
 
-  state.onSelected(tree.markSelected);
+  state.onSelected(() => tree.markSelected());
   // the kernel table, built again when its rows change (a re-timing, the devices' peaks measured for the limits)
   const table = () => kernelTable(ui, withOpts(state.kernels, state.model.get("whatif")), select,
                                   page ? null : () => state.send({ type: "retime", kernels: [] }));

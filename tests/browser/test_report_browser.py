@@ -311,6 +311,27 @@ def test_a_kernels_header_opens_that_kernel(report, page):
   assert not page.errors
 
 
+def test_the_tree_opens_at_the_kernels_header(report, page):
+  """The report opens on its last kernel's View Base AST, far down the tree: the tree shows that kernel's header at its
+  top, its first steps under it; it put the row in the middle, half the tree the steps of the kernel before (new-user
+  passes 10 and 12). A row clicked in view leaves the tree where it is."""
+  page.goto((report / "index.html").as_uri())
+  page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
+  to_steps(page)
+  tree = page.locator(".tgviz-tree").bounding_box()
+  head = page.locator(".tgviz-group:has(.tgviz-step.selected) > summary").bounding_box()
+  row = page.locator(".tgviz-step.selected").bounding_box()
+  top = page.evaluate("() => document.querySelector('.tgviz-tree').scrollTop")
+  assert top > 0  # (it scrolled: the kernel lies below the tree's first screen)
+  assert abs(head["y"] - tree["y"]) <= 1 and row["y"] + row["height"] <= tree["y"] + tree["height"], (tree, head, row)
+  third = page.locator(".tgviz-group:has(.tgviz-step.selected) .tgviz-step").nth(3)
+  key = third.get_attribute("data-key")
+  third.click()
+  page.wait_for_function("k => document.querySelector('.tgviz-stage').dataset.step === k", arg=key, timeout=LIMIT)
+  assert page.evaluate("() => document.querySelector('.tgviz-tree').scrollTop") == top
+  assert not page.errors
+
+
 def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
   """A kernel's code of hundreds of lines (an LSTM's: thousands, tens of thousands of elements, which held its picture
   up by some 300 ms): not all of it is in the page when the picture is drawn, nor laid out once put in, yet the panel
