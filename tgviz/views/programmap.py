@@ -107,8 +107,10 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
     first = prog.kernels[ks[0]]
     if len(ks) == 1:
       # the kernel table's median (re-timed after the run where it was), a single cold launch marked as there
+      # (the limit's words without its figures: a box as wide as its name; the panel says them all)
       limit, tm = kernels[first.index]["limit"], first.kernel.timing if first.kernel is not None else None
-      timed = (("❄ " if tm.cold else "") + time_text(tm.median_us) + (f" · {limit}" if limit else ""),) if tm is not None else ()
+      word = limit and ("latency" if limit.startswith("latency") else limit.rsplit(" ", 1)[0])
+      timed = (("❄ " if tm.cold else "") + time_text(tm.median_us) + (f" · {word}" if word else ""),) if tm is not None else ()
       label = _kernel_lines(first, cell_label) + timed
       boxes.append(Box(key, label, "copy" if first.kind == "copy" else "kernel", group=first.schedule))
       continue
