@@ -147,8 +147,8 @@
 /** A kernel of the program map (a call of the block's schedules, in run order): what its panel says and where it
  * leads (its first step, its codegen step, its row of the kernel table).
  * @typedef {{index:number, name:string, kind:string, step:StepKey|null, code_step:StepKey|null, row:number|null, ops:string[],
- *   lines:string[], time_us:number|null, runs:number, limit:string|null, reasons:string[], schedule:number,
- *   reads:number[], writes:number[]}} MapKernel */
+ *   lines:string[], time_us:number|null, runs:number, limit:string|null, bound:string|null, reasons:string[],
+ *   schedule:number, reads:number[], writes:number[]}} MapKernel */
 /** A buffer of the program map: one state of one of tinygrad's buffers, the kernel that wrote it (null: from before
  * the block) and those that read it, with the reason it exists.
  * @typedef {{index:number, label:string, reason:string, detail:string, where:string, source:string, tinygrad:string,

@@ -107,10 +107,10 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
     first = prog.kernels[ks[0]]
     if len(ks) == 1:
       # the kernel table's median (re-timed after the run where it was), a single cold launch marked as there
-      # (the limit's words without its figures: a box as wide as its name; the panel says them all)
-      limit, tm = kernels[first.index]["limit"], first.kernel.timing if first.kernel is not None else None
-      word = limit and ("latency" if limit.startswith("latency") else limit.rsplit(" ", 1)[0])
-      timed = (("❄ " if tm.cold else "") + time_text(tm.median_us) + (f" · {word}" if word else ""),) if tm is not None else ()
+      # (its bound, a word: the panel says the limit's figures; the whole limit widened the boxes, and the map opened
+      # cutting an arrow's label)
+      bound, tm = kernels[first.index]["bound"], first.kernel.timing if first.kernel is not None else None
+      timed = (("❄ " if tm.cold else "") + time_text(tm.median_us) + (f" · {bound}" if bound else ""),) if tm is not None else ()
       label = _kernel_lines(first, cell_label) + timed
       boxes.append(Box(key, label, "copy" if first.kind == "copy" else "kernel", group=first.schedule))
       continue
@@ -140,7 +140,7 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_labe
   prog = trace.program()
   steps: dict[int, tuple[StepKey, StepKey | None, int]] = _steps(trace)
   # a box says the limit its kernel table row says (the same peaks: cached, never measured here)
-  limit = {id(k): r["limit"] for k, r in zip(trace.kernels, trace.kernel_table(), strict=True)}
+  rows = {id(k): r for k, r in zip(trace.kernels, trace.kernel_table(), strict=True)}
   kernels: list[MapKernel] = []
   for k in prog.kernels:
     first, code, row = steps.get(k.kernel.group.index, (None, None, None)) if k.kernel is not None else (None, None, None)
@@ -149,7 +149,8 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_labe
     kernels.append(MapKernel(index=k.index, name=k.name, kind=k.kind, step=first, code_step=code, row=row,
                              ops=list(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins)),
                              lines=list(dict.fromkeys(origin_lines)), time_us=round(time_us, 3) if time_us is not None else None,
-                             runs=len(k.times_us), limit=limit[id(k.kernel)] if k.kernel is not None else None,
+                             runs=len(k.times_us), limit=rows[id(k.kernel)]["limit"] if k.kernel is not None else None,
+                             bound=rows[id(k.kernel)]["bound"] if k.kernel is not None else None,
                              reasons=k.reasons, schedule=k.schedule, reads=[], writes=[]))
   index = {id(b): i for i, b in enumerate(prog.buffers)}
   buffers: list[MapBuffer] = []
