@@ -169,7 +169,7 @@ def test_the_kernel_tables_times_compile_and_limits(report, page):
       roof = f"{'below roofs' if far else want['bound']} {percent_text(want['roof_fraction'])}"
       said = f"latency {figure}×\u00a0floor" if want["bound"] == "latency" else roof
       if busy := want["busy_units"]:  # too few workgroups, as well as how far above the floor ("1 of 2 units" hid 65×)
-        said += f", {busy[0]}\u00a0of\u00a0{busy[1]}\u00a0units"
+        said = f"latency\u00a0{figure}×, {busy[0]}/{busy[1]}\u00a0units"
       assert limit[0] == said and limit[1] == want["why"], limit
   assert any(r["timed"] == "re-timed" for r in expected) and any(r["cold"] for r in expected)
   assert {r["bound"] for r in expected} >= {"latency"} and any(r["busy_units"] for r in expected)

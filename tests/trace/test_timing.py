@@ -202,7 +202,7 @@ def test_a_kernel_on_too_few_workgroups_says_its_units_and_its_floors():
   from tgviz.trace.verdicts import DevicePeaks, verdict
   peaks = DevicePeaks("CL", gflops=50.0, gbs=6.0, how="", measured="", cached=True, launch_us=10.0, units=2)
   slow = verdict(flops=1000, float_flops=1000, nbytes=4000, threads=16, median_us=648.0, peaks=peaks, groups=1)
-  assert slow.bound == "latency" and slow.busy == (1, 2) and slow.label == "latency 65×\u00a0floor, 1\u00a0of\u00a02\u00a0units"
+  assert slow.bound == "latency" and slow.busy == (1, 2) and slow.label == "latency\u00a065×, 1/2\u00a0units"
   quick = verdict(flops=1000, float_flops=1000, nbytes=4000, threads=16, median_us=25.0, peaks=peaks, groups=1)
   assert quick.bound == "latency" and quick.busy is None and quick.label == "latency 2.5×\u00a0floor"
   # (its why: far above the floor its work ran on too few units; "launch-bound" at 65 floors said the launch cost it)

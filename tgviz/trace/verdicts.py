@@ -90,16 +90,16 @@ class Verdict:
 
   @property
   def label(self) -> str:
-    """The limit in a few words, as the kernel table's limit column and the program map show it: "memory 45%",
-    "latency 4.5× floor" (its median in launch floors), "latency 65× floor, 1 of 2 units" (too few workgroups: the
-    units they keep busy, and still how far above the floor it is), "below roofs 0.12%" (``far``). Each figure keeps
-    its unit on its line (non-breaking spaces): a narrow column wraps between them."""
+    """The limit in a few words, as the kernel table's limit column and the program map's panel show it: "memory 45%",
+    "latency 4.5× floor" (its median in launch floors), "latency 65×, 1/2 units" (too few workgroups: the units they
+    keep busy of the device's, and still how many floors), "below roofs 0.12%" (``far``). Each figure keeps its unit on
+    its line (non-breaking spaces): a narrow column wraps between them, two lines at most, none wider than before."""
     if self.bound == "latency":
       # (the floors to 2 places, as the kernel table's row has them, then to 1 place, or whole from 10)
       f = None if self.floors is None else Decimal(round(self.floors, 2))
-      said = ["latency" if f is None else f"latency {f.quantize(Decimal(1) if f >= 9.95 else Decimal('0.1'), ROUND_HALF_UP)}×\u00a0floor"]
-      if self.busy: said.append(f"{self.busy[0]}\u00a0of\u00a0{self.busy[1]}\u00a0units")
-      return ", ".join(said)
+      x = None if f is None else f.quantize(Decimal(1) if f >= 9.95 else Decimal("0.1"), ROUND_HALF_UP)
+      if self.busy: return ("latency" if x is None else f"latency\u00a0{x}×,") + f" {self.busy[0]}/{self.busy[1]}\u00a0units"
+      return "latency" if x is None else f"latency {x}×\u00a0floor"
     return f"{'below roofs' if self.far else self.bound} {percent_text(self.fraction)}"
 
 
