@@ -167,7 +167,7 @@ function timeColumns() {
 }
 
 /** A kernel's limit in a few characters, Python's (tgviz.trace.verdicts.Verdict.label): "memory 45%", "latency 4.5×
- * floor", "latency 65× floor, 1 of 2 units", "below roofs 0.12%"; a row of an older page has none. @param {KernelRow} r */
+ * floor", "latency 65×, 1/2 units", "below roofs 0.12%"; a row of an older page has none. @param {KernelRow} r */
 const limit = (r) => r.limit ?? r.bound ?? "–";
 
 /** Which row counts a kernel's launches, in words: a kernel that compiled to another's program has none of its own (a
