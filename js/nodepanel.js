@@ -80,6 +80,20 @@ function originLine(msg) {
   return [h("div", { class: "tgviz-made-by" }, [...(ops.length ? [msg.origins_own ? "made by " : "in a kernel from ", ...ops, "; "] : []), since])];
 }
 
+const FOLD_ENDS = 3;  // a long chain shows its newest entries and those back to the AST, this many each; the rest on a click
+
+/** A long chain with its middle folded behind a "… N more" button, so that the node's history below it starts in the
+ * panel's view (a chain of 20 one-line entries filled a 350 px panel). @param {HTMLElement} lineage @returns {HTMLElement} */
+function folded(lineage) {
+  const entries = [...lineage.querySelectorAll(":scope > .tgviz-came")], middle = entries.slice(FOLD_ENDS, -FOLD_ENDS);
+  if (middle.length < 2) return lineage;  // (one entry folded would take the button's line)
+  for (const e of middle) /** @type {HTMLElement} */ (e).hidden = true;
+  const more = h("button", { class: "tgviz-link tgviz-more" }, [`… ${middle.length} more`]), line = h("div", { class: "tgviz-came-more" }, [more]);
+  more.addEventListener("click", () => { for (const e of middle) /** @type {HTMLElement} */ (e).hidden = false; line.remove(); });
+  middle[0].before(line);
+  return lineage;
+}
+
 /** The node panel: op, dtype, arg (the report, and the page's own node: its label lines), tag, sources (click: go to
  * it), the matches that made or replaced it, its history (click: go there; on the node it came from: that node there),
  * and the node as tinygrad's Python. A page node (not a message): what the page holds, shown at once, `pending` saying
@@ -105,12 +119,12 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
       [i ? ", " : "", link(s.label, () => pick(s.key))]) : [full ? "none" : "none drawn"])]),
     ...(msg.becomes ? [h("div", { class: "tgviz-becomes" }, ["becomes kernel ", link(msg.becomes.name, () => go(/** @type {ProducedKernel} */ (msg.becomes).step, null))])] : []),
     ...matches(msg.created, "returned"), ...matches(msg.replaced, "replaced"),
-    ...(full?.lineage?.length ? [h("div", { class: "tgviz-lineage" }, [h("b", {}, ["came from"]), " (newest first)",
+    ...(full?.lineage?.length ? [folded(h("div", { class: "tgviz-lineage" }, [h("b", {}, ["came from"]), " (newest first)",
       ...full.lineage.map((l) => { const [what, at, rule] = lineageLine(l);
         const from = l.other_key ? [l.kind === "input" ? " (built anew, in the place of a " : " from a ", l.other, l.kind === "input" ? ")" : ""] : [];
         return h("div", { class: `tgviz-came ${l.kind}`, title: [lineageText(l), " ", l.title, ...from].join("") }, [h("span", {}, [what]),
           link(at, () => go(l.step, l.match), "tgviz-at", rule ? [h("span", { class: "tgviz-where" }, [` · ${rule}`])] : []),
-          ...(l.other_key ? [h("span", {}, ["←"]), link(l.other, () => go(l.other_step, l.other_match, l.other_key), "tgviz-other")] : [])]); })])] : []),
+          ...(l.other_key ? [h("span", {}, ["←"]), link(l.other, () => go(l.other_step, l.other_match, l.other_key), "tgviz-other")] : [])]); })]))] : []),
     ...(full?.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (this UOp, step by step)",
       ...full.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },
                                                      [...historyText(e, other(e)), " ", link(e.title, () => go(e.step, e.match))]))])] : []),

@@ -65,12 +65,15 @@ def test_a_rebuilt_nodes_panel_says_one_story(tutorial_trace, tmp_path, page):
   assert f"returned by match {', '.join(map(str, returned))}" in top, top  # the matches whose replacement is the node
 
 
+FOLD_ENDS = 3  # a long chain shows this many entries at each end, its middle folded
+
 # the panel's box, and of its "made by" line and each "came from" entry: their boxes, one line's height (an entry's op)
 PANEL_BOXES = """() => { const box = (e) => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; };
   const p = document.querySelector('.tgviz-node-panel');
   return { panel: [p.getBoundingClientRect().top + p.clientTop, p.getBoundingClientRect().top + p.clientTop + p.clientHeight],
-           scrolled: p.scrollTop, made: box(p.querySelector('.tgviz-made-by')),
-           came: [...p.querySelectorAll('.tgviz-lineage .tgviz-came')].map((e) => [...box(e), box(e.firstElementChild)]) }; }"""
+           scrolled: p.scrollTop, made: box(p.querySelector('.tgviz-made-by')), history: box(p.querySelector('.tgviz-history > b')),
+           came: [...p.querySelectorAll('.tgviz-lineage .tgviz-came')].map((e) => [...box(e), box(e.firstElementChild)]),
+           shown: [...p.querySelectorAll('.tgviz-lineage .tgviz-came')].map((e) => e.checkVisibility()) }; }"""
 
 
 def test_a_softmax_nodes_panel_says_where_it_came_from_in_one_view(attention_report, browser):
@@ -98,7 +101,16 @@ def test_a_softmax_nodes_panel_says_where_it_came_from_in_one_view(attention_rep
     got = p.evaluate(PANEL_BOXES)
     top, bottom = got["panel"]
     assert got["scrolled"] == 0 and top <= got["made"][0] and got["made"][1] <= bottom, got  # in view as the panel opens
-    assert len(got["came"]) == len(msg["lineage"]), got
+    # the chain's ends (the newest rewrites, and back to the AST's input) shown, its middle folded: the node's history,
+    # below it, starts in view too (passes 11-13: 20 entries, the history below a 350 px panel's fold)
+    ends = [True] * FOLD_ENDS
+    assert got["shown"] == ends + [False] * (len(msg["lineage"]) - 2 * FOLD_ENDS) + ends, got
+    assert got["history"][1] <= bottom, got
+    more = p.locator(".tgviz-lineage .tgviz-more")
+    assert more.inner_text() == f"… {len(msg['lineage']) - 2 * FOLD_ENDS} more", more.inner_text()
+    more.click()  # the whole chain, on a click
+    got = p.evaluate(PANEL_BOXES)
+    assert all(got["shown"]) and len(got["came"]) == len(msg["lineage"]), got
     assert all(b - t < 1.5 * (line[1] - line[0]) for t, b, line in got["came"]), got  # one line each
     shown = p.eval_on_selector_all(".tgviz-lineage .tgviz-came", "es => es.map(e => [e.querySelector('.tgviz-at').textContent, e.title])")
     def at(link):  # the step's name, the match(es) and the rule's file:line, as the entry's link says them

@@ -44,9 +44,9 @@ def test_tutorial_groups_and_landmarks(tutorial_trace):
 
 def test_an_unnamed_rewrite_is_named_in_the_tree_by_where_it_was_called(tutorial_trace):
   """tinygrad names a graph_rewrite called without a name after the function: "lower all index dtypes" held fourteen
-  steps all called "graph_rewrite" (new-user pass 10). The tree, and the step's title, add where it was called (the
-  tinygrad file and line its step recorded: weak.py's lowering of weak index dtypes, one call per node) and, first, the
-  op of the graph it rewrote."""
+  steps all called "graph_rewrite" (new-user pass 10). The tree, and the step's title, say first what it rewrote (the
+  input's op, and a small input written out), then where it was called (the tinygrad file and line its step recorded:
+  weak.py's lowering of weak index dtypes, one call per node)."""
   from pathlib import Path
 
   from tgviz.views import protocol as P
@@ -54,8 +54,16 @@ def test_an_unnamed_rewrite_is_named_in_the_tree_by_where_it_was_called(tutorial
   assert unnamed and all("tinygrad" in Path(s.loc[0]).parts for s in unnamed)
   rows = {r["key"]: r["name"] for g in P.tree(tutorial_trace) for r in g["steps"]}
   for s in unnamed:  # (and the op it rewrote: pass 11 read 22 rows of "graph_rewrite · weak.py:66" as one)
-    said = f"graph_rewrite {s.before().op.name} · {Path(s.loc[0]).name}:{s.loc[1]}"
-    assert rows[P.step_key(s)] == said and s.path.endswith(f" / {said}")
+    row = rows[P.step_key(s)]
+    # what it rewrote first, where a narrow tree cuts a row's end (pass 13 read five "graph_rewrite CON…" rows alike)
+    assert row.startswith(s.before().op.name) and row.endswith(f" · graph_rewrite {Path(s.loc[0]).name}:{s.loc[1]}")
+    assert s.path.endswith(f" / {row}")
+    if s.before().op.name == "CONST":  # a constant's row says which
+      assert row == f"CONST {s.before().arg} · graph_rewrite {Path(s.loc[0]).name}:{s.loc[1]}"
+  # one kernel's rewrites of different small inputs read differently, in its own rows ("ADD (lidx1+56)", "ADD (lidx1+24)")
+  for g in tutorial_trace.groups:
+    small = {s.before(): rows[P.step_key(s)] for s in unnamed if s.group is g and len(s.before().toposort()) <= 4}
+    assert len(set(small.values())) == len(small), sorted(small.values())
   named = next(s for s in tutorial_trace.steps if s.name == "View Base AST")
   assert rows[P.step_key(named)] == "View Base AST"  # a name tinygrad was given stays as it is
 

@@ -18,6 +18,8 @@ from tgviz.bridge.events import Profile
 from tgviz.bridge.records import RENDER_STEP, GroupRecord, Program, StepRecord
 from tgviz.bridge.replay import Replayer
 
+INPUT_TEXT_NODES, INPUT_TEXT_CHARS = 12, 28  # a step's input written out in its tree row: small enough to read there
+
 
 class _WeakUOps:
   """Trace number -> UOp, held weakly: a dict of plain weak references, dead ones dropped as it grows (a
@@ -108,6 +110,19 @@ class Recording:
   def input_op(self, step: StepRecord) -> str:
     """The op of the step's input graph's root (read from the recorded fields: no graph built)."""
     return self.uop_fields[step.sink][0].name
+
+  def input_text(self, step: StepRecord) -> str | None:
+    """The step's input as tinygrad writes a small expression ("(lidx1+56)", "32"), or None where it is bigger than a tree
+    row can say (more than INPUT_TEXT_NODES UOps or INPUT_TEXT_CHARS characters) or has no such form."""
+    fields, stack, seen = self.uop_fields, [step.sink], set[int]()
+    while stack:                            # count the input's UOps from the fields, stopping past the limit
+      if (n := stack.pop()) in seen: continue
+      if len(seen) == INPUT_TEXT_NODES: return None
+      seen.add(n)
+      stack.extend(fields[n][2])
+    try: text = self.before(step).render(simplify=False)
+    except Exception: return None           # an op tinygrad's expression renderer has no rule for
+    return text if isinstance(text, str) and len(text) <= INPUT_TEXT_CHARS else None
 
   def returned(self, step: StepRecord) -> UOp | None:
     """What tinygrad's rewrite returned; None when it did not return (it raised), or when nothing held the result any

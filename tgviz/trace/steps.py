@@ -148,11 +148,13 @@ class Step:
 
   @property
   def label(self) -> str:
-    """Its name as the tree shows it: a graph_rewrite tinygrad ran without a name, by the op it rewrote and where it was
-    called ("graph_rewrite ADD · weak.py:66": a pass's fourteen nested rewrites read as one name fourteen times; the op
-    first, where a narrow tree cuts the name)."""
+    """Its name as the tree shows it. A graph_rewrite tinygrad ran without a name reads as what it rewrote (the input's
+    op and, where it is small, the input written out), then where it was called: "ADD (lidx1+56) · graph_rewrite
+    weak.py:66" (a pass's fourteen nested rewrites read as one name fourteen times, and a narrow tree cuts a name's end:
+    what tells them apart first)."""
     if not tg.is_unnamed(self.name) or self._rec is None: return self.name
-    return f"{self.name} {self._rec.input_op(self._raw)} · {where(*self.loc)}"
+    text = self._rec.input_text(self._raw)
+    return f"{self._rec.input_op(self._raw)}{f' {text}' if text else ''} · {self.name} {where(*self.loc)}"
 
   @property
   def path(self) -> str:

@@ -31,7 +31,7 @@ OptSpec: TypeAlias = tuple[str, int | None, Any]
 
 class TreeStep(TypedDict):
   key: StepKey
-  name: str             # Step.label: an unnamed graph_rewrite with the op it rewrote and where it was called
+  name: str             # Step.label: an unnamed graph_rewrite by what it rewrote, then where it was called
   depth: int
   matches: int
   snapshot: bool
