@@ -88,7 +88,7 @@ function folded(lineage) {
   const entries = [...lineage.querySelectorAll(":scope > .tgviz-came")], middle = entries.slice(FOLD_ENDS, -FOLD_ENDS);
   if (middle.length < 2) return lineage;  // (one entry folded would take the button's line)
   for (const e of middle) /** @type {HTMLElement} */ (e).hidden = true;
-  const more = h("button", { class: "tgviz-link tgviz-more" }, [`… ${middle.length} more`]), line = h("div", { class: "tgviz-came-more" }, [more]);
+  const more = h("button", { class: "tgviz-link tgviz-unfold" }, [`… ${middle.length} more`]), line = h("div", { class: "tgviz-came-more" }, [more]);
   more.addEventListener("click", () => { for (const e of middle) /** @type {HTMLElement} */ (e).hidden = false; line.remove(); });
   middle[0].before(line);
   return lineage;

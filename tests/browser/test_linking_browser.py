@@ -135,7 +135,7 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   page.locator(".tgviz-lineage").scroll_into_view_if_needed()
   page.screenshot(path=str(ARTIFACTS / shot.replace(".png", "-lineage.png")))
   mid = chain[len(chain) // 2]
-  if page.locator(".tgviz-lineage .tgviz-more").count(): page.locator(".tgviz-lineage .tgviz-more").click()  # (a long chain's middle, folded)
+  if page.locator(".tgviz-lineage .tgviz-unfold").count(): page.locator(".tgviz-lineage .tgviz-unfold").click()  # (a long chain's middle, folded)
   page.locator(".tgviz-lineage .tgviz-came").nth(len(chain) // 2).locator(".tgviz-link:not(.tgviz-other)").click()
   wait_picture(mid["step"], mid["match"])
   # the rules tab: the most frequent pattern first; a click goes to its first match

@@ -106,7 +106,7 @@ def test_a_softmax_nodes_panel_says_where_it_came_from_in_one_view(attention_rep
     ends = [True] * FOLD_ENDS
     assert got["shown"] == ends + [False] * (len(msg["lineage"]) - 2 * FOLD_ENDS) + ends, got
     assert got["history"][1] <= bottom, got
-    more = p.locator(".tgviz-lineage .tgviz-more")
+    more = p.locator(".tgviz-lineage .tgviz-unfold")
     assert more.inner_text() == f"… {len(msg['lineage']) - 2 * FOLD_ENDS} more", more.inner_text()
     more.click()  # the whole chain, on a click
     got = p.evaluate(PANEL_BOXES)

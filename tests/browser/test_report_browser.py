@@ -332,6 +332,38 @@ def test_the_tree_opens_at_the_kernels_header(report, page):
   assert not page.errors
 
 
+# per row (step key, how many leading characters must show): whether those characters lie inside the row's name box
+SHOWN = """rows => rows.map(([k, n]) => { const el = document.querySelector(`.tgviz-step[data-key="${k}"] .tgviz-name`);
+  el.scrollIntoView({block: "center"}); const box = el.getBoundingClientRect(), r = document.createRange();
+  r.setStart(el.firstChild, 0); r.setEnd(el.firstChild, n);
+  return [...r.getClientRects()].every((c) => c.left >= box.left - 0.5 && c.right <= box.right + 0.5 && c.top >= box.top - 0.5
+                                             && c.bottom <= box.bottom + 0.5); })"""
+
+
+def test_the_tree_tells_a_kernels_rewrites_apart_at_a_narrow_width(attention_report, browser):
+  """The attention block's kernel with the most unnamed rewrites (tinygrad's lowering of weak index dtypes, one
+  graph_rewrite per node), its tree 180 px wide (the least it takes): each row shows what it rewrote in full (the op
+  and its input written out: "ADD (gidx0*24+lidx0*6+2)"), and those differ row from row. Pass 14 read ten rows cut to
+  "ADD · graph_rewri…"."""
+  trace, html = attention_report
+  unnamed = [s for s in trace.steps if s.label != s.name]
+  group = max({s.group for s in unnamed}, key=lambda g: sum(s.group is g for s in unnamed))
+  rows = [(P.step_key(s), s.label.split(" · graph_rewrite ")[0]) for s in unnamed if s.group is group]
+  assert len(rows) > 5 and any("(" in what for _, what in rows), rows  # (some inputs written out)
+  with new_page(browser, 841, 1000, offline=True) as p:
+    p.goto(html.as_uri())
+    p.wait_for_selector(".tgviz-stage svg g.node, .tgviz-progmap[open] svg", timeout=LIMIT)
+    to_steps(p)
+    assert p.locator(".tgviz-tree").bounding_box()["width"] <= 200
+    shown = p.evaluate(SHOWN, [[k, len(what)] for k, what in rows])
+    p.locator(f".tgviz-step[data-key='{rows[-1][0]}']").scroll_into_view_if_needed()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    p.screenshot(path=str(ARTIFACTS / "report-tree-rewrites-841.png"))
+  assert all(shown), [what for (_, what), ok in zip(rows, shown, strict=True) if not ok]
+  whats = [what for _, what in rows]
+  assert len(set(whats)) == len(whats), whats
+
+
 def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):
   """A kernel's code of hundreds of lines (an LSTM's: thousands, tens of thousands of elements, which held its picture
   up by some 300 ms): not all of it is in the page when the picture is drawn, nor laid out once put in, yet the panel

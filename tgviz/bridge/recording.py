@@ -18,7 +18,7 @@ from tgviz.bridge.events import Profile
 from tgviz.bridge.records import RENDER_STEP, GroupRecord, Program, StepRecord
 from tgviz.bridge.replay import Replayer
 
-INPUT_TEXT_NODES, INPUT_TEXT_CHARS = 12, 28  # a step's input written out in its tree row: small enough to read there
+INPUT_TEXT_NODES, INPUT_TEXT_CHARS = 24, 40  # a step's input written out in its tree row: small enough to read there
 
 
 class _WeakUOps:
