@@ -96,6 +96,10 @@ export function stepTree(ui, groups, selected, onSelect) {
   let typing = /** @type {ReturnType<typeof setTimeout>|undefined} */ (undefined);
   ui.filter.addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(build, FOLLOW_MS); });
   ui.hideEmpty.addEventListener("change", build);
+  // the tree's width changed (maximised, a column dragged, a scrollbar come): its names wrap anew, and the rows move
+  // under a scroll position kept from before; the selected row is brought back into view where it left it
+  let width = 0;
+  new ResizeObserver(() => { if (ui.tree.clientWidth !== width && (width = ui.tree.clientWidth)) markSelected(); }).observe(ui.tree);
   return {
     build,
     /** The search answered: the tree keeps to the groups it found something in too (rebuilt at once where the tree
