@@ -7,7 +7,7 @@
  * @typedef {string} View */
 /** An opt as [op, axis, amount].
  * @typedef {[string, number|null, any]} OptSpec */
-/** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean}} TreeStep */
+/** @typedef {{key:StepKey, name:string, depth:number, matches:number, snapshot:boolean, where?:string}} TreeStep */
 /** @typedef {{index:number, name:string, kind:string, matches:number, kernel:string|null, steps:TreeStep[], key?:string,
  *   calls?:string[]}} TreeGroup */
 /** A row of the kernel table (Trace.kernel_table's), with the name shown, the matches of its steps and the step it

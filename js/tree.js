@@ -56,7 +56,7 @@ export function stepTree(ui, groups, selected, onSelect) {
     const html = [];  // a big trace has thousands of rows: written as one HTML text, far faster than element by element
     for (const g of groups) {
       const groupHit = !q || g.name.toLowerCase().includes(q) || !!hit?.has(g.index);
-      const steps = g.steps.filter((s) => (groupHit || s.name.toLowerCase().includes(q)) &&
+      const steps = g.steps.filter((s) => (groupHit || s.name.toLowerCase().includes(q) || !!s.where?.toLowerCase().includes(q)) &&
                                          (!ui.hideEmpty.checked || s.matches > 0 || s.snapshot));
       if (!steps.length) continue;
       listed.add(g.index);
@@ -67,9 +67,9 @@ export function stepTree(ui, groups, selected, onSelect) {
                 g.calls ? ` <span class="tgviz-group-calls" title="its calls: kernels compiled after it, reused from an earlier schedule, copies (its panel says more)">${escapeHtml(g.calls.join(" · "))}</span>` : "",
                 ` <span class="tgviz-count">${g.matches}</span></summary>`);
       for (const s of steps) {
-        const name = escapeHtml(s.name);
+        const name = escapeHtml(s.name), title = s.where ? `${name} · ${escapeHtml(s.where)}` : name;  // (an unnamed rewrite's call site)
         html.push(`<div class="tgviz-step${s.snapshot ? " snapshot" : ""}${s.matches ? "" : " empty"}" role="treeitem" data-key="${escapeHtml(s.key)}"`,
-                  ` style="padding-left:${14 + s.depth * 12}px"><span class="tgviz-name" title="${name}">${name}</span>`,  // indented by depth
+                  ` style="padding-left:${14 + s.depth * 12}px"><span class="tgviz-name" title="${title}">${name}</span>`,  // indented by depth
                   `<span class="tgviz-count">${s.matches}</span></div>`);
       }
       html.push("</details>");

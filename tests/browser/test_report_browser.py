@@ -343,12 +343,12 @@ SHOWN = """rows => rows.map(([k, n]) => { const el = document.querySelector(`.tg
 def test_the_tree_tells_a_kernels_rewrites_apart_at_a_narrow_width(attention_report, browser):
   """The attention block's kernel with the most unnamed rewrites (tinygrad's lowering of weak index dtypes, one
   graph_rewrite per node), its tree 180 px wide (the least it takes): each row shows what it rewrote in full (the op
-  and its input written out: "ADD (gidx0*24+lidx0*6+2)"), and those differ row from row. Pass 14 read ten rows cut to
-  "ADD · graph_rewri…"."""
+  and its input written out: "ADD (gidx0*24+lidx0*6+2)"), and those differ row from row; where it was called, the same
+  in each, is its tooltip. Pass 14 read ten rows cut to "ADD · graph_rewri…", pass 15 seven cut alike."""
   trace, html = attention_report
   unnamed = [s for s in trace.steps if s.label != s.name]
   group = max({s.group for s in unnamed}, key=lambda g: sum(s.group is g for s in unnamed))
-  rows = [(P.step_key(s), s.label.split(" · graph_rewrite ")[0]) for s in unnamed if s.group is group]
+  rows = [(P.step_key(s), s.row[0]) for s in unnamed if s.group is group]
   assert len(rows) > 5 and any("(" in what for _, what in rows), rows  # (some inputs written out)
   with new_page(browser, 841, 1000, offline=True) as p:
     p.goto(html.as_uri())
@@ -356,12 +356,14 @@ def test_the_tree_tells_a_kernels_rewrites_apart_at_a_narrow_width(attention_rep
     to_steps(p)
     assert p.locator(".tgviz-tree").bounding_box()["width"] <= 200
     shown = p.evaluate(SHOWN, [[k, len(what)] for k, what in rows])
+    tips = [p.locator(f".tgviz-step[data-key='{k}'] .tgviz-name").get_attribute("title") for k, _ in rows]
     p.locator(f".tgviz-step[data-key='{rows[-1][0]}']").scroll_into_view_if_needed()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     p.screenshot(path=str(ARTIFACTS / "report-tree-rewrites-841.png"))
   assert all(shown), [what for (_, what), ok in zip(rows, shown, strict=True) if not ok]
   whats = [what for _, what in rows]
   assert len(set(whats)) == len(whats), whats
+  assert tips == [s.label for s in unnamed if s.group is group], tips  # where it was called: its tooltip
 
 
 def test_a_long_kernels_code_is_put_in_as_it_is_seen(tmp_path, page):

@@ -42,30 +42,29 @@ def test_tutorial_groups_and_landmarks(tutorial_trace):
   assert step.loc[0].endswith(".py") and step.loc[1] > 0
 
 
-def test_an_unnamed_rewrite_is_named_in_the_tree_by_where_it_was_called(tutorial_trace):
+def test_an_unnamed_rewrite_is_named_in_the_tree_by_what_it_rewrote(tutorial_trace):
   """tinygrad names a graph_rewrite called without a name after the function: "lower all index dtypes" held fourteen
-  steps all called "graph_rewrite" (new-user pass 10). The tree, and the step's title, say first what it rewrote (the
-  input's op, and a small input written out), then where it was called (the tinygrad file and line its step recorded:
-  weak.py's lowering of weak index dtypes, one call per node)."""
+  steps all called "graph_rewrite" (new-user pass 10). The tree's row says what it rewrote (the input's op, and a small
+  input written out), its tooltip and the step's title where it was called too (the tinygrad file and line its step
+  recorded: weak.py's lowering of weak index dtypes, one call per node, the same in every row of them)."""
   from pathlib import Path
 
   from tgviz.views import protocol as P
   unnamed = [s for s in tutorial_trace.steps if s.name == "graph_rewrite"]
   assert unnamed and all("tinygrad" in Path(s.loc[0]).parts for s in unnamed)
-  rows = {r["key"]: r["name"] for g in P.tree(tutorial_trace) for r in g["steps"]}
-  for s in unnamed:  # (and the op it rewrote: pass 11 read 22 rows of "graph_rewrite · weak.py:66" as one)
-    row = rows[P.step_key(s)]
-    # what it rewrote first, where a narrow tree cuts a row's end (pass 13 read five "graph_rewrite CON…" rows alike)
-    assert row.startswith(s.before().op.name) and row.endswith(f" · graph_rewrite {Path(s.loc[0]).name}:{s.loc[1]}")
-    assert s.path.endswith(f" / {row}")
-    if s.before().op.name == "CONST":  # a constant's row says which
-      assert row == f"CONST {s.before().arg} · graph_rewrite {Path(s.loc[0]).name}:{s.loc[1]}"
+  rows = {r["key"]: r for g in P.tree(tutorial_trace) for r in g["steps"]}
+  for s in unnamed:  # (pass 11 read 22 rows of "graph_rewrite · weak.py:66" as one)
+    row, where = rows[P.step_key(s)]["name"], f"graph_rewrite {Path(s.loc[0]).name}:{s.loc[1]}"
+    assert row.startswith(s.before().op.name) and rows[P.step_key(s)]["where"] == where
+    assert s.path.endswith(f" / {row} · {where}")  # (the graph's title)
+    if s.before().op.name == "CONST":  # a constant's row says which (pass 13 read five "graph_rewrite CON…" rows alike)
+      assert row == f"CONST {s.before().arg}"
   # one kernel's rewrites of different small inputs read differently, in its own rows ("ADD (lidx1+56)", "ADD (lidx1+24)")
   for g in tutorial_trace.groups:
-    small = {s.before(): rows[P.step_key(s)] for s in unnamed if s.group is g and len(s.before().toposort()) <= 4}
+    small = {s.before(): rows[P.step_key(s)]["name"] for s in unnamed if s.group is g and len(s.before().toposort()) <= 4}
     assert len(set(small.values())) == len(small), sorted(small.values())
   named = next(s for s in tutorial_trace.steps if s.name == "View Base AST")
-  assert rows[P.step_key(named)] == "View Base AST"  # a name tinygrad was given stays as it is
+  assert rows[P.step_key(named)]["name"] == "View Base AST" and "where" not in rows[P.step_key(named)]  # a name tinygrad gave stays
 
 
 def test_call_stacks_are_those_tinygrads_viz_shows():

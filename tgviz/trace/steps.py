@@ -148,13 +148,20 @@ class Step:
 
   @property
   def label(self) -> str:
-    """Its name as the tree shows it. A graph_rewrite tinygrad ran without a name reads as what it rewrote (the input's
-    op and, where it is small, the input written out), then where it was called: "ADD (lidx1+56) · graph_rewrite
-    weak.py:66" (a pass's fourteen nested rewrites read as one name fourteen times, and a narrow tree cuts a name's end:
-    what tells them apart first)."""
-    if not tg.is_unnamed(self.name) or self._rec is None: return self.name
+    """Its name in titles and paths: a graph_rewrite tinygrad ran without a name by what it rewrote, then where it was
+    called ("ADD (lidx1+56) · graph_rewrite weak.py:66"; see row)."""
+    what, where = self.row
+    return what if where is None else f"{what} · {where}"
+
+  @property
+  def row(self) -> tuple[str, str | None]:
+    """Its name as the tree's row says it, and for a graph_rewrite tinygrad ran without a name, where it was called
+    (the row's tooltip). Such a row says what it rewrote: the input's op and, where it is small, the input written out
+    ("ADD (lidx1+56)", "CONST 32"): a pass's fourteen nested rewrites read as one name fourteen times, and the place,
+    the same in every one of them (weak.py:66), took the row's room (passes 10 to 15)."""
+    if not tg.is_unnamed(self.name) or self._rec is None: return self.name, None
     text = self._rec.input_text(self._raw)
-    return f"{self._rec.input_op(self._raw)}{f' {text}' if text else ''} · {self.name} {where(*self.loc)}"
+    return f"{self._rec.input_op(self._raw)}{f' {text}' if text else ''}", f"{self.name} {where(*self.loc)}"
 
   @property
   def path(self) -> str:

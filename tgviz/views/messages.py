@@ -31,10 +31,11 @@ OptSpec: TypeAlias = tuple[str, int | None, Any]
 
 class TreeStep(TypedDict):
   key: StepKey
-  name: str             # Step.label: an unnamed graph_rewrite by what it rewrote, then where it was called
+  name: str             # Step.row: an unnamed graph_rewrite by what it rewrote ("ADD (lidx1+56)")
   depth: int
   matches: int
   snapshot: bool
+  where: NotRequired[str]  # an unnamed graph_rewrite's call site ("graph_rewrite weak.py:66"): the row's tooltip
 
 
 class TreeGroup(TypedDict):

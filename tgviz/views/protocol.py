@@ -82,14 +82,21 @@ def shown_groups(trace: Trace, kernel: str | None = None) -> list[Group]:
           if not kernel or g.kind != "kernel" or (g.kernel.named(kernel) if g.kernel else fnmatch.fnmatch(g.name, kernel))]
 
 
+def tree_step(s: Step) -> TreeStep:
+  """A step's row in the tree (an unnamed graph_rewrite's call site beside its name, for the tooltip)."""
+  name, where = s.row
+  row = TreeStep(key=step_key(s), name=name, depth=s.depth, matches=s.match_count, snapshot=s.is_snapshot)
+  if where is not None: row["where"] = where
+  return row
+
+
 def tree(trace: Trace, kernel: str | None = None) -> list[TreeGroup]:
   """The trace tree: groups with their steps (name, depth, matches), in compile order. kernel: a glob pattern that
   limits the kernels listed (other groups stay)."""
   out = []
   for g in shown_groups(trace, kernel):
     group = TreeGroup(index=g.index, name=g.display_name, kind=g.kind, matches=g.match_count, kernel=g.kernel.name if g.kernel else None,
-                      steps=[TreeStep(key=step_key(s), name=s.label, depth=s.depth, matches=s.match_count, snapshot=s.is_snapshot)
-                             for s in g.steps])
+                      steps=[tree_step(s) for s in g.steps])
     if g.kernel is not None: group["key"] = g.kernel.short_key
     if (calls := tree_calls(trace, g)): group["calls"] = calls
     out.append(group)
