@@ -83,13 +83,14 @@ function originLine(msg) {
 const FOLD_ENDS = 3;  // a long chain shows its newest entries and those back to the AST, this many each; the rest on a click
 
 /** A long chain with its middle folded behind a "… N more" button, so that the node's history below it starts in the
- * panel's view (a chain of 20 one-line entries filled a 350 px panel). @param {HTMLElement} lineage @returns {HTMLElement} */
-function folded(lineage) {
+ * panel's view (a chain of 20 one-line entries filled a 350 px panel); unfolded, the panel may take more of the column
+ * (`unfolded`). @param {HTMLElement} lineage @param {() => void} unfolded @returns {HTMLElement} */
+function folded(lineage, unfolded) {
   const entries = [...lineage.querySelectorAll(":scope > .tgviz-came")], middle = entries.slice(FOLD_ENDS, -FOLD_ENDS);
   if (middle.length < 2) return lineage;  // (one entry folded would take the button's line)
   for (const e of middle) /** @type {HTMLElement} */ (e).hidden = true;
   const more = h("button", { class: "tgviz-link tgviz-unfold" }, [`… ${middle.length} more`]), line = h("div", { class: "tgviz-came-more" }, [more]);
-  more.addEventListener("click", () => { for (const e of middle) /** @type {HTMLElement} */ (e).hidden = false; line.remove(); });
+  more.addEventListener("click", () => { for (const e of middle) /** @type {HTMLElement} */ (e).hidden = false; line.remove(); unfolded(); });
   middle[0].before(line);
   return lineage;
 }
@@ -110,6 +111,7 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
   const matches = (/** @type {number[]} */ ms, /** @type {string} */ what) => ms.length
     ? [h("div", {}, [`${what} by match `, ...ms.flatMap((m, i) => [i ? ", " : "", link(String(m + 1), () => jump(m))])])] : [];
   const full = "type" in msg ? msg : null;
+  ui.nodePanel.classList.remove("unfolded");  // (a chain unfolded gave it more of the column: a new node folds its own)
   ui.nodePanel.replaceChildren(
     h("div", { class: "tgviz-node-head" }, [h("b", {}, [msg.op]), ` ${[full?.dtype, msg.key].filter(Boolean).join(" · ")}`, link("×", () => pick(""))]),
     ...(full?.lineage?.length ? originLine(full) : []),
@@ -124,7 +126,8 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
         const from = l.other_key ? [l.kind === "input" ? " (built anew, in the place of a " : " from a ", l.other, l.kind === "input" ? ")" : ""] : [];
         return h("div", { class: `tgviz-came ${l.kind}`, title: [lineageText(l), " ", l.title, ...from].join("") }, [h("span", {}, [what]),
           link(at, () => go(l.step, l.match), "tgviz-at", rule ? [h("span", { class: "tgviz-where" }, [` · ${rule}`])] : []),
-          ...(l.other_key ? [h("span", {}, ["←"]), link(l.other, () => go(l.other_step, l.other_match, l.other_key), "tgviz-other")] : [])]); })]))] : []),
+          ...(l.other_key ? [h("span", {}, ["←"]), link(l.other, () => go(l.other_step, l.other_match, l.other_key), "tgviz-other")] : [])]); })]),
+      () => ui.nodePanel.classList.add("unfolded"))] : []),
     ...(full?.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (this UOp, step by step)",
       ...full.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },
                                                      [...historyText(e, other(e)), " ", link(e.title, () => go(e.step, e.match))]))])] : []),

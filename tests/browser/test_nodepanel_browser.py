@@ -77,7 +77,7 @@ PANEL_BOXES = """() => { const box = (e) => { const r = e.getBoundingClientRect(
 
 
 def test_a_softmax_nodes_panel_says_where_it_came_from_in_one_view(attention_report, browser):
-  """The new user's click: a CMPLT of the softmax kernel (r_3_4_6 #1), its output AST, at 1400x1000. At the panel's
+  """The new user's click: a CMPLT of the softmax kernel (r_3_4_6 #1), its output AST, at 1400x800. At the panel's
   top, without scrolling, the user's op and line and the rewrites since the kernel's AST; each link of the chain one
   line (its step and match a link, its rule's file:line), its whole story in its tooltip (the chain had 17 entries of
   whole rule reprs, some 2,400 px of text in a 348 px box, the user's op last)."""
@@ -88,7 +88,7 @@ def test_a_softmax_nodes_panel_says_where_it_came_from_in_one_view(attention_rep
   node = next(n for n in (tg.node_key(u) for u in tg.toposort(step.after()) if tg.op_name(u) == "CMPLT"))
   msg = P.node_message(trace, key, None, node)
   assert msg["origins_own"] and [o["op"] for o in msg["origins"]] == ["softmax"] and len(msg["lineage"]) > 10, msg
-  with new_page(browser, 1400, 1000, offline=True) as p:
+  with new_page(browser, 1400, 800, offline=True) as p:  # (a laptop: a node panel of 350 px)
     p.goto(html.as_uri())
     p.wait_for_selector(".tgviz-stage svg g.node, .tgviz-progmap[open] svg", timeout=LIMIT)
     open_node(p, key, node)
@@ -108,9 +108,10 @@ def test_a_softmax_nodes_panel_says_where_it_came_from_in_one_view(attention_rep
     assert got["history"][1] <= bottom, got
     more = p.locator(".tgviz-lineage .tgviz-unfold")
     assert more.inner_text() == f"… {len(msg['lineage']) - 2 * FOLD_ENDS} more", more.inner_text()
-    more.click()  # the whole chain, on a click
+    more.click()  # the whole chain, on a click, the panel taller: the history's start still in view under it (pass 15)
     got = p.evaluate(PANEL_BOXES)
     assert all(got["shown"]) and len(got["came"]) == len(msg["lineage"]), got
+    assert got["scrolled"] == 0 and got["history"][1] <= got["panel"][1], got
     assert all(b - t < 1.5 * (line[1] - line[0]) for t, b, line in got["came"]), got  # one line each
     shown = p.eval_on_selector_all(".tgviz-lineage .tgviz-came", "es => es.map(e => [e.querySelector('.tgviz-at').textContent, e.title])")
     def at(link):  # the step's name, the match(es) and the rule's file:line, as the entry's link says them
