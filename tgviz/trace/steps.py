@@ -150,8 +150,8 @@ class Step:
   def label(self) -> str:
     """Its name in titles and paths: a graph_rewrite tinygrad ran without a name by what it rewrote, then where it was
     called ("ADD (lidx1+56) · graph_rewrite weak.py:66"; see row)."""
-    what, where = self.row
-    return what if where is None else f"{what} · {where}"
+    what, at = self.row
+    return what if at is None else f"{what} · {at}"
 
   @property
   def row(self) -> tuple[str, str | None]:
