@@ -90,7 +90,14 @@ function folded(lineage, unfolded) {
   if (middle.length < 2) return lineage;  // (one entry folded would take the button's line)
   for (const e of middle) /** @type {HTMLElement} */ (e).hidden = true;
   const more = h("button", { class: "tgviz-link tgviz-unfold" }, [`… ${middle.length} more`]), line = h("div", { class: "tgviz-came-more" }, [more]);
-  more.addEventListener("click", () => { for (const e of middle) /** @type {HTMLElement} */ (e).hidden = false; line.remove(); unfolded(); });
+  more.addEventListener("click", () => {
+    for (const e of middle) /** @type {HTMLElement} */ (e).hidden = false;
+    // the focus to the first entry shown (the button goes: the page's body would take it, and the widget's keys, Escape
+    // included, would not reach it in a notebook)
+    /** @type {HTMLElement|null} */ (middle[0].querySelector(".tgviz-at"))?.focus({ preventScroll: true });
+    line.remove();
+    unfolded();
+  });
   middle[0].before(line);
   return lineage;
 }

@@ -112,6 +112,9 @@ def test_a_softmax_nodes_panel_says_where_it_came_from_in_one_view(attention_rep
     got = p.evaluate(PANEL_BOXES)
     assert all(got["shown"]) and len(got["came"]) == len(msg["lineage"]), got
     assert got["scrolled"] == 0 and got["history"][1] <= got["panel"][1], got
+    # the focus stays in the panel (the button it was on is gone; on the page's body, a notebook's widget no longer heard
+    # Escape: pass 16)
+    assert p.evaluate("() => !!document.activeElement?.closest('.tgviz-node-panel')")
     assert all(b - t < 1.5 * (line[1] - line[0]) for t, b, line in got["came"]), got  # one line each
     shown = p.eval_on_selector_all(".tgviz-lineage .tgviz-came", "es => es.map(e => [e.querySelector('.tgviz-at').textContent, e.title])")
     def at(link):  # the step's name, the match(es) and the rule's file:line, as the entry's link says them

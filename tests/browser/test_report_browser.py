@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import workloads
 from harness import ARTIFACTS, LIMIT, label_px, new_page, node_panel_ms, search_for, settled, to_steps, uops_cells, wraps
+from tinygrad import Tensor
 
 import tgviz
 from tgviz import bridge as tg
@@ -340,12 +341,22 @@ SHOWN = """rows => rows.map(([k, n]) => { const el = document.querySelector(`.tg
                                              && c.bottom <= box.bottom + 0.5); })"""
 
 
-def test_the_tree_tells_a_kernels_rewrites_apart_at_a_narrow_width(attention_report, browser):
-  """The attention block's kernel with the most unnamed rewrites (tinygrad's lowering of weak index dtypes, one
-  graph_rewrite per node), its tree 180 px wide (the least it takes): each row shows what it rewrote in full (the op
-  and its input written out: "ADD (gidx0*24+lidx0*6+2)"), and those differ row from row; where it was called, the same
-  in each, is its tooltip. Pass 14 read ten rows cut to "ADD · graph_rewri…", pass 15 seven cut alike."""
-  trace, html = attention_report
+def _grouped_conv() -> None:
+  Tensor.randn(1, 4, 9, 9).conv2d(Tensor.randn(4, 2, 3, 3), groups=2, stride=2).relu().sum().realize()
+
+
+@pytest.mark.parametrize("program", ["attention", "grouped conv"])
+def test_the_tree_tells_a_kernels_rewrites_apart_at_a_narrow_width(program, request, tmp_path, browser):
+  """The kernel with the most unnamed rewrites (tinygrad's lowering of weak index dtypes, one graph_rewrite per node) of
+  the attention block and of the grouped strided conv, its tree 180 px wide (the least it takes, and a maximised
+  widget's): each row shows what it rewrote in full (the op and its input written out: "ADD (gidx0*24+lidx0*6+2)",
+  "ADD (r1*9+r4*18+r2+(r3//2*162+r0*81)+330)"), and those differ row from row; where it was called, the same in each, is
+  its tooltip. Pass 14 read ten rows cut to "ADD · graph_rewri…", pass 15 seven cut alike, pass 16 the conv's eight
+  cut at three lines."""
+  if program == "attention": trace, html = request.getfixturevalue("attention_report")
+  else:
+    with tgviz.capture() as trace: _grouped_conv()
+    html = trace.to_html(tmp_path / "index.html")
   unnamed = [s for s in trace.steps if s.label != s.name]
   group = max({s.group for s in unnamed}, key=lambda g: sum(s.group is g for s in unnamed))
   rows = [(P.step_key(s), s.row[0]) for s in unnamed if s.group is group]
@@ -359,7 +370,7 @@ def test_the_tree_tells_a_kernels_rewrites_apart_at_a_narrow_width(attention_rep
     tips = [p.locator(f".tgviz-step[data-key='{k}'] .tgviz-name").get_attribute("title") for k, _ in rows]
     p.locator(f".tgviz-step[data-key='{rows[-1][0]}']").scroll_into_view_if_needed()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    p.screenshot(path=str(ARTIFACTS / "report-tree-rewrites-841.png"))
+    p.screenshot(path=str(ARTIFACTS / f"report-tree-rewrites-841-{program.replace(' ', '-')}.png"))
   assert all(shown), [what for (_, what), ok in zip(rows, shown, strict=True) if not ok]
   whats = [what for _, what in rows]
   assert len(set(whats)) == len(whats), whats
