@@ -6,6 +6,10 @@ import { escapeHtml, scrollWithin } from "./dom.js";
 
 const FOLLOW_MS = 250;  // after the last key in the box, the tree is filtered
 
+/** A name (escaped HTML) that may break after an operator, before it breaks anywhere: a wrapped input written out reads
+ * "…+r0*81)+" / "330)", not "+33" / "0)". @param {string} html */
+const breaks = (html) => html.replace(/([+*/%(,])/g, "$1<wbr>");
+
 /** @typedef {import("./ui.js").Ui} Ui */
 /** @typedef {import("./messages.js").TreeGroup} TreeGroup */
 /** @typedef {import("./messages.js").StepKey} StepKey */
@@ -69,7 +73,7 @@ export function stepTree(ui, groups, selected, onSelect) {
       for (const s of steps) {
         const name = escapeHtml(s.name), title = s.where ? `${name} · ${escapeHtml(s.where)}` : name;  // (an unnamed rewrite's call site)
         html.push(`<div class="tgviz-step${s.snapshot ? " snapshot" : ""}${s.matches ? "" : " empty"}" role="treeitem" data-key="${escapeHtml(s.key)}"`,
-                  ` style="padding-left:${14 + s.depth * 12}px"><span class="tgviz-name" title="${title}">${name}</span>`,  // indented by depth
+                  ` style="padding-left:${14 + s.depth * 12}px"><span class="tgviz-name" title="${title}">${breaks(name)}</span>`,  // indented by depth
                   `<span class="tgviz-count">${s.matches}</span></div>`);
       }
       html.push("</details>");

@@ -333,12 +333,17 @@ def test_the_tree_opens_at_the_kernels_header(report, page):
   assert not page.errors
 
 
-# per row (step key, how many leading characters must show): whether those characters lie inside the row's name box
-SHOWN = """rows => rows.map(([k, n]) => { const el = document.querySelector(`.tgviz-step[data-key="${k}"] .tgviz-name`);
+# per row (its step key): whether its whole name lies inside the row's name box, and no number in it is broken across
+# two lines (a wrapped "+330" read as "+33" / "0")
+SHOWN = r"""keys => keys.map((k) => { const el = document.querySelector(`.tgviz-step[data-key="${k}"] .tgviz-name`);
   el.scrollIntoView({block: "center"}); const box = el.getBoundingClientRect(), r = document.createRange();
-  r.setStart(el.firstChild, 0); r.setEnd(el.firstChild, n);
-  return [...r.getClientRects()].every((c) => c.left >= box.left - 0.5 && c.right <= box.right + 0.5 && c.top >= box.top - 0.5
-                                             && c.bottom <= box.bottom + 0.5); })"""
+  r.selectNodeContents(el);
+  const inside = [...r.getClientRects()].every((c) => c.left >= box.left - 0.5 && c.right <= box.right + 0.5
+                                                    && c.top >= box.top - 0.5 && c.bottom <= box.bottom + 0.5);
+  const texts = [...el.childNodes].filter((t) => t.nodeType === Node.TEXT_NODE);
+  const whole = texts.every((t) => [...t.data.matchAll(/\d+/g)].every((m) => { const d = document.createRange();
+    d.setStart(t, m.index); d.setEnd(t, m.index + m[0].length); return d.getClientRects().length === 1; }));
+  return inside && whole; })"""
 
 
 def _grouped_conv() -> None:
@@ -351,8 +356,8 @@ def test_the_tree_tells_a_kernels_rewrites_apart_at_a_narrow_width(program, requ
   the attention block and of the grouped strided conv, its tree 180 px wide (the least it takes, and a maximised
   widget's): each row shows what it rewrote in full (the op and its input written out: "ADD (gidx0*24+lidx0*6+2)",
   "ADD (r1*9+r4*18+r2+(r3//2*162+r0*81)+330)"), and those differ row from row; where it was called, the same in each, is
-  its tooltip. Pass 14 read ten rows cut to "ADD · graph_rewri…", pass 15 seven cut alike, pass 16 the conv's eight
-  cut at three lines."""
+  its tooltip; a wrapped name breaks after an operator, no number split. Pass 14 read ten rows cut to "ADD ·
+  graph_rewri…", pass 15 seven cut alike, pass 16 the conv's eight cut at three lines, and "+8" / "0"."""
   if program == "attention": trace, html = request.getfixturevalue("attention_report")
   else:
     with tgviz.capture() as trace: _grouped_conv()
@@ -366,7 +371,9 @@ def test_the_tree_tells_a_kernels_rewrites_apart_at_a_narrow_width(program, requ
     p.wait_for_selector(".tgviz-stage svg g.node, .tgviz-progmap[open] svg", timeout=LIMIT)
     to_steps(p)
     assert p.locator(".tgviz-tree").bounding_box()["width"] <= 200
-    shown = p.evaluate(SHOWN, [[k, len(what)] for k, what in rows])
+    shown = p.evaluate(SHOWN, [k for k, _ in rows])
+    names = p.evaluate("ks => ks.map((k) => document.querySelector(`.tgviz-step[data-key='${k}'] .tgviz-name`).textContent)", [k for k, _ in rows])
+    assert names == [what for _, what in rows], names  # (the breaks put in it are no text)
     tips = [p.locator(f".tgviz-step[data-key='{k}'] .tgviz-name").get_attribute("title") for k, _ in rows]
     p.locator(f".tgviz-step[data-key='{rows[-1][0]}']").scroll_into_view_if_needed()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
