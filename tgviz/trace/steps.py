@@ -153,7 +153,7 @@ class Step:
     what, at = self.row
     return what if at is None else f"{what} · {at}"
 
-  @property
+  @functools.cached_property
   def row(self) -> tuple[str, str | None]:
     """Its name as the tree's row says it, and for a graph_rewrite tinygrad ran without a name, where it was called
     (the row's tooltip). Such a row says what it rewrote: the input's op and, where it is small, the input written out
