@@ -5,8 +5,6 @@ table's rows of kernels that share a program saying in words where their launche
 import itertools
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,13 +16,9 @@ WIDTHS = [1366, 1000]
 
 
 @pytest.fixture(scope="module")
-def gpt(tmp_path_factory) -> Path:
+def gpt(gpt_run) -> Path:
   """`tgviz run`'s report of the GPT training step (its slowest kernels re-timed, its devices' peaks measured)."""
-  out = tmp_path_factory.mktemp("gpt")
-  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(GPT), "--out", str(out), "--svg", "none"], capture_output=True,
-                        text=True, timeout=1800)
-  assert proc.returncode == 0, proc.stderr
-  return out / "index.html"
+  return gpt_run[0] / "index.html"
 
 
 def opened(page, report: Path, tab: str | None = None) -> None:

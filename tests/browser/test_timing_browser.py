@@ -7,8 +7,6 @@ Notebook 7 the compiler lanes. Screenshots beside VIZ's profiler (shared/anchors
 timing-*.png."""
 import json
 import re
-import subprocess
-import sys
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -303,16 +301,13 @@ def test_compiler_lanes_in_notebook7(nb7, browser):
 
 
 @pytest.mark.slow
-def test_the_gpt_steps_compiler_lanes_beside_viz(tmp_path, page):
+def test_the_gpt_steps_compiler_lanes_beside_viz(gpt_run, page):
   """`tgviz run` on the GPT training step: its report's TINY lane, as VIZ's (shared/anchors/turn4/viz-tiny-lane-compile-
   time.png): each kernel's do_to_program span with its time, a click opening its steps; the kernel table's runs the
   timeline's launches (kernels sharing a program counted once), its slowest kernels re-timed."""
-  script = Path(__file__).resolve().parents[2] / "benchmarks" / "models" / "gpt_train_step.py"
-  proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--out", str(tmp_path), "--svg", "none"], capture_output=True,
-                        text=True, timeout=1800)
-  assert proc.returncode == 0, proc.stderr
-  assert "timed again in" in proc.stdout and "re-timed" in proc.stdout
-  page.goto((tmp_path / "index.html").as_uri())
+  out, stdout = gpt_run
+  assert "timed again in" in stdout and "re-timed" in stdout
+  page.goto((out / "index.html").as_uri())
   page.wait_for_selector(".tgviz-stage svg g.node", timeout=LIMIT)
   page.locator(".tgviz-kernels > summary").click()
   rows = table(page)

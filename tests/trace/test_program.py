@@ -90,15 +90,18 @@ def test_reasons_agree_with_tinygrad(name):
   fewer kernels, and fewer buffers of each dtype and shape that condition kept, for it: each either gone or kept by the
   next of tinygrad's checks (a buffer kept for cost can be kept for reduce once cost is lifted), counted against the
   schedule run again as it was. tinygrad's decision was that one. A .contiguous() is lifted one at a time: taken out,
-  its buffer is gone."""
+  its buffer is gone. A question after one about the same schedule reuses its run as scheduled."""
   trace = traced(name)
   kinds: dict[tuple[int, str], list] = defaultdict(list)
   for b in trace.program().boundaries:
     if (lift := _lift(b)) is not None: kinds[(b.writer.schedule, lift)].append(b)
   assert kinds, "nothing to lift in this program"
-  for (_, lift), found in kinds.items():
+  last = None
+  for (schedule, lift), found in kinds.items():
     f = trace.fuse(found[0])
     assert f.error is None, f.traceback
+    if last is not None and last[0] == schedule: assert f.before is last[1]
+    last = (schedule, f.before)
     assert f.lift == lift and len(f.after.program().kernels) < len(f.before.program().kernels), f.summary()
     if lift == "contiguous":
       assert f.gone, f.summary()

@@ -110,16 +110,21 @@ def fuse(trace: Trace, buffer: Buffer, lift: str | None = None, seed: int = 0) -
   tag = next((m.tag for g in rec.groups if g.schedule is not None for n, m in g.schedule.made.items() if n == buffer.num), None)
   env = {k: v for k, v in trace.env.items() if k not in ("BEAM", "DEBUG")}
   device = trace.device.split(" ")[0]
+  def run(lifted: str | None) -> Trace:
+    tracker = tg.Tracker(device)
+    with tg.context(env), tg.Lifted(lifted), tracker:  # (lifted under the capture's own recorders: they see it)
+      tg.rerun(rec, rec.groups[group], tag if lifted == "contiguous" else None, seed)
+    assert tracker.recording is not None
+    t = type(trace)(trace.device)
+    t.env = env
+    t.fill(tracker.recording)
+    return t
   try:
-    for side, lifted in (("before", None), ("after", f.lift)):
-      tracker = tg.Tracker(device)
-      with tg.context(env), tg.Lifted(lifted), tracker:  # (lifted under the capture's own recorders: they see it)
-        tg.rerun(rec, rec.groups[group], tag if lifted == "contiguous" else None, seed)
-      assert tracker.recording is not None
-      t = type(trace)(trace.device)
-      t.env = env
-      t.fill(tracker.recording)
-      setattr(f, side, t)
+    # the run as scheduled is the same for every buffer of a schedule: the last one is kept for the next question
+    kept = trace._fused_before
+    f.before = kept[1] if kept is not None and kept[0] == (group, seed) else run(None)
+    trace._fused_before = ((group, seed), f.before)
+    f.after = run(f.lift)
   except Exception as e:
     f.error, f.traceback = f"{type(e).__name__}: {e}", traceback.format_exc()
   return f

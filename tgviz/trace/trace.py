@@ -67,11 +67,12 @@ class Trace:
     self.error: BaseException | None = None
     self.traceback: str | None = None
     self._rec: tg.Recording | None = None
+    self._fused_before: tuple[tuple[int, int], Trace] | None = None  # fusion.fuse's last run as scheduled, by (schedule, seed)
 
   def fill(self, rec: tg.Recording) -> None:
     """Take over what a capture recorded. Groups, steps and kernels are made when first asked for, so that a capture
     costs nothing past tinygrad's own tracking."""
-    self._rec = rec
+    self._rec, self._fused_before = rec, None
     for name in ("groups", "kernels", "call_notes", "call_kernels", "_runtime", "_program_map", "_programs", "_compile"):
       self.__dict__.pop(name, None)
 
