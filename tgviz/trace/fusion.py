@@ -99,8 +99,8 @@ class Fusion:
 
 def fuse(trace: Trace, buffer: Buffer, lift: str | None = None, seed: int = 0) -> Fusion:
   """Run the schedule that made buffer again twice, traced, on the same fresh random inputs (seeded): as it was, and
-  with lift (default: the one its reason names, lift_for) lifted. Never raises for a run that fails: its ``error``
-  says why."""
+  with lift (default: the one its reason names, lift_for) lifted; the run as it was is the last question's where that
+  was about the same schedule and seed. Never raises for a run that fails: its ``error`` says why."""
   f = Fusion(buffer, lift or lift_for(buffer))
   prog, rec = trace.program(), trace._rec
   writer = buffer.writer
