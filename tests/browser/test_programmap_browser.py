@@ -120,14 +120,12 @@ def test_report_opens_on_the_map(mnist, offline):
 
 
 @pytest.mark.slow
-def test_every_kernel_of_the_gpt_step_is_two_actions_away(offline, tmp_path):
-  """The GPT training step (368 calls): the map opens by line; every kernel is in a box, and a click on it lists the
-  kernel as a link to its steps (the second action)."""
-  import runpy
-  from pathlib import Path
-  with tgviz.capture() as trace: runpy.run_path(str(Path(workloads.__file__).parents[1] / "benchmarks" / "models" / "gpt_train_step.py"))
-  report, page = trace.to_html(tmp_path / "gpt.html", workers=2), offline
-  page.goto(report.as_uri())
+def test_every_kernel_of_the_gpt_step_is_two_actions_away(offline, gpt_run):
+  """The GPT training step's report (`tgviz run`, 368 calls): the map opens by line; every kernel of its trace (saved
+  beside it) is in a box, and a click on it lists the kernel as a link to its steps (the second action)."""
+  out, page = gpt_run[0], offline
+  trace = tgviz.load(out / "trace.tgviz")
+  page.goto((out / "index.html").as_uri())
   page.wait_for_selector(f"{MAP}[open] .tgviz-map-canvas svg g.node", timeout=LIMIT)
   assert page.evaluate(LABEL_PX, MAP) >= 10.99
   shoot(page, "programmap-gpt-report.png")
