@@ -74,14 +74,17 @@ def _kernels_shut_down_after_each_test(request):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-  """A browser test that fails leaves a screenshot of its page and the page's errors, to see what the user would have."""
+  """A browser test that fails leaves a screenshot of its page (its `page` fixture's, else each open page of its
+  `context` fixture's) and the page's errors, to see what the user would have."""
   outcome = yield
   report = outcome.get_result()
-  page = item.funcargs.get("page") if report.when == "call" and report.failed else None
-  if page is None: return
-  ARTIFACTS.mkdir(parents=True, exist_ok=True)
-  shot = ARTIFACTS / f"failed-{re.sub(r'[^A-Za-z0-9_.-]+', '_', item.name)}.png"
-  try: page.screenshot(path=str(shot), full_page=True)
-  except Exception as e: report.sections.append(("failure screenshot", f"none: {e}"))
-  else: report.sections.append(("failure screenshot", str(shot)))
-  if getattr(page, "errors", None): report.sections.append(("page errors", "\n".join(page.errors)))
+  if report.when != "call" or not report.failed: return
+  pages = [p] if (p := item.funcargs.get("page")) is not None else list(getattr(item.funcargs.get("context"), "pages", []))
+  name = f"failed-{re.sub(r'[^A-Za-z0-9_.-]+', '_', item.name)}"
+  for i, page in enumerate(pages):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / f"{name}{f'-{i}' if i else ''}.png"
+    try: page.screenshot(path=str(shot), full_page=True)
+    except Exception as e: report.sections.append(("failure screenshot", f"none: {e}"))
+    else: report.sections.append(("failure screenshot", str(shot)))
+    if getattr(page, "errors", None): report.sections.append(("page errors", "\n".join(page.errors)))
