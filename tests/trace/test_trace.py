@@ -65,6 +65,15 @@ def test_an_unnamed_rewrite_is_named_in_the_tree_by_what_it_rewrote(tutorial_tra
     assert len(set(small.values())) == len(small), sorted(small.values())
   named = next(s for s in tutorial_trace.steps if s.name == "View Base AST")
   assert rows[P.step_key(named)]["name"] == "View Base AST" and "where" not in rows[P.step_key(named)]  # a name tinygrad gave stays
+  # a name tinygrad gave several steps of a kernel says what each rewrote where it is small: the tutorial's kernel
+  # rewrote eight reshapes' indices, one SINK of them each, "reshape" eight times (pass 18)
+  conv = next(g for g in tutorial_trace.groups if g.display_name == "r_2_2_2_2")
+  reshapes = [s for s in conv.steps if s.name == "reshape"]
+  assert len(reshapes) == 8 and "reshape" in conv.repeated
+  for s in reshapes:
+    assert rows[P.step_key(s)]["name"] == f"reshape {', '.join(x.render(simplify=False) for x in s.before().src)}", rows[P.step_key(s)]
+    assert "where" not in rows[P.step_key(s)] and s.label == rows[P.step_key(s)]["name"]
+  assert len({rows[P.step_key(s)]["name"] for s in reshapes}) == 8, [rows[P.step_key(s)]["name"] for s in reshapes]
 
 
 def test_call_stacks_are_those_tinygrads_viz_shows():

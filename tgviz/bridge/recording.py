@@ -112,15 +112,17 @@ class Recording:
     return self.uop_fields[step.sink][0].name
 
   def input_text(self, step: StepRecord) -> str | None:
-    """The step's input as tinygrad writes a small expression ("(lidx1+56)", "32"), or None where it is bigger than a tree
-    row can say (more than INPUT_TEXT_NODES UOps or INPUT_TEXT_CHARS characters) or has no such form."""
+    """The step's input as tinygrad writes a small expression ("(lidx1+56)", "32"; a SINK's sources, which have the
+    form it lacks: "((0+1*1+2*0)%4)"), or None where it is bigger than a tree row can say (more than INPUT_TEXT_NODES UOps
+    or INPUT_TEXT_CHARS characters) or has no such form."""
     fields, stack, seen = self.uop_fields, [step.sink], set[int]()
     while stack:                            # count the input's UOps from the fields, stopping past the limit
       if (n := stack.pop()) in seen: continue
       if len(seen) == INPUT_TEXT_NODES: return None
       seen.add(n)
       stack.extend(fields[n][2])
-    try: text = self.before(step).render(simplify=False)
+    u = self.before(step)
+    try: text = ", ".join(s.render(simplify=False) for s in u.src) if u.op is Ops.SINK else u.render(simplify=False)
     except Exception: return None           # an op tinygrad's expression renderer has no rule for
     return text if isinstance(text, str) and len(text) <= INPUT_TEXT_CHARS else None
 

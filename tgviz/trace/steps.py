@@ -158,8 +158,13 @@ class Step:
     """Its name as the tree's row says it, and for a graph_rewrite tinygrad ran without a name, where it was called
     (the row's tooltip). Such a row says what it rewrote: the input's op and, where it is small, the input written out
     ("ADD (lidx1+56)", "CONST 32"): a pass's fourteen nested rewrites read as one name fourteen times, and the place,
-    the same in every one of them (weak.py:66), took the row's room (passes 10 to 15)."""
-    if not tg.is_unnamed(self.name) or self._rec is None: return self.name, None
+    the same in every one of them (weak.py:66), took the row's room (passes 10 to 15). A name tinygrad gave several
+    steps of the group is followed by a small input written out too ("reshape ((0+1*1+2*0)%4)": eight rows of
+    "reshape" in the tutorial's kernel)."""
+    if self._rec is None: return self.name, None
+    if not tg.is_unnamed(self.name):
+      text = self._rec.input_text(self._raw) if self.name in self.group.repeated else None
+      return f"{self.name}{f' {text}' if text else ''}", None
     text = self._rec.input_text(self._raw)
     return f"{self._rec.input_op(self._raw)}{f' {text}' if text else ''}", f"{self.name} {where(*self.loc)}"
 

@@ -50,6 +50,11 @@ class Group:
   def match_count(self) -> int:
     return sum(s.match_count for s in self.steps)
 
+  @functools.cached_property
+  def repeated(self) -> frozenset[str]:
+    """The names tinygrad gave more than one of its steps (their tree rows say what each rewrote: Step.row)."""
+    return frozenset(name for name, n in collections.Counter(s.name for s in self.steps).items() if n > 1)
+
   def __repr__(self) -> str:
     return f"<Group {self.name!r} {self.kind} steps={len(self.steps)} matches={self.match_count}>"
 
