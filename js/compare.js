@@ -188,7 +188,13 @@ function counterparts(rows, row) {
 function renderComparison({ model, el }) {  // (not "render": the trace browser's what-if panel inlines this module)
   el.classList.add("tgviz");
   const labels = model.get("labels"), rows = model.get("rows");
-  const root = h("div", { class: "tgviz-root tgviz-compare", tabindex: "0", "data-lm-suppress-shortcuts": "true" });
+  const root = h("div", { class: "tgviz-root tgviz-compare", tabindex: "0" });
+  // the notebook's plain keys stay out of it (a, b, d d would edit the notebook's cells); those with a modifier, and
+  // Shift+Enter, are the notebook's (Ctrl+S saves it: JupyterLab's mark that suppresses its shortcuts kept that out too)
+  const keysOut = (/** @type {KeyboardEvent} */ ev) => {
+    if (root.contains(/** @type {Node} */ (ev.target)) && ev.key !== "Escape" && !(ev.ctrlKey || ev.metaKey || ev.altKey || (ev.shiftKey && ev.key === "Enter"))) ev.stopPropagation();
+  };
+  window.addEventListener("keydown", keysOut, true);
   const style = h("style");
   style.textContent = model.get("code_css");
   const counts = sortableTable([{ key: "label", label: "side" }, { key: "kernels", label: "kernels", num: true },
@@ -253,7 +259,7 @@ function renderComparison({ model, el }) {  // (not "render": the trace browser'
         .map((b) => b.querySelector(".tgviz-landmark-svg"))));
     }
   });
-  return () => root.remove();
+  return () => { window.removeEventListener("keydown", keysOut, true); root.remove(); };
 }
 
 /** The HTML comparison page: render on a model that holds the state and answers each pair from the page's data.

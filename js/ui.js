@@ -7,7 +7,7 @@ import { h } from "./dom.js";
 
 export function buildUi() {
   const ui = {
-    root: h("div", { class: "tgviz-root", tabindex: "0", "data-lm-suppress-shortcuts": "true" }),  // JupyterLab's keys stay out
+    root: h("div", { class: "tgviz-root", tabindex: "0" }),  // (keys.js keeps the notebook's plain keys out, not its Ctrl+S)
     style: h("style"),
     summary: h("div", { class: "tgviz-summary" }),
     errorBox: h("pre", { class: "tgviz-error" }),

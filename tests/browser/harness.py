@@ -66,11 +66,14 @@ def chromium():
 
 
 def _settings(root: Path) -> Path:
-  """The server's application settings: no news/update popups over the notebook, and the settings defaults tgviz ships
-  (pip puts them in share/jupyter/lab/settings/overrides.d/; the tests' server reads its own folder instead)."""
+  """The server's application settings: no news/update popups over the notebook, no autosave (a notebook is saved when
+  a test saves it: an autosave two minutes in would pass a test of Ctrl+S that saved nothing), and the settings defaults
+  tgviz ships (pip puts them in share/jupyter/lab/settings/overrides.d/; the tests' server reads its own folder instead)."""
   settings = root / "settings"
   (settings / "overrides.d").mkdir(parents=True)
-  (settings / "overrides.json").write_text('{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}')
+  (settings / "overrides.json").write_text(json.dumps({
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/docmanager-extension:plugin": {"autosave": False}}))
   shutil.copy(LAB_SETTINGS, settings / "overrides.d" / LAB_SETTINGS.name)
   return settings
 

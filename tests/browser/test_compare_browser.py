@@ -92,6 +92,17 @@ def test_compare_widget_in_jupyterlab(lab, page):
   tops = [read_time(t) for j, t in enumerate(b_times) if not i < j < i + 5 and t != "–"]
   assert tops == sorted(tops, reverse=True), b_times
   page.wait_for_function("document.querySelector('.tgviz-pairs tr.selected')?.innerText.includes('E_6_3_2')", timeout=LIMIT)  # still marked
+  # with the focus in it, the notebook's plain keys do nothing (a, b, d d would edit its cells); Ctrl+S saves it (pass
+  # 19: it stayed unsaved, JupyterLab's shortcuts suppressed in the comparison)
+  page.locator(".tgviz-compare .tgviz-summary").click()
+  assert page.evaluate("document.querySelector('.tgviz-compare').contains(document.activeElement)")
+  cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").count()
+  for key in ("a", "b", "d", "d"): page.keyboard.press(key)
+  settled(page)
+  assert page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").count() == cells
+  page.keyboard.press("Control+s")
+  page.wait_for_function("!document.querySelector('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current')"
+                         ".classList.contains('jp-mod-dirty')", timeout=LIMIT)
   ARTIFACTS.mkdir(parents=True, exist_ok=True)
   page.locator(".tgviz-compare").screenshot(path=str(ARTIFACTS / "compare-widget.png"))
   assert not page.errors

@@ -91,6 +91,12 @@ def test_widget_in_jupyterlab(lab, page):
     page.keyboard.press(key)
   page.wait_for_timeout(300)
   assert page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").count() == cells
+  # ... but the notebook's keys with a modifier do: Ctrl+S saves it (pass 19: it stayed unsaved, the widget's mark
+  # suppressing every JupyterLab shortcut in it)
+  assert page.evaluate("document.querySelector('.tgviz-root').contains(document.activeElement)")
+  page.keyboard.press("Control+s")
+  page.wait_for_function(f"!({DIRTY})", timeout=LIMIT)
+  assert "application/vnd.jupyter.widget-view+json" in (root / "tutorial.ipynb").read_text()  # its outputs, the widget's
   assert page.locator(".tgviz-pattern").inner_text().startswith("pattern")
   assert page.locator(".tgviz-stage svg g[data-side='after'] g.node").count() > 0
   # export writes the SVG and says where
