@@ -1,5 +1,5 @@
-"""Steps of a trace and what happens in them: a Step (one graph rewrite) with its Matches, graph Diffs, the Events of a
-node's life and the Rules (patterns) that fired.
+"""Steps of a trace and what happens in them: a Step (one graph rewrite) with its Matches and the step before it
+(step_before), graph Diffs, the Events of a node's life and the Rules (patterns) that fired.
 
 Built on what :mod:`tgviz.bridge` recorded; :mod:`tgviz.trace.trace` groups steps into kernels and traces. The graphs a step
 hands out are tinygrad ``UOp`` objects, the very ones tinygrad computed.
@@ -99,6 +99,12 @@ def places(lines: Iterable[tuple[str, int]], cell_label: CellLabel | None = None
     out.append(f"{cell}, line{'s' if len(nums) > 1 else ''} {text}" if cell else f"{Path(file).name}:{text}")
     if shown >= most: break
   return " · ".join(out) + (" …" if sum(len(set(v)) for v in by_file.values()) > shown else "")
+
+
+def step_before(step: Step) -> Step | None:
+  """The step whose output the step's input follows: the last before it at its depth or above (a deeper one is a
+  rewrite nested in a step, whose output is not the next step's input)."""
+  return next((s for s in reversed(step.group.steps[:step.index]) if s.depth <= step.depth), None)
 
 
 @dataclass(eq=False)

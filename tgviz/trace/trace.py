@@ -19,14 +19,8 @@ from tgviz.trace import program as programs
 from tgviz.trace import retime as timings
 from tgviz.trace import run as runtime
 from tgviz.trace.kernel import Kernel, display_names
-from tgviz.trace.steps import Event, Lineage, Link, Rule, Step, diff_graphs, rebuilt_event
+from tgviz.trace.steps import Event, Lineage, Link, Rule, Step, diff_graphs, rebuilt_event, step_before
 from tgviz.trace.units import plural
-
-
-def step_before(step: Step) -> Step | None:
-  """The step whose output the step's input follows: the last before it at its depth or above (a deeper one is a
-  rewrite nested in a step, whose output is not the next step's input)."""
-  return next((s for s in reversed(step.group.steps[:step.index]) if s.depth <= step.depth), None)
 
 
 @dataclass(eq=False)

@@ -19,8 +19,8 @@ from typing import Any
 
 from tgviz import bridge as tg
 from tgviz.draw.scene import DEFAULT_MAX_NODES
-from tgviz.trace.steps import CellLabel, Lineage, Rule, Step, place, where
-from tgviz.trace.trace import Group, Trace, step_before
+from tgviz.trace.steps import CellLabel, Lineage, Rule, Step, place, step_before, where
+from tgviz.trace.trace import Group, Trace
 from tgviz.views.highlight import highlight_code
 from tgviz.views.messages import (
   BusyMsg,
