@@ -3,6 +3,7 @@
 // code on a model that answers from the page's data (open). Messages and state are those of tgviz/views/compare.py.
 import { fitLines } from "./codelines.js";
 import { h, svgEl } from "./dom.js";
+import { notebooksKey } from "./keys.js";
 import { MARGIN, MIN_READABLE, READABLE, around, fullestWindow, nodeBoxes, snapshotHeld, unclippedWindow, wholeIn } from "./fullest.js";
 import { sortableTable } from "./table.js";
 import { fmtTime, notSettled } from "./units.js";
@@ -189,10 +190,10 @@ function renderComparison({ model, el }) {  // (not "render": the trace browser'
   el.classList.add("tgviz");
   const labels = model.get("labels"), rows = model.get("rows");
   const root = h("div", { class: "tgviz-root tgviz-compare", tabindex: "0" });
-  // the notebook's plain keys stay out of it (a, b, d d would edit the notebook's cells); those with a modifier, and
-  // Shift+Enter, are the notebook's (Ctrl+S saves it: JupyterLab's mark that suppresses its shortcuts kept that out too)
+  // the notebook's plain keys stay out of it, its own (notebooksKey) and Escape do not (JupyterLab's mark that suppresses
+  // its shortcuts kept Ctrl+S out too)
   const keysOut = (/** @type {KeyboardEvent} */ ev) => {
-    if (root.contains(/** @type {Node} */ (ev.target)) && ev.key !== "Escape" && !(ev.ctrlKey || ev.metaKey || ev.altKey || (ev.shiftKey && ev.key === "Enter"))) ev.stopPropagation();
+    if (root.contains(/** @type {Node} */ (ev.target)) && ev.key !== "Escape" && !notebooksKey(ev)) ev.stopPropagation();
   };
   window.addEventListener("keydown", keysOut, true);
   const style = h("style");

@@ -7,6 +7,10 @@
 
 /** @typedef {import("./ui.js").Ui} Ui */
 
+/** Whether a key is the notebook's even while a widget has the focus: one with a modifier (Ctrl+S saves), or Shift+Enter
+ * (runs the cell); the plain keys are the widget's (a, b, d d would edit the notebook's cells). @param {KeyboardEvent} ev */
+export const notebooksKey = (ev) => ev.ctrlKey || ev.metaKey || ev.altKey || (ev.shiftKey && ev.key === "Enter");
+
 /** Listen for the widget's keys; returns the function that stops listening.
  * @param {Ui} ui @param {Record<string, () => void>} actions by KeyboardEvent.key
  * @param {() => boolean} escape Escape's own work (close, un-maximise): true when it did some, and the widget keeps the focus
@@ -24,7 +28,7 @@ export function keys(ui, actions, escape, notebook) {
     if ((ev.ctrlKey || ev.metaKey) && ev.key === "f" && actions["/"]) {  // find: the widget's search, not the page's
       ev.preventDefault(); ev.stopPropagation(); actions["/"](); return;
     }
-    if (ev.ctrlKey || ev.metaKey || ev.altKey || (ev.shiftKey && ev.key === "Enter")) return;  // the notebook's: run, save, ...
+    if (notebooksKey(ev)) return;  // the notebook's: run, save, ...
     ev.stopPropagation();  // no other key leaks into the notebook (a, b, m, d d ... would edit cells)
     const fn = ev.target === ui.filter ? undefined : actions[ev.key];
     if (!fn) return;

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from harness import ARTIFACTS, LIMIT, new_page
 
-GPT = Path(__file__).resolve().parents[2] / "benchmarks" / "models" / "gpt_train_step.py"
 CANVAS = ".tgviz-tl-canvas"
 WIDTHS = [1366, 1000]
 

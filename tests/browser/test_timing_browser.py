@@ -166,8 +166,9 @@ def test_the_kernel_tables_times_compile_and_limits(report, page):
       figure = floors is not None and Decimal(floors).quantize(Decimal(1) if floors >= 9.95 else Decimal("0.1"), ROUND_HALF_UP)
       far = want["bound"] != "latency" and want["roof_fraction"] < 0.1  # ("memory 0.12%" read as memory-bound)
       # (the fraction itself: the row's roof_fraction has 4 figures, and 0.88496 said as 88% reads 0.885 as 89%)
-      roof = f"{'below roofs' if far else want['bound']} {percent_text(k.verdict(peaks[k.device]).fraction)}"
-      assert want["roof_fraction"] == float(f"{k.verdict(peaks[k.device]).fraction:.4g}")
+      fraction = k.verdict(peaks[k.device]).fraction
+      roof = f"{'below roofs' if far else want['bound']} {percent_text(fraction)}"
+      assert want["roof_fraction"] == float(f"{fraction:.4g}")
       said = f"latency {figure}×\u00a0floor" if want["bound"] == "latency" else roof
       if busy := want["busy_units"]:  # too few workgroups, as well as how far above the floor ("1 of 2 units" hid 65×)
         said = f"latency\u00a0{figure}×, {busy[0]}/{busy[1]}\u00a0units"

@@ -168,11 +168,10 @@ class Step:
     steps of the group is followed by a small input written out too ("reshape ((0+1*1+2*0)%4)": eight rows of
     "reshape" in the tutorial's kernel)."""
     if self._rec is None: return self.name, None
-    if not tg.is_unnamed(self.name):
-      text = self._rec.input_text(self._raw) if self.name in self.group.repeated else None
-      return f"{self.name}{f' {text}' if text else ''}", None
-    text = self._rec.input_text(self._raw)
-    return f"{self._rec.input_op(self._raw)}{f' {text}' if text else ''}", f"{self.name} {where(*self.loc)}"
+    unnamed = tg.is_unnamed(self.name)
+    text = self._rec.input_text(self._raw) if unnamed or self.name in self.group.repeated else None
+    what = self._rec.input_op(self._raw) if unnamed else self.name
+    return f"{what}{f' {text}' if text else ''}", f"{self.name} {where(*self.loc)}" if unnamed else None
 
   @property
   def path(self) -> str:
