@@ -88,3 +88,9 @@ def pytest_runtest_makereport(item, call):
     except Exception as e: report.sections.append(("failure screenshot", f"none: {e}"))
     else: report.sections.append(("failure screenshot", str(shot)))
     if getattr(page, "errors", None): report.sections.append(("page errors", "\n".join(page.errors)))
+    try:  # what each widget was showing and saying (its status line can lie below the screenshot's fold)
+      said = page.eval_on_selector_all(".tgviz-root", "rs => rs.map((r) => [r.querySelector('.tgviz-stage')?.dataset.step, "
+                                       "r.querySelector('.tgviz-stage')?.dataset.match, r.querySelector('.tgviz-status')?.textContent])")
+      report.sections.append(("widgets: step, match, status", "\n".join(map(str, said))))
+    except Exception: pass
+    if getattr(page, "console", None): report.sections.append(("page console", "\n".join(page.console)))

@@ -1,5 +1,6 @@
 """Helpers for the browser tests and benchmarks: a real JupyterLab server, and Debian's Chromium driven by Playwright
 (nothing downloads a browser)."""
+import collections
 import contextlib
 import json
 import os
@@ -132,6 +133,8 @@ def new_page(browser, width: int = 1500, height: int = 1000, offline: bool = Fal
   page = ctx.new_page()
   page.errors = []
   page.on("pageerror", lambda e: None if str(e).startswith(LAB_OWN) else page.errors.append(str(e)))
+  page.console = collections.deque(maxlen=200)  # the page's last console lines: a failed test's report shows them
+  page.on("console", lambda m: page.console.append(f"{m.type}: {m.text}"))
   try: yield page
   except BaseException:  # a test's own page that fails leaves what the user would have seen, as the page fixture's do
     test = os.environ.get("PYTEST_CURRENT_TEST", "page").split(" ")[0].split("::")[-1]

@@ -69,7 +69,10 @@ def test_retime_times_kernels_again_until_the_slowest_are_warm_medians():
   with tgviz.capture() as trace: workloads.jit_train(3)
   done = trace.retime(slowest=2, budget=0.3)
   ranked = sorted((k for k in trace.kernels if k.timing is not None), key=lambda k: -k.warm_total_us)
-  assert all(k.timing.source == "re-timed" or k.timing.n >= RELIABLE for k in ranked[:2])
+  # the slowest all warm medians, or the bound reached: on a loaded machine a warm median can come out above a cold
+  # launch, so that more kernels take their turn at the top than AT_MOST times the slowest asked for
+  trusted = all(k.timing.source == "re-timed" or k.timing.n >= RELIABLE for k in ranked[:2])
+  assert trusted or len(done) == AT_MOST * 2, [(k.display_name, k.timing.source, k.timing.n) for k in ranked[:4]]
   assert 2 <= len(done) <= AT_MOST * 2 and all(k.timing.source == "re-timed" for k in done)
   assert all(k.timing.source == "capture" for k in trace.kernels if k.timing is not None and k not in done)
   # its device time in the run: the warm median times its launches in the capture
