@@ -34,6 +34,12 @@ function savedState(manager, doc) {
 /** Whether two selections name the same picture. @param {Selection} a @param {Selection} b */
 export const sameSelection = (a, b) => a.step === b.step && a.match === b.match && a.view === b.view;
 
+/** Per model, the selection this page chose last, whether its picture was drawn since, and whether it is to be made again
+ * (see Adapter.selectionChange). @type {WeakMap<Model, {sel: Selection, drawn: boolean, again?: boolean}>} */
+const choices = new WeakMap();
+/** Whether a change of the selection under way is the page's own (Adapter.choose sets it). */
+let choosing = false;
+
 /** The notebooks' change watchers (Adapter.unmarkRestored), by document model. @type {WeakMap<object, (answer: "none"|"kernel") => void>} */
 const watchers = new WeakMap();
 
@@ -98,28 +104,46 @@ export class Adapter {
   /** Show the raw graph (true) or the folded one. @param {boolean} raw */
   setRaw(raw) {
     const view = String(this.model.get("view") ?? "auto").replace(/^raw:/, "");
-    this.model.set("view", (raw ? "raw:" : "") + view);
-    this.model.save_changes();
+    this.choose({ ...this.selection(), view: /** @type {View} */ ((raw ? "raw:" : "") + view) });
   }
 
   /** Select a step and a match of it (null: the whole step), in a view (the auto view unless given), raw or folded as
    * shown. @param {StepKey} step @param {number|null} match @param {View} [view] */
-  select(step, match, view = "auto") {
-    view = this.inMode(view);
-    this.model.set("selected", step);
-    this.model.set("match", match);
-    this.model.set("view", view);
-    this.model.save_changes();
-  }
+  select(step, match, view = "auto") { this.choose({ step, match, view: this.inMode(view) }); }
   /** Select a match of the selected step (null: the whole step). @param {number|null} match */
-  setMatch(match) {
-    this.model.set("match", match);
+  setMatch(match) { this.choose({ ...this.selection(), match }); }
+  /** @param {View} view (raw or folded as shown) */
+  setView(view) { this.choose({ ...this.selection(), view: this.inMode(view) }); }
+  /** The page's choice of picture, sent to the kernel, remembered until its picture is drawn. @param {Selection} sel */
+  choose(sel) {
+    choices.set(this.model, { sel, drawn: false });
+    choosing = true;
+    try {
+      this.model.set("selected", sel.step);
+      this.model.set("match", sel.match);
+      this.model.set("view", sel.view);
+    } finally { choosing = false; }
     this.model.save_changes();
   }
-  /** @param {View} view (raw or folded as shown) */
-  setView(view) {
-    this.model.set("view", this.inMode(view));
-    this.model.save_changes();
+  /** The picture of sel was drawn: the page's last choice, if it is that, answered. @param {Selection} sel */
+  drawn(sel) {
+    const c = choices.get(this.model);
+    if (c && sameSelection(c.sel, sel)) c.drawn = true;
+  }
+  /** Who made the change of the selection just heard of: "page" (this page: any view of the widget in it); "kernel" (a
+   * cell set it, or JupyterLab reloaded the widgets' state from the kernel after its connection came back: shown); or
+   * "undone" (the kernel's, over a choice of the page's whose picture has not come yet: the kernel's state predates
+   * it, as a reload's does while the choice is on its way or was lost with the connection; the choice is made again,
+   * the user's last one standing). @returns {"page"|"kernel"|"undone"} */
+  selectionChange() {
+    const c = choices.get(this.model);
+    if (choosing || (c && sameSelection(c.sel, this.selection()))) return "page";
+    if (!c || c.drawn) { choices.delete(this.model); return "kernel"; }
+    if (!c.again) {  // once, after the kernel's change has been applied (its other keys' events come first)
+      c.again = true;
+      queueMicrotask(() => { if (choices.get(this.model) === c) this.choose(c.sel); });
+    }
+    return "undone";
   }
   /** Undo, later, the change mark that opening a saved notebook leaves on it. With widget state saved in notebooks
    * (jupyterlab-manager's saveState, which tgviz turns on to keep a picture), the widget manager marks the notebook

@@ -177,6 +177,7 @@ function render({ model, el }) {
     const group = steps.get(msg.step)?.group ?? null;
     const sameStep = shown !== null && shown.step === msg.step && ui.stage.querySelector("svg");
     shown = { step: msg.step, match: msg.match, view: msg.view };
+    state.drawn(shown);
     shownMsg = msg;
     ui.stage.innerHTML = msg.svg;  // SVG built by tgviz.draw.svg: every text is escaped there
     ui.raw.classList.toggle("active", msg.view.startsWith("raw:"));  // raw, or folded (tgviz.fold)
@@ -281,18 +282,24 @@ function render({ model, el }) {
     askAgain = setTimeout(askIfUnanswered, ASK_AGAIN_MS);
   }
   function askIfUnanswered() {
-    if (drawnNow()) return;
+    if (drawnNow()) { notBusy(); return; }  // (the selection came back to the picture drawn: nothing is due)
     asked += 1;
     state.send({ type: "ready", selection: state.selection() });
     busy();
   }
-  /** The selection changed: its picture, or word that it is being laid out, is due (a kernel's page: see above). */
-  function expect() {
-    if (!heard || drawnNow()) return;
+  /** The selection changed (a kernel's page): where the kernel undid a choice of the user's still on its way, the
+   * choice is made again; a kernel's own is shown from the cache where it is there; its picture, or word that it is
+   * being laid out, is due (see above). */
+  function selectionChanged() {
+    const who = state.selectionChange();
+    if (who === "undone") return;  // (chosen again: its own change follows)
+    if (who === "kernel") showCached();
+    if (drawnNow()) { notBusy(); return; }
+    if (!heard) return;
     clearTimeout(askAgain);
     askAgain = setTimeout(askIfUnanswered, ASK_AGAIN_MS);
   }
-  if (!page) for (const name of ["selected", "match", "view"]) state.model.on(`change:${name}`, expect);
+  if (!page) for (const name of ["selected", "match", "view"]) state.model.on(`change:${name}`, selectionChanged);
 
   state.listen((msg) => {
     if (!heard) {

@@ -1,6 +1,7 @@
 """The widget in a real JupyterLab in headless Chromium: tree, graph, code, keys, export, screenshot, and a saved notebook
 reopened, without its kernel or while its kernel runs."""
 import re
+import time
 
 import pytest
 from harness import (
@@ -636,4 +637,46 @@ def test_maximise_and_back_keep_the_view_under_a_pointer_resting_on_the_code(lab
     page.mouse.move(x, y)
     settled(page)
     assert page.evaluate(VIEW)["transform"] == before["transform"], (before, page.evaluate(VIEW))
+    assert not page.errors
+
+
+def test_a_step_chosen_while_the_kernels_connection_drops_is_still_drawn(lab, browser):
+  """A loaded machine drops the kernel's connection now and then (JupyterLab cancels requests under way: "Canceled
+  future for create_subshell_request"). Back, JupyterLab's widget manager reloads every widget's state from the kernel
+  (ipywidgets' request_states), a state that predates a step the user chose meanwhile, whose change was lost with the
+  connection: the widget went back to the step drawn before and left the user's choice undone (on a busy page, its
+  canvas dimmed under "laying out…" for good). The user's last choice stands: the step clicked is drawn."""
+  socket = {"drop": False, "dropped": 0, "sockets": 0, "reloads": 0}
+  def kernel_socket(ws) -> None:
+    socket["sockets"] += 1
+    server = ws.connect_to_server()
+    def to_kernel(message) -> None:
+      data = message if isinstance(message, bytes) else message.encode()
+      socket["reloads"] += b"request_states" in data
+      if socket["drop"] and b'"comm_msg"' in data and b'"selected"' in data and b'"update"' in data:
+        socket["drop"], socket["dropped"] = False, socket["dropped"] + 1  # lost with the connection
+      else: server.send(message)
+    ws.on_message(to_kernel)
+  with new_page(browser, 1600, 1000) as page:
+    page.route_web_socket(re.compile(r".*/api/kernels/.*/channels.*"), kernel_socket)
+    open_in_lab(page, lab, "reconnect", "%load_ext tgviz", TUTORIAL)
+    run_all(page, 2)
+    page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=LIMIT)
+    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
+    to_steps(page)
+    drawn = page.locator(".tgviz-stage").get_attribute("data-step")
+    row = page.locator(".tgviz-group.kind-kernel[open] .tgviz-step:not(.empty)").last
+    row.scroll_into_view_if_needed()
+    key = row.get_attribute("data-key")
+    assert key != drawn
+    socket["drop"] = True
+    row.click()
+    deadline = time.time() + LIMIT / 1000
+    while not socket["dropped"] and time.time() < deadline: page.wait_for_timeout(50)  # (the route hears it as the page runs)
+    assert socket["dropped"] == 1
+    reloads = socket["reloads"]
+    page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.reconnect()")
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.step === '{key}'", timeout=LIMIT)
+    assert socket["sockets"] == 2 and socket["reloads"] > reloads  # (the premise: a new connection, the state reloaded)
+    assert page.locator(".tgviz-step.selected").get_attribute("data-key") == key
     assert not page.errors
