@@ -64,8 +64,10 @@ export function showDetails(/** @type {Ui} */ ui, /** @type {PictureMsg} */ msg,
  * @param {ScheduleCallsInfo} s @param {(p: ProducedKernel) => HTMLElement} link @returns {HTMLElement} */
 function scheduleCalls(s, link) {
   const plural = (/** @type {number} */ n, /** @type {string} */ word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  // (calls of fewer kernels than calls, some called more than once, say how many kernels their links are)
   const part = (/** @type {ScheduleCallsInfo["parts"][number]} */ p) => h("span", { class: `tgviz-calls-part ${p.kind}` }, [`${p.count} ${p.text}`,
-    ...(p.kernels.length ? [" (", ...p.kernels.flatMap((k, j) => [j ? ", " : "", link(k)]), ")"] : [])]);
+    ...(p.kernels.length ? [` (${p.kernels.length < p.count ? `${plural(p.kernels.length, "kernel")}: ` : ""}`,
+                            ...p.kernels.flatMap((k, j) => [j ? ", " : "", link(k)]), ")"] : [])]);
   return h("div", { class: "tgviz-schedule-calls" }, [
     h("div", { class: "tgviz-calls" }, [h("b", {}, [`${plural(s.calls, "call")}: `]), ...s.parts.flatMap((p, i) => [i ? ", " : "", part(p)])]),
     h("div", { class: "tgviz-calls-trace" }, [`the trace's ${plural(s.compiled + s.elsewhere, "kernel")}: ${s.compiled} compiled after `

@@ -205,6 +205,10 @@ def test_a_schedules_counts_reconcile_and_its_calls_name_their_kernels(train_rep
   n = int(sched.name.split()[1])
   assert calls.startswith(f"{n} calls: ") and sum(int(p.split(" ", 1)[0]) for p in calls.split(": ", 1)[1].split(", ") if p[:1].isdigit()) == n, calls
   assert f"{info['compiled']} kernels compiled after this schedule" in calls and "copies" in calls and "more calls of" in calls, calls
+  # calls of fewer kernels (one called again and again) say how many kernels their links are
+  again = next(p for p in info["parts"] if p["kind"] == "again")
+  assert len(again["kernels"]) < again["count"] and \
+    f"{again['count']} {again['text']} ({len(again['kernels'])} kernel{'s' if len(again['kernels']) > 1 else ''}: " in calls, calls
   assert page.locator(".tgviz-calls-trace").inner_text() == f"the trace's {len(trace.kernels)} kernels: {info['compiled']} compiled after " \
     f"this schedule, {len(trace.kernels) - info['compiled']} after other schedules"
   # a CALL of a kernel: named after it, as the tree names it; clicked, its panel links to that kernel's steps
