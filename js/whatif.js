@@ -24,6 +24,22 @@ const byTotal = ([, a], [, b]) => (b.total_us ?? 0) - (a.total_us ?? 0);
 
 const OPT_OPS = ["UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "TC", "THREAD", "PADTO", "SWAP", "NOLOCALS"];
 
+/** What each opt does (tinygrad's Scheduler.apply_opt, codegen/opt/postrange.py): its axis, and amount (0: the whole
+ * axis). UNROLL's axis counts the reduce axes it can unroll, GROUP's the reduce axes. */
+const OPT_WORDS = /** @type {Record<string, string>} */ ({
+  UPCAST: "each thread computes `amount` elements along the axis (in registers)",
+  UNROLL: "the loop over the reduce axis unrolled by `amount`",
+  LOCAL: "`amount` threads of a workgroup along the axis",
+  GROUP: "the reduce axis split over `amount` threads of a workgroup, summed in local memory",
+  GROUPTOP: "the reduce axis split over `amount` threads of a workgroup (the outer part), summed in local memory",
+  THREAD: "`amount` CPU threads along the axis", PADTO: "the axis padded up to a multiple of `amount`",
+  SWAP: "the axis swapped with axis `amount`", NOLOCALS: "no workgroup (local) axes at all", TC: "tensor cores",
+});
+/** An applied opt's tooltip: what it does, amount 0 spelled out, and tinygrad's step that shows it (its name gives the
+ * amount it came to). @param {OptSpec} o @param {string|undefined} stepName */
+const optTitle = (o, stepName) => `${optText(o)}: ${(OPT_WORDS[o[0]] ?? o[0]).replaceAll("`amount`", o[2] === 0 ? "the whole axis's size" : String(o[2]))}`
+  + (o[1] !== null && o[0] !== "TC" ? ` (axis ${o[1]})` : "") + (stepName ? `; tinygrad's step "${stepName}" shows it (click)` : "");
+
 /** An opt as tgviz writes it: UPCAST(0, 4). @param {OptSpec} o */
 const optText = (o) => (o[1] === null && o[2] === null ? o[0] : `${o[0]}(${o[1]}, ${Array.isArray(o[2]) ? `(${o[2].join(", ")})` : o[2]})`);
 
@@ -189,7 +205,8 @@ export function whatIf(ui, state, page, go) {
     opener.addEventListener("click", () => { box.open = true; });
     line.replaceChildren(`opts (${info.by}): `, ...info.text.flatMap((t, i) => {
       const step = info.steps[i];
-      const link = h("button", { class: "tgviz-link tgviz-opt-link", title: step ? "the step where this opt shows" : "" }, [t]);
+      const name = group?.steps.find((x) => x.key === step)?.name;
+      const link = h("button", { class: "tgviz-link tgviz-opt-link", title: optTitle(info.opts[i], step ? name ?? "" : undefined) }, [t]);
       if (step) { link.dataset.step = step; link.addEventListener("click", () => go(step)); } else link.disabled = true;
       return i ? [" · ", link] : [link];
     }), ...(info.text.length ? [] : ["none"]), " ", opener);
