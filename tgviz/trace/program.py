@@ -124,6 +124,11 @@ class Program:
     found = Counter(k.reasons[0] for k in self.kernels if k.reasons)
     return {r: found[r] for r in REASONS if found[r]}
 
+  def runs_schedule(self, group: int) -> bool:
+    """Whether that group of the trace is the "Schedule ..." group that ran a schedule (not the Callify group before it,
+    whose calls are the same)."""
+    return group in self._schedule_groups
+
   def callify_group(self, schedule: int) -> int | None:
     """The index (in the trace's groups) of the group in which tinygrad turned schedule's Tensors into a call (its
     transform_to_call: where the tensor graph it scheduled is), None where unknown."""

@@ -110,8 +110,9 @@ TREE_CALLS = {"compiled": ("compiled here", "compiled here"), "earlier": ("reuse
 def tree_calls(trace: Trace, group: Group) -> list[str]:
   """A schedule's calls in a few words for its row in the tree (its panel says them in full, schedule_calls): tinygrad
   names it by the calls it made ("Schedule 5 Kernels"), and 3 of them may be kernels compiled after it, 2 copies, or
-  all of them reused kernels an earlier schedule compiled. [] for other groups."""
-  info = schedule_calls(trace, group) if group.kind == "schedule" else None
+  all of them reused kernels an earlier schedule compiled. [] for other groups, and for the Callify group before a
+  Schedule group (the same calls: said once, on the Schedule's row just below)."""
+  info = schedule_calls(trace, group) if group.kind == "schedule" and trace.program().runs_schedule(group.index) else None
   return [f"{p['count']} {TREE_CALLS[p['kind']][p['count'] != 1]}" for p in info["parts"]] if info is not None else []
 
 
