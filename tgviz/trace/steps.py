@@ -6,6 +6,7 @@ hands out are tinygrad ``UOp`` objects, the very ones tinygrad computed.
 """
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -101,6 +102,18 @@ def places(lines: Iterable[tuple[str, int]], cell_label: CellLabel | None = None
   return " · ".join(out) + (" …" if sum(len(set(v)) for v in by_file.values()) > shown else "")
 
 
+def step_rows(steps: list[Step]) -> list[tuple[str, str | None]]:
+  """A group's steps' rows in the tree (see Step.row), those that read alike numbered in order: "ADD #1", "ADD #2"."""
+  named = collections.Counter(s.name for s in steps)
+  rows = [s.own_row(named[s.name] > 1) for s in steps]
+  alike, seen = collections.Counter(what for what, _ in rows), collections.Counter[str]()
+  for i, (what, at) in enumerate(rows):
+    if alike[what] > 1:
+      seen[what] += 1
+      rows[i] = (f"{what} #{seen[what]}", at)
+  return rows
+
+
 def step_before(step: Step) -> Step | None:
   """The step whose output the step's input follows: the last before it at its depth or above (a deeper one is a
   rewrite nested in a step, whose output is not the next step's input)."""
@@ -159,17 +172,22 @@ class Step:
     what, at = self.row
     return what if at is None else f"{what} · {at}"
 
-  @functools.cached_property
+  @property
   def row(self) -> tuple[str, str | None]:
     """Its name as the tree's row says it, and for a graph_rewrite tinygrad ran without a name, where it was called
     (the row's tooltip). Such a row says what it rewrote: the input's op and, where it is small, the input written out
     ("ADD (lidx1+56)", "CONST 32"): a pass's fourteen nested rewrites read as one name fourteen times, and the place,
     the same in every one of them (weak.py:66), took the row's room (passes 10 to 15). A name tinygrad gave several
     steps of the group is followed by a small input written out too ("reshape ((0+1*1+2*0)%4)": eight rows of
-    "reshape" in the tutorial's kernel)."""
+    "reshape" in the tutorial's kernel). Rows that still read alike (inputs too big to write out) are numbered in the
+    group's order, "ADD #2" (pass 19 read 52 rows of "ADD" in one MNIST kernel): see step_rows."""
+    return self.group.rows[self.index]
+
+  def own_row(self, repeated: bool) -> tuple[str, str | None]:
+    """Its row before rows alike are numbered (see row); repeated: tinygrad gave its name to other steps of the group."""
     if self._rec is None: return self.name, None
     unnamed = tg.is_unnamed(self.name)
-    text = self._rec.input_text(self._raw) if unnamed or self.name in self.group.repeated else None
+    text = self._rec.input_text(self._raw) if unnamed or repeated else None
     what = self._rec.input_op(self._raw) if unnamed else self.name
     return f"{what}{f' {text}' if text else ''}", f"{self.name} {where(*self.loc)}" if unnamed else None
 

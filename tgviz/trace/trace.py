@@ -19,7 +19,7 @@ from tgviz.trace import program as programs
 from tgviz.trace import retime as timings
 from tgviz.trace import run as runtime
 from tgviz.trace.kernel import Kernel, display_names
-from tgviz.trace.steps import Event, Lineage, Link, Rule, Step, diff_graphs, rebuilt_event, step_before
+from tgviz.trace.steps import Event, Lineage, Link, Rule, Step, diff_graphs, rebuilt_event, step_before, step_rows
 from tgviz.trace.units import plural
 
 
@@ -45,9 +45,9 @@ class Group:
     return sum(s.match_count for s in self.steps)
 
   @functools.cached_property
-  def repeated(self) -> frozenset[str]:
-    """The names tinygrad gave more than one of its steps (their tree rows say what each rewrote: Step.row)."""
-    return frozenset(name for name, n in collections.Counter(s.name for s in self.steps).items() if n > 1)
+  def rows(self) -> list[tuple[str, str | None]]:
+    """Its steps' rows in the tree, in order (Step.row): each says what the step is, rows alike numbered."""
+    return step_rows(self.steps)
 
   def __repr__(self) -> str:
     return f"<Group {self.name!r} {self.kind} steps={len(self.steps)} matches={self.match_count}>"
