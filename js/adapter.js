@@ -34,8 +34,8 @@ function savedState(manager, doc) {
 /** Whether two selections name the same picture. @param {Selection} a @param {Selection} b */
 export const sameSelection = (a, b) => a.step === b.step && a.match === b.match && a.view === b.view;
 
-/** Per model, the selection this page chose last, whether its picture was drawn since, and whether it is to be made again
- * (see Adapter.selectionChange). @type {WeakMap<Model, {sel: Selection, drawn: boolean, again?: boolean}>} */
+/** Per model, the selection this page chose last, whether the kernel answered it since, and whether it is to be made
+ * again (see Adapter.selectionChange). @type {WeakMap<Model, {sel: Selection, answered: boolean, again?: boolean}>} */
 const choices = new WeakMap();
 /** Whether a change of the selection under way is the page's own (Adapter.choose sets it). */
 let choosing = false;
@@ -114,9 +114,14 @@ export class Adapter {
   setMatch(match) { this.choose({ ...this.selection(), match }); }
   /** @param {View} view (raw or folded as shown) */
   setView(view) { this.choose({ ...this.selection(), view: this.inMode(view) }); }
-  /** The page's choice of picture, sent to the kernel, remembered until its picture is drawn. @param {Selection} sel */
+  /** The page's choice of picture (none where it is the one selected), remembered until the kernel answers it: set in
+   * the model (ipywidgets syncs it, and a saved notebook keeps it) and asked for at once in a ready message, which
+   * reaches the kernel also where ipywidgets holds the model's changes back (it sends one once the kernel's idle status
+   * for the one before has come: one lost, as with a connection that dropped, and none went again).
+   * @param {Selection} sel */
   choose(sel) {
-    choices.set(this.model, { sel, drawn: false });
+    if (sameSelection(sel, this.selection())) return;
+    choices.set(this.model, { sel, answered: false });
     choosing = true;
     try {
       this.model.set("selected", sel.step);
@@ -124,21 +129,23 @@ export class Adapter {
       this.model.set("view", sel.view);
     } finally { choosing = false; }
     this.model.save_changes();
+    this.send({ type: "ready", selection: sel });
   }
-  /** The picture of sel was drawn: the page's last choice, if it is that, answered. @param {Selection} sel */
-  drawn(sel) {
+  /** The kernel's word on sel came (it is laying it out, or its picture): the page's last choice, if it is that, is
+   * known to the kernel (a picture drawn from the page's cache is not its word). @param {Selection} sel */
+  answered(sel) {
     const c = choices.get(this.model);
-    if (c && sameSelection(c.sel, sel)) c.drawn = true;
+    if (c && sameSelection(c.sel, sel)) c.answered = true;
   }
   /** Who made the change of the selection just heard of: "page" (this page: any view of the widget in it); "kernel" (a
    * cell set it, or JupyterLab reloaded the widgets' state from the kernel after its connection came back: shown); or
-   * "undone" (the kernel's, over a choice of the page's whose picture has not come yet: the kernel's state predates
-   * it, as a reload's does while the choice is on its way or was lost with the connection; the choice is made again,
-   * the user's last one standing). @returns {"page"|"kernel"|"undone"} */
+   * "undone" (the kernel's, over a choice of the page's the kernel has not answered: the kernel's state predates it,
+   * as a reload's does while the choice is on its way or was lost with the connection; the choice is made again, the
+   * user's last one standing). @returns {"page"|"kernel"|"undone"} */
   selectionChange() {
     const c = choices.get(this.model);
     if (choosing || (c && sameSelection(c.sel, this.selection()))) return "page";
-    if (!c || c.drawn) { choices.delete(this.model); return "kernel"; }
+    if (!c || c.answered) { choices.delete(this.model); return "kernel"; }
     if (!c.again) {  // once, after the kernel's change has been applied (its other keys' events come first)
       c.again = true;
       queueMicrotask(() => { if (choices.get(this.model) === c) this.choose(c.sel); });

@@ -169,7 +169,6 @@ async function pageModel(mods, state) {
   const data = pageData(state, decode, mods.sha256.sha256);
   /** @type {Record<string, ((msg?: any) => void)[]>} */
   const handlers = {};
-  const changed = new Set();
   /** @param {string} ev @param {KernelMsg} [msg] */
   const emit = (ev, msg) => (handlers[ev] || []).forEach((cb) => cb(msg));
   const reply = (/** @type {KernelMsg} */ msg) => emit("msg:custom", msg);
@@ -201,12 +200,9 @@ async function pageModel(mods, state) {
   /** @type {Model & Record<string, any>} */
   const model = {
     get: (k) => /** @type {Record<string, any>} */ (state)[k],
-    set: (k, v) => { /** @type {Record<string, any>} */ (state)[k] = v; changed.add(k); },
-    save_changes() {
-      const any = ["selected", "match", "view"].some((k) => changed.has(k));
-      changed.clear();
+    set: (k, v) => { /** @type {Record<string, any>} */ (state)[k] = v; },
+    save_changes() {  // (the picture: on the ready message that follows a change of the selection, as in the kernel)
       emit("change:selected");
-      if (any) answer();
     },
     on: (ev, cb) => { (handlers[ev] ||= []).push(cb); },
     send(msg) {

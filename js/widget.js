@@ -177,7 +177,6 @@ function render({ model, el }) {
     const group = steps.get(msg.step)?.group ?? null;
     const sameStep = shown !== null && shown.step === msg.step && ui.stage.querySelector("svg");
     shown = { step: msg.step, match: msg.match, view: msg.view };
-    state.drawn(shown);
     shownMsg = msg;
     ui.stage.innerHTML = msg.svg;  // SVG built by tgviz.draw.svg: every text is escaped there
     ui.raw.classList.toggle("active", msg.view.startsWith("raw:"));  // raw, or folded (tgviz.fold)
@@ -309,6 +308,7 @@ function render({ model, el }) {
       if (mapGaveWay && ![ui.kernels, ui.run, opts.box].some((d) => d.open)) map.openSheet();
       mapGaveWay = false;
     }
+    if (msg.type === "busy" || msg.type === "picture") state.answered(msg);
     if (msg.type === "busy") {
       if (shown && sameSelection(msg, shown)) return;  // already shown from the cache
       if (sameSelection(msg, state.selection())) busy();

@@ -74,9 +74,11 @@ class TraceWidget(anywidget.AnyWidget):
   _css = styles(*BROWSER_CSS)
 
   tree: t.List[M.TreeGroup] = t.List().tag(sync=True)
-  selected = t.Unicode("").tag(sync=True)                  # a protocol.StepKey
-  match = t.Int(None, allow_none=True).tag(sync=True)      # None: the whole step
-  view = t.Unicode("auto").tag(sync=True)
+  # the selection: the page's to choose (a cell may set it too). Not echoed back (ipywidgets' echo_update): the page
+  # asks for each choice in a ready message as well, and a copy of an older one arriving late would undo a newer one
+  selected = t.Unicode("").tag(sync=True, echo_update=False)                  # a protocol.StepKey
+  match = t.Int(None, allow_none=True).tag(sync=True, echo_update=False)      # None: the whole step
+  view = t.Unicode("auto").tag(sync=True, echo_update=False)
   code_css = t.Unicode("").tag(sync=True)
   summary = t.Unicode("").tag(sync=True)
   kernels: t.List[M.KernelRow] = t.List().tag(sync=True)    # the kernel table
@@ -132,11 +134,12 @@ class TraceWidget(anywidget.AnyWidget):
       self._pending = self._background(self._work, lambda: self._compute(key), kind="picture")
 
   def _ready(self, selection: Any) -> None:
-    """The page wants the picture of its selection (see M.ReadyMsg): taken where it differs from the widget's (the
-    change then lays it out), else the picture asked again."""
+    """The page wants the picture of its selection (see M.ReadyMsg): taken where it differs from the widget's, as the
+    page's own change of the state would be (nothing sent back: the page holds it already; the change lays it out),
+    else the picture asked again."""
     if isinstance(selection, dict) and (got := (str(selection.get("step")), selection.get("match"), str(selection.get("view")))) != \
         (self.selected, self.match, self.view) and (got[1] is None or isinstance(got[1], int)):
-      with self.hold_trait_notifications(): self.selected, self.match, self.view = got
+      self.set_state({"selected": got[0], "match": got[1], "view": got[2]})
     else: self._request(again=True)
 
   def _compute(self, key: Selection) -> None:

@@ -724,9 +724,9 @@ KernelMsg: TypeAlias = ("PictureMsg | BusyMsg | ErrorMsg | ExportedMsg | NodeMsg
 # *** the trace browser: frontend -> Python ***
 
 class ReadyMsg(TypedDict):
-  """The frontend is drawn and wants the current picture; asked again (no picture came), with the page's selection,
-  which the kernel takes where it differs: ipywidgets sends a model's changes one at a time, each once the kernel's
-  idle status for the one before has come, and one status lost holds every later change back."""
+  """The frontend is drawn and wants the current picture; with the page's selection (sent with each choice, and again
+  where no picture came), which the kernel takes where it differs: ipywidgets sends a model's changes one at a time,
+  each once the kernel's idle status for the one before has come, and one status lost holds every later change back."""
   type: Literal["ready"]
   selection: NotRequired[Selection]
 
