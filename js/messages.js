@@ -178,9 +178,9 @@
  * @typedef {{type:"search", text:string, total:number, counts:Record<string, number>, hits:SearchHit[], groups:number[]}} SearchMsg */
 /** What Python (or the report's page) sends the trace browser.
  * @typedef {PictureMsg|BusyMsg|ErrorMsg|ExportedMsg|NodeMsg|RulesMsg|UopsMsg|AsmMsg|RunMsg|RetryMsg|AllowedMsg|AccessMsg|SearchMsg|ProgramMapMsg|FusedMsg} KernelMsg */
-/** The frontend is drawn and wants the current picture; asked again (no picture came), with the page's selection,
- * which the kernel takes where it differs: ipywidgets sends a model's changes one at a time, each once the kernel's
- * idle status for the one before has come, and one status lost holds every later change back.
+/** The frontend is drawn and wants the current picture; with the page's selection (sent with each choice, and again
+ * where no picture came), which the kernel takes where it differs: ipywidgets sends a model's changes one at a time,
+ * each once the kernel's idle status for the one before has come, and one status lost holds every later change back.
  * @typedef {{type:"ready", selection?:Selection}} ReadyMsg */
 /** Write the current view as SVG: the part on screen (box: x, y, width, height in the SVG's units), or the whole.
  * @typedef {{type:"export", box?:number[]}} ExportMsg */
