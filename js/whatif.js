@@ -24,21 +24,27 @@ const byTotal = ([, a], [, b]) => (b.total_us ?? 0) - (a.total_us ?? 0);
 
 const OPT_OPS = ["UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "TC", "THREAD", "PADTO", "SWAP", "NOLOCALS"];
 
-/** What each opt does (tinygrad's Scheduler.apply_opt, codegen/opt/postrange.py): its axis, and amount (0: the whole
- * axis). UNROLL's axis counts the reduce axes it can unroll, GROUP's the reduce axes. */
-const OPT_WORDS = /** @type {Record<string, string>} */ ({
-  UPCAST: "each thread computes `amount` elements along the axis (in registers)",
-  UNROLL: "the loop over the reduce axis unrolled by `amount`",
-  LOCAL: "`amount` threads of a workgroup along the axis",
-  GROUP: "the reduce axis split over `amount` threads of a workgroup, summed in local memory",
-  GROUPTOP: "the reduce axis split over `amount` threads of a workgroup (the outer part), summed in local memory",
-  THREAD: "`amount` CPU threads along the axis", PADTO: "the axis padded up to a multiple of `amount`",
-  SWAP: "the axis swapped with axis `amount`", NOLOCALS: "no workgroup (local) axes at all", TC: "tensor cores",
+/** What each opt does (tinygrad's Scheduler.apply_opt, codegen/opt/postrange.py), by amount n, and where the amount is 0
+ * (the whole axis). Its axis is tinygrad's numbering of the kernel's axes as they were when it was applied (UNROLL's
+ * counts the reduce axes it can unroll, GROUP's the reduce axes); the step it made names the range it split. */
+const OPT_WORDS = /** @type {Record<string, [string, string]>} */ ({
+  UPCAST: ["each thread computes {n} elements along axis {a} (in registers)", "each thread computes all of axis {a} (in registers)"],
+  UNROLL: ["the loop over reduce axis {a} unrolled {n} times", "the loop over reduce axis {a} unrolled whole"],
+  LOCAL: ["{n} threads of a workgroup along axis {a}", "a workgroup's threads along all of axis {a}"],
+  GROUP: ["reduce axis {a} split over {n} threads of a workgroup, summed in local memory", "reduce axis {a} split over a workgroup's threads"],
+  GROUPTOP: ["reduce axis {a} split over {n} threads of a workgroup (its outer part), summed in local memory",
+             "reduce axis {a} split over a workgroup's threads (its outer part)"],
+  THREAD: ["{n} CPU threads along axis {a}", "CPU threads along all of axis {a}"],
+  PADTO: ["axis {a} padded up to a multiple of {n}", "axis {a} padded"], SWAP: ["axis {a} swapped with axis {n}", "axis {a} swapped with axis 0"],
+  NOLOCALS: ["no workgroup (local) axes at all", "no workgroup (local) axes at all"], TC: ["tensor cores", "tensor cores"],
 });
-/** An applied opt's tooltip: what it does, amount 0 spelled out, and tinygrad's step that shows it (its name gives the
+/** An applied opt's tooltip: what it does, and tinygrad's step that shows it (its name gives the range it split and the
  * amount it came to). @param {OptSpec} o @param {string|undefined} stepName */
-const optTitle = (o, stepName) => `${optText(o)}: ${(OPT_WORDS[o[0]] ?? o[0]).replaceAll("`amount`", o[2] === 0 ? "the whole axis's size" : String(o[2]))}`
-  + (o[1] !== null && o[0] !== "TC" ? ` (axis ${o[1]})` : "") + (stepName ? `; tinygrad's step "${stepName}" shows it (click)` : "");
+const optTitle = (o, stepName) => {
+  const words = OPT_WORDS[o[0]]?.[o[2] === 0 ? 1 : 0] ?? o[0];
+  return `${optText(o)}: ${words.replaceAll("{n}", String(o[2])).replaceAll("{a}", String(o[1]))}`
+    + (stepName ? `; tinygrad's step "${stepName}" shows it (click)` : "");
+};
 
 /** An opt as tgviz writes it: UPCAST(0, 4). @param {OptSpec} o */
 const optText = (o) => (o[1] === null && o[2] === null ? o[0] : `${o[0]}(${o[1]}, ${Array.isArray(o[2]) ? `(${o[2].join(", ")})` : o[2]})`);

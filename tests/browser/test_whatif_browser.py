@@ -32,8 +32,8 @@ def _open_conv(page) -> None:
   # each opt says what it does, amount 0 spelled out, and which of tinygrad's steps shows it (pass 18: "UPCAST(0, 0)"
   # read as unexplained)
   assert page.locator(".tgviz-opt-link").first.get_attribute("title") == \
-    'UNROLL(1, 0): the loop over the reduce axis unrolled by the whole axis\'s size (axis 1); tinygrad\'s step "shift (1,) 2 unroll" shows it (click)'
-  assert page.locator(".tgviz-opt-link").nth(2).get_attribute("title").startswith("LOCAL(0, 2): 2 threads of a workgroup along the axis (axis 0); ")
+    'UNROLL(1, 0): the loop over reduce axis 1 unrolled whole; tinygrad\'s step "shift (1,) 2 unroll" shows it (click)'
+  assert page.locator(".tgviz-opt-link").nth(2).get_attribute("title").startswith("LOCAL(0, 2): 2 threads of a workgroup along axis 0; ")
   # each opt links to the rewrite step its application made
   page.locator(".tgviz-opt-link", has_text="LOCAL(0, 2)").nth(1).click()
   page.wait_for_function("document.querySelector('.tgviz-step.selected')?.innerText.startsWith('shift (3,) 2 local')", timeout=LIMIT)
