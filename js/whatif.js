@@ -211,8 +211,7 @@ export function whatIf(ui, state, page, go) {
     opener.addEventListener("click", () => { box.open = true; });
     line.replaceChildren(`opts (${info.by}): `, ...info.text.flatMap((t, i) => {
       const step = info.steps[i];
-      const name = group?.steps.find((x) => x.key === step)?.name;
-      const link = h("button", { class: "tgviz-link tgviz-opt-link", title: optTitle(info.opts[i], step ? name ?? "" : undefined) }, [t]);
+      const link = h("button", { class: "tgviz-link tgviz-opt-link", title: optTitle(info.opts[i], group?.steps.find((x) => x.key === step)?.name) }, [t]);
       if (step) { link.dataset.step = step; link.addEventListener("click", () => go(step)); } else link.disabled = true;
       return i ? [" · ", link] : [link];
     }), ...(info.text.length ? [] : ["none"]), " ", opener);

@@ -569,6 +569,22 @@ def test_maximise_and_back_keeps_the_graphs_view(lab, browser):
     assert not page.errors
 
 
+def selection_update(data: bytes) -> bool:
+  """Whether a message from the page to the kernel is ipywidgets' update of the widget's selected step."""
+  return b'"comm_msg"' in data and b'"selected"' in data and b'"update"' in data
+
+
+def tutorial_through(page, lab, name: str, kernel_socket) -> None:
+  """The tutorial's cell run in a notebook whose messages with its kernel pass through kernel_socket (a Playwright
+  WebSocketRoute handler), its widget answered by the kernel and showing its tree."""
+  page.route_web_socket(re.compile(r".*/api/kernels/.*/channels.*"), kernel_socket)
+  open_in_lab(page, lab, name, "%load_ext tgviz", TUTORIAL)
+  run_all(page, 2)
+  page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=LIMIT)
+  page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
+  to_steps(page)
+
+
 def test_a_step_chosen_while_the_kernel_heard_none_of_it_is_still_drawn(lab, browser):
   """A loaded CI run: a step clicked in the tree never drew (its row marked, the canvas not dimmed, for 5 minutes).
   ipywidgets sends a model's change once the kernel's idle status for the change before it has come; one lost (here:
@@ -579,16 +595,11 @@ def test_a_step_chosen_while_the_kernel_heard_none_of_it_is_still_drawn(lab, bro
     server = ws.connect_to_server()
     def to_kernel(message) -> None:
       data = message if isinstance(message, bytes) else message.encode()
-      if not dropped and b'"comm_msg"' in data and b'"selected"' in data and b'"update"' in data: dropped.append(data)
+      if not dropped and selection_update(data): dropped.append(data)
       else: server.send(message)
     ws.on_message(to_kernel)
   with new_page(browser, 1600, 1000) as page:
-    page.route_web_socket(re.compile(r".*/api/kernels/.*/channels.*"), kernel_socket)
-    open_in_lab(page, lab, "lostsync", "%load_ext tgviz", TUTORIAL)
-    run_all(page, 2)
-    page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=LIMIT)
-    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
-    to_steps(page)
+    tutorial_through(page, lab, "lostsync", kernel_socket)
     rows = page.locator(".tgviz-group.kind-kernel[open] .tgviz-step:not(.empty)")
     for row in (rows.last, rows.first):  # the first change lost; the second held back behind it
       row.scroll_into_view_if_needed()
@@ -655,7 +666,7 @@ def test_a_step_chosen_while_the_kernels_connection_drops_is_still_drawn(lab, br
     def to_kernel(message) -> None:
       data = message if isinstance(message, bytes) else message.encode()
       socket["reloads"] += b"request_states" in data
-      if socket["drop"] and b'"comm_msg"' in data and b'"selected"' in data and b'"update"' in data:
+      if socket["drop"] and selection_update(data):
         socket["dropped"] += 1  # lost with the connection (and from then on, as ipywidgets holds the next ones back)
       else: server.send(message)
     ws.on_message(to_kernel)
@@ -688,12 +699,7 @@ def test_a_step_chosen_while_the_kernels_connection_drops_is_still_drawn(lab, br
     page.wait_for_function("k => { const p = document.querySelector('.tgviz-node-panel');"
                            " return p.dataset.state === 'full' && p.dataset.key === k; }", arg=picked, timeout=LIMIT)
   with new_page(browser, 1600, 1000) as page:
-    page.route_web_socket(re.compile(r".*/api/kernels/.*/channels.*"), kernel_socket)
-    open_in_lab(page, lab, "reconnect", "%load_ext tgviz", TUTORIAL)
-    run_all(page, 2)
-    page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=LIMIT)
-    page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
-    to_steps(page)
+    tutorial_through(page, lab, "reconnect", kernel_socket)
     drawn = page.locator(".tgviz-stage").get_attribute("data-step")
     key = choose_and_drop(page.locator(".tgviz-group.kind-kernel[open] .tgviz-step:not(.empty)").last)
     assert key != drawn
