@@ -1,10 +1,17 @@
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 # the tests are about what is drawn, not how fast: a layout past the user's 10 s budget (a busy machine) would draw a
 # partial view instead; tests of that fallback pass their own timeout
 os.environ.setdefault("TGVIZ_LAYOUT_TIMEOUT", "600")
+# layouts kept for this run of the suite only (and its children: CLI runs, Jupyter kernels), not the user's file
+if "TGVIZ_LAYOUT_CACHE" not in os.environ:
+  atexit.register(shutil.rmtree, kept := tempfile.mkdtemp(prefix="tgviz-test-layouts-"), ignore_errors=True)
+  os.environ["TGVIZ_LAYOUT_CACHE"] = str(Path(kept) / "layouts.db")
 
 import comm
 import pytest

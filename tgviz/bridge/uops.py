@@ -193,6 +193,7 @@ def to_graph(root: UOp, notes: dict[str, str] | None = None) -> Graph:
   nodes: dict[str, Node] = {}
   edges: list[tuple[str, str]] = []
   drawn: dict[UOp, str | None] = {}  # each UOp's key, None for a folded constant (sources come first)
+  _ = root.key  # every node's key in one walk (asked for node by node, tinygrad walks below each one again)
   for u in root.toposort():
     folded = u is not root and _foldable(u)
     if folded:
