@@ -11,7 +11,7 @@ os.environ.setdefault("TGVIZ_LAYOUT_TIMEOUT", "600")
 # layouts kept for this run of the suite only (and its children: CLI runs, Jupyter kernels), not the user's file
 if "TGVIZ_LAYOUT_CACHE" not in os.environ:
   atexit.register(shutil.rmtree, kept := tempfile.mkdtemp(prefix="tgviz-test-layouts-"), ignore_errors=True)
-  os.environ["TGVIZ_LAYOUT_CACHE"] = str(Path(kept) / "layouts.db")
+  os.environ["TGVIZ_LAYOUT_CACHE"] = str(Path(kept) / "layouts")
 
 import comm
 import pytest

@@ -1,6 +1,6 @@
 """Layouts kept on disk from run to run (tgviz.draw.layout_store): a layout made once is not made again by the next
-process, whatever forked it; another engine lays out anew; the file stays bounded; a broken file is said once and
-costs nothing but the time."""
+process, whatever forked it; another engine lays out anew; the folder stays bounded, the layouts used longest ago let go
+of first; a folder that cannot be written is said once, and a damaged file costs nothing but the time."""
 import os
 import subprocess
 import sys
@@ -20,7 +20,7 @@ def counted(tmp_path, monkeypatch):
   exe = tmp_path / "counting-dot"
   exe.write_text(f"#!/bin/sh\necho run >> {runs}\nexec {real} \"$@\"\n")
   exe.chmod(0o755)
-  monkeypatch.setattr(E, "_kept", L.LayoutStore(tmp_path / "cache" / "layouts.db"))
+  monkeypatch.setattr(E, "_kept", L.LayoutStore(tmp_path / "cache" / "layouts"))
   E.set_engine(str(exe))
   yield runs
   E.set_engine(None)
@@ -45,10 +45,10 @@ def test_a_layout_made_once_is_taken_from_the_file_by_the_next_run(counted):
 
 
 def test_a_fresh_process_takes_the_layout_a_forked_writer_kept(counted, tmp_path):
-  """tgviz run's report writers are forked processes: each opens the file itself, and what one kept the next run
-  (another process) finds."""
+  """tgviz run's report writers are forked processes, and layouts are made in threads meanwhile: what one kept the next
+  run (another process) finds."""
   text = "digraph { forked -> b }"
-  E.run_dot("digraph { opened_before_the_fork -> b }")  # (this process's connection is open when it forks)
+  E.run_dot("digraph { kept_before_the_fork -> b }")
   if (pid := os.fork()) == 0:
     try: E.run_dot(text)
     finally: os._exit(0)
@@ -73,32 +73,46 @@ def test_another_engine_lays_out_anew(counted, tmp_path):
   assert _runs(counted) == 2
 
 
-def test_the_file_keeps_the_newest_layouts_only(tmp_path, monkeypatch):
+def test_the_folder_keeps_the_layouts_used_last(tmp_path, monkeypatch):
   monkeypatch.setattr(L, "MAX_LAYOUTS", 3)
   monkeypatch.setattr(L, "_PRUNE_EVERY", 1)
-  store = L.LayoutStore(tmp_path / "layouts.db")
-  for i in range(6): store.put(b"k%d" % i, f"layout {i}")
-  assert [store.get(b"k%d" % i) for i in range(6)] == [None, None, None, "layout 3", "layout 4", "layout 5"]
+  store = L.LayoutStore(tmp_path / "layouts")
+  for i in range(5):
+    store.put(b"k%d" % i, f"layout {i}")
+    os.utime(tmp_path / "layouts" / (b"k%d" % i).hex(), ns=(i, i))  # (an mtime a tick apart: the clock is coarser)
+  assert store.get(b"k0") is None and store.get(b"k1") is None and store.get(b"k2") == "layout 2"  # (k2 used now)
+  store.put(b"k5", "layout 5")
+  assert [store.get(b"k%d" % i) for i in range(6)] == [None, None, "layout 2", None, "layout 4", "layout 5"]
 
 
-def test_a_broken_file_is_said_once_and_layouts_are_made_afresh(counted, tmp_path, monkeypatch, capfd):
-  broken = tmp_path / "broken.db"
-  broken.write_bytes(b"not a database, " * 100)
-  monkeypatch.setattr(E, "_kept", L.LayoutStore(broken))
-  first = E.run_dot("digraph { broken -> b }")
+def test_a_folder_that_cannot_be_written_is_said_once_and_layouts_are_made_afresh(counted, tmp_path, monkeypatch, capfd):
+  taken = tmp_path / "a-file"
+  taken.write_text("not a folder")
+  monkeypatch.setattr(E, "_kept", L.LayoutStore(taken))
+  first = E.run_dot("digraph { unkept -> b }")
   _forget_this_process()
-  assert E.run_dot("digraph { broken -> b }") == first and "node broken" in first and _runs(counted) == 2
+  assert E.run_dot("digraph { unkept -> b }") == first and "node unkept" in first and _runs(counted) == 2
   err = capfd.readouterr().err
-  assert err.count("tgviz: the layout cache") == 1 and str(broken) in err and "Remove the file" in err
-  assert broken.read_bytes() == b"not a database, " * 100  # (left as it was)
+  assert err.count("tgviz: layouts cannot be kept") == 1 and str(taken) in err and "TGVIZ_LAYOUT_CACHE" in err
+  assert taken.read_text() == "not a folder"  # (left as it was)
+
+
+def test_a_damaged_layout_is_made_again(counted):
+  text = "digraph { damaged -> b }"
+  first = E.run_dot(text)
+  for f in E._kept.path.iterdir(): f.write_bytes(b"\x78\x9c damaged")
+  _forget_this_process()
+  assert E.run_dot(text) == first and _runs(counted) == 2
+  _forget_this_process()
+  assert E.run_dot(text) == first and _runs(counted) == 2  # (kept again, whole)
 
 
 def test_where_layouts_are_kept(monkeypatch, tmp_path):
   monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
   monkeypatch.delenv("TGVIZ_LAYOUT_CACHE", raising=False)
-  assert L.default_path() == tmp_path / "tgviz" / "layouts.db"
-  monkeypatch.setenv("TGVIZ_LAYOUT_CACHE", str(tmp_path / "mine.db"))
-  assert L.default_path() == tmp_path / "mine.db"
+  assert L.default_path() == tmp_path / "tgviz" / "layouts"
+  monkeypatch.setenv("TGVIZ_LAYOUT_CACHE", str(tmp_path / "mine"))
+  assert L.default_path() == tmp_path / "mine"
   monkeypatch.setenv("TGVIZ_LAYOUT_CACHE", "")
   assert L.default_path() is None
   store = L.LayoutStore(None)

@@ -142,27 +142,38 @@ class EarlySegments:
     """The segments written early that `writer` (of the whole trace) would write alike: Writer.segment's, by index. The
     kernels' code highlighted and asm linked early are given to highlight_code and asm.linked."""
     if self._dir is None: return {}
-    if self._child is not None: self._child.stop()  # (the writer after the run, where it got to)
+    keys = {tuple(P.step_key(s) for s in seg): i for i, seg in enumerate(writer.segments)}
+    out: dict[int, tuple[str, list[list]]] = {}
+    read: set[Path] = set()
+    self._read(writer, keys, out, read)   # (what is there already, while the writer after the run goes on)
+    if self._child is not None: self._child.stop()  # (where it got to)
     self._child = None
-    found = {}
-    for path in self._dir.glob("s-*.json"):
+    self._read(writer, keys, out, read)
+    self.taken = len(out)
+    return out
+
+  def _read(self, writer: report.Writer, keys: dict[tuple[str, ...], int], out: dict[int, tuple[str, list[list]]],
+            read: set[Path]) -> None:
+    """take()'s reading of the files not read yet: segments (into out, by index, where they hold), kernels' tabs, SVG
+    files (those whose step's segment holds and whose title is the same)."""
+    assert self._dir is not None
+    for path in sorted(set(self._dir.glob("s-*.json")) - read):
+      read.add(path)
       data = json.loads(path.read_text())
-      found[tuple(data["keys"])] = data
-    for path in self._dir.glob("k-*.json"):
+      self.written += 1
+      if (i := keys.get(tuple(data["keys"]))) is not None and data["check"] == writer.segment_check(i, data["fresh"]):
+        out[i] = data["text"], data["contents"]
+    for path in sorted(set(self._dir.glob("k-*.json")) - read):
+      read.add(path)
       for name, results in json.loads(path.read_text()).items():
         for key, result in results.items(): _REMEMBERED[name].give(key, tuple(result) if isinstance(result, list) else result)
       self.kernels += 1
-    out: dict[int, tuple[str, list[list]]] = {}
-    for i, seg in enumerate(writer.segments):
-      if (data := found.get(tuple(P.step_key(s) for s in seg))) is None: continue
-      if data["check"] == writer.segment_check(i, data["fresh"]): out[i] = data["text"], data["contents"]
-    self.written, self.taken = len(found), len(out)
-    # a picture drawn early holds where its step's segment does (the same graphs) and the step's title is the same
     steps = {P.step_key(s): s for i in out for s in writer.segments[i]}
-    for path in self._dir.glob("v-*.json"):
+    for path in sorted(set(self._dir.glob("v-*.json")) - read):
       data = json.loads(path.read_text())
-      if (s := steps.get(data["key"])) is not None and s.title() == data["title"]: self.svgs[data["key"]] = data["svg"]
-    return out
+      if (s := steps.get(data["key"])) is None: continue  # (its segment may be read later)
+      read.add(path)
+      if s.title() == data["title"]: self.svgs[data["key"]] = data["svg"]
 
 
 def _kernel_work(k: K.Kernel) -> dict[str, dict[str, Any]]:
