@@ -129,13 +129,15 @@ def run(script: Path, out: Path, device: str | None, max_nodes: int, args: list[
     st = time.perf_counter()
     status, trace = trace_script(script, device, args, env, early)
     ran = time.perf_counter() - st
-    # what the run made stays to the end: the cyclic collector would rescan it (millions of objects) at each full
-    # collection the retries' compiles and the report's work set off (0.6 s in making the report's writer alone)
+    # what the run made stays till the report is written: the cyclic collector would rescan it (millions of objects)
+    # at each full collection the retries' compiles and the report's work set off (0.6 s in making the report's writer)
     gc.freeze()
-    if trace is not None: early.after(trace)  # (on the core the retries leave idle)
-    if trace is not None and retime > 0: retimed(trace, retime)
-    if trace is not None and what_if > 0: retried(trace, what_if, beam_seconds(ran), what_if_seconds(ran))
-    if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs, early)
+    try:
+      if trace is not None: early.after(trace)  # (on the core the retries leave idle)
+      if trace is not None and retime > 0: retimed(trace, retime)
+      if trace is not None and what_if > 0: retried(trace, what_if, beam_seconds(ran), what_if_seconds(ran))
+      if trace is not None: write(trace, out, f"tgviz: {script.name}", max_nodes, svg, jobs, early)
+    finally: gc.unfreeze()
   if trace is not None and save:
     print(f"tgviz: trace:  {trace.save(out / 'trace.tgviz').resolve()} (tgviz open it, or tgviz.load it, anywhere)")
   return status, trace
