@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+os.environ.setdefault("TGVIZ_LAYOUT_CACHE", "")  # layouts timed as a first run makes them, not from an earlier run's (draw/layout_store.py)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import workloads
 

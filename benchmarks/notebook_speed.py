@@ -8,12 +8,14 @@ click until painted; the saved tutorial notebook under 1 MB;
 at most 300 kB of picture kept per widget (its kept_picture in the notebook's widget state).
 """
 import json
+import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+os.environ.setdefault("TGVIZ_LAYOUT_CACHE", "")  # layouts timed as a first run makes them, not from an earlier run's (draw/layout_store.py)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "browser"))
 from harness import chromium, jupyterlab, node_panel_ms, notebook, run_all
 
