@@ -175,7 +175,10 @@ def test_a_map_too_big_to_lay_out_in_time_is_left_out_and_says_so(tutorial_trace
   from collections import OrderedDict
 
   from tgviz.draw import engine
-  monkeypatch.setattr(engine, "_made", OrderedDict())  # no layout given again from before: each one runs, and times out
+  from tgviz.draw.layout_store import LayoutStore
+  # no layout given again from before, in this process or from the layouts kept on disk: each one runs, and times out
+  monkeypatch.setattr(engine, "_made", OrderedDict())
+  monkeypatch.setattr(engine, "_kept", LayoutStore(None))
   msg = PM.program_map(tutorial_trace, timeout=1e-6)
   assert msg["views"] == [] and msg["kernels"] and msg["summary"]
   assert any(n.startswith("the kernels view is not drawn: its layout took longer than") for n in msg["notes"]), msg["notes"]
