@@ -2,6 +2,7 @@
 reopened, without its kernel or while its kernel runs."""
 import re
 import time
+from collections.abc import Callable
 
 import pytest
 from harness import (
@@ -574,11 +575,13 @@ def selection_update(data: bytes) -> bool:
   return b'"comm_msg"' in data and b'"selected"' in data and b'"update"' in data
 
 
-def tutorial_through(page, lab, name: str, kernel_socket) -> None:
+def tutorial_through(page, lab, name: str, kernel_socket, opened: Callable[[], None] | None = None) -> None:
   """The tutorial's cell run in a notebook whose messages with its kernel pass through kernel_socket (a Playwright
-  WebSocketRoute handler), its widget answered by the kernel and showing its tree."""
+  WebSocketRoute handler), its widget answered by the kernel and showing its tree (opened: called before the cells
+  run)."""
   page.route_web_socket(re.compile(r".*/api/kernels/.*/channels.*"), kernel_socket)
   open_in_lab(page, lab, name, "%load_ext tgviz", TUTORIAL)
+  if opened is not None: opened()
   run_all(page, 2)
   page.wait_for_selector(".tgviz-stage svg g.node", state="attached", timeout=LIMIT)
   page.wait_for_function("!document.querySelector('.tgviz-root').classList.contains('tgviz-offline')", timeout=LIMIT)
@@ -659,7 +662,7 @@ def test_a_step_chosen_while_the_kernels_connection_drops_is_still_drawn(lab, br
   canvas dimmed under "laying out…" for good). The user's last choice stands: the step clicked is drawn, also one the
   page drew at once from its cache, which the kernel then hears of; and a change lost, which holds every later change
   of the model back in ipywidgets, does not hold the next choice back."""
-  socket = {"drop": False, "dropped": 0, "sockets": 0, "reloads": 0}
+  socket = {"drop": False, "dropped": 0, "sockets": 0, "reloads": 0, "infos": 0}
   def kernel_socket(ws) -> None:
     socket["sockets"] += 1
     server = ws.connect_to_server()
@@ -669,7 +672,11 @@ def test_a_step_chosen_while_the_kernels_connection_drops_is_still_drawn(lab, br
       if socket["drop"] and selection_update(data):
         socket["dropped"] += 1  # lost with the connection (and from then on, as ipywidgets holds the next ones back)
       else: server.send(message)
+    def to_page(message) -> None:
+      socket["infos"] += b"comm_info_reply" in (message if isinstance(message, bytes) else message.encode())
+      ws.send(message)
     ws.on_message(to_kernel)
+    server.on_message(to_page)
   def until(done) -> None:  # (the route hears the page's messages as the page runs)
     deadline = time.time() + LIMIT / 1000
     while not done() and time.time() < deadline: page.wait_for_timeout(50)
@@ -699,7 +706,11 @@ def test_a_step_chosen_while_the_kernels_connection_drops_is_still_drawn(lab, br
     page.wait_for_function("k => { const p = document.querySelector('.tgviz-node-panel');"
                            " return p.dataset.state === 'full' && p.dataset.key === k; }", arg=picked, timeout=LIMIT)
   with new_page(browser, 1600, 1000) as page:
-    tutorial_through(page, lab, "reconnect", kernel_socket)
+    # (the widgets' state JupyterLab loads as the notebook's kernel connects is loaded before the cells run: it loads
+    # it again on a new connection only where no load is under way, and a load whose answer was due on the dropped
+    # connection waits for good. The kernel has no widgets yet, so the page asks for its comms, comm_info_request; on
+    # a busy machine that answer waited for the cells to end, and came after the test's reconnect)
+    tutorial_through(page, lab, "reconnect", kernel_socket, opened=lambda: until(lambda: socket["infos"] > 0))
     drawn = page.locator(".tgviz-stage").get_attribute("data-step")
     key = choose_and_drop(page.locator(".tgviz-group.kind-kernel[open] .tgviz-step:not(.empty)").last)
     assert key != drawn
