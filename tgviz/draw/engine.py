@@ -56,7 +56,7 @@ def engine() -> list[str]:
 
 # the last layouts made, by their DOT text and format: dot is deterministic, and the same text comes again often (a
 # kernel's landmarks where no rewrite changed its graph in between, kernels of the same AST: a third of a GPT step's)
-_made: OrderedDict[tuple[bytes, str, bytes], str] = OrderedDict()  # (by the text's digest, and the engine)
+_made: OrderedDict[bytes, str] = OrderedDict()  # (by the digest of the format, the engine and the text)
 _MADE = 256
 _made_lock = threading.Lock()
 _kept = LayoutStore(default_path())  # (TGVIZ_LAYOUT_CACHE is read once, at import)
@@ -66,15 +66,15 @@ def run_dot(dot: str, fmt: str = "plain", timeout: float | None = DEFAULT_TIMEOU
   """Run the layout engine on DOT text in a child process (or give what it gave for this text before, in this process
   or kept on disk); raises TimeoutError past timeout (the process is killed), LayoutCancelled when the request it runs
   in is cancelled, and LayoutError when the engine fails or crashes."""
-  engine()
+  engine()  # (its _engine_id)
+  key = hashlib.sha256(b"\0".join((fmt.encode(), _engine_id, dot.encode()))).digest()  # (in memory and on disk)
   with _made_lock:
-    if (out := _made.get(key := (hashlib.sha256(dot.encode()).digest(), fmt, _engine_id))) is not None:
+    if (out := _made.get(key)) is not None:
       _made.move_to_end(key)
       return out
-  stored = hashlib.sha256(b"\0".join((key[0], fmt.encode(), _engine_id))).digest()
-  if (out := _kept.get(stored)) is None:
+  if (out := _kept.get(key)) is None:
     out = _run(dot, fmt, timeout)
-    _kept.put(stored, out)
+    _kept.put(key, out)
   with _made_lock:
     _made[key] = out
     if len(_made) > _MADE: _made.popitem(last=False)
