@@ -8,13 +8,19 @@
  * names: its sides' names (a row that has a value of the column's own key shows that one instead of the sides');
  * clip: a long text, cut short in its cell (an ellipsis; table.css) so that every row stays one line high, whole in
  * its tooltip (where tip gives none); wrap: a text that may go on more lines where the table is narrower than its
- * lines, never between a figure and its unit or word nor inside a range ("2.92–6.33 µs," over "3 launches"; one line
- * where there is room).
+ * lines, in the pieces wrapPieces gives (one line where there is room).
  * @typedef {{key:string,label:string,num?:boolean,title?:string,fmt?:(v:any,row:any,key:string)=>string,
  *   tip?:(row:any,key:string)=>string,sides?:string[],names?:string[],clip?:boolean,wrap?:boolean}} Column */
 
 /** @param {any} v */
 const blank = (v) => v === null || v === undefined || v === "";
+
+/** A wrap column's text in the pieces it may go on more lines between, each kept whole: never between a figure and
+ * its unit or word, a range of one unit whole ("2.92–6.33 µs," then "3 launches"), one of two units after its dash
+ * ("2.33 µs –", "3.11 ms,": whole, its piece alone widened the kernel table past the widget). @param {string} text */
+export function wrapPieces(text) {
+  return text.split(/(?<!\d) (?!–)/);
+}
 
 const grouped = new Intl.NumberFormat("en-US", { maximumFractionDigits: 3 });  // made once: toLocaleString makes one a call
 /** A number with thousands grouped, or "–" for none. @param {any} v */
@@ -46,9 +52,9 @@ export function sortableTable(columns, rows, onRow) {
         const td = tr.insertCell();
         if (c.num) td.className = "num";
         if (c.clip) { td.classList.add("clip"); td.dataset.col = c.key; }  // (table.css gives each its share)
-        if (c.wrap) {  // its pieces (broken at a space after no digit, nor by a dash), each whole on a line (table.css)
+        if (c.wrap) {  // its pieces, each whole on a line (table.css)
           td.classList.add("wrap");
-          td.replaceChildren(...text(c, row, c.key).split(/(?<![\d–]) (?!–)/).flatMap((p, i) => {
+          td.replaceChildren(...wrapPieces(text(c, row, c.key)).flatMap((p, i) => {
             const piece = document.createElement("span");
             piece.textContent = p;
             return i ? [" ", piece] : [piece];

@@ -81,3 +81,16 @@ def test_the_page_writes_bytes_and_counts_as_python_does():
 def test_a_percentage_keeps_two_significant_figures():
   # a latency-bound kernel reaches a tiny share of its roof: "0.0%" said nothing ("0.0042%" does), never an exponent
   assert [percent_text(f) for f in (0.0, 4e-7, 4.2e-5, 0.009, 0.3, 1.5)] == ["0%", "<0.0001%", "0.0042%", "0.90%", "30%", "150%"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node (scripts/install.sh test)")
+def test_a_spread_wraps_between_whole_figures():
+  """The kernel table's spread goes on more lines between pieces, each figure whole with its unit: a range of one unit
+  stays one piece; one of two units may break after its dash (whole, "2.33 µs – 3.11 ms," alone made the table wider
+  than the widget)."""
+  table_js = UNITS_JS.parent / "table.js"
+  script = (f"import {{ fmtRange }} from {json.dumps(UNITS_JS.as_uri())}; import {{ wrapPieces }} from {json.dumps(table_js.as_uri())}; "
+            "console.log(JSON.stringify([[2.33, 3110], [9.23, 30.6], [0.908, 2.88]].map(([a, b]) => wrapPieces(`${fmtRange(a, b)}, 3 launches`))"
+            ".concat([wrapPieces('latency 21×, 1/2 units')])));")
+  assert node(script) == [["2.33 µs –", "3.11 ms,", "3 launches"], ["9.23–30.6 µs,", "3 launches"], ["908 ns –", "2.88 µs,", "3 launches"],
+                          ["latency", "21×,", "1/2 units"]]
