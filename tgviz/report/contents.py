@@ -34,9 +34,9 @@ CHECKPOINT = 128
 # a step the page can neither replay nor chain (too big for it: see tg.page_replays) stores every later graph, each made
 # by tinygrad's own substitute over the whole graph: at most this many nodes in all (the graphs of its first matches).
 # A big model's schedule step (5,190 such matches over 21,900 nodes, 0.1 s a graph) held a report worker 14 minutes
-# and 3 GB; the rest of its matches' graphs are Python's to show (Step.at, the widget). 4 million nodes (182 graphs of
-# that step) were a third of gpt-big's report after its run: its two such steps 32 s of a worker and 8.2 MB of the
-# report's 43, for 3.5% of their graphs; 1 million, 9.5 s and 2.0 MB, for 0.9%
+# and 3 GB; the rest of its matches' graphs are Python's to show (Step.at, the widget). At 4 million nodes (182 graphs
+# of that step) gpt-big's two such steps were its report's biggest piece: 32 s of a worker and 8.2 MB of the 43, for
+# 3.5% of their graphs; at 1 million, 9.5 s and 2.0 MB, for 0.9%
 STORE_NODES = 1_000_000
 
 
