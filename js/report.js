@@ -45,9 +45,11 @@ import { searchMessage } from "./port/search.js";
 /** The page's data as protocol.js reads it: the state, a decoded chunk by name ("patterns", "g-<group>", ...), a step's
  * table, the root of its graph after k matches and of what its rewrite returned (the keys of their rows computed), a
  * row's key (the rows of a step's matches have theirs computed only when asked: a row without one, "", is in no graph
- * shown, as keys are unique in a table).
+ * shown, as keys are unique in a table), and how many matches' graphs it can make (all but those of a step too big to
+ * store them all: contents.STORE_NODES).
  * @typedef {{state: PageState, get: (name: string) => Promise<any>, table: (key: StepKey) => Promise<Table>,
- *   graphAt: (t: Table, k: number) => number, key: (t: Table, row: number) => string, after: (t: Table) => number}} PageData */
+ *   graphAt: (t: Table, k: number) => number, key: (t: Table, row: number) => string, after: (t: Table) => number,
+ *   kept: (t: Table) => number}} PageData */
 
 /** Decode one data element of the page (gzipped JSON, base64). @param {string} name @returns {Promise<any>} */
 async function decode(name) {
@@ -135,12 +137,14 @@ export function pageData(state, load, sha256) {
   /** A graph's root, the keys of its rows computed (the rows of a segment get theirs as they are first shown).
    * @param {Segment} seg @param {number} root */
   const drawn = (seg, root) => { keyOf(seg, sha256, root); return root; };
+  /** The matches after which the page can make the step's graph: all, or a step too big to store them all, the first
+   * few (its graphs stored past the replay's, `stored` null). @param {Table} t */
+  const kept = (t) => (t.s.stored === null ? t.s.computed + t.s.graphs.length - 1 : t.s.pairs.length);
   /** The root of a step's graph after k matches: stored, or computed by replay.js.
    * @param {Table} t @param {number} k */
   function graphAt(t, k) {
     if (k === 0 || (k > t.s.computed && t.s.stored === null)) {
-      const kept = t.s.computed + t.s.graphs.length - 1;  // a step too big for the page: the graphs of its first matches
-      if (k > kept) throw new CannotReplay(`the report keeps the graphs of this step's first ${kept} of ${t.s.pairs.length} matches only (too big to store them all)`);
+      if (k > kept(t)) throw new CannotReplay(`the report keeps the graphs of this step's first ${kept(t)} of ${t.s.pairs.length} matches only (too big to store them all)`);
       return drawn(t.seg, t.s.graphs[k === 0 ? 0 : k - t.s.computed]);
     }
     let r = t.seg.replays.get(t.key);
@@ -158,6 +162,7 @@ export function pageData(state, load, sha256) {
     graphAt,
     key: (t, row) => rowKey(t.seg, sha256, row),
     after: (t) => t.s.after ?? graphAt(t, t.s.pairs.length),  // what the rewrite returned: stored, or the replay's last
+    kept,
   };
 }
 

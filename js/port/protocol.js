@@ -65,20 +65,39 @@ export function nodeMatches(s, rows, svg) {
   return out;
 }
 
+/** The roots of the graphs a selection shows, before and after (the step's input and what its rewrite returned, or
+ * the graphs around its match), and, where the report does not hold the after one (a step too big to store every graph
+ * keeps its first matches': contents.STORE_NODES), the last it holds in its place and a note that says so: the picture
+ * then shows what the step's first matches changed, the page's stage and its selection agreeing (not a picture of
+ * another step under an error). @param {PageData} data @param {Table} t @param {number|null} match
+ * @returns {{before: number, after: number, note: string|null}} */
+function rootsOf(data, t, match) {
+  const { s } = t, n = s.pairs.length, last = data.kept(t);
+  if (match === null ? s.after !== null || last === n : match < last) {
+    return match === null ? { before: s.graphs[0], after: data.after(t), note: null }
+      : { before: data.graphAt(t, match), after: data.graphAt(t, match + 1), note: null };
+  }
+  const kept = `This report keeps the graphs of this step's first ${last} of ${n} matches only (too big to store them all)`;
+  const note = match === null ? `${kept}: shown is what those ${last} changed, not the step's result.`
+    : `${kept}: shown is the graph after match ${last}, not after match ${match + 1}.`;
+  return { before: data.graphAt(t, match === null ? 0 : last), after: data.graphAt(t, last),
+           note: `${note} tgviz in Python shows every graph (Step.at, or the widget).` };
+}
+
 /** protocol.picture_message, computed in the page: the picture of a selection and the panels around it. Its `dot` is
  * the DOT text laid out. @param {PageData} data @param {Selection} sel @param {(dot: string) => string} layout runs dot
  * to "plain" output @returns {Promise<PictureMsg>} */
 export async function pictureMessage(data, sel, layout) {
   const t = await data.table(sel.step), { s, rows } = t;
-  const [before, after] = sel.match === null ? [s.graphs[0], data.after(t)] : [data.graphAt(t, sel.match), data.graphAt(t, sel.match + 1)];
+  const { before, after, note } = rootsOf(data, t, sel.match);
   const patterns = await data.get("patterns");
   const match = sel.match === null ? null : matchInfo(s, sel.match, patterns);
   const title = match ? match.title : s.info.title, config = data.state.config;
   const group = await data.get(`g-${s.group}`);
   const { view, around, fold } = viewOptions(group.kernel, sel.view);
   const pic = picture(config, t.seg, before, after, s.sides, title, view, config.maxNodes, layout, around, fold,
-                      sel.match === null ? null : s.pairs[sel.match]);
-  return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
+                      sel.match === null || note ? null : s.pairs[sel.match]);
+  return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: [note, pic.message].filter(Boolean).join(" ") || null, shown: pic.shown,
            total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
            kernel: group.kernel, produced: group.produced, schedule: group.schedule ?? null, node_matches: nodeMatches(s, rows, pic.svg), dot: pic.dot };
 }
@@ -88,7 +107,7 @@ export async function pictureMessage(data, sel, layout) {
  * @param {{step: StepKey, match: number|null}} sel @param {string} key @returns {Promise<NodeMsg>} */
 export async function nodeMessage(data, sel, key) {
   const t = await data.table(sel.step), { s, rows } = t;
-  const roots = sel.match === null ? [s.graphs[0], data.after(t)] : [data.graphAt(t, sel.match), data.graphAt(t, sel.match + 1)];
+  const { before, after } = rootsOf(data, t, sel.match), roots = [before, after];
   const n = roots.flatMap((r) => toposort(rows, r)).find((i) => rows[i][0] === key);
   if (n === undefined) throw new Error(`no node ${key} here`);
   const first = toposort(rows, roots[0]).some((i) => rows[i][0] === key);  // which graph holds it: where its lineage starts

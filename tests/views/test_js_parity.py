@@ -196,6 +196,38 @@ def test_a_step_too_big_to_store_keeps_its_first_graphs(tutorial_trace, tmp_path
 
 
 @needs_node
+def test_a_step_too_big_to_store_opens_on_what_it_keeps(tutorial_trace, tmp_path, monkeypatch):
+  """Such a step whose result did not outlive the capture (a big model's whole-model schedule step, 5,190 matches): its
+  whole-step picture shows what its stored matches changed (the input against the last graph kept), a match past them
+  that graph, and the banner says so, instead of an error that left the previous step's picture under the new step's
+  selection. Each picture is the one Python draws of those graphs."""
+  step = max((s for s in tutorial_trace.steps if s.depth == 0 and s.returned() is not None), key=lambda s: len(s.matches))
+  n, nodes, key = len(step.matches), len(tg.toposort(step.before())), P.step_key(step)
+  cls, sels = type(step), [(step, m, v) for m in (None, 1, 3, n - 1) for v in ("auto", "raw:auto")]
+  returned, graphs = cls.returned, cls.graphs
+  monkeypatch.setattr(cls, "returned", lambda s: None if P.step_key(s) == key else returned(s))
+  monkeypatch.setattr(tg, "page_replays", lambda *a: (0, False))
+  monkeypatch.setattr(contents, "STORE_NODES", 3 * nodes)
+  data = _report_data(tutorial_trace, [step])
+  assert next(c["steps"][key] for name, c in data["chunks"].items() if name.startswith("t-") and key in c["steps"])["after"] is None
+  # what the page can show: the input against the graph after match 3, and that graph past it
+  kept = lambda s, m=None: (s.before() if m is None else s.at(3), s.at(3)) if P.step_key(s) == key and (m is None or m >= 3) else graphs(s, m)  # noqa: E731
+  monkeypatch.setattr(cls, "graphs", kept)
+  pics = _pictures(tutorial_trace, sels, monkeypatch)
+  got = _node({**data, "graphs": [], "pictures": [{"step": key, "match": m, "view": v, "plain": dict(laid)}
+                                                   for (_, m, v), (_, laid) in zip(sels, pics, strict=True)]}, tmp_path)["pictures"]
+  say = f"This report keeps the graphs of this step's first 3 of {n} matches only (too big to store them all): "
+  python = " tgviz in Python shows every graph (Step.at, or the widget)."
+  for (_, m, v), (py, _), js in zip(sels, pics, got, strict=True):
+    where = f"match {m}, {v}"
+    assert js["svg"] == py["svg"] and (js["shown"], js["total"]) == (py["shown"], py["total"]), where
+    said = py["message"] if m == 1 else f"{say}shown is " + (f"the graph after match 3, not after match {m + 1}." if m else
+                                                             "what those 3 changed, not the step's result.")
+    assert js["message"] == (said + python if m != 1 else said), where
+  assert re.search(r"\[(added|removed|changed)\]", pics[0][0]["svg"])  # (the first matches changed something)
+
+
+@needs_node
 def test_vector_index_math_in_node_is_python(attention_trace, tmp_path, monkeypatch):
   """The expander's index arithmetic over vectors of constants (the attention's r_2_6_6_8: `{0,1,2,3,4,5}.reshape((6,1,1))`
   feeding ADD and MUL) folds into expressions the same in node as in Python: the expander step (before it and after,
