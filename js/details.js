@@ -115,7 +115,7 @@ export function kernelTable(ui, kernels, select, retime = null) {
   ui.kernels.replaceChildren(h("summary", { title: "per kernel: launch dimensions, tinygrad's estimates, measured time, limit, compile time, matches, causes" },
                                 [`kernel table (${kernels.length})`]), sheet);
   // (its key on its name's hover, not a column of its own: the table fits a notebook's 841 px without a sideways scroll)
-  sheet.append(sortableTable([{ key: "label", label: "kernel", tip: (r) => `${r.label} · key ${r.key ?? "–"}: tinygrad's key of its AST, `
+  sheet.append(sortableTable([{ key: "label", label: "kernel", breaks: true, tip: (r) => `${r.label} · key ${r.key ?? "–"}: tinygrad's key of its AST, `
         + "the same in every run (accepted wherever a kernel is named)", title: "tinygrad's name; kernels that share one are "
         + "numbered in compile order (hover: its key)" },
       { key: "global_size", label: "global", fmt: dims },

@@ -8,9 +8,11 @@
  * names: its sides' names (a row that has a value of the column's own key shows that one instead of the sides');
  * clip: a long text, cut short in its cell (an ellipsis; table.css) so that every row stays one line high, whole in
  * its tooltip (where tip gives none); wrap: a text that may go on more lines where the table is narrower than its
- * lines, in the pieces wrapPieces gives (one line where there is room).
+ * lines, in the pieces wrapPieces gives (one line where there is room); breaks: a kernel's name, which may go on more
+ * lines after its underscores where the table is narrower than its lines ("r_2_13_13_2_2_2_4_4_3_3 #1": a model's
+ * names, whole, made its kernel table 100 px wider than a notebook's widget).
  * @typedef {{key:string,label:string,num?:boolean,title?:string,fmt?:(v:any,row:any,key:string)=>string,
- *   tip?:(row:any,key:string)=>string,sides?:string[],names?:string[],clip?:boolean,wrap?:boolean}} Column */
+ *   tip?:(row:any,key:string)=>string,sides?:string[],names?:string[],clip?:boolean,wrap?:boolean,breaks?:boolean}} Column */
 
 /** @param {any} v */
 const blank = (v) => v === null || v === undefined || v === "";
@@ -20,6 +22,14 @@ const blank = (v) => v === null || v === undefined || v === "";
  * ("2.33 µs –", "3.11 ms,": whole, its piece alone widened the kernel table past the widget). @param {string} text */
 export function wrapPieces(text) {
   return text.split(/(?<!\d) (?!–)/);
+}
+
+/** Set a cell's text: a breaks column's with a line break allowed after each underscore (<wbr>: copied as the text
+ * itself). @param {HTMLElement} el @param {Column} c @param {string} text */
+function setText(el, c, text) {
+  if (!c.breaks) { el.textContent = text; return; }
+  el.classList.add("breaks");
+  el.replaceChildren(...text.split(/(?<=_)/).flatMap((p, i) => (i ? [document.createElement("wbr"), p] : [p])));
 }
 
 const grouped = new Intl.NumberFormat("en-US", { maximumFractionDigits: 3 });  // made once: toLocaleString makes one a call
@@ -63,7 +73,7 @@ export function sortableTable(columns, rows, onRow) {
           continue;
         }
         if (!c.sides || row[c.key] !== undefined) {
-          td.textContent = text(c, row, c.key);
+          setText(td, c, text(c, row, c.key));
           if (c.tip) td.title = c.tip(row, c.key);
           else if (c.clip) td.title = td.textContent;
           continue;
@@ -71,7 +81,7 @@ export function sortableTable(columns, rows, onRow) {
         for (const key of c.sides) {
           const line = td.appendChild(document.createElement("div"));
           line.className = "side";
-          line.textContent = text(c, row, key);
+          setText(line, c, text(c, row, key));
           if (c.tip) line.title = c.tip(row, key);
         }
       }

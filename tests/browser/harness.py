@@ -611,3 +611,17 @@ def stall_share(trace: Trace) -> float:
     if x.start_us > end: widest = max(widest, x.start_us - end - ct.compiling_us(end, x.start_us))
     end = max(end, x.end_us)
   return widest / (o["end"] - o["start"])
+
+
+# the kernel table as read: its sheet's scroll, its headers, each cell's text whole in its cell (a clip column's cut
+# short on purpose, whole in its tooltip), each piece of a cell that wraps on one line, the rows' heights
+KERNEL_TABLE = """() => { const s = document.querySelector('.tgviz-kernels > .tgviz-sheet');
+  const cells = [...s.querySelectorAll('tbody td')];
+  return {scroll: s.scrollWidth, client: s.clientWidth, window: innerWidth,
+          heads: [...s.querySelectorAll('thead th')].map((t) => t.innerText.replace(/[ ▲▼]+$/, '')),
+          right: Math.max(...[...s.querySelectorAll('th')].map((t) => t.getBoundingClientRect().right)),
+          cut: cells.filter((c) => !c.classList.contains('clip') && c.scrollWidth > c.clientWidth + 1).map((c) => c.textContent),
+          broken: [...s.querySelectorAll('tbody td.wrap > span')].filter((p) => p.getClientRects().length > 1).map((p) => p.textContent),
+          names: [...s.querySelectorAll('tbody tr')].map((r) => [r.cells[0].textContent, r.cells[0].title]),
+          spreads: [...s.querySelectorAll('tbody tr')].map((r) => r.querySelector('td.wrap').textContent),
+          heights: [...s.querySelectorAll('tbody tr')].map((r) => r.getBoundingClientRect().height)}; }"""

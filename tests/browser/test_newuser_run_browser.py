@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from harness import ARTIFACTS, LIMIT, new_page, search_for, settled, to_steps
+from harness import ARTIFACTS, KERNEL_TABLE, LIMIT, new_page, search_for, settled, to_steps
 
 WIDE = 860  # the report's page width that gives the widget the notebook's 841 px
 MEM = ".tgviz-mem-canvas"
@@ -66,20 +66,6 @@ def test_the_memory_chart_opens_on_the_timelines_window(attention_report, page):
   assert not page.errors
 
 
-# the kernel table as read: its sheet's scroll, its headers, each cell's text whole in its cell (a clip column's cut
-# short on purpose, whole in its tooltip), each piece of a cell that wraps on one line, the rows' heights
-TABLE = """() => { const s = document.querySelector('.tgviz-kernels > .tgviz-sheet');
-  const cells = [...s.querySelectorAll('tbody td')];
-  return {scroll: s.scrollWidth, client: s.clientWidth, window: innerWidth,
-          heads: [...s.querySelectorAll('thead th')].map((t) => t.innerText.replace(/[ ▲▼]+$/, '')),
-          right: Math.max(...[...s.querySelectorAll('th')].map((t) => t.getBoundingClientRect().right)),
-          cut: cells.filter((c) => !c.classList.contains('clip') && c.scrollWidth > c.clientWidth + 1).map((c) => c.textContent),
-          broken: [...s.querySelectorAll('tbody td.wrap > span')].filter((p) => p.getClientRects().length > 1).map((p) => p.textContent),
-          names: [...s.querySelectorAll('tbody tr')].map((r) => [r.cells[0].textContent, r.cells[0].title]),
-          spreads: [...s.querySelectorAll('tbody tr')].map((r) => r.querySelector('td.wrap').textContent),
-          heights: [...s.querySelectorAll('tbody tr')].map((r) => r.getBoundingClientRect().height)}; }"""
-
-
 def test_the_kernel_table_fits_the_widget(attention_report, page):
   """The kernel table in the 841 px widget needed a sideways scroll: its columns (kernel, key, global, local, FLOPs,
   bytes, runs, total, median, spread, limit, compile, ...) were 1,166 px wide. Now it fits, no sideways scroll, every
@@ -96,7 +82,7 @@ def test_the_kernel_table_fits_the_widget(attention_report, page):
     page.set_viewport_size({"width": width, "height": 1000})
     settled(page)
     page.screenshot(path=str(ARTIFACTS / f"newuser-kernel-table-{width}.png"))
-    got = page.evaluate(TABLE)
+    got = page.evaluate(KERNEL_TABLE)
     assert got["scroll"] <= got["client"] and got["right"] <= got["window"], got  # no sideways scroll
     assert got["heads"][:3] == ["kernel", "global", "local"] and "key" not in got["heads"] and "spread" in got["heads"], got["heads"]
     assert not got["cut"] and not got["broken"], got
