@@ -1,5 +1,5 @@
 // The standalone HTML report: the widget's own frontend (widget.js) on a stand-in for its model that answers from data
-// in the page. Each segment's steps and node table and each group's call stack and kernel code sit gzipped in their own
+// in the page. Each segment's steps and node table and each group's call stack and kernel code sit compressed (zstd) in their own
 // <script id="tgviz-..."> element (tgviz/report/writer.py writes them) and are decoded when first looked at; the graph after
 // each match is computed here by replay.js where the step does not store it, and the messages are built by
 // port/protocol.js, the ports of tgviz/views/protocol.py (pictures drawn by picture.js, laid out by graphviz compiled to WebAssembly);
@@ -51,16 +51,20 @@ import { searchMessage } from "./port/search.js";
  *   graphAt: (t: Table, k: number) => number, key: (t: Table, row: number) => string, after: (t: Table) => number,
  *   kept: (t: Table) => number}} PageData */
 
-/** Decode one data element of the page (gzipped JSON, base64). @param {string} name @returns {Promise<any>} */
-async function decode(name) {
-  const el = document.getElementById(`tgviz-${name}`);
-  if (!el) throw new Error(`the report has no data "${name}"`);
-  const text = /** @type {string} */ (el.textContent).trim();
-  /** @type {any} */
-  const U8 = Uint8Array;  // fromBase64: native (Chromium 140, Firefox 133, Safari 18.2), far faster than atob's string
-  const bytes = U8.fromBase64 ? U8.fromBase64(text) : Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return JSON.parse(await new Response(stream).text());
+/** The page's data decoder: one data element of the page (JSON, zstd-compressed, base64: tgviz.report.contents.chunk)
+ * by name, decoded with the decompress it is given (js/vendor/fzstd.js). @param {(data: Uint8Array) => Uint8Array} decompress
+ * @returns {(name: string) => Promise<any>} */
+export function decoder(decompress) {
+  const text = new TextDecoder();
+  return async (name) => {
+    const el = document.getElementById(`tgviz-${name}`);
+    if (!el) throw new Error(`the report has no data "${name}"`);
+    const b64 = /** @type {string} */ (el.textContent).trim();
+    /** @type {any} */
+    const U8 = Uint8Array;  // fromBase64: native (Chromium 140, Firefox 133, Safari 18.2), far faster than atob's string
+    const bytes = U8.fromBase64 ? U8.fromBase64(b64) : Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    return JSON.parse(text.decode(decompress(bytes)));
+  };
 }
 
 /** Segment i's contents, in its table's order, from the pieces that hold them (each asked for once).
@@ -167,8 +171,9 @@ export function pageData(state, load, sha256) {
 }
 
 /** A stand-in for the anywidget model: holds the state and answers the frontend's requests from the page's data.
- * @param {{graphviz: any, sha256: {sha256: (data: Uint8Array) => Uint8Array}}} mods @param {PageState} state */
-async function pageModel(mods, state) {
+ * @param {{graphviz: any, sha256: {sha256: (data: Uint8Array) => Uint8Array}}} mods
+ * @param {(name: string) => Promise<any>} decode a data element by name (decoder) @param {PageState} state */
+async function pageModel(mods, decode, state) {
   const gv = await mods.graphviz.Graphviz.load();
   const layout = (/** @type {string} */ dot) => /** @type {string} */ (gv.layout(dot, "plain", "dot"));
   const data = pageData(state, decode, mods.sha256.sha256);
@@ -238,9 +243,9 @@ async function pageModel(mods, state) {
   return model;
 }
 
-/** Render the report into el. @param {any} mods {widget, graphviz, sha256} modules @param {HTMLElement} el */
+/** Render the report into el. @param {any} mods {widget, graphviz, sha256, fzstd} modules @param {HTMLElement} el */
 export async function open(mods, el) {
-  const model = await pageModel(mods, await decode("state"));
+  const decode = decoder(mods.fzstd.decompress), model = await pageModel(mods, decode, await decode("state"));
   /** @type {any} */ (window).tgvizReport = model;  // for tests and benchmarks: the page's own picture messages
   el.classList.add("tgviz-fullpage");  // the widget fills the window
   mods.widget.default.render({ model, el });

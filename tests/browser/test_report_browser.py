@@ -1,8 +1,5 @@
 """`tgviz run` writes an index.html that works in a browser with no network and no kernel: every step and every match,
 laid out in the page from the same DOT text as the Python side, drawn into the same SVG."""
-import base64
-import gzip
-import json
 import re
 import subprocess
 import sys
@@ -21,6 +18,7 @@ from tgviz.draw import fold as F
 from tgviz.draw.dot import FAST_ABOVE, layout
 from tgviz.draw.engine import run_dot
 from tgviz.draw.scene import DEFAULT_MAX_NODES, cap_fan_in, focus
+from tgviz.report.contents import unchunk
 from tgviz.views import picture as PI
 from tgviz.views import protocol as P
 
@@ -131,7 +129,7 @@ def test_report_pictures_are_the_python_pictures(tutorial_trace, tmp_path, page)
 def _steps_data(html: Path) -> dict[str, dict]:
   """Each step's data as the report stores it (step key -> its step_data, from its segment's decoded chunk)."""
   chunks = re.findall(r'<script type="application/octet-stream" id="tgviz-t-[0-9]+">([^<]*)</script>', html.read_text())
-  return {k: s for b in chunks for k, s in json.loads(gzip.decompress(base64.b64decode(b)))["steps"].items()}
+  return {k: s for b in chunks for k, s in unchunk(b)["steps"].items()}
 
 
 def _page_graphs_are_vizs(page, html: Path, checks: list) -> None:

@@ -1,9 +1,6 @@
 """`tgviz run` in-process: its error paths; and as a child process: what it prints."""
-import base64
 import contextlib
-import gzip
 import io
-import json
 import os
 import pty
 import re
@@ -18,6 +15,7 @@ from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat, graph_rewrite
 
 import tgviz
 from tgviz import cli
+from tgviz.report.contents import unchunk
 from tgviz.trace import whatif
 from tgviz.trace.retime import APART, NOISE
 from tgviz.trace.units import time_text
@@ -180,9 +178,9 @@ a, b = Tensor.randn(32, 32).realize(), Tensor.randn(32, 32).realize()
 
 
 def page_state(report) -> dict:
-  """The state a report's page opens with (its gzipped JSON chunk)."""
+  """The state a report's page opens with (its JSON chunk)."""
   blob = re.search(r'<script type="application/octet-stream" id="tgviz-state">([^<]*)</script>', report.read_text()).group(1)
-  return json.loads(gzip.decompress(base64.b64decode(blob)))
+  return unchunk(blob)
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,6 @@ holds the rows of up to 32 steps, and keying them all cost a big report's first 
 the keys computed lazily are the keys unpacked eagerly (which tests/views/test_js_parity.py holds equal to Python's), and
 opening one step leaves the other steps' rows unkeyed. Likewise it decodes only the pieces of the tables' contents its
 segment needs (an LSTM's contents are 4.9 MB of JSON, its first step's a few kB)."""
-import base64
-import gzip
 import json
 import re
 import shutil
@@ -14,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tgviz.report.contents import unchunk
 from tgviz.report.writer import Contents, Writer, pattern_rows
 
 NODE = shutil.which("node")
@@ -26,7 +25,7 @@ def test_page_keys_only_the_graphs_it_shows(cnn_trace, tmp_path):
   chunks = dict(w.groups()) | {"patterns": pattern_rows(w.patterns)}
   for i in range(len(w.segments)):
     chunk, own = w.segment(i)
-    chunks[f"t-{i}"] = json.loads(gzip.decompress(base64.b64decode(re.sub(r"<[^>]*>", "", chunk))))
+    chunks[f"t-{i}"] = unchunk(re.sub(r"<[^>]*>", "", chunk))
     contents.add(i, own)
   chunks.update(contents.chunks())
   path = tmp_path / "input.json"

@@ -4,8 +4,6 @@ DOT text and, from the same dot output, SVG bytes (tgviz.views.picture, tgviz.dr
 (tgviz.views.protocol), on the tutorial and on a CNN step. tests/views/js_parity.mjs is the node side;
 tests/browser/test_report_browser.py checks the page itself. And every module text tgviz ships (assets.esm) parses,
 its sibling modules inlined once each."""
-import base64
-import gzip
 import hashlib
 import itertools
 import json
@@ -20,6 +18,7 @@ from tgviz import bridge as tg
 from tgviz.draw import dot as Dot
 from tgviz.draw.engine import DEFAULT_TIMEOUT
 from tgviz.report import contents
+from tgviz.report.contents import unchunk
 from tgviz.report.writer import Contents, Writer, pattern_rows, step_data
 from tgviz.views import picture as PI
 from tgviz.views import protocol as P
@@ -45,7 +44,7 @@ def _report_data(trace, steps) -> dict:
   for i, segment in enumerate(w.segments):
     if keys & {P.step_key(s) for s in segment}:
       chunk, own = w.segment(i)
-      chunks[f"t-{i}"] = json.loads(gzip.decompress(base64.b64decode(re.sub(r"<[^>]*>", "", chunk))))
+      chunks[f"t-{i}"] = unchunk(re.sub(r"<[^>]*>", "", chunk))
       contents.add(i, own)
   chunks.update(contents.chunks())
   return json.loads(json.dumps({"state": w.state(), "chunks": chunks}))

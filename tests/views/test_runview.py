@@ -1,7 +1,5 @@
 """The run message (tgviz.views.run): what the timeline, memory and roofline tabs draw, against trace.timeline(),
 trace.memory() and trace.roofline(); sent by the widget when asked, embedded in the report, compact for a long run."""
-import base64
-import gzip
 import json
 import re
 import statistics
@@ -12,6 +10,7 @@ from workloads import jit_loop, jit_train
 
 import tgviz
 from tgviz.notebook.widget import TraceWidget
+from tgviz.report.contents import unchunk
 from tgviz.trace.run import Launch, Timeline
 from tgviz.trace.units import copy_name
 from tgviz.views import protocol as P
@@ -77,7 +76,7 @@ def test_the_widget_sends_the_run_when_asked(tutorial_trace, recording_comm):
 def test_the_report_embeds_the_run(tutorial_trace, tmp_path):
   page = tutorial_trace.to_html(tmp_path / "index.html").read_text()
   blob = re.search(r'<script type="application/octet-stream" id="tgviz-run">([^<]+)</script>', page).group(1)
-  assert json.loads(gzip.decompress(base64.b64decode(blob))) == json.loads(json.dumps(runview.run_message(tutorial_trace)))
+  assert unchunk(blob) == json.loads(json.dumps(runview.run_message(tutorial_trace)))
   assert ".tgviz-run >" in page  # its styles
 
 

@@ -7,7 +7,7 @@ computes the graph after each match itself (``js/port/replay.js``, the port of t
 turn a selection into the same DOT text and SVG as :mod:`tgviz.views.picture` and :mod:`tgviz.draw`, and graphviz compiled
 to WebAssembly (``js/vendor/graphviz.js``, the same Graphviz as the Python side) places the nodes. Each segment's
 data (its steps and their node table, its rows packed: tg.pack_rows), each piece of the tables' contents, and each
-group's call stack and kernel code, is gzipped apart and decoded only when looked at; ``js/report.js`` stands
+group's call stack and kernel code, is compressed apart (zstd) and decoded only when looked at; ``js/report.js`` stands
 in for the widget model and answers the widget's own frontend with ``js/port/protocol.js``'s ports of :mod:`tgviz.views.protocol`.
 tests/views/test_js_parity.py runs those ports in node on this module's data and holds them equal to the Python.
 """
@@ -51,11 +51,11 @@ _HEAD = """<!DOCTYPE html>
 """
 _TAIL = """<script type="module">
 const load = (src) => import(URL.createObjectURL(new Blob([src], {{type: "text/javascript"}})));
-const [widget, graphviz, sha256, report] = await Promise.all([{modules}].map(load));
-await report.open({{widget, graphviz, sha256}}, document.getElementById("tgviz"));
+const [widget, graphviz, sha256, fzstd, report] = await Promise.all([{modules}].map(load));
+await report.open({{widget, graphviz, sha256, fzstd}}, document.getElementById("tgviz"));
 </script></body></html>
 """
-MODULES = ("widget.js", "vendor/graphviz.js", "vendor/sha256.js", "report.js")  # report.js holds picture.js and replay.js
+MODULES = ("widget.js", "vendor/graphviz.js", "vendor/sha256.js", "vendor/fzstd.js", "report.js")  # report.js holds picture.js and replay.js
 
 
 def _js(name: str) -> str:
