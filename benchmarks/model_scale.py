@@ -182,7 +182,9 @@ def measure(name: str, script: Path) -> dict:
     plain_peak, (peak, where) = max(p for _, p in plains), max(((p, w) for _, p, w in runs), key=lambda r: r[0])
     html = Path(tmp) / "index.html"
     size, page = html.stat().st_size, page_times(html)
-    if os.environ.get("KEEP"): shutil.copy(html, Path(os.environ["KEEP"]) / f"{name}.html")
+    if os.environ.get("KEEP"):
+      (keep := Path(os.environ["KEEP"])).mkdir(parents=True, exist_ok=True)
+      shutil.copy(html, keep / f"{name}.html")
   return {"model": name, "plain": plain, "run": wall, "first_run": runs[0][0], "plain_peak": plain_peak, "peak": peak, "report": size,
           "dump": dump, **page, **where, "traced": fastest["traced"], "svgs": fastest["svgs"]}
 
