@@ -66,21 +66,22 @@ export function nodeMatches(s, rows, svg) {
 }
 
 /** The roots of the graphs a selection shows, before and after (the step's input and what its rewrite returned, or
- * the graphs around its match), and, where the report does not hold the after one (a step too big to store every graph
- * keeps its first matches': contents.STORE_NODES), the last it holds in its place and a note that says so: the picture
- * then shows what the step's first matches changed, the page's stage and its selection agreeing (not a picture of
- * another step under an error). @param {PageData} data @param {Table} t @param {number|null} match
- * @returns {{before: number, after: number, note: string|null}} */
+ * the graphs around its match), the matches they are the graphs after (at), and, where the report does not hold the
+ * after one (a step too big to store every graph keeps its first matches': contents.STORE_NODES), the last it holds in
+ * its place and a note that says so: the picture then shows what the step's first matches changed, the page's stage
+ * and its selection agreeing (not a picture of another step under an error). @param {PageData} data @param {Table} t
+ * @param {number|null} match @returns {{before: number, after: number, at: [number, number], note: string|null}} */
 function rootsOf(data, t, match) {
   const { s } = t, n = s.pairs.length, last = data.kept(t);
   if (match === null ? s.after !== null || last === n : match < last) {
-    return match === null ? { before: s.graphs[0], after: data.after(t), note: null }
-      : { before: data.graphAt(t, match), after: data.graphAt(t, match + 1), note: null };
+    return match === null ? { before: s.graphs[0], after: data.after(t), at: [0, n], note: null }
+      : { before: data.graphAt(t, match), after: data.graphAt(t, match + 1), at: [match, match + 1], note: null };
   }
   const kept = `This report keeps the graphs of this step's first ${last} of ${n} matches only (too big to store them all)`;
   const note = match === null ? `${kept}: shown is what those ${last} changed, not the step's result.`
     : `${kept}: shown is the graph after match ${last}, not after match ${match + 1}.`;
-  return { before: data.graphAt(t, match === null ? 0 : last), after: data.graphAt(t, last),
+  const from = match === null ? 0 : last;
+  return { before: data.graphAt(t, from), after: data.graphAt(t, last), at: [from, last],
            note: `${note} tgviz in Python shows every graph (Step.at, or the widget).` };
 }
 
@@ -107,11 +108,11 @@ export async function pictureMessage(data, sel, layout) {
  * @param {{step: StepKey, match: number|null}} sel @param {string} key @returns {Promise<NodeMsg>} */
 export async function nodeMessage(data, sel, key) {
   const t = await data.table(sel.step), { s, rows } = t;
-  const { before, after } = rootsOf(data, t, sel.match), roots = [before, after];
+  const { before, after, at } = rootsOf(data, t, sel.match), roots = [before, after];
   const n = roots.flatMap((r) => toposort(rows, r)).find((i) => rows[i][0] === key);
   if (n === undefined) throw new Error(`no node ${key} here`);
   const first = toposort(rows, roots[0]).some((i) => rows[i][0] === key);  // which graph holds it: where its lineage starts
-  const seenAt = sel.match === null ? (first ? 0 : s.pairs.length) : (first ? sel.match : sel.match + 1);
+  const seenAt = first ? at[0] : at[1];
   const [, , label, src] = rows[n];
   return { type: "node", step: sel.step, key, op: label[0], dtype: "", arg: "", label: label.slice(1), tag: "None",
            python: "", sources: src.map((i) => ({ key: rows[i][0], label: rows[i][2][0] })),
