@@ -62,7 +62,7 @@
 /** The node panel: one node of the selection's graphs (key as in the SVG's data-node).
  * @typedef {{type:"node", step:StepKey, key:string, op:string, dtype:string, arg:string, tag:string, python:string,
  *   label?:string[], sources:NodeSource[], created:number[], replaced:number[], history:HistoryEvent[],
- *   lineage:LineageLink[], becomes:ProducedKernel|null, origins:OriginInfo[], origins_own:boolean}} NodeMsg */
+ *   lineage:LineageLink[], becomes:ProducedKernel|null, origins:OriginInfo[], origins_own:boolean, unknown?:string}} NodeMsg */
 /** A pattern of the trace (see Trace.rules), and where it first fired (step "" and match -1: in no step of the trace,
  * only in untracked rewrites, or never); its counts over every rewrite of the capture (null where not counted).
  * @typedef {{where:string, file:string, line:number, source:string, count:number, us:number, steps:number, step:StepKey,

@@ -138,6 +138,7 @@ export function showNode(ui, msg, pick, jump, go, pending = "") {
     ...(full?.history?.length ? [h("div", { class: "tgviz-history" }, [h("b", {}, ["history"]), " (this UOp, step by step)",
       ...full.history.map((e) => h("div", { class: `tgviz-event ${e.kind}` },
                                                      [...historyText(e, other(e)), " ", link(e.title, () => go(e.step, e.match))]))])] : []),
+    ...(full?.unknown ? [h("div", { class: "tgviz-history tgviz-unknown" }, [full.unknown])] : []),
     ...(full?.python ? [h("details", {}, [h("summary", {}, ["as tinygrad Python"]), h("pre", {}, [full.python])])] : []),
     ...(!full && pending ? [h("div", { class: "tgviz-pending" }, [pending])] : []));
   ui.nodePanel.dataset.state = full ? "full" : "page";

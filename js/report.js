@@ -148,7 +148,7 @@ export function pageData(state, load, sha256) {
    * @param {Table} t @param {number} k */
   function graphAt(t, k) {
     if (k === 0 || (k > t.s.computed && t.s.stored === null)) {
-      if (k > kept(t)) throw new CannotReplay(`the report keeps the graphs of this step's first ${kept(t)} of ${t.s.pairs.length} matches only (too big to store them all)`);
+      if (k > kept(t)) throw new CannotReplay(`the report keeps the graphs of the first ${kept(t)} of ${t.s.pairs.length} matches only of ${t.s.info.title} (too big to store them all)`);
       return drawn(t.seg, t.s.graphs[k === 0 ? 0 : k - t.s.computed]);
     }
     let r = t.seg.replays.get(t.key);

@@ -110,15 +110,18 @@ export function diffGraphs(rows, before, after, bNodes = toposort(rows, before),
            changed: new Map([...changed].map(([b, a]) => [key(b), key(a)])) };
 }
 
-/** picture.picture (with scene_of), without its time budget: the SVG of one selection of a step's node table.
+/** picture.picture (with scene_of), without its time budget (in its place, `most`: a whole graph of more nodes is not
+ * laid out, its partial view drawn instead, saying so): the SVG of one selection of a step's node table.
  * @param {Config} c @param {{rows: Row[], contents: Content[]}} table @param {number} before @param {number} after root ids
  * @param {string[]} sides @param {string} title @param {string} view "auto", "focus" or "full" @param {number} maxNodes
  * @param {(dot: string) => string} layout runs dot to "plain" output @param {string[]} [around] node keys a partial view
  * is built around (a code line's UOps), instead of what changed @param {boolean} [fold] fold.js's folded view (else raw)
  * @param {[number, number]|null} [match] the row ids of the match's node and replacement (a match's picture)
+ * @param {number} [most] the most nodes a whole graph ("full") is laid out with @param {string|null} [note] said first
+ * in the banner (the picture's and the message's)
  * @returns {{svg:string, shown:number, total:number, message:string|null, partial:boolean, dot:string}} */
 export function picture(c, table, before, after, sides, title, view, maxNodes, layout, around = /** @type {string[]} */ ([]),
-                        fold = false, match = /** @type {[number, number]|null} */ (null)) {
+                        fold = false, match = /** @type {[number, number]|null} */ (null), most = Infinity, note = /** @type {string|null} */ (null)) {
   const { rows, contents } = table, bNodes = toposort(rows, before), aNodes = toposort(rows, after);
   const d = diffGraphs(rows, before, after, bNodes, aNodes);
   let full = makeScene(graphOf(rows, contents, before, bNodes), graphOf(rows, contents, after, aNodes), d.added, d.removed, d.changed);
@@ -134,16 +137,20 @@ export function picture(c, table, before, after, sides, title, view, maxNodes, l
     around = drawnAs(full, around);  // a UOp inside a fold: the node that holds it
   }
   full = capFanIn(full, c.maxFanIn);
-  const total = full.nodes.size;
-  const scene = view === "full" ? full : focus(full, maxNodes, c.focusHops, view === "focus", around);
+  const total = full.nodes.size, whole = view === "full" && total <= most;
+  const scene = whole ? full : focus(full, maxNodes, c.focusHops, view === "focus", around);
   const { lay, dot } = layOut(c, scene, sides.length, layout);
   const partial = scene.nodes.size < scene.total;
   let message = null;
-  if (partial) {
+  if (partial && view === "full") {
+    message = `Partial view: ${scene.nodes.size} of ${total} nodes. The whole graph is too big to lay out in the browser (at ` +
+              `most ${most} nodes: more takes minutes, or more memory than the page has); step.svg(view='full', timeout=None) in Python lays it out.`;
+  } else if (partial) {
     const why = view === "focus" ? "focused view" : `${total} nodes is over the budget of ${maxNodes}`;
     const what = around.some((k) => full.nodes.has(k)) ? "the code line's UOps" : "what changed";
     message = `Partial view: ${scene.nodes.size} of ${total} nodes, around ${what} (${why}). ` +
               "Full graph: the widget's 'full graph' button, or step.svg(view='full', timeout=None).";
   }
+  if (note) message = message ? `${note} ${message}` : note;
   return { svg: sceneSvg(c, scene, lay, sides, title, message), shown: scene.nodes.size, total, message, partial, dot };
 }

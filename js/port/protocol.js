@@ -9,6 +9,7 @@
 //   lineage         protocol.lineage over trace.Trace.lineage (with its runs, steps.Lineage.runs)
 //   becomes         protocol.becomes (from the schedule's calls, protocol.schedule_calls)
 import { diffGraphs, picture, toposort } from "./picture.js";
+import { CannotReplay } from "./replay.js";
 
 /** @typedef {import("../messages.js").StepKey} StepKey */
 /** @typedef {import("../messages.js").View} View */
@@ -85,6 +86,11 @@ function rootsOf(data, t, match) {
            note: `${note} tgviz in Python shows every graph (Step.at, or the widget).` };
 }
 
+/** The most nodes the page lays a whole graph ("full graph") out with, the page frozen while it does: graphviz's
+ * WebAssembly laid out the GPT step's biggest graph, 3,525 nodes, in 13.5 s (dot itself 11 s), 1,019 in 0.4 s, and ran
+ * out of memory after 2.5 minutes on 11,562 nodes of gpt-big's schedule; Python's picture has a time budget instead. */
+const FULL_MOST = 2000;
+
 /** protocol.picture_message, computed in the page: the picture of a selection and the panels around it. Its `dot` is
  * the DOT text laid out. @param {PageData} data @param {Selection} sel @param {(dot: string) => string} layout runs dot
  * to "plain" output @returns {Promise<PictureMsg>} */
@@ -97,8 +103,8 @@ export async function pictureMessage(data, sel, layout) {
   const group = await data.get(`g-${s.group}`);
   const { view, around, fold } = viewOptions(group.kernel, sel.view);
   const pic = picture(config, t.seg, before, after, s.sides, title, view, config.maxNodes, layout, around, fold,
-                      sel.match === null || note ? null : s.pairs[sel.match]);
-  return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: [note, pic.message].filter(Boolean).join(" ") || null, shown: pic.shown,
+                      sel.match === null || note ? null : s.pairs[sel.match], FULL_MOST, note);
+  return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
            total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
            kernel: group.kernel, produced: group.produced, schedule: group.schedule ?? null, node_matches: nodeMatches(s, rows, pic.svg), dot: pic.dot };
 }
@@ -118,8 +124,19 @@ export async function nodeMessage(data, sel, key) {
            python: "", sources: src.map((i) => ({ key: rows[i][0], label: rows[i][2][0] })),
            created: s.pairs.flatMap((p, k) => (rows[p[1]][0] === key ? [k] : [])),
            replaced: s.pairs.flatMap((p, k) => (rows[p[0]][0] === key ? [k] : [])),
-           history: await history(data, key, s.group), becomes: becomes(label[0], src.map((i) => rows[i][0]), await data.get(`g-${s.group}`)),
-           ...await lineage(data, key, s.group, stepsOf(data, s.group).findIndex((st) => st.key === sel.step), seenAt) };
+           becomes: becomes(label[0], src.map((i) => rows[i][0]), await data.get(`g-${s.group}`)),
+           ...await nodeLife(data, key, s.group, stepsOf(data, s.group).findIndex((st) => st.key === sel.step), seenAt) };
+}
+
+/** A node's history and lineage, or, where they need a graph the report does not keep (a step of its group too big
+ * to store every graph: contents.STORE_NODES), none and why (`unknown`), rather than no node panel at all.
+ * @param {PageData} data @param {string} key @param {number} group @param {number} i @param {number} k */
+async function nodeLife(data, key, group, i, k) {
+  try { return { history: await history(data, key, group), ...await lineage(data, key, group, i, k) }; }
+  catch (e) {
+    if (!(e instanceof CannotReplay)) throw e;
+    return { history: [], lineage: [], origins: [], origins_own: false, unknown: `its history and where it came from: ${e.message}` };
+  }
 }
 
 /** protocol.becomes: the kernel a CALL node (its op, its sources' keys) of a schedule graph becomes, from its group's

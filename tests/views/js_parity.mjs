@@ -45,7 +45,7 @@ for (const { step, match, view, plain } of input.pictures) {
 const nodes = [];
 for (const { step, match, key } of input.nodes ?? []) {
   const m = await nodeMessage(data, { step, match }, key);
-  nodes.push({ history: m.history, lineage: m.lineage, origins: m.origins, origins_own: m.origins_own, becomes: m.becomes });
+  nodes.push({ history: m.history, lineage: m.lineage, origins: m.origins, origins_own: m.origins_own, becomes: m.becomes, ...(m.unknown ? { unknown: m.unknown } : {}) });
 }
 /** @type {Record<string, any>} */
 const tables = {};

@@ -189,8 +189,8 @@ def test_a_step_too_big_to_store_keeps_its_first_graphs(tutorial_trace, tmp_path
                "pictures": []}, tmp_path)["graphs"][0]
   py = [_digest(g) for g in step.replay()]
   assert got[:4] == py[:4]
-  assert all(g == {"error": f"CannotReplay: this report cannot compute the graph: the report keeps the graphs of this "
-                            f"step's first 3 of {n} matches only (too big to store them all). tgviz in Python shows it "
+  assert all(g == {"error": f"CannotReplay: this report cannot compute the graph: the report keeps the graphs of the first 3 "
+                            f"of {n} matches only of {step.path} (too big to store them all). tgviz in Python shows it "
                             "(Step.at, or the widget)"} for g in got[4:]), got[4:]
 
 
@@ -199,30 +199,41 @@ def test_a_step_too_big_to_store_opens_on_what_it_keeps(tutorial_trace, tmp_path
   """Such a step whose result did not outlive the capture (a big model's whole-model schedule step, 5,190 matches): its
   whole-step picture shows what its stored matches changed (the input against the last graph kept), a match past them
   that graph, and the banner says so, instead of an error that left the previous step's picture under the new step's
-  selection. Each picture is the one Python draws of those graphs."""
+  selection. Each picture draws the nodes Python draws of those graphs, the note in its banner too. A node's panel says why it has no history (it
+  said nothing: the page's error named the big step, the panel waited for ever)."""
   step = max((s for s in tutorial_trace.steps if s.depth == 0 and s.returned() is not None), key=lambda s: len(s.matches))
   n, nodes, key = len(step.matches), len(tg.toposort(step.before())), P.step_key(step)
   cls, sels = type(step), [(step, m, v) for m in (None, 1, 3, n - 1) for v in ("auto", "raw:auto")]
   returned, graphs = cls.returned, cls.graphs
   monkeypatch.setattr(cls, "returned", lambda s: None if P.step_key(s) == key else returned(s))
-  monkeypatch.setattr(tg, "page_replays", lambda *a: (0, False))
+  replays, first = tg.page_replays, step.pairs()[0]
+  monkeypatch.setattr(tg, "page_replays", lambda pairs, *a: (0, False) if pairs and pairs[0] == first else replays(pairs, *a))
   monkeypatch.setattr(contents, "STORE_NODES", 3 * nodes)
-  data = _report_data(tutorial_trace, [step])
+  data = _report_data(tutorial_trace, step.group.steps)  # (a node's history reads its group's steps)
   assert next(c["steps"][key] for name, c in data["chunks"].items() if name.startswith("t-") and key in c["steps"])["after"] is None
   # what the page can show: the input against the graph after match 3, and that graph past it
   kept = lambda s, m=None: (s.before() if m is None else s.at(3), s.at(3)) if P.step_key(s) == key and (m is None or m >= 3) else graphs(s, m)  # noqa: E731
   monkeypatch.setattr(cls, "graphs", kept)
   pics = _pictures(tutorial_trace, sels, monkeypatch)
-  got = _node({**data, "graphs": [], "pictures": [{"step": key, "match": m, "view": v, "plain": dict(laid)}
-                                                   for (_, m, v), (_, laid) in zip(sels, pics, strict=True)]}, tmp_path)["pictures"]
+  node = tg.node_key(step.before())  # (its history needs the step's result, which the report does not keep)
+  out = _node({**data, "graphs": [], "pictures": [{"step": key, "match": m, "view": v, "plain": dict(laid)}
+                                                   for (_, m, v), (_, laid) in zip(sels, pics, strict=True)],
+               "nodes": [{"step": key, "match": None, "key": node}]}, tmp_path)
+  got = out["pictures"]
+  assert out["nodes"] == [{"history": [], "lineage": [], "origins": [], "origins_own": False, "becomes": None, "unknown":
+    f"its history and where it came from: this report cannot compute the graph: the report keeps the graphs of the first 3 "
+    f"of {n} matches only of {step.path} (too big to store them all). tgviz in Python shows it (Step.at, or the widget)"}]
   say = f"This report keeps the graphs of this step's first 3 of {n} matches only (too big to store them all): "
   python = " tgviz in Python shows every graph (Step.at, or the widget)."
+  drawn = lambda svg: re.findall(r'data-node="([^"]+)"', svg)  # noqa: E731
   for (_, m, v), (py, _), js in zip(sels, pics, got, strict=True):
     where = f"match {m}, {v}"
-    assert js["svg"] == py["svg"] and (js["shown"], js["total"]) == (py["shown"], py["total"]), where
+    assert (js["svg"] == py["svg"]) == (m == 1), where  # (the note is in the picture's banner too: an exported SVG keeps it)
+    assert drawn(js["svg"]) == drawn(py["svg"]) and (js["shown"], js["total"]) == (py["shown"], py["total"]), where
     said = py["message"] if m == 1 else f"{say}shown is " + (f"the graph after match 3, not after match {m + 1}." if m else
                                                              "what those 3 changed, not the step's result.")
     assert js["message"] == (said + python if m != 1 else said), where
+    if m != 1: assert "matches only (too big to store them all): shown is" in " ".join(re.sub(r"<[^>]+>", " ", js["svg"]).split()), where
   assert re.search(r"\[(added|removed|changed)\]", pics[0][0]["svg"])  # (the first matches changed something)
 
 

@@ -269,6 +269,7 @@ class NodeMsg(TypedDict):
   becomes: ProducedKernel | None  # a CALL node of a schedule graph: the kernel it becomes
   origins: list[OriginInfo]    # the Tensor ops and the user's lines of the kernel whose AST the lineage starts in
   origins_own: bool            # ... those that made the node the lineage starts from (Kernel.origins_of), not all
+  unknown: NotRequired[str]    # the HTML report's: why it has no history and lineage (a graph of the group it does not keep)
 
 
 class RuleInfo(TypedDict):
