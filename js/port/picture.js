@@ -138,7 +138,7 @@ export function picture(c, table, before, after, sides, title, view, maxNodes, l
   }
   full = capFanIn(full, c.maxFanIn);
   const total = full.nodes.size, whole = view === "full" && total <= most;
-  const scene = whole ? full : focus(full, maxNodes, c.focusHops, view === "focus", around);
+  const scene = whole ? full : focus(full, view === "full" ? Math.min(maxNodes, most) : maxNodes, c.focusHops, view === "focus", around);
   const { lay, dot } = layOut(c, scene, sides.length, layout);
   const partial = scene.nodes.size < scene.total;
   let message = null;

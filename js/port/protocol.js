@@ -93,8 +93,8 @@ const FULL_MOST = 2000;
 
 /** protocol.picture_message, computed in the page: the picture of a selection and the panels around it. Its `dot` is
  * the DOT text laid out. @param {PageData} data @param {Selection} sel @param {(dot: string) => string} layout runs dot
- * to "plain" output @returns {Promise<PictureMsg>} */
-export async function pictureMessage(data, sel, layout) {
+ * to "plain" output @param {number} [most] the most nodes of a whole graph laid out (FULL_MOST) @returns {Promise<PictureMsg>} */
+export async function pictureMessage(data, sel, layout, most = FULL_MOST) {
   const t = await data.table(sel.step), { s, rows } = t;
   const { before, after, note } = rootsOf(data, t, sel.match);
   const patterns = await data.get("patterns");
@@ -103,7 +103,7 @@ export async function pictureMessage(data, sel, layout) {
   const group = await data.get(`g-${s.group}`);
   const { view, around, fold } = viewOptions(group.kernel, sel.view);
   const pic = picture(config, t.seg, before, after, s.sides, title, view, config.maxNodes, layout, around, fold,
-                      sel.match === null || note ? null : s.pairs[sel.match], FULL_MOST, note);
+                      sel.match === null || note ? null : s.pairs[sel.match], most, note);
   return { type: "picture", ...sel, svg: pic.svg, partial: pic.partial, message: pic.message, shown: pic.shown,
            total: pic.total, info: { ...s.info, stack: group.stack }, match_info: match,
            kernel: group.kernel, produced: group.produced, schedule: group.schedule ?? null, node_matches: nodeMatches(s, rows, pic.svg), dot: pic.dot };

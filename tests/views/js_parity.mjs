@@ -1,6 +1,6 @@
 // The node side of tests/views/test_js_parity.py: runs the HTML report's JS on the report's own data, as the page does, and
 // prints what it computed. Input (a JSON file, argv[2]): {state, chunks (the report's data chunks by name, decoded),
-// graphs: [{step, ks}], pictures: [{step, match, view, plain}], nodes: [{step, match, key}]}. Output (JSON on stdout): per graphs entry, per k, the
+// graphs: [{step, ks}], pictures: [{step, match, view, plain, most?}], nodes: [{step, match, key}]}. Output (JSON on stdout): per graphs entry, per k, the
 // sha256 of the node keys of the step's graph after k matches (tinygrad's toposort order, one per line; {error} where
 // the page cannot make it); per pictures
 // entry, the picture message computed with dot's plain output of each DOT text given (the DOT texts it laid out, its
@@ -31,14 +31,14 @@ for (const { step, ks } of input.graphs) {
   }));
 }
 const pictures = [];
-for (const { step, match, view, plain } of input.pictures) {
+for (const { step, match, view, plain, most } of input.pictures) {
   /** @type {string[]} */
   const dots = [];
   const m = await pictureMessage(data, { step, match, view }, (dot) => {
     dots.push(dot);
     if (!(dot in plain)) throw new Error(`${step}: a DOT text Python did not lay out`);
     return plain[dot];
-  });
+  }, most ?? undefined);
   pictures.push({ dots, svg: m.svg, shown: m.shown, total: m.total, partial: m.partial, message: m.message, info: m.info,
                   match_info: m.match_info, kernel: m.kernel, produced: m.produced, schedule: m.schedule, node_matches: m.node_matches });
 }

@@ -54,9 +54,9 @@ def _digest(graph) -> str:
   return hashlib.sha256("\n".join(tg.node_key(u) for u in tg.toposort(graph)).encode()).hexdigest()
 
 
-def _pictures(trace, sels, monkeypatch) -> list[tuple[dict, list[tuple[str, str]]]]:
-  """Python's picture message of each (step, match, view), with each DOT text it laid out (a tall graph is laid out
-  again wrapped into columns) and dot's plain output of it."""
+def _pictures(trace, sels, monkeypatch, max_nodes: int | None = None) -> list[tuple[dict, list[tuple[str, str]]]]:
+  """Python's picture message of each (step, match, view) (at a node budget of max_nodes: default the default), with
+  each DOT text it laid out (a tall graph is laid out again wrapped into columns) and dot's plain output of it."""
   laid: list[tuple[str, str]] = []
   run_dot = Dot.run_dot
   def recording(dot, fmt="plain", timeout=DEFAULT_TIMEOUT):
@@ -68,7 +68,7 @@ def _pictures(trace, sels, monkeypatch) -> list[tuple[dict, list[tuple[str, str]
   out = []
   for step, m, view in sels:
     laid.clear()
-    msg = P.picture_message(trace, P.step_key(step), m, view)
+    msg = P.picture_message(trace, P.step_key(step), m, view, **({} if max_nodes is None else {"max_nodes": max_nodes}))
     out.append((msg, list(laid)))
   return out
 
@@ -235,6 +235,24 @@ def test_a_step_too_big_to_store_opens_on_what_it_keeps(tutorial_trace, tmp_path
     assert js["message"] == (said + python if m != 1 else said), where
     if m != 1: assert "matches only (too big to store them all): shown is" in " ".join(re.sub(r"<[^>]+>", " ", js["svg"]).split()), where
   assert re.search(r"\[(added|removed|changed)\]", pics[0][0]["svg"])  # (the first matches changed something)
+
+
+@needs_node
+def test_a_whole_graph_too_big_for_the_page_draws_its_partial_view(tutorial_trace, tmp_path, monkeypatch):
+  """The page lays a whole graph ("full graph") out up to a bound (FULL_MOST, 2,000 nodes: gpt-big's 11,562 ran graphviz's
+  WebAssembly out of memory after minutes, the page frozen): past it, the partial view of that many nodes, the nodes
+  Python's picture draws at that node budget, saying why and what lays it out."""
+  step = max((s for s in tutorial_trace.steps if s.depth == 0), key=lambda s: len(tg.toposort(s.before())))
+  key, most = P.step_key(step), 10
+  ((small, laid),) = _pictures(tutorial_trace, [(step, None, "raw:auto")], monkeypatch, max_nodes=most)
+  got = _node({**_report_data(tutorial_trace, [step]), "graphs": [], "pictures": [
+    {"step": key, "match": None, "view": "raw:full", "plain": dict(laid), "most": most}]}, tmp_path)["pictures"][0]
+  drawn = lambda svg: re.findall(r'data-node="([^"]+)"', svg)  # noqa: E731
+  assert small["partial"] and got["partial"] and (got["shown"], got["total"]) == (small["shown"], small["total"]) and got["shown"] <= most
+  assert drawn(got["svg"]) == drawn(small["svg"])
+  assert got["message"] == (f"Partial view: {got['shown']} of {got['total']} nodes. The whole graph is too big to lay out in the browser "
+                            f"(at most {most} nodes: more takes minutes, or more memory than the page has); "
+                            "step.svg(view='full', timeout=None) in Python lays it out.")
 
 
 @needs_node
