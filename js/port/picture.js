@@ -142,14 +142,15 @@ export function picture(c, table, before, after, sides, title, view, maxNodes, l
   const { lay, dot } = layOut(c, scene, sides.length, layout);
   const partial = scene.nodes.size < scene.total;
   let message = null;
+  const n = (/** @type {number} */ x) => x.toLocaleString("en-US");  // as Python's f"{x:,}"
   if (partial && view === "full") {
-    message = `Partial view: ${scene.nodes.size} of ${total} nodes. The whole graph is too big to lay out in the browser (at ` +
-              `most ${most} nodes: more takes minutes, or more memory than the page has); step.svg(view='full', timeout=None) in Python lays it out.`;
+    message = `Partial view: ${n(scene.nodes.size)} of ${n(total)} nodes. The whole graph is too big to lay out in the browser (at ` +
+              `most ${n(most)} nodes: more takes minutes, or more memory than the page has); step.svg(view='full', timeout=None) in Python lays it out.`;
   } else if (partial) {
-    const why = view === "focus" ? "focused view" : `${total} nodes is over the budget of ${maxNodes}`;
+    const why = view === "focus" ? "focused view" : `more than the ${n(maxNodes)} a picture draws at first`;
     const what = around.some((k) => full.nodes.has(k)) ? "the code line's UOps" : "what changed";
-    message = `Partial view: ${scene.nodes.size} of ${total} nodes, around ${what} (${why}). ` +
-              "Full graph: the widget's 'full graph' button, or step.svg(view='full', timeout=None).";
+    message = `Partial view: ${n(scene.nodes.size)} of ${n(total)} nodes, around ${what} (${why}). ` +
+              "Full graph: the 'full graph' button, or step.svg(view='full', timeout=None).";
   }
   if (note) message = message ? `${note} ${message}` : note;
   return { svg: sceneSvg(c, scene, lay, sides, title, message), shown: scene.nodes.size, total, message, partial, dot };

@@ -125,10 +125,10 @@ def picture(step: Step, side: str = "both", match: int | None = None, max_nodes:
       message = f"layout of {len(scene.nodes)} nodes took over {timeout:.0f} s"
       scene = focus(full, max(MIN_FOCUS, len(scene.nodes) // 2), force=True, around=around)
   if scene.partial:
-    why = message or ("focused view" if view == "focus" else f"{total} nodes is over the budget of {max_nodes}")
+    why = message or ("focused view" if view == "focus" else f"more than the {max_nodes:,} a picture draws at first")
     what = "the code line's UOps" if any(k in full.nodes for k in around) else "what changed"
-    message = (f"Partial view: {len(scene.nodes)} of {total} nodes, around {what} ({why}). "
-               "Full graph: the widget's 'full graph' button, or step.svg(view='full', timeout=None).")
+    message = (f"Partial view: {len(scene.nodes):,} of {total:,} nodes, around {what} ({why}). "
+               "Full graph: the 'full graph' button, or step.svg(view='full', timeout=None).")
   svg = scene_svg(scene, lay, SIDES[side], step.title(match), message)
   pic = Picture(svg, len(scene.nodes), total, message, time.perf_counter() - st)
   CACHE.put(key, pic)
