@@ -21,7 +21,7 @@
 /** A picture: match None is the whole step.
  * @typedef {{step:StepKey, match:number|null, view:View}} Selection */
 /** A picture is being computed for this selection.
- * @typedef {{type:"busy", step:StepKey, match:number|null, view:View}} BusyMsg */
+ * @typedef {{type:"busy", step:StepKey, match:number|null, view:View, since:number|null}} BusyMsg */
 /** @typedef {{title:string, name:string, group:string, kind:string, depth:number, matches:number, where:string, file:string,
  *   line:number, error:string|null, stack:string[]}} StepInfo */
 /** @typedef {{index:number, title:string, file:string, line:number, where:string, source:string, us:number, error:boolean,

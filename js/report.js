@@ -190,7 +190,7 @@ async function pageModel(mods, decode, state) {
   async function answer() {
     /** @type {Selection} */
     const sel = { step: state.selected, match: state.match, view: state.view }, ticket = ++latest;
-    reply({ type: "busy", ...sel });
+    reply({ type: "busy", ...sel, since: null });
     await new Promise((r) => setTimeout(r, 0));  // let the page paint "laying out…" first
     if (ticket !== latest) return;  // a newer selection supersedes this one
     try { reply(await pictureMessage(data, sel, layout)); }

@@ -270,13 +270,22 @@ function render({ model, el }) {
   // laying out: the canvas dimmed until the picture comes; an answer lost (the kernel was running other cells when the
   // page asked, a reply dropped) never leaves it so: without one for ASK_AGAIN_MS the page asks again. So does a
   // selection the kernel never heard of (ipywidgets holds a change back until the kernel's status for the one before
-  // comes: one status lost, and no later change went): the page asks again with its selection, which the kernel takes
+  // comes: one status lost, and no later change went): the page asks again with its selection, which the kernel takes.
+  // Asked again, the status says whether the kernel heard the ask before: how long it has been on the picture (its busy
+  // message's since), or that it did not answer (it runs another cell, or its connection dropped)
   /** @type {ReturnType<typeof setTimeout>|undefined} */
   let askAgain;
   let asked = 0;
+  /** @type {number|null|undefined} the kernel's answer to the last ask: seconds on it; undefined: none yet */
+  let answer;
   function notBusy() { ui.canvas.classList.remove("busy"); clearTimeout(askAgain); asked = 0; }
-  function busy() {
-    ui.canvas.classList.add("busy"); ui.status.textContent = asked ? `laying out… (no answer after ${asked * ASK_AGAIN_MS / 1000} s: asked again)` : "laying out…";
+  /** @param {number|null} [since] the kernel's busy message's */
+  function busy(since) {
+    if (since !== undefined) answer = since;
+    const kernel = answer === undefined ? (asked > 1 ? "; the kernel did not answer the ask before" : "")
+      : answer === null ? "" : `; the kernel has been on it ${Math.round(answer)} s`;
+    ui.canvas.classList.add("busy");
+    ui.status.textContent = asked ? `laying out… (no answer after ${asked * ASK_AGAIN_MS / 1000} s: asked again${kernel})` : "laying out…";
     clearTimeout(askAgain);
     askAgain = setTimeout(askIfUnanswered, ASK_AGAIN_MS);
   }
@@ -285,6 +294,7 @@ function render({ model, el }) {
     asked += 1;
     state.send({ type: "ready", selection: state.selection() });
     busy();
+    answer = undefined;
   }
   /** The selection changed (a kernel's page): where the kernel undid a choice of the user's still on its way, the
    * choice is made again; a kernel's own is shown from the cache where it is there; its picture, or word that it is
@@ -311,7 +321,7 @@ function render({ model, el }) {
     if (msg.type === "busy" || msg.type === "picture") state.answered(msg);
     if (msg.type === "busy") {
       if (shown && sameSelection(msg, shown)) return;  // already shown from the cache
-      if (sameSelection(msg, state.selection())) busy();
+      if (sameSelection(msg, state.selection())) busy(msg.since);
     }
     else if (msg.type === "picture") showPicture(msg);
     else if (msg.type === "exported") ui.status.textContent = `exported SVG to ${msg.paths.join(", ")}`;

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import ARTIFACTS, ATTENTION, chromium, jupyterlab, notebook7, shut_down_kernels, stall_share, undisturbed
+from harness import ARTIFACTS, ATTENTION, chromium, dump_kernel_threads, jupyterlab, notebook7, shut_down_kernels, stall_share, undisturbed
 
 import tgviz
 from tgviz.trace.trace import Trace
@@ -75,7 +75,8 @@ def _kernels_shut_down_after_each_test(request):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
   """A browser test that fails leaves a screenshot of its page (its `page` fixture's, else each open page of its
-  `context` fixture's) and the page's errors, to see what the user would have."""
+  `context` fixture's), the page's errors and console, and the end of its Jupyter server's log, to see what the user
+  would have and why."""
   outcome = yield
   report = outcome.get_result()
   if report.when != "call" or not report.failed: return
@@ -94,3 +95,7 @@ def pytest_runtest_makereport(item, call):
       report.sections.append(("widgets: step, match, status", "\n".join(map(str, said))))
     except Exception: pass
     if getattr(page, "console", None): report.sections.append(("page console", "\n".join(page.console)))
+  for name in ("lab", "nb7"):  # the server's log: its kernels' errors (a comm handler's traceback) and threads' stacks
+    if (server := item.funcargs.get(name)) is not None and (log := server[2] / "server.log").exists():
+      pids = dump_kernel_threads(server[2])
+      report.sections.append((f"{name} server log, its end (kernels {pids} dumped their threads)", log.read_text(errors="replace")[-20000:]))

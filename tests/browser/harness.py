@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -79,12 +80,37 @@ def _settings(root: Path) -> Path:
   return settings
 
 
+def _ipython_dir(root: Path) -> Path:
+  """The IPython folder of the server's kernels: a startup file has each dump its threads' stacks to its stderr (the
+  server's log) on SIGUSR1 (dump_kernel_threads)."""
+  startup = root / "ipython" / "profile_default" / "startup"
+  startup.mkdir(parents=True)
+  (startup / "00-dump-threads.py").write_text("import faulthandler, signal\nfaulthandler.register(signal.SIGUSR1, all_threads=True)\n")
+  return root / "ipython"
+
+
+def dump_kernel_threads(root: Path) -> list[int]:
+  """Have each running kernel of the server rooted in root write every thread's stack to the server's log (a test whose
+  kernel stopped answering says where it is stuck); the kernels' process ids. Only processes started with that server's
+  IPYTHONDIR are signalled (SIGUSR1 ends a process that did not register for it)."""
+  mark, pids = f"IPYTHONDIR={root / 'ipython'}".encode(), []
+  for proc in Path("/proc").iterdir():
+    if not proc.name.isdigit(): continue
+    try: env, cmd = (proc / "environ").read_bytes().split(b"\0"), (proc / "cmdline").read_bytes()
+    except OSError: continue
+    if mark in env and b"ipykernel" in cmd:
+      with contextlib.suppress(OSError): os.kill(int(proc.name), signal.SIGUSR1)
+      pids.append(int(proc.name))
+  if pids: time.sleep(1)  # (faulthandler writes from the signal handler: at once, but the log is another process's file)
+  return pids
+
+
 @contextlib.contextmanager
 def _server(module: str, app: str, root: Path):
   """A Jupyter server application (python -m module) on loopback, rooted in root; yields (base url, token, root)."""
   port, token = _free_port(), "tgviz-test-token"
   settings = _settings(root)
-  env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / "user-settings")}
+  env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / "user-settings"), "IPYTHONDIR": str(_ipython_dir(root))}
   url = f"http://127.0.0.1:{port}"
   # the server's and its kernels' output go to a file: a pipe nobody reads fills up, and then they block writing to it
   with (root / "server.log").open("wb") as log:
@@ -142,6 +168,7 @@ def new_page(browser, width: int = 1500, height: int = 1000, offline: bool = Fal
       ARTIFACTS.mkdir(parents=True, exist_ok=True)
       page.screenshot(path=str(ARTIFACTS / f"failed-{re.sub(r'[^A-Za-z0-9_.-]+', '_', test)}.png"), full_page=True)
       print("failed page's cell outputs:", page.locator(".jp-OutputArea-output").all_inner_texts(), "errors:", page.errors)
+      print("failed page's console:", *page.console, sep="\n  ")
     raise
   finally: ctx.close()
 
@@ -602,15 +629,21 @@ def undisturbed(capture: Callable[[], Trace], ok: Callable[[Trace], bool], what:
 def stall_share(trace: Trace) -> float:
   """The widest time between two launches in the timeline's opening window with no launch running and tinygrad not
   compiling, as a share of the window: 0 where the launches follow each other as the program issues them."""
-  tl, ct = trace.timeline(), trace.compile_times()
-  o = opening(tl, ct)
-  if o is None or o["end"] <= o["start"]: return 0.0
-  ls, widest = tl.launches[o["first"]:o["last"] + 1], 0.0
-  end = ls[0].end_us
+  o = opening(trace.timeline(), trace.compile_times())
+  return 0.0 if o is None else stalled(trace, o["first"], o["last"] + 1)
+
+
+def stalled(trace: Trace, first: int, end: int) -> float:
+  """The widest time between two of the launches first..end-1 with no launch running and tinygrad not compiling, as a
+  share of their span (first start to last end)."""
+  ls, ct = trace.timeline().launches[first:end], trace.compile_times()
+  span = max(x.end_us for x in ls) - ls[0].start_us if ls else 0.0
+  if span <= 0: return 0.0
+  widest, last = 0.0, ls[0].end_us
   for x in ls[1:]:
-    if x.start_us > end: widest = max(widest, x.start_us - end - ct.compiling_us(end, x.start_us))
-    end = max(end, x.end_us)
-  return widest / (o["end"] - o["start"])
+    if x.start_us > last: widest = max(widest, x.start_us - last - ct.compiling_us(last, x.start_us))
+    last = max(last, x.end_us)
+  return widest / span
 
 
 # the kernel table as read: its sheet's scroll, its headers, each cell's text whole in its cell (a clip column's cut

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import workloads
-from harness import ARTIFACTS, LIMIT, TUTORIAL, ctrl_wheel, new_page, notebook, open_in_lab, run_all, settled, undisturbed
+from harness import ARTIFACTS, LIMIT, TUTORIAL, ctrl_wheel, new_page, notebook, open_in_lab, run_all, settled, stalled, undisturbed
 from helpers import counting_memory
 
 import tgviz
@@ -319,10 +319,11 @@ def _widest_gap(trace: Trace) -> tuple[int, float, float, float]:
 
 def _compile_gap_is_most(trace: Trace) -> bool:
   """The step's run as the test means it: the widest gap (the compile of the loss's .item()) most of the launches'
-  span, the launches before it most of them; a stall of the machine elsewhere takes that share."""
+  span, the launches before it most of them and no stall of the machine among those (CI's machine once stalled 170 ms
+  of their 211: the opening, rightly, split there too); a stall elsewhere takes the gap's share."""
   ls = trace.timeline().launches
   cut, start, _, gap = _widest_gap(trace)
-  return gap > (max(x.end_us for x in ls) - start) * 2 / 3 and cut > len(ls) / 2
+  return gap > (max(x.end_us for x in ls) - start) * 2 / 3 and cut > len(ls) / 2 and stalled(trace, 0, cut) < 1 / 3
 
 
 def widest_empty(page) -> float:

@@ -3,6 +3,7 @@ import html
 import json
 import re
 import threading
+import time
 import xml.etree.ElementTree as ET
 
 from tinygrad import Tensor
@@ -152,6 +153,34 @@ def test_a_selection_asked_again_is_taken_and_laid_out(tutorial_trace, recording
   w._on_msg(w, {"type": "ready", "selection": {"step": key, "match": None, "view": "auto"}}, [])
   w.wait()
   assert [m["step"] for m in w.comm.custom() if m["type"] in ("busy", "picture")][:1] == [key]
+
+
+def test_a_picture_asked_again_while_it_is_laid_out_says_how_long_the_kernel_has_been_on_it(tutorial_trace, recording_comm,
+                                                                                             monkeypatch):
+  """The page asks again for a picture still being laid out (a slow layout, or one stuck): the layout is left to answer,
+  not started over, and the kernel's busy message says how long it has been on it (the page's status shows it; a page
+  whose ask got no busy back says the kernel did not answer: two different things to wait for)."""
+  conv = next(k for k in tutorial_trace.kernels if k.name == "r_2_2_2_2")
+  w = TraceWidget(tutorial_trace)
+  w.wait()
+  started, hold, answer = threading.Event(), threading.Event(), P.picture_message
+  def slow(*args, **kwargs):  # the layout under way when the page asks again
+    started.set()
+    hold.wait()
+    return answer(*args, **kwargs)
+  monkeypatch.setattr(P, "picture_message", slow)
+  w.comm.messages.clear()
+  key = step_key(conv.group.steps[-1])
+  w._on_msg(w, {"type": "ready", "selection": {"step": key, "match": None, "view": "auto"}}, [])
+  assert started.wait(30)
+  time.sleep(0.2)  # (the kernel on it for a while: since counts from the ask)
+  w._on_msg(w, {"type": "ready", "selection": {"step": key, "match": None, "view": "auto"}}, [])
+  hold.set()
+  w.wait()
+  busy = [m for m in w.comm.custom() if m["type"] == "busy"]
+  assert [(m["step"], m["since"] is None) for m in busy] == [(key, True), (key, False)] and busy[1]["since"] >= 0.2, busy
+  pictures = [m for m in w.comm.custom() if m["type"] == "picture"] or [w.kept_picture]
+  assert [p["step"] for p in pictures] == [key]  # laid out once
 
 
 def test_widget_export_message_writes_svg(tutorial_trace, recording_comm, tmp_path):

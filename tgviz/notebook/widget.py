@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -105,6 +106,7 @@ class TraceWidget(anywidget.AnyWidget):
     self._lock = threading.Lock()
     self._latest: Selection | None = None
     self._pending: Future | None = None  # the latest selection's layout, until it is answered
+    self._since = 0.0  # when it was asked for (time.monotonic)
     failure = FV.failure_info(trace)
     selected, match, sheet = FV.opening(trace, failure, kernel, tab)
     super().__init__(tree=P.tree(trace, kernel), selected=selected, match=match, code_css=code_css(), kernels=P.kernel_rows(trace, kernel),
@@ -127,9 +129,11 @@ class TraceWidget(anywidget.AnyWidget):
     if not self.selected: return
     key: Selection = (self.selected, self.match, self.view)
     with self._lock:
+      if again and key == self._latest and self._pending is not None and not self._pending.done():
+        self.send(P.busy_message(*key, since=round(time.monotonic() - self._since, 1)))  # (the page says how long)
+        return
       self.send(P.busy_message(*key))
-      if again and key == self._latest and self._pending is not None and not self._pending.done(): return
-      self._latest = key
+      self._latest, self._since = key, time.monotonic()
       # a slow layout of an older selection stops here (its dot process is killed)
       self._pending = self._background(self._work, lambda: self._compute(key), kind="picture")
 

@@ -98,6 +98,7 @@ class BusyMsg(TypedDict):
   step: StepKey
   match: int | None
   view: View
+  since: float | None   # seconds the kernel has been on it, the page having asked again; None: started now
 
 
 class StepInfo(TypedDict):

@@ -233,8 +233,9 @@ def step_info(step: Step) -> StepInfo:
                   error=step.error, stack=call_stack(step.group))
 
 
-def busy_message(key: StepKey, match: int | None, view: View) -> BusyMsg:
-  return BusyMsg(type="busy", step=key, match=match, view=view)
+def busy_message(key: StepKey, match: int | None, view: View, since: float | None = None) -> BusyMsg:
+  """The kernel is on the picture of this selection: started now, or (asked again) since seconds."""
+  return BusyMsg(type="busy", step=key, match=match, view=view, since=since)
 
 
 def picture_message(trace: Trace, key: StepKey, match: int | None = None, view: View = "auto",
