@@ -74,6 +74,7 @@ def open_timed(browser, html: Path) -> tuple[Any, dict[str, float]]:
   page.goto(html.as_uri())
   page.wait_for_function("window.tgvizFirstGraph !== undefined", polling=100, timeout=120_000)
   first = page.evaluate("window.tgvizFirstGraph") / 1e3
+  page.wait_for_selector(".tgviz-step", state="attached", timeout=120_000)  # (a big tree is built after the first graph)
   rows = page.eval_on_selector_all(".tgviz-step", "rs => rs.map(r => [r.dataset.key, Number(r.querySelector('.tgviz-count').textContent)])")
   key, most = max(rows, key=lambda r: r[1])  # the first of the busiest, as the button picks it
   busiest = page.evaluate(AFTER, ["busiest", key, ""]) / 1e3

@@ -25,6 +25,7 @@ export function stepTree(ui, groups, selected, onSelect) {
   /** @type {Set<number>} the groups the tree shows */
   let listed = new Set();
   let chosen = true;  // a step chosen that the tree has not scrolled to yet (see markSelected): the one it opens on first
+  let built = false;
 
   /** Mark the selected step's row (its group opened) and scroll it into view where it is not: in the middle (not at an
    * edge), or, for a step just chosen (see choose), its group's header at the top where the row is within a tree's height
@@ -52,6 +53,7 @@ export function stepTree(ui, groups, selected, onSelect) {
   }
 
   function build() {
+    built = true;
     rows = new Map();
     listed = new Set();
     const q = ui.filter.value.trim().toLowerCase();
@@ -106,6 +108,8 @@ export function stepTree(ui, groups, selected, onSelect) {
   new ResizeObserver(() => { if (ui.tree.clientWidth !== width && (width = ui.tree.clientWidth)) markSelected(); }).observe(ui.tree);
   return {
     build,
+    /** Whether the tree has been built (widget.js builds a big one after the first picture). */
+    get built() { return built; },
     /** The search answered: the tree keeps to the groups it found something in too (rebuilt at once where the tree
      * already follows that text and lacks one of them, else when it follows it). @param {import("./messages.js").SearchMsg} msg */
     found(msg) {

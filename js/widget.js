@@ -37,6 +37,10 @@ import { whatIf, withOpts } from "./whatif.js";
 /** @typedef {import("./messages.js").TreeGroup} TreeGroup */
 /** @typedef {import("./messages.js").TreeStep} TreeStep */
 
+// a tree of more rows than this is built once the first picture is on screen (or after TREE_WAIT_MS, none coming): a big
+// trace's rows are written as HTML in one go, 0.6 s for a model's 22,210, which the first graph waited for
+const TREE_LATER_ROWS = 3000;
+const TREE_WAIT_MS = 2000;
 const STATIC_AFTER_MS = 3000;  // no word from the kernel this long after asking: a saved notebook without its kernel
 
 /** @param {{ model: import("./adapter.js").Model, el: HTMLElement }} ctx */
@@ -190,6 +194,7 @@ function render({ model, el }) {
     links.drawn(group !== shownGroup ? msg.kernel : undefined);
     shownGroup = group;
     tree.markSelected();
+    if (!tree.built) requestAnimationFrame(() => requestAnimationFrame(buildTree));  // (once the frame that paints it is done)
     if (viewKey) { const fn = viewKey; viewKey = null; fn(); }
     if (then && then.step === msg.step && then.match === msg.match) { const fn = then.fn; then = null; fn(); }
   }
@@ -389,7 +394,14 @@ function render({ model, el }) {
                                   page ? null : () => state.send({ type: "retime", kernels: [] }));
   table();
   state.model.on("change:kernels", table);
-  tree.build();
+  const rows = groups.reduce((n, g) => n + g.steps.length, 0);
+  /** The tree built, where it is not yet (a big one waits for the first picture: see TREE_LATER_ROWS). */
+  const buildTree = () => { if (!tree.built) tree.build(); };
+  if (rows <= TREE_LATER_ROWS) tree.build();
+  else {
+    ui.tree.textContent = `listing ${rows.toLocaleString("en-US")} steps…`;
+    setTimeout(buildTree, TREE_WAIT_MS);
+  }
   showCached();
   state.send({ type: "ready" });
   if (state.model.get("opening") === "program") map.openSheet();  // what the trace opens on

@@ -85,6 +85,27 @@ TREE = """() => { const col = document.querySelector('.tgviz-left').getBoundingC
   return {width: col.width, kernels: document.querySelectorAll('.tgviz-group.kind-kernel').length, cut}; }"""
 
 
+def test_a_big_trees_rows_come_after_its_first_graph(mnist_trace, mnist_report, browser):
+  """A trace of thousands of steps (the MNIST step's 5,044) draws its first graph before it builds its tree, whose rows
+  are written as HTML in one go (a model's 22,210 took 0.6 s, which the first graph waited for): at the first graph
+  the tree says it is listing the steps; then every step has its row, the step shown marked."""
+  steps = sum(len(g.steps) for g in mnist_trace.groups)
+  assert steps > 3000  # (widget.js TREE_LATER_ROWS)
+  with new_page(browser, width=1600, height=1000, offline=True) as page:
+    page.add_init_script("""new MutationObserver((_, obs) => {
+      if (!document.querySelector('.tgviz-stage svg g.node')) return;
+      obs.disconnect();
+      window.atFirstGraph = {rows: document.querySelectorAll('.tgviz-step').length, tree: document.querySelector('.tgviz-tree').textContent};
+    }).observe(document, {childList: true, subtree: true});""")
+    page.goto(mnist_report.as_uri())
+    page.wait_for_function("window.atFirstGraph !== undefined", timeout=LIMIT)
+    assert page.evaluate("window.atFirstGraph") == {"rows": 0, "tree": f"listing {steps:,} steps…"}
+    page.wait_for_function(f"document.querySelectorAll('.tgviz-step').length === {steps}", timeout=LIMIT)
+    shown = page.locator(".tgviz-stage").get_attribute("data-step")
+    assert page.locator(".tgviz-step.selected").get_attribute("data-key") == shown
+    assert not page.errors
+
+
 def test_the_step_tree_is_no_narrower_in_a_wider_window(mnist_report, browser):
   """The tree at 1600x1000 is at least as wide as at 841x900 (it was 120 px against 180: "r_4_4_8_3_3_8_11" for
   r_4_4_8_3_3_8_11_11), and every kernel's name shows whole in it at both."""
