@@ -14,12 +14,19 @@ export const notebooksKey = (ev) => ev.ctrlKey || ev.metaKey || ev.altKey || (ev
 /** Listen for the widget's keys; returns the function that stops listening.
  * @param {Ui} ui @param {Record<string, () => void>} actions by KeyboardEvent.key
  * @param {() => boolean} escape Escape's own work (close, un-maximise): true when it did some, and the widget keeps the focus
- * @param {boolean} notebook whether Escape with nothing to close returns to a notebook (the report's page has none) */
-export function keys(ui, actions, escape, notebook) {
+ * @param {boolean} notebook whether Escape with nothing to close returns to a notebook (the report's page has none)
+ * @param {(go: boolean) => void} matchTyped Enter (go: true) or Escape in the box a match is typed in (ui.matchInput); its
+ * other keys are its own, none the widget's or the notebook's */
+export function keys(ui, actions, escape, notebook, matchTyped) {
   // heard on the window before anything else (Notebook 7 takes the arrow keys on the document, before they reach here)
   const onKey = (/** @type {KeyboardEvent} */ ev) => {
     // (the report's page is the widget's: its keys work before a click gives it the focus)
     if (!ui.root.contains(/** @type {Node} */ (ev.target)) && (notebook || ev.target !== document.body)) return;
+    if (ev.target === ui.matchInput) {  // (heard here first: a listener on the box would not hear what is stopped here)
+      ev.stopPropagation();
+      if (ev.key === "Enter" || ev.key === "Escape") { ev.preventDefault(); matchTyped(ev.key === "Enter"); }
+      return;
+    }
     if (ev.key === "Escape") {
       if (escape()) { ev.preventDefault(); ev.stopPropagation(); ui.root.focus({ preventScroll: true }); }
       else if (notebook) ui.root.blur();  // back to the notebook

@@ -24,7 +24,10 @@ export function buildUi() {
     slider: h("input", { class: "tgviz-slider tgviz-needs-kernel", type: "range", min: "0", max: "0", value: "0" }),
     prev: h("button", { class: "tgviz-prev tgviz-needs-kernel", title: "previous match (←)" }, ["◀"]),
     next: h("button", { class: "tgviz-next tgviz-needs-kernel", title: "next match (→)" }, ["▶"]),
-    matchLabel: h("span", { class: "tgviz-match-label" }),
+    matchLabel: h("span", { class: "tgviz-match-label", title: "click to type the match to show (0: the whole step)" }),
+    // the match typed (a model's step has thousands: the slider moves dozens a pixel); Enter goes there (widget.js)
+    matchInput: h("input", { class: "tgviz-match-input tgviz-needs-kernel", type: "number", min: "0", hidden: "",
+                           "aria-label": "the match to show (0: the whole step): Enter to go, Escape to leave" }),
     fit: h("button", { class: "tgviz-fit", title: "fit the whole graph in view (f)" }, ["fit"]),
     one: h("button", { class: "tgviz-one", title: "one SVG pixel per screen pixel (1)" }, ["1:1"]),
     zoomChange: h("button", { class: "tgviz-zoom-change", title: "zoom to what changed (z): the match's own nodes (what it replaced, its replacement), readable on the replacement where all of them are not; again: every node marked changed, whole (those tinygrad rebuilt above the match's own too)" }, ["zoom to change"]),
@@ -63,7 +66,7 @@ export function buildUi() {
     ui.filter, ui.results, h("div", { class: "tgviz-tree-tools" }, [h("label", { class: "tgviz-hide-label tgviz-needs-kernel" }, [ui.hideEmpty, " hide steps without matches"]),
                                                       ui.busiest, ui.rulesBtn]), ui.tree, ui.rules]);
   const centre = h("div", { class: "tgviz-centre" }, [
-    ui.title, h("div", { class: "tgviz-controls" }, [ui.toggleTree, ui.prev, ui.slider, ui.next, ui.matchLabel, ui.fit, ui.one,
+    ui.title, h("div", { class: "tgviz-controls" }, [ui.toggleTree, ui.prev, ui.slider, ui.next, ui.matchLabel, ui.matchInput, ui.fit, ui.one,
                                                       ui.zoomChange, ui.full, ui.raw, ui.exportBtn, ui.maximise,
                                                       ui.toggleCode]),
     ui.staticNote, ui.failure, ui.banner, ui.canvas, ui.matchBox, ui.status]);

@@ -11,18 +11,20 @@
 // hits; failure.js: where tinygrad failed, which the browser opens on. programmap.js: the program map, the sheet a trace
 // opens on where the model's `opening` says "program" (tgviz/views/failure.py opening decides).
 import { Adapter, sameSelection } from "./adapter.js";
+import { asking } from "./asking.js";
 import { codeLine } from "./codelines.js";
 import { kernelTable, showDetails } from "./details.js";
 import { scrollWithin } from "./dom.js";
 import { showFailure } from "./failure.js";
 import { keys } from "./keys.js";
 import { linking } from "./linking.js";
+import { matchInput } from "./matchinput.js";
 import { pageNode, showNode } from "./nodepanel.js";
 import { showRules } from "./rules.js";
 import { keptHeight, maximiser, oneRow, sidePanels } from "./panels.js";
 import { panZoom } from "./panzoom.js";
 import { PictureCache } from "./picturecache.js";
-import { ASK_AGAIN_MS, programTabs } from "./program.js";
+import { programTabs } from "./program.js";
 import { programMap } from "./programmap.js";
 import { runView } from "./runview.js";
 import { computed, searchBox } from "./search.js";
@@ -171,7 +173,7 @@ function render({ model, el }) {
   function showPicture(msg) {
     cache.put(msg);
     if (!sameSelection(msg, state.selection())) return;  // stale: a newer selection was made
-    notBusy();
+    waits.notBusy();
     if (shown && sameSelection(msg, shown)) return;
     draw(msg);
   }
@@ -272,35 +274,7 @@ function render({ model, el }) {
     shown = null;  // a picture the kernel sends later is drawn over it
   }
 
-  // laying out: the canvas dimmed until the picture comes; an answer lost (the kernel was running other cells when the
-  // page asked, a reply dropped) never leaves it so: without one for ASK_AGAIN_MS the page asks again. So does a
-  // selection the kernel never heard of (ipywidgets holds a change back until the kernel's status for the one before
-  // comes: one status lost, and no later change went): the page asks again with its selection, which the kernel takes.
-  // Asked again, the status says whether the kernel heard the ask before: how long it has been on the picture (its busy
-  // message's since), or that it did not answer (it runs another cell, or its connection dropped)
-  /** @type {ReturnType<typeof setTimeout>|undefined} */
-  let askAgain;
-  let asked = 0;
-  /** @type {number|null|undefined} the kernel's answer to the last ask: seconds on it; undefined: none yet */
-  let answer;
-  function notBusy() { ui.canvas.classList.remove("busy"); clearTimeout(askAgain); asked = 0; }
-  /** @param {number|null} [since] the kernel's busy message's */
-  function busy(since) {
-    if (since !== undefined) answer = since;
-    const kernel = answer === undefined ? (asked > 1 ? "; the kernel did not answer the ask before" : "")
-      : answer === null ? "" : `; the kernel has been on it ${Math.round(answer)} s`;
-    ui.canvas.classList.add("busy");
-    ui.status.textContent = asked ? `laying out… (no answer after ${asked * ASK_AGAIN_MS / 1000} s: asked again${kernel})` : "laying out…";
-    clearTimeout(askAgain);
-    askAgain = setTimeout(askIfUnanswered, ASK_AGAIN_MS);
-  }
-  function askIfUnanswered() {
-    if (drawnNow()) { notBusy(); return; }  // (the selection came back to the picture drawn: nothing is due)
-    asked += 1;
-    state.send({ type: "ready", selection: state.selection() });
-    busy();
-    answer = undefined;
-  }
+  const waits = asking(ui, () => state.send({ type: "ready", selection: state.selection() }), () => drawnNow());
   /** The selection changed (a kernel's page): where the kernel undid a choice of the user's still on its way, the
    * choice is made again; a kernel's own is shown from the cache where it is there; its picture, or word that it is
    * being laid out, is due (see above). */
@@ -308,10 +282,8 @@ function render({ model, el }) {
     const who = state.selectionChange();
     if (who === "undone") return;  // (chosen again: its own change follows)
     if (who === "kernel") showCached();
-    if (drawnNow()) { notBusy(); return; }
-    if (!heard) return;
-    clearTimeout(askAgain);
-    askAgain = setTimeout(askIfUnanswered, ASK_AGAIN_MS);
+    if (drawnNow()) { waits.notBusy(); return; }
+    if (heard) waits.later();
   }
   if (!page) for (const name of ["selected", "match", "view"]) state.model.on(`change:${name}`, selectionChanged);
 
@@ -326,7 +298,7 @@ function render({ model, el }) {
     if (msg.type === "busy" || msg.type === "picture") state.answered(msg);
     if (msg.type === "busy") {
       if (shown && sameSelection(msg, shown)) return;  // already shown from the cache
-      if (sameSelection(msg, state.selection())) busy(msg.since);
+      if (sameSelection(msg, state.selection())) waits.busy(msg.since);
     }
     else if (msg.type === "picture") showPicture(msg);
     else if (msg.type === "exported") ui.status.textContent = `exported SVG to ${msg.paths.join(", ")}`;
@@ -339,10 +311,11 @@ function render({ model, el }) {
     else if (msg.type === "error" && msg.message.startsWith("programmap:")) map.failed(msg.message);
     else if (msg.type === "search") { search.show(msg); tree.found(msg); }
     else if (msg.type === "error" && msg.message.startsWith("run:")) run.failed(msg.message);
-    else if (msg.type === "error") { notBusy(); ui.status.textContent = msg.message; }
+    else if (msg.type === "error") { waits.notBusy(); ui.status.textContent = msg.message; }
   });
 
   ui.slider.addEventListener("input", () => setMatch(Number(ui.slider.value) === 0 ? null : Number(ui.slider.value) - 1));
+  const matchTyped = matchInput(ui, setMatch, () => heard || page);
   ui.prev.addEventListener("click", () => stepMatch(-1));
   ui.next.addEventListener("click", () => stepMatch(1));
   ui.busiest.addEventListener("click", () => {
@@ -386,7 +359,7 @@ function render({ model, el }) {
     if (closeSheet()) return true;
     if (max.on()) { max.set(false); return true; }
     return false;
-  }, !page);
+  }, !page, matchTyped);
 
   state.onSelected(() => tree.markSelected());
   // the kernel table, built again when its rows change (a re-timing, the devices' peaks measured for the limits)
@@ -406,7 +379,7 @@ function render({ model, el }) {
   state.send({ type: "ready" });
   if (state.model.get("opening") === "program") map.openSheet();  // what the trace opens on
   const waiting = state.selected ? setTimeout(noKernel, STATIC_AFTER_MS) : undefined;
-  return () => { clearTimeout(waiting); clearTimeout(askAgain); stopKeys(); max.set(false); ui.root.remove(); };
+  return () => { clearTimeout(waiting); waits.stop(); stopKeys(); max.set(false); ui.root.remove(); };
 }
 
 /** A model created (a cell run, or a notebook opened restoring it): its notebook's change watcher starts now, before

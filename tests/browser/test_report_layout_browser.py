@@ -123,6 +123,40 @@ def test_the_step_tree_is_no_narrower_in_a_wider_window(mnist_report, browser):
   assert widths[1600] >= widths[841], widths
 
 
+def test_a_match_typed_is_shown(mnist_trace, mnist_report, browser):
+  """A step of thousands of matches (the slider moves dozens a pixel): its match label clicked is a box to type the
+  match in; Enter shows it (0: the whole step, past the last: the last), Escape leaves the box as it was; the keys typed
+  in it are its own (1, the widget's one-to-one key, is a digit there), and the widget's keys work again after."""
+  step = max((s for g in mnist_trace.groups for s in g.steps), key=lambda s: len(s.matches))
+  n = len(step.matches)
+  assert n > 1000
+  with new_page(browser, width=1600, height=1000, offline=True) as page:
+    opened(page, mnist_report)
+    to_steps(page)
+    page.locator(".tgviz-busiest").click()
+    label, box, stage = page.locator(".tgviz-match-label"), page.locator(".tgviz-match-input"), page.locator(".tgviz-stage")
+    page.wait_for_function("document.querySelector('.tgviz-match-label').textContent === 'whole step'", timeout=LIMIT)
+    def typed(text: str, key: str = "Enter") -> None:
+      label.click()
+      assert box.is_visible() and not label.is_visible() and box.evaluate("b => b === document.activeElement")
+      page.keyboard.type(text)
+      page.keyboard.press(key)
+      assert label.is_visible() and not box.is_visible()
+    typed("1011")
+    page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '1010'", timeout=LIMIT)
+    assert label.inner_text() == f"match 1011 / {n}" and box.input_value() == "1011"
+    typed("5", "Escape")  # left: nothing changes
+    assert stage.get_attribute("data-match") == "1010" and label.inner_text() == f"match 1011 / {n}"
+    typed(str(n + 100))  # past the last: the last
+    page.wait_for_function(f"document.querySelector('.tgviz-stage').dataset.match === '{n - 1}'", timeout=LIMIT)
+    typed("0")  # the whole step
+    page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === ''", timeout=LIMIT)
+    assert label.inner_text() == "whole step"
+    page.keyboard.press("ArrowRight")  # the widget's keys again: the first match
+    page.wait_for_function("document.querySelector('.tgviz-stage').dataset.match === '0'", timeout=LIMIT)
+    assert not page.errors
+
+
 def test_escape_with_nothing_open_leaves_the_keys_working(tutorial_trace, tmp_path, browser):
   """In the report, Escape with nothing to close keeps the focus in the page's widget (it went to <body>, and ←, z and
   r did nothing until the graph was clicked again): r then shows the raw graph."""

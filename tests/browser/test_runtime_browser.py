@@ -404,6 +404,9 @@ def test_report_tabs_on_a_1000_step_tinyjit_training_loop(reports, page):
   page.wait_for_selector(f"{CANVAS}[data-draws]", timeout=LIMIT)
   canvas, (run,) = page.locator(CANVAS), [r for r in trace.timeline().jit_runs if r.replay == 0]
   page.locator(".tgviz-tl-launches").click()  # (it opens on the replays: the captured batch before them is in the launches' span)
+  # the launches' span drawn (the band's box is the draw's that lit the button: the opening's margin can hold a sliver of
+  # the batch, whose box a test reading it before the redraw hovered beside the band)
+  page.wait_for_selector(".tgviz-tl-launches.active", timeout=LIMIT)
   page.wait_for_function(f"document.querySelector('{CANVAS}').dataset.batch", timeout=LIMIT)
   x, y, w, h = eval(canvas.get_attribute("data-batch"))  # the band over the lane: the captured batch, once
   box = canvas.bounding_box()
