@@ -5,7 +5,8 @@
 // saved notebook shows without its kernel (picturecache.js keeps the pictures received). The others: ui.js (the
 // elements), panels.js (columns and height, maximising), panzoom.js (the view on the graph), tree.js (the steps),
 // details.js (the panels around a picture, the kernel table), linking.js (nodes, code lines), nodepanel.js (the node
-// panel), rules.js (the rules tab), keys.js (the keyboard). Until the kernel answers (a saved notebook without its
+// panel), rules.js (the rules tab), keys.js (the keyboard), asking.js (a picture asked for, and asked again),
+// matchinput.js (a match typed). Until the kernel answers (a saved notebook without its
 // kernel: never), the controls that need it are off.
 // program.js: the code column's uops, asm and access tabs (linked through linking.js); search.js: the search box and its
 // hits; failure.js: where tinygrad failed, which the browser opens on. programmap.js: the program map, the sheet a trace
