@@ -36,7 +36,9 @@ def fresh_env() -> dict[str, str]:
 
 def run(cmd: list, timeout: float = 600, **kwargs) -> str:
   proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, env=fresh_env(), **kwargs)
-  assert proc.returncode == 0, f"{' '.join(map(str, cmd))}\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+  out = proc.stdout  # (a test run's failures, not the screenshots' lines printed after them)
+  failures = out[out.find("= FAILURES ="):][:8000] if "= FAILURES =" in out else ""
+  assert proc.returncode == 0, f"{' '.join(map(str, cmd))}\n{failures}\n{out[-3000:]}\n{proc.stderr[-6000:]}"
   return proc.stdout
 
 

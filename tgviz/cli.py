@@ -154,7 +154,7 @@ def retimed(trace: Trace, slowest: int) -> None:
   if done:
     # (each a median and its runs: the kernel table gives the spread; a line of Timing.text()s ran to 400 characters,
     # and of every kernel timed, the slowest and the ones that dropped out below them, to 1,000)
-    ranked = sorted(done, key=lambda k: -(k.warm_total_us or 0.0))
+    ranked = sorted(done, key=lambda k: (-(k.warm_total_us or 0.0), k.display_name))  # (ties, as tiny kernels' are: by name)
     said = [f"{k.display_name} {time_text(t.median_us)} ({t.n} runs{', not settled' if t.stable is False else ''})"
             for k in ranked[:slowest] if (t := k.timing) is not None]
     more = f", and {len(ranked) - slowest} more" if len(ranked) > slowest else ""

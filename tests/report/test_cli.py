@@ -235,7 +235,7 @@ def test_the_timed_again_line_names_the_slowest_and_counts_the_rest(capsys):
   line = capsys.readouterr().out.strip()
   done = [k for k in trace.kernels if k.timing is not None and k.timing.source == "re-timed"]
   assert len(done) > 2, line  # (the premise: retime timed more than the two slowest, as each cold launch dropped out)
-  ranked = sorted(done, key=lambda k: -(k.warm_total_us or 0.0))
+  ranked = sorted(done, key=lambda k: (-(k.warm_total_us or 0.0), k.display_name))  # (equal times: by name)
   named = ", ".join(f"{k.display_name} {time_text(k.timing.median_us)} ({k.timing.n} runs{', not settled' if k.timing.stable is False else ''})"
                     for k in ranked[:2])
   assert re.fullmatch(rf"timed again in [\d.]+ s, {len(done)} kernels \(.*\): {re.escape(named)}, and {len(done) - 2} more", line), line
