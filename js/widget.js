@@ -368,19 +368,16 @@ function render({ model, el }) {
                                   page ? null : () => state.send({ type: "retime", kernels: [] }));
   table();
   state.model.on("change:kernels", table);
-  const rows = groups.reduce((n, g) => n + g.steps.length, 0);
   /** The tree built, where it is not yet (a big one waits for the first picture: see TREE_LATER_ROWS). */
   const buildTree = () => { if (!tree.built) tree.build(); };
-  if (rows <= TREE_LATER_ROWS) tree.build();
-  else {
-    ui.tree.textContent = `listing ${rows.toLocaleString("en-US")} steps…`;
-    setTimeout(buildTree, TREE_WAIT_MS);
-  }
+  if (steps.size <= TREE_LATER_ROWS) tree.build();
+  else ui.tree.textContent = `listing ${steps.size.toLocaleString("en-US")} steps…`;
+  const treeAtLatest = tree.built ? undefined : setTimeout(buildTree, TREE_WAIT_MS);
   showCached();
   state.send({ type: "ready" });
   if (state.model.get("opening") === "program") map.openSheet();  // what the trace opens on
   const waiting = state.selected ? setTimeout(noKernel, STATIC_AFTER_MS) : undefined;
-  return () => { clearTimeout(waiting); waits.stop(); stopKeys(); max.set(false); ui.root.remove(); };
+  return () => { clearTimeout(waiting); clearTimeout(treeAtLatest); waits.stop(); stopKeys(); max.set(false); ui.root.remove(); };
 }
 
 /** A model created (a cell run, or a notebook opened restoring it): its notebook's change watcher starts now, before
