@@ -80,13 +80,18 @@ def test_a_report_written_as_the_script_runs_is_its_traces_report(tmp_path, caps
 
 
 def test_a_segment_is_taken_only_where_all_it_was_written_from_holds(often):
-  with early.EarlySegments() as e:
+  with early.EarlySegments(pictures=(300, True)) as e:
     with tgviz.capture(device="CPU") as trace, e.during(trace): workloads.mlp_train_until(lambda: _written(often))
     writer = report.Writer(trace)
     keys = {i: tuple(P.step_key(s) for s in seg) for i, seg in enumerate(writer.segments)}
     before = e.take(writer)  # (a schedule's segment whose step's output the script dropped since is not: see below)
     files = {tuple(json.loads(p.read_text())["keys"]): p for p in often.glob("*/s-*.json")}
     assert e.forks > 1 and e.written == len(files) > 3 and len(before) > 3
+    # a schedule's segments are written as soon as its group is closed (the core is idle till kernels close), its
+    # pictures not (its CALL nodes name kernels compiled later): the kernels' landmarks are drawn, none of a schedule's
+    assert any(writer.segments[i][0].group.kind == "schedule" for i in before)
+    steps = {P.step_key(s): s for s in trace.steps}
+    assert e.svgs and all(steps[k].group.kind == "kernel" for k in e.svgs)
     # two that were taken: one whose first step differs now (its depth), one whose first step returned another graph
     changed = [keys[i] for i in sorted(before)[:2]]
     for k, change in zip(changed, ("depth", "returned"), strict=True):

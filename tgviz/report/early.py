@@ -3,19 +3,20 @@
 A capture that compiles in its own process (below PARALLEL=3: see bridge.parallel) keeps one core busy, and a report's
 segments (each run of a group's steps, its graphs replayed and tabled: report.Writer.segment) are most of the work
 after it. So now and then, between two rewrites (Tracker.quiet), the capture forks a writer: it takes what was
-recorded so far (Tracker.snapshot) and writes the segments of the kernels' groups that no later rewrite can add to,
-each to a file. When the run ends, the report takes each such segment whose every input is what the whole trace gives
-(Writer.segment_check: the same steps, panels, matches and outputs): that is the very chunk a worker would write then.
+recorded so far (Tracker.snapshot) and writes the segments of the groups that no later rewrite can add to, each to
+a file: the kernels' first, then the schedules' (a schedule closes seconds before the first kernel does, and its
+biggest steps are a writer's longest segments: written then, they fill a core that would wait). When the run ends,
+the report takes each such segment whose every input is what the whole trace gives (Writer.segment_check: the same
+steps, panels, matches and outputs): that is the very chunk a worker would write then.
 (A kernel's CALL note is in no segment: both a row's label and the one the page derives have it, or neither.) The
 others (the last kernels', any whose output was dropped since) are written after the run as before.
 Each writer also highlights its kernels' code and links their asm (remembered.Remembered hands those over), and
 draws the SVG files asked for of its kernels' steps (tinygrad's landmarks, by default), taken where their segment is
-and the step's title is the same.
+and the step's title is the same; a schedule's pictures wait for the whole trace (their CALL nodes' labels name
+kernels compiled later).
 
 Once the script has ended, one more writer takes the whole trace and writes what is left while `tgviz run` times
-and retries kernels (EarlySegments.after), until the report is written: the kernels' first, then the schedules' (their
-segments and pictures wait for the whole trace: a big model's schedule steps are minutes of a writer's work, and a
-schedule's CALL nodes name kernels compiled later).
+and retries kernels (EarlySegments.after), until the report is written: the kernels' first, then the schedules'.
 
 Owns: when to fork (one writer at a time, some steps and a second after the last), what a writer does, and taking its
 segments back. It must not change a byte of the report (tests/report/test_early.py).
@@ -110,11 +111,9 @@ class EarlySegments:
     self.forks += 1
 
   def _write(self, whole: Trace | None = None) -> None:
-    """In the forked writer: every closed kernel's segments not written yet, a file each, its tabs and SVG files; and
-    once the capture has ended (whole: its trace, every group closed), the schedules' segments and pictures after the
-    kernels' (else what the running capture recorded so far, kernels only: one writer at a time, and a big model's
-    schedule steps are minutes of a writer's work, while the kernels that close meanwhile wait; gpt-big's writers got
-    41 of its 897 segments written during the run, every kernel's after it)."""
+    """In the forked writer: every closed group's segments not written yet, a file each, the kernels' first (their
+    tabs and SVG files after each), then the schedules'; a schedule's SVG files only once the capture has ended (whole:
+    its trace, every group closed; else what the running capture recorded so far)."""
     assert self._dir is not None
     # its scratch files (a -g listing's build, ...) where the run removes them: a writer stopped midway leaves them
     tempfile.tempdir = str(self._dir)
@@ -127,7 +126,7 @@ class EarlySegments:
     else: trace, closed, fresh = whole, None, _EVERY_NUMBER
     writer = report.Writer(trace)
     kernels = [i for i, seg in enumerate(writer.segments) if seg[0].group.kind == "kernel"]
-    others = [i for i, seg in enumerate(writer.segments) if seg[0].group.kind != "kernel"] if whole is not None else []
+    others = [i for i, seg in enumerate(writer.segments) if seg[0].group.kind != "kernel"]
     for i in kernels + others:
       seg = writer.segments[i]
       group = seg[0].group
@@ -139,7 +138,8 @@ class EarlySegments:
       if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
       if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
         _put(path, _kernel_work(k))       # after its group's last segment: its code, highlighted, and asm, linked
-      if self.pictures is None: continue
+      # a schedule's pictures wait for the whole trace: its CALL nodes' labels name kernels compiled later
+      if self.pictures is None or (whole is None and group.kind != "kernel"): continue
       max_nodes, landmarks = self.pictures
       for s in group.steps:               # and its SVG files
         if (landmarks and not s.is_snapshot) or (path := self._dir / f"v-{_name([P.step_key(s)])}.json").exists(): continue
