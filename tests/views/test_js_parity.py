@@ -109,7 +109,10 @@ def test_packed_rows_unpack_to_the_node_tables_rows(name, request, tmp_path):
   derived = 0
   for i, segment in enumerate(w.segments):
     table = tg.NodeTable(tg.NodeCache(trace.call_notes))
-    for s in segment: step_data(s, table, w.patterns)
+    inputs = [(step_data(s, table, w.patterns)["graphs"][0], s.before()) for s in segment]
+    # every row's key derived (NodeTable.key): tinygrad's own UOp.key where the table has the UOp
+    assert all(table.key(row) == tg.node_key(u) for row, u in inputs)
+    for row in range(len(table.rows)): table.key(row)
     assert got[f"t-{i}"] == json.loads(json.dumps(table.rows)), f"segment {i}"
     derived += len(table.rows) - len(w.segment_data(i)["over"])
   assert derived > 0.95 * sum(len(t) for t in got.values())  # nearly all rows stored as content and sources only
@@ -351,6 +354,7 @@ def test_call_labels_in_node_are_python(attention_cell_trace, tmp_path, monkeypa
   i = next(i for i, seg in enumerate(w.segments) if P.step_key(step) in {P.step_key(s) for s in seg})
   table = tg.NodeTable(tg.NodeCache(trace.call_notes))
   for s in w.segments[i]: step_data(s, table, w.patterns)
+  for row in range(len(table.rows)): table.key(row)  # (derived on demand: see NodeTable.key)
   assert got[f"t-{i}"] == json.loads(json.dumps(table.rows))
   calls = [row[2] for row in got[f"t-{i}"] if row[2][0] == "CALL"]
   assert calls and all(len(label) == 2 and label[1].startswith("→ ") for label in calls), calls

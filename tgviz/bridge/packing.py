@@ -7,12 +7,15 @@ derives) and the Python twin of the page's derivation (derivedRow). Plain lists 
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 
 from tgviz.bridge.uops import callee_note, cut_line, note_line, op_families
 
 
-def _derived(rows: list[list], contents: list[list], notes: dict[str, str], i: int) -> tuple[str, list[str], object]:
-  """What js/port/replay.js derives of row i from its content and sources (derivedRow): family, label lines, fold."""
+def _derived(rows: list[list], contents: list[list], notes: dict[str, str], key: Callable[[int], str],
+             i: int) -> tuple[str, list[str], object]:
+  """What js/port/replay.js derives of row i from its content and sources (derivedRow): family, label lines, fold (key:
+  a row's key, see NodeTable.key)."""
   _, _, _, srcs, _, content = rows[i]
   own = contents[content][1]
   op = own[0]
@@ -21,7 +24,7 @@ def _derived(rows: list[list], contents: list[list], notes: dict[str, str], i: i
     if f := rows[s][4]: label.append(cut_line(f"{f[0]}{j} {f[1]}"))
   if op == "CALL" and srcs:
     callee = rows[srcs[0]]
-    if note := notes.get(callee[0]) or callee_note(contents[callee[5]][1], len(callee[3])):
+    if note := (notes and notes.get(key(srcs[0]))) or callee_note(contents[callee[5]][1], len(callee[3])):
       label.append(note_line(note))
   fold: object = 0
   if op in ("RESHAPE", "EXPAND") and srcs and rows[srcs[0]][4]: fold = rows[srcs[0]][4]
@@ -86,14 +89,14 @@ def _packed_sources(rows: list[list]) -> list[list[int]]:
   return out
 
 
-def pack_rows(rows: list[list], contents: list[list], notes: dict[str, str]) -> dict[str, list]:
+def pack_rows(rows: list[list], contents: list[list], notes: dict[str, str], key: Callable[[int], str]) -> dict[str, list]:
   """A node table's rows as the report stores them: each row's content id, its sources (a row's sources come before
   it) told against a similar earlier row (see _packed_sources), and only what the page cannot derive: [row, field,
   value] where the row's family, label or fold differs from what js/port/replay.js derives (derivedRow; tinygrad's key is
   derived too: sha256 of the content's text and the sources' keys). notes: the CALL notes' label lines by kernel AST
-  key. js/port/replay.js unpackRows unpacks it exactly."""
+  key; key: a row's key (NodeTable.key). js/port/replay.js unpackRows unpacks it exactly."""
   over: list[list] = []
   for i, row in enumerate(rows):
-    for field, value in zip((1, 2, 4), _derived(rows, contents, notes, i), strict=True):
+    for field, value in zip((1, 2, 4), _derived(rows, contents, notes, key, i), strict=True):
       if row[field] != value: over.append([i, field, row[field]])
   return {"content": [r[5] for r in rows], "src": _packed_sources(rows), "over": over}

@@ -213,11 +213,10 @@ class NodeCache:
 
   def __init__(self, notes: dict[str, str] | None = None) -> None:
     self.notes = notes
-    self.drawn: dict[UOp, tuple] = {}       # UOp -> (key, family, label, fold, content, UOp.key)
+    self.drawn: dict[UOp, tuple] = {}       # UOp -> (family, label, fold, content)
     # label by what it is made of: a replay rebuilds a node many times over with new sources and the same label
     self.labels: dict[tuple, tuple[str, list[str]]] = {}
     self.contents: dict[tuple, list] = {}   # (op, dtype, arg, tag) -> [what its key hashes before its sources, base label, fold info]
-    self.texts: dict[tuple, bytes] = {}     # the same text, encoded
 
   def clear(self) -> None:
     """Forget the UOps (and the graphs they hold alive): what their labels and contents are made of stays."""
@@ -227,10 +226,11 @@ class NodeCache:
 class NodeTable:
   """Many graphs as one table of plain rows, shared nodes once (the HTML report's data; js/port/picture.js draws it and
   js/port/replay.js rebuilds nodes in it). A row: [key, family, label lines (the first is the op), source row ids (all of
-  them, in order), fold, content id]; fold: what a folded constant says in its user's label ([op, first
-  line of its value], see _fold_text), 0 for other nodes; content: index into `contents`, whose entries are [the text
-  UOp.key hashes before its sources' keys, the label lines that are the UOp's own (see _base_label), what folding reads
-  of it (see fold_info: [dtype, intlike, text, shape])]."""
+  them, in order), fold, content id]; key: None until key() derives it (a report needs only its CALLs' callees' keys,
+  and deriving every row's was an eighth of its segments' time); fold: what a folded constant says in its user's label
+  ([op, first line of its value], see _fold_text), 0 for other nodes; content: index into `contents`, whose entries are
+  [the text UOp.key hashes before its sources' keys, the label lines that are the UOp's own (see _base_label), what
+  folding reads of it (see fold_info: [dtype, intlike, text, shape])]."""
 
   def __init__(self, cache: NodeCache) -> None:
     self.rows: list[list] = []
@@ -240,6 +240,7 @@ class NodeTable:
     self._cache = cache
     # (content id, source rows) -> row, of the UOps forget() let go of: a UOp's identity (tinygrad's key leaves out tags)
     self._forgotten: dict[tuple[int, tuple[int, ...]], int] = {}
+    self._digests: dict[int, bytes] = {}  # row -> its UOp.key, where key() derived it
 
   def forget(self, keep: UOp) -> None:
     """Let go of the UOps seen but those of keep's graph (the table and its cache hold every UOp they have seen alive,
@@ -249,7 +250,7 @@ class NodeTable:
     drawn, content_ids, rows = self._cache.drawn, self._content_ids, self.rows
     for u in [u for u in self._ids if u not in live]:
       i = self._ids.pop(u)
-      self._forgotten[(content_ids[drawn.pop(u)[4]], tuple(rows[i][3]))] = i
+      self._forgotten[(content_ids[drawn.pop(u)[3]], tuple(rows[i][3]))] = i
 
   def reach(self, roots: list[int]) -> int:
     """How many rows the graphs of these rows hold together."""
@@ -278,30 +279,44 @@ class NodeTable:
         continue
       stack.pop()
       if (d := drawn.get(u)) is None:
-        below = [drawn[s] for s in src]  # the sources are in already
         op, dtype, uarg = u.op, u.dtype, u.arg
         arg = repr(uarg) if isinstance(uarg, float) else uarg  # 0.0 == -0.0, drawn apart
-        folds = [e[3] for e in below]
+        folds = [drawn[s][2] for s in src]  # (the sources are in already)
         folded = tuple([(i, src[i]) for i, f in enumerate(folds) if f]) if any(folds) else ()  # constants its label folds in
         made_of = (op, dtype, type(arg), arg, folded, src[0] if op is Ops.CALL and src else None)
         if (lab := cache.labels.get(made_of)) is None: lab = cache.labels[made_of] = (family(u), _label(u, cache.notes))
         content = (op, dtype, type(arg), arg, u.tag)
-        if (text_bytes := cache.texts.get(content)) is None:
-          text = str((op, dtype, uarg))
-          cache.contents[content], cache.texts[content] = [text, _base_label(u), list(fold_info(u))], (text_bytes := text.encode())
-        # UOp.key from its sources' keys, already here (tinygrad's property walks the whole graph below each new node)
-        key = hashlib.sha256(text_bytes + b"".join([e[5] for e in below])).digest()
-        d = drawn[u] = (key.hex()[:12], lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content, key)
-      if (c := content_ids.get(d[4])) is None:
-        c = content_ids[d[4]] = len(self.contents)
-        self.contents.append(cache.contents[d[4]])
+        if content not in cache.contents: cache.contents[content] = [str((op, dtype, uarg)), _base_label(u), list(fold_info(u))]
+        d = drawn[u] = (lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content)
+      if (c := content_ids.get(d[3])) is None:
+        c = content_ids[d[3]] = len(self.contents)
+        self.contents.append(cache.contents[d[3]])
       srows = list(map(row_of, src))
       if self._forgotten and (i := self._forgotten.get((c, tuple(srows)))) is not None:
         ids[u] = i
         continue
       ids[u] = len(rows)
-      rows.append([d[0], d[1], d[2], srows, d[3], c])
+      rows.append([None, d[0], d[1], srows, d[2], c])
     return ids[root]
+
+  def key(self, i: int) -> str:
+    """Row i's key, node_key of its UOp, derived from the table as js/port/replay.js derives it: tinygrad's UOp.key, the
+    sha256 of its content's text and its sources' keys (tinygrad's property walks the whole graph below each new node);
+    filled into the row, and those of the rows below it."""
+    rows, digests, contents = self.rows, self._digests, self.contents
+    stack = [i]
+    while stack:
+      if (n := stack[-1]) in digests:
+        stack.pop()
+        continue
+      srcs = rows[n][3]
+      if missing := [s for s in srcs if s not in digests]:
+        stack.extend(missing)
+        continue
+      stack.pop()
+      digest = digests[n] = hashlib.sha256(contents[rows[n][5]][0].encode() + b"".join([digests[s] for s in srcs])).digest()
+      rows[n][0] = digest.hex()[:12]
+    return rows[i][0]
 
 
 def op_families() -> dict[str, str]:

@@ -137,7 +137,7 @@ class Writer:
     self.cache.clear()  # its UOps: a segment shares few with the one before, and they hold the replays' graphs alive
     table = tg.NodeTable(self.cache)
     steps = {P.step_key(s): step_data(s, table, self.patterns) for s in self.segments[i]}
-    return {"steps": steps, "contents": table.contents, **tg.pack_rows(table.rows, table.contents, self.notes)}
+    return {"steps": steps, "contents": table.contents, **tg.pack_rows(table.rows, table.contents, self.notes, table.key)}
 
   def segment(self, i: int) -> tuple[str, list[list]]:
     """The chunk of segment i, and its table's contents (the report stores each once: see Contents)."""
