@@ -96,7 +96,12 @@ def pack_rows(rows: list[list], contents: list[list], notes: dict[str, str], key
   derived too: sha256 of the content's text and the sources' keys). notes: the CALL notes' label lines by kernel AST
   key; key: a row's key (NodeTable.key). js/port/replay.js unpackRows unpacks it exactly."""
   over: list[list] = []
+  # rows whose label is one list (NodeTable.add makes one per op, dtype, arg, folded constants and callee) and that have
+  # as many sources differ alike: their family, label and fold, and what derivedRow derives, are made of those
+  differs: dict[tuple[int, int], list[tuple[int, object]]] = {}
   for i, row in enumerate(rows):
-    for field, value in zip((1, 2, 4), _derived(rows, contents, notes, key, i), strict=True):
-      if row[field] != value: over.append([i, field, row[field]])
+    if (d := differs.get(alike := (id(row[2]), len(row[3])))) is None:
+      d = differs[alike] = [(field, row[field]) for field, value in zip((1, 2, 4), _derived(rows, contents, notes, key, i), strict=True)
+                            if row[field] != value]
+    over.extend([i, field, value] for field, value in d)
   return {"content": [r[5] for r in rows], "src": _packed_sources(rows), "over": over}
