@@ -227,7 +227,7 @@ class NodeTable:
   """Many graphs as one table of plain rows, shared nodes once (the HTML report's data; js/port/picture.js draws it and
   js/port/replay.js rebuilds nodes in it). A row: [key, family, label lines (the first is the op), source row ids (all of
   them, in order), fold, content id]; key: None until key() derives it (a report needs only its CALLs' callees' keys,
-  and deriving every row's was an eighth of its segments' time); fold: what a folded constant says in its user's label
+  and deriving every row's was some 7% of its segments' time); fold: what a folded constant says in its user's label
   ([op, first line of its value], see _fold_text), 0 for other nodes; content: index into `contents`, whose entries are
   [the text UOp.key hashes before its sources' keys, the label lines that are the UOp's own (see _base_label), what
   folding reads of it (see fold_info: [dtype, intlike, text, shape])]."""
@@ -301,8 +301,8 @@ class NodeTable:
 
   def key(self, i: int) -> str:
     """Row i's key, node_key of its UOp, derived from the table as js/port/replay.js derives it: tinygrad's UOp.key, the
-    sha256 of its content's text and its sources' keys (tinygrad's property walks the whole graph below each new node);
-    filled into the row, and those of the rows below it."""
+    sha256 of its content's text and its sources' keys, taken from the rows below (tinygrad's property would walk the
+    UOp's whole graph again); filled into the row, and into those below it."""
     rows, digests, contents = self.rows, self._digests, self.contents
     stack = [i]
     while stack:

@@ -4,8 +4,8 @@ A capture that compiles in its own process (below PARALLEL=3: see bridge.paralle
 segments (each run of a group's steps, its graphs replayed and tabled: report.Writer.segment) are most of the work
 after it. So now and then, between two rewrites (Tracker.quiet), the capture forks a writer: it takes what was
 recorded so far (Tracker.snapshot) and writes the segments of the groups that no later rewrite can add to, each to
-a file: the kernels' first, then the schedules' (a schedule closes seconds before the first kernel does, and its
-biggest steps are a writer's longest segments: written then, they fill a core that would wait). When the run ends,
+a file: the kernels' first, then the schedules' (a schedule closes before any of its kernels does, and its biggest
+steps are a writer's longest segments: written then, they fill a core that would wait). When the run ends,
 the report takes each such segment whose every input is what the whole trace gives (Writer.segment_check: the same
 steps, panels, matches and outputs): that is the very chunk a worker would write then.
 (A kernel's CALL note is in no segment: both a row's label and the one the page derives have it, or neither.) The
