@@ -125,9 +125,7 @@ class EarlySegments:
       closed, fresh = snap.closed, snap.fresh
     else: trace, closed, fresh = whole, None, _EVERY_NUMBER
     writer = report.Writer(trace)
-    kernels = [i for i, seg in enumerate(writer.segments) if seg[0].group.kind == "kernel"]
-    others = [i for i, seg in enumerate(writer.segments) if seg[0].group.kind != "kernel"]
-    for i in kernels + others:
+    for i in sorted(range(len(writer.segments)), key=lambda i: writer.segments[i][0].group.kind != "kernel"):  # kernels first
       seg = writer.segments[i]
       group = seg[0].group
       if closed is not None and group.index not in closed: continue
