@@ -34,7 +34,7 @@ import { searchMessage } from "./port/search.js";
  *   after: number|null, replay: ReplayOptions|null, computed: number, group: number, pairs: [number, number][],
  *   matches: [number, number, boolean][]}} StepData */
 /** A step as stored: its panel without its group's name and its title (the page has the group's from the tree).
- * @typedef {Omit<StepData, "info"> & {info: Omit<StepInfo, "stack" | "group" | "kind" | "title">}} StoredStep */
+ * @typedef {Omit<StepData, "info"> & {info: Omit<StepInfo, "stack" | "group" | "title">}} StoredStep */
 /** A segment as the report stores it (tgviz.report.Writer.segment): its steps by key and its node table's rows,
  * packed (its contents are in the "c-<piece>" chunks: see contentsOf). @typedef {import("./port/replay.js").PackedRows &
  *   {steps: Record<StepKey, StoredStep>}} SegmentData */
@@ -111,7 +111,7 @@ export function pageData(state, load, sha256) {
   const pieces = new Map();
   /** @type {Map<number, Promise<Segment>>} the most recently used kept */
   const segments = new Map();
-  const groups = new Map(state.tree.map((g) => [g.index, g]));
+  const groupNames = new Map(state.tree.map((g) => [g.index, g.name]));
   /** @param {number} i @returns {Promise<Segment>} */
   function segmentOf(i) {
     let seg = segments.get(i);
@@ -128,8 +128,8 @@ export function pageData(state, load, sha256) {
       /** @type {Record<StepKey, StepData>} */
       const steps = {};
       for (const [key, s] of Object.entries(d.steps)) {
-        const g = groups.get(s.group), group = g?.name ?? "";
-        steps[key] = { ...s, info: { ...s.info, group, kind: g?.kind ?? "other", title: `${group} / ${s.info.name}` } };  // as Step.path
+        const group = groupNames.get(s.group) ?? "";
+        steps[key] = { ...s, info: { ...s.info, group, title: `${group} / ${s.info.name}` } };  // as Step.path
       }
       // keys left to compute (lazy): a picture needs only those of the rows it shows (see drawn)
       return { ...unpackRows(d, contents, sha256, state.notes, state.config.opFamilies, true), steps, replays: new Map() };

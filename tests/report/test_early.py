@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import workloads
 from tinygrad import dtypes
-from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat, graph_rewrite, rewrite_group
+from tinygrad.uop.ops import UOp, graph_rewrite, rewrite_group
 from tinygrad.uop.symbolic import symbolic
 
 import tgviz
@@ -49,7 +49,8 @@ def _written(tmp: Path) -> bool:
 def _schedules_written(tmp: Path) -> bool:
   """Whether the writers have written three of a schedule's segments (after the closed kernels' in each writer): the
   MLP step's schedule's first two hold steps whose output the script drops, which the report does not take."""
-  return sum(json.loads(p.read_text())["kind"] == "schedule" for p in tmp.glob("tgviz-early-*/s-*.json")) >= 3
+  return sum(json.loads(json.loads(p.read_text())["check"])[0][1]["info"]["kind"] == "schedule"
+             for p in tmp.glob("tgviz-early-*/s-*.json")) >= 3
 
 
 @pytest.fixture
@@ -114,60 +115,52 @@ def test_a_segment_is_taken_only_where_all_it_was_written_from_holds(often):
       files[k].write_text(json.dumps(data))
     taken = e.take(writer)
   assert set(taken) == set(before) - {i for i in before if keys[i] in changed} and e.taken == len(before) - 2
-  # what was not taken without a change: a segment with a step whose output the script dropped after the writer wrote
-  # it (the report, written from the whole trace, has no graph after that step): a schedule's, or one of a group still
-  # open then
+  # what was not taken without a change: a schedule's segment with a step whose output the script dropped after the
+  # writer wrote it (the report, written from the whole trace, has no graph after that step)
   for i in {i for i in keys if keys[i] in files} - set(before):
-    assert any(s.returned_num is None for s in writer.segments[i]), keys[i]
+    assert writer.segments[i][0].group.kind == "schedule" and any(s.returned_num is None for s in writer.segments[i]), keys[i]
   for i, written in taken.items(): assert written == writer.segment(i), keys[i]  # what the writer writes now
 
 
-def _written(tmp: Path) -> list[tuple[tuple[str, ...], list[str], str]]:
-  """The segments the writers have written: each one's step keys, its steps' names, and its group's kind then."""
-  files = [json.loads(p.read_text()) for p in tmp.glob("*/s-*.json")]
-  return [(tuple(d["keys"]), [c[1]["info"]["name"] for c in json.loads(d["check"])], d["kind"]) for d in files]
+def _rewrites(name: str, n: int) -> None:
+  for i in range(n): graph_rewrite(UOp.const(i, dtypes.int) + 0, symbolic, name=name)
 
 
-def _rewrites_inside(ctx: dict, x: UOp) -> None:
-  """A pattern's function that runs small rewrites ("inner") until a writer has written a segment of theirs alone
-  (ctx: the writers' folder; what they returned, kept alive to the end, see above; the segments written by then; the
-  seconds to wait at most)."""
-  n, end = 0, time.monotonic() + ctx["limit"]
-  while n <= 2 * SEGMENT or not any(all(name.startswith("inner") for name in names) for _, names, _ in _written(ctx["tmp"])):
-    ctx["kept"].append(graph_rewrite(UOp.const(n, dtypes.int) + 0, symbolic, name="inner"))
-    n += 1
-    if n > 2 * SEGMENT:  # then one every 10 ms, while the writers write
-      assert time.monotonic() < end, "no segment written while its group was open"
-      time.sleep(0.01)
-  ctx["seen"].update((keys, kind) for keys, _, kind in _written(ctx["tmp"]))
+@rewrite_group()
+def _inner_group() -> None: _rewrites("in B", 3)
 
 
-@rewrite_group(name=lambda ctx, ret: "Schedule of inner rewrites")  # (named once it has ended, as a schedule)
-def _outer(ctx: dict) -> None:
-  graph_rewrite(UOp(Ops.CUSTOM, arg="x").sink(), PatternMatcher([(UPat(Ops.CUSTOM, name="x"), _rewrites_inside)]), ctx=ctx, name="outer")
+@rewrite_group()
+def _next_group() -> None: _rewrites("in C", 1)
 
 
-def test_a_group_still_open_has_its_whole_segments_written_during_it(often):
-  """tinygrad's schedule runs most of its rewrites inside one (GPT's "schedule to linear": 740 steps under it) and its
-  group stays open till the schedule is made, while the second core idles: a writer writes the full segments of a
-  group still open whose steps are all whole, never one that holds a rewrite still running, and the report takes
-  them. Here a rewrite runs small rewrites inside it until a writer has written a segment of theirs alone."""
-  ctx: dict = {"tmp": often, "kept": [], "seen": set(), "limit": 600}
+@rewrite_group()
+def _outer_group(tmp: Path) -> None:
+  """Group A: rewrites, then groups B and C inside it, then rewrites (writers fork after one) until a writer has
+  written B's segment (B is closed then, A is not), then as many again, so that A has a segment more, before B's."""
+  _rewrites("in A", SEGMENT + 8)
+  _inner_group()
+  _next_group()
+  def b_written() -> bool:
+    _rewrites("in A", 1)
+    return any(json.loads(json.loads(p.read_text())["check"])[0][1]["info"]["name"].startswith("in B") for p in tmp.glob("*/s-*.json"))
+  wait_for(b_written)
+  _rewrites("in A", SEGMENT + 8)
+
+
+def test_a_segment_whose_index_moved_is_not_taken(often, tmp_path):
+  """A segment's chunk is named by its index: where a group before its own, open when it was written, has gained a
+  segment since, it is written again (taken, the page would read another segment's steps)."""
   with early.EarlySegments() as e:
-    with tgviz.capture(device="CPU") as trace, e.during(trace): _outer(ctx)
+    with tgviz.capture(device="CPU") as trace, e.during(trace): _outer_group(often)
     writer = report.Writer(trace)
     taken = e.take(writer)
-  g = next(g for g in trace.groups if g.name.startswith("Schedule of inner rewrites"))
-  assert g.kind == "schedule" and g.steps[0].name == "outer" and {s.name for s in g.steps[1:]} == {"inner"} and len(g.steps) > 2 * SEGMENT
-  segments = {i: tuple(P.step_key(s) for s in seg) for i, seg in enumerate(writer.segments) if seg[0].group is g}
-  seen = dict(ctx["seen"])
-  during = [i for i, keys in segments.items() if keys in seen]
-  assert during and all(i in taken and taken[i] == writer.segment(i) for i in during), (during, sorted(taken))
-  # written while tinygrad had not yet named the group a schedule (a step's panel takes its group's name and kind from
-  # the tree, not from its segment)
-  assert {seen[segments[i]] for i in during} == {"other"}
-  # the segment that holds the rewrite still running then (the outer one) was not written then
-  assert segments[min(segments)] not in seen
+    written = {tuple(json.loads(p.read_text())["keys"]) for p in often.glob("*/s-*.json")}
+    writer.write(tmp_path / "early.html", written=taken)
+  b = next(i for i, seg in enumerate(writer.segments) if seg[0].name == "in B")
+  assert writer.segments[b - 1][0].group is writer.segments[b - 3][0].group  # (A's three segments before it)
+  assert tuple(P.step_key(s) for s in writer.segments[b]) in written and b not in taken
+  assert (tmp_path / "early.html").read_bytes() == report.write_report(trace, tmp_path / "again.html", "tgviz trace").read_bytes()
 
 
 def test_what_is_written_after_the_run_is_the_reports(often, tmp_path):

@@ -92,12 +92,10 @@ class TrackingTables(Patch):
 @dataclass(frozen=True)
 class Snapshot:
   """A capture's recording so far (Tracker.snapshot): its groups no later rewrite can add to (their indices in it:
-  closed, tinygrad puts a rewrite outside any group into the last group made), the steps still running, which later
-  matches may join (group index, step index: the rewrites the snapshot was taken inside), and the first trace number
-  given by the snapshot (what steps returned numbered below it are numbered so in the capture too)."""
+  closed, tinygrad puts a rewrite outside any group into the last group made), and the first trace number given by
+  the snapshot (what steps returned numbered below it are numbered so in the capture too)."""
   recording: Recording
   closed: set[int]
-  running: set[tuple[int, int]]
   fresh: int
 
 
@@ -161,9 +159,8 @@ class Tracker:
     return out
 
   def quiet(self, fn: Callable[[], None] | None) -> None:
-    """Have fn called on the capturing thread each time a tracked rewrite has walked its graph (between two rewrites,
-    with every step recorded whole but those of the rewrites still running around it: a point to fork at, see
-    snapshot); None: no longer."""
+    """Have fn called on the capturing thread each time an outermost tracked rewrite has walked its graph (between
+    kernels' rewrites, with no rewrite half-recorded: a point to fork at, see snapshot); None: no longer."""
     self._steps.quiet = fn
 
   def snapshot(self) -> Snapshot:
@@ -171,7 +168,6 @@ class Tracker:
     Only in a process forked from the capture at a quiet point: it numbers the live outputs of steps, and this process
     records no more (its own rewrites, a replay's, are not the capture's; nor does it fork at quiet points) and may use
     the devices the capture opened."""
-    running = {id(s) for s in ops.active_rewrites}
     self._steps.quiet = None
     ops.TRACK_MATCH_STATS.value = 0
     ALLOW_DEVICE_USAGE.value = 1  # (the rewrite it forked in may forbid it) to disassemble with the compilers the capture opened
@@ -181,9 +177,7 @@ class Tracker:
                          self._schedule.groups, self._origins.nodes)
     first = len(t.keys) - len(groups)  # tgviz's own group, left out while nothing landed in it
     closed = {i - first for i in range(first, len(t.keys) - 1) if i not in ops.active_group}
-    steps = {(i - first, k) for i in range(first, len(t.keys)) if i - first not in closed
-             for k, s in enumerate(t.ctxs[i]) if id(s) in running}
-    return Snapshot(Recording(groups, t.fields, self._lines.lines, self._timer.runs), closed, steps, fresh)
+    return Snapshot(Recording(groups, t.fields, self._lines.lines, self._timer.runs), closed, fresh)
 
   def __exit__(self, *exc: object) -> None:
     try: self._stack.close()

@@ -220,7 +220,7 @@ class StepRecorder(Patch):
   def __init__(self, origins: RewriteWatcher) -> None:
     self.io: dict[int, weakref.ref[UOp]] = {}
     self.origins = origins
-    self.quiet: Callable[[], None] | None = None  # called as each tracked rewrite's walk ends (Tracker.quiet)
+    self.quiet: Callable[[], None] | None = None  # called as each outermost tracked rewrite's walk ends (Tracker.quiet)
 
   def patches(self) -> list[tuple[Any, dict[str, Any]]]:
     return [(RewriteContext, {"unified_rewrite": self._recording(RewriteContext.unified_rewrite),
@@ -239,7 +239,7 @@ class StepRecorder(Patch):
       # value into its reader) rebuilds UOps too: the watcher decides which it follows
       if not empty and (tracked or ops.active_rewrites): origins.rewritten(rctx, root, tracked=bool(tracked))
       elif tracked: origins.seen(root)
-      if tracked and self.quiet is not None: self.quiet()
+      if tracked and self.quiet is not None and len(ops.active_rewrites) == 1: self.quiet()
       return ret
     wrapped.__wrapped__ = method
     return wrapped

@@ -83,28 +83,16 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
 
 def step_fields(step: Step, patterns: dict[tuple[str, int], int]) -> dict[str, Any]:
   """What step_data holds of a step besides its graphs: its panel (without the call stack, the group's, stored once
-  with it, nor its group's name, kind and its title, which the page takes from the tree: tinygrad names a group, and
-  so gives it its kind, once it has ended, and tgviz.report.early writes the segments of a group still open), its
-  sides, its group, its matches."""
-  info = {k: v for k, v in P.step_info(step).items() if k not in ("stack", "group", "kind", "title")}
+  with it, nor its group's name and its title, which the page takes from the tree: see tgviz.report.early), its sides, its
+  group, its matches."""
+  info = {k: v for k, v in P.step_info(step).items() if k not in ("stack", "group", "title")}
   return {"info": info, "sides": list(SIDES[sides(step)]), "group": step.group.index,
           "matches": [[patterns[m.loc], round(m.time * 1e6, 2), m.is_error] for m in step.matches]}
 
 
 def pattern_index(steps: list[Step]) -> dict[tuple[str, int], int]:
-  """Each pattern the steps' matches name -> its index in the report's `patterns`, in the order the steps ended (a
-  rewrite ends after those it runs inside it; the groups in order): what a running capture recorded so far numbers its
-  ended steps' patterns as the whole trace does (tgviz.report.early writes them then)."""
-  return {loc: i for i, loc in enumerate(dict.fromkeys(m.loc for s in ended_order(steps) for m in s.matches))}
-
-
-def ended_order(steps: list[Step]) -> Iterator[Step]:
-  """The steps (in a trace's order: by group, each group's in the order they began) in the order they ended."""
-  running: list[Step] = []
-  for s in steps:
-    while running and (running[-1].group is not s.group or running[-1].depth >= s.depth): yield running.pop()
-    running.append(s)
-  yield from reversed(running)
+  """Each pattern the steps' matches name -> its index in the report's `patterns`, in the order they first fire."""
+  return {loc: i for i, loc in enumerate(dict.fromkeys(m.loc for s in steps for m in s.matches))}
 
 
 def pattern_rows(patterns: dict[tuple[str, int], int]) -> list[list]:

@@ -5,10 +5,7 @@ segments (each run of a group's steps, its graphs replayed and tabled: report.Wr
 after it. So now and then, between two rewrites (Tracker.quiet), the capture forks a writer: it takes what was
 recorded so far (Tracker.snapshot) and writes the segments of the groups that no later rewrite can add to, each to
 a file: the kernels' first, then the schedules' (a schedule closes before any of its kernels does, and its biggest
-steps are a writer's longest segments: written then, they fill a core that would wait). Of a group still open it
-writes the full segments whose steps are all whole: tinygrad makes a schedule inside one rewrite (GPT's "schedule to
-linear" holds 740 steps, 3 s of a run in which the other core had nothing to write), so quiet points are between any
-two rewrites, not only outermost ones, and a segment that holds a rewrite still running waits. When the run ends,
+steps are a writer's longest segments: written then, they fill a core that would wait). When the run ends,
 the report takes each such segment whose every input is what the whole trace gives (Writer.segment_check: the same
 steps, panels, matches and outputs, at the same index): that is the very chunk a worker would write then.
 (A kernel's CALL note is in no segment: both a row's label and the one the page derives have it, or neither.) The
@@ -38,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from tgviz.report import writer as report
-from tgviz.report.contents import SEGMENT
 from tgviz.trace import asm
 from tgviz.trace import kernel as K
 from tgviz.trace.trace import Trace
@@ -58,7 +54,7 @@ class EarlySegments:
   ``svgs`` (SVG text by step key)."""
 
   EVERY = 1.0                               # seconds between two forks, at least: each costs the capture its page faults
-  MIN_STEPS = 32                            # tracked rewrites between two forks, at least
+  MIN_STEPS = 32                            # outermost rewrites between two forks, at least
 
   def __init__(self, on: bool = True, pictures: tuple[int, bool] | None = None) -> None:
     self.on = on and forked.cores() > 1
@@ -126,22 +122,19 @@ class EarlySegments:
       snap = self._trace.tracker.snapshot()
       trace = type(self._trace)(self._trace.device)
       trace.fill(snap.recording)
-      closed, running, fresh = snap.closed, snap.running, snap.fresh
-    else: trace, closed, running, fresh = whole, None, set(), _EVERY_NUMBER
+      closed, fresh = snap.closed, snap.fresh
+    else: trace, closed, fresh = whole, None, _EVERY_NUMBER
     writer = report.Writer(trace)
     for i in sorted(range(len(writer.segments)), key=lambda i: writer.segments[i][0].group.kind != "kernel"):  # kernels first
       seg = writer.segments[i]
       group = seg[0].group
-      # a group still open: only its full segments (no later step joins them) whose steps are all whole (none of the
-      # rewrites the snapshot was taken inside), and its tabs and pictures wait till it closes
-      if (still := closed is not None and group.index not in closed) and (
-          len(seg) < SEGMENT or any((group.index, s.index) in running for s in seg)): continue
+      if closed is not None and group.index not in closed: continue
       keys = [P.step_key(s) for s in seg]
       if not (path := self._dir / f"s-{_name(keys)}.json").exists():
         text, contents = writer.segment(i)
-        _put(path, {"keys": keys, "index": i, "kind": group.kind, "text": text, "contents": contents, "fresh": fresh,
-                    "check": writer.segment_check(i, fresh)})  # (kind: its group's when written, "other" while open)
-      if still or (i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group): continue
+        _put(path, {"keys": keys, "index": i, "text": text, "contents": contents, "fresh": fresh,
+                    "check": writer.segment_check(i, fresh)})
+      if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
       if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
         _put(path, _kernel_work(k))       # after its group's last segment: its code, highlighted, and asm, linked
       # a schedule's pictures wait for the whole trace: its CALL nodes' labels name kernels compiled later
@@ -174,7 +167,7 @@ class EarlySegments:
       read.add(path)
       data = json.loads(path.read_text())
       self.written += 1
-      # (the index too: the chunk is named by it, and a group before this one may have had segments added since)
+      # (at the same index too: its chunk is named by it, and a group before its own, open then, may have more segments now)
       if (i := keys.get(tuple(data["keys"]))) is not None and i == data["index"] and data["check"] == writer.segment_check(i, data["fresh"]):
         out[i] = data["text"], data["contents"]
     for path in sorted(set(self._dir.glob("k-*.json")) - read):
