@@ -1,8 +1,8 @@
 // The graphs after each match of a step, computed in the HTML report's page: the port of tgviz/bridge/replay.py's
 // Replayer on the report's node table: its one pass (graph k = S_{D_k}(input)) and its chain (graph k =
 // S_{D_k}(graph k-1), from the first match where a replaced node lies below another, and for walk rewrites).
-// tinygrad's hash-consing is a lookup by (content, sources); a rebuilt node gets tinygrad's own key (sha256 of its
-// content's text and its sources' keys) and tgviz's label. Each method mirrors (Replayer's unless said):
+// tinygrad's hash-consing is a lookup by (content, sources); a rebuilt node gets tgviz's label, and tinygrad's own key
+// (sha256 of its content's text and its sources' keys) once asked for (keyOf). Each method mirrors (Replayer's unless said):
 //   constructor  Replayer.__init__ and direct_below     at        Replayer.at            opaque   Replayer._opaque
 //   keytime      Replayer._kt                             value     D_k.get (the replaces of the first k matches)
 //   walked       Replayer._walk                           unified   Replayer._unified      own      the sources a rewrite visits
@@ -214,7 +214,6 @@ export class Replay {
     }
     /** @type {Map<number, number>} keytime: the first match whose replaced node is reachable from a node */
     this.kt = new Map();
-    this.texts = table.texts ??= new Map();
     if (!table.index) {
       table.index = new Map();
       for (let i = 0; i < rows.length; i++) {
@@ -356,26 +355,20 @@ export class Replay {
     return /** @type {number} */ (res.get(root));
   }
 
-  /** tinygrad's UOp.key of a node: sha256 of its content's text, then its sources' keys. @param {number} content
-   * @param {number[]} srcs @returns {Uint8Array} */
-  digest(content, srcs) {
-    return keyDigest(this.sha256, this.texts, this.contents, content, srcs.map((s) => keyOf(this.table, this.sha256, s)));
-  }
-
-  /** UOp(m.op, m.dtype, srcs, m.arg, m.tag): the row that holds it, else a new row with tinygrad's key and tgviz's
-   * label (tgviz._tinygrad._node). @param {number} m @param {number[]} srcs */
+  /** UOp(m.op, m.dtype, srcs, m.arg, m.tag): the row that holds it, else a new row with tgviz's label (tgviz._tinygrad._node)
+   * and its key left to keyOf, as an unpacked row's: a replay makes many rows no graph it hands out keeps (a chain
+   * along a kernel's 7,000 matches), and a node panel replays every step of its group. @param {number} m
+   * @param {number[]} srcs */
   rebuild(m, srcs) {
     const content = this.rows[m][5], h = consHash(content, srcs), same = this.index.get(h) ?? [];
     for (let j = same.length - 1; j >= 0; j--) {  // (the last row of a content and sources, as a map of them holds it)
       const r = this.rows[same[j]];
       if (r[5] === content && r[3].length === srcs.length && r[3].every((s, i) => s === srcs[i])) return same[j];
     }
-    const digest = this.digest(content, srcs), key = hex(digest);
     const [family, label, fold] = derivedRow(this.rows, this.contents, this.notes, this.families, content, srcs,
                                              (s) => rowKey(this.table, this.sha256, s));
     if (!label) throw new CannotReplay("a vector of constants changed (its text needs tinygrad)");
-    this.rows.push([key.slice(0, 12), family, label, srcs, fold, content]);
-    keysOf(this.table)[this.rows.length - 1] = digest;  // (keyOf asks for it again where the graph is drawn)
+    this.rows.push(["", family, label, srcs, fold, content]);
     if (same.length) same.push(this.rows.length - 1); else this.index.set(h, [this.rows.length - 1]);
     return this.rows.length - 1;
   }
