@@ -6,7 +6,7 @@
 // a search, by port/search.js over the index the report stores.
 import { toposort } from "./port/picture.js";
 import { nodeMessage, pictureMessage } from "./port/protocol.js";
-import { CannotReplay, Replay, keyOf, rowKey, unpackRows } from "./port/replay.js";
+import { Replay, keptOnly, keyOf, rowKey, unpackRows } from "./port/replay.js";
 import { searchMessage } from "./port/search.js";
 
 /** @typedef {import("./port/picture.js").Row} Row */
@@ -148,7 +148,7 @@ export function pageData(state, load, sha256) {
    * @param {Table} t @param {number} k */
   function graphAt(t, k) {
     if (k === 0 || (k > t.s.computed && t.s.stored === null)) {
-      if (k > kept(t)) throw new CannotReplay(`the report keeps the graphs of the first ${kept(t)} of ${t.s.pairs.length} matches only of ${t.s.info.title} (too big to store them all)`);
+      if (k > kept(t)) throw keptOnly(kept(t), t.s.pairs.length, t.s.info.title);
       return drawn(t.seg, t.s.graphs[k === 0 ? 0 : k - t.s.computed]);
     }
     let r = t.seg.replays.get(t.key);

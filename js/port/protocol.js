@@ -9,7 +9,7 @@
 //   lineage         protocol.lineage over trace.Trace.lineage (with its runs, steps.Lineage.runs)
 //   becomes         protocol.becomes (from the schedule's calls, protocol.schedule_calls)
 import { diffGraphs, picture, toposort } from "./picture.js";
-import { CannotReplay } from "./replay.js";
+import { CannotReplay, keptOnly } from "./replay.js";
 
 /** @typedef {import("../messages.js").StepKey} StepKey */
 /** @typedef {import("../messages.js").View} View */
@@ -132,10 +132,23 @@ export async function nodeMessage(data, sel, key) {
  * to store every graph: contents.STORE_NODES), none and why (`unknown`), rather than no node panel at all.
  * @param {PageData} data @param {string} key @param {number} group @param {number} i @param {number} k */
 async function nodeLife(data, key, group, i, k) {
-  try { return { history: await history(data, key, group), ...await lineage(data, key, group, i, k) }; }
+  try {
+    await lastGraphsKept(data, group);
+    return { history: await history(data, key, group), ...await lineage(data, key, group, i, k) };
+  }
   catch (e) {
     if (!(e instanceof CannotReplay)) throw e;
     return { history: [], lineage: [], origins: [], origins_own: false, unknown: `its history and where it came from: ${e.message}` };
+  }
+}
+
+/** Throws what life would at that step where a step of the group lacks its last graph (the report's "lacking",
+ * contents.lacking): life follows the node to every step's last graph, and would replay the steps before it first (927
+ * of gpt-big's schedule, seconds). @param {PageData} data @param {number} groupIndex */
+async function lastGraphsKept(data, groupIndex) {
+  const lacking = await data.get("lacking"), name = data.state.tree.find((g) => g.index === groupIndex)?.name ?? "";
+  for (const st of stepsOf(data, groupIndex)) {
+    if (st.key in lacking) { const [kept, total, step] = lacking[st.key]; throw keptOnly(kept, total, `${name} / ${step}`); }  // (as Step.path)
   }
 }
 

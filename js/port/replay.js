@@ -30,6 +30,11 @@ export class CannotReplay extends Error {
   }
 }
 
+/** What the page says of a step too big for the report to store every graph: kept, the matches after which it has the
+ * graph; total, the step's matches; title, the step's. @param {number} kept @param {number} total @param {string} title */
+export const keptOnly = (kept, total, title) =>
+  new CannotReplay(`the report keeps the graphs of the first ${kept} of ${total} matches only of ${title} (too big to store them all)`);
+
 const LINE = 60;  // bridge/uops.py _LINE
 /** bridge/uops.py _cut: at most LINE code points. @param {string} s */
 const cut = (s) => {

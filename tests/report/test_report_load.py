@@ -22,11 +22,12 @@ DRIVER = Path(__file__).with_name("report_load.mjs")
 @pytest.mark.skipif(NODE is None, reason="node is missing: scripts/install.sh test installs Debian's nodejs")
 def test_page_keys_only_the_graphs_it_shows(cnn_trace, tmp_path):
   w, contents = Writer(cnn_trace), Contents(piece_bytes=4096)  # small pieces: the CNN's contents are some 100 kB
-  chunks = dict(w.groups()) | {"patterns": pattern_rows(w.patterns)}
+  chunks = dict(w.groups()) | {"patterns": pattern_rows(w.patterns), "lacking": {}}
   for i in range(len(w.segments)):
-    chunk, own = w.segment(i)
+    chunk, own, short = w.segment(i)
     chunks[f"t-{i}"] = unchunk(re.sub(r"<[^>]*>", "", chunk))
     contents.add(i, own)
+    chunks["lacking"].update(short)
   chunks.update(contents.chunks())
   path = tmp_path / "input.json"
   path.write_text(json.dumps({"state": w.state(), "chunks": chunks}))

@@ -40,12 +40,13 @@ def _node(payload: dict, tmp_path: Path) -> dict:
 def _report_data(trace, steps) -> dict:
   """The report's state and its data chunks (tgviz.report.writer.Writer's, as the page decodes them) for these steps."""
   w, keys, contents = Writer(trace), {P.step_key(s) for s in steps}, Contents()
-  chunks = dict(w.groups()) | {"patterns": pattern_rows(w.patterns)}
+  chunks = dict(w.groups()) | {"patterns": pattern_rows(w.patterns), "lacking": {}}
   for i, segment in enumerate(w.segments):
     if keys & {P.step_key(s) for s in segment}:
-      chunk, own = w.segment(i)
+      chunk, own, short = w.segment(i)
       chunks[f"t-{i}"] = unchunk(re.sub(r"<[^>]*>", "", chunk))
       contents.add(i, own)
+      chunks["lacking"].update(short)
   chunks.update(contents.chunks())
   return json.loads(json.dumps({"state": w.state(), "chunks": chunks}))
 
@@ -214,6 +215,7 @@ def test_a_step_too_big_to_store_opens_on_what_it_keeps(tutorial_trace, tmp_path
   monkeypatch.setattr(contents, "STORE_NODES", 3 * nodes)
   data = _report_data(tutorial_trace, step.group.steps)  # (a node's history reads its group's steps)
   assert next(c["steps"][key] for name, c in data["chunks"].items() if name.startswith("t-") and key in c["steps"])["after"] is None
+  assert data["chunks"]["lacking"] == {key: [3, n, step.label]}  # (a node panel of its group says so before replaying)
   # what the page can show: the input against the graph after match 3, and that graph past it
   kept = lambda s, m=None: (s.before() if m is None else s.at(3), s.at(3)) if P.step_key(s) == key and (m is None or m >= 3) else graphs(s, m)  # noqa: E731
   monkeypatch.setattr(cls, "graphs", kept)

@@ -81,6 +81,19 @@ def step_data(step: Step, table: tg.NodeTable, patterns: dict[tuple[str, int], i
           "computed": computed, "stored": None if stored is None or not chain else stored, "pairs": refs}
 
 
+def lacking(steps: dict[str, dict[str, Any]]) -> dict[str, list]:
+  """Of a segment's steps as step_data gives them (by key), those whose last graph the page cannot make: too big to
+  store every graph (stored null, graphs cut short), and their output not stored either; each [the matches after which
+  it can, the matches, its name in titles]. A node panel follows a node through every step of its group to each one's
+  last graph: the page says at once that it cannot (the report's "lacking"), rather than after replaying the steps
+  before (gpt-big's schedule: 927 steps, seconds)."""
+  out = {}
+  for key, s in steps.items():
+    kept = s["computed"] + len(s["graphs"]) - 1 if s["stored"] is None else len(s["pairs"])
+    if s["after"] is None and kept < len(s["pairs"]): out[key] = [kept, len(s["pairs"]), s["info"]["name"]]
+  return out
+
+
 def step_fields(step: Step, patterns: dict[tuple[str, int], int]) -> dict[str, Any]:
   """What step_data holds of a step besides its graphs: its panel (without the call stack, the group's, stored once
   with it, nor its group's name and its title, which the page takes from the tree: see tgviz.report.early), its sides, its

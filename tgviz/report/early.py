@@ -131,8 +131,8 @@ class EarlySegments:
       if closed is not None and group.index not in closed: continue
       keys = [P.step_key(s) for s in seg]
       if not (path := self._dir / f"s-{_name(keys)}.json").exists():
-        text, contents = writer.segment(i)
-        _put(path, {"keys": keys, "index": i, "text": text, "contents": contents, "fresh": fresh,
+        text, contents, short = writer.segment(i)
+        _put(path, {"keys": keys, "index": i, "text": text, "contents": contents, "lacking": short, "fresh": fresh,
                     "check": writer.segment_check(i, fresh)})
       if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
       if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
@@ -144,12 +144,12 @@ class EarlySegments:
         if (landmarks and not s.is_snapshot) or (path := self._dir / f"v-{_name([P.step_key(s)])}.json").exists(): continue
         _put(path, {"key": P.step_key(s), "title": s.title(), "svg": V.step_svg(s, max_nodes=max_nodes)})
 
-  def take(self, writer: report.Writer) -> dict[int, tuple[str, list[list]]]:
+  def take(self, writer: report.Writer) -> dict[int, report.SegmentText]:
     """The segments written early that `writer` (of the whole trace) would write alike: Writer.segment's, by index. The
     kernels' code highlighted and asm linked early are given to highlight_code and asm.linked."""
     if self._dir is None: return {}
     keys = {tuple(P.step_key(s) for s in seg): i for i, seg in enumerate(writer.segments)}
-    out: dict[int, tuple[str, list[list]]] = {}
+    out: dict[int, report.SegmentText] = {}
     read: set[Path] = set()
     self._read(writer, keys, out, read)   # (what is there already, while the writer after the run goes on)
     if self._child is not None: self._child.stop()  # (where it got to)
@@ -158,7 +158,7 @@ class EarlySegments:
     self.taken = len(out)
     return out
 
-  def _read(self, writer: report.Writer, keys: dict[tuple[str, ...], int], out: dict[int, tuple[str, list[list]]],
+  def _read(self, writer: report.Writer, keys: dict[tuple[str, ...], int], out: dict[int, report.SegmentText],
             read: set[Path]) -> None:
     """take()'s reading of the files not read yet: segments (into out, by index, where they hold), kernels' tabs, SVG
     files (those whose step's segment holds and whose title is the same)."""
@@ -169,7 +169,7 @@ class EarlySegments:
       self.written += 1
       # (at the same index too: its chunk is named by it, and a group before its own, open then, may have more segments now)
       if (i := keys.get(tuple(data["keys"]))) is not None and i == data["index"] and data["check"] == writer.segment_check(i, data["fresh"]):
-        out[i] = data["text"], data["contents"]
+        out[i] = data["text"], data["contents"], data["lacking"]
     for path in sorted(set(self._dir.glob("k-*.json")) - read):
       read.add(path)
       for name, results in json.loads(path.read_text()).items():

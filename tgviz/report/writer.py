@@ -30,7 +30,7 @@ from tgviz.draw.graph import FAMILIES
 from tgviz.draw.scene import DEFAULT_MAX_NODES, FOCUS_HOPS, MAX_FAN_IN
 from tgviz.draw.svg import MARKS, STYLE
 from tgviz.draw.svg import text as escaped
-from tgviz.report.contents import Contents, chunk, pattern_index, pattern_rows, segments, step_data, step_fields
+from tgviz.report.contents import Contents, chunk, lacking, pattern_index, pattern_rows, segments, step_data, step_fields
 from tgviz.trace import search as S
 from tgviz.trace.steps import Step
 from tgviz.trace.trace import Trace
@@ -88,6 +88,10 @@ def _no_gc() -> Iterator[None]:
     if collecting: gc.enable()
 
 
+# a segment as written: its chunk, its table's contents, its steps whose last graph the page cannot make (Writer.segment)
+SegmentText = tuple[str, list[list], dict[str, list]]
+
+
 class Writer:
   """Writes one trace's report. The steps, a segment at a time, are the bulk of the work, and can go to forked
   workers (forked.Workers with this writer as their state): each segment is independent of the others, and each
@@ -139,11 +143,12 @@ class Writer:
     steps = {P.step_key(s): step_data(s, table, self.patterns) for s in self.segments[i]}
     return {"steps": steps, "contents": table.contents, **tg.pack_rows(table.rows, table.contents, self.notes, table.key)}
 
-  def segment(self, i: int) -> tuple[str, list[list]]:
-    """The chunk of segment i, and its table's contents (the report stores each once: see Contents)."""
+  def segment(self, i: int) -> SegmentText:
+    """The chunk of segment i, its table's contents (the report stores each once: see Contents), and its steps whose
+    last graph the page cannot make (contents.lacking)."""
     data = self.segment_data(i)
     contents = data.pop("contents")
-    return chunk(f"t-{i}", data), contents
+    return chunk(f"t-{i}", data), contents, lacking(data["steps"])
 
   def segment_check(self, i: int, fresh: int) -> str:
     """All that segment i's chunk is made of besides its steps' graphs (recorded once and for all): each step's key and
@@ -155,7 +160,7 @@ class Writer:
     return json.dumps([[P.step_key(s), step_fields(s, self.patterns), returned(s)] for s in self.segments[i]])
 
   def write(self, path: str | Path, workers: forked.Workers[Writer] | None = None,
-            progress: Callable[[int, int], None] | None = None, written: Mapping[int, tuple[str, list[list]]] | None = None) -> Path:
+            progress: Callable[[int, int], None] | None = None, written: Mapping[int, SegmentText] | None = None) -> Path:
     """Write the report to path (the steps by workers, if given: their state must be this writer; segments in `written`,
     by index, as written already: Writer.segment's). progress(done, total) is called as steps are written. Returns the
     path."""
@@ -178,20 +183,22 @@ class Writer:
       f.write(chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs
       f.write(chunk("programmap", PM.program_map(trace)))  # the program map, what the page opens on
       for texts in groups: f.writelines(texts)
-      done, contents = 0, Contents()
-      for i, (segment, (text, own)) in enumerate(zip(self.segments, segments, strict=True)):
+      done, contents, cut = 0, Contents(), {}
+      for i, (segment, (text, own, short)) in enumerate(zip(self.segments, segments, strict=True)):
         f.write(text)
         contents.add(i, own)
+        cut.update(short)
         done += len(segment)
         if progress is not None: progress(done, len(self.steps))
       f.writelines(chunk(name, data) for name, data in contents.chunks())
       f.write(chunk("patterns", pattern_rows(self.patterns)))
+      f.write(chunk("lacking", cut))
       f.write(search.result())
       f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
     return out
 
 
-def _segment(writer: Writer, i: int) -> tuple[str, list[list]]:
+def _segment(writer: Writer, i: int) -> SegmentText:
   return writer.segment(i)
 
 
