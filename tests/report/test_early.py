@@ -46,11 +46,15 @@ def _written(tmp: Path) -> bool:
   return len(list(tmp.glob("tgviz-early-*/k-*.json"))) >= 3
 
 
+def _first_info(path: Path) -> dict:
+  """The panel of the first step of a segment a writer wrote (as its check holds it)."""
+  return json.loads(json.loads(path.read_text())["check"])[0][1]["info"]
+
+
 def _schedules_written(tmp: Path) -> bool:
   """Whether the writers have written three of a schedule's segments (after the closed kernels' in each writer): the
   MLP step's schedule's first two hold steps whose output the script drops, which the report does not take."""
-  return sum(json.loads(json.loads(p.read_text())["check"])[0][1]["info"]["kind"] == "schedule"
-             for p in tmp.glob("tgviz-early-*/s-*.json")) >= 3
+  return sum(_first_info(p)["kind"] == "schedule" for p in tmp.glob("tgviz-early-*/s-*.json")) >= 3
 
 
 @pytest.fixture
@@ -143,7 +147,7 @@ def _outer_group(tmp: Path) -> None:
   _next_group()
   def b_written() -> bool:
     _rewrites("in A", 1)
-    return any(json.loads(json.loads(p.read_text())["check"])[0][1]["info"]["name"].startswith("in B") for p in tmp.glob("*/s-*.json"))
+    return any(_first_info(p)["name"].startswith("in B") for p in tmp.glob("*/s-*.json"))
   wait_for(b_written)
   _rewrites("in A", SEGMENT + 8)
 
