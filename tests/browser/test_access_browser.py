@@ -168,7 +168,7 @@ def test_a_picked_loads_access_tab_stays_closed_on_the_next_step(tutorial_trace,
   root.locator(".tgviz-fit").click()
   root.locator(f".tgviz-stage g.side g.node[data-node='{load.keys[0]}']").first.click()
   root.locator(f".tgviz-access-list tr.tgviz-row-hl[data-n='{load.number}']").wait_for(timeout=LIMIT)
-  root.locator(f".tgviz-node-panel[data-key='{load.keys[0]}']").wait_for(timeout=LIMIT)
+  root.locator(f".tgviz-node-panel[data-key='{load.keys[0]}'][data-state='full']").wait_for(timeout=LIMIT)
   root.locator(".tgviz-tab-code").click()
   assert root.locator(".tgviz-right > .tgviz-code").is_visible()
   group = root.locator(".tgviz-group.kind-kernel", has=page.locator("summary", has_text=re.compile(r"\br_2_2_2_2\b")))

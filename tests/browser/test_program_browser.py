@@ -99,9 +99,10 @@ def check_program(page, root, trace, shot: str) -> None:
   # (a LOAD picked opens the access tab on its access once the kernel's accesses come: waited for, or on a loaded
   # machine they came after the click on the code tab below, and the column was the access tab's width)
   root.locator(".tgviz-tab-access.active").wait_for(timeout=LIMIT)
-  # (and its node panel, docked above the tabs: it came after the access tab on a loaded machine, the tabs and code lines
-  # moving down under a click or a pointer placed on them)
-  root.locator(f".tgviz-node-panel[data-key='{load_key}']").wait_for(timeout=LIMIT)
+  # (and its node panel, docked above the tabs, filled in by the kernel's node message: it came after the access tab on a
+  # loaded machine, and the panel shown at once grew when the message came, the tabs and code lines moving down under a
+  # click or a pointer placed on them: the CI failure of stop 55, a code line hovered and no row marked)
+  root.locator(f".tgviz-node-panel[data-key='{load_key}'][data-state='full']").wait_for(timeout=LIMIT)
   assert _numbers(root, ".tgviz-uops tr.tgviz-row-hl") == [i for i, u in enumerate(uops) if u.op.name == "LOAD"
                                                           and rows.nth(i).get_attribute("data-key") == load_key] != []
   # a code line, hovered and clicked: its rows
