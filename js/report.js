@@ -40,16 +40,21 @@ import { searchMessage } from "./port/search.js";
  *   {steps: Record<StepKey, StoredStep>}} SegmentData */
 /** A segment's node table: its rows unpacked (so every step's row ids hold), then the rows their replays rebuild (a
  * rebuilt node equal to a row is that row: the same UOp), what the replays share, its steps, and each step's replay.
- * @typedef {import("./port/replay.js").NodeTable & {steps: Record<StepKey, StepData>, replays: Map<StepKey, Replay>}} Segment */
+ * Made as nodes are first looked for (rowOf): its content ids by their text, and per key looked for, its row (-1: none)
+ * among the rows then made. @typedef {import("./port/replay.js").NodeTable & {steps: Record<StepKey, StepData>,
+ *   replays: Map<StepKey, Replay>, byText?: Map<string, number[]>, looked?: Map<string, [number, number]>}} Segment */
 /** A step with its segment's table. @typedef {{key: StepKey, s: StepData, rows: Row[], seg: Segment}} Table */
 /** The page's data as protocol.js reads it: the state, a decoded chunk by name ("patterns", "g-<group>", ...), a step's
  * table, the root of its graph after k matches and of what its rewrite returned (the keys of their rows computed), a
  * row's key (the rows of a step's matches have theirs computed only when asked: a row without one, "", is in no graph
- * shown, as keys are unique in a table), and how many matches' graphs it can make (all but those of a step too big to
- * store them all: contents.STORE_NODES).
+ * shown, as keys are unique in a table), how many matches' graphs it can make (all but those of a step too big to
+ * store them all: contents.STORE_NODES), whether a content text is in a step's table at all (a replay rebuilds nodes
+ * with the contents of the rows it has: no graph of the step can hold a node of another), and the row of a key among
+ * the rows made so far (-1: none; text: its content's, so that only the rows of that content get their keys computed).
  * @typedef {{state: PageState, get: (name: string) => Promise<any>, table: (key: StepKey) => Promise<Table>,
  *   graphAt: (t: Table, k: number) => number, key: (t: Table, row: number) => string, after: (t: Table) => number,
- *   kept: (t: Table) => number}} PageData */
+ *   kept: (t: Table) => number, hasText: (t: Table, text: string) => boolean,
+ *   rowOf: (t: Table, key: string, text: string) => number}} PageData */
 
 /** The page's data decoder: one data element of the page (JSON, zstd-compressed, base64: tgviz.report.contents.chunk)
  * by name, decoded with the decompress it is given (js/vendor/fzstd.js). @param {(data: Uint8Array) => Uint8Array} decompress
@@ -155,6 +160,26 @@ export function pageData(state, load, sha256) {
     if (!r) t.seg.replays.set(t.key, r = new Replay(sha256, t.seg, t.s, state.config, state.notes));
     return drawn(t.seg, r.at(k));
   }
+  /** A segment's content ids of this text. @param {Segment} seg @param {string} text @returns {number[]} */
+  function contentsWith(seg, text) {
+    let by = seg.byText;
+    if (!by) {
+      by = seg.byText = new Map();
+      for (const [i, c] of seg.contents.entries()) { const ids = by.get(c[0]); if (ids) ids.push(i); else by.set(c[0], [i]); }
+    }
+    return by.get(text) ?? [];
+  }
+  /** @param {Table} t @param {string} key @param {string} text */
+  function rowOf(t, key, text) {
+    const seg = t.seg, ids = contentsWith(seg, text);
+    if (!ids.length) return -1;
+    const looked = seg.looked ??= new Map(), [found, upTo] = looked.get(key) ?? [-1, 0];
+    if (found >= 0) return found;
+    let row = -1;  // (a replay appends rows: only those made since the last look are looked at)
+    for (let r = upTo; r < seg.rows.length && row < 0; r++) if (ids.includes(seg.rows[r][5]) && rowKey(seg, sha256, r) === key) row = r;
+    looked.set(key, [row, seg.rows.length]);
+    return row;
+  }
   return {
     state,
     get: (name) => data.get(name),
@@ -167,6 +192,8 @@ export function pageData(state, load, sha256) {
     key: (t, row) => rowKey(t.seg, sha256, row),
     after: (t) => t.s.after ?? graphAt(t, t.s.pairs.length),  // what the rewrite returned: stored, or the replay's last
     kept,
+    hasText: (t, text) => contentsWith(t.seg, text).length > 0,
+    rowOf,
   };
 }
 

@@ -27,6 +27,7 @@ import { CannotReplay, keptOnly } from "./replay.js";
 /** @typedef {import("../report.js").PageData} PageData */
 /** @typedef {import("../report.js").StepData} StepData */
 /** @typedef {import("../report.js").Table} Table */
+/** @typedef {import("./picture.js").Row} Row */
 /** @typedef {[file: string, line: number, where: string, source: string]} Pattern  a row of the report's patterns */
 
 /** protocol.match_info, without the diff: a match's panel from its step's data and the report's patterns.
@@ -119,22 +120,26 @@ export async function nodeMessage(data, sel, key) {
   if (n === undefined) throw new Error(`no node ${key} here`);
   const first = toposort(rows, roots[0]).some((i) => rows[i][0] === key);  // which graph holds it: where its lineage starts
   const seenAt = first ? at[0] : at[1];
-  const [, , label, src] = rows[n];
+  const [, , label, src, , content] = rows[n];
   return { type: "node", step: sel.step, key, op: label[0], dtype: "", arg: "", label: label.slice(1), tag: "None",
            python: "", sources: src.map((i) => ({ key: rows[i][0], label: rows[i][2][0] })),
            created: s.pairs.flatMap((p, k) => (rows[p[1]][0] === key ? [k] : [])),
            replaced: s.pairs.flatMap((p, k) => (rows[p[0]][0] === key ? [k] : [])),
            becomes: becomes(label[0], src.map((i) => rows[i][0]), await data.get(`g-${s.group}`)),
-           ...await nodeLife(data, key, s.group, stepsOf(data, s.group).findIndex((st) => st.key === sel.step), seenAt) };
+           ...await nodeLife(data, { key, text: t.seg.contents[content][0] }, s.group,
+                             stepsOf(data, s.group).findIndex((st) => st.key === sel.step), seenAt) };
 }
+
+/** A node as its life follows it from table to table: its key and its content's text (the first part of what the key
+ * hashes: only rows of that text can be it). @typedef {{key: string, text: string}} Node */
 
 /** A node's history and lineage, or, where they need a graph the report does not keep (a step of its group too big
  * to store every graph: contents.STORE_NODES), none and why (`unknown`), rather than no node panel at all.
- * @param {PageData} data @param {string} key @param {number} group @param {number} i @param {number} k */
-async function nodeLife(data, key, group, i, k) {
+ * @param {PageData} data @param {Node} node @param {number} group @param {number} i @param {number} k */
+async function nodeLife(data, node, group, i, k) {
   try {
     await lastGraphsKept(data, group);
-    return { history: await history(data, key, group), ...await lineage(data, key, group, i, k) };
+    return { history: await history(data, node, group), ...await lineage(data, node, group, i, k) };
   }
   catch (e) {
     if (!(e instanceof CannotReplay)) throw e;
@@ -166,17 +171,39 @@ export function becomes(op, sources, group) {
 /** The group's steps as the tree lists them. @param {PageData} data @param {number} groupIndex */
 const stepsOf = (data, groupIndex) => data.state.tree.find((g) => g.index === groupIndex)?.steps ?? [];
 
-/** Whether the graph under root (a row of t) holds the node of this key. @param {PageData} data @param {Table} t
- * @param {number} root @param {string} key */
-const holds = (data, t, root, key) => (data.key(t, root), toposort(t.rows, root).some((n) => t.rows[n][0] === key));
+/** Whether the graph under root (a row of t) holds the node: the row of its key, if the table has made one (every row
+ * of the graph is made by then), reached from root. @param {PageData} data @param {Table} t @param {number} root
+ * @param {Node} node */
+const holds = (data, t, root, node) => { const r = data.rowOf(t, node.key, node.text); return r >= 0 && reaches(t.rows, root, r); };
 
+/** Whether row `to` is root or under it. A row's sources come before it in its table (those unpacked are in
+ * toposort order, a replay appends the rows it makes): none below `to` leads to it. @param {Row[]} rows
+ * @param {number} root @param {number} to */
+function reaches(rows, root, to) {
+  if (root < to) return false;
+  const seen = new Set([root]), stack = [root];
+  while (stack.length) {
+    const n = /** @type {number} */ (stack.pop());
+    if (n === to) return true;
+    for (const x of rows[n][3]) if (x >= to && !seen.has(x)) { seen.add(x); stack.push(x); }
+  }
+  return false;
+}
+
+/** The row of this key among t's rows whose keys are computed (those of the graphs the page has made). @param {Table} t
+ * @param {string} key */
+const keyed = (t, key) => t.rows.findIndex((r) => r[0] === key);
 /** The op of the node of this key in t's rows. @param {Table} t @param {string} key */
-const opOfKey = (t, key) => t.rows[t.rows.findIndex((r) => r[0] === key)]?.[2][0] ?? "";
+const opOfKey = (t, key) => t.rows[keyed(t, key)]?.[2][0] ?? "";
+/** The node of this key in t's rows (its text "" where t has no row of it: no graph of t holds it). @param {Table} t
+ * @param {string} key @returns {Node} */
+const nodeOfKey = (t, key) => { const r = keyed(t, key); return { key, text: r < 0 ? "" : t.seg.contents[t.rows[r][5]][0] }; };
 
 /** trace.Trace._life: the events of a node's life in its group, made as they are asked for (history folds them,
- * lineage takes the first). @param {PageData} data @param {string} key @param {number} groupIndex
+ * lineage takes the first). @param {PageData} data @param {Node} node @param {number} groupIndex
  * @returns {AsyncGenerator<LifeEvent>} */
-async function* life(data, key, groupIndex) {
+async function* life(data, node, groupIndex) {
+  const { key } = node;
   let present = false;  // in the graph the step before (prev) ended with
   /** @type {LifeEvent|null} */
   let prev = null;
@@ -184,46 +211,51 @@ async function* life(data, key, groupIndex) {
     const t = await data.table(step.key), { s, rows } = t;
     const ev = (/** @type {HistoryEvent["kind"]} */ kind, /** @type {number|null} */ match, other = "", otherKey = "") =>
       ({ kind, i, step: step.key, s, match, other, otherKey });
+    if (!data.hasText(t, node.text)) {  // no graph of the step can hold it: what the rest says then, without replaying
+      if (present && prev) yield prev;
+      present = false; prev = ev("removed", null);
+      continue;
+    }
     const opOf = (/** @type {number} */ x) => rows[x][2][0];
-    const inBefore = holds(data, t, s.graphs[0], key);
+    const inBefore = holds(data, t, s.graphs[0], node);
     let here = inBefore, made = false, replaced = false;
     if (present && !here && prev) yield prev;  // the step's input built anew without it: gone after the step before
     if (here && !present) yield ev("input", null);
     for (const [k, [u0, u1]] of s.pairs.entries()) {
       if (data.key(t, u0) === key) {
-        if (!here) yield rebuilt(data, t, key, k, i, step.key);  // rebuilt earlier in this step (see trace.Trace._life)
+        if (!here) yield rebuilt(data, t, node, k, i, step.key);  // rebuilt earlier in this step (see trace.Trace._life)
         yield ev("replaced", k, opOf(u1), data.key(t, u1));
         replaced = true; here = false;
-      } else if (!here && holds(data, t, u1, key)) {
+      } else if (!here && holds(data, t, u1, node)) {
         made = here = true;
         // a replacement that is or holds a node the graph already had (rebuilt at an earlier match) made nothing (trace.Trace._life)
-        if (holds(data, t, data.graphAt(t, k), key)) yield rebuilt(data, t, key, k, i, step.key);
+        if (holds(data, t, data.graphAt(t, k), node)) yield rebuilt(data, t, node, k, i, step.key);
         else yield ev("created", k, opOf(u0), data.key(t, u0));
       }
     }
-    present = holds(data, t, data.after(t), key);
+    present = holds(data, t, data.after(t), node);
     prev = ev("removed", null);
     if (present) {
-      if (!here && !made && s.pairs.length) yield rebuilt(data, t, key, s.pairs.length, i, step.key);
+      if (!here && !made && s.pairs.length) yield rebuilt(data, t, node, s.pairs.length, i, step.key);
       yield ev("lives", null);
     } else if ((here || inBefore) && !replaced) yield prev;
   }
 }
 
 /** steps.rebuilt_event: the match after which the graph first holds the node (bisection up to the graph after hi
- * matches), the node it took the place of. @param {PageData} data @param {Table} t @param {string} key @param {number} hi
+ * matches), the node it took the place of. @param {PageData} data @param {Table} t @param {Node} node @param {number} hi
  * @param {number} i @param {StepKey} step @returns {LifeEvent} */
-function rebuilt(data, t, key, hi, i, step) {
-  const lo = firstHolding(data, t, key, hi);
-  const was = earlierOf(t, data.graphAt(t, lo - 1), t, data.graphAt(t, lo), key);
+function rebuilt(data, t, node, hi, i, step) {
+  const lo = firstHolding(data, t, node, hi);
+  const was = earlierOf(t, data.graphAt(t, lo - 1), t, data.graphAt(t, lo), node.key);
   return { kind: "rebuilt", i, step, s: t.s, match: lo - 1, other: was && opOfKey(t, was), otherKey: was };
 }
 
 /** The least k in 1..hi whose graph holds the node (the graph after hi matches does). @param {PageData} data
- * @param {Table} t @param {string} key @param {number} hi */
-function firstHolding(data, t, key, hi) {
+ * @param {Table} t @param {Node} node @param {number} hi */
+function firstHolding(data, t, node, hi) {
   let lo = 1;
-  while (lo < hi) { const mid = (lo + hi) >> 1; if (holds(data, t, data.graphAt(t, mid), key)) hi = mid; else lo = mid + 1; }
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (holds(data, t, data.graphAt(t, mid), node)) hi = mid; else lo = mid + 1; }
   return lo;
 }
 
@@ -246,13 +278,13 @@ function earlierOf(tb, rb, ta, ra, key) {
 }
 
 /** protocol.history (model.Trace.history, a run of steps folded into one event): a node's life in its group, from the
- * page's data. @param {PageData} data @param {string} key @param {number} groupIndex @returns {Promise<HistoryEvent[]>} */
-export async function history(data, key, groupIndex) {
+ * page's data. @param {PageData} data @param {Node} node @param {number} groupIndex @returns {Promise<HistoryEvent[]>} */
+export async function history(data, node, groupIndex) {
   const patterns = await data.get("patterns");
   /** @type {HistoryEvent[]} */
   const out = [];
   let runEnd = -2;
-  for await (const e of life(data, key, groupIndex)) {
+  for await (const e of life(data, node, groupIndex)) {
     if (e.kind === "lives" && out.length && out[out.length - 1].kind === "lives" && e.i === runEnd + 1) out[out.length - 1].steps += 1;
     else out.push({ kind: e.kind, step: e.step, match: e.match, title: e.match === null ? e.s.info.title : matchInfo(e.s, e.match, patterns).title,
                     other: e.other, other_key: e.other ? e.otherKey : "", steps: 1,
@@ -267,44 +299,46 @@ export async function history(data, key, groupIndex) {
 
 /** trace.Trace.lineage and protocol.lineage: where a node (in the graph of step i after k matches) came from, back to its
  * creation, its runs newest first; the origins of the kernel whose AST the chain starts in, those of the node it starts
- * from where known (Kernel.origins_of). @param {PageData} data @param {string} key @param {number} groupIndex
+ * from where known (Kernel.origins_of). @param {PageData} data @param {Node} node @param {number} groupIndex
  * @param {number} i @param {number} k @returns {Promise<{lineage: LineageLink[], origins: OriginInfo[], origins_own: boolean}>} */
-export async function lineage(data, key, groupIndex, i, k) {
+export async function lineage(data, { key, text }, groupIndex, i, k) {
   const steps = stepsOf(data, groupIndex), patterns = await data.get("patterns");
   const tableOf = (/** @type {number} */ j) => data.table(steps[j].key);
   /** step_before @param {number} j */
   const before = (j) => { for (let p = j - 1; p >= 0; p--) if (steps[p].depth <= steps[j].depth) return p; return -1; };
-  /** Trace._first_made @param {string} node @returns {Promise<Link|null>} */
+  /** Trace._first_made @param {Node} node @returns {Promise<Link|null>} */
   const firstMade = async (node) => {
     let e = null;
     for await (const x of life(data, node, groupIndex)) if (["input", "created", "rebuilt"].includes(x.kind)) { e = x; break; }
     if (e === null) return null;
     if ((e.kind === "created" || e.kind === "rebuilt") && e.match !== null) return made(node, e.i, e.match + 1);
     const t = await tableOf(e.i), p = before(e.i);
-    const was = p < 0 ? "" : await (async () => { const tp = await tableOf(p); return earlierOf(tp, data.after(tp), t, t.s.graphs[0], node); })();
-    return { kind: "input", i: e.i, match: null, key: node, op: opOfKey(t, node), other: was };
+    const was = p < 0 ? "" : await (async () => { const tp = await tableOf(p); return earlierOf(tp, data.after(tp), t, t.s.graphs[0], node.key); })();
+    return { kind: "input", i: e.i, match: null, key: node.key, op: opOfKey(t, node.key), other: was };
   };
-  /** Trace._made: how the node, in the graph of step j after m matches, came into the graphs @param {string} node
+  /** Trace._made: how the node, in the graph of step j after m matches, came into the graphs @param {Node} node
    * @param {number} j @param {number} m @returns {Promise<Link|null>} */
   const made = async (node, j, m) => {
-    const t = await tableOf(j), { s } = t;
+    const t = await tableOf(j), { s } = t, { key } = node;
     if (holds(data, t, s.graphs[0], node)) return firstMade(node);
     const lo = firstHolding(data, t, node, m), [u0, u1] = s.pairs[lo - 1];
-    const earlier = earlierOf(t, data.graphAt(t, lo - 1), t, data.graphAt(t, lo), node), op = opOfKey(t, node);
-    if (data.key(t, u1) === node) return { kind: "created", i: j, match: lo - 1, key: node, op, other: data.key(t, u0) };
-    if (holds(data, t, u1, node)) return { kind: "created", i: j, match: lo - 1, key: node, op, other: earlier || data.key(t, u0) };
-    return { kind: "rebuilt", i: j, match: lo - 1, key: node, op, other: earlier };
+    const earlier = earlierOf(t, data.graphAt(t, lo - 1), t, data.graphAt(t, lo), key), op = opOfKey(t, key);
+    if (data.key(t, u1) === key) return { kind: "created", i: j, match: lo - 1, key, op, other: data.key(t, u0) };
+    if (holds(data, t, u1, node)) return { kind: "created", i: j, match: lo - 1, key, op, other: earlier || data.key(t, u0) };
+    return { kind: "rebuilt", i: j, match: lo - 1, key, op, other: earlier };
   };
   /** @type {Link[]} */
   const links = [];
   const done = new Set([key]);
-  let link = await made(key, i, k);
+  let link = await made({ key, text }, i, k);
   while (link !== null) {
     links.push(link);
     if (!link.other || done.has(link.other)) break;
     done.add(link.other);
-    if (link.match !== null) link = await made(link.other, link.i, link.match);
-    else { const p = before(link.i); link = p < 0 ? null : await made(link.other, p, (await tableOf(p)).s.pairs.length); }
+    // (the node it came from is in the graph before that match, or the step before's result: its row's key computed)
+    const [j, m] = link.match !== null ? [link.i, link.match] : [before(link.i), -1];
+    if (j < 0) link = null;
+    else { const t = await tableOf(j); link = await made(nodeOfKey(t, link.other), j, m < 0 ? t.s.pairs.length : m); }
   }
   /** @type {LineageLink[]} */
   const out = [];
