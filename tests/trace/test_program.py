@@ -132,6 +132,24 @@ def test_why_names_the_users_contiguous():
   assert chain and chain[0].writer is first and chain[-1] is contiguous
 
 
+def test_why_takes_a_kernel_as_the_report_names_it(tutorial_trace):
+  """why() takes a kernel by its display name, a glob, its key or a prefix of it, as the kernel table's tooltip says (a
+  new user's key prefix and glob were refused); a name two kernels share is refused with both named, not taken as the
+  first (it was, silently)."""
+  program = tutorial_trace.program()
+  e3 = [k for k in tutorial_trace.kernels if k.name == "E_3"]
+  assert [k.display_name for k in e3] == ["E_3 #1", "E_3 #2"]
+  first_call = {k.kernel.display_name: k for k in reversed(program.kernels) if k.kernel is not None}
+  for k in tutorial_trace.kernels:
+    if k.display_name not in first_call: continue
+    for name in (k.display_name, k.key, k.short_key, k.key[:4]):
+      assert program.kernel(name) is first_call[k.display_name], name
+  assert program.kernel("r_2_*").kernel.name == "r_2_2_2_2"
+  a, b = first_call["E_3 #1"], first_call["E_3 #2"]
+  assert tutorial_trace.why(e3[0].short_key, "E_3 #2") == tutorial_trace.why(a, b)
+  with pytest.raises(KeyError, match=r"'E_3' names 2 kernels \(E_3 #1, E_3 #2\)"): tutorial_trace.why("E_3", "r_2_2_2_2")
+  with pytest.raises(KeyError, match="display name, a glob of names, or its key"): tutorial_trace.why("zzz", "E_4")
+
 def test_what_if_without_the_contiguous():
   trace = traced("contiguous")
   b = next(b for b in trace.program().boundaries if _lift(b) == "contiguous")

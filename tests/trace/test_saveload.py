@@ -97,6 +97,8 @@ def test_files_of_another_version_or_kind_say_so(tmp_path):
   cases += [(tmp_path / "list.pkl", "pickled list"), (tmp_path / "text", "neither a tgviz trace nor tinygrad's rewrites.pkl")]
   for path, words in cases:
     with pytest.raises(tgviz.TraceFileError, match=words): tgviz.load(path)
+  for path in (tmp_path / "list.pkl", tmp_path / "text"):  # and how to make one (a new user's text file: what now?)
+    with pytest.raises(tgviz.TraceFileError, match=r"made by `tgviz run --save script.py`.*VIZ=-1"): tgviz.load(path)
   with pytest.raises(FileNotFoundError): tgviz.load(tmp_path / "missing")
 
 

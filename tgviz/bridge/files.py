@@ -61,6 +61,11 @@ def save_recording(path: str | os.PathLike, rec: Recording, meta: dict[str, Any]
     f.write(body)
 
 
+# what a user who opened something else can open instead
+_MAKE_ONE = ("A trace is made by `tgviz run --save script.py` (DIR/trace.tgviz), trace.save(path) after tgviz.capture(), or "
+             f"tinygrad {SUPPORTED_TINYGRAD} itself run with VIZ=-1 (rewrites.pkl in its temp folder) or PROFILE=1 (profile.pkl)")
+
+
 def load_recording(path: str | os.PathLike, trusted: bool = False) -> tuple[Recording, dict[str, Any]]:
   """Read a trace file: one saved by tgviz (see save_recording), or tinygrad's own dumps: the rewrites.pkl that ``VIZ=-1``
   (or TRACK_MATCH_STATS=2) writes at exit, or the profile.pkl of ``PROFILE=1`` (a trace of the run without rewrites).
@@ -78,10 +83,12 @@ def load_recording(path: str | os.PathLike, trusted: bool = False) -> tuple[Reco
                          "or tgviz open --trust") from None
   except Exception as e:
     raise TraceFileError(f"{path} is neither a tgviz trace nor tinygrad's rewrites.pkl or profile.pkl "
-                         f"(or one written by a tinygrad other than {SUPPORTED_TINYGRAD}): {type(e).__name__}: {e}") from e
+                         f"(or one written by a tinygrad other than {SUPPORTED_TINYGRAD}): {type(e).__name__}: {e}. "
+                         f"{_MAKE_ONE}") from e
   if is_profile_dump(obj): return _load_profile(path, obj)
   if not isinstance(obj, ops.RewriteTrace):
-    raise TraceFileError(f"{path} holds a pickled {type(obj).__name__}, not a tgviz trace or tinygrad's rewrites.pkl or profile.pkl")
+    raise TraceFileError(f"{path} holds a pickled {type(obj).__name__}, not a tgviz trace or tinygrad's rewrites.pkl or "
+                         f"profile.pkl. {_MAKE_ONE}")
   try:
     groups = groups_from(obj.keys, obj.rewrites, {})
     _check(groups, obj.uop_fields, None)

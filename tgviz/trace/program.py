@@ -149,15 +149,30 @@ class Program:
     return out
 
   def kernel(self, x: Any) -> ProgramKernel:
-    """A kernel of the program: a ProgramKernel, a trace Kernel (its first call), its index, or its display name."""
+    """A kernel of the program: a ProgramKernel, a trace Kernel (its first call), its index, or text naming one kernel
+    as Kernel.named takes it (its first call): its name or display name ("E_2 #2"), a glob of them, its key or a prefix
+    of at least 4 hex digits; or a call's own name ("E_2 #2 (call 2 of 4)", a copy's). KeyError where the text names no
+    kernel, or several."""
     if isinstance(x, ProgramKernel): return x
     if isinstance(x, int) and not isinstance(x, bool):
       if 0 <= x < len(self.kernels): return self.kernels[x]
       raise IndexError(f"the program has {len(self.kernels)} kernels, not one numbered {x}")
+    if not isinstance(x, str):
+      if (k := next((k for k in self.kernels if k.kernel is not None and k.kernel is x), None)) is not None: return k
+      raise KeyError(f"{x!r} is no kernel of this program: give a Kernel of this trace, a call's index in trace.program().kernels, or a name")
+    if (call := next((k for k in self.kernels if k.name == x), None)) is not None: return call  # "E_2 #2 (call 2 of 4)"
+    # each kernel by its first call (calls of one kernel are one kernel here; a copy's call is its own)
+    first: dict[int, ProgramKernel] = {}
     for k in self.kernels:
-      if (k.kernel is not None and k.kernel is x) or (isinstance(x, str) and x in (k.name, getattr(k.kernel, "name", None))): return k
-    raise KeyError(f"no kernel {x!r} in the program (kernels: {', '.join(k.name for k in self.kernels[:12])}"
-                   f"{', ...' if len(self.kernels) > 12 else ''})")
+      if (k.kernel is not None and k.kernel.named(x)) or (k.kernel is None and k.name == x): first.setdefault(id(k.kernel or k), k)
+    if len(first) == 1: return next(iter(first.values()))
+    names = [k.name for k in first.values()]
+    if names:
+      raise KeyError(f"{x!r} names {len(names)} kernels ({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}): name one by "
+                     "its display name (as the kernel table shows it) or its key")
+    every = list(dict.fromkeys(k.kernel.display_name if k.kernel is not None else k.name for k in self.kernels))
+    raise KeyError(f"no kernel {x!r} in the program (kernels: {', '.join(every[:12])}{', ...' if len(every) > 12 else ''}): "
+                   "name one by its display name, a glob of names, or its key (at least 4 hex digits)")
 
   def why(self, a: Any, b: Any) -> list[Buffer]:
     """The buffers between two kernels (either order): those one writes and the other reads; where there are none,

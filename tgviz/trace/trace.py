@@ -292,8 +292,9 @@ class Trace:
     return self._program_map
 
   def why(self, a: Any, b: Any) -> list[programs.Buffer]:
-    """The buffers between two kernels (a Kernel, its index in :meth:`program`, or its display name), with their reasons:
-    why tinygrad did not fuse them (see :meth:`tgviz.trace.program.Program.why`)."""
+    """The buffers between two kernels (a Kernel, its index in :meth:`program`, or its display name, a glob or its key:
+    see :meth:`tgviz.trace.program.Program.kernel`), with their reasons: why tinygrad did not fuse them (see
+    :meth:`tgviz.trace.program.Program.why`)."""
     return self._program_map.why(a, b)
 
   def kernel_table(self, peaks: bool = False, cache_dir: str | Path | None = None) -> list[dict[str, Any]]:
