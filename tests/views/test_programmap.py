@@ -182,3 +182,28 @@ def test_a_map_too_big_to_lay_out_in_time_is_left_out_and_says_so(tutorial_trace
   msg = PM.program_map(tutorial_trace, timeout=1e-6)
   assert msg["views"] == [] and msg["kernels"] and msg["summary"]
   assert any(n.startswith("the kernels view is not drawn: its layout took longer than") for n in msg["notes"]), msg["notes"]
+
+
+def _randn_twice() -> float:
+  from tinygrad import Tensor
+  a = Tensor.randn(16, 32).realize()
+  b = Tensor.randn(16, 32).realize()
+  return (a + b).sum().item()
+
+
+def test_a_kernels_second_call_is_on_its_own_line():
+  """A kernel run again for other Tensors (the same randn AST, asked for on the next line) is on that line in the map,
+  its box and its panel, and so is the buffer it writes: every call was on its first call's line (a new user's weight
+  init, called on line 7, shown on the line of their input's randn, 18), and so was the RNG counter a later randn's
+  E_2 stores into (an assign placed by its kernel's origins) where a randn ran earlier in the process."""
+  import inspect
+  with tgviz.capture() as trace: _randn_twice()
+  first = inspect.getsourcelines(_randn_twice)[1] + 2
+  program, msg = trace.program(), PM.program_map(trace)
+  twice = Counter(id(k.kernel) for k in program.kernels if k.kernel is not None)
+  calls = [k for k in program.kernels if k.kernel is not None and twice[id(k.kernel)] == 2]
+  assert len(calls) >= 2 and all("randn" in [o.op for o in k.origins] for k in calls)
+  for k in calls:
+    line = first if "(call 1 of 2)" in k.name else first + 1
+    assert {o.line for o in k.origins} == {line} and [b.line[1] for b in k.writes] == [line], k.name
+    assert [ln.split(" ", 1)[0].endswith(f":{line}") for ln in msg["kernels"][k.index]["lines"]] == [True], msg["kernels"][k.index]["lines"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tgviz import bridge as tg
@@ -35,11 +35,13 @@ class ProgramKernel:
   drawn: int = -1                           # the trace number of what its CALL calls in the schedule's graphs (-1: unknown)
   reads: list[Buffer] = field(default_factory=list)
   writes: list[Buffer] = field(default_factory=list)
+  own: list[tg.Origin] | None = None        # a later call's own lines (see _later_calls_lines)
 
   @property
   def origins(self) -> list[tg.Origin]:
-    """The Tensor operations it computes and the user's lines that called them (its kernel's origins)."""
-    return self.kernel.origins if self.kernel is not None else []
+    """The Tensor operations it computes and the user's lines that called them: its kernel's origins, those of the call
+    it was compiled for; a later call whose values were asked for on other lines has those ops on its own lines."""
+    return self.own if self.own is not None else self.kernel.origins if self.kernel is not None else []
 
   @property
   def times_us(self) -> list[float]:
@@ -217,6 +219,7 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
   current: dict[int, Buffer] = {}                 # buffer number -> its state now
   versions: Counter[int] = Counter()
   n_schedule, asked, callify, groups, schedule_groups = 0, None, None, [], []
+  first_calls: dict[int, ProgramKernel] = {}      # a kernel's first call, by id(kernel)
   for gi, graw in enumerate(rec.groups):
     if graw.name.startswith("Callify"): callify, asked = gi, None
     if graw.schedule is not None:
@@ -237,6 +240,10 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
         pk = ProgramKernel(len(kernels), call.kind, "", n_schedule, by_ast.get(call.ast) if call.kind == "kernel" else None, call.drawn)
         pk.name = pk.kernel.display_name if pk.kernel is not None else call_name(call)
         kernels.append(pk)
+        # a kernel compiled for another schedule's Tensors: its origins' lines are that schedule's, this one was asked here
+        one = first_calls.setdefault(id(pk.kernel), pk) if pk.kernel is not None else pk
+        writer = pk.origins if one.schedule == pk.schedule or asked is None or not asked.line else \
+          [replace(o, file=asked.file, line=asked.line, source=asked.source) for o in pk.origins]
         for i in call.reads:
           info = call.args[i]
           if (buf := current.get(info.num)) is None:
@@ -249,7 +256,7 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
           versions[info.num] += 1
           buf = current[info.num] = _buffer(info, versions[info.num], pk)
           why = reasons.explain(call.kind, call.origin[i] if i < len(call.origin) else None, stages, made.get(info.num), asked,
-                                info.device, pk.origins)
+                                info.device, writer)
           buf.reason, buf.detail, buf.line, buf.source, buf.rule, buf.tinygrad = why.reason, why.detail, why.line, why.source, why.rule, why.tinygrad
           if why.shape: buf.shape = why.shape
           buf.ops = reasons.value_ops(call.origin[i] if i < len(call.origin) else None, stages, made.get(info.num))
@@ -262,11 +269,24 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
     if k.kernel is not None and calls[id(k.kernel)] > 1:
       seen[id(k.kernel)] += 1
       k.name += f" (call {seen[id(k.kernel)]} of {calls[id(k.kernel)]})"
+  _later_calls_lines(first_calls, kernels)
   for buf in buffers:  # what comes from before the block, and what nothing in the block reads again
     buf.run = run_nums.get(buf.num)
     if buf.writer is None: buf.reason, buf.detail = "input", reasons.INPUT
     elif not buf.readers: buf.reason, buf.detail = "output", reasons.output_text(buf.detail)
   return Program(kernels, buffers, notes, schedules, groups, schedule_groups)
+
+
+def _later_calls_lines(first: dict[int, ProgramKernel], kernels: list[ProgramKernel]) -> None:
+  """A kernel's origins are those of the Tensors of its first call, which tinygrad compiled it for; a call of a later
+  schedule runs the same AST for other Tensors (a randn of the same shape for a second weight), asked for on other
+  lines: where the lines of the buffers it writes are not its first call's, it has its kernel's ops (its AST computes
+  them) on those lines (own)."""
+  for k in kernels:
+    if k.kernel is None or (one := first[id(k.kernel)]).schedule == k.schedule: continue
+    lines = {b.line: b.source for b in k.writes if b.line is not None}
+    if lines and lines.keys() != {b.line for b in one.writes if b.line is not None}:
+      k.own = [replace(o, file=f, line=n, source=src) for (f, n), src in lines.items() for o in k.kernel.origins]
 
 
 def call_name(call: tg.Call) -> str:
