@@ -90,6 +90,15 @@ def test_report_opens_on_the_map(mnist, offline):
   assert panel.locator("h4").inner_text() == f"why didn't {k.name} and {reader.name} fuse?"
   between = [b.label for b in program.why(k.index, reader.index)]
   assert panel.locator(".tgviz-map-buffer b").all_inner_texts() == between and between
+  # a real shift-click on a box after a click on the panel's text selects no text (it selected the text between them)
+  panel.locator("h4").click()
+  canvas = page.locator(f"{MAP} .tgviz-map-canvas").bounding_box()
+  shown = next(b for n in page.locator(f"{MAP} .tgviz-map-canvas g.node").all() if (b := n.bounding_box())
+               and canvas["x"] < b["x"] + b["width"] / 2 < canvas["x"] + canvas["width"] and canvas["y"] < b["y"] + b["height"] / 2 < canvas["y"] + canvas["height"])
+  page.keyboard.down("Shift")
+  page.mouse.click(shown["x"] + shown["width"] / 2, shown["y"] + shown["height"] / 2)
+  page.keyboard.up("Shift")
+  assert page.evaluate("getSelection().toString()") == ""
 
   # ... or one action: the arrow between them
   arrow = page.locator(f".tgviz-map-canvas g.arrow[data-from='k{k.index}'][data-to='k{reader.index}']")
