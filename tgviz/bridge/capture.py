@@ -7,6 +7,7 @@ undone exactly once, in reverse order, whatever raises on entry or on exit. It m
 from __future__ import annotations
 
 import functools
+import gc
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -121,6 +122,12 @@ class Tracker:
     self._matches, self._spans = MatchRecorder(), SpanRecorder()
     self._parallel = ParallelCompiles(self._origins, self._lines, self._opts, _rewriting_caches(len(sys.modules)))
     with ExitStack() as stack:
+      # what the process held before is left out of the cyclic collector's full collections while tinygrad compiles (a
+      # notebook's earlier traces: one took 0.9-1.0 s of a 3.5 s capture in a process holding a million objects); a
+      # process that froze its own objects keeps them so
+      if not gc.get_freeze_count():
+        gc.freeze()
+        stack.callback(gc.unfreeze)
       if not self._tables.shared: stack.callback(_drop_trace_nums)  # last, once the table they index is handed over
       stack.enter_context(self._tables)
       stack.callback(self._number_outputs)                         # while the capture's UOp table is still tinygrad's
