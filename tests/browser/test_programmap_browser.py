@@ -93,8 +93,10 @@ def test_report_opens_on_the_map(mnist, offline):
   # a real shift-click on a box after a click on the panel's text selects no text (it selected the text between them)
   panel.locator("h4").click()
   canvas = page.locator(f"{MAP} .tgviz-map-canvas").bounding_box()
-  shown = next(b for n in page.locator(f"{MAP} .tgviz-map-canvas g.node").all() if (b := n.bounding_box())
-               and canvas["x"] < b["x"] + b["width"] / 2 < canvas["x"] + canvas["width"] and canvas["y"] < b["y"] + b["height"] / 2 < canvas["y"] + canvas["height"])
+  def inside(b: dict) -> bool:
+    x, y = b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
+    return canvas["x"] < x < canvas["x"] + canvas["width"] and canvas["y"] < y < canvas["y"] + canvas["height"]
+  shown = next(b for n in page.locator(f"{MAP} .tgviz-map-canvas g.node").all() if (b := n.bounding_box()) and inside(b))
   page.keyboard.down("Shift")
   page.mouse.click(shown["x"] + shown["width"] / 2, shown["y"] + shown["height"] / 2)
   page.keyboard.up("Shift")
