@@ -35,7 +35,7 @@ class ProgramKernel:
   drawn: int = -1                           # the trace number of what its CALL calls in the schedule's graphs (-1: unknown)
   reads: list[Buffer] = field(default_factory=list)
   writes: list[Buffer] = field(default_factory=list)
-  own: list[tg.Origin] | None = None        # a later call's own lines (see _later_calls_lines)
+  own: list[tg.Origin] | None = None        # a later call's own lines (see _own_lines)
 
   @property
   def origins(self) -> list[tg.Origin]:
@@ -242,7 +242,8 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
         kernels.append(pk)
         # a kernel compiled for another schedule's Tensors: its origins' lines are that schedule's, this one was asked here
         one = first_calls.setdefault(id(pk.kernel), pk) if pk.kernel is not None else pk
-        writer = pk.origins if one.schedule == pk.schedule or asked is None or not asked.line else \
+        later = one.schedule != pk.schedule
+        writer = pk.origins if not later or asked is None or not asked.line else \
           [replace(o, file=asked.file, line=asked.line, source=asked.source) for o in pk.origins]
         for i in call.reads:
           info = call.args[i]
@@ -262,6 +263,7 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
           buf.ops = reasons.value_ops(call.origin[i] if i < len(call.origin) else None, stages, made.get(info.num))
           buffers.append(buf)
           pk.writes.append(buf)
+        if later: _own_lines(pk, one)
       n_schedule += 1
   calls = Counter(id(k.kernel) for k in kernels if k.kernel is not None)
   seen: Counter[int] = Counter()
@@ -269,7 +271,6 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
     if k.kernel is not None and calls[id(k.kernel)] > 1:
       seen[id(k.kernel)] += 1
       k.name += f" (call {seen[id(k.kernel)]} of {calls[id(k.kernel)]})"
-  _later_calls_lines(first_calls, kernels)
   for buf in buffers:  # what comes from before the block, and what nothing in the block reads again
     buf.run = run_nums.get(buf.num)
     if buf.writer is None: buf.reason, buf.detail = "input", reasons.INPUT
@@ -277,16 +278,14 @@ def build(rec: tg.Recording | None, compiled: list[Kernel]) -> Program:
   return Program(kernels, buffers, notes, schedules, groups, schedule_groups)
 
 
-def _later_calls_lines(first: dict[int, ProgramKernel], kernels: list[ProgramKernel]) -> None:
-  """A kernel's origins are those of the Tensors of its first call, which tinygrad compiled it for; a call of a later
-  schedule runs the same AST for other Tensors (a randn of the same shape for a second weight), asked for on other
+def _own_lines(k: ProgramKernel, first: ProgramKernel) -> None:
+  """A kernel's origins are those of the Tensors of its first call, which tinygrad compiled it for; k, a call of a later
+  schedule, runs the same AST for other Tensors (a randn of the same shape for a second weight), asked for on other
   lines: where the lines of the buffers it writes are not its first call's, it has its kernel's ops (its AST computes
   them) on those lines (own)."""
-  for k in kernels:
-    if k.kernel is None or (one := first[id(k.kernel)]).schedule == k.schedule: continue
-    lines = {b.line: b.source for b in k.writes if b.line is not None}
-    if lines and lines.keys() != {b.line for b in one.writes if b.line is not None}:
-      k.own = [replace(o, file=f, line=n, source=src) for (f, n), src in lines.items() for o in k.kernel.origins]
+  lines = {b.line: b.source for b in k.writes if b.line is not None}
+  if k.kernel is not None and lines and lines.keys() != {b.line for b in first.writes if b.line is not None}:
+    k.own = [replace(o, file=f, line=n, source=src) for (f, n), src in lines.items() for o in k.kernel.origins]
 
 
 def call_name(call: tg.Call) -> str:
