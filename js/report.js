@@ -4,6 +4,7 @@
 // each match is computed here by replay.js where the step does not store it, and the messages are built by
 // port/protocol.js, the ports of tgviz/views/protocol.py (pictures drawn by picture.js, laid out by graphviz compiled to WebAssembly);
 // a search, by port/search.js over the index the report stores.
+import { withoutDtype } from "./port/dtypes.js";
 import { toposort } from "./port/picture.js";
 import { nodeMessage, pictureMessage } from "./port/protocol.js";
 import { Replay, keptOnly, keyOf, rowKey, unpackRows } from "./port/replay.js";
@@ -24,7 +25,8 @@ import { searchMessage } from "./port/search.js";
  * step's segment.
  * @typedef {{tree: import("./messages.js").TreeGroup[], selected: StepKey, match: number|null, view: import("./messages.js").View,
  *   code_css: string, summary: string, kernels: import("./messages.js").KernelRow[], error: string,
- *   config: Config & {maxNodes: number, opaqueBodies: string[], opFamilies: Record<string, string>},
+ *   config: Config & {maxNodes: number, opaqueBodies: string[], opFamilies: Record<string, string>,
+ *     dtypes: import("./port/dtypes.js").DtypeRules},
  *   notes: Record<string, string>, segments: Record<StepKey, number>}} PageState */
 /** A step as the report stores it (tgviz.report.step_data): its input's row in its segment's table, then the graphs
  * stored past the first `computed` matches (those after the matches in `stored`, the replay chains to the others; null:
@@ -40,9 +42,11 @@ import { searchMessage } from "./port/search.js";
  *   {steps: Record<StepKey, StoredStep>}} SegmentData */
 /** A segment's node table: its rows unpacked (so every step's row ids hold), then the rows their replays rebuild (a
  * rebuilt node equal to a row is that row: the same UOp), what the replays share, its steps, and each step's replay.
- * Made as nodes are first looked for (rowOf): its content ids by their text, and per key looked for, its row (-1: none)
- * among the rows then made. @typedef {import("./port/replay.js").NodeTable & {steps: Record<StepKey, StepData>,
- *   replays: Map<StepKey, Replay>, byText?: Map<string, number[]>, looked?: Map<string, [number, number]>}} Segment */
+ * Made as nodes are first looked for (rowOf): its content ids by their text (of the first textsUpTo contents: replays
+ * add some), per key looked for, its row (-1: none) among the rows then made, and its contents' texts without their
+ * dtypes (hasText). @typedef {import("./port/replay.js").NodeTable & {steps: Record<StepKey, StepData>,
+ *   replays: Map<StepKey, Replay>, byText?: Map<string, number[]>, textsUpTo?: number, looked?: Map<string, [number, number]>,
+ *   bare?: Set<string>}} Segment */
 /** A step with its segment's table. @typedef {{key: StepKey, s: StepData, rows: Row[], seg: Segment}} Table */
 /** The page's data as protocol.js reads it: the state, a decoded chunk by name ("patterns", "g-<group>", ...), a step's
  * table, the root of its graph after k matches and of what its rewrite returned (the keys of their rows computed), a
@@ -162,11 +166,9 @@ export function pageData(state, load, sha256) {
   }
   /** A segment's content ids of this text. @param {Segment} seg @param {string} text @returns {number[]} */
   function contentsWith(seg, text) {
-    let by = seg.byText;
-    if (!by) {
-      by = seg.byText = new Map();
-      for (const [i, c] of seg.contents.entries()) { const ids = by.get(c[0]); if (ids) ids.push(i); else by.set(c[0], [i]); }
-    }
+    const by = seg.byText ??= new Map(), contents = seg.contents;
+    for (let i = seg.textsUpTo ?? 0; i < contents.length; i++) { const ids = by.get(contents[i][0]); if (ids) ids.push(i); else by.set(contents[i][0], [i]); }
+    seg.textsUpTo = contents.length;
     return by.get(text) ?? [];
   }
   /** @param {Table} t @param {string} key @param {string} text */
@@ -192,7 +194,8 @@ export function pageData(state, load, sha256) {
     key: (t, row) => rowKey(t.seg, sha256, row),
     after: (t) => t.s.after ?? graphAt(t, t.s.pairs.length),  // what the rewrite returned: stored, or the replay's last
     kept,
-    hasText: (t, text) => contentsWith(t.seg, text).length > 0,
+    // a node of this text, or of it with another dtype (a replay derives those from the contents: js/port/dtypes.js)
+    hasText: (t, text) => (t.seg.bare ??= new Set(t.seg.contents.map((c) => withoutDtype(c[0])))).has(withoutDtype(text)),
     rowOf,
   };
 }

@@ -18,7 +18,8 @@ import { capFanIn, focus, layOut, makeScene, sceneSvg } from "./layout.js";
 /** A node table row (tgviz.bridge.NodeTable): [key, family, label lines (the first is the op), source row ids, fold,
  * content id]. @typedef {[string, string, string[], number[], Fold, number]} Row */
 /** A content: [the text UOp.key hashes before its sources' keys, the node's own label lines, what folding reads of it
- * ([dtype, intlike, text, shape]: bridge.uops.fold_info)]. @typedef {[string, string[], [string, boolean, string|null, string]]} Content */
+ * ([dtype, intlike, text, shape]: bridge.uops.fold_info)], and the repr of the node's tag where it has one.
+ * @typedef {[string, string[], [string, boolean, string|null, string]] | [string, string[], [string, boolean, string|null, string], string]} Content */
 
 /** bridge.toposort: tinygrad's UOp.toposort, on row ids. @param {Row[]} rows @param {number} root */
 export function toposort(rows, root) {

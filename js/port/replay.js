@@ -11,14 +11,18 @@
 // The report leaves a step's graphs to the page as far as bridge.page_replays says the page computes exactly VIZ's
 // graphs (it stores the rest); tests/views/test_js_parity.py compares every graph with the Python side's step.at(k).
 
+import { dtypesOf } from "./dtypes.js";
+
 /** @typedef {import("./picture.js").Row} Row */
 /** A content ([the text UOp.key hashes before its sources' keys, the node's own label lines, what folding reads]).
  * @typedef {import("./picture.js").Content} Content */
-/** The node table the step's rows are in (rebuilt nodes are appended to its rows), its contents by content id, and
- * what its replays share, made here when missing: the hash-consing index (a hash of content and sources -> the rows
- * with it: see consHash), each row's
- * UOp.key and each content's text, encoded. @typedef {{rows: Row[], contents: Content[], index?: Map<number, number[]>,
- *   keys?: (Uint8Array|undefined)[], texts?: Map<number, Uint8Array>}} NodeTable  keys: by row */
+/** The node table the step's rows are in (rebuilt nodes are appended to its rows, and the contents of those rebuilt
+ * with another dtype to its contents), its contents by content id, how many rows it was given (those past them a
+ * replay made), and what its replays share, made here when missing: the hash-consing index (a hash of content and
+ * sources -> the rows with it: see consHash), each row's UOp.key and each content's text, encoded, the content ids
+ * by their JSON, and each content's with another dtype (by "content dtype").
+ * @typedef {{rows: Row[], contents: Content[], given?: number, index?: Map<number, number[]>, keys?: (Uint8Array|undefined)[],
+ *   texts?: Map<number, Uint8Array>, contentIds?: Map<string, number>, redtyped?: Map<string, number>}} NodeTable  keys: by row */
 /** The rewrite's options (Step.options). @typedef {{bottom_up: boolean, walk: boolean, enter_calls: boolean}} ReplayOptions */
 
 /** A graph the page cannot compute; the Python side can. */
@@ -149,7 +153,7 @@ export function unpackRows(packed, contents, sha256, notes, families, lazy = fal
   /** @type {Row[]} */
   const rows = [];
   /** @type {NodeTable} */
-  const table = { rows, contents, keys: [], texts: new Map() };
+  const table = { rows, contents, given: packed.content.length, keys: [], texts: new Map() };
   const key = (/** @type {number} */ row) => rowKey(table, sha256, row);
   /** @type {Map<number, [number, any][]>} */
   const over = new Map();
@@ -190,7 +194,7 @@ export class Replay {
    * @param {(data: Uint8Array) => Uint8Array} sha256
    * @param {NodeTable} table
    * @param {{graphs: number[], stored: number[]|null, computed: number, pairs: [number, number][], replay: ReplayOptions|null}} step
-   * @param {{opaqueBodies: string[], opFamilies: Record<string, string>}} config
+   * @param {{opaqueBodies: string[], opFamilies: Record<string, string>, dtypes: import("./dtypes.js").DtypeRules}} config
    * @param {Record<string, string>} notes a kernel AST's node key -> its CALL nodes' note line
    */
   constructor(sha256, table, step, config, notes) {
@@ -206,6 +210,8 @@ export class Replay {
     this.enterCalls = opts.enter_calls;
     this.opaqueBodies = new Set(config.opaqueBodies);
     this.families = config.opFamilies;
+    this.dtypes = dtypesOf(config.dtypes);
+    this.given = table.given ?? rows.length;
     /** @type {Map<number, number>} graph k (after k matches): the input, the graphs stored, those computed */
     this.graphs = new Map([[0, step.graphs[0]], ...(step.stored ?? []).map((k, i) => /** @type {[number, number]} */ ([k, step.graphs[i + 1]]))]);
     /** the matches the one pass follows from the input (past them: the chain, from the graphs stored) */
@@ -365,7 +371,7 @@ export class Replay {
    * along a kernel's 7,000 matches), and a node panel replays every step of its group. @param {number} m
    * @param {number[]} srcs */
   rebuild(m, srcs) {
-    const content = this.rows[m][5], h = consHash(content, srcs), same = this.index.get(h) ?? [];
+    const content = this.contentOver(m, srcs), h = consHash(content, srcs), same = this.index.get(h) ?? [];
     for (let j = same.length - 1; j >= 0; j--) {  // (the last row of a content and sources, as a map of them holds it)
       const r = this.rows[same[j]];
       if (r[5] === content && r[3].length === srcs.length && r[3].every((s, i) => s === srcs[i])) return same[j];
@@ -376,5 +382,15 @@ export class Replay {
     this.rows.push(["", family, label, srcs, fold, content]);
     if (same.length) same.push(this.rows.length - 1); else this.index.set(h, [this.rows.length - 1]);
     return this.rows.length - 1;
+  }
+
+  /** The content of node m rebuilt over these sources: its own, or where tinygrad derives another dtype, that of the
+   * UOp with it (js/port/dtypes.js). @param {number} m @param {number[]} srcs @returns {number} */
+  contentOver(m, srcs) {
+    const c = this.rows[m][5], [dt, why] = this.dtypes.rebuilt(this.rows, this.contents, m, srcs, (r) => r >= this.given);
+    if (why !== null || dt === null) throw new CannotReplay(why ?? "");
+    const id = dt === this.contents[c][2][0] ? c : this.dtypes.contentWith(this.table, c, dt);
+    if (id === null) throw new CannotReplay(`a ${this.rows[m][2][0]} whose dtype becomes ${dt} (its label needs tinygrad)`);
+    return id;
   }
 }

@@ -1,6 +1,6 @@
 """The report's writer holds a bounded part of a big step: a step whose graphs the report stores (from a replacement
-that changes a dtype on, see tgviz.bridge.page_replays: every one of a bottom-up rewrite's, a few of a top-down one's)
-is written one graph at a time, its node table letting go of the UOps of the graphs behind it (NodeTable.forget), with
+that changes a dtype on, where the page cannot derive the dtypes of the nodes rebuilt over it, see
+tgviz.bridge.page_replays: every one of a bottom-up rewrite's, a few of a top-down one's) is written one graph at a time, its node table letting go of the UOps of the graphs behind it (NodeTable.forget), with
 the same rows as if it had kept them. Real tinygrad: the attention block's devectorize2 steps, thousands of matches
 each."""
 import gc
@@ -8,6 +8,7 @@ import gc
 from tinygrad.uop.ops import UOpMetaClass
 
 from tgviz import bridge as tg
+from tgviz.bridge import replay
 from tgviz.report.writer import Writer, step_data
 
 
@@ -30,20 +31,26 @@ def test_a_table_that_forgets_makes_the_rows_of_one_that_keeps(attention_trace):
   assert len(kept.rows) > 5 * len(tg.toposort(step.before()))  # the step's graphs are many: much for the table to forget
 
 
-def test_a_top_down_step_stores_the_graphs_of_few_matches(attention_trace):
-  """Past its first replacement that changes a dtype, a top-down step stores only the graphs of the matches that
-  rebuild a node over a source of another dtype (the page chains to the others: tests/views/test_js_parity.py)."""
+def test_a_top_down_step_stores_the_graphs_of_few_matches(attention_trace, monkeypatch):
+  """A step whose replacements change dtypes stores no graph but its input: the page derives the dtypes of the nodes
+  rebuilt over them (tests/views/test_js_parity.py). Where it cannot (a GETTUPLE, say, in the step's table), a
+  top-down step stores, past its first such replacement, only the graphs of the matches that rebuild a node over a
+  source of another dtype (the page chains to the others)."""
   step = _stored_step(attention_trace, "r_2_6_6_8")
+  data = step_data(step, tg.NodeTable(tg.NodeCache(attention_trace.call_notes)), Writer(attention_trace).patterns)
+  assert data["computed"] == len(step.matches) > 3000 and data["stored"] is None and len(data["graphs"]) == 1
+  monkeypatch.setattr(replay, "page_derives", lambda uops: False)
   data = step_data(step, tg.NodeTable(tg.NodeCache(attention_trace.call_notes)), Writer(attention_trace).patterns)
   assert len(step.matches) - data["computed"] > 3000 and len(data["graphs"]) - 1 == len(data["stored"]) < 100
 
 
 def test_writing_a_stored_step_holds_a_bounded_part_of_it(attention_trace, monkeypatch):
   """step_data of a step whose every graph past its first dtype change is stored (as a bottom-up rewrite's are; here
-  the same step, told the page cannot chain): once written, the table it wrote into holds the UOps of about one graph,
+  the same step, told the page can neither derive its dtypes nor chain): once written, the table it wrote into holds the UOps of about one graph,
   not of every graph it stored (the GPT's schedule step: 340,000 rows, 1.1 GB)."""
   step = _stored_step(attention_trace, "r_2_6_6_8")
   page_replays = tg.page_replays
+  monkeypatch.setattr(replay, "page_derives", lambda uops: False)
   monkeypatch.setattr(tg, "page_replays", lambda *args: (page_replays(*args)[0], False))
   gc.collect()
   alive = len(UOpMetaClass.ucache)

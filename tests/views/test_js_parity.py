@@ -13,8 +13,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tinygrad.dtype import dtypes, least_upper_dtype, least_upper_float
 
 from tgviz import bridge as tg
+from tgviz.bridge import rebuilt_dtypes, replay
 from tgviz.draw import dot as Dot
 from tgviz.draw.engine import DEFAULT_TIMEOUT
 from tgviz.report import contents
@@ -160,19 +162,85 @@ def test_folded_pictures_in_node_are_python(cnn_trace, tmp_path, monkeypatch):
   assert not any("data-holds=" in svg for svg, (_, _, v) in zip(folded, sels, strict=True) if v == "raw:auto")
 
 
+def _step_data(trace, step) -> dict:
+  data = _report_data(trace, [step])["chunks"]
+  return next(c["steps"][P.step_key(step)] for name, c in data.items() if name.startswith("t-") and P.step_key(step) in c["steps"])
+
+
+def _devectorize2(trace):
+  """The attention's E_2_6_6 devectorize2 (1,579 matches), whose replacements change dtypes: some 1,400 of its matches
+  come after the first that does, and tinygrad derives a new dtype for nodes rebuilt over them (Replayer.tinygrad_only)."""
+  step = next(s for s in trace.steps if s.group.display_name == "E_2_6_6" and s.name == "devectorize2")
+  pairs = step.pairs()
+  first = next(i for i, (u0, u1) in enumerate(pairs) if u0.dtype is not u1.dtype)
+  assert len(pairs) - first > 1000 and any(derived for _, _, derived in step.later_graphs(first))
+  return step, first
+
+
+@needs_node
+def test_rebuilt_dtypes_in_node_are_python(attention_trace, tmp_path, monkeypatch):
+  """A step past whose replacements that change a dtype tinygrad derives the dtypes of the nodes rebuilt over them: the
+  page derives them too (js/port/dtypes.js), so the report stores none of its graphs but the input, and every graph
+  the page makes, each match's labels and keys with their dtypes, is the graph Python replays."""
+  step, first = _devectorize2(attention_trace)
+  n = len(step.matches)
+  stored = _step_data(attention_trace, step)
+  assert stored["computed"] == n and stored["stored"] is None and len(stored["graphs"]) == 1
+  _check(attention_trace, [step], [(step, m, "auto") for m in (None, first, first + 1, n // 2, n - 1)], tmp_path, monkeypatch)
+
+
+@needs_node
+def test_a_node_rebuilt_with_a_derived_dtype_in_node_is_python(attention_trace, tmp_path):
+  """The node panel of a node tinygrad rebuilt, its dtype derived anew, over a replacement that changed a dtype (a
+  STACK of int over a weakint CONST), which no graph the report stores holds: the page makes it in its own replay,
+  finds it there, and tells where it came from as Python does."""
+  step, first = _devectorize2(attention_trace)
+  k, g = next((k, g) for k, g, derived in step.later_graphs(first) if derived)
+  before, (_, u1) = set(tg.toposort(step.at(k - 1))), step.pairs()[k - 1]
+  node = next(u for u in tg.toposort(g) if u not in before and not tg.reaches(u1, u, set()))  # rebuilt at match k
+  assert any(s.dtype is not node.dtype for s in node.src)
+  got = _node({**_report_data(attention_trace, list(step.group.steps)), "graphs": [], "pictures": [],
+               "nodes": [{"step": P.step_key(step), "match": k, "key": tg.node_key(node)}]}, tmp_path)["nodes"][0]
+  py = P.node_message(attention_trace, P.step_key(step), k, tg.node_key(node))
+  assert got == {f: py[f] for f in ("history", "lineage", "origins", "origins_own", "becomes")}
+  assert got["lineage"][0]["kind"] == "rebuilt" and got["lineage"][0]["key"] == tg.node_key(node)[:12] and got["origins"]
+
+
 @needs_node
 def test_stored_graphs_in_node_are_python(attention_trace, tmp_path, monkeypatch):
-  """A step past whose first replacement that changes a dtype the page chains from the graphs the report stores (the
-  attention's E_2_6_6 devectorize2, 1,579 matches, some 1,400 past it): the report stores only the graphs of the
-  matches whose step only tinygrad derives (a node rebuilt over a source of another dtype), and the page makes every
-  graph, stored or chained to, the graph Python replays."""
-  step = next(s for s in attention_trace.steps if s.group.display_name == "E_2_6_6" and s.name == "devectorize2")
+  """Where the page cannot derive a dtype tinygrad would (rebuilt_dtypes.page_derives: a GETTUPLE, a PARAM of an image's
+  shape in the step's table), it chains past the first replacement that changes a dtype from the graphs the report
+  stores: only those of the matches whose step only tinygrad derives, and every CHECKPOINT-th; every graph it makes,
+  stored or chained to, is the graph Python replays."""
+  step, first = _devectorize2(attention_trace)
+  monkeypatch.setattr(replay, "page_derives", lambda uops: False)
   n = len(step.matches)
-  data = _report_data(attention_trace, [step])["chunks"]
-  stored = next(c["steps"][P.step_key(step)] for name, c in data.items() if name.startswith("t-") and P.step_key(step) in c["steps"])
-  assert n - stored["computed"] > 1000 and stored["replay"] is not None
-  assert 0 < len(stored["stored"]) < (n - stored["computed"]) / 10 and len(stored["graphs"]) == len(stored["stored"]) + 1
-  _check(attention_trace, [step], [(step, m, "auto") for m in (None, stored["computed"] + 1, n - 1)], tmp_path, monkeypatch)
+  stored = _step_data(attention_trace, step)
+  assert stored["computed"] == first and stored["replay"] is not None
+  assert 0 < len(stored["stored"]) < (n - first) / 10 and len(stored["graphs"]) == len(stored["stored"]) + 1
+  _check(attention_trace, [step], [(step, m, "auto") for m in (None, first + 1, n - 1)], tmp_path, monkeypatch)
+
+
+@needs_node
+def test_the_dtype_lattice_in_node_is_tinygrads(tmp_path):
+  """js/port/dtypes.js's least_upper_dtype and least_upper_float, from the rules the report ships, for every pair of
+  tinygrad's dtypes (and void, off the lattice: tinygrad raises, the page says it cannot)."""
+  rules = tg.dtype_rules()
+  names = [*rules["parents"], "void"]
+  script = tmp_path / "lattice.mjs"
+  script.write_text(f"import {{ Dtypes }} from {json.dumps(str(DRIVER.parent.parent.parent / 'js/port/dtypes.js'))};\n"
+                    f"const d = new Dtypes({json.dumps(rules)}), names = {json.dumps(names)};\n"
+                    "process.stdout.write(JSON.stringify({up: names.map((a) => names.map((b) => d.leastUpper([a, b]))),"
+                    " float: names.map((a) => d.leastUpperFloat(a))}));\n")
+  proc = subprocess.run([NODE, str(script)], capture_output=True, text=True, timeout=60)
+  assert proc.returncode == 0, proc.stderr
+  got = json.loads(proc.stdout)
+  def python(f, *ds):
+    try: return rebuilt_dtypes.dtype_name(f(*(getattr(dtypes, d) for d in ds)))
+    except KeyError: return None  # off the lattice
+  assert got["up"] == [[python(least_upper_dtype, a, b) for b in names] for a in names]
+  assert got["float"] == [python(least_upper_float, a) for a in names]
+  assert got["up"][names.index("weakint")][names.index("int")] == "int" and got["float"][names.index("weakint")] == "weakfloat"
 
 
 @needs_node
@@ -293,6 +361,7 @@ def test_frontend_modules_are_small_and_ports_name_their_python():
   for path in [*js.glob("*.js"), *js.glob("port/*.js")]: assert len(path.read_text().splitlines()) <= 400, f"{path.name}: split it by job"
   ports = {"picture.js": ["tgviz/views/picture.py"], "layout.js": ["tgviz/draw/scene.py", "dot.py", "svg.py"],
            "ranks.js": ["tgviz/draw/ranks.py"], "fold.js": ["tgviz/draw/fold.py"], "replay.js": ["tgviz/bridge/replay.py"],
+           "dtypes.js": ["tgviz/bridge/rebuilt_dtypes.py"],
            "protocol.js": ["tgviz/views/protocol.py"], "access.js": ["tgviz/bridge/access.py", "tgviz/trace/access.py"],
            "search.js": ["tgviz/trace/search.py", "tgviz/views/search.py"], "why.js": ["tgviz/trace/program.py"]}
   assert {p.name for p in js.glob("port/*.js")} == set(ports), "js/port/ holds the ports of Python, each named here"

@@ -62,6 +62,7 @@ from tgviz.bridge.opts import (
 )
 from tgviz.bridge.packing import pack_rows
 from tgviz.bridge.peaks import device_peaks
+from tgviz.bridge.rebuilt_dtypes import dtype_rules
 from tgviz.bridge.recording import Recording
 from tgviz.bridge.records import (
   KERNEL_LANDMARKS,
@@ -161,6 +162,7 @@ __all__ = [
   "default_device",
   "device_peaks",
   "disassemble",
+  "dtype_rules",
   "env",
   "error_text",
   "evaluate",

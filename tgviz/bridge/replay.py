@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from tinygrad.uop.ops import REWRITE_STACK_LIMIT, Ops, UOp, _rebuild_dtype
 
+from tgviz.bridge.rebuilt_dtypes import page_derives
 from tgviz.bridge.uops import NodeTable
 
 _INF = float("inf")
@@ -432,17 +433,19 @@ def opaque_call_bodies() -> list[str]:
 
 def page_replays(pairs: list[tuple[UOp, UOp]], table: NodeTable, rows: list[int], bottom_up: bool) -> tuple[int, bool]:
   """How many of a step's matches js/port/replay.js, the Replayer's one pass and chain on a report's node table, follows
-  exactly as VIZ from the step's input and its matches' (node, replacement) pairs alone: up to the first replacement
-  that changes a dtype (nodes rebuilt over it change theirs, which only tinygrad derives); none where those
-  replacements hold a fixpoint cycle (where VIZ's replay stops at an error) or the step is big enough for
-  REWRITE_STACK_LIMIT (rows: the input's and the replacements' rows in the table). And whether it follows the later
-  ones along the chain (a top-down rewrite: each graph made from the one before), given the graphs of the matches
-  whose step only tinygrad derives (Replayer.tinygrad_only); else the report stores every later graph. The page
-  refuses, with a message, what only the whole graph shows: a cyclic dependency, an opaque call body that holds a
-  replaced node."""
+  exactly as VIZ from the step's input and its matches' (node, replacement) pairs alone: all of them, the dtypes of
+  the nodes rebuilt over a replacement that changes a dtype derived as tinygrad derives them (js/port/dtypes.js), but
+  where the step's table holds what that port cannot read (rebuilt_dtypes.page_derives: then up to the first such
+  replacement); none where those replacements hold a fixpoint cycle (where VIZ's replay stops at an error) or the step
+  is big enough for REWRITE_STACK_LIMIT (rows: the input's and the replacements' rows in the table). And whether it
+  follows the later ones along the chain (a top-down rewrite: each graph made from the one before), given the graphs
+  of the matches whose step only tinygrad derives (Replayer.tinygrad_only); else the report stores every later graph.
+  The page refuses, with a message, what only the whole graph shows: a cyclic dependency, an opaque call body that
+  holds a replaced node."""
   # the table's size bounds the step's, and mostly settles it; else count
   if 8 * len(table.rows) > REWRITE_STACK_LIMIT.value and 8 * table.reach(rows) > REWRITE_STACK_LIMIT.value: return 0, False
   n = next((i for i, (u0, u1) in enumerate(pairs) if u0.dtype is not u1.dtype), len(pairs))
+  if n < len(pairs) and page_derives(table.uops()): n = len(pairs)
   values: dict[UOp, list[UOp]] = {}
   for u0, u1 in pairs[:n]: values.setdefault(u0, []).append(u1)
   return (0, False) if _fixpoint_cycle(values) else (n, not bottom_up)

@@ -230,7 +230,9 @@ class NodeTable:
   and deriving every row's was some 7% of its segments' time); fold: what a folded constant says in its user's label
   ([op, first line of its value], see _fold_text), 0 for other nodes; content: index into `contents`, whose entries are
   [the text UOp.key hashes before its sources' keys, the label lines that are the UOp's own (see _base_label), what
-  folding reads of it (see fold_info: [dtype, intlike, text, shape])]."""
+  folding reads of it (see fold_info: [dtype, intlike, text, shape])], and the repr of its tag where it has one (a
+  UOp's identity, which its key leaves out: js/port/dtypes.js finds the content of a node rebuilt with another dtype
+  by it)."""
 
   def __init__(self, cache: NodeCache) -> None:
     self.rows: list[list] = []
@@ -251,6 +253,10 @@ class NodeTable:
     for u in [u for u in self._ids if u not in live]:
       i = self._ids.pop(u)
       self._forgotten[(content_ids[drawn.pop(u)[3]], tuple(rows[i][3]))] = i
+
+  def uops(self) -> list[UOp]:
+    """The UOps the table holds now (those forget() let go of aside)."""
+    return list(self._ids)
 
   def reach(self, roots: list[int]) -> int:
     """How many rows the graphs of these rows hold together."""
@@ -286,7 +292,8 @@ class NodeTable:
         made_of = (op, dtype, type(arg), arg, folded, src[0] if op is Ops.CALL and src else None)
         if (lab := cache.labels.get(made_of)) is None: lab = cache.labels[made_of] = (family(u), _label(u, cache.notes))
         content = (op, dtype, type(arg), arg, u.tag)
-        if content not in cache.contents: cache.contents[content] = [str((op, dtype, uarg)), _base_label(u), list(fold_info(u))]
+        if content not in cache.contents:
+          cache.contents[content] = [str((op, dtype, uarg)), _base_label(u), list(fold_info(u)), *(() if u.tag is None else (repr(u.tag),))]
         d = drawn[u] = (lab[0], lab[1], list(_fold_text(u)) if _foldable(u) else 0, content)
       if (c := content_ids.get(d[3])) is None:
         c = content_ids[d[3]] = len(self.contents)

@@ -74,7 +74,8 @@ def config(max_nodes: int) -> dict[str, Any]:
           "charW": CHAR_W, "lineH": LINE_H, "pad": PAD, "countH": COUNT_H, "fastAbove": FAST_ABOVE, "maxFanIn": MAX_FAN_IN,
           "focusHops": FOCUS_HOPS, "maxNodes": max_nodes, "opaqueBodies": tg.opaque_call_bodies(), "nodesep": R.NODESEP,
           "ranksep": R.RANKSEP, "compressTo": COMPRESS_TO, "minRow": R.MIN_ROW, "maxRow": R.MAX_ROW, "maxStagger": R.MAX_STAGGER,
-          "rowArea": R.ROW_AREA, "maxColumns": MAX_COLUMNS, "fold": F.config(), "opFamilies": tg.op_families()}
+          "rowArea": R.ROW_AREA, "maxColumns": MAX_COLUMNS, "fold": F.config(), "opFamilies": tg.op_families(),
+          "dtypes": tg.dtype_rules()}
 
 
 @contextlib.contextmanager
