@@ -1,8 +1,8 @@
 """The report's writer holds a bounded part of a big step: a step whose graphs the report stores (from a replacement
 that changes a dtype on, where the page cannot derive the dtypes of the nodes rebuilt over it, see
-tgviz.bridge.page_replays: every one of a bottom-up rewrite's, a few of a top-down one's) is written one graph at a time, its node table letting go of the UOps of the graphs behind it (NodeTable.forget), with
-the same rows as if it had kept them. Real tinygrad: the attention block's devectorize2 steps, thousands of matches
-each."""
+tgviz.bridge.page_replays: every one of a bottom-up rewrite's, a few of a top-down one's) is written one graph at a
+time, its node table letting go of the UOps of the graphs behind it (NodeTable.forget), with the same rows as if it had
+kept them. Real tinygrad: the attention block's devectorize2 steps, thousands of matches each."""
 import gc
 
 from tinygrad.uop.ops import UOpMetaClass
