@@ -39,7 +39,7 @@ def test_a_top_down_step_stores_the_graphs_of_few_matches(attention_trace, monke
   step = _stored_step(attention_trace, "r_2_6_6_8")
   data = step_data(step, tg.NodeTable(tg.NodeCache(attention_trace.call_notes)), Writer(attention_trace).patterns)
   assert data["computed"] == len(step.matches) > 3000 and data["stored"] is None and len(data["graphs"]) == 1
-  monkeypatch.setattr(replay, "page_derives", lambda uops: False)
+  monkeypatch.setattr(replay, "page_derives", lambda uops, pairs: False)
   data = step_data(step, tg.NodeTable(tg.NodeCache(attention_trace.call_notes)), Writer(attention_trace).patterns)
   assert len(step.matches) - data["computed"] > 3000 and len(data["graphs"]) - 1 == len(data["stored"]) < 100
 
@@ -50,7 +50,7 @@ def test_writing_a_stored_step_holds_a_bounded_part_of_it(attention_trace, monke
   not of every graph it stored (the GPT's schedule step: 340,000 rows, 1.1 GB)."""
   step = _stored_step(attention_trace, "r_2_6_6_8")
   page_replays = tg.page_replays
-  monkeypatch.setattr(replay, "page_derives", lambda uops: False)
+  monkeypatch.setattr(replay, "page_derives", lambda uops, pairs: False)
   monkeypatch.setattr(tg, "page_replays", lambda *args: (page_replays(*args)[0], False))
   gc.collect()
   alive = len(UOpMetaClass.ucache)

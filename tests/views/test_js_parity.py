@@ -208,12 +208,13 @@ def test_a_node_rebuilt_with_a_derived_dtype_in_node_is_python(attention_trace, 
 
 @needs_node
 def test_stored_graphs_in_node_are_python(attention_trace, tmp_path, monkeypatch):
-  """Where the page cannot derive a dtype tinygrad would (rebuilt_dtypes.page_derives: a GETTUPLE, a PARAM of an image's
-  shape in the step's table), it chains past the first replacement that changes a dtype from the graphs the report
-  stores: only those of the matches whose step only tinygrad derives, and every CHECKPOINT-th; every graph it makes,
-  stored or chained to, is the graph Python replays."""
+  """Where the page cannot derive a dtype tinygrad would or label a node it rebuilds (rebuilt_dtypes.page_derives: a
+  GETTUPLE, a PARAM of an image's shape in the step's table, a vector of constants a match may rebuild), it chains
+  past the first replacement that changes a dtype from the graphs the report stores: only those of the matches whose
+  step only tinygrad derives, and every CHECKPOINT-th; every graph it makes, stored or chained to, is the graph
+  Python replays."""
   step, first = _devectorize2(attention_trace)
-  monkeypatch.setattr(replay, "page_derives", lambda uops: False)
+  monkeypatch.setattr(replay, "page_derives", lambda uops, pairs: False)
   n = len(step.matches)
   stored = _step_data(attention_trace, step)
   assert stored["computed"] == first and stored["replay"] is not None

@@ -33,12 +33,24 @@ def dtype_rules() -> dict[str, Any]:
           "movement": sorted(o.name for o in GroupOp.Movement)}
 
 
-def page_derives(uops: Iterable[UOp]) -> bool:
-  """Whether js/port/dtypes.js derives every dtype tinygrad would, in a replay over these UOps (a step's table): not
-  where an INDEX may take float from a PARAM of an image's shape but another dtype (tinygrad reads the PARAM's shape,
-  which the report does not hold), nor a GETTUPLE (which reads a tuple's sources)."""
+def page_derives(uops: Iterable[UOp], pairs: list[tuple[UOp, UOp]]) -> bool:
+  """Whether js/port/dtypes.js derives every dtype tinygrad would, in a replay over these UOps (a step's table) by these
+  matches' (node, replacement) pairs, and the page labels every node it rebuilds: not where an INDEX may take float
+  from a PARAM of an image's shape but another dtype (tinygrad reads the PARAM's shape, which the report does not
+  hold), nor a GETTUPLE (which reads a tuple's sources), nor where a vector of constants may be rebuilt (a STACK whose
+  sources are all constants or replaced, each maybe by a constant: its users' labels fold in its text as only
+  tinygrad renders it)."""
+  values: dict[UOp, list[UOp]] = {}
+  for u0, u1 in pairs: values.setdefault(u0, []).append(u1)
+  const: dict[UOp, bool] = {}
+  def may_be_const(u: UOp) -> bool:  # a CONST, or replaced, along its values, by one
+    if (hit := const.get(u)) is not None: return hit
+    const[u] = False  # (a cycle of values: no constant along it)
+    const[u] = u.op is Ops.CONST or any(may_be_const(v) for v in values.get(u, ()))
+    return const[u]
   for u in uops:
     if u.op is Ops.GETTUPLE: return False
+    if u.op is Ops.STACK and u.src and any(s in values for s in u.src) and all(map(may_be_const, u.src)): return False
     if u.op is Ops.PARAM and u.dtype is not dtypes.float:
       try:
         if is_image_shape(u.shape): return False

@@ -445,7 +445,7 @@ def page_replays(pairs: list[tuple[UOp, UOp]], table: NodeTable, rows: list[int]
   # the table's size bounds the step's, and mostly settles it; else count
   if 8 * len(table.rows) > REWRITE_STACK_LIMIT.value and 8 * table.reach(rows) > REWRITE_STACK_LIMIT.value: return 0, False
   n = next((i for i, (u0, u1) in enumerate(pairs) if u0.dtype is not u1.dtype), len(pairs))
-  if n < len(pairs) and page_derives(table.uops()): n = len(pairs)
+  if n < len(pairs) and page_derives(table.uops(), pairs): n = len(pairs)
   values: dict[UOp, list[UOp]] = {}
   for u0, u1 in pairs[:n]: values.setdefault(u0, []).append(u1)
   return (0, False) if _fixpoint_cycle(values) else (n, not bottom_up)
