@@ -4,7 +4,7 @@
 // tgviz/bridge/uops.py NodeTable.add makes a content). js/port/replay.js rebuilds with it; bridge.page_replays says
 // which steps the page replays past a replacement that changes a dtype (rebuilt_dtypes.page_derives). Each mirrors:
 //   leastUpper  least_upper_dtype    leastUpperFloat  least_upper_float    promo   promo_dtype
-//   rebuilt     _rebuild_dtype and dtype_from_uop     invalid  UOp.base.is_invalid
+//   rebuilt     _rebuild_dtype and dtype_from_uop     invalid  UOp.base.is_invalid   imageShaped  is_image_shape(PARAM.shape)
 //   withDtype, contentWith   NodeTable.add's content of the UOp with another dtype
 
 /** tgviz.bridge.rebuilt_dtypes.dtype_rules(). @typedef {{parents: Record<string, string[]>, floats: string[], ints: string[],
@@ -58,9 +58,9 @@ export class Dtypes {
 
   /** _rebuild_dtype(m, srcs) on a node table (every source's dtype as m's: m's own): the dtype tinygrad gives node m
    * rebuilt over these sources, or [null, why] where this port does not derive it (tinygrad would raise, or reads what
-   * the table does not hold). made(r): whether row r is one a replay made. @param {Row[]} rows @param {Content[]} contents
-   * @param {number} m @param {number[]} srcs @param {(r: number) => boolean} made @returns {[string|null, string|null]} */
-  rebuilt(rows, contents, m, srcs, made) {
+   * the table does not hold). @param {Row[]} rows @param {Content[]} contents @param {number} m @param {number[]} srcs
+   * @returns {[string|null, string|null]} */
+  rebuilt(rows, contents, m, srcs) {
     const own = dtOfRow(rows, contents, m), old = rows[m][3];
     if (srcs.every((s, i) => dtOfRow(rows, contents, s) === dtOfRow(rows, contents, old[i]))) return [own, null];
     const op = dtOp(rows, m), dts = srcs.map((s) => dtOfRow(rows, contents, s));
@@ -68,9 +68,10 @@ export class Dtypes {
     /** @type {string|null|undefined} */
     let dt;
     if (DT_VOID.has(op) || op === "CALL") dt = "void";
-    else if (op === "INDEX") {  // a PARAM of an image's shape gives float (rebuilt_dtypes.page_derives: none in the table)
-      if (dtOp(rows, srcs[0]) === "PARAM" && dts[0] !== "float" && made(srcs[0])) return [null, "an INDEX over a PARAM a replay rebuilt"];
-      dt = dts[0];
+    else if (op === "INDEX") {  // float over a PARAM of an image's shape
+      const image = dtOp(rows, srcs[0]) === "PARAM" ? this.imageShaped(rows, contents, srcs[0]) : false;
+      if (image === null) return [null, "an INDEX over a PARAM whose shape only tinygrad simplifies"];
+      dt = image ? "float" : dts[0];
     } else if (DT_FIRST.has(op) || (this.unary.has(op) && !DT_FLOATING.has(op)) || this.movement.has(op)) dt = dts[0];
     else if (DT_COMPARE.has(op)) dt = "bool";
     else if (DT_FLOATING.has(op)) dt = this.invalid(rows, contents, srcs[0]) ? "bool" : this.leastUpperFloat(dts[0]);
@@ -79,6 +80,10 @@ export class Dtypes {
       dt = this.promo(dts.slice(1));
     } else if (op === "STACK") dt = dts.length ? this.promo(dts) : "void";
     else if (op === "WMMA") dt = dts[2];
+    else if (op === "GETTUPLE") {  // the dtype of the tuple's source its arg names (the tuple a FUNCTION's body)
+      const tuple = dtOp(rows, srcs[0]) === "FUNCTION" ? rows[srcs[0]][3][0] : srcs[0], at = rows[tuple]?.[3][Number(contents[rows[m][5]][1][1])];
+      dt = at === undefined ? undefined : dtOfRow(rows, contents, at);
+    }
     else if (op === "GETADDR") dt = "ulong";
     else if (op === "SHL" || op === "SHR") {
       if (!srcs.every((s, i) => this.ints.has(dts[i]) || this.invalid(rows, contents, s))) return [null, "a shift of a non-int (tinygrad raises)"];
@@ -89,6 +94,16 @@ export class Dtypes {
     else if (this.broadcastable.has(op)) dt = this.promo(dts);
     if (!dt) return [null, `a ${op} rebuilt over a source of another dtype`];
     return [dt, null];
+  }
+
+  /** is_image_shape(PARAM.shape): its shape (its source's as_shape) three dims, the last 4; null where that needs
+   * tinygrad's simplifier (a last dim that is no constant). @param {Row[]} rows @param {Content[]} contents @param {number} p */
+  imageShaped(rows, contents, p) {
+    const [shape] = rows[p][3];
+    if (shape === undefined) return null;
+    if (dtOp(rows, shape) !== "STACK" || rows[shape][3].length !== 3) return false;
+    const last = rows[shape][3][2];
+    return dtOp(rows, last) === "CONST" ? contents[rows[last][5]][2][2] === "4" : null;
   }
 
   /** UOp.base.is_invalid: the row, through movement ops and DETACH, a CONST of Invalid. @param {Row[]} rows

@@ -17,11 +17,11 @@ import { dtypesOf } from "./dtypes.js";
 /** A content ([the text UOp.key hashes before its sources' keys, the node's own label lines, what folding reads]).
  * @typedef {import("./picture.js").Content} Content */
 /** The node table the step's rows are in (rebuilt nodes are appended to its rows, and the contents of those rebuilt
- * with another dtype to its contents), its contents by content id, how many rows it was given (those past them a
- * replay made), and what its replays share, made here when missing: the hash-consing index (a hash of content and
- * sources -> the rows with it: see consHash), each row's UOp.key and each content's text, encoded, the content ids
- * by their JSON, and each content's with another dtype (by "content dtype").
- * @typedef {{rows: Row[], contents: Content[], given?: number, index?: Map<number, number[]>, keys?: (Uint8Array|undefined)[],
+ * with another dtype to its contents), its contents by content id, and what its replays share, made here when
+ * missing: the hash-consing index (a hash of content and sources -> the rows with it: see consHash), each row's
+ * UOp.key and each content's text, encoded, the content ids by their JSON, and each content's with another dtype
+ * (by "content dtype").
+ * @typedef {{rows: Row[], contents: Content[], index?: Map<number, number[]>, keys?: (Uint8Array|undefined)[],
  *   texts?: Map<number, Uint8Array>, contentIds?: Map<string, number>, redtyped?: Map<string, number>}} NodeTable  keys: by row */
 /** The rewrite's options (Step.options). @typedef {{bottom_up: boolean, walk: boolean, enter_calls: boolean}} ReplayOptions */
 
@@ -153,7 +153,7 @@ export function unpackRows(packed, contents, sha256, notes, families, lazy = fal
   /** @type {Row[]} */
   const rows = [];
   /** @type {NodeTable} */
-  const table = { rows, contents, given: packed.content.length, keys: [], texts: new Map() };
+  const table = { rows, contents, keys: [], texts: new Map() };
   const key = (/** @type {number} */ row) => rowKey(table, sha256, row);
   /** @type {Map<number, [number, any][]>} */
   const over = new Map();
@@ -211,7 +211,6 @@ export class Replay {
     this.opaqueBodies = new Set(config.opaqueBodies);
     this.families = config.opFamilies;
     this.dtypes = dtypesOf(config.dtypes);
-    this.given = table.given ?? rows.length;
     /** @type {Map<number, number>} graph k (after k matches): the input, the graphs stored, those computed */
     this.graphs = new Map([[0, step.graphs[0]], ...(step.stored ?? []).map((k, i) => /** @type {[number, number]} */ ([k, step.graphs[i + 1]]))]);
     /** the matches the one pass follows from the input (past them: the chain, from the graphs stored) */
@@ -387,7 +386,7 @@ export class Replay {
   /** The content of node m rebuilt over these sources: its own, or where tinygrad derives another dtype, that of the
    * UOp with it (js/port/dtypes.js). @param {number} m @param {number[]} srcs @returns {number} */
   contentOver(m, srcs) {
-    const c = this.rows[m][5], [dt, why] = this.dtypes.rebuilt(this.rows, this.contents, m, srcs, (r) => r >= this.given);
+    const c = this.rows[m][5], [dt, why] = this.dtypes.rebuilt(this.rows, this.contents, m, srcs);
     if (why !== null || dt === null) throw new CannotReplay(why ?? "");
     const id = dt === this.contents[c][2][0] ? c : this.dtypes.contentWith(this.table, c, dt);
     if (id === null) throw new CannotReplay(`a ${this.rows[m][2][0]} whose dtype becomes ${dt} (its label needs tinygrad)`);

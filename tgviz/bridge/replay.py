@@ -435,7 +435,7 @@ def page_replays(pairs: list[tuple[UOp, UOp]], table: NodeTable, rows: list[int]
   """How many of a step's matches js/port/replay.js, the Replayer's one pass and chain on a report's node table, follows
   exactly as VIZ from the step's input and its matches' (node, replacement) pairs alone: all of them, the dtypes of
   the nodes rebuilt over a replacement that changes a dtype derived as tinygrad derives them (js/port/dtypes.js), but
-  where the step's table holds what that port cannot read (rebuilt_dtypes.page_derives: then up to the first such
+  where the page cannot label a node it may rebuild (rebuilt_dtypes.page_derives: then up to the first such
   replacement); none where those replacements hold a fixpoint cycle (where VIZ's replay stops at an error) or the step
   is big enough for REWRITE_STACK_LIMIT (rows: the input's and the replacements' rows in the table). And whether it
   follows the later ones along the chain (a top-down rewrite: each graph made from the one before), given the graphs
@@ -445,7 +445,7 @@ def page_replays(pairs: list[tuple[UOp, UOp]], table: NodeTable, rows: list[int]
   # the table's size bounds the step's, and mostly settles it; else count
   if 8 * len(table.rows) > REWRITE_STACK_LIMIT.value and 8 * table.reach(rows) > REWRITE_STACK_LIMIT.value: return 0, False
   n = next((i for i, (u0, u1) in enumerate(pairs) if u0.dtype is not u1.dtype), len(pairs))
-  if n < len(pairs) and page_derives(table.uops(), pairs): n = len(pairs)
+  if n < len(pairs) and page_derives(table.stacks, pairs): n = len(pairs)
   values: dict[UOp, list[UOp]] = {}
   for u0, u1 in pairs[:n]: values.setdefault(u0, []).append(u1)
   return (0, False) if _fixpoint_cycle(values) else (n, not bottom_up)

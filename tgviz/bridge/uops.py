@@ -243,6 +243,7 @@ class NodeTable:
     # (content id, source rows) -> row, of the UOps forget() let go of: a UOp's identity (tinygrad's key leaves out tags)
     self._forgotten: dict[tuple[int, tuple[int, ...]], int] = {}
     self._digests: dict[int, bytes] = {}  # row -> its UOp.key, where key() derived it
+    self.stacks: list[UOp] = []  # the STACKs it holds (bridge.rebuilt_dtypes.page_derives reads them)
 
   def forget(self, keep: UOp) -> None:
     """Let go of the UOps seen but those of keep's graph (the table and its cache hold every UOp they have seen alive,
@@ -250,13 +251,10 @@ class NodeTable:
     later is found by its content and its sources' rows: its row is the same, as if it had been kept."""
     live = set(keep.toposort())
     drawn, content_ids, rows = self._cache.drawn, self._content_ids, self.rows
+    self.stacks = [u for u in self.stacks if u in live]
     for u in [u for u in self._ids if u not in live]:
       i = self._ids.pop(u)
       self._forgotten[(content_ids[drawn.pop(u)[3]], tuple(rows[i][3]))] = i
-
-  def uops(self) -> list[UOp]:
-    """The UOps the table holds now (those forget() let go of aside)."""
-    return list(self._ids)
 
   def reach(self, roots: list[int]) -> int:
     """How many rows the graphs of these rows hold together."""
@@ -299,6 +297,7 @@ class NodeTable:
         c = content_ids[d[3]] = len(self.contents)
         self.contents.append(cache.contents[d[3]])
       srows = list(map(row_of, src))
+      if u.op is Ops.STACK: self.stacks.append(u)
       if self._forgotten and (i := self._forgotten.get((c, tuple(srows)))) is not None:
         ids[u] = i
         continue
