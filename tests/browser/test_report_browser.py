@@ -170,7 +170,7 @@ def test_report_computes_the_graphs_of_a_training_step(tmp_path, page):
   def first_dtype_change(s): return next((i for i, (u0, u1) in enumerate(s.pairs()) if u0.dtype != u1.dtype), len(s.matches))
   changed = [s for s in trace.steps if first_dtype_change(s) < len(s.matches)]
   derived = {s: [k for k, _, d in s.later_graphs(first_dtype_change(s)) if d] for s in changed if data[P.step_key(s)]["computed"] == len(s.matches)}
-  assert len(derived) > len(changed) / 2 and sum(map(len, derived.values())) > 20
+  assert len(derived) == len(changed) >= 2 and all(derived.values())  # (a schedule's step and a kernel's)
   assert all(data[P.step_key(s)]["stored"] is None and len(data[P.step_key(s)]["graphs"]) == 1 for s in derived)
   stored = [s for s in trace.steps if data[P.step_key(s)]["computed"] < len(s.matches)]
   assert all(data[P.step_key(s)]["computed"] == first_dtype_change(s) for s in stored)
