@@ -72,8 +72,13 @@ def test_runtime_dependencies_are_ranges_without_caps():
 # tgviz.views), IPython, ipywidgets, anywidget and traitlets (tgviz.notebook), the report and the command line. Left
 # out: the rest of tests/trace, what tgviz reads of tinygrad's run (pinned, the same at every minimum: half the quick
 # subset's time), and tests/test_examples.py (all slow, it needs the test extra's runner).
-AT_MINIMUM = ["tests/bridge", "tests/draw", "tests/views", "tests/notebook", "tests/report", "tests/trace/test_access.py",
-              "tests/trace/test_timing.py", "tests/trace/test_whatif.py", "tests/test_structure.py", "tests/test_readme_map.py"]
+# The quick tests of the code that calls a dependency (tinygrad is pinned: the tests of what only reads tinygrad run at
+# the lock's versions alone): a capture on the default device (pyopencl's ICD loader, PoCL, numpy), pyopencl's
+# profiling events, graphviz-pure's layouts, the widget and the magics (anywidget, ipywidgets, traitlets, IPython,
+# pygments), the report (zstandard, pygments) and the page's data and pictures; the package's structure and the README.
+AT_MINIMUM = ["tests/bridge/test_capture_safety.py", "tests/trace/test_timing.py", "tests/draw", "tests/notebook", "tests/report",
+              "tests/views/test_js_parity.py", "tests/views/test_layout.py", "tests/views/test_messages.py", "tests/views/test_programmap.py",
+              "tests/views/test_program_view.py", "tests/test_structure.py", "tests/test_readme_map.py"]
 
 
 @pytest.mark.slow
