@@ -223,6 +223,38 @@ def test_stored_graphs_in_node_are_python(attention_trace, tmp_path, monkeypatch
 
 
 @needs_node
+def test_rebuilt_dtypes_in_node_are_tinygrads(tmp_path):
+  """js/port/dtypes.js's dtype of a node rebuilt over new sources, on the node table the report stores of it, is
+  tinygrad's _rebuild_dtype, case by case: an ALU op's promotion, a comparison, a float op over an int, WHERE, a shift,
+  CAST, a movement op, an INDEX over a PARAM (float from one of an image's shape), a PARAM over a new shape, and
+  none derived where the sources keep their dtypes."""
+  from tinygrad.uop.ops import Ops, ParamArg, UOp, _rebuild_dtype, shape_to_shape_arg
+  i, w, f = UOp.const(1, dtypes.int), UOp.const(2, dtypes.weakint), UOp.const(1.5, dtypes.float)
+  a = UOp.variable("a", 0, 10, dtypes.int)
+  def param(shape, dt=dtypes.int): return UOp(Ops.PARAM, dt, (shape_to_shape_arg(shape),), ParamArg(0, dt))
+  cases = [(a + i, (w, i)), (a + i, (w, w)), (a * f, (w, f)), (a < i, (w, i)), (a.cast(dtypes.float).sqrt(), (a.cast(dtypes.float),)),
+           (UOp(Ops.SQRT, dtypes.float, (a,)), (w,)), ((a < i).where(a, i), (a < i, w, i)), (a << i, (w, i)),
+           (a.cast(dtypes.float), (w,)), (UOp(Ops.RESHAPE, dtypes.int, (a, shape_to_shape_arg((1,)))), (w, shape_to_shape_arg((1,)))),
+           (UOp(Ops.INDEX, dtypes.int, (param((2, 3, 4)), i)), (param((2, 3, 4)), w)),
+           (UOp(Ops.INDEX, dtypes.int, (param((24,)), i)), (param((24,)), w)),
+           (UOp(Ops.INDEX, dtypes.float, (param((2, 3, 4), dtypes.float), i)), (param((2, 3, 4), dtypes.float), w)),
+           (param((2, 3)), (shape_to_shape_arg((2, w)),)), (a + i, (a, i))]
+  tables = []
+  for m, new in cases:
+    table = tg.NodeTable(tg.NodeCache({}))
+    tables.append({"rows": table.rows, "contents": table.contents, "m": table.add(m), "srcs": [table.add(s) for s in new]})
+  script = tmp_path / "rebuilt.mjs"
+  script.write_text(f"import {{ Dtypes }} from {json.dumps(str(DRIVER.parent.parent.parent / 'js/port/dtypes.js'))};\n"
+                    f"const d = new Dtypes({json.dumps(tg.dtype_rules())}), tables = {json.dumps(tables)};\n"
+                    "process.stdout.write(JSON.stringify(tables.map((t) => d.rebuilt(t.rows, t.contents, t.m, t.srcs))));\n")
+  proc = subprocess.run([NODE, str(script)], capture_output=True, text=True, timeout=60)
+  assert proc.returncode == 0, proc.stderr
+  got = json.loads(proc.stdout)
+  assert got == [[rebuilt_dtypes.dtype_name(_rebuild_dtype(m, new)), None] for m, new in cases]
+  assert got[10][0] == "float" and got[11][0] == "int"  # an image's shape, and not
+
+
+@needs_node
 def test_the_dtype_lattice_in_node_is_tinygrads(tmp_path):
   """js/port/dtypes.js's least_upper_dtype and least_upper_float, from the rules the report ships, for every pair of
   tinygrad's dtypes (and void, off the lattice: tinygrad raises, the page says it cannot)."""
