@@ -30,7 +30,7 @@ const dtOfRow = (rows, contents, r) => contents[rows[r][5]][2][0];
 export class Dtypes {
   /** @param {DtypeRules} rules */
   constructor(rules) {
-    this.parents = new Map(Object.entries(rules.parents).map(([d, ps]) => [d, ps]));
+    this.parents = new Map(Object.entries(rules.parents));
     this.parentSets = new Map(Object.entries(rules.parents).map(([d, ps]) => [d, new Set(ps)]));
     this.floats = new Set(rules.floats);
     this.ints = new Set(rules.ints);
