@@ -36,7 +36,8 @@ def unchunk(payload: str) -> Any:
 
 SEGMENT = 32  # consecutive steps of a group share one node table, one chunk the page decodes whole to draw one
 FORGET_EVERY = 32  # stored graphs of a step, between two times its table lets go of the UOps of the graphs behind
-# past a step's first dtype change, every so many matches a graph is stored though the page could chain to it: the
+# past a step's first dtype change, where the page does not derive the rebuilt nodes' dtypes (tg.page_replays), every
+# so many matches a graph is stored though the page could chain to it: the
 # page chains from the nearest graph it has, some 1 ms a match (the ResNet step's busiest step, opened: 1.9 s chaining
 # 1,900 matches to its last graph, 0.64 s before it chained any)
 CHECKPOINT = 128
