@@ -16,7 +16,8 @@ import pytest
 from tinygrad.dtype import dtypes, least_upper_dtype, least_upper_float
 
 from tgviz import bridge as tg
-from tgviz.bridge import rebuilt_dtypes, replay
+from tgviz.bridge import replay
+from tgviz.bridge import uops as tg_uops
 from tgviz.draw import dot as Dot
 from tgviz.draw.engine import DEFAULT_TIMEOUT
 from tgviz.report import contents
@@ -250,7 +251,7 @@ def test_rebuilt_dtypes_in_node_are_tinygrads(tmp_path):
   proc = subprocess.run([NODE, str(script)], capture_output=True, text=True, timeout=60)
   assert proc.returncode == 0, proc.stderr
   got = json.loads(proc.stdout)
-  assert got == [[rebuilt_dtypes.dtype_name(_rebuild_dtype(m, new)), None] for m, new in cases]
+  assert got == [[tg_uops.dtype_name(_rebuild_dtype(m, new)), None] for m, new in cases]
   assert got[10][0] == "float" and got[11][0] == "int"  # an image's shape, and not
 
 
@@ -269,7 +270,7 @@ def test_the_dtype_lattice_in_node_is_tinygrads(tmp_path):
   assert proc.returncode == 0, proc.stderr
   got = json.loads(proc.stdout)
   def python(f, *ds):
-    try: return rebuilt_dtypes.dtype_name(f(*(getattr(dtypes, d) for d in ds)))
+    try: return tg_uops.dtype_name(f(*(getattr(dtypes, d) for d in ds)))
     except KeyError: return None  # off the lattice
   assert got["up"] == [[python(least_upper_dtype, a, b) for b in names] for a in names]
   assert got["float"] == [python(least_upper_float, a) for a in names]

@@ -13,10 +13,7 @@ from typing import Any
 from tinygrad.dtype import DType, DTypes, _get_recursive_parents, dtypes, promo_lattice
 from tinygrad.uop.ops import GroupOp, Ops, UOp
 
-
-def dtype_name(dt: DType) -> str:
-  """A dtype as the report's labels and contents say it: tinygrad's repr without "dtypes."."""
-  return repr(dt).removeprefix("dtypes.")
+from tgviz.bridge.uops import dtype_name
 
 
 def dtype_rules() -> dict[str, Any]:

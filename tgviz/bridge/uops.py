@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from tinygrad.dtype import dtypes
+from tinygrad.dtype import DType, dtypes
 from tinygrad.helpers import ansistrip, printable
 from tinygrad.uop.ops import CallInfo, GroupOp, KernelInfo, Ops, ParamArg, UOp
 from tinygrad.uop.render import renderer
@@ -71,11 +71,16 @@ def _foldable(u: UOp) -> bool:
   return u.op in (Ops.RESHAPE, Ops.EXPAND) and len(u.src) >= 1 and _foldable(u.src[0])
 
 
+def dtype_name(dt: DType) -> str:
+  """A dtype as labels, contents and panels say it: tinygrad's repr without "dtypes."."""
+  return repr(dt).removeprefix("dtypes.")
+
+
 def _base_label(u: UOp) -> list[str]:
   """The label lines that are the UOp's own: op, arg, dtype (a rebuild with new sources keeps them)."""
   label = [u.op.name]
   if (arg := _arg_text(u)) is not None: label += _clip(arg, 8 if u.op is Ops.SOURCE else _ARG_LINES)
-  if u.dtype != dtypes.void: label.append(str(u.dtype).removeprefix("dtypes."))
+  if u.dtype != dtypes.void: label.append(dtype_name(u.dtype))
   return label
 
 
@@ -118,7 +123,7 @@ def fold_info(u: UOp) -> tuple[str, bool, str | None, str]:
   if len(_INFO) > 100_000: _INFO.clear()
   try: intlike = dtypes.is_int(u.dtype) or u.dtype == dtypes.bool
   except Exception: intlike = False
-  dt = str(u.dtype).removeprefix("dtypes.")
+  dt = dtype_name(u.dtype)
   info = _INFO[key] = (dt, bool(intlike), _leaf_text(u), _NUMBER.sub("#", repr(u.arg)[:200]) if u.arg is not None else "")
   return info
 
@@ -139,7 +144,7 @@ def _input(s: UOp, key: str | None) -> str | tuple[str, str | None, str]:
   """A source as graph.Node.inputs holds it: its key, or a constant folded into the label as (dtype, its text as
   tinygrad renders it (a vector of constants too: ``{0,1,2}.reshape((3,1))``), op)."""
   if key is not None: return key
-  dt = str(s.dtype).removeprefix("dtypes.")
+  dt = dtype_name(s.dtype)
   if s.op is Ops.CONST: return (dt, str(s.arg), "CONST")
   if (text := _VECTORS.get(s.key, "")) == "":
     if len(_VECTORS) > 100_000: _VECTORS.clear()
@@ -353,7 +358,7 @@ def python_text(u: UOp) -> str:
 
 def node_details(u: UOp) -> dict[str, str]:
   """What the node panel shows of a UOp: op, dtype, the full arg and tag, and the node as tinygrad's Python (python_text)."""
-  return {"op": u.op.name, "dtype": str(u.dtype).removeprefix("dtypes."), "arg": _ANSI_REPR.sub("", ansistrip(repr(u.arg)))[:4000],
+  return {"op": u.op.name, "dtype": dtype_name(u.dtype), "arg": _ANSI_REPR.sub("", ansistrip(repr(u.arg)))[:4000],
           "tag": repr(u.tag), "python": python_text(u)[:20000]}
 
 
