@@ -144,14 +144,15 @@ def test_background_work_only_in_work():
 
 
 def test_the_bridge_inside_imports_one_way_env_first():
-  """Inside the bridge, imports run one way: env (tinygrad's version and device set-up) at the bottom, then uops, packing
+  """Inside the bridge, imports run one way: env (tinygrad's version and device set-up) at the bottom, then graphs (walking
+  graphs), uops, packing
   (a report's node tables packed), access, rebuilt_dtypes (what the report's page derives dtypes from), replay, events,
   records (every record type but the scheduler's decisions), decisions (those), recording (records with the UOp
   table), births, safe_pickle, recorders, quiet (the compilers' warnings), origins (what each UOp came from), linear,
   attempts and spans (patches), machine (its ListingBuilds is a recorders.Patch), opts, beam, profiler, peaks,
   schedule, retime, rerun, parallel, capture and files; the package's __init__ only re-exports, importing env first."""
   bridge = {m.split(".")[1]: p for m, p in modules().items() if package(m) == "bridge"}
-  order = ["env", "uops", "packing", "access", "rebuilt_dtypes", "replay", "events", "records", "decisions", "recording", "births",
+  order = ["env", "graphs", "uops", "packing", "access", "rebuilt_dtypes", "replay", "events", "records", "decisions", "recording", "births",
            "safe_pickle", "recorders",
            "quiet", "origins", "linear", "attempts", "spans", "machine", "opts", "beam", "profiler", "peaks", "schedule", "retime", "rerun",
            "parallel", "capture", "files", "__init__"]

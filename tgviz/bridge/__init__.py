@@ -7,7 +7,7 @@ ops and user lines a kernel computes), ``attempts`` (every pattern attempt, coun
 holds; ``recording``: with the UOp table), ``linear`` (what each schedule ran), ``rerun`` (a schedule run again with a
 condition lifted), ``events`` (the run: tinygrad's profile events as records), ``peaks`` (a device's measured peaks),
 ``retime`` (a kernel timed again; its float work), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
-keys; ``packing``: the tables packed for a report), ``births`` (where each kind of UOp first appears: what a search
+keys; ``packing``: the tables packed for a report), ``graphs`` (walking graphs), ``births`` (where each kind of UOp first appears: what a search
 finds) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up
 before anything imports tinygrad.
 
@@ -46,6 +46,7 @@ from tgviz.bridge.env import (
 )
 from tgviz.bridge.events import ExecRecord, MemRecord, Profile, RangeRecord, SyncRecord, is_null_device
 from tgviz.bridge.files import TraceFileError, load_recording, save_recording
+from tgviz.bridge.graphs import GraphNodes, reaches, sources, toposort
 from tgviz.bridge.linear import BufferInfo, Call, ScheduleCalls, schedule_calls
 from tgviz.bridge.machine import ListingBuilds, binary, debug_listing, disassemble, linear_uops, print_uops, program_rows
 from tgviz.bridge.opts import (
@@ -99,10 +100,7 @@ from tgviz.bridge.uops import (
   op_name,
   pattern_source,
   python_text,
-  reaches,
-  sources,
   to_graph,
-  toposort,
 )
 
 __all__ = [
@@ -120,6 +118,7 @@ __all__ = [
   "Call",
   "Candidate",
   "ExecRecord",
+  "GraphNodes",
   "GroupRecord",
   "Lifted",
   "ListingBuilds",

@@ -1,8 +1,8 @@
 """UOps as tgviz draws and names them.
 
 Owns: a UOp's label (op, arg, dtype, folded constants), its op family, its stable key, the drawable Graph of a UOp
-and the report's shared node tables (tgviz.bridge.packing packs their rows), the node panel's details, and small
-readers (sources, toposort, a pattern's source line). It only reads UOps: it records nothing, patches nothing and
+and the report's shared node tables (tgviz.bridge.packing packs their rows), the node panel's details, and a pattern's
+source line (tgviz.bridge.graphs walks graphs). It only reads UOps: it records nothing, patches nothing and
 knows no trace or step.
 """
 from __future__ import annotations
@@ -362,10 +362,6 @@ def node_details(u: UOp) -> dict[str, str]:
           "tag": repr(u.tag), "python": python_text(u)[:20000]}
 
 
-def toposort(u: UOp) -> list[UOp]:
-  return list(u.toposort())
-
-
 def kernel_key(ast: UOp) -> str:
   """tinygrad's key of a kernel's AST as its VIZ links a kernel to the CALLs of it (viz/serve.py canonicalize_ast: the
   AST's KernelInfo blanked, so that its name and opts do not count): the same kernel has it in any run or process."""
@@ -376,20 +372,3 @@ def kernel_key(ast: UOp) -> str:
 def node_key(u: UOp) -> str:
   """A stable identity for a UOp: the same on every run for the same graph."""
   return u.key.hex()[:12]  # 48 bits: no two nodes of one graph share it in practice; short keys keep reports small
-
-
-def reaches(root: UOp, target: UOp, known: set[UOp]) -> bool:
-  """Whether target is in root's graph, looking only below nodes not in known (a graph that does not hold target: what
-  is in it cannot lead there)."""
-  stack, seen = [root], set()
-  while stack:
-    if (u := stack.pop()) is target: return True
-    if u in seen or u in known: continue
-    seen.add(u)
-    stack.extend(u.src)
-  return False
-
-
-def sources(u: UOp) -> tuple[UOp, ...]:
-  return u.src
-

@@ -374,16 +374,3 @@ class Rule:
   def __repr__(self) -> str:
     return f"Rule({where(*self.loc)}, count={self.count}, time={self.time * 1e3:.3g} ms, " \
            f"{len(self.steps)} step{'s' if len(self.steps) != 1 else ''})"
-
-
-def rebuilt_event(step: Step, uop: Any, hi: int | None = None) -> Event:
-  """The creation of a node no match made: tinygrad rebuilt it because a match changed one of its sources. The
-  match is the first after which the node is in the graph (found by bisection over the replay, up to the graph after
-  `hi` matches, which holds it: by default the step's last); `other` is the node it took the place of."""
-  lo, hi = 1, len(step.matches) if hi is None else hi
-  while lo < hi:
-    mid = (lo + hi) // 2
-    if uop in set(tg.toposort(step.at(mid))): hi = mid
-    else: lo = mid + 1
-  d = diff_graphs(step.at(lo - 1), step.at(lo))
-  return Event("rebuilt", step, lo - 1, next((b for b, a in d.changed if a is uop), None))

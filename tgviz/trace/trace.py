@@ -19,7 +19,8 @@ from tgviz.trace import program as programs
 from tgviz.trace import retime as timings
 from tgviz.trace import run as runtime
 from tgviz.trace.kernel import Kernel, display_names
-from tgviz.trace.steps import Event, Lineage, Link, Rule, Step, diff_graphs, rebuilt_event, step_before, step_rows
+from tgviz.trace.lives import Lives
+from tgviz.trace.steps import Event, Lineage, Rule, Step, step_rows
 from tgviz.trace.units import plural
 
 
@@ -67,11 +68,12 @@ class Trace:
     self.traceback: str | None = None
     self._rec: tg.Recording | None = None
     self._fused_before: tuple[tuple[int, int], Trace] | None = None  # fusion.fuse's last run as scheduled, by (schedule, seed)
+    self._lives = Lives()                   # history() and lineage(), with the nodes of the graphs they looked in
 
   def fill(self, rec: tg.Recording) -> None:
     """Take over what a capture recorded. Groups, steps and kernels are made when first asked for, so that a capture
     costs nothing past tinygrad's own tracking."""
-    self._rec, self._fused_before = rec, None
+    self._rec, self._fused_before, self._lives = rec, None, Lives()
     for name in ("groups", "kernels", "call_notes", "call_kernels", "_runtime", "_program_map", "_programs", "_compile"):
       self.__dict__.pop(name, None)
 
@@ -168,7 +170,7 @@ class Trace:
     """The life of a node (a UOp of one of this trace's graphs) across the compile, in order: where it is first seen
     (as a step's input, or made by a match, and from which node), the steps it lives through, and where it is rewritten
     away. group: look in that group's steps only (faster; a kernel's codegen nodes live in its own group)."""
-    return list(self._life(uop, self._groups_of(group)))
+    return self._lives.history(uop, self._steps_of(group))
 
   def lineage(self, uop: Any, group: Group | None = None, seen: tuple[Step, int] | None = None) -> Lineage:
     """Where a node came from, back to its creation (see :class:`tgviz.trace.steps.Lineage`): the rewrite that made it
@@ -176,81 +178,12 @@ class Trace:
     graph a step started from; in a kernel's group its AST, with the kernel's Tensor ops and the user's lines, its
     ``origins``). group: as for :meth:`history`. seen: (step, k) where the node is in ``step.at(k)``, for a node that
     lives only inside a step (a match's picture shows it; neither the step's input nor its output holds it)."""
-    groups = self._groups_of(group)
-    links: list[Link] = []
-    link = self._made(uop, groups, *seen) if seen is not None else self._first_made(uop, groups)
-    done = {id(uop)}
-    while link is not None:
-      links.append(link)
-      if link.other is None or id(link.other) in done: break
-      done.add(id(link.other))
-      if link.match is not None: link = self._made(link.other, groups, link.step, link.match)  # in the graph before the match
-      elif (prev := step_before(link.step)) is not None: link = self._made(link.other, groups, prev, len(prev.matches))
-    start = links[-1].step if links and links[-1].kind == "input" and links[-1].other is None else None
-    kernel = start.group.kernel if start is not None and start is start.group.steps[0] else None
-    if kernel is None: return Lineage(links)
-    own = kernel.origins_of(links[-1].uop)
-    return Lineage(links, tuple(own if own is not None else kernel.origins), own is not None)
+    return self._lives.lineage(uop, self._steps_of(group), seen)
 
-  def _first_made(self, uop: Any, groups: list[Group]) -> Link | None:
-    """The first link of uop's lineage from its history: the step's input that first holds it, or the match that made it."""
-    e = next((e for e in self._life(uop, groups) if e.kind in ("input", "created", "rebuilt")), None)
-    if e is None: return None
-    if e.kind in ("created", "rebuilt") and e.match is not None: return self._made(uop, groups, e.step, e.match + 1)
-    # a step's input that is not the step before's output (tinygrad built it anew: an opt applied): the node there in its place
-    prev = step_before(e.step)
-    was = next((b for b, a in diff_graphs(prev.after(), e.step.before()).changed if a is uop), None) if prev is not None else None
-    return Link("input", e.step, None, uop, was)
-
-  def _made(self, uop: Any, groups: list[Group], step: Step, k: int) -> Link | None:
-    """How uop, which is in step.at(k), came into the graphs: a match of step before the k-th made it (its replacement is,
-    or holds, uop: "created", from the node it rewrote) or rebuilt it (a source changed: "rebuilt", from the node it took
-    the place of); where the step's input holds it, as for its history's first event."""
-    if uop in set(tg.toposort(step.before())): return self._first_made(uop, groups)
-    lo, hi = 1, k                                # the first graph of the step that holds it, by bisection
-    while lo < hi:
-      mid = (lo + hi) // 2
-      if uop in set(tg.toposort(step.at(mid))): hi = mid
-      else: lo = mid + 1
-    j = lo - 1
-    u0, u1 = step.pairs()[j]
-    earlier = next((b for b, a in diff_graphs(step.at(j), step.at(lo)).changed if a is uop), None)
-    if u1 is uop: return Link("created", step, j, uop, u0)
-    if tg.reaches(u1, uop, set()): return Link("created", step, j, uop, earlier if earlier is not None else u0)
-    return Link("rebuilt", step, j, uop, earlier)
-
-  def _groups_of(self, group: Group | None) -> list[Group]:
+  def _steps_of(self, group: Group | None) -> list[Step]:
     if group is not None and not isinstance(group, Group):
       raise TypeError(f"group must be a Group (one of trace.groups, or kernel.group), not {type(group).__name__} {group!r}")
-    return [group] if group is not None else self.groups
-
-  def _life(self, uop: Any, groups: list[Group]) -> Iterator[Event]:
-    """The events of history, made as they are asked for (the first one, a node's creation, ends the walk early)."""
-    present, prev = False, None               # present: in the graph the step before (prev) ended with
-    for g in groups:
-      for s in g.steps:
-        before = set(tg.toposort(s.before()))
-        here = uop in before
-        # a step's input built anew (not the graph the step before ended with) without the node: gone after that step
-        if present and not here and prev is not None: yield Event("removed", prev)
-        if here and not present: yield Event("input", s)
-        made = replaced = False
-        for m, (u0, u1) in zip(s.matches, s.pairs(), strict=True):  # built in one walk (Match.uops rebuilds each)
-          if u0 is uop:
-            # not seen here before: rebuilt earlier in this step, in a graph the step's input and output do not hold
-            if not here: yield rebuilt_event(s, uop, m.index)
-            replaced, here = True, False
-            yield Event("replaced", s, m.index, u1)
-          elif not here and tg.reaches(u1, uop, before):
-            made = here = True
-            # a replacement that is or holds a node the graph already had (tinygrad rebuilt it at an earlier match) made nothing
-            if uop in set(tg.toposort(s.at(m.index))): yield rebuilt_event(s, uop, m.index)
-            else: yield Event("created", s, m.index, u0)
-        present, prev = uop in set(tg.toposort(s.after())), s
-        if present:
-          if not here and not made and s.matches: yield rebuilt_event(s, uop)
-          yield Event("lives", s)
-        elif (here or uop in before) and not replaced: yield Event("removed", s)
+    return list(group.steps) if group is not None else list(self.steps)
 
   def rules(self, sort: str = "count", unmatched: bool = False) -> list[Rule]:
     """Every pattern that fired, with its count (matches recorded in the trace's steps), total time and the steps it
