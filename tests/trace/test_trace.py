@@ -185,7 +185,7 @@ def test_faithful_to_viz_replay_tutorial(tutorial_trace):
 @pytest.mark.slow
 def test_faithful_to_viz_replay_cnn(cnn_trace):
   """Every step up to 1,000 matches (1,453 of 1,455; the two devectorize2 of 2,770 matches took 140 of the test's 230 s:
-  a step that big is test_a_whole_replay_is_vizs_and_holds_one_graph_at_a_time's, graph by graph and at random)."""
+  a step that big is the attention's devectorize2 below, graph by graph and 300 graphs at random)."""
   _check_faithful(cnn_trace, up_to=1000)
 
 
@@ -215,14 +215,11 @@ def test_random_access_stops_at_a_replay_error_like_viz(tutorial_trace):
 
 def test_a_whole_replay_is_vizs_and_holds_one_graph_at_a_time(attention_trace):
   """Step.replay, every graph of a step in one pass (the report writes the graphs it stores from it), is VIZ's replay
-  graph for graph (and so are graphs asked at random), and holds about one graph at a time: the UOps alive while it runs stay far below what the step's
+  graph for graph, and holds about one graph at a time: the UOps alive while it runs stay far below what the step's
   graphs hold together (kept, the graphs of the GPT's whole-model schedule step took 1.1 GB of a report worker)."""
   step = next(s for s in attention_trace.steps if s.group.display_name == "r_2_6_6_8" and s.name == "devectorize2")
   viz = _viz_replay(step)
   assert all(g is v for g, v in zip(step.replay(), viz, strict=True))
-  rp = step._rec.new_replayer(step._raw)  # and graphs asked at random, as a user jumps around
-  assert all(rp.at(k) is viz[k] for k in random.Random(3).sample(range(len(viz)), 300))
-  del rp
   together = len(set().union(*(g.toposort() for g in viz)))
   del viz
   gc.collect()
@@ -248,6 +245,27 @@ def test_stepping_through_every_match_keeps_a_bounded_number_of_graphs(attention
   random.Random(3).shuffle(ks)
   for k in ks[:300]: assert rp.at(k).key == viz[k], k
   assert peak < 20_000, peak  # all the step's graphs together: some 84,000 UOps
+
+
+@pytest.mark.slow
+def test_stepping_back_through_a_walk_step_goes_on_from_a_kept_graph(cnn_trace):
+  """A walk step (substitute with walk=True: no graph in one pass, only the chain), stepped back from its last graph as
+  the widget's slider does: each graph is VIZ's, and the chain goes on from one of the Replayer.CHECKPOINTS graphs it
+  kept below, not from the input (a 118-match step took 0.16-0.6 s a step back)."""
+  step = max((s for s in cnn_trace.steps if s._raw.walk), key=lambda s: len(s.matches))
+  n, viz = len(step.matches), _viz_replay(step)
+  rp, subs = step._rec.new_replayer(step._raw), []
+  assert n > rp.KEEP
+  sub = rp._sub
+  def counted(*args):
+    subs.append(args[1])
+    return sub(*args)
+  rp._sub = counted
+  assert rp.at(n) is viz[n]
+  for k in range(n - 1, -1, -1):
+    subs.clear()
+    assert rp.at(k) is viz[k], k
+    assert len(subs) <= -(-n // rp.CHECKPOINTS), (k, subs)
 
 
 def test_after_is_what_the_rewrite_returned():

@@ -155,12 +155,16 @@ class Replayer:
       if was: gc.enable()
 
   KEEP = 64                                 # graphs a Replayer keeps at most; past that it keeps the last few asked
+  CHECKPOINTS = 16                          # and, where only the chain makes graph k, this many spread over the step
 
   def _keep(self, k: int, g: UOp) -> UOp:
     """g, graph k; past KEEP graphs kept, let go of all but the input, the chain's head, k and a replay error (stepping
-    through a whole-model schedule step would keep 1,500 graphs of 5,000 nodes): asked again, one is computed again."""
+    through a whole-model schedule step would keep 1,500 graphs of 5,000 nodes): asked again, one is computed again.
+    Where that takes the chain (a walk, or past direct_below), every n/CHECKPOINTS-th graph is kept too, for the chain
+    to go on from: stepping back through a 110-match walk step chained from the input at each step, 0.63 s a step."""
     if len(self.graphs) - self.graphs.count(None) > self.KEEP:
       keep = {0, k, self.cur_k, self.error_at}
+      if self.walk or k >= self.direct_below: keep.update(range(0, self.n + 1, -(-self.n // self.CHECKPOINTS)))
       self.graphs = [x if j in keep else None for j, x in enumerate(self.graphs)]
       self._forget(*(x for x in self.graphs if x is not None))
     return g
