@@ -67,18 +67,17 @@ def test_runtime_dependencies_are_ranges_without_caps():
     assert ops == ({"=="} if req.name == "tinygrad" else {">="}), f"{req}: a minimum only, no cap or pin without a known break"
 
 
-# The quick tests of the code that calls the ranged dependencies: tinygrad's CL device on pyopencl and PoCL, numpy
-# (tgviz.bridge; of tgviz.trace, access, the re-timing and the what-if's reruns), graphviz and pygments (tgviz.draw,
-# tgviz.views), IPython, ipywidgets, anywidget and traitlets (tgviz.notebook), the report and the command line. Left
-# out: the rest of tests/trace, what tgviz reads of tinygrad's run (pinned, the same at every minimum: half the quick
-# subset's time), and tests/test_examples.py (all slow, it needs the test extra's runner).
 # The quick tests of the code that calls a dependency (tinygrad is pinned: the tests of what only reads tinygrad run at
 # the lock's versions alone): a capture on the default device (pyopencl's ICD loader, PoCL, numpy), pyopencl's
 # profiling events, graphviz-pure's layouts, the widget and the magics (anywidget, ipywidgets, traitlets, IPython,
-# pygments), the report (zstandard, pygments) and the page's data and pictures; the package's structure and the README.
-AT_MINIMUM = ["tests/bridge/test_capture_safety.py", "tests/trace/test_timing.py", "tests/draw", "tests/notebook", "tests/report",
-              "tests/views/test_js_parity.py", "tests/views/test_layout.py", "tests/views/test_messages.py", "tests/views/test_programmap.py",
-              "tests/views/test_program_view.py", "tests/test_structure.py", "tests/test_readme_map.py"]
+# pygments), the report and the command line (zstandard, pygments) and the page's pictures (graphviz-pure's layouts in
+# the page's data); the package's structure and the README. Left out: the page's ports of tgviz's own computations (the
+# rest of test_js_parity) and the report's memory and early writers (tgviz's own code over tinygrad's graphs).
+AT_MINIMUM = ["tests/bridge/test_capture_safety.py", "tests/trace/test_timing.py", "tests/draw", "tests/views/test_layout.py",
+              "tests/notebook", "tests/views/test_messages.py", "tests/views/test_programmap.py", "tests/views/test_program_view.py",
+              "tests/report/test_cli.py", "tests/report/test_forked.py", "tests/report/test_report_load.py",
+              "tests/views/test_js_parity.py::test_folded_pictures_in_node_are_python",
+              "tests/views/test_js_parity.py::test_wrapped_columns_in_node_are_python", "tests/test_structure.py", "tests/test_readme_map.py"]
 
 
 @pytest.mark.slow
