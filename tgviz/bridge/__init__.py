@@ -7,8 +7,8 @@ ops and user lines a kernel computes), ``attempts`` (every pattern attempt, coun
 holds; ``recording``: with the UOp table), ``linear`` (what each schedule ran), ``rerun`` (a schedule run again with a
 condition lifted), ``events`` (the run: tinygrad's profile events as records), ``peaks`` (a device's measured peaks),
 ``retime`` (a kernel timed again; its float work), ``replay`` (exact per-match replay), ``uops`` (labels, node tables,
-keys; ``packing``: the tables packed for a report), ``graphs`` (walking graphs), ``births`` (where each kind of UOp first appears: what a search
-finds) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up
+keys; ``packing``: the tables packed for a report), ``graphs`` (walking graphs), ``births`` (where each kind of UOp
+first appears: what a search finds) and ``files`` (trace files). ``env`` is imported first: it checks tinygrad's version and sets the device up
 before anything imports tinygrad.
 
 Must not: import any tgviz package above it (only tgviz.draw's graph data and tgviz.work); hold logic here (this file only

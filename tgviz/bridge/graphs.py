@@ -18,9 +18,9 @@ def toposort(u: UOp) -> list[UOp]:
 class GraphNodes:
   """The nodes of the graphs asked about (graph -> its nodes), kept up to BUDGET nodes in all, the least recently asked
   dropped first: a node's history and lineage ask whether each graph of a group holds it, and a node panel, or the next
-  node's history, asks the same of the same graphs (the tutorial's every node: 115 s of toposorts, redone)."""
+  node's history, asks the same of the same graphs (the lineage of each of the tutorial's nodes: 130 -> 92 s)."""
 
-  BUDGET = 400_000                          # some 40 MB of dict entries
+  BUDGET = 400_000                          # some 20 MB of dict entries
 
   def __init__(self) -> None:
     self._nodes: collections.OrderedDict[UOp, dict[UOp, None]] = collections.OrderedDict()
@@ -54,4 +54,3 @@ def reaches(root: UOp, target: UOp, known: Container[UOp]) -> bool:
 
 def sources(u: UOp) -> tuple[UOp, ...]:
   return u.src
-
