@@ -3,6 +3,7 @@
 were drawn, frees a tensor's buffers when the tensor goes."""
 import contextlib
 import gc
+import weakref
 
 import pytest
 from tinygrad import Tensor
@@ -11,6 +12,7 @@ from tinygrad.engine.realize import run_linear
 from tinygrad.helpers import GlobalCounters
 
 import tgviz
+from tgviz.bridge import GraphNodes
 
 
 def bufs_allocated() -> int:
@@ -100,6 +102,18 @@ def test_a_drawn_trace_frees_buffers_when_the_tensor_goes():
   del x
   assert bufs_allocated() - init == 0
   assert trace.kernels and all(s.after() is not None for s in trace.steps)  # the trace still redraws everything
+
+
+def test_the_nodes_kept_for_a_nodes_history_keep_no_device_buffer():
+  """GraphNodes (what history and lineage keep of the graphs they look in) keeps a graph's nodes, but not while the graph
+  reaches a live device buffer: kept, a node panel of a schedule would keep the tensor's memory."""
+  x = Tensor.ones(4).contiguous().realize()
+  nodes, plain, held = GraphNodes(), (Tensor.ones(3).uop + 1).sink(), x.uop.sink()
+  assert nodes.holds(plain, plain.src[0]) and nodes.holds(held, x.uop)
+  kept, let_go = weakref.ref(plain), weakref.ref(held)
+  del plain, held
+  gc.collect()
+  assert kept() is not None and let_go() is None
 
 
 def test_what_the_process_held_is_out_of_full_collections_while_a_capture_runs():

@@ -8,7 +8,8 @@ from __future__ import annotations
 import collections
 from collections.abc import Container
 
-from tinygrad.uop.ops import UOp
+from tinygrad.uop import ops
+from tinygrad.uop.ops import Ops, UOp
 
 
 def toposort(u: UOp) -> list[UOp]:
@@ -17,8 +18,9 @@ def toposort(u: UOp) -> list[UOp]:
 
 class GraphNodes:
   """The nodes of the graphs asked about (graph -> its nodes), kept up to BUDGET nodes in all, the least recently asked
-  dropped first: a node's history and lineage ask whether each graph of a group holds it, and a node panel, or the next
-  node's history, asks the same of the same graphs (the lineage of each of the tutorial's nodes: 130 -> 92 s)."""
+  dropped first, and none of a graph that reaches a live device buffer: a node's history and lineage ask whether each
+  graph of a group holds it, and a node panel, or the next node's history, asks the same of the same graphs (the
+  lineage of each of the tutorial's nodes: 130 -> 92 s)."""
 
   BUDGET = 400_000                          # some 20 MB of dict entries
 
@@ -31,7 +33,11 @@ class GraphNodes:
     if (nodes := self._nodes.get(graph)) is not None:
       self._nodes.move_to_end(graph)
       return nodes
-    nodes = self._nodes[graph] = graph.toposort()
+    nodes = graph.toposort()
+    # not kept while it reaches a device buffer (tinygrad maps BUFFER UOps to Buffers weakly: kept, a schedule's graph
+    # would keep the tensor's memory after the user let go of it)
+    if any(u.op is Ops.BUFFER and u in ops.buffers for u in nodes): return nodes
+    self._nodes[graph] = nodes
     self._size += len(nodes)
     while self._size > self.BUDGET and len(self._nodes) > 1: self._size -= len(self._nodes.popitem(last=False)[1])
     return nodes
