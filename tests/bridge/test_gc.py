@@ -99,6 +99,12 @@ def test_a_drawn_trace_frees_buffers_when_the_tensor_goes():
     step.before(); step.after()
     if step.matches: step.at(len(step.matches) // 2)
   trace.find("View Base AST").svg()
+  # a node panel of the schedule's output, still open when the tensor goes: the schedule's last steps put the buffer in
+  # (their inputs hold none: a replay kept for them kept its graphs, and the buffer, alive)
+  schedule = next(g for g in trace.groups if g.kind == "schedule" and g.steps)
+  node = schedule.steps[-1].after()
+  trace.history(node, schedule), trace.lineage(node, schedule)
+  del node
   del x
   assert bufs_allocated() - init == 0
   assert trace.kernels and all(s.after() is not None for s in trace.steps)  # the trace still redraws everything

@@ -189,8 +189,9 @@ class Recording:
       if k > after: yield k, g, k in replayer.tinygrad_only
 
   def _holds_live_buffers(self, step: StepRecord) -> bool:
-    """Whether the step's graph reaches a BUFFER UOp that has a device Buffer now (tinygrad maps them weakly)."""
-    seen, stack = set(), [step.sink]
+    """Whether the step's graphs reach a BUFFER UOp that has a device Buffer now (tinygrad maps them weakly): its input,
+    or a match's replacement (a schedule's last steps put the buffers in: kept, its replay kept the tensor's memory)."""
+    seen, stack = set(), [step.sink, *(m[1] for m in step.matches)]
     while stack:
       if (n := stack.pop()) in seen: continue
       seen.add(n)
