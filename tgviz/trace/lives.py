@@ -107,4 +107,3 @@ class Lives:
         if not here and not made and s.matches: yield self._rebuilt(s, uop)
         yield Event("lives", s)
       elif (here or uop in before) and not replaced: yield Event("removed", s)
-
