@@ -15,12 +15,17 @@ from tgviz.trace.program import REASONS
 
 PROGRAMS = {"softmax": workloads.softmax, "layernorm": workloads.layernorm, "attention": workloads.attention,
             "conv_bn": workloads.conv_bn, "adam": workloads.adam_train, "big_sum": workloads.big_sum,
-            "contiguous": workloads.contiguous, "mnist": lambda: workloads.example("mnist_train_step.py")}
-NAMES = [pytest.param(n, marks=pytest.mark.slow) if n == "mnist" else n for n in PROGRAMS]
+            "contiguous": workloads.contiguous}
+# the MNIST step (examples/scripts/mnist_train_step.py): the session's capture of it (conftest's mnist_trace), which
+# other files of this process ask for too
+NAMES = [*PROGRAMS, pytest.param("mnist", marks=pytest.mark.slow)]
 _traces: dict[str, tgviz.Trace] = {}
 
 
-def traced(name: str) -> tgviz.Trace:
+def traced(name: str, request: pytest.FixtureRequest | None = None) -> tgviz.Trace:
+  if name == "mnist":
+    assert request is not None
+    return request.getfixturevalue("mnist_trace")
   if name not in _traces:
     with tgviz.capture() as trace: PROGRAMS[name]()
     assert trace.error is None
@@ -46,8 +51,8 @@ def tinygrad_dataflow(trace: tgviz.Trace) -> tuple[list, set[tuple[int, int, int
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_buffer_between_kernels_has_a_reason(name):
-  program = traced(name).program()
+def test_every_buffer_between_kernels_has_a_reason(name, request):
+  program = traced(name, request).program()
   assert program.kernels and program.boundaries and not program.notes
   for b in program.boundaries:
     assert b.reason in REASONS and b.reason != "other", str(b)
@@ -58,8 +63,8 @@ def test_every_buffer_between_kernels_has_a_reason(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_map_edges_are_tinygrads_dataflow(name):
-  trace = traced(name)
+def test_map_edges_are_tinygrads_dataflow(name, request):
+  trace = traced(name, request)
   program = trace.program()
   launches, flow = tinygrad_dataflow(trace)
   at, j = {}, 0  # each kernel of the program is a launch of it, in run order
@@ -85,7 +90,7 @@ LIFTED_NAMES = [n for n in NAMES if not (isinstance(n, str) and n in ("layernorm
 
 
 @pytest.mark.parametrize("name", LIFTED_NAMES)
-def test_reasons_agree_with_tinygrad(name):
+def test_reasons_agree_with_tinygrad(name, request):
   """For every condition a reason names (cost, reduce, ranges, split), the schedule run again with it lifted makes
   fewer kernels, and fewer buffers of each dtype and shape that condition kept, for it: each either gone or kept by the
   next of tinygrad's checks (a buffer kept for cost can be kept for reduce once cost is lifted), counted against the
@@ -93,7 +98,7 @@ def test_reasons_agree_with_tinygrad(name):
   its buffer is gone. A question after one about the same schedule reuses its run as scheduled. Each condition once, in
   the smallest schedule that has it (the MNIST step's reduce in its 8-kernel schedule, not again in its 77-kernel one:
   that run again was 55 of the test's 100 s)."""
-  trace = traced(name)
+  trace = traced(name, request)
   size = Counter(k.schedule for k in trace.program().kernels)
   found_in: dict[str, dict[int, list]] = defaultdict(lambda: defaultdict(list))
   for b in trace.program().boundaries:
