@@ -1,6 +1,8 @@
 import atexit
+import fcntl
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -61,6 +63,26 @@ def attention_cell_trace() -> tgviz.Trace:
   """A notebook cell's attention (workloads.attention_cell): its schedule's calls copies and kernels, its result read back."""
   with tgviz.capture() as trace: workloads.attention_cell()
   return trace
+
+
+@pytest.fixture(scope="session")
+def gpt_run(tmp_path_factory) -> tuple[Path, str]:
+  """`tgviz run --save` on the GPT training step (its slowest kernels re-timed, its devices' peaks measured), no SVGs: the
+  report's folder (its trace saved there as trace.tgviz) and what the command printed. Made once for the whole run, its
+  test processes (pytest-xdist's workers) taking turns at a lock: the first to ask makes it, the others read it (a
+  minute or two of a CI's 2 cores each time)."""
+  root = tmp_path_factory.getbasetemp()
+  if "PYTEST_XDIST_WORKER" in os.environ: root = root.parent  # the workers' base folders are in this run's own
+  out = root / "gpt-run"
+  with open(root / "gpt-run.lock", "w") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    if not (out / "stdout.txt").exists():
+      script = Path(__file__).resolve().parents[1] / "benchmarks" / "models" / "gpt_train_step.py"
+      proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--out", str(out), "--svg", "none", "--save"],
+                            capture_output=True, text=True, timeout=1800)
+      assert proc.returncode == 0, proc.stderr
+      (out / "stdout.txt").write_text(proc.stdout)
+  return out, (out / "stdout.txt").read_text()
 
 
 class RecordingComm:

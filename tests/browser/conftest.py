@@ -1,11 +1,6 @@
 """Fixtures for the browser tests: one JupyterLab server, one Notebook 7 server and one Chromium per session."""
-import fcntl
-import os
 import re
 import runpy
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from harness import ARTIFACTS, ATTENTION, chromium, dump_kernel_threads, jupyterlab, notebook7, shut_down_kernels, stall_share, undisturbed
@@ -34,26 +29,6 @@ def attention_report(tmp_path_factory):
     return trace
   trace = undisturbed(capture, lambda t: stall_share(t) < 1 / 3, "the attention block")
   return trace, trace.to_html(script.parent / "index.html", workers=2)
-
-
-@pytest.fixture(scope="session")
-def gpt_run(tmp_path_factory) -> tuple[Path, str]:
-  """`tgviz run --save` on the GPT training step (its slowest kernels re-timed, its devices' peaks measured), no SVGs: the
-  report's folder (its trace saved there as trace.tgviz) and what the command printed. Made once for the whole run, its
-  test processes (pytest-xdist's workers) taking turns at a lock: the first to ask makes it, the others read it (a
-  minute or two of a CI's 2 cores each time)."""
-  root = tmp_path_factory.getbasetemp()
-  if "PYTEST_XDIST_WORKER" in os.environ: root = root.parent  # the workers' base folders are in this run's own
-  out = root / "gpt-run"
-  with open(root / "gpt-run.lock", "w") as lock:
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    if not (out / "stdout.txt").exists():
-      script = Path(__file__).resolve().parents[2] / "benchmarks" / "models" / "gpt_train_step.py"
-      proc = subprocess.run([sys.executable, "-m", "tgviz", "run", str(script), "--out", str(out), "--svg", "none", "--save"],
-                            capture_output=True, text=True, timeout=1800)
-      assert proc.returncode == 0, proc.stderr
-      (out / "stdout.txt").write_text(proc.stdout)
-  return out, (out / "stdout.txt").read_text()
 
 
 @pytest.fixture(scope="session")

@@ -3,8 +3,6 @@ launches, said so), the kernel table's runs are tinygrad's own launch count, a s
 kernels are timed again warm with their spread, comparisons say when a difference is inside the noise, and verdicts
 say which limit a kernel ran into and how close it came."""
 import json
-import runpy
-from pathlib import Path
 
 import pytest
 import workloads
@@ -156,15 +154,16 @@ def test_no_kernel_reads_under_the_launch_floor(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", ["benchmarks/models/gpt_train_step.py", "examples/scripts/mnist_train_step.py"])
-def test_a_models_kernel_table_runs_are_its_launches(script):
+@pytest.mark.parametrize("model", ["gpt", "mnist"])
+def test_a_models_kernel_table_runs_are_its_launches(model, request):
   """The GPT step compiles kernels that share a program (E_8_4 #2 and #3: their ASTs differ in a constant's dtype); the
-  kernel table counted their launches once per kernel, 412 runs for 363 launches."""
-  path = Path(__file__).resolve().parents[2] / script
-  with tgviz.capture() as trace: runpy.run_path(str(path), run_name="__main__")
+  kernel table counted their launches once per kernel, 412 runs for 363 launches. The GPT step's trace as `tgviz run
+  --save` saved it, read back (conftest's gpt_run); the MNIST step's capture (mnist_trace)."""
+  if model == "gpt": trace = tgviz.load(request.getfixturevalue("gpt_run")[0] / "trace.tgviz")
+  else: trace = request.getfixturevalue("mnist_trace")
   assert sum(r["runs"] for r in trace.kernel_table()) == len(trace.timeline().kernels()) > 50
   shared = [k for k in trace.kernels if len(k.program_kernels) > 1]
-  if "gpt" in script: assert shared
+  if model == "gpt": assert shared
   rows = trace.kernel_table()
   assert all(rows[trace.kernels.index(k)]["counted_in"] == k.program_kernels[0].display_name for k in shared if k.program_kernels[0] is not k)
 
