@@ -25,10 +25,9 @@ y = (x * 2 + 1).contiguous()
 
 
 @pytest.fixture(scope="module")
-def mnist(tmp_path_factory):
-  """The MNIST training step (85 calls of 67 kernels), traced, and its report."""
-  with tgviz.capture() as trace: workloads.example("mnist_train_step.py")
-  return trace, trace.to_html(tmp_path_factory.mktemp("map") / "index.html", workers=2)
+def mnist(mnist_trace, tmp_path_factory):
+  """The MNIST training step (85 calls of 67 kernels), traced (the session's capture), and its report."""
+  return mnist_trace, mnist_trace.to_html(tmp_path_factory.mktemp("map") / "index.html", workers=2)
 
 
 @pytest.fixture
