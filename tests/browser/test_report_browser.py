@@ -159,15 +159,16 @@ def test_report_computes_each_match_graph_as_vizs_replay(tutorial_trace, tmp_pat
 
 @pytest.mark.slow
 def test_report_computes_the_graphs_of_a_training_step(tmp_path, page):
-  """The same on the MLP training step (17 thousand matches, steps of thousands): the first, middle and last twenty
-  graphs of every step, every other step asked last graph first (not the order the chain computes them in). Past a
+  """The same on an MLP training step (256-64-10, batch 16: 16 thousand matches, its biggest step 4,324; the 784-128-10
+  one, twice that in twice the time, has the same kinds of steps): the first, middle and last twenty graphs of every
+  step, every other step asked last graph first (not the order the chain computes them in). Past a
   replacement that changes a dtype, the page derives the dtypes of the nodes tinygrad rebuilds over it
   (js/port/dtypes.js): such a step keeps no graph but its input in the report, and the graphs around each match that
   rebuilds a node over a source of another dtype are right too. Where the page cannot (bridge.rebuilt_dtypes.
   page_derives), a step keeps some graphs from that replacement on: a bottom-up one every later graph, a top-down one
   those of the matches whose step only tinygrad derives, the page chaining from them to the others."""
-  workloads.mlp_train()
-  with tgviz.capture() as trace: workloads.mlp_train()
+  workloads.mlp_train((256, 64, 10), 16)
+  with tgviz.capture() as trace: workloads.mlp_train((256, 64, 10), 16)
   html = trace.to_html(tmp_path / "index.html")
   data = _steps_data(html)
   def first_dtype_change(s): return next((i for i, (u0, u1) in enumerate(s.pairs()) if u0.dtype != u1.dtype), len(s.matches))
