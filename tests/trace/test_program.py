@@ -188,3 +188,21 @@ def test_saved_trace_keeps_the_reasons(tmp_path):
   loaded = tgviz.load(trace.save(tmp_path / "softmax.tgviz"))
   def reasons(t): return [(b.reason, b.detail, b.label, b.writer.index if b.writer else None) for b in t.program().buffers]
   assert reasons(loaded) == reasons(trace)
+
+
+def test_reasons_hold_while_an_earlier_schedules_graphs_are_kept():
+  """tinygrad makes one UOp of equal ones: a schedule made while equal graphs of an earlier one are alive (a user holding
+  a step's graph; a node's history, which keeps the graphs it looked in) rebuilds its staged buffers as those earlier
+  UOps, whose args are the earlier schedule's. The reasons are the same: the program captured again, and fuse's runs
+  (the buffer asked about gone, its run as scheduled the program's buffers), with every graph of the first capture held.
+  (Before: every buffer "other", its shape the flat buffer's, and fuse said "still made" of a buffer its run as
+  scheduled did not make.)"""
+  with tgviz.capture() as first: workloads.attention()
+  held = [s.after() for s in first.steps]
+  assert held
+  def seen(t): return Counter((b.dtype, b.shape, b.reason) for b in t.program().boundaries)
+  with tgviz.capture() as again: workloads.attention()
+  assert seen(again) == seen(first) and "other" not in {b.reason for b in again.program().boundaries}
+  b = next(b for b in again.program().boundaries if _lift(b) == "reduce")
+  f = again.fuse(b)
+  assert f.error is None and f.gone and seen(f.before) == seen(again), f.summary()

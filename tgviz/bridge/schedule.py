@@ -19,7 +19,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from tinygrad.uop import ops
-from tinygrad.uop.ops import Ops, UOp
+from tinygrad.uop.ops import Ops, UOp, UOpMetaClass
 
 from tgviz.bridge.decisions import Realized, ScheduleRecord
 from tgviz.bridge.origins import _user_frame
@@ -134,6 +134,10 @@ class ScheduleRecorder(Patch):
     self._staged: dict[int, tuple[Any, UOp, UOp | None]] = {}  # id(BufferizeOpts) -> (it, the value staged, its consumer)
     self._asked: dict[int, list] = {}                    # id(BufferizeOpts) -> remove_bufferize's [reads, reduces, in a reduce]
     self._stored: dict[int, int] = {}                    # internal buffer slot -> id(BufferizeOpts)
+    # id(BufferizeOpts) of an earlier schedule's STAGE -> the one staged here it stands for: tinygrad makes one UOp of
+    # equal ones, and where an equal STAGE is still alive (a graph of an earlier schedule kept by the user, or by a view of
+    # a trace), a STAGE rebuilt here is that one, its arg the earlier BufferizeOpts (equal to the one staged here)
+    self._alias: dict[int, int] = {}
     self._split: list[tuple] = []                        # what split_reduceop made contiguous: (shape, dtype)
     self._made: dict[int, UOp] = {}                      # buffer number -> the CONTIGUOUS transform_to_call made it for
     self._last = ScheduleRecord()                        # the record of the latest transform_to_call (its launches follow)
@@ -158,6 +162,7 @@ class ScheduleRecorder(Patch):
       UOp.contiguous, UOp.toposort
     tensor_contiguous, run_linear = tensor.Tensor.contiguous, tensor.run_linear
     opts_init, param_init, resolve = indexing.BufferizeOpts.__init__, ParamArg.__init__, realize.resolve_params
+    make_uop = UOpMetaClass.__call__
     split_code, contig_code, rb_code = rangeify.split_reduceop.__code__, tensor.replace_contig_with_store_after.__code__, lines["remove_bufferize"]
 
     class RecordingContext(base_ctx):  # type: ignore[valid-type,misc]
@@ -167,7 +172,8 @@ class ScheduleRecorder(Patch):
         rec._close()
         rec._ctx, rec._ctx_group, rec._ctx_split, rec._split = self, rec._group(), rec._split, []
         # the spies on what codegen calls most, only while this schedule is made (see _close)
-        rec._spies = _Spies([(ParamArg, {"__init__": recorded_param}), (UOp, {"toposort": recorded_toposort})])
+        rec._spies = _Spies([(ParamArg, {"__init__": recorded_param}), (UOp, {"toposort": recorded_toposort}),
+                             (UOpMetaClass, {"__call__": recorded_uop})])
         rec._spies.__enter__()
 
     def recorded_opts(self, *args, **kwargs):
@@ -176,15 +182,20 @@ class ScheduleRecorder(Patch):
       if code is lines["stage"] or code is lines["limit"]:
         rec._staged[id(self)] = (self, f.f_locals["s"], f.f_locals["x"] if code is lines["stage"] else None)
 
+    def recorded_uop(cls, op, dtype=None, src=(), arg=None, tag=None, *args, **kwargs):
+      ret = make_uop(cls, op, dtype, src, arg, tag, *args, **kwargs)
+      if op is Ops.STAGE and ret.arg is not arg and (key := rec._alias.get(id(arg), id(arg))) in rec._staged: rec._alias[id(ret.arg)] = key
+      return ret
+
     def recorded_param(self, *args, **kwargs):
       param_init(self, *args, **kwargs)
-      if (f := sys._getframe(1)).f_code is lines["store"] and (x := f.f_locals.get("x")) is not None: rec._stored[self.slot] = id(x.arg)
+      if (f := sys._getframe(1)).f_code is lines["store"] and (x := f.f_locals.get("x")) is not None: rec._stored[self.slot] = rec._staged_key(x)
 
     def recorded_toposort(self, *args, **kwargs):
       out = toposort(self, *args, **kwargs)
       if (f := sys._getframe(1)).f_code is rb_code:
         loc, gate = f.f_locals, kwargs.get("gate")
-        key = id(loc["buf"].arg)
+        key = rec._staged_key(loc["buf"])
         if getattr(gate, "__name__", "") == "buf_gate":
           if key in rec._asked: rec._asked[key][2] = bool(loc.get("buffer_in_reduce"))
         else: rec._asked[key] = [len(dict.fromkeys(loc["accessed_buffers"])), tuple(_reduce_text(r) for r in loc["reduces"]), None, PCONTIG.value > 2]
@@ -245,12 +256,17 @@ class ScheduleRecorder(Patch):
     try: super().__exit__(*exc)
     finally: self._close()
 
+  def _staged_key(self, buf: UOp) -> int:
+    """The key of the staging that made the STAGE buf: the id of its BufferizeOpts, or of the one it stands for."""
+    return self._alias.get(key := id(buf.arg), key)
+
   def _close(self) -> None:
     """File the decisions of the schedule made last (one get_kernel_graph) in its group, and let go of its UOps: when
     Tensor.realize runs it, when the next one starts, when the capture ends."""
     if self._spies is not None: self._spies.__exit__(None, None, None)
     if self._ctx is not None: self._ctx_group.stages.append(self._decisions(self._ctx.realize_map))
     self._ctx, self._staged, self._asked, self._stored, self._ctx_split, self._spies = None, {}, {}, {}, [], None
+    self._alias = {}
 
   def _realized(self, s: UOp, consumer: UOp | None, rm: _RealizeMap) -> Realized:
     """What rangeify realized, as it realized it: the rule that put s in the realize map, refined for the CONTIGUOUS
