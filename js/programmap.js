@@ -216,7 +216,8 @@ export function programMap(ui, request, open, openRow, rowOf, fuse) {
       h("b", {}, [s.label]), `: ${plural(s.kernels.length, "kernel")}, ${plural(s.buffers, "buffer")} between them, ${fmt(s.time_us)}, peak ${s.peak.toLocaleString("en-US")} B`,
       h("ol", {}, s.kernels.map((k, i) => h("li", {}, [`${k} ${s.times_us[i] === null ? "" : `(${fmt(s.times_us[i])})`}`])))]));
     at.replaceChildren(h("div", { class: "tgviz-map-fused" }, [
-      h("div", {}, [f.gone ? "the buffer is gone with " : "the buffer is still made with ", h("b", {}, [f.lift]), ` lifted (${f.lifted})`]),
+      h("div", {}, [f.gone === null ? "not compared (see below) with " : f.gone ? "the buffer is gone with " : "the buffer is still made with ",
+        h("b", {}, [f.lift]), ` lifted (${f.lifted})`]),
       h("div", { class: "tgviz-map-detail" }, [f.summary]), h("div", { class: "tgviz-map-fused-sides" }, sides)]));
   }
 

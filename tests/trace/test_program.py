@@ -10,7 +10,7 @@ import pytest
 import workloads
 
 import tgviz
-from tgviz.trace.fusion import lift_for
+from tgviz.trace.fusion import Fusion, lift_for
 from tgviz.trace.program import REASONS
 
 PROGRAMS = {"softmax": workloads.softmax, "layernorm": workloads.layernorm, "attention": workloads.attention,
@@ -206,3 +206,13 @@ def test_reasons_hold_while_an_earlier_schedules_graphs_are_kept():
   b = next(b for b in again.program().boundaries if _lift(b) == "reduce")
   f = again.fuse(b)
   assert f.error is None and f.gone and seen(f.before) == seen(again), f.summary()
+
+
+def test_a_fuse_whose_run_as_scheduled_made_no_such_buffer_compares_nothing():
+  """Where the run as scheduled made no buffer of the asked one's dtype and shape (nothing to compare with), the answer
+  says so, not "still made" with no reason (it read so before the recorder followed equal STAGEs, above)."""
+  b = next(b for b in traced("attention").program().boundaries if _lift(b) == "reduce")
+  f = Fusion(b, "reduce")
+  f.before = f.after = traced("softmax")
+  assert (b.dtype, b.shape) not in {(x.dtype, x.shape) for x in f.before.program().boundaries}
+  assert f.gone is None and "not compared" in f.summary() and "still made" not in f.summary(), f.summary()

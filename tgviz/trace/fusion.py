@@ -55,9 +55,11 @@ class Fusion:
   def gone(self) -> bool | None:
     """Whether the buffer asked about is no longer between two kernels with the condition lifted: fewer buffers of its
     dtype and shape between kernels than as scheduled (a run again rebuilds the tensor graph from the trace, without
-    tinygrad's op metadata: the Tensor ops are not compared); None where the runs did not both end."""
+    tinygrad's op metadata: the Tensor ops are not compared); None where the runs did not both end, or the run as
+    scheduled made no such buffer (nothing to compare with)."""
     if self.before is None or self.after is None or self.error is not None: return None
     a = Counter(_signature(b) for b in self.before.program().boundaries)
+    if not a[_signature(self.buffer)]: return None
     b = Counter(_signature(x) for x in self.after.program().boundaries)
     return b[_signature(self.buffer)] < a[_signature(self.buffer)]
 
@@ -82,7 +84,12 @@ class Fusion:
     def us(x: Any) -> str: return time_text(x) if x is not None else "not timed"
     return (f"{head}: kernels {a['kernels']} -> {b['kernels']}, buffers between kernels {a['buffers']} -> {b['buffers']}, "
             f"device time {us(a['time_us'])} -> {us(b['time_us'])}, memory peak {bytes_text(a['peak'])} -> "
-            f"{bytes_text(b['peak'])}; this buffer: {'gone' if self.gone else 'still made, ' + self.still()} (same random inputs on both sides)")
+            f"{bytes_text(b['peak'])}; this buffer: {self._verdict()} (same random inputs on both sides)")
+
+  def _verdict(self) -> str:
+    if (gone := self.gone) is None:
+      return f"the run as scheduled made no {self.buffer.dtype}{list(self.buffer.shape)} buffer between kernels: not compared"
+    return "gone" if gone else "still made, " + self.still()
 
   def still(self) -> str:
     """Why buffers like the one asked about are still made with the condition lifted: their reasons there (a buffer kept
