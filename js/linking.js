@@ -71,6 +71,9 @@ export function linking(ui, state, view, select) {
   let left = null;
   /** the status line's text before the line hint replaced it */
   let statusBefore = "";
+  /** @type {{text: string, back: {step: StepKey, match: number|null}|null}|null} what a clicked line's opening of the
+   * codegen graph said on the status line (and the way back): another line clicked there says its own while that shows */
+  let lineSaid = null;
   /** @type {{keys: string[], lines: number[]}|null} nodes and code lines another pane pinned (a uops row, an asm range) */
   let pinned = null;
   /** @type {((kind: "hover"|"pin", keys: string[], lines: number[], again: boolean) => void)[]} who hears what is marked */
@@ -183,7 +186,15 @@ export function linking(ui, state, view, select) {
     // not drawn here (another step, or a partial view without them): the graph the renderer consumed, built around them
     lineZoom = pinnedLine !== null && !drawn && !!kernel.codegen_step;
     if (lineZoom) toCodegen(`line:${pinnedLine}`);
-    else if (markLine(null) && drawn) view.toLine();
+    else {
+      if (lineSaid && ui.status.textContent === lineSaid.text) {  // the status named the line clicked before: this one now
+        left = lineSaid.back;
+        sayBack(pinnedLine === null ? "no code line marked" : `line ${pinnedLine}'s UOps marked here, in ${named(state.selected, null)}`);
+        lineSaid = { text: ui.status.textContent ?? "", back: left };
+        left = null;
+      }
+      if (markLine(null) && drawn) view.toLine();
+    }
   });
 
   return {
@@ -225,6 +236,7 @@ export function linking(ui, state, view, select) {
       }
       else if (lineZoom) sayBack(pinned ? "this UOp is not drawn in the graph the renderer consumed (a constant is written into its users' labels)"
                                         : `line ${pinnedLine}'s UOps are not in the graph the renderer consumed (they are in the linearized program only)`);
+      if (lineZoom) lineSaid = { text: ui.status.textContent ?? "", back: left };
       lineZoom = false;
       left = null;
     },

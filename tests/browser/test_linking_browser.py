@@ -71,6 +71,14 @@ def check_linking(page, trace, wait_picture, shot: str, report: bool) -> None:
   placed = page.evaluate(LINE_NODES_PLACED)
   assert placed["whole"] == placed["marked"] and (placed["cut"] == 0 or not placed["narrower"]), placed
   assert label_px(page) >= 11
+  # another line clicked there: the status line names it now (it named the first one still), the way back kept
+  assert f"line {n}'s UOps marked here" in status.inner_text() and "back to" in status.inner_text(), status.inner_text()
+  m = next(i for i, ln in enumerate(conv.lines, 1) if ln and i != n)
+  page.locator(f".tgviz-right > .tgviz-code [data-line='{m}']").click()
+  page.wait_for_function("t => document.querySelector('.tgviz-status').textContent.includes(t)", arg=f"line {m}'s UOps marked here", timeout=LIMIT)
+  assert "back to" in status.inner_text() and f"line {n}'s" not in status.inner_text(), status.inner_text()
+  line.click()  # the first line again
+  page.wait_for_function("t => document.querySelector('.tgviz-status').textContent.includes(t)", arg=f"line {n}'s UOps marked here", timeout=LIMIT)
   line.click()  # unpinned
   page.locator(".tgviz-title").hover()
   assert page.locator(".tgviz-stage g.node.hl-line").count() == 0
