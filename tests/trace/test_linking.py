@@ -162,6 +162,17 @@ def test_history_wants_a_group(tutorial_trace):
     tutorial_trace.history(conv.lines[1][0], conv.name)
 
 
+def test_history_and_lineage_want_a_node_and_a_step_its_range(tutorial_trace):
+  """A node's op name is not a node: said, rather than an empty history (a new user's trace.history("BUFFER")); a k
+  past a step's end says which there are."""
+  for ask in (tutorial_trace.history, tutorial_trace.lineage):
+    with pytest.raises(TypeError, match=r"uop must be a node of one of this trace's graphs \(a UOp: from step.at\(k\).*not str 'BUFFER'"):
+      ask("BUFFER")
+  step = next(s for s in tutorial_trace.steps if s.matches)
+  n = len(step.matches)
+  with pytest.raises(IndexError, match=rf"has {n} match(es)?: k is 0 \(its input\) to {n} \(after its last\), not -1"): step.at(-1)
+
+
 def test_history_of_a_replaced_node_ends_with_its_replacement(tutorial_trace):
   step = next(s for s in tutorial_trace.steps if len(s.matches) >= 3 and s.group.kind == "kernel")
   m = step.matches[1]

@@ -335,6 +335,11 @@ def op_families() -> dict[str, str]:
   return {op.name: family for op, family in _FAMILY.items()}
 
 
+def is_uop(x: object) -> bool:
+  """Whether x is a tinygrad UOp (a node of a graph)."""
+  return isinstance(x, UOp)
+
+
 def op_name(u: UOp) -> str:
   return u.op.name
 

@@ -230,7 +230,8 @@ class Step:
   def at(self, k: int) -> Any:
     """The UOp graph after the first k matches of this step, exactly as tinygrad's VIZ replays it. A replay that failed
     stops at its REWRITE_ERROR, which every later k returns too."""
-    if not 0 <= k <= len(self.matches): raise IndexError(f"step {self.name!r} has {len(self.matches)} matches; k={k}")
+    if not 0 <= k <= len(self.matches):
+      raise IndexError(f"step {self.name!r} has {len(self.matches)} matches: k is 0 (its input) to {len(self.matches)} (after its last), not {k}")
     return self._rec.at(self._raw, k)
 
   def pairs(self) -> list[tuple[Any, Any]]:

@@ -170,7 +170,7 @@ class Trace:
     """The life of a node (a UOp of one of this trace's graphs) across the compile, in order: where it is first seen
     (as a step's input, or made by a match, and from which node), the steps it lives through, and where it is rewritten
     away. group: look in that group's steps only (faster; a kernel's codegen nodes live in its own group)."""
-    return self._lives.history(uop, self._steps_of(group))
+    return self._lives.history(self._node(uop), self._steps_of(group))
 
   def lineage(self, uop: Any, group: Group | None = None, seen: tuple[Step, int] | None = None) -> Lineage:
     """Where a node came from, back to its creation (see :class:`tgviz.trace.steps.Lineage`): the rewrite that made it
@@ -178,7 +178,14 @@ class Trace:
     graph a step started from; in a kernel's group its AST, with the kernel's Tensor ops and the user's lines, its
     ``origins``). group: as for :meth:`history`. seen: (step, k) where the node is in ``step.at(k)``, for a node that
     lives only inside a step (a match's picture shows it; neither the step's input nor its output holds it)."""
-    return self._lives.lineage(uop, self._steps_of(group), seen)
+    return self._lives.lineage(self._node(uop), self._steps_of(group), seen)
+
+  @staticmethod
+  def _node(uop: Any) -> Any:
+    if not tg.is_uop(uop):
+      raise TypeError(f"uop must be a node of one of this trace's graphs (a UOp: from step.at(k), step.before(), kernel.ast's "
+                      f"toposort()), not {type(uop).__name__} {uop!r:.60}")
+    return uop
 
   def _steps_of(self, group: Group | None) -> list[Step]:
     if group is not None and not isinstance(group, Group):
