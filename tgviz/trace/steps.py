@@ -291,7 +291,8 @@ class Event:
   `step`), "replaced" (match `match` of `step` replaced it with `other`) or "removed" (gone from the graph after `step`,
   replaced by nothing the node's own match made, or not in the next step's input, which tinygrad built anew). A node
   gone can come back: tinygrad's UOps are unique by structure, so a later graph that holds the same structure holds
-  the same UOp ("input" or "created" again)."""
+  the same UOp ("input" or "created" again). ``match`` indexes ``step.matches`` from 0, as Link's does: the widget and
+  the report number matches from 1 (``match=2`` is their "match 3", whose graph is ``step.at(3)``)."""
   kind: str
   step: Step
   match: int | None = None
