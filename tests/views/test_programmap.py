@@ -148,6 +148,18 @@ def test_a_boxs_limit_is_the_kernel_tables(tutorial_trace):
   assert kernels and all(k["limit"] == table[id(kern)] for k, kern in kernels if kern is not None)
 
 
+def test_a_box_far_below_its_roofs_says_so_as_its_row_does(attention_trace):
+  """The word a kernel's box says after its time is its row's limit's: "below roofs" where neither roof limits it (a
+  new user read "1.38 ms · compute" on the box and "below roofs 0.67%" in the kernel table, for the same kernel)."""
+  rows = {id(k): r for k, r in zip(attention_trace.kernels, attention_trace.kernel_table(), strict=True)}
+  msg = PM.program_map(attention_trace)
+  kernels = [(k, rows[id(kern)]) for k in msg["kernels"] if (kern := attention_trace.program().kernels[k["index"]].kernel) is not None]
+  far = [k for k, r in kernels if r["limit"] and r["limit"].startswith("below roofs")]
+  assert far and all(k["bound"] == "below roofs" for k in far)
+  assert all(k["bound"] == r["bound"] for k, r in kernels if k not in far)
+  assert all("· below roofs" in v["svg"] for v in msg["views"])  # (the boxes' text)
+
+
 def test_a_boxs_time_is_the_kernel_tables_median():
   """A kernel's box gives the time the kernel table's median column gives: re-timed after the run where it was (the map
   said the run's single launch, 880 µs, beside a table's 349 µs), a single cold launch marked ❄ as there."""

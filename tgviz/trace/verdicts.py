@@ -19,6 +19,7 @@ from tgviz import bridge as tg
 from tgviz.trace.units import percent_text, time_text
 
 LATENCY_FRACTION = 0.1   # below this fraction of its roof a kernel with little work is latency-bound
+FAR = "below roofs"      # the limit of a kernel far below both roofs (Verdict.far)
 LAUNCH_FLOORS = 4        # ... little work: it ran within this many of the device's launch floors, or on fewer threads than units
 
 
@@ -89,6 +90,11 @@ class Verdict:
     return self.bound != "latency" and self.fraction < LATENCY_FRACTION
 
   @property
+  def word(self) -> str:
+    """The limit in a word or two, as the program map's boxes say it: its bound, or "below roofs" (``far``)."""
+    return FAR if self.far else self.bound
+
+  @property
   def label(self) -> str:
     """The limit in a few words, as the kernel table's limit column and the program map's panel show it: "memory 45%",
     "latency 4.5× floor" (its median in launch floors), "latency 65×, 1/2 units" (too few workgroups: the units they
@@ -100,7 +106,7 @@ class Verdict:
       x = None if f is None else f.quantize(Decimal(1) if f >= 9.95 else Decimal("0.1"), ROUND_HALF_UP)
       if self.busy: return ("latency" if x is None else f"latency\u00a0{x}×,") + f" {self.busy[0]}/{self.busy[1]}\u00a0units"
       return "latency" if x is None else f"latency {x}×\u00a0floor"
-    return f"{'below roofs' if self.far else self.bound} {percent_text(self.fraction)}"
+    return f"{self.word} {percent_text(self.fraction)}"
 
 
 def _rate(x: float) -> str:

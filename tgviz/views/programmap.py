@@ -19,6 +19,7 @@ from tgviz.trace.program import REASONS, Program, ProgramKernel
 from tgviz.trace.steps import CellLabel, place, places, where
 from tgviz.trace.trace import Trace
 from tgviz.trace.units import bytes_text, plural, time_text
+from tgviz.trace.verdicts import FAR
 from tgviz.views.messages import FusedMsg, FusedSide, MapBuffer, MapKernel, MapView, ProgramMapMsg, StepKey
 from tgviz.views.protocol import step_key
 
@@ -97,6 +98,12 @@ def _summary(prog: Program, counts: dict[str, int], outside: str = "") -> str:
   return f"{n} call{'s' if n != 1 else ''} of {of}{besides} · calls by cause: " + ", ".join(f"{r} {c}" for r, c in counts.items())
 
 
+def _word(row: dict) -> str | None:
+  """A kernel table row's limit in a word or two (Verdict.word: the row's limit says "below roofs" where its bound is
+  not what limits it: the box said "compute" of a kernel at 0.67% of its roofs, its table row "below roofs 0.67%")."""
+  return FAR if (row["limit"] or "").startswith(FAR) else row["bound"]
+
+
 def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapBuffer], box_of: dict[int, str],
           frames: dict[int, str] | None, timeout: float | None, cell_label: CellLabel | None) -> MapView:
   """One view of the map: boxes (a kernel, or the kernels box_of puts together), an arrow per pair of boxes, laid out."""
@@ -150,7 +157,7 @@ def program_map(trace: Trace, timeout: float | None = DEFAULT_TIMEOUT, cell_labe
                              ops=list(dict.fromkeys(o.op + (" bw" if o.backward else "") for o in k.origins)),
                              lines=list(dict.fromkeys(origin_lines)), time_us=round(time_us, 3) if time_us is not None else None,
                              runs=len(k.times_us), limit=rows[id(k.kernel)]["limit"] if k.kernel is not None else None,
-                             bound=rows[id(k.kernel)]["bound"] if k.kernel is not None else None,
+                             bound=_word(rows[id(k.kernel)]) if k.kernel is not None else None,
                              reasons=k.reasons, schedule=k.schedule, reads=[], writes=[]))
   index = {id(b): i for i, b in enumerate(prog.buffers)}
   buffers: list[MapBuffer] = []
