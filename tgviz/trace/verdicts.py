@@ -89,10 +89,6 @@ class Verdict:
     """Far below both roofs though its work could fill the device: neither limits it (``bound`` is the nearer)."""
     return self.bound != "latency" and self.fraction < LATENCY_FRACTION
 
-  @property
-  def word(self) -> str:
-    """The limit in a word or two, as the program map's boxes say it: its bound, or "below roofs" (``far``)."""
-    return FAR if self.far else self.bound
 
   @property
   def label(self) -> str:
@@ -106,7 +102,7 @@ class Verdict:
       x = None if f is None else f.quantize(Decimal(1) if f >= 9.95 else Decimal("0.1"), ROUND_HALF_UP)
       if self.busy: return ("latency" if x is None else f"latency\u00a0{x}×,") + f" {self.busy[0]}/{self.busy[1]}\u00a0units"
       return "latency" if x is None else f"latency {x}×\u00a0floor"
-    return f"{self.word} {percent_text(self.fraction)}"
+    return f"{FAR if self.far else self.bound} {percent_text(self.fraction)}"
 
 
 def _rate(x: float) -> str:

@@ -611,7 +611,7 @@ class MapKernel(TypedDict):
   time_us: float | None              # the median of its kernel's launches
   runs: int
   limit: str | None                  # its kernel table row's limit (Verdict.label) by the device's cached peaks; None without them
-  bound: str | None                  # the word its box says: the row's bound, or "below roofs" (Verdict.word)
+  bound: str | None                  # the limit its box names: the row's bound; null where the row says "below roofs"
   reasons: list[str]
   schedule: int
   reads: list[int]                   # buffers (indices into ProgramMapMsg.buffers)

@@ -99,9 +99,9 @@ def _summary(prog: Program, counts: dict[str, int], outside: str = "") -> str:
 
 
 def _word(row: dict) -> str | None:
-  """A kernel table row's limit in a word or two (Verdict.word: the row's limit says "below roofs" where its bound is
-  not what limits it: the box said "compute" of a kernel at 0.67% of its roofs, its table row "below roofs 0.67%")."""
-  return FAR if (row["limit"] or "").startswith(FAR) else row["bound"]
+  """The limit a kernel's box names, its table row's bound, and none where its row says neither roof limits it ("below
+  roofs 0.67%": the box said "compute" of that kernel; the panel beside the map gives the row's limit whole)."""
+  return None if (row["limit"] or "").startswith(FAR) else row["bound"]
 
 
 def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapBuffer], box_of: dict[int, str],
