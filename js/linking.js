@@ -105,12 +105,12 @@ export function linking(ui, state, view, select) {
     left = state.selected !== codegen || state.match !== null ? { step: state.selected, match: state.match } : null;
     select(codegen, /** @type {import("./messages.js").View} */ (around));
   };
-  /** On the status line: `text`, then a link back to the step and match the click left, if it left one.
-   * @param {string} text */
-  const sayBack = (text) => {
-    if (!left) return say(text);
-    const back = left, link = h("button", { class: "tgviz-link tgviz-line-back", title: "the step and match the click left" },
-                                [`back to ${named(back.step, back.match)}`]);
+  /** On the status line: `text`, then a link back to the step and match the click left (`back`), if it left one.
+   * @param {string} text @param {{step: StepKey, match: number|null}|null} back */
+  const sayBack = (text, back = left) => {
+    if (!back) return say(text);
+    const link = h("button", { class: "tgviz-link tgviz-line-back", title: "the step and match the click left" },
+                            [`back to ${named(back.step, back.match)}`]);
     link.addEventListener("click", () => select(back.step, "auto", back.match));
     ui.status.replaceChildren(`${text} · `, link);
   };
@@ -188,10 +188,8 @@ export function linking(ui, state, view, select) {
     if (lineZoom) toCodegen(`line:${pinnedLine}`);
     else {
       if (lineSaid && ui.status.textContent === lineSaid.text) {  // the status named the line clicked before: this one now
-        left = lineSaid.back;
-        sayBack(pinnedLine === null ? "no code line marked" : `line ${pinnedLine}'s UOps marked here, in ${named(state.selected, null)}`);
-        lineSaid = { text: ui.status.textContent ?? "", back: left };
-        left = null;
+        sayBack(pinnedLine === null ? "no code line marked" : `line ${pinnedLine}'s UOps marked here, in ${named(state.selected, null)}`, lineSaid.back);
+        lineSaid = { text: ui.status.textContent ?? "", back: lineSaid.back };
       }
       if (markLine(null) && drawn) view.toLine();
     }

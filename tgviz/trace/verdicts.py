@@ -89,7 +89,6 @@ class Verdict:
     """Far below both roofs though its work could fill the device: neither limits it (``bound`` is the nearer)."""
     return self.bound != "latency" and self.fraction < LATENCY_FRACTION
 
-
   @property
   def label(self) -> str:
     """The limit in a few words, as the kernel table's limit column and the program map's panel show it: "memory 45%",
