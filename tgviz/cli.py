@@ -102,7 +102,7 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
   processes at once (default: one per core, see tgviz.work.forked; 0: in this process); early: the segments written during
   the capture, taken where they hold."""
   writer = report.Writer(trace, title, max_nodes)
-  done = early.take(writer) if early is not None else {}
+  done = early.take(writer) if early is not None else None
   if early is not None and early.written:
     tabs = plural(early.kernels, "kernel's", "kernels'")
     # (a segment written early whose steps the rest of the run changed, a schedule's, is written again: not taken)

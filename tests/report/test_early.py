@@ -102,14 +102,14 @@ def test_a_segment_is_taken_only_where_all_it_was_written_from_holds(often):
     keys = {i: tuple(P.step_key(s) for s in seg) for i, seg in enumerate(writer.segments)}
     before = e.take(writer)  # (a schedule's segment whose step's output the script dropped since is not: see below)
     files = {tuple(json.loads(p.read_text())["keys"]): p for p in often.glob("*/s-*.json")}
-    assert e.forks > 1 and e.written == len(files) > 3 and len(before) > 3
+    assert e.forks > 1 and e.written == len(files) > 3 and len(before.segments) > 3
     # a schedule's segments are written as soon as its group is closed (the core is idle till kernels close), its
     # pictures not (its CALL nodes name kernels compiled later): the kernels' landmarks are drawn, none of a schedule's
-    assert any(writer.segments[i][0].group.kind == "schedule" for i in before)
+    assert any(writer.segments[i][0].group.kind == "schedule" for i in before.segments)
     steps = {P.step_key(s): s for s in trace.steps}
     assert e.svgs and all(steps[k].group.kind == "kernel" for k in e.svgs)
     # two that were taken: one whose first step differs now (its depth), one whose first step returned another graph
-    changed = [keys[i] for i in sorted(before)[:2]]
+    changed = [keys[i] for i in sorted(before.segments)[:2]]
     for k, change in zip(changed, ("depth", "returned"), strict=True):
       data = json.loads(files[k].read_text())
       check = json.loads(data["check"])
@@ -118,12 +118,12 @@ def test_a_segment_is_taken_only_where_all_it_was_written_from_holds(often):
       data["check"] = json.dumps(check)
       files[k].write_text(json.dumps(data))
     taken = e.take(writer)
-  assert set(taken) == set(before) - {i for i in before if keys[i] in changed} and e.taken == len(before) - 2
+  assert set(taken.segments) == set(before.segments) - {i for i in before.segments if keys[i] in changed} and e.taken == len(before.segments) - 2
   # what was not taken without a change: a schedule's segment with a step whose output the script dropped after the
   # writer wrote it (the report, written from the whole trace, has no graph after that step)
-  for i in {i for i in keys if keys[i] in files} - set(before):
+  for i in {i for i in keys if keys[i] in files} - set(before.segments):
     assert writer.segments[i][0].group.kind == "schedule" and any(s.returned_num is None for s in writer.segments[i]), keys[i]
-  for i, written in taken.items(): assert written == writer.segment(i), keys[i]  # what the writer writes now
+  for i, written in taken.segments.items(): assert written == writer.segment(i), keys[i]  # what the writer writes now
 
 
 def _rewrites(name: str, n: int) -> None:
@@ -163,23 +163,26 @@ def test_a_segment_whose_index_moved_is_not_taken(often, tmp_path):
     writer.write(tmp_path / "early.html", written=taken)
   b = next(i for i, seg in enumerate(writer.segments) if seg[0].name == "in B")
   assert writer.segments[b - 1][0].group is writer.segments[b - 3][0].group  # (A's three segments before it)
-  assert tuple(P.step_key(s) for s in writer.segments[b]) in written and b not in taken
+  assert tuple(P.step_key(s) for s in writer.segments[b]) in written and b not in taken.segments
   assert (tmp_path / "early.html").read_bytes() == report.write_report(trace, tmp_path / "again.html", "tgviz trace").read_bytes()
 
 
 def test_what_is_written_after_the_run_is_the_reports(often, tmp_path):
   """The writer forked once the script has ended (while `tgviz run` times and retries kernels) writes every segment
-  not written yet, the kernels' tabs and the pictures, schedules' too: all of it is taken, the report the same bytes."""
+  not written yet, the kernels' tabs and the pictures, schedules' too, then the groups' chunks and the search index:
+  all of it is taken, the report the same bytes."""
   with early.EarlySegments(pictures=(300, True)) as e:
     with tgviz.capture(device="CPU") as trace: workloads.tutorial()
     writer = report.Writer(trace)
     e.after(trace)
     landmarks = [s for s in trace.steps if s.is_snapshot]
     assert any(s.group.kind == "schedule" for s in landmarks)
-    counts = {"s": len(writer.segments), "k": len({k.source for k in trace.kernels if k.source}), "v": len(landmarks)}
-    wait_for(lambda: all(len(list(often.glob(f"*/{c}-*.json"))) == n for c, n in counts.items()))
+    counts = {"s-*": len(writer.segments), "k-*": len({k.source for k in trace.kernels if k.source}), "v-*": len(landmarks),
+              "g-*": len(trace.groups), "search": 1}
+    wait_for(lambda: all(len(list(often.glob(f"*/{c}.json"))) == n for c, n in counts.items()))
     written = e.take(writer)
-    assert sorted(written) == list(range(len(writer.segments))) and e.kernels == len(trace.kernels)
+    assert sorted(written.segments) == list(range(len(writer.segments))) and e.kernels == len(trace.kernels)
+    assert sorted(written.groups) == list(range(len(trace.groups))) and written.search is not None
     assert set(e.svgs) == {P.step_key(s) for s in landmarks}
     writer.write(tmp_path / "early.html", written=written)
   again = report.write_report(trace, tmp_path / "again.html", "tgviz trace")

@@ -159,6 +159,19 @@ def test_why_takes_a_kernel_as_the_report_names_it(tutorial_trace):
   with pytest.raises(KeyError, match=r"'E_3' names 2 kernels \(E_3 #1, E_3 #2\)"): tutorial_trace.why("E_3", "r_2_2_2_2")
   with pytest.raises(KeyError, match="display name, a glob of names, or its key"): tutorial_trace.why("zzz", "E_4")
 
+
+def test_find_refuses_a_kernel_name_two_kernels_share(tutorial_trace):
+  """find(step, kernel=...) takes a Kernel, or a name that names one; a name two kernels share is refused with both
+  named, as why() does (a new user's kernel="E_2" took the first of three silently); a glob still takes the first."""
+  e3 = [k for k in tutorial_trace.kernels if k.name == "E_3"]
+  for k in e3:
+    assert tutorial_trace.find("View Base AST", kernel=k).group is k.group
+    assert tutorial_trace.find("View Base AST", kernel=k.display_name).group is k.group
+  with pytest.raises(KeyError, match=r"'E_3' names 2 kernels with a step 'View Base AST' \(E_3 #1, E_3 #2\)"):
+    tutorial_trace.find("View Base AST", kernel="E_3")
+  assert tutorial_trace.find("View Base AST", kernel="E_3*").group is e3[0].group
+  with pytest.raises(KeyError, match="no step 'nothing' in kernel 'E_3 #2'"): tutorial_trace.find("nothing", kernel=e3[1])
+
 def test_what_if_without_the_contiguous():
   trace = traced("contiguous")
   b = next(b for b in trace.program().boundaries if _lift(b) == "contiguous")

@@ -16,7 +16,10 @@ and the step's title is the same; a schedule's pictures wait for the whole trace
 kernels compiled later).
 
 Once the script has ended, one more writer takes the whole trace and writes what is left while `tgviz run` times
-and retries kernels (EarlySegments.after), until the report is written: the kernels' first, then the schedules'.
+and retries kernels (EarlySegments.after), until the report is written: the kernels' first, then the schedules'; then
+it checks the segments the run's writers wrote against the whole trace (a file each: whether it holds), and writes the
+groups' chunks and the search index (none of which those times and retries change), so that the report's process
+need not make them once they are done.
 
 Owns: when to fork (one writer at a time, some steps and a second after the last), what a writer does, and taking its
 segments back. It must not change a byte of the report (tests/report/test_early.py).
@@ -134,6 +137,7 @@ class EarlySegments:
         text, contents, short = writer.segment(i)
         _put(path, {"keys": keys, "index": i, "text": text, "contents": contents, "lacking": short, "fresh": fresh,
                     "check": writer.segment_check(i, fresh)})
+        if whole is not None: _put(_verdict(path), {"holds": True})  # (written from the whole trace: the report's own)
       if i + 1 < len(writer.segments) and writer.segments[i + 1][0].group is group: continue
       if (k := group.kernel) is not None and k.source and not (path := self._dir / f"k-{_name([k.source])}.json").exists():
         _put(path, _kernel_work(k))       # after its group's last segment: its code, highlighted, and asm, linked
@@ -143,44 +147,77 @@ class EarlySegments:
       for s in group.steps:               # and its SVG files
         if (landmarks and not s.is_snapshot) or (path := self._dir / f"v-{_name([P.step_key(s)])}.json").exists(): continue
         _put(path, {"key": P.step_key(s), "title": s.title(), "svg": V.step_svg(s, max_nodes=max_nodes)})
+    if whole is not None: self._rest(writer)
 
-  def take(self, writer: report.Writer) -> dict[int, report.SegmentText]:
-    """The segments written early that `writer` (of the whole trace) would write alike: Writer.segment's, by index. The
-    kernels' code highlighted and asm linked early are given to highlight_code and asm.linked."""
-    if self._dir is None: return {}
-    keys = {tuple(P.step_key(s) for s in seg): i for i, seg in enumerate(writer.segments)}
-    out: dict[int, report.SegmentText] = {}
+  def _rest(self, writer: report.Writer) -> None:
+    """In the writer after the run, its segments written: whether each segment the run's writers wrote holds (a c- file
+    beside it), every group's chunks, the search index's chunk; each a file, for take()."""
+    assert self._dir is not None
+    keys = _segment_keys(writer)
+    for path in sorted(self._dir.glob("s-*.json")):
+      if not (verdict := _verdict(path)).exists(): _put(verdict, {"holds": _holds(writer, keys, json.loads(path.read_text()))})
+    for i in range(len(writer.trace.groups)):
+      if not (path := self._dir / f"g-{i}.json").exists(): _put(path, {"chunks": writer.group_chunks(i)})
+    if not (path := self._dir / "search.json").exists(): _put(path, {"chunk": writer.search_chunk()})
+
+  def take(self, writer: report.Writer) -> report.Written:
+    """What was written early that `writer` (of the whole trace) would write alike: segments (Writer.segment's, by
+    index), groups' chunks, the search index. The kernels' code highlighted and asm linked early are given to
+    highlight_code and asm.linked."""
+    out = report.Written()
+    if self._dir is None: return out
+    keys = _segment_keys(writer)
     read: set[Path] = set()
-    self._read(writer, keys, out, read)   # (what is there already, while the writer after the run goes on)
+    self._read(writer, keys, out, read, last=False)   # (what is there already, while the writer after the run goes on)
     if self._child is not None: self._child.stop()  # (where it got to)
     self._child = None
-    self._read(writer, keys, out, read)
-    self.taken = len(out)
+    self._read(writer, keys, out, read, last=True)
+    self.taken = len(out.segments)
+    for path in self._dir.glob("g-*.json"): out.groups[int(path.stem[2:])] = json.loads(path.read_text())["chunks"]
+    if (path := self._dir / "search.json").exists(): out.search = json.loads(path.read_text())["chunk"]
     return out
 
-  def _read(self, writer: report.Writer, keys: dict[tuple[str, ...], int], out: dict[int, report.SegmentText],
-            read: set[Path]) -> None:
-    """take()'s reading of the files not read yet: segments (into out, by index, where they hold), kernels' tabs, SVG
+  def _read(self, writer: report.Writer, keys: dict[tuple[str, ...], int], out: report.Written, read: set[Path],
+            last: bool) -> None:
+    """take()'s reading of the files not read yet: segments (into out, by index, where they hold: as the writer after
+    the run found, else checked here, the last time; before, such a segment is left to that writer), kernels' tabs, SVG
     files (those whose step's segment holds and whose title is the same)."""
     assert self._dir is not None
     for path in sorted(set(self._dir.glob("s-*.json")) - read):
+      if not (verdict := _verdict(path)).exists() and not last: continue
       read.add(path)
       data = json.loads(path.read_text())
       self.written += 1
-      # (at the same index too: its chunk is named by it, and a group before its own, open then, may have more segments now)
-      if (i := keys.get(tuple(data["keys"]))) is not None and i == data["index"] and data["check"] == writer.segment_check(i, data["fresh"]):
-        out[i] = data["text"], data["contents"], data["lacking"]
+      if json.loads(verdict.read_text())["holds"] if verdict.exists() else _holds(writer, keys, data):
+        out.segments[data["index"]] = data["text"], data["contents"], data["lacking"]
     for path in sorted(set(self._dir.glob("k-*.json")) - read):
       read.add(path)
       for name, results in json.loads(path.read_text()).items():
         for key, result in results.items(): _REMEMBERED[name].give(key, tuple(result) if isinstance(result, list) else result)
       self.kernels += 1
-    steps = {P.step_key(s): s for i in out for s in writer.segments[i]}
+    steps = {P.step_key(s): s for i in out.segments for s in writer.segments[i]}
     for path in sorted(set(self._dir.glob("v-*.json")) - read):
       data = json.loads(path.read_text())
       if (s := steps.get(data["key"])) is None: continue  # (its segment may be read later)
       read.add(path)
       if s.title() == data["title"]: self.svgs[data["key"]] = data["svg"]
+
+
+def _segment_keys(writer: report.Writer) -> dict[tuple[str, ...], int]:
+  """Each of the writer's segments, by its steps' keys -> its index."""
+  return {tuple(P.step_key(s) for s in seg): i for i, seg in enumerate(writer.segments)}
+
+
+def _holds(writer: report.Writer, keys: dict[tuple[str, ...], int], data: dict[str, Any]) -> bool:
+  """Whether a segment written early (its file's data) is the writer's: the same steps at the same index (its chunk is
+  named by it, and a group before its own, open then, may have more segments now), the same check."""
+  i = keys.get(tuple(data["keys"]))
+  return i is not None and i == data["index"] and data["check"] == writer.segment_check(i, data["fresh"])
+
+
+def _verdict(path: Path) -> Path:
+  """The file beside a segment's that says whether it holds (the writer after the run's check)."""
+  return path.with_name("c" + path.name[1:])
 
 
 def _kernel_work(k: K.Kernel) -> dict[str, dict[str, Any]]:

@@ -18,7 +18,8 @@ import contextlib
 import gc
 import gzip
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -93,6 +94,15 @@ def _no_gc() -> Iterator[None]:
 SegmentText = tuple[str, list[list], dict[str, list]]
 
 
+@dataclass
+class Written:
+  """What of a report was written before Writer.write, by other processes (tgviz.report.early): segments by index
+  (Writer.segment's), groups' chunks by group index (Writer.group_chunks'), the search index's chunk (Writer.search_chunk's)."""
+  segments: dict[int, SegmentText] = field(default_factory=dict)
+  groups: dict[int, list[str]] = field(default_factory=dict)
+  search: str | None = None
+
+
 class Writer:
   """Writes one trace's report. The steps, a segment at a time, are the bulk of the work, and can go to forked
   workers (forked.Workers with this writer as their state): each segment is independent of the others, and each
@@ -136,6 +146,14 @@ class Writer:
     if g.kernel is not None: yield f"p-{g.index}", PV.program_data(g.kernel)  # the uops and asm tabs
     if g.kernel is not None: yield f"x-{g.index}", cast(dict[str, Any], AV.access_message(g.kernel))  # the access tab
 
+  def group_chunks(self, i: int) -> list[str]:
+    """Group i's chunks, as the report stores them (see group)."""
+    return [chunk(name, data) for name, data in self.group(i)]
+
+  def search_chunk(self) -> str:
+    """The search index's chunk (tgviz.trace.search; the page's js/port/search.js searches it)."""
+    return chunk("search", S.index(self.trace))
+
   def segment_data(self, i: int) -> dict[str, Any]:
     """Segment i (consecutive steps of a group): each step's step_data by step key, and the node table they share, its
     rows packed (tg.pack_rows) with their contents; the page decodes it whole to draw any of its steps."""
@@ -161,10 +179,9 @@ class Writer:
     return json.dumps([[P.step_key(s), step_fields(s, self.patterns), returned(s)] for s in self.segments[i]])
 
   def write(self, path: str | Path, workers: forked.Workers[Writer] | None = None,
-            progress: Callable[[int, int], None] | None = None, written: Mapping[int, SegmentText] | None = None) -> Path:
-    """Write the report to path (the steps by workers, if given: their state must be this writer; segments in `written`,
-    by index, as written already: Writer.segment's). progress(done, total) is called as steps are written. Returns the
-    path."""
+            progress: Callable[[int, int], None] | None = None, written: Written | None = None) -> Path:
+    """Write the report to path (the steps by workers, if given: their state must be this writer; what `written` holds,
+    as written already). progress(done, total) is called as steps are written. Returns the path."""
     out, trace = Path(path), self.trace
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as f, _no_gc():
@@ -173,11 +190,13 @@ class Writer:
       pool = workers or forked.Workers(self, 0)
       # with workers, all started now: the groups' chunks first (the biggest kernels' code, highlighted, and their asm
       # linked to it, take seconds), then the segments'
-      groups = pool.map(_group, range(len(trace.groups)))
-      search = pool.submit(_search, None)  # the search index (seconds on a big trace: beside the others)
-      written = written or {}
-      todo = pool.map(_segment, (i for i in range(len(self.segments)) if i not in written))
-      segments = (written[i] if i in written else next(todo) for i in range(len(self.segments)))
+      early = written or Written()
+      made = pool.map(_group, (i for i in range(len(trace.groups)) if i not in early.groups))
+      groups = (early.groups[i] if i in early.groups else next(made) for i in range(len(trace.groups)))
+      # the search index (seconds on a big trace: beside the others)
+      search = pool.submit(_search, None) if early.search is None else None
+      todo = pool.map(_segment, (i for i in range(len(self.segments)) if i not in early.segments))
+      segments = (early.segments[i] if i in early.segments else next(todo) for i in range(len(self.segments)))
       f.write(_HEAD.format(title=escaped(self.title), css=styles(*BROWSER_CSS)))
       f.write(chunk("state", self.state()))
       f.write(chunk("rules", P.rules_message(trace)))
@@ -194,7 +213,7 @@ class Writer:
       f.writelines(chunk(name, data) for name, data in contents.chunks())
       f.write(chunk("patterns", pattern_rows(self.patterns)))
       f.write(chunk("lacking", cut))
-      f.write(search.result())
+      f.write(search.result() if search is not None else early.search or "")  # (search None: early.search is the chunk)
       f.write(_TAIL.format(modules=", ".join(_js(m) for m in MODULES)))
     return out
 
@@ -204,12 +223,11 @@ def _segment(writer: Writer, i: int) -> SegmentText:
 
 
 def _search(writer: Writer, _: None) -> str:
-  """The search index's chunk (tgviz.trace.search; the page's js/port/search.js searches it)."""
-  return chunk("search", S.index(writer.trace))
+  return writer.search_chunk()
 
 
 def _group(writer: Writer, i: int) -> list[str]:
-  return [chunk(name, data) for name, data in writer.group(i)]
+  return writer.group_chunks(i)
 
 
 def write_report(trace: Trace, path: str | Path, title: str = "tgviz trace", max_nodes: int = DEFAULT_MAX_NODES,

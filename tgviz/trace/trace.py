@@ -149,14 +149,21 @@ class Trace:
     """Every step of every group, in compile order."""
     for g in self.groups: yield from g.steps
 
-  def find(self, name: str, kernel: str | None = None) -> Step:
-    """The first step called name (in the kernel so named, if given: its name, display name, a glob or its key, see
-    Kernel.named)."""
-    for g in self.groups:
-      if kernel is not None and (g.kernel is None or not g.kernel.named(kernel)): continue
-      for s in g.steps:
-        if s.name == name: return s
-    raise KeyError(f"no step {name!r}" + (f" in kernel {kernel!r}" if kernel else ""))
+  def find(self, name: str, kernel: str | Kernel | None = None) -> Step:
+    """The first step called name; in the kernel given, if one is: a Kernel of this trace, or text naming it as
+    Kernel.named takes it (its name or display name, "E_2 #2", its key or a prefix of it), or a glob of names ("r_*":
+    the first kernel it names that has such a step). KeyError where there is no such step, or where a name that is no
+    glob names several kernels that have one (three kernels called "E_2": say which, by "E_2 #2" or its key)."""
+    groups = self.groups if kernel is None or isinstance(kernel, str) else [kernel.group]
+    if isinstance(kernel, str): groups = [g for g in groups if g.kernel is not None and g.kernel.named(kernel)]
+    having = [s for g in groups if (s := next((s for s in g.steps if s.name == name), None)) is not None]
+    if isinstance(kernel, str) and len(having) > 1 and not any(c in kernel for c in "*?["):
+      names = [s.group.kernel.display_name for s in having if s.group.kernel is not None]
+      raise KeyError(f"{kernel!r} names {len(names)} kernels with a step {name!r} ({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}): "
+                     "name one by its display name (as trace.kernels and the kernel table show it), its key, or give the Kernel")
+    if having: return having[0]
+    said = kernel if isinstance(kernel, str) or kernel is None else kernel.display_name
+    raise KeyError(f"no step {name!r}" + (f" in kernel {said!r}" if said else ""))
 
   def select(self, kernel: str | None = None, step: str | None = None, landmarks: bool = False) -> list[Step]:
     """Steps of the kernels named by kernel (a glob of their names, or their key: see Kernel.named; None: every group,
