@@ -7,6 +7,7 @@ with ``data-node``), so the frontend's pan, zoom and overview work on it alike; 
 """
 from __future__ import annotations
 
+import itertools
 import shlex
 import time
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ FLOW_STYLE = "".join([
   ".tgviz-flow .edge{fill:none;stroke:#666;stroke-width:1.2}",
   ".tgviz-flow .hit{fill:none;stroke:transparent;stroke-width:10;pointer-events:stroke}",
   ".tgviz-flow .edge-label{fill:#333}",
+  ".tgviz-flow .arrow.far .edge{stroke-opacity:.45;stroke-dasharray:6 3}",
   ".tgviz-flow .frame{fill:none;stroke:#aaa;stroke-dasharray:4 3}",
   ".tgviz-flow .frame-label{fill:#555}",
   ".tgviz-flow .title{font-size:13px;font-weight:bold}"])
@@ -52,14 +54,15 @@ class Arrow:
 
 @dataclass
 class FlowLayout:
-  """Where dot put a flow picture (points, y down): each box's centre and size, each arrow's spline and label point,
-  each frame's box."""
+  """Where dot put a flow picture (points, y down): each box's centre and size, each arrow's spline (cubic Bézier
+  points) and label point, each frame's boxes (one, or one per band it is cut into: see layout_flow's wrap)."""
   width: float
   height: float
   boxes: dict[str, tuple[float, float, float, float]]
   arrows: list[tuple[list[tuple[float, float]], tuple[float, float] | None]]
-  frames: dict[int, tuple[float, float, float, float]]
+  frames: dict[int, list[tuple[float, float, float, float]]]
   seconds: float
+  far: frozenset[int] = frozenset()  # the arrows drawn from one band to another (by index), drawn fainter
 
 
 def box_size(label: Sequence[str]) -> tuple[float, float]:
@@ -98,8 +101,10 @@ def _quote(s: str) -> str:
 
 
 def layout_flow(boxes: Sequence[Box], arrows: Sequence[Arrow], frames: dict[int, str] | None = None,
-                timeout: float | None = DEFAULT_TIMEOUT, down: bool = False) -> FlowLayout:
-  """Lay a flow picture out with dot (see flow_dot); arrows between boxes not drawn are left out (their entries None)."""
+                timeout: float | None = DEFAULT_TIMEOUT, down: bool = False, wrap: float | None = None) -> FlowLayout:
+  """Lay a flow picture out with dot (see flow_dot); arrows between boxes not drawn are left out (their entries None).
+  wrap: a left-to-right picture more than twice that wide (points: a long chain of kernels) is cut between its columns
+  into bands about that wide, stacked top to bottom as lines of text are (see _wrap)."""
   st = time.perf_counter()
   plain = run_dot(flow_dot(boxes, arrows, frames, down), "plain", timeout)
   by_name = {f"n{i}": b.key for i, b in enumerate(boxes)}
@@ -122,13 +127,117 @@ def layout_flow(boxes: Sequence[Box], arrows: Sequence[Arrow], frames: dict[int,
   for a in arrows:  # dot lists an edge's splines in the order of the DOT text: the same pair's in turn
     got = splines.get((a.src, a.dst))
     drawn.append(got.pop(0) if got else ([], None))
-  frames_at: dict[int, tuple[float, float, float, float]] = {}
+  band: dict[str, int] = {}
+  far: frozenset[int] = frozenset()
+  if wrap is not None and not down and width > 2 * wrap:
+    width, height, placed, drawn, band, far = _wrap(placed, drawn, arrows, _spans(boxes, placed, frames), wrap)
+  pieces: dict[tuple[int, int], tuple[float, float, float, float]] = {}  # a frame's box in each band it has boxes in
   for b in boxes:
     if b.group is None or frames is None or b.group not in frames or b.key not in placed: continue
     x, y, w, h = placed[b.key]
-    x0, y0, x1, y1 = frames_at.get(b.group, (x - w / 2, y - h / 2, x + w / 2, y + h / 2))
-    frames_at[b.group] = (min(x0, x - w / 2), min(y0, y - h / 2), max(x1, x + w / 2), max(y1, y + h / 2))
-  return FlowLayout(width, height, placed, drawn, frames_at, time.perf_counter() - st)
+    x0, y0, x1, y1 = pieces.get(k := (b.group, band.get(b.key, 0)), (x - w / 2, y - h / 2, x + w / 2, y + h / 2))
+    pieces[k] = (min(x0, x - w / 2), min(y0, y - h / 2), max(x1, x + w / 2), max(y1, y + h / 2))
+  frames_at: dict[int, list[tuple[float, float, float, float]]] = {}
+  for (g, _), r in sorted(pieces.items()): frames_at.setdefault(g, []).append(r)
+  return FlowLayout(width, height, placed, drawn, frames_at, time.perf_counter() - st, far)
+
+
+FRAME_ABOVE, FRAME_BELOW = 18.0, 8.0  # points a frame's rectangle and label take above and below its boxes (flow_svg)
+LANE = 14.0                           # points between two arrows that go from one band to another (a label's line)
+
+
+def _spans(boxes: Sequence[Box], placed: Placed,
+           frames: dict[int, str] | None) -> dict[int, tuple[float, float]]:
+  """Each frame's span across the picture (x from, to): a band is cut outside frames where it can be."""
+  out: dict[int, tuple[float, float]] = {}
+  for b in boxes:
+    if b.group is None or frames is None or b.group not in frames or b.key not in placed: continue
+    x, _, w, _ = placed[b.key]
+    lo, hi = out.get(b.group, (x - w / 2, x + w / 2))
+    out[b.group] = (min(lo, x - w / 2), max(hi, x + w / 2))
+  return out
+
+
+def _cuts(placed: Placed, spans: dict[int, tuple[float, float]], wrap: float) -> list[float]:
+  """Where a wide left-to-right picture is cut into bands: between columns of boxes (x where no box is), each band as
+  wide as wrap or less where a cut allows (outside frames first, then the widest), else the narrowest wider one."""
+  edges = sorted((x - w / 2, x + w / 2) for x, _, w, _ in placed.values())
+  gaps, reach = [], edges[0][1]
+  for lo, hi in edges[1:]:
+    if lo > reach: gaps.append((reach + lo) / 2)
+    reach = max(reach, hi)
+  cuts, start, end = [], edges[0][0], reach
+  while end - start > wrap:
+    inside = {x: any(lo < x < hi for lo, hi in spans.values()) for x in gaps if x > start + 1}
+    fits = [x for x in inside if x <= start + wrap and x >= start + wrap / 2]
+    if fits: at = min(fits, key=lambda x: (inside[x], -x))
+    elif (over := [x for x in inside if x > start + wrap]): at = min(over)
+    elif inside: at = max(inside)
+    else: break
+    cuts.append(at)
+    start = at
+  return cuts
+
+
+Placed = dict[str, tuple[float, float, float, float]]
+Drawn = list[tuple[list[tuple[float, float]], tuple[float, float] | None]]
+
+
+def _wrap(placed: Placed, drawn: Drawn, arrows: Sequence[Arrow], spans: dict[int, tuple[float, float]],
+          wrap: float) -> tuple[float, float, Placed, Drawn, dict[str, int], frozenset[int]]:
+  """A left-to-right picture cut into bands (_cuts), each moved to the left and under the one before. An arrow within a
+  band moves with it; one from a band to another is drawn anew: from its tail right into the gap beside its box's
+  column, along a lane of its own above the band it goes to (its label there), and into its head from the left.
+  Returns the picture's new size, boxes and arrows, each box's band, and the arrows drawn anew."""
+  cuts = _cuts(placed, spans, wrap)
+  band = {k: sum(x >= c for c in cuts) for k, (x, *_) in placed.items()}
+  into: dict[int, list[int]] = {}  # the arrows into each band from another, in order
+  for i, (a, (pts, _)) in enumerate(zip(arrows, drawn, strict=True)):
+    if pts and band[a.src] != band[a.dst]: into.setdefault(band[a.dst], []).append(i)
+  lane = {i: (j, n) for j, ids in into.items() for n, i in enumerate(ids)}
+  # each band's height: its boxes with their frames' room, its own arrows and labels
+  ys: dict[int, list[float]] = {}
+  for k, (_, y, _, h) in placed.items(): ys.setdefault(band[k], []).extend((y - h / 2 - FRAME_ABOVE, y + h / 2 + FRAME_BELOW))
+  for i, (a, (pts, at)) in enumerate(zip(arrows, drawn, strict=True)):
+    if pts and i not in lane: ys[band[a.src]].extend([y for _, y in pts] + ([at[1] - LINE_H, at[1] + LINE_H] if at else []))
+  margin = 12 + 2 * max(map(len, into.values()), default=0)  # room left of a band's first column for the lanes' ends
+  starts = [min(x - w / 2 for x, _, w, _ in placed.values()), *cuts]
+  move: list[tuple[float, float]] = []
+  top = 0.0
+  for j, start in enumerate(starts):
+    top += LANE * (len(into.get(j, [])) + (j > 0))  # the lanes of the arrows into band j, above it
+    lo, hi = min(ys.get(j, [0.0])), max(ys.get(j, [0.0]))
+    move.append((margin - start, top - lo))
+    top += hi - lo
+
+  def shift(p: tuple[float, float], j: int) -> tuple[float, float]: return p[0] + move[j][0], p[1] + move[j][1]
+
+  moved = {k: (*shift((x, y), band[k]), w, h) for k, (x, y, w, h) in placed.items()}
+  out: Drawn = []
+  for i, (a, (pts, at)) in enumerate(zip(arrows, drawn, strict=True)):
+    if not pts: out.append((pts, at))
+    elif i not in lane: out.append(([shift(p, band[a.src]) for p in pts], shift(at, band[a.src]) if at else None))
+    else:
+      j, n = lane[i]
+      p0, p1, (sx, _, sw, _), (dx, _, dw, _) = shift(pts[0], band[a.src]), shift(pts[-1], j), moved[a.src], moved[a.dst]
+      y = move[j][1] + min(ys[j]) - LANE * (len(into[j]) - n) + LANE / 2
+      right, left = sx + sw / 2 + 8 + 2 * n, dx - dw / 2 - 8 - 2 * n
+      out.append((_polyline([p0, (right, p0[1]), (right, y), (left, y), (left, p1[1]), p1]), ((right + left) / 2, y - 4) if at else None))
+  return (*_bounds(moved, out), moved, out, band, frozenset(lane))
+
+
+def _polyline(pts: list[tuple[float, float]]) -> list[tuple[float, float]]:
+  """Straight segments through pts, as cubic Bézier points (each segment's control points at its ends)."""
+  out = [pts[0]]
+  for a, b in itertools.pairwise(pts): out += [a, b, b]
+  return out
+
+
+def _bounds(placed: Placed, drawn: Drawn) -> tuple[float, float]:
+  """The size of a picture: its boxes (with their frames' room) and arrows, from the origin."""
+  xs = [x + w / 2 for x, _, w, _ in placed.values()] + [x for pts, _ in drawn for x, _ in pts]
+  ys = [y + h / 2 + FRAME_BELOW for _, y, _, h in placed.values()] + [y for pts, _ in drawn for _, y in pts]
+  return max(xs, default=0.0) + 4, max(ys, default=0.0) + 4
 
 
 def _path(pts: list[tuple[float, float]]) -> str:
@@ -151,15 +260,16 @@ def flow_svg(boxes: Sequence[Box], arrows: Sequence[Arrow], lay: FlowLayout, tit
          'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#666"/></marker></defs>']
   if title: out.append(f'<text class="title" x="10" y="18">{text(title)}</text>')
   out.append(f'<g class="side" data-side="flow" transform="translate(10,{top:.1f})">')
-  for g, (x0, y0, x1, y1) in lay.frames.items():
-    out.append(f'<g class="frame-group" data-frame="{g}"><rect class="frame" x="{x0 - 6:.1f}" y="{y0 - 16:.1f}" width="{x1 - x0 + 12:.1f}" '
-               f'height="{y1 - y0 + 22:.1f}" rx="4"/><text class="frame-label" x="{x0 - 2:.1f}" y="{y0 - 5:.1f}">'
-               f'{text((frames or {}).get(g, ""))}</text></g>')
+  for g, pieces in lay.frames.items():
+    out.append(f'<g class="frame-group" data-frame="{g}">' + "".join(
+               f'<rect class="frame" x="{x0 - 6:.1f}" y="{y0 - 16:.1f}" width="{x1 - x0 + 12:.1f}" height="{y1 - y0 + 22:.1f}" rx="4"/>'
+               f'<text class="frame-label" x="{x0 - 2:.1f}" y="{y0 - 5:.1f}">{text((frames or {}).get(g, ""))}</text>'
+               for x0, y0, x1, y1 in pieces) + "</g>")
   out.append('<g class="edges">')
-  for a, (pts, at) in zip(arrows, lay.arrows, strict=True):
+  for i, (a, (pts, at)) in enumerate(zip(arrows, lay.arrows, strict=True)):
     if not pts: continue
     key = f" data-key={attr(a.key)}" if a.key else ""
-    out.append(f'<g class={attr("arrow " + a.cls)} data-from={attr(a.src)} data-to={attr(a.dst)}{key}>'
+    out.append(f'<g class={attr("arrow " + a.cls + (" far" if i in lay.far else ""))} data-from={attr(a.src)} data-to={attr(a.dst)}{key}>'
                f'<title>{text(a.title or a.label)}</title><path class="edge" d="{_path(pts)}" marker-end="url(#tgviz-flow-arrow)"/>'
                f'<path class="hit" d="{_path(pts)}"/>'
                + (f'<text class="edge-label" x="{at[0]:.1f}" y="{at[1] + 3:.1f}" text-anchor="middle">{text(a.label)}</text>'

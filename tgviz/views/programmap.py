@@ -26,6 +26,9 @@ from tgviz.views.protocol import step_key
 FOLD_CHAIN = 4          # a chain of this many kernels or more, each feeding only the next, is drawn as one box
 LINES_ABOVE = 40        # past this many kernels the map opens on the lines of the user's code, a box each
 FOLD_ABOVE = 24         # chains are folded in programs of more kernels than this (a small one shows every kernel)
+WRAP = 850.0            # points: a left-to-right view wider than twice this (a long chain of kernels) is cut into bands this
+                        # wide or less, one under the other (the report's canvas beside its panel is some 900 wide at the
+                        # readable scale: the attention block's 29 boxes opened with 3 on screen, the rest far to the right)
 DOWN_UP_TO = 24         # a view of this many boxes or fewer (stubs too) is also laid out top to bottom (MapView.svg_down)
 REASON_COLOURS = {"user": "#d62728", "output": "#2ca02c", "input": "#7f7f7f", "copy": "#8c564b", "device": "#9467bd",
                   "ranges": "#e377c2", "cost": "#ff7f0e", "reduce": "#1f77b4", "other": "#17becf"}
@@ -131,9 +134,9 @@ def _view(name: str, prog: Program, kernels: list[MapKernel], buffers: list[MapB
     boxes.append(Box(key, tuple(ln for ln in lines if ln), "fold", group=first.schedule))
   arrows, drawn, stubs = _arrows(prog, box_of, buffers)
   boxes += stubs
-  try: laid = layout_flow(boxes, drawn, frames, timeout) if boxes else None
+  try: laid = layout_flow(boxes, drawn, frames, timeout, wrap=WRAP) if boxes else None
   except TimeoutError:  # its schedules' frames are what dot spends most on (a big GPT step's 320 kernels): without them
-    frames, laid = None, layout_flow(boxes, drawn, None, timeout)
+    frames, laid = None, layout_flow(boxes, drawn, None, timeout, wrap=WRAP)
   svg = flow_svg(boxes, drawn, laid, frames=frames, style=_STYLE) if laid is not None else ""
   down = flow_svg(boxes, drawn, layout_flow(boxes, drawn, frames, timeout, down=True), frames=frames, style=_STYLE) \
     if 0 < len(boxes) <= DOWN_UP_TO else ""
