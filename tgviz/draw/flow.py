@@ -52,14 +52,18 @@ class Arrow:
   key: str = ""
 
 
+Placed = dict[str, tuple[float, float, float, float]]                   # boxes by key: centre x, y, width, height
+Drawn = list[tuple[list[tuple[float, float]], tuple[float, float] | None]]  # arrows: spline points, label point
+
+
 @dataclass
 class FlowLayout:
   """Where dot put a flow picture (points, y down): each box's centre and size, each arrow's spline (cubic Bézier
   points) and label point, each frame's boxes (one, or one per band it is cut into: see layout_flow's wrap)."""
   width: float
   height: float
-  boxes: dict[str, tuple[float, float, float, float]]
-  arrows: list[tuple[list[tuple[float, float]], tuple[float, float] | None]]
+  boxes: Placed
+  arrows: Drawn
   frames: dict[int, list[tuple[float, float, float, float]]]
   seconds: float
   far: frozenset[int] = frozenset()  # the arrows drawn from one band to another (by index), drawn fainter
@@ -177,10 +181,6 @@ def _cuts(placed: Placed, spans: dict[int, tuple[float, float]], wrap: float) ->
     cuts.append(at)
     start = at
   return cuts
-
-
-Placed = dict[str, tuple[float, float, float, float]]
-Drawn = list[tuple[list[tuple[float, float]], tuple[float, float] | None]]
 
 
 def _wrap(placed: Placed, drawn: Drawn, arrows: Sequence[Arrow], spans: dict[int, tuple[float, float]],
