@@ -102,6 +102,7 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
   processes at once (default: one per core, see tgviz.work.forked; 0: in this process); early: the segments written during
   the capture, taken where they hold."""
   writer = report.Writer(trace, title, max_nodes)
+  head = writer.head()  # (this process's own part, made while the writer after the run goes on: take() stops it)
   done = early.take(writer) if early is not None else None
   if early is not None and early.written:
     tabs = plural(early.kernels, "kernel's", "kernels'")
@@ -113,7 +114,7 @@ def write(trace: Trace, out: Path, title: str, max_nodes: int, svg: str, jobs: i
   with forked.Workers(writer, forked.cores() if jobs is None else jobs) as workers:
     drawn = early.svgs if early is not None else {}
     svgs = workers.submit(_svgs, (out / "svg", max_nodes, svg == "landmarks", drawn)) if svg != "none" else None
-    html = writer.write(out / "index.html", workers, progress=_progress("report steps"), written=done)
+    html = writer.write(out / "index.html", workers, progress=_progress("report steps"), written=done, head=head)
     n, seconds = svgs.result() if svgs is not None else (0, 0.0)
     print(f"  wrote {plural(n, 'SVG file')} ({svg}" + (f"; {len(drawn)} drawn during the run) in {seconds:.1f} s" if svgs is not None else ")"))
   print(f"tgviz: report: {html.resolve()}" + (f"\n       SVGs:   {(out / 'svg').resolve()}/" if svgs is not None else ""))

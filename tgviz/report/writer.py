@@ -127,6 +127,13 @@ class Writer:
             "notes": self.notes, "segments": {P.step_key(s): i for i, seg in enumerate(self.segments) for s in seg},
             "whatif": W.state(trace), "failure": failure, "opening": sheet}
 
+  def head(self) -> list[str]:
+    """The chunks the page reads first: its state, the rules, the run's tabs (timeline, memory, roofline) and the program
+    map, what it opens on."""
+    trace = self.trace
+    return [chunk("state", self.state()), chunk("rules", P.rules_message(trace)), chunk("run", runview.run_message(trace)),
+            chunk("programmap", PM.program_map(trace))]
+
   def summary(self) -> str:
     """The trace's summary under the page's title (the page shows its first line over the widget)."""
     text = self.trace.summary()
@@ -179,9 +186,11 @@ class Writer:
     return json.dumps([[P.step_key(s), step_fields(s, self.patterns), returned(s)] for s in self.segments[i]])
 
   def write(self, path: str | Path, workers: forked.Workers[Writer] | None = None,
-            progress: Callable[[int, int], None] | None = None, written: Written | None = None) -> Path:
+            progress: Callable[[int, int], None] | None = None, written: Written | None = None,
+            head: list[str] | None = None) -> Path:
     """Write the report to path (the steps by workers, if given: their state must be this writer; what `written` holds,
-    as written already). progress(done, total) is called as steps are written. Returns the path."""
+    as written already; head: head()'s chunks, made already). progress(done, total) is called as steps are written.
+    Returns the path."""
     out, trace = Path(path), self.trace
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as f, _no_gc():
@@ -198,10 +207,7 @@ class Writer:
       todo = pool.map(_segment, (i for i in range(len(self.segments)) if i not in early.segments))
       segments = (early.segments[i] if i in early.segments else next(todo) for i in range(len(self.segments)))
       f.write(_HEAD.format(title=escaped(self.title), css=styles(*BROWSER_CSS)))
-      f.write(chunk("state", self.state()))
-      f.write(chunk("rules", P.rules_message(trace)))
-      f.write(chunk("run", runview.run_message(trace)))  # the timeline, memory and roofline tabs
-      f.write(chunk("programmap", PM.program_map(trace)))  # the program map, what the page opens on
+      f.writelines(head if head is not None else self.head())
       for texts in groups: f.writelines(texts)
       done, contents, cut = 0, Contents(), {}
       for i, (segment, (text, own, short)) in enumerate(zip(self.segments, segments, strict=True)):
