@@ -244,7 +244,7 @@ export function whatIf(ui, state, page, go) {
       return a;
     };
     const insteadNote = instead ? [h("div", { class: "tgviz-hint tgviz-retried-instead" }, ["shown: the retries of ", link(instead),
-      `, the slowest kernel retried when this report was written (the kernel selected, ${kernel}, was not retried: ` +
+      `, the slowest kernel retried when this report was written (the kernel shown, ${kernel}, was not retried: ` +
       (info.not_tried.length ? `${info.not_tried.join("; ")})` : `not among the slowest kernels by warm device time, which tgviz run --what-if retries: a re-timed median times its launches, else its launches in the run)`)])] : [];
     // the slowest kernels tgviz run asked about and did not retry (its time ran out): each with why, a click away
     const skipped = page ? Object.entries(infos()).filter(([name, o]) => !o.retries.length && o.not_tried.length && !(instead && name === kernel)).sort(byTotal) : [];

@@ -294,11 +294,11 @@ def test_the_retries_tgviz_run_writes_answer_what_if_in_the_report(tmp_path, pag
 
 
 def instead_note(shown: str, selected: str, not_tried: list[str]) -> str:
-  """What the report's what-if sheet says where the kernel selected was not retried: whose retries it shows instead, and
+  """What the report's what-if sheet says where the kernel shown was not retried: whose retries it shows instead, and
   why the selected one was not retried where tgviz run said why (its not_tried)."""
   why = "; ".join(not_tried) if not_tried else ("not among the slowest kernels by warm device time, which tgviz run --what-if retries: a re-timed "
                                                   "median times its launches, else its launches in the run")
-  return (f"shown: the retries of {shown}, the slowest kernel retried when this report was written (the kernel selected, "
+  return (f"shown: the retries of {shown}, the slowest kernel retried when this report was written (the kernel shown, "
           f"{selected}, was not retried: {why})")
 
 
