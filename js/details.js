@@ -87,8 +87,7 @@ function showOrigins(ui, origins) {
   ui.origins.hidden = !origins.length;
 }
 
-/** The kernel table (sortable, the slowest first; a row opens the kernel's first step and closes the table), over the
- * columns while open.
+/** The kernel table (sortable; a row opens the kernel's first step and closes the table), over the columns while open.
  * Built again when its rows change (a re-timing, the devices' peaks measured); retime (the widget's, none in the report)
  * asks for the slowest kernels to be timed again (as trace.retime chooses).
  * @param {Ui} ui @param {(KernelRow & {opts?: string|null})[]} kernels @param {(key: StepKey) => void} select
@@ -111,7 +110,7 @@ export function kernelTable(ui, kernels, select, retime = null) {
   const sheet = h("div", { class: "tgviz-sheet" }, [h("div", { class: "tgviz-sheet-head" }, [
     "per kernel: launch dimensions, tinygrad's estimates of FLOPs and bytes, launches and their measured time (median, spread; "
     + "❄: one cold launch, no warm measurement), which limit it ran into and how close, its compile time, the matches of its "
-    + `steps, why it ends where it does; the slowest first: click a header to sort, a row to open the kernel${cold ? ` · ${cold} timed by one cold launch` : ""}`,
+    + `steps, why it ends where it does; click a header to sort, a row to open the kernel${cold ? ` · ${cold} timed by one cold launch` : ""}`,
     ...again, close]), byCause]);
   ui.kernels.replaceChildren(h("summary", { title: "per kernel: launch dimensions, tinygrad's estimates, measured time, limit, compile time, matches, causes" },
                                 [`kernel table (${kernels.length})`]), sheet);
@@ -138,8 +137,7 @@ export function kernelTable(ui, kernels, select, retime = null) {
         fmt: (/** @type {string[]|undefined} */ v) => (v?.length ? v.join(", ") : "–") },
       { key: "opts", label: "opts", clip: true, title: "the optimizations tinygrad applied, and who chose them (heuristic, BEAM, ...)",
         fmt: (/** @type {string|null} */ v) => v ?? "–" }],
-      // (it opens slowest first: which kernel is slow is what it is opened for; the total's header sorts it again)
-      kernels, (row) => { ui.kernels.open = false; select(row.step); }, ["time_us", -1]));
+      kernels, (row) => { ui.kernels.open = false; select(row.step); }));
 }
 
 /** A kernel's times in words, where its median is not of its warm launches in the capture: re-timed after it, what

@@ -36,15 +36,13 @@ const grouped = new Intl.NumberFormat("en-US", { maximumFractionDigits: 3 });  /
 /** A number with thousands grouped, or "–" for none. @param {any} v */
 const num = (v) => (blank(v) ? "–" : grouped.format(Number(v)));
 
-/** A <table class="tgviz-table"> of rows under columns; onRow(row, tr) on a click of a row; sorted: the key it opens
- * sorted by and the way (1 up, -1 down), as a click on that header sorts it (none: in the rows' order).
- * @param {Column[]} columns @param {any[]} rows @param {(row:any, tr:HTMLElement)=>void} [onRow]
- * @param {[string, number]|null} [sorted] */
-export function sortableTable(columns, rows, onRow, sorted = null) {
+/** A <table class="tgviz-table"> of rows under columns; onRow(row, tr) on a click of a row.
+ * @param {Column[]} columns @param {any[]} rows @param {(row:any, tr:HTMLElement)=>void} [onRow] */
+export function sortableTable(columns, rows, onRow) {
   const table = document.createElement("table");
   table.className = "tgviz-table";
   const head = table.createTHead().insertRow(), body = table.createTBody();
-  let [by, dir] = sorted ?? ["", 1];
+  let by = "", dir = 1;
   /** @param {Column} c @param {any} row @param {string} key */
   const text = (c, row, key) => (c.fmt ? c.fmt(row[key], row, key) : c.num ? num(row[key]) : String(row[key] ?? "–"));
   function fill() {
@@ -54,9 +52,9 @@ export function sortableTable(columns, rows, onRow, sorted = null) {
       if (blank(a) || blank(b)) return blank(a) === blank(b) ? 0 : blank(a) ? 1 : -1;
       return dir * (col.num ? Number(a) - Number(b) : String(a).localeCompare(String(b)));
     }) : some);
-    const shown = order(rows.filter((r) => blank(r.under))).flatMap((r) => [r, ...order(rows.filter((u) => u.under === rows.indexOf(r)))]);
+    const sorted = order(rows.filter((r) => blank(r.under))).flatMap((r) => [r, ...order(rows.filter((u) => u.under === rows.indexOf(r)))]);
     body.replaceChildren();
-    for (const row of shown) {
+    for (const row of sorted) {
       const tr = body.insertRow();
       tr.dataset.index = String(rows.indexOf(row));
       if (!blank(row.under)) tr.classList.add("under");

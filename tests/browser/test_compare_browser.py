@@ -212,11 +212,7 @@ def test_report_kernel_table(tutorial_trace, tmp_path, page):
   rows = page.locator(".tgviz-kernels tbody tr")
   assert rows.count() == len(tutorial_trace.kernels)
   names = page.locator(".tgviz-kernels tbody tr td:first-child").all_inner_texts()
-  # it opens with the slowest first (which kernel is slow is what it is opened for), the total's header marked so
-  total = dict(zip(map(id, tutorial_trace.kernels), (r["time_us"] for r in tutorial_trace.kernel_table()), strict=True))
-  slowest = sorted(tutorial_trace.kernels, key=lambda k: (total[id(k)] is None, -(total[id(k)] or 0.0)))
-  assert names == [k.display_name for k in slowest] and "E_3 #2" in names
-  assert page.locator(".tgviz-kernels th[data-sort='desc']").inner_text().startswith("total")
+  assert names == [k.display_name for k in tutorial_trace.kernels] and "E_3 #2" in names
   page.locator(".tgviz-kernels th", has_text="bytes").click()  # numbers sort numerically, the biggest first
   column = page.locator(".tgviz-kernels th").all_inner_texts().index("bytes") + 1
   moved = [int(v.replace(",", "")) for v in page.locator(f".tgviz-kernels tbody tr td:nth-child({column})").all_inner_texts()]
