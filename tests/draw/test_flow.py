@@ -45,8 +45,9 @@ def test_many_boxes_take_the_cheap_layout_without_labels():
 def test_a_long_chain_wraps_into_bands_read_like_text():
   """A left-to-right picture more than twice `wrap` wide (a long chain of kernels: the attention block's map opened
   with 3 of its 29 boxes on screen, the rest off to the right) is cut between columns into bands at most that wide,
-  stacked top to bottom in reading order; an arrow from one band to the next is drawn anew (fainter) from its tail,
-  along a lane above the band it goes to, into its head from the left; a frame the cut crosses is drawn in each band."""
+  stacked top to bottom in reading order; an arrow from one band to the next is drawn anew (fainter, unlabelled) from
+  its tail, along a lane above the band it goes to, into its head from the left; a frame the cut crosses is drawn in
+  each band, "(continued)" after the first."""
   n, wrap = 12, 600.0
   boxes = [Box(f"k{i}", (f"kernel {i}", "randn"), group=0 if i in (3, 4, 5, 6) else None) for i in range(n)]
   arrows = [Arrow(f"k{i}", f"k{i + 1}", "float[4] 16 B", key=str(i)) for i in range(n - 1)]
@@ -71,7 +72,7 @@ def test_a_long_chain_wraps_into_bands_read_like_text():
     pts, at = lay.arrows[i]
     (sx, _, sw, _), (dx, dy, dw, _) = lay.boxes[f"k{i}"], lay.boxes[f"k{i + 1}"]
     assert abs(pts[0][0] - (sx + sw / 2)) < 3 and 0 <= dx - dw / 2 - pts[-1][0] < 15 and abs(pts[-1][1] - dy) < 3
-    assert at is not None and pts[-1][1] > at[1]  # its label on the lane above the band it goes to
+    assert at is None and min(y for _, y in pts) < dy - 14  # along a lane above the band it goes to, unlabelled (its hover says)
   # the frame: a piece in each band its boxes are in
   bands = {j for j, r in enumerate(rows) for k in r if k in ("k3", "k4", "k5", "k6")}
   assert len(lay.frames[0]) == len(bands)
@@ -80,3 +81,5 @@ def test_a_long_chain_wraps_into_bands_read_like_text():
   far = [g.get("data-key") for g in root.iter(f"{SVG}g") if "far" in (g.get("class") or "").split()]
   assert far == [str(i) for i in sorted(crossing)]
   assert len([r for r in root.iter(f"{SVG}rect") if r.get("class") == "frame"]) == len(bands)
+  labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "frame-label"]
+  assert labels == ["realize() · t.py:3"] + ["realize() · t.py:3 (continued)"] * (len(bands) - 1)

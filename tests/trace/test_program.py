@@ -171,6 +171,7 @@ def test_find_refuses_a_kernel_name_two_kernels_share(tutorial_trace):
     tutorial_trace.find("View Base AST", kernel="E_3")
   assert tutorial_trace.find("View Base AST", kernel="E_3*").group is e3[0].group
   with pytest.raises(KeyError, match="no step 'nothing' in kernel 'E_3 #2'"): tutorial_trace.find("nothing", kernel=e3[1])
+  with pytest.raises(KeyError, match=r"no kernel 'E_9' in the trace \(kernels: "): tutorial_trace.find("View Base AST", kernel="E_9")
 
 def test_what_if_without_the_contiguous():
   trace = traced("contiguous")

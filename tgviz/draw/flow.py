@@ -147,7 +147,7 @@ def layout_flow(boxes: Sequence[Box], arrows: Sequence[Arrow], frames: dict[int,
 
 
 FRAME_ABOVE, FRAME_BELOW = 18.0, 8.0  # points a frame's rectangle and label take above and below its boxes (flow_svg)
-LANE = 14.0                           # points between two arrows that go from one band to another (a label's line)
+LANE = 8.0                            # points between two arrows that go from one band to another, in their lane
 
 
 def _spans(boxes: Sequence[Box], placed: Placed,
@@ -186,8 +186,8 @@ def _cuts(placed: Placed, spans: dict[int, tuple[float, float]], wrap: float) ->
 def _wrap(placed: Placed, drawn: Drawn, arrows: Sequence[Arrow], spans: dict[int, tuple[float, float]],
           wrap: float) -> tuple[float, float, Placed, Drawn, dict[str, int], frozenset[int]]:
   """A left-to-right picture cut into bands (_cuts), each moved to the left and under the one before. An arrow within a
-  band moves with it; one from a band to another is drawn anew: from its tail right into the gap beside its box's
-  column, along a lane of its own above the band it goes to (its label there), and into its head from the left.
+  band moves with it; one from a band to another is drawn anew, unlabelled: from its tail right into the gap beside its
+  box's column, along a lane of its own above the band it goes to, and into its head from the left.
   Returns the picture's new size, boxes and arrows, each box's band, and the arrows drawn anew."""
   cuts = _cuts(placed, spans, wrap)
   band = {k: sum(x >= c for c in cuts) for k, (x, *_) in placed.items()}
@@ -222,7 +222,9 @@ def _wrap(placed: Placed, drawn: Drawn, arrows: Sequence[Arrow], spans: dict[int
       p0, p1, (sx, _, sw, _), (dx, _, dw, _) = shift(pts[0], band[a.src]), shift(pts[-1], j), moved[a.src], moved[a.dst]
       y = move[j][1] + min(ys[j]) - LANE * (len(into[j]) - n) + LANE / 2
       right, left = sx + sw / 2 + 8 + 2 * n, dx - dw / 2 - 8 - 2 * n
-      out.append((_polyline([p0, (right, p0[1]), (right, y), (left, y), (left, p1[1]), p1]), ((right + left) / 2, y - 4) if at else None))
+      # (no label: many cross on a graph like a chain of randn kernels, and their labels, often the same, crowded the
+      # lanes; the arrow's hover and click say what it carries)
+      out.append((_polyline([p0, (right, p0[1]), (right, y), (left, y), (left, p1[1]), p1]), None))
   return (*_bounds(moved, out), moved, out, band, frozenset(lane))
 
 
@@ -263,8 +265,8 @@ def flow_svg(boxes: Sequence[Box], arrows: Sequence[Arrow], lay: FlowLayout, tit
   for g, pieces in lay.frames.items():
     out.append(f'<g class="frame-group" data-frame="{g}">' + "".join(
                f'<rect class="frame" x="{x0 - 6:.1f}" y="{y0 - 16:.1f}" width="{x1 - x0 + 12:.1f}" height="{y1 - y0 + 22:.1f}" rx="4"/>'
-               f'<text class="frame-label" x="{x0 - 2:.1f}" y="{y0 - 5:.1f}">{text((frames or {}).get(g, ""))}</text>'
-               for x0, y0, x1, y1 in pieces) + "</g>")
+               f'<text class="frame-label" x="{x0 - 2:.1f}" y="{y0 - 5:.1f}">{text((frames or {}).get(g, "") + (" (continued)" if i else ""))}</text>'
+               for i, (x0, y0, x1, y1) in enumerate(pieces)) + "</g>")
   out.append('<g class="edges">')
   for i, (a, (pts, at)) in enumerate(zip(arrows, lay.arrows, strict=True)):
     if not pts: continue
