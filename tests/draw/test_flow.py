@@ -43,7 +43,7 @@ def test_many_boxes_take_the_cheap_layout_without_labels():
 
 
 def test_a_long_chain_wraps_into_bands_read_like_text():
-  """A left-to-right picture more than twice `wrap` wide (a long chain of kernels: the attention block's map opened
+  """A left-to-right picture more than WRAP_PAST times `wrap` wide (a long chain of kernels: the attention block's map opened
   with 3 of its 29 boxes on screen, the rest off to the right) is cut between columns into bands at most that wide,
   stacked top to bottom in reading order; an arrow from one band to the next is drawn anew (fainter, unlabelled) from
   its tail, along a lane above the band it goes to, into its head from the left; a frame the cut crosses is drawn in
@@ -52,7 +52,7 @@ def test_a_long_chain_wraps_into_bands_read_like_text():
   boxes = [Box(f"k{i}", (f"kernel {i}", "randn"), group=0 if i in (3, 4, 5, 6) else None) for i in range(n)]
   arrows = [Arrow(f"k{i}", f"k{i + 1}", "float[4] 16 B", key=str(i)) for i in range(n - 1)]
   plain = layout_flow(boxes, arrows, {0: "realize() · t.py:3"})
-  assert plain.width > 2 * wrap and not plain.far
+  assert plain.width > flow.WRAP_PAST * wrap and not plain.far
   lay = layout_flow(boxes, arrows, {0: "realize() · t.py:3"}, wrap=wrap)
   assert lay.width < plain.width / 2 and lay.height > plain.height
   # bands: boxes of a band side by side, left to right; each band under the one before, none overlapping

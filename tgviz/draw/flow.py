@@ -79,6 +79,10 @@ FAST_ABOVE = 80  # boxes: past this many, dot runs with cheap settings, straight
                  # 0.7 s without)
 
 
+WRAP_PAST = 2.5  # a left-to-right picture is cut into bands (layout_flow's wrap) only past this many bands' width: a few kernels
+                 # too wide for the canvas read better panned across than cut in two
+
+
 def flow_dot(boxes: Sequence[Box], arrows: Sequence[Arrow], frames: dict[int, str] | None = None, down: bool = False) -> str:
   """The DOT text of a flow picture: left to right (down: top to bottom), boxes fixed to their labels' size, arrows
   labelled, groups framed; past FAST_ABOVE boxes dot's cheaper settings, straight lines and no labels."""
@@ -107,7 +111,7 @@ def _quote(s: str) -> str:
 def layout_flow(boxes: Sequence[Box], arrows: Sequence[Arrow], frames: dict[int, str] | None = None,
                 timeout: float | None = DEFAULT_TIMEOUT, down: bool = False, wrap: float | None = None) -> FlowLayout:
   """Lay a flow picture out with dot (see flow_dot); arrows between boxes not drawn are left out (their entries None).
-  wrap: a left-to-right picture more than twice that wide (points: a long chain of kernels) is cut between its columns
+  wrap: a left-to-right picture more than WRAP_PAST times that wide (points: a long chain of kernels) is cut between its columns
   into bands about that wide, stacked top to bottom as lines of text are (see _wrap)."""
   st = time.perf_counter()
   plain = run_dot(flow_dot(boxes, arrows, frames, down), "plain", timeout)
@@ -133,7 +137,7 @@ def layout_flow(boxes: Sequence[Box], arrows: Sequence[Arrow], frames: dict[int,
     drawn.append(got.pop(0) if got else ([], None))
   band: dict[str, int] = {}
   far: frozenset[int] = frozenset()
-  if wrap is not None and not down and width > 2 * wrap:
+  if wrap is not None and not down and width > WRAP_PAST * wrap:
     width, height, placed, drawn, band, far = _wrap(placed, drawn, arrows, _spans(boxes, placed, frames), wrap)
   pieces: dict[tuple[int, int], tuple[float, float, float, float]] = {}  # a frame's box in each band it has boxes in
   for b in boxes:
