@@ -79,7 +79,7 @@ FAST_ABOVE = 80  # boxes: past this many, dot runs with cheap settings, straight
                  # 0.7 s without)
 
 
-WRAP_PAST = 2.5  # a left-to-right picture is cut into bands (layout_flow's wrap) only past this many bands' width: a few kernels
+WRAP_PAST = 2.0  # a left-to-right picture is cut into bands (layout_flow's wrap) only past this many bands' width: a few kernels
                  # too wide for the canvas read better panned across than cut in two
 
 

@@ -26,9 +26,10 @@ from tgviz.views.protocol import step_key
 FOLD_CHAIN = 4          # a chain of this many kernels or more, each feeding only the next, is drawn as one box
 LINES_ABOVE = 40        # past this many kernels the map opens on the lines of the user's code, a box each
 FOLD_ABOVE = 24         # chains are folded in programs of more kernels than this (a small one shows every kernel)
-WRAP = 680.0            # points: a left-to-right view wider than flow.WRAP_PAST times this (a long chain of kernels) is cut
-                        # into bands this wide or less, one under the other (the attention block's 36 boxes opened with 4 on screen, the rest
-                        # far to the right): at the readable scale a band fits the report's canvas at 1366x768 (777 px)
+WRAP = 850.0            # points: a left-to-right view wider than flow.WRAP_PAST times this (a long chain of kernels) is cut
+                        # into bands this wide or less, one under the other (the attention block's 36 boxes opened with 4 on
+                        # screen, the rest far to the right): a band fits the report's canvas at 1600x1000 at the readable
+                        # scale (some 900 pt); 680 pt, to fit 1366x768's too, cut smaller maps a notebook opened readable
 DOWN_UP_TO = 24         # a view of this many boxes or fewer (stubs too) is also laid out top to bottom (MapView.svg_down)
 REASON_COLOURS = {"user": "#d62728", "output": "#2ca02c", "input": "#7f7f7f", "copy": "#8c564b", "device": "#9467bd",
                   "ranges": "#e377c2", "cost": "#ff7f0e", "reduce": "#1f77b4", "other": "#17becf"}
