@@ -48,7 +48,7 @@ def test_a_long_chain_wraps_into_bands_read_like_text():
   stacked top to bottom in reading order; an arrow from one band to the next is drawn anew (fainter, unlabelled) from
   its tail, along a lane above the band it goes to, into its head from the left; a frame the cut crosses is drawn in
   each band, "(continued)" after the first."""
-  n, wrap = 12, 600.0
+  n, wrap = 18, 600.0
   boxes = [Box(f"k{i}", (f"kernel {i}", "randn"), group=0 if i in (3, 4, 5, 6) else None) for i in range(n)]
   arrows = [Arrow(f"k{i}", f"k{i + 1}", "float[4] 16 B", key=str(i)) for i in range(n - 1)]
   plain = layout_flow(boxes, arrows, {0: "realize() · t.py:3"})

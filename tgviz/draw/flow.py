@@ -79,8 +79,8 @@ FAST_ABOVE = 80  # boxes: past this many, dot runs with cheap settings, straight
                  # 0.7 s without)
 
 
-WRAP_PAST = 2.0  # a left-to-right picture is cut into bands (layout_flow's wrap) only past this many bands' width: a few kernels
-                 # too wide for the canvas read better panned across than cut in two
+WRAP_PAST = 4.0  # a left-to-right picture is cut into bands (layout_flow's wrap) only past this many bands' width: the attention
+                 # block's forward map (3,250 pt at 850) reads as before, panned across or top to bottom; its backward's (4,500) is cut
 
 
 def flow_dot(boxes: Sequence[Box], arrows: Sequence[Arrow], frames: dict[int, str] | None = None, down: bool = False) -> str:
