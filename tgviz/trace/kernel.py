@@ -43,6 +43,13 @@ def display_names(names: list[str | None]) -> list[str | None]:
   return out
 
 
+def no_such_kernel(text: str, names: list[str], where: str) -> KeyError:
+  """The error for a kernel's name that names none of these (where: "the program", "the trace"), listing some of them."""
+  names = list(dict.fromkeys(names))
+  return KeyError(f"no kernel {text!r} in {where} (kernels: {', '.join(names[:12])}{', ...' if len(names) > 12 else ''}): "
+                  "name one by its display name, a glob of names, or its key (at least 4 hex digits)")
+
+
 class Kernel:
   """One compiled kernel: its generated device code, launch dimensions, tinygrad's estimates and measured run times (read
   from the trace when first asked for)."""

@@ -12,14 +12,12 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tgviz import bridge as tg
 from tgviz.trace import reasons
+from tgviz.trace.kernel import Kernel, no_such_kernel
 from tgviz.trace.units import bytes_text, copy_text
-
-if TYPE_CHECKING:
-  from tgviz.trace.kernel import Kernel
 
 REASONS = reasons.REASONS
 
@@ -172,9 +170,7 @@ class Program:
     if names:
       raise KeyError(f"{x!r} names {len(names)} kernels ({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}): name one by "
                      "its display name (as the kernel table shows it) or its key")
-    every = list(dict.fromkeys(k.kernel.display_name if k.kernel is not None else k.name for k in self.kernels))
-    raise KeyError(f"no kernel {x!r} in the program (kernels: {', '.join(every[:12])}{', ...' if len(every) > 12 else ''}): "
-                   "name one by its display name, a glob of names, or its key (at least 4 hex digits)")
+    raise no_such_kernel(x, [k.kernel.display_name if k.kernel is not None else k.name for k in self.kernels], "the program")
 
   def why(self, a: Any, b: Any) -> list[Buffer]:
     """The buffers between two kernels (either order): those one writes and the other reads; where there are none,

@@ -18,7 +18,7 @@ from tgviz.trace import compile as compiling
 from tgviz.trace import program as programs
 from tgviz.trace import retime as timings
 from tgviz.trace import run as runtime
-from tgviz.trace.kernel import Kernel, display_names
+from tgviz.trace.kernel import Kernel, display_names, no_such_kernel
 from tgviz.trace.lives import Lives
 from tgviz.trace.steps import Event, Lineage, Rule, Step, step_rows
 from tgviz.trace.units import plural
@@ -156,9 +156,7 @@ class Trace:
     glob names several kernels that have one (three kernels called "E_2": say which, by "E_2 #2" or its key)."""
     groups = self.groups if kernel is None or isinstance(kernel, str) else [kernel.group]
     if isinstance(kernel, str) and not (groups := [g for g in groups if g.kernel is not None and g.kernel.named(kernel)]):
-      names = list(dict.fromkeys(k.display_name for k in self.kernels))
-      raise KeyError(f"no kernel {kernel!r} in the trace (kernels: {', '.join(names[:12])}{', ...' if len(names) > 12 else ''}): name one "
-                     "by its name or display name, a glob of names, or its key (at least 4 hex digits)")
+      raise no_such_kernel(kernel, [k.display_name for k in self.kernels], "the trace")
     having = [s for g in groups if (s := next((s for s in g.steps if s.name == name), None)) is not None]
     if isinstance(kernel, str) and len(having) > 1 and not any(c in kernel for c in "*?["):
       names = [s.group.kernel.display_name for s in having if s.group.kernel is not None]
