@@ -139,14 +139,8 @@ def layout_flow(boxes: Sequence[Box], arrows: Sequence[Arrow], frames: dict[int,
   far: frozenset[int] = frozenset()
   if wrap is not None and not down and width > WRAP_PAST * wrap:
     width, height, placed, drawn, band, far = _wrap(placed, drawn, arrows, _spans(boxes, placed, frames), wrap)
-  pieces: dict[tuple[int, int], tuple[float, float, float, float]] = {}  # a frame's box in each band it has boxes in
-  for b in boxes:
-    if b.group is None or frames is None or b.group not in frames or b.key not in placed: continue
-    x, y, w, h = placed[b.key]
-    x0, y0, x1, y1 = pieces.get(k := (b.group, band.get(b.key, 0)), (x - w / 2, y - h / 2, x + w / 2, y + h / 2))
-    pieces[k] = (min(x0, x - w / 2), min(y0, y - h / 2), max(x1, x + w / 2), max(y1, y + h / 2))
   frames_at: dict[int, list[tuple[float, float, float, float]]] = {}
-  for (g, _), r in sorted(pieces.items()): frames_at.setdefault(g, []).append(r)
+  for (g, _), r in sorted(_frame_boxes(boxes, placed, frames, band).items()): frames_at.setdefault(g, []).append(r)
   return FlowLayout(width, height, placed, drawn, frames_at, time.perf_counter() - st, far)
 
 
@@ -154,16 +148,22 @@ FRAME_ABOVE, FRAME_BELOW = 18.0, 8.0  # points a frame's rectangle and label tak
 LANE = 8.0                            # points between two arrows that go from one band to another, in their lane
 
 
-def _spans(boxes: Sequence[Box], placed: Placed,
-           frames: dict[int, str] | None) -> dict[int, tuple[float, float]]:
-  """Each frame's span across the picture (x from, to): a band is cut outside frames where it can be."""
-  out: dict[int, tuple[float, float]] = {}
+def _frame_boxes(boxes: Sequence[Box], placed: Placed, frames: dict[int, str] | None,
+                 band: dict[str, int]) -> dict[tuple[int, int], tuple[float, float, float, float]]:
+  """The box round each frame's boxes in each band it has boxes in (band: each box's; none there: band 0), by (frame,
+  band): x0, y0, x1, y1."""
+  out: dict[tuple[int, int], tuple[float, float, float, float]] = {}
   for b in boxes:
     if b.group is None or frames is None or b.group not in frames or b.key not in placed: continue
-    x, _, w, _ = placed[b.key]
-    lo, hi = out.get(b.group, (x - w / 2, x + w / 2))
-    out[b.group] = (min(lo, x - w / 2), max(hi, x + w / 2))
+    x, y, w, h = placed[b.key]
+    x0, y0, x1, y1 = out.get(k := (b.group, band.get(b.key, 0)), (x - w / 2, y - h / 2, x + w / 2, y + h / 2))
+    out[k] = (min(x0, x - w / 2), min(y0, y - h / 2), max(x1, x + w / 2), max(y1, y + h / 2))
   return out
+
+
+def _spans(boxes: Sequence[Box], placed: Placed, frames: dict[int, str] | None) -> dict[int, tuple[float, float]]:
+  """Each frame's span across the picture (x from, to): a band is cut outside frames where it can be."""
+  return {g: (x0, x1) for (g, _), (x0, _, x1, _) in _frame_boxes(boxes, placed, frames, {}).items()}
 
 
 def _cuts(placed: Placed, spans: dict[int, tuple[float, float]], wrap: float) -> list[float]:
