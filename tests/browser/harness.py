@@ -238,14 +238,14 @@ def run_all(page, count: int) -> None:
         return
       except Exception: pass
     raise TimeoutError(f"cell {i + 1} did not run")
-  for i in range(count): queue(i)
-  # JupyterLab can drop a queued cell's request on a loaded machine ("Canceled future for create_subshell_request"):
-  # its prompt goes back to "[ ]" and it never runs; such a cell is run again
+  # one cell at a time, each waited for before the next is queued: JupyterLab can drop a queued cell's request on a loaded
+  # machine ("Canceled future for create_subshell_request"): its prompt goes back to "[ ]" and it never runs, while the
+  # cells queued after it do; such a cell is run again, and only then the cells after it, so they run in order
   for i in range(count):
     for _ in range(3):
+      queue(i)
       page.wait_for_function(prompt.format(i=i) + ".match(/\\[[ 0-9]/)", timeout=LIMIT)
       if page.evaluate(prompt.format(i=i) + ".match(/\\[[0-9]/) !== null"): break
-      queue(i)
     else: raise TimeoutError(f"cell {i + 1} was dropped three times")
 
 
