@@ -211,8 +211,8 @@ def fold(scene: Scene) -> Scene:
   """The folded view of a scene (before focus and the fan-in cap): units drawn instead of the nodes they hold, lanes
   as one node ×N; marked nodes are drawn as themselves, and nodes present on a side are drawn on it."""
   a = _Analysis(scene)
-  edges = a.unit_edges(scene.edges_before | scene.edges_after)
-  part = lanes(scene, a, edges)
+  before, after = a.unit_edges(scene.edges_before), a.unit_edges(scene.edges_after)
+  part = lanes(scene, a, list(dict.fromkeys(before + after)))
   members: dict[int, list[str]] = {}
   for u, c in part.items(): members.setdefault(c, []).append(u)
   drawn: dict[str, str] = {}  # unit -> the layout id it is drawn as
@@ -234,11 +234,10 @@ def fold(scene: Scene) -> Scene:
     held = tuple(dict.fromkeys(h for n, _ in units for h in (n.holds or (n.key,))))
     nodes[k] = _held(scene, replace(rep, label=(f"×{len(group)} {rep.op}", *tail), text=None), held)
     for u in group: drawn[u] = k
-  def side(es: set[tuple[str, str]]) -> set[tuple[str, str]]:
-    return {(drawn[s], drawn[d]) for s, d in a.unit_edges(es) if drawn[s] != drawn[d]}
+  def side(es: list[tuple[str, str]]) -> set[tuple[str, str]]:
+    return {(drawn[s], drawn[d]) for s, d in es if drawn[s] != drawn[d]}
   holders = {k: [drawn[u] for u in ([k] if k in a.holds else a.owners.get(k, []))] for k in scene.nodes}
-  return Scene(nodes=nodes, after_label=dict(scene.after_label), edges_before=side(scene.edges_before),
-               edges_after=side(scene.edges_after),
+  return Scene(nodes=nodes, after_label=dict(scene.after_label), edges_before=side(before), edges_after=side(after),
                on_before={d for k in scene.on_before for d in holders[k]}, on_after={d for k in scene.on_after for d in holders[k]},
                marks=dict(scene.marks))
 
