@@ -71,7 +71,7 @@ def page_side() -> None:
   k = trace.kernels[-1]
   with tempfile.TemporaryDirectory() as tmp:
     trace.to_html(Path(tmp) / "index.html")
-    with chromium() as browser:
+    with chromium("chromium") as browser:
       page = browser.new_page(viewport={"width": 1600, "height": 1000})
       page.goto((Path(tmp) / "index.html").as_uri())
       page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)

@@ -158,7 +158,7 @@ def page_times(html: Path) -> dict[str, float]:
   sys.path.insert(0, str(ROOT / "benchmarks"))
   from harness import chromium
   from report_speed import open_timed
-  with chromium() as browser: return open_timed(browser, html)[1]
+  with chromium("chromium") as browser: return open_timed(browser, html)[1]
 
 
 RUNS = int(os.environ.get("RUNS", "2"))

@@ -120,7 +120,7 @@ def two_widgets(page, url, token, root) -> None:
 
 
 def main() -> None:
-  with tempfile.TemporaryDirectory() as tmp, jupyterlab(Path(tmp)) as (url, token, root), chromium() as browser:
+  with tempfile.TemporaryDirectory() as tmp, jupyterlab(Path(tmp)) as (url, token, root), chromium("chromium") as browser:
     page = browser.new_context(viewport={"width": 1600, "height": 1100}).new_page()
     t = first_graph(page, url, token, root, "tutorial.ipynb", TUTORIAL)
     print(f"tutorial cell end -> first graph in the page: {t:.3f} s (target 0.5 s)")

@@ -82,7 +82,7 @@ if __name__ == "__main__":
     if name.startswith("gpt") and not reports: reports.append(trace.to_html(Path(tmp) / "gpt.html", workers=2))
   if reports:
     from browser.harness import chromium
-    with chromium() as browser:
+    with chromium("chromium") as browser:
       for html in reports:
         times = []
         for _ in range(3):

@@ -65,7 +65,7 @@ def main() -> None:
   with tempfile.TemporaryDirectory() as tmp:
     report = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else report_of_lstm(Path(tmp) / "lstm")
     print(f"report: {report} ({report.stat().st_size / 2**20:.1f} MiB)")
-    with chromium() as browser, new_page(browser, 1600, 1000, offline=True) as page:
+    with chromium("chromium") as browser, new_page(browser, 1600, 1000, offline=True) as page:
       page.goto(report.as_uri())
       page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
       print(page.locator(".tgviz-summary").inner_text())

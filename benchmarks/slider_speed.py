@@ -37,7 +37,7 @@ SLIDE = """async (m) => {
 
 
 def main() -> None:
-  with tempfile.TemporaryDirectory() as tmp, jupyterlab(Path(tmp)) as (url, token, root), chromium() as browser:
+  with tempfile.TemporaryDirectory() as tmp, jupyterlab(Path(tmp)) as (url, token, root), chromium("chromium") as browser:
     (root / "train.ipynb").write_text(notebook("%load_ext tgviz", CELL))
     page = browser.new_context(viewport={"width": 1600, "height": 1100}).new_page()
     page.goto(f"{url}/lab/tree/train.ipynb?token={token}")

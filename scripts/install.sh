@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what tgviz needs on a fresh Debian/Ubuntu machine: Debian's clang (tinygrad's CPU device compiles with it)
 # and binutils (objdump: tinygrad disassembles the CPU device's kernels with it), a virtual environment in .venv with tgviz and its dependencies at the exact versions of constraints.txt. Pass "test"
-# to add the test dependencies (Debian's chromium for the browser tests, JupyterLab, Playwright, pytest; Debian's nodejs
-# and npm, and TypeScript at the version of package-lock.json in node_modules/, for the JS checks).
+# to add the test dependencies (Debian's chromium-headless-shell for the browser tests and chromium for the benchmarks'
+# page timings, JupyterLab, Playwright, pytest; Debian's nodejs and npm, and TypeScript at the version of
+# package-lock.json in node_modules/, for the JS checks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 want=(clang objdump)
-[ "${1:-}" = "test" ] && want+=(chromium node npm)
+[ "${1:-}" = "test" ] && want+=(chromium chromium-headless-shell node npm)
 declare -A package=([node]=nodejs [objdump]=binutils)  # the Debian package of a command, where it is named otherwise
 missing=()
 for p in "${want[@]}"; do command -v "$p" >/dev/null 2>&1 || missing+=("${package[$p]:-$p}"); done
