@@ -42,10 +42,11 @@ def kind(cmd: str, comm: str) -> str:
   """A process's kind, from its command line (Chromium rewrites its own: --type=renderer and so on)."""
   if "chrom" in comm or "chrom" in cmd[:100]:
     return "chromium " + next((a.split("=", 1)[1] for a in cmd.split() if a.startswith("--type=")), "browser")
-  for mark, name in (("playwright", "playwright driver"), ("ipykernel", "jupyter kernel"), ("jupyterlab", "jupyter server"),
-                     ("-m notebook", "jupyter server"),
-                     ("-m tgviz", "tgviz run"), ("graphviz", "graphviz"), ("pip", "pip/uv"), ("uv ", "pip/uv"),
-                     ("multiprocessing", "python worker (multiprocessing)"), ("pytest", "pytest (a test's own run)")):
+  # (marks of the program, not of its arguments: a subprocess's script sits in pytest's tmp_path, "pytest-of-root/...")
+  for mark, name in (("playwright", "playwright driver"), ("ipykernel", "jupyter kernel"), ("-m jupyterlab", "jupyter server"),
+                     ("-m notebook", "jupyter server"), ("multiprocessing", "python worker (multiprocessing)"),
+                     ("-m tgviz", "tgviz run"), ("graphviz", "graphviz"), ("-m pip", "pip/uv"), ("uv pip", "pip/uv"),
+                     ("-m pytest", "pytest (a test's own run)")):
     if mark in cmd: return name
   return "python (other)" if "python" in comm else comm
 
