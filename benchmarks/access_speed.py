@@ -22,7 +22,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from harness import chromium  # noqa: E402
+from harness import USER_BROWSER, chromium  # noqa: E402
 
 import tgviz  # noqa: E402
 from tgviz import bridge as tg  # noqa: E402
@@ -71,7 +71,7 @@ def page_side() -> None:
   k = trace.kernels[-1]
   with tempfile.TemporaryDirectory() as tmp:
     trace.to_html(Path(tmp) / "index.html")
-    with chromium("chromium") as browser:
+    with chromium(USER_BROWSER) as browser:
       page = browser.new_page(viewport={"width": 1600, "height": 1000})
       page.goto((Path(tmp) / "index.html").as_uri())
       page.wait_for_selector(".tgviz-stage svg g.node", timeout=60_000)

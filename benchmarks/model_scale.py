@@ -156,9 +156,9 @@ def page_times(html: Path) -> dict[str, float]:
   match after End (report_speed.open_timed)."""
   sys.path.insert(0, str(ROOT / "tests" / "browser"))
   sys.path.insert(0, str(ROOT / "benchmarks"))
-  from harness import chromium
+  from harness import USER_BROWSER, chromium
   from report_speed import open_timed
-  with chromium("chromium") as browser: return open_timed(browser, html)[1]
+  with chromium(USER_BROWSER) as browser: return open_timed(browser, html)[1]
 
 
 RUNS = int(os.environ.get("RUNS", "2"))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 os.environ.setdefault("TGVIZ_LAYOUT_CACHE", "")  # layouts timed as a first run makes them, not from an earlier run's (draw/layout_store.py)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "browser"))
-from harness import chromium, jupyterlab, node_panel_ms, notebook, run_all
+from harness import USER_BROWSER, chromium, jupyterlab, node_panel_ms, notebook, run_all
 
 TUTORIAL = """%%tgviz
 from tinygrad import Tensor
@@ -120,7 +120,7 @@ def two_widgets(page, url, token, root) -> None:
 
 
 def main() -> None:
-  with tempfile.TemporaryDirectory() as tmp, jupyterlab(Path(tmp)) as (url, token, root), chromium("chromium") as browser:
+  with tempfile.TemporaryDirectory() as tmp, jupyterlab(Path(tmp)) as (url, token, root), chromium(USER_BROWSER) as browser:
     page = browser.new_context(viewport={"width": 1600, "height": 1100}).new_page()
     t = first_graph(page, url, token, root, "tutorial.ipynb", TUTORIAL)
     print(f"tutorial cell end -> first graph in the page: {t:.3f} s (target 0.5 s)")

@@ -81,8 +81,8 @@ if __name__ == "__main__":
           + ", ".join(f"{v['name']} {len(v['boxes'])} boxes" for v in msg["views"]))
     if name.startswith("gpt") and not reports: reports.append(trace.to_html(Path(tmp) / "gpt.html", workers=2))
   if reports:
-    from browser.harness import chromium
-    with chromium("chromium") as browser:
+    from browser.harness import USER_BROWSER, chromium
+    with chromium(USER_BROWSER) as browser:
       for html in reports:
         times = []
         for _ in range(3):

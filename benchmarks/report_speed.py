@@ -19,7 +19,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from harness import chromium  # noqa: E402
+from harness import USER_BROWSER, chromium  # noqa: E402
 
 SHOW = """async ([key, m]) => {
   const stage = document.querySelector('.tgviz-stage');
@@ -99,7 +99,7 @@ def measure(script: Path) -> None:
                      capture_output=True)
       html, ran = Path(tmp) / "index.html", f"tgviz run {time.perf_counter() - st:.1f} s"
     print(f"{script.name}: {ran}; report {html.stat().st_size / 2**20:.2f} MB (target 7 MB)")
-    with chromium("chromium") as browser:
+    with chromium(USER_BROWSER) as browser:
       page, t = open_timed(browser, html)
       print(f"  first graph {t['first']:.2f} s after opening the file (target 1.5 s); the busiest step ({t['matches']} "
             f"matches) {t['busiest']:.2f} s after a click (target 1 s); its last match {t['end']:.2f} s after End (target 0.5 s)")

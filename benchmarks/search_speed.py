@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from harness import chromium, new_page  # noqa: E402
+from harness import USER_BROWSER, chromium, new_page  # noqa: E402
 
 QUERIES = ["sigmoid", "EXP2", "lstm_train_step.py:19", "do_devectorize", "float", "tanh", "CONST 0.5", "acc0", "View Base AST",
            "no such thing"]
@@ -65,7 +65,7 @@ def main() -> None:
   with tempfile.TemporaryDirectory() as tmp:
     report = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else report_of_lstm(Path(tmp) / "lstm")
     print(f"report: {report} ({report.stat().st_size / 2**20:.1f} MiB)")
-    with chromium("chromium") as browser, new_page(browser, 1600, 1000, offline=True) as page:
+    with chromium(USER_BROWSER) as browser, new_page(browser, 1600, 1000, offline=True) as page:
       page.goto(report.as_uri())
       page.wait_for_selector(".tgviz-stage svg g.node", timeout=120_000)
       print(page.locator(".tgviz-summary").inner_text())

@@ -12,7 +12,7 @@ from pathlib import Path
 
 os.environ.setdefault("TGVIZ_LAYOUT_CACHE", "")  # layouts timed as a first run makes them, not from an earlier run's (draw/layout_store.py)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "browser"))
-from harness import REPO, chromium, jupyterlab, notebook, run_all
+from harness import REPO, USER_BROWSER, chromium, jupyterlab, notebook, run_all
 
 TESTS = REPO / "tests"
 
@@ -37,7 +37,7 @@ SLIDE = """async (m) => {
 
 
 def main() -> None:
-  with tempfile.TemporaryDirectory() as tmp, jupyterlab(Path(tmp)) as (url, token, root), chromium("chromium") as browser:
+  with tempfile.TemporaryDirectory() as tmp, jupyterlab(Path(tmp)) as (url, token, root), chromium(USER_BROWSER) as browser:
     (root / "train.ipynb").write_text(notebook("%load_ext tgviz", CELL))
     page = browser.new_context(viewport={"width": 1600, "height": 1100}).new_page()
     page.goto(f"{url}/lab/tree/train.ipynb?token={token}")

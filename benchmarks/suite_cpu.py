@@ -8,7 +8,7 @@ subprocess: each is started by one test process) and, within that, to the test r
 fixture's set-up to the test that asked for it first). So a test's figure is what it cost the machine, whichever
 process did the work. The CI's budget is the suite's wall time; on a machine whose CPUs are busy through the run, the
 wall time is the CPU time over the core count, and the tests and process kinds at the top of these lists are what to
-cut (see benchmarks/README.md, "The test suite's time").
+cut (see benchmarks/README.md, "`suite_cpu.py`: the test suite's time").
 
 Usage: `.venv/bin/python benchmarks/suite_cpu.py [pytest arguments]` (after `bash scripts/install.sh test`); the
 environment of scripts/test.sh is set (PARALLEL=0, two test processes). TOP=30 sets the lists' length.
@@ -58,7 +58,7 @@ class Sampler:
     self.last: dict[tuple[int, str], int] = {}   # (pid, start time) -> CPU ticks seen
     self.info: dict[int, tuple[str, int]] = {}   # pid -> (kind, parent pid), of the live processes
     self.charges: list[tuple[float, int, str, float]] = []  # (time, pytest pid or 0, kind, CPU seconds)
-    self.busy: list[tuple[float, float]] = []    # (time, share of the machine's CPUs busy since the last reading)
+    self.busy: list[float] = []                  # per reading, the share of the machine's CPUs busy since the last
     self.stop = threading.Event()
     self.pytest_pids: set[int] = set()
 
@@ -98,7 +98,7 @@ class Sampler:
           self.charges.append((now, self._owner(pid), k, grown / HZ))
       after = stat()
       delta = [a - b for a, b in zip(after, before, strict=True)]
-      self.busy.append((now, 1 - (delta[3] + delta[4]) / max(1, sum(delta))))  # idle and iowait are not busy
+      self.busy.append(1 - (delta[3] + delta[4]) / max(1, sum(delta)))  # idle and iowait are not busy
       before, first = after, False
       self.info = {p: v for p, v in self.info.items() if Path(f"/proc/{p}").exists()}
 
@@ -140,7 +140,7 @@ def report(out: Path, sampler: Sampler, wall: float, code: int) -> None:
     test = next((n for a, b, n in spans.get(owner, []) if a <= t <= b + 0.5), None)
     by_test[test or ("(between tests)" if owner else "(outside the test processes)")][k] += cpu
   total = sum(by_kind.values())
-  busy = sum(b for _, b in sampler.busy) / max(1, len(sampler.busy))
+  busy = sum(sampler.busy) / max(1, len(sampler.busy))
   print(f"\npytest exited {code}; wall {wall / 60:.1f} min; the machine's {os.cpu_count()} CPUs busy {busy:.0%} of it; "
         f"CPU charged {total / 60:.1f} min")
   print("\nCPU by kind of process:")

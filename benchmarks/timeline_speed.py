@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "browser")]
 import workloads  # noqa: E402
-from harness import chromium  # noqa: E402
+from harness import USER_BROWSER, chromium  # noqa: E402
 
 import tgviz  # noqa: E402
 from tgviz.views import run as runview  # noqa: E402
@@ -64,7 +64,7 @@ def main(steps: int) -> None:
   size = len(json.dumps(msg, separators=(",", ":")))
   print(f"run message: {len(msg['timeline']['start']):,} launches, {len(msg['memory']['t']):,} memory events; built in "
         f"{built * 1e3:.0f} ms (timeline and memory views included), {size / 2**20:.2f} MB of JSON")
-  with tempfile.TemporaryDirectory() as tmp, chromium("chromium") as browser:
+  with tempfile.TemporaryDirectory() as tmp, chromium(USER_BROWSER) as browser:
     html = trace.to_html(Path(tmp) / "index.html")
     page = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
     page.goto(html.as_uri())

@@ -45,13 +45,13 @@ def answer_kernel_dialogs(page) -> None:
 # The tests' browser: Debian's Chromium as its headless shell (package chromium-headless-shell, the same build as the
 # chromium package: the same Blink and V8, without the browser's window layer). It draws and runs the pages as the
 # full browser does, for a third less CPU on a report page and a fifth less on a JupyterLab one; the suite is CPU-bound
-# (benchmarks/README.md, suite_cpu.py). The benchmarks time pages in the full browser, as a user opens them: "chromium".
-TEST_BROWSER = "chromium-headless-shell"
+# (benchmarks/README.md, suite_cpu.py). The benchmarks time pages in the full browser, as a user opens them (USER_BROWSER).
+TEST_BROWSER, USER_BROWSER = "chromium-headless-shell", "chromium"
 
 
 @contextlib.contextmanager
 def chromium(program: str = TEST_BROWSER):
-  """Debian's Chromium (program: the tests' headless shell, or "chromium", the full browser) under Playwright; its
+  """Debian's Chromium (program: the tests' headless shell, or USER_BROWSER, the full one) under Playwright; its
   contexts wait up to LIMIT in any action, as the tests' waits do, and their pages answer a late kernel dialog."""
   exe = shutil.which(program)
   if exe is None: raise RuntimeError(f"Debian's {program} is not installed: run scripts/install.sh test (apt-get install {program})")
